@@ -1,0 +1,234 @@
+"""The ``mailslot`` command: parse, call the service once, print.
+
+Exit codes: 0 ok; 1 the operation failed (no such message, a refused action, an unusable
+mailbox); 2 bad input or usage, as one line ``mailslot: error: ...`` with nothing written.
+This module translates errors for the CLI; no rule lives here. Only ``serve``, ``watch``
+and ``settings`` may import heavy modules (the MCP SDK, pydantic), and only when run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from . import render
+from .errors import InvalidInput, MailslotError
+from .mailbox import Mailbox
+from .text import read_body
+
+Handler = Callable[[argparse.Namespace, Mailbox], int]
+_COMMANDS: dict[str, Handler] = {}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        hint = f" (see '{self.prog} --help')"
+        self.exit(2, f"mailslot: error: {message}{hint}\n")
+
+
+def command(name: str) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        _COMMANDS[name] = handler
+        return handler
+
+    return register
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    elif text:
+        print(text)
+
+
+def _body(args: argparse.Namespace, box: Mailbox) -> str:
+    """The body from --body or stdin; identity is checked first so a refusal never waits."""
+    box.check_identity()
+    if args.body is not None:
+        return str(args.body)
+    if sys.stdin is None or sys.stdin.isatty():
+        raise InvalidInput("no body: pass --body TEXT or pipe the body on stdin")
+    return read_body(sys.stdin.buffer, box.max_body_bytes)
+
+
+# Commands -------------------------------------------------------------------------
+@command("send")
+def _send(args: argparse.Namespace, box: Mailbox) -> int:
+    body = _body(args, box)
+    message = box.send(
+        args.to, args.subject, body,
+        re_issue=args.re_issue, expect_reply=args.expect_reply, wake=args.wake,
+    )
+    _emit(args, message.as_dict(), render.sent(message))
+    return 0
+
+
+@command("broadcast")
+def _broadcast(args: argparse.Namespace, box: Mailbox) -> int:
+    message = box.broadcast(args.subject, _body(args, box))
+    _emit(args, message.as_dict(), render.sent(message))
+    return 0
+
+
+@command("reply")
+def _reply(args: argparse.Namespace, box: Mailbox) -> int:
+    message = box.reply(args.id, _body(args, box))
+    _emit(args, message.as_dict(), render.sent(message))
+    return 0
+
+
+@command("inbox")
+def _inbox(args: argparse.Namespace, box: Mailbox) -> int:
+    items = box.inbox(args.for_, include_done=args.all, unread_only=args.unread, limit=args.limit)
+    _emit(args, [i.as_dict() for i in items], render.inbox(items))
+    return 0
+
+
+@command("read")
+def _read(args: argparse.Namespace, box: Mailbox) -> int:
+    item = box.read(args.id, mark=not args.peek)
+    _emit(args, item.as_dict(with_body=True), render.full(item, box.path_of(item)))
+    return 0
+
+
+@command("mark-read")
+def _mark_read(args: argparse.Namespace, box: Mailbox) -> int:
+    item = box.mark_read(args.id)
+    _emit(args, item.as_dict(), f"{item.state}: {item.message.id}")
+    return 0
+
+
+@command("done")
+def _done(args: argparse.Namespace, box: Mailbox) -> int:
+    items = box.done(args.ids)
+    _emit(args, [i.as_dict() for i in items], "\n".join(f"done: {i.message.id}" for i in items))
+    return 0
+
+
+@command("retract")
+def _retract(args: argparse.Namespace, box: Mailbox) -> int:
+    message = box.retract(args.id)
+    _emit(args, message.as_dict(with_body=False), f"retracted: {message.id}")
+    return 0
+
+
+@command("status")
+def _status(args: argparse.Namespace, box: Mailbox) -> int:
+    status = box.status(args.id)
+    _emit(args, status.as_dict(), render.status(status))
+    return 0
+
+
+@command("who")
+def _who(args: argparse.Namespace, box: Mailbox) -> int:
+    agents = box.who()
+    _emit(args, [a.as_dict() for a in agents], render.who(agents))
+    return 0
+
+
+@command("doctor")
+def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
+    report = box.doctor(fix=args.fix)
+    data = {"location": report.location, "problems": report.problems, "fixed": report.fixed}
+    _emit(args, data, render.doctor(report))
+    return 0 if report.healthy else 1
+
+
+# Parser ---------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    # Global options are accepted before or after the command name.
+    common = _Parser(add_help=False)
+    common.add_argument("--dir", default=argparse.SUPPRESS,
+                        help="mailbox folder (default: $MAILSLOT_DIR or ~/mailslot)")
+    common.add_argument("--agent", default=argparse.SUPPRESS,
+                        help="who this process speaks as (default: $MAILSLOT_AGENT or the git "
+                             "toplevel's name)")
+    data = _Parser(add_help=False)
+    data.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    parser = _Parser(prog="mailslot", description="A local mailbox for AI coding agents.")
+    parser.add_argument("--dir", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--agent", default=None, help=argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    def add(name: str, help_text: str, *, prints_data: bool = True) -> argparse.ArgumentParser:
+        parents = [common, data] if prints_data else [common]
+        return sub.add_parser(name, help=help_text, description=help_text, parents=parents)
+
+    def body_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--body", help="message text (default: read from stdin)")
+
+    p = add("send", "Send a message to one or more agents.")
+    p.add_argument("--to", required=True, action="append",
+                   help="recipient name; repeat or separate with commas for several")
+    p.add_argument("--subject", required=True, help="one line, at most 200 characters")
+    body_options(p)
+    p.add_argument("--re-issue", help="the issue or ticket this is about, stored as given")
+    p.add_argument("--expect-reply", action="store_true", help="ask the recipient to answer")
+    p.add_argument("--wake", action="store_true",
+                   help="ask for the recipient to be woken (its own config decides)")
+
+    p = add("inbox", "List messages, newest first, without reading their bodies.")
+    p.add_argument("--for", dest="for_", metavar="NAME|all", help="another mailbox, or all")
+    p.add_argument("--all", action="store_true", help="include done mail and served broadcasts")
+    p.add_argument("--unread", action="store_true", help="only unread mail")
+    p.add_argument("--limit", type=int, default=20, help="page size (default 20)")
+
+    p = add("read", "Show a message in full and mark it read.")
+    p.add_argument("id")
+    p.add_argument("--peek", action="store_true", help="do not mark it read")
+
+    p = add("mark-read", "Mark a message read without showing it.")
+    p.add_argument("id")
+
+    p = add("done", "Mark messages handled (they are kept, never deleted).")
+    p.add_argument("ids", nargs="+", metavar="ID")
+
+    p = add("reply", "Answer a message: to its sender, in its thread; marks it done.")
+    p.add_argument("id")
+    body_options(p)
+
+    p = add("broadcast", "Send a message every other agent is shown once.")
+    p.add_argument("--subject", required=True)
+    body_options(p)
+
+    p = add("retract", "Withdraw your broadcast from agents not yet served it.")
+    p.add_argument("id")
+
+    p = add("status", "Where a message stands with each recipient, and its replies.")
+    p.add_argument("id")
+
+    add("who", "Agents known to this mailbox, with unread counts.")
+
+    p = add("doctor", "Check the mailbox folder's permissions, config and leftovers.")
+    p.add_argument("--fix", action="store_true",
+                   help="tighten permissions and remove staging files older than 36 hours")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        box = Mailbox.open(args.dir, args.agent)
+        return _COMMANDS[args.command](args, box)
+    except InvalidInput as exc:
+        print(f"mailslot: error: {exc}", file=sys.stderr)
+        return 2
+    except MailslotError as exc:
+        print(f"mailslot: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Message ids: sortable by time, unique without a lock, safe as a file name.
+
+``2026-09-21_144808.123456_claude_to_gemini_initial-handshake_7f3a9c``: UTC time to the
+microsecond, sender, first recipient, a slug of the subject and 24 random bits. Agent
+names cannot hold ``_``, so the parts never run together. Delivery links with O_EXCL
+semantics, so the rare collision is retried with a new id rather than overwriting.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import UTC, datetime
+
+from .errors import InvalidInput
+from .text import quoted
+
+MAX_ID_LENGTH = 200
+_SLUG_LENGTH = 40
+_ID = re.compile(r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+_[a-z0-9-]*_[0-9a-f]{6}")
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def slugify(subject: str) -> str:
+    """The subject reduced to ``a-z0-9-`` for reading a folder listing at a glance."""
+    return _NOT_SLUG.sub("-", subject.lower()).strip("-")[:_SLUG_LENGTH].strip("-")
+
+
+def new_id(now: datetime, sender: str, recipients: list[str], subject: str) -> str:
+    """A fresh id; ``now`` must be timezone-aware (it is written in UTC)."""
+    utc = now.astimezone(UTC)
+    first = recipients[0] if len(recipients) == 1 else f"{recipients[0]}+{len(recipients) - 1}"
+    head = f"{utc:%Y-%m-%d_%H%M%S}.{utc.microsecond:06d}_{sender}_to_{first}_"
+    tail = f"_{secrets.token_hex(3)}"
+    slug = slugify(subject)[: max(0, MAX_ID_LENGTH - len(head) - len(tail))].strip("-")
+    return f"{head}{slug}{tail}"
+
+
+def check_id(raw: object) -> str:
+    """Return ``raw`` if it is a well-formed id, else raise :class:`InvalidInput`.
+
+    Only ids of the exact shape above pass, so no id can carry ``/``, ``..`` or any
+    other path part.
+    """
+    if not isinstance(raw, str) or raw == "":
+        raise InvalidInput("message id is empty")
+    if not is_id(raw):
+        raise InvalidInput(f"{quoted(raw)} is not a message id")
+    return raw
+
+
+def is_id(name: str) -> bool:
+    """True when ``name`` is shaped like an id (used to skip stray files in folders)."""
+    return len(name) <= MAX_ID_LENGTH and _ID.fullmatch(name) is not None
+
+
+def sender_of(message_id: str) -> str:
+    """The sender named in an id, read without opening the file."""
+    return message_id.split("_", 3)[2]

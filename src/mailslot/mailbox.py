@@ -1,0 +1,500 @@
+"""The service: every rule of mailslot, over any :class:`~mailslot.store.Store`.
+
+Front ends (CLI, MCP server, hooks, watcher) call a :class:`Mailbox` and hold no rule of
+their own: identity, validation, limits, reply routing, broadcast visibility and who may
+retract all live here, once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .config import Config, mailbox_root
+from .errors import InvalidInput, MailslotError, NoIdentity, NotFound, Refused
+from .identity import Identity, derive_identity
+from .ids import check_id, new_id, sender_of
+from .message import STATES, Message, State
+from .names import BROADCAST_RECIPIENT, RESERVED, SYSTEM_SENDER, check_name
+from .store import FileStore, Store
+from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field
+
+STALE_STAGING_SECONDS = 36 * 3600
+_REPLY_PREFIX = "Re: "
+
+
+def _now() -> datetime:
+    return datetime.now().astimezone()
+
+
+@dataclass(frozen=True)
+class Item:
+    """A message as one mailbox holds it: the message, its state there, and whose it is."""
+
+    message: Message
+    state: State
+    mailbox: str
+
+    def as_dict(self, *, with_body: bool = False) -> dict[str, Any]:
+        data = self.message.as_dict(with_body=with_body)
+        data["state"] = self.state
+        data["mailbox"] = self.mailbox
+        return data
+
+
+@dataclass(frozen=True)
+class RecipientStatus:
+    agent: str
+    state: State | None  # None: the copy is gone (or was never delivered)
+    read_at: str | None = None
+    done_at: str | None = None
+
+
+@dataclass(frozen=True)
+class Status:
+    """Where a sent message stands with each recipient, and what answered it."""
+
+    message: Message
+    recipients: list[RecipientStatus]
+    replies: list[str]
+    retracted: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        data = self.message.as_dict(with_body=False)
+        data["retracted"] = self.retracted
+        data["recipients"] = [r.__dict__ for r in self.recipients]
+        data["replies"] = self.replies
+        return data
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    name: str
+    unread: int
+    known_from: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "unread": self.unread, "known_from": self.known_from}
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    location: str
+    problems: list[str]
+    fixed: list[str]
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems
+
+
+class Mailbox:
+    """One process's view of the mailbox: a store, and who this process speaks as."""
+
+    def __init__(
+        self,
+        store: Store,
+        identity: Identity | None = None,
+        *,
+        clock: Callable[[], datetime] = _now,
+    ) -> None:
+        self.store = store
+        self.identity = identity
+        self._clock = clock
+        self._config: Config | None = None
+
+    @classmethod
+    def open(
+        cls,
+        root: str | None = None,
+        agent: str | None = None,
+        *,
+        env: Mapping[str, str] = os.environ,
+        cwd: Path | None = None,
+    ) -> Mailbox:
+        """The file store at ``--dir``/``MAILSLOT_DIR``/``~/mailslot`` as ``agent``."""
+        store = FileStore(mailbox_root(root, env))
+        return cls(store, derive_identity(agent, env, cwd))
+
+    # Identity and config -------------------------------------------------------
+    @property
+    def agent(self) -> str:
+        """The identity this process speaks as; raises if there is none."""
+        if self.identity is None:
+            raise NoIdentity(
+                "no identity: pass --agent NAME, set MAILSLOT_AGENT, or run inside a git checkout"
+            )
+        return check_name(self.identity.name, f"agent name (from {self.identity.source})")
+
+    def check_identity(self) -> str:
+        """Fail early (before reading a body) when there is no usable identity."""
+        return self.agent
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = Config(self.store.load_config())
+        return self._config
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self.config.max_body_bytes
+
+    # Sending -------------------------------------------------------------------
+    def _compose(
+        self, to: list[str], subject: str, body: str, **fields: Any
+    ) -> Message:
+        now = self._clock()
+        return Message(
+            id=new_id(now, self.agent, to, subject),
+            date=now.isoformat(),
+            sender=self.agent,
+            to=tuple(to),
+            subject=subject,
+            body=body,
+            **fields,
+        )
+
+    def _deliver(self, to: list[str], subject: str, body: str, **fields: Any) -> Message:
+        """Write the message for every recipient (a rare id clash retries with a new id)."""
+        for _ in range(5):
+            message = self._compose(to, subject, body, **fields)
+            try:
+                if message.is_broadcast:
+                    self.store.publish(message)
+                else:
+                    self.store.deliver(message, to)
+            except FileExistsError:
+                continue
+            self._event("delivered", message.id, to=list(to))
+            return message
+        raise InvalidInput("could not find a free message id; try again")
+
+    def send(
+        self,
+        to: str | Sequence[str],
+        subject: str,
+        body: str,
+        *,
+        re_issue: str | None = None,
+        expect_reply: bool = False,
+        wake: bool = False,
+    ) -> Message:
+        """Deliver a new message to one or more agents; returns it once it is durable."""
+        recipients = self._recipients(to)
+        subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
+        fields: dict[str, Any] = {
+            "expect_reply": expect_reply,
+            "delivery": "wake" if wake else "inbox",
+        }
+        if re_issue is not None:
+            fields["re_issue"] = clean_field(re_issue, "re_issue")
+        body = clean_body(body, self.max_body_bytes)
+        return self._deliver(recipients, subject, body, **fields)
+
+    def broadcast(self, subject: str, body: str) -> Message:
+        """A message every agent but the sender is served once (later agents too)."""
+        subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
+        body = clean_body(body, self.max_body_bytes)
+        return self._deliver([BROADCAST_RECIPIENT], subject, body)
+
+    def reply(self, message_id: str, body: str) -> Message:
+        """Answer a message: to its sender, in its thread; the original becomes done.
+
+        The reply is delivered before the original is marked, so a crash in between
+        shows the original again rather than losing the answer.
+        """
+        original = self._find(check_id(message_id), header_only=True)
+        sender = original.message.sender
+        if sender == SYSTEM_SENDER:
+            raise Refused("notices from mailslot cannot be replied to; mark them done")
+        if original.message.is_broadcast and sender == self.agent:
+            raise Refused("that is your own broadcast; there is no one to reply to")
+        recipient = check_name(sender, "original sender")
+        subject = original.message.subject
+        if not subject.lower().startswith(_REPLY_PREFIX.lower()):
+            subject = _REPLY_PREFIX + subject
+        reply = self._deliver(
+            [recipient],
+            subject[:MAX_SUBJECT_LENGTH],
+            clean_body(body, self.max_body_bytes),
+            in_reply_to=original.message.id,
+            thread=original.message.thread or original.message.id,
+            re_issue=original.message.re_issue,
+        )
+        self._event("replied", reply.id, in_reply_to=original.message.id)
+        self._settle(original, "done")
+        return reply
+
+    def _recipients(self, to: str | Sequence[str]) -> list[str]:
+        raw = [to] if isinstance(to, str) else list(to)
+        names: list[str] = []
+        for entry in raw:
+            for part in entry.split(",") if isinstance(entry, str) else [entry]:
+                name = check_name(part.strip() if isinstance(part, str) else part, "recipient")
+                if name not in names:
+                    names.append(name)
+        if not names:
+            raise InvalidInput("no recipient given")
+        return names
+
+    # Reading -------------------------------------------------------------------
+    def _mailboxes(self, for_: str | None) -> list[str]:
+        if for_ is None:
+            return [self.agent]
+        if for_.lower() == BROADCAST_RECIPIENT:
+            return self.store.agent_names()
+        return [check_name(for_, "mailbox")]
+
+    def inbox(
+        self,
+        for_: str | None = None,
+        *,
+        include_done: bool = False,
+        unread_only: bool = False,
+        limit: int = 20,
+    ) -> list[Item]:
+        """Newest first, one page, reading only the page's headers.
+
+        Default: unread and read mail plus broadcasts not yet served. ``include_done``
+        adds done mail and broadcasts already served; ``unread_only`` keeps only unread.
+        """
+        if limit < 1:
+            raise InvalidInput("limit must be at least 1")
+        states: tuple[State, ...] = ("unread",)
+        if not unread_only:
+            states = ("unread", "read", "done") if include_done else ("unread", "read")
+        everyone = for_ is not None and for_.lower() == BROADCAST_RECIPIENT
+        candidates: list[tuple[str, State, str]] = []
+        for box in self._mailboxes(for_):
+            candidates.extend((i, s, box) for i, s in self.store.entries(box, states))
+        live = self.store.broadcast_ids()
+        if everyone:
+            candidates.extend((i, "unread", BROADCAST_RECIPIENT) for i in live)
+        else:
+            box = self._mailboxes(for_)[0]
+            seen = self.store.seen(box)
+            for i in live:
+                if sender_of(i) == box:
+                    continue
+                if i not in seen:
+                    candidates.append((i, "unread", BROADCAST_RECIPIENT))
+                elif include_done and not unread_only:
+                    candidates.append((i, "read", BROADCAST_RECIPIENT))
+        candidates.sort(key=lambda c: c[0], reverse=True)
+        page: list[Item] = []
+        for message_id, state, box in candidates[:limit]:
+            try:
+                if box == BROADCAST_RECIPIENT:
+                    message, _ = self.store.load_broadcast(message_id, header_only=True)
+                else:
+                    message, state = self.store.load(box, message_id, header_only=True)
+            except NotFound:
+                continue  # moved or retracted while we listed
+            page.append(Item(message, state, box))
+        return page
+
+    def _find(self, message_id: str, *, header_only: bool = False) -> Item:
+        """My copy of a directed message, or a broadcast I may see."""
+        me = self.agent
+        try:
+            message, state = self.store.load(me, message_id, header_only=header_only)
+            return Item(message, state, me)
+        except NotFound:
+            pass
+        try:
+            message, live = self.store.load_broadcast(message_id, header_only=header_only)
+        except NotFound:
+            raise NotFound(f"no message {message_id} for {me}") from None
+        seen = message_id in self.store.seen(me)
+        if not live and not seen and message.sender != me:
+            raise NotFound(f"no message {message_id} for {me} (it was retracted)")
+        shown: State = "read" if seen or message.sender == me else "unread"
+        return Item(message, shown, BROADCAST_RECIPIENT)
+
+    def _settle(self, item: Item, to: State) -> State:
+        """Move my copy forward to ``to`` (a broadcast is simply recorded as served)."""
+        me = self.agent
+        if item.mailbox == BROADCAST_RECIPIENT:
+            if item.state == "unread" and item.message.sender != me:
+                self.store.add_seen(me, [item.message.id])
+                self._event("read", item.message.id, agent=me)
+            return "read"
+        before = self.store.move(me, item.message.id, to)
+        if STATES.index(before) < STATES.index(to):
+            self._event(to, item.message.id, agent=me)
+            return to
+        return before
+
+    def read(self, message_id: str, *, mark: bool = True) -> Item:
+        """The whole message; unread mail becomes read unless ``mark`` is false."""
+        item = self._find(check_id(message_id))
+        if mark and item.state == "unread":
+            return Item(item.message, self._settle(item, "read"), item.mailbox)
+        return item
+
+    def mark_read(self, message_id: str) -> Item:
+        item = self._find(check_id(message_id), header_only=True)
+        return Item(item.message, self._settle(item, "read"), item.mailbox)
+
+    def done(self, message_ids: Iterable[str]) -> list[Item]:
+        """Mark messages handled. Every id is checked before any is touched."""
+        ids = [check_id(i) for i in message_ids]
+        if not ids:
+            raise InvalidInput("no message id given")
+        finished: list[Item] = []
+        missing: list[str] = []
+        for message_id in ids:
+            try:
+                item = self._find(message_id, header_only=True)
+            except NotFound:
+                missing.append(message_id)
+                continue
+            finished.append(Item(item.message, self._settle(item, "done"), item.mailbox))
+        if missing:
+            raise NotFound(f"no message {', '.join(missing)} for {self.agent}")
+        return finished
+
+    # Broadcast control ---------------------------------------------------------
+    def retract(self, message_id: str) -> Message:
+        """Un-send a broadcast: no one not yet served it will be. Its sender only."""
+        message_id = check_id(message_id)
+        try:
+            message, _ = self.store.load_broadcast(message_id, header_only=True)
+        except NotFound:
+            raise NotFound(f"no broadcast {message_id}") from None
+        if message.sender != self.agent:
+            raise Refused(f"only its sender, {message.sender}, can retract {message_id}")
+        if self.store.retract(message_id):
+            self._event("retracted", message_id)
+        return message
+
+    # Status and overview -------------------------------------------------------
+    def status(self, message_id: str) -> Status:
+        """Per-recipient state of a message, when each read and finished it, and replies."""
+        message_id = check_id(message_id)
+        times: dict[tuple[str, str], str] = {}
+        replies: list[str] = []
+        for event in self.store.events():
+            kind = event.get("event")
+            if event.get("id") == message_id and kind in ("read", "done"):
+                times.setdefault((str(kind), str(event.get("agent"))), str(event.get("ts")))
+            elif kind == "replied" and event.get("in_reply_to") == message_id:
+                replies.append(str(event.get("id")))
+        try:
+            message, live = self.store.load_broadcast(message_id, header_only=True)
+        except NotFound:
+            return self._directed_status(message_id, times, replies)
+        recipients = [
+            RecipientStatus(
+                name,
+                "read" if message_id in self.store.seen(name) else "unread",
+                read_at=times.get(("read", name)),
+            )
+            for name in self._known_names()
+            if name != message.sender
+        ]
+        return Status(message, recipients, replies, retracted=not live)
+
+    def _directed_status(
+        self, message_id: str, times: dict[tuple[str, str], str], replies: list[str]
+    ) -> Status:
+        holders = {
+            name: state
+            for name in self.store.agent_names()
+            if (state := self.store.state_of(name, message_id)) is not None
+        }
+        if not holders:
+            raise NotFound(f"no message {message_id}")
+        first = next(iter(holders))
+        message, _ = self.store.load(first, message_id, header_only=True)
+        recipients = [
+            RecipientStatus(
+                name,
+                holders.get(name),
+                read_at=times.get(("read", name)),
+                done_at=times.get(("done", name)),
+            )
+            for name in message.to
+        ]
+        return Status(message, recipients, replies)
+
+    def _known_names(self) -> list[str]:
+        return [a.name for a in self.who()]
+
+    def who(self) -> list[AgentInfo]:
+        """Every agent known from the config, a mailbox folder, or a message's sender."""
+        known: dict[str, list[str]] = {}
+
+        def note(name: str, source: str) -> None:
+            if name in RESERVED or name.startswith("_"):
+                return
+            sources = known.setdefault(name, [])
+            if source not in sources:
+                sources.append(source)
+
+        config = self.config
+        if config.owner:
+            note(config.owner, "owner")
+        for name in config.agents():
+            note(name, "config")
+        boxes = self.store.agent_names()
+        unread: dict[str, int] = {}
+        for name in boxes:
+            note(name, "mailbox")
+            for message_id, state in self.store.entries(name, ("unread", "read", "done")):
+                note(sender_of(message_id), "messages")
+                if state == "unread":
+                    unread[name] = unread.get(name, 0) + 1
+        live = self.store.broadcast_ids()
+        for message_id in live:
+            note(sender_of(message_id), "messages")
+        result = []
+        for name in sorted(known):
+            seen = self.store.seen(name) if live else set()
+            pending = sum(1 for i in live if i not in seen and sender_of(i) != name)
+            result.append(AgentInfo(name, unread.get(name, 0) + pending, known[name]))
+        return result
+
+    def doctor(self, *, fix: bool = False) -> DoctorReport:
+        """Check permissions, config and leftovers; with ``fix``, repair what is safe to."""
+        fixed: list[str] = []
+        if fix:
+            changed = self.store.fix_permissions()
+            if changed:
+                fixed.append(f"tightened permissions on {changed} path(s)")
+        problems = self.store.problems()
+        try:
+            problems.extend(Config(self.store.load_config()).problems())
+        except MailslotError as exc:  # an unreadable config is a finding, not a crash
+            problems.append(str(exc))
+        stale = [s for s in self.store.staging() if s.age_seconds > STALE_STAGING_SECONDS]
+        if stale and fix:
+            for item in stale:
+                self.store.remove_staging(item)
+            fixed.append(f"removed {len(stale)} staging file(s) older than 36 hours")
+        elif stale:
+            problems.append(
+                f"{len(stale)} staging file(s) older than 36 hours (left by a crashed writer;"
+                " `mailslot doctor --fix` removes them)"
+            )
+        return DoctorReport(self.store.location, problems, fixed)
+
+    def path_of(self, item: Item) -> str | None:
+        """Where a person finds this message on disk (for the demo and ``read``)."""
+        if item.mailbox == BROADCAST_RECIPIENT:
+            return None
+        return self.store.path_of(item.mailbox, item.message.id)
+
+    # Receipts ------------------------------------------------------------------
+    def _event(self, kind: str, message_id: str, **extra: Any) -> None:
+        record: dict[str, Any] = {"ts": self._clock().isoformat(), "event": kind,
+                                  "id": message_id}
+        if "agent" not in extra and self.identity is not None:
+            record["agent"] = self.agent
+        record.update(extra)
+        self.store.append_event(record)

@@ -1,0 +1,45 @@
+"""Agent names: the one place that says what a name may be.
+
+A name is 1-64 of ``a-z 0-9 -``, not starting with ``-``, matched case-insensitively
+and stored lowercased. Some names are reserved: they can be neither an identity nor a
+recipient, because they mean something to mailslot itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import InvalidInput
+from .text import quoted
+
+SYSTEM_SENDER = "mailslot"
+"""The sender of mailslot's own notices (wake failures and the like)."""
+
+BROADCAST_RECIPIENT = "all"
+RESERVED = frozenset({BROADCAST_RECIPIENT, "unknown", SYSTEM_SENDER})
+MAX_NAME_LENGTH = 64
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+
+
+def is_valid_name(raw: str) -> bool:
+    """True when ``raw`` (any case) is a usable agent name."""
+    name = raw.lower()
+    return bool(_NAME.fullmatch(name)) and name not in RESERVED
+
+
+def check_name(raw: object, role: str = "agent name") -> str:
+    """Return the stored (lowercased) form of ``raw`` or raise :class:`InvalidInput`."""
+    if not isinstance(raw, str) or raw == "":
+        raise InvalidInput(f"{role} is empty")
+    shown = quoted(raw)
+    name = raw.lower()
+    if name.startswith("_") or name in RESERVED:
+        raise InvalidInput(f"{role} {shown} is reserved")
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidInput(f"{role} {shown} is {len(name)} characters; the limit is 64")
+    if not _NAME.fullmatch(name):
+        raise InvalidInput(
+            f"{role} {shown} is not valid: use a-z, 0-9 and '-', not starting with '-'"
+        )
+    return name

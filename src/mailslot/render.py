@@ -1,0 +1,90 @@
+"""Plain-text views of service results, for people at a terminal.
+
+Nothing here decides anything; it only lays out what the service returned.
+"""
+
+from __future__ import annotations
+
+from .mailbox import AgentInfo, DoctorReport, Item, Status
+from .message import Message
+
+_MARK = {"unread": "*", "read": " ", "done": "✓"}
+
+
+def _date(iso: str) -> str:
+    """``2026-09-21T16:48:08.123456+02:00`` as ``2026-09-21 16:48``."""
+    return iso[:16].replace("T", " ")
+
+
+def sent(message: Message) -> str:
+    return f"sent {message.id} to {', '.join(message.to)}"
+
+
+def inbox(items: list[Item]) -> str:
+    if not items:
+        return "no messages"
+    lines = []
+    for item in items:
+        m = item.message
+        where = "" if item.mailbox in m.to or m.is_broadcast else f" [{item.mailbox}]"
+        kind = " (broadcast)" if m.is_broadcast else ""
+        lines.append(
+            f"{_MARK[item.state]} {_date(m.date)}  {m.sender}{kind}{where}: {m.subject}"
+        )
+        lines.append(f"    {m.id}")
+    return "\n".join(lines)
+
+
+def full(item: Item, path: str | None) -> str:
+    m = item.message
+    head = [
+        f"id:       {m.id}",
+        f"from:     {m.sender}",
+        f"to:       {', '.join(m.to)}",
+        f"date:     {m.date}",
+        f"subject:  {m.subject}",
+        f"state:    {item.state}",
+    ]
+    for label, value in (("re_issue", m.re_issue), ("in_reply_to", m.in_reply_to),
+                         ("thread", m.thread)):
+        if value:
+            head.append(f"{label + ':':<10}{value}")
+    if m.expect_reply:
+        head.append("expects:  a reply (mailslot reply ID)")
+    if path:
+        head.append(f"file:     {path}")
+    return "\n".join(head) + "\n\n" + m.body
+
+
+def status(st: Status) -> str:
+    m = st.message
+    lines = [f"{m.id}", f"  from {m.sender}: {m.subject}"]
+    if st.retracted:
+        lines.append("  retracted")
+    for r in st.recipients:
+        state = r.state or "missing"
+        when = ", ".join(
+            f"{label} {_date(t)}" for label, t in (("read", r.read_at), ("done", r.done_at)) if t
+        )
+        lines.append(f"  {r.agent:<20} {state:<8} {when}".rstrip())
+    for reply_id in st.replies:
+        lines.append(f"  reply: {reply_id}")
+    return "\n".join(lines)
+
+
+def who(agents: list[AgentInfo]) -> str:
+    if not agents:
+        return "no agents known yet"
+    width = max(len(a.name) for a in agents)
+    return "\n".join(
+        f"{a.name:<{width}}  {a.unread:>4} unread  ({', '.join(a.known_from)})" for a in agents
+    )
+
+
+def doctor(report: DoctorReport) -> str:
+    lines = [f"mailbox: {report.location}"]
+    lines += [f"fixed: {f}" for f in report.fixed]
+    lines += [f"problem: {p}" for p in report.problems]
+    if report.healthy:
+        lines.append("ok: no problems found")
+    return "\n".join(lines)

@@ -1,0 +1,100 @@
+"""The storage interface: what the service needs from any backend, and nothing more.
+
+A store knows where messages are and moves them; it holds no rule about who may do
+what (that is :class:`mailslot.mailbox.Mailbox`). Every method is safe to call from many
+processes at once: a state change another process already made is success, not an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..message import Message, State
+
+Event = Mapping[str, Any]
+"""One line of the events log: ``{"ts": ..., "event": "delivered", "id": ..., ...}``."""
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """A file the store keeps, as ``doctor`` reports it."""
+
+    path: str
+    age_seconds: float
+
+
+class Store(Protocol):
+    """Where messages, broadcasts, seen sets, events and the config live."""
+
+    location: str
+    """Where the store is, for people (a folder path, a database address)."""
+
+    # Directed mail -------------------------------------------------------------
+    def deliver(self, message: Message, recipients: Sequence[str]) -> None:
+        """Make ``message`` unread for every recipient, durably, before returning."""
+
+    def entries(self, agent: str, states: Iterable[State]) -> list[tuple[str, State]]:
+        """The ids in ``agent``'s mailbox in those states, in no particular order."""
+
+    def load(self, agent: str, message_id: str, *, header_only: bool = False
+             ) -> tuple[Message, State]:
+        """The message and its state for ``agent``; raises ``NotFound``."""
+
+    def state_of(self, agent: str, message_id: str) -> State | None:
+        """The state of ``message_id`` for ``agent``, or ``None`` if it has no copy."""
+
+    def move(self, agent: str, message_id: str, to: State) -> State:
+        """Move the message to ``to`` (never backwards from done); return its old state."""
+
+    def path_of(self, agent: str, message_id: str) -> str | None:
+        """Where a person finds this message, if anywhere."""
+
+    # Broadcasts ----------------------------------------------------------------
+    def publish(self, message: Message) -> None:
+        """Make a broadcast standing, durably, before returning."""
+
+    def broadcast_ids(self, *, live: bool = True) -> list[str]:
+        """Ids of standing (``live``) or retracted broadcasts."""
+
+    def load_broadcast(self, message_id: str, *, header_only: bool = False
+                       ) -> tuple[Message, bool]:
+        """The broadcast and whether it still stands; raises ``NotFound``."""
+
+    def retract(self, message_id: str) -> bool:
+        """Move a standing broadcast aside; ``False`` if it already was."""
+
+    def seen(self, agent: str) -> set[str]:
+        """Broadcast ids ``agent`` has been served."""
+
+    def add_seen(self, agent: str, message_ids: Sequence[str]) -> None:
+        """Record broadcasts as served to ``agent``, durably."""
+
+    # Everything else -----------------------------------------------------------
+    def agent_names(self) -> list[str]:
+        """Names that have a mailbox."""
+
+    def append_event(self, event: Event) -> None:
+        """Add a receipt to the events log (best effort: the folders are the truth)."""
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """Every readable receipt, oldest first."""
+
+    def load_config(self) -> dict[str, Any]:
+        """The raw config (``{}`` when there is none); raises ``StoreError`` if unreadable."""
+
+    def save_config(self, config: Mapping[str, Any]) -> None:
+        """Replace the config atomically."""
+
+    def staging(self) -> list[StoredFile]:
+        """Files in the staging area: a crashed writer's leftovers if old."""
+
+    def remove_staging(self, item: StoredFile) -> None:
+        """Delete one staging file."""
+
+    def problems(self) -> list[str]:
+        """Unsafe permissions, planted symlinks and unreadable files, one line each."""
+
+    def fix_permissions(self) -> int:
+        """Tighten folders to 0700 and files to 0600; return how many were changed."""

@@ -1,0 +1,82 @@
+"""Text rules for what goes into a message: subjects, header fields and bodies.
+
+Header fields must stay one line so a field can never add a frontmatter line; bodies
+keep their lines but lose control characters that could drive a terminal. NUL is refused
+outright because no honest text carries it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import BinaryIO
+
+from .errors import InvalidInput
+
+MAX_SUBJECT_LENGTH = 200
+MAX_FIELD_LENGTH = 200
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+_LINE_BREAKS = re.compile(r"[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_BODY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SPACES = re.compile(r"\s+")
+
+
+def quoted(raw: str, limit: int = 80) -> str:
+    """``raw`` shown safely inside a one-line error: escaped, quoted and shortened."""
+    short = raw if len(raw) <= limit else raw[: limit - 3] + "..."
+    return repr(short.encode("unicode_escape").decode("ascii"))
+
+
+def clean_field(raw: object, field: str, limit: int = MAX_FIELD_LENGTH) -> str:
+    """A one-line header value: refuse line breaks, collapse other controls and spaces."""
+    if not isinstance(raw, str):
+        raise InvalidInput(f"{field} must be text")
+    if "\x00" in raw:
+        raise InvalidInput(f"{field} contains a NUL byte")
+    if _LINE_BREAKS.search(raw):
+        raise InvalidInput(f"{field} must be a single line (it contains a line break)")
+    value = _SPACES.sub(" ", _CONTROL.sub(" ", raw)).strip()
+    if not value:
+        raise InvalidInput(f"{field} is empty")
+    if len(value) > limit:
+        raise InvalidInput(f"{field} is {len(value)} characters; the limit is {limit}")
+    return value
+
+
+def clean_body(raw: object, max_bytes: int) -> str:
+    """A body as stored: LF line ends, no NUL, terminal controls replaced by U+FFFD."""
+    if not isinstance(raw, str):
+        raise InvalidInput("body must be text")
+    if "\x00" in raw:
+        raise InvalidInput("body contains a NUL byte")
+    body = _BODY_CONTROL.sub("\ufffd", raw.replace("\r\n", "\n").replace("\r", "\n"))
+    size = len(body.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise InvalidInput(
+            f"body is {size} bytes; the limit is {max_bytes} (max_body_bytes in config.json)"
+        )
+    try:
+        body.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("body is not valid UTF-8 (it holds a lone surrogate)") from None
+    return body
+
+
+def decode_body(raw: bytes) -> str:
+    """Bytes from stdin or a file as text; invalid UTF-8 is refused, never guessed."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"body is not valid UTF-8 (bad byte at offset {exc.start})") from None
+
+
+def read_body(stream: BinaryIO, max_bytes: int) -> str:
+    """A body from a byte stream, never reading much past the limit."""
+    raw = stream.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise InvalidInput(
+            f"body is more than {max_bytes} bytes (max_body_bytes in config.json); "
+            "nothing was sent"
+        )
+    return decode_body(raw)

@@ -1,0 +1,70 @@
+"""Every test owns its world: a fresh mailbox folder, a fresh HOME, no inherited identity."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from mailslot import FileStore, Mailbox
+from mailslot.cli import main
+from mailslot.identity import Identity
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("MAILSLOT_DIR", str(tmp_path / "mailbox"))
+    monkeypatch.delenv("MAILSLOT_AGENT", raising=False)
+    monkeypatch.chdir(work)
+    yield tmp_path
+
+
+@pytest.fixture
+def root(isolated: Path) -> Path:
+    return isolated / "mailbox"
+
+
+@pytest.fixture
+def box(root: Path) -> Callable[[str | None], Mailbox]:
+    """``box("claude")``: the service as that agent, over the test's mailbox."""
+
+    def make(agent: str | None) -> Mailbox:
+        identity = Identity(agent, "--agent") if agent is not None else None
+        return Mailbox(FileStore(root), identity)
+
+    return make
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+        ) -> Callable[..., Result]:
+    """Run the real CLI entry point in-process; ``stdin`` may be bytes or str."""
+
+    def run(*argv: str, stdin: bytes | str | None = None) -> Result:
+        if stdin is not None:
+            raw = stdin.encode() if isinstance(stdin, str) else stdin
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse usage errors
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
