@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Row, print_table  # noqa: E402
+from common import Row, print_table
 
 
 def main(names: list[str]) -> int:
