@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from . import render
+from . import install, render
 from .errors import InvalidInput, MailslotError
 from .mailbox import Mailbox
 from .text import read_body
@@ -139,6 +140,27 @@ def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
     return 0 if report.healthy else 1
 
 
+@command("serve")
+def _serve(args: argparse.Namespace, box: Mailbox) -> int:
+    box.bound_agent()  # refuse before the MCP SDK is even imported
+    from . import mcp_server
+
+    mcp_server.serve(lambda: Mailbox.open(args.dir, args.agent))
+    return 0
+
+
+@command("install")
+def _install(args: argparse.Namespace, box: Mailbox) -> int:
+    from .install.run import install as register
+
+    report = register(
+        args.host, box.bound_agent(), scope=args.scope, hooks=args.hooks, wake=args.wake,
+        dry_run=args.dry_run, mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"),
+    )
+    print(render.installed(report))
+    return 0
+
+
 # Parser ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     # Global options are accepted before or after the command name.
@@ -209,6 +231,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("doctor", "Check the mailbox folder's permissions, config and leftovers.")
     p.add_argument("--fix", action="store_true",
                    help="tighten permissions and remove staging files older than 36 hours")
+
+    p = add("serve", "Run the MCP server (stdio) for one agent: --agent NAME or "
+                     "MAILSLOT_AGENT.", prints_data=False)
+
+    p = add("install", "Register mailslot with an agent host (its MCP server; with --hooks "
+                       "its hooks), as the agent given by --agent.", prints_data=False)
+    p.add_argument("host", choices=install.HOST_NAMES)
+    p.add_argument("--scope", choices=install.SCOPES,
+                   help="project (the git checkout or this folder) or user (your home); "
+                        "default: project, except user for copilot")
+    p.add_argument("--hooks", action="store_true",
+                   help="also register hooks that show mail at session start, prompt, stop")
+    p.add_argument("--wake", action="store_true",
+                   help="claude with --hooks: a background hook that wakes Claude for mail")
+    p.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
     return parser
 
 

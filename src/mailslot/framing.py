@@ -40,8 +40,8 @@ def answer_hint(message_id: str) -> str:
     )
 
 
-def frame(message: Message, *, with_hint: bool = True) -> str:
-    """One message: framing lines around quoted subject and body."""
+def frame(message: Message, *, with_hint: bool = True, with_body: bool = True) -> str:
+    """One message: framing lines around quoted subject and body (or just the subject)."""
     lines = [
         f"[mailslot] message {one_line(message.id)}",
         f"from: {one_line(message.sender)}",
@@ -54,12 +54,17 @@ def frame(message: Message, *, with_hint: bool = True) -> str:
     if message.re_issue:
         lines.append("re issue:")
         lines.append(quote(message.re_issue))
-    lines += ["subject:", quote(message.subject), "body:", quote(message.body)]
+    lines += ["subject:", quote(message.subject)]
+    if with_body:
+        lines += ["body:", quote(message.body)]
     if with_hint:
         lines.append(answer_hint(one_line(message.id)))
     return "\n".join(lines)
 
 
-def frame_all(messages: Sequence[Message]) -> str:
+def frame_all(
+    messages: Sequence[Message], *, with_body: bool = True, with_hint: bool = True
+) -> str:
     """The header, then every message, separated by blank lines."""
-    return "\n\n".join([HEADER, *(frame(m) for m in messages)])
+    framed = (frame(m, with_body=with_body, with_hint=with_hint) for m in messages)
+    return "\n\n".join([HEADER, *framed])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from .identity import Identity, derive_identity
 from .ids import check_id, new_id, sender_of
 from .message import STATES, Message, State
 from .names import BROADCAST_RECIPIENT, RESERVED, SYSTEM_SENDER, check_name
+from .presence import Session, summarize
 from .store import FileStore, Store
 from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field
 
@@ -76,9 +77,14 @@ class AgentInfo:
     name: str
     unread: int
     known_from: list[str] = field(default_factory=list)
+    online: bool = False  # a server of this agent is running now (see presence.py)
+    last_seen: str | None = None  # when a server of this agent last showed life
+    sessions: list[Session] = field(default_factory=list)  # its servers online now
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "unread": self.unread, "known_from": self.known_from}
+        return {"name": self.name, "unread": self.unread, "known_from": self.known_from,
+                "online": self.online, "last_seen": self.last_seen,
+                "sessions": [s.as_dict() for s in self.sessions]}
 
 
 @dataclass(frozen=True)
@@ -427,7 +433,8 @@ class Mailbox:
         return [a.name for a in self.who()]
 
     def who(self) -> list[AgentInfo]:
-        """Every agent known from the config, a mailbox folder, or a message's sender."""
+        """Every agent known from the config, a mailbox folder, a message's sender or a server,
+        with unread counts and whether a server of it is online."""
         known: dict[str, list[str]] = {}
 
         def note(name: str, source: str) -> None:
@@ -453,11 +460,19 @@ class Mailbox:
         live = self.store.broadcast_ids()
         for message_id in live:
             note(sender_of(message_id), "messages")
+        presence = summarize(self.store.presence(), self._clock())
+        for name in presence:
+            note(name, "server")
         result = []
         for name in sorted(known):
             seen = self.store.seen(name) if live else set()
             pending = sum(1 for i in live if i not in seen and sender_of(i) != name)
-            result.append(AgentInfo(name, unread.get(name, 0) + pending, known[name]))
+            info = AgentInfo(name, unread.get(name, 0) + pending, known[name])
+            if name in presence:
+                here = presence[name]
+                info = replace(info, online=here.online, last_seen=here.last_seen,
+                               sessions=here.sessions)
+            result.append(info)
         return result
 
     def doctor(self, *, fix: bool = False) -> DoctorReport:
@@ -498,3 +513,42 @@ class Mailbox:
             record["agent"] = self.agent
         record.update(extra)
         self.store.append_event(record)
+
+    # Servers (mcp_server, presence) ---------------------------------------------
+    def bound_agent(self) -> str:
+        """The identity a long-running server binds: ``--agent`` or ``MAILSLOT_AGENT`` only.
+
+        A server (and what ``install`` registers) outlives the command line that started
+        it, so it never guesses from the git checkout: two hosts in one checkout would
+        silently share an identity.
+        """
+        if self.identity is None or self.identity.source == "git":
+            raise NoIdentity(
+                "no identity: a server needs --agent NAME or MAILSLOT_AGENT "
+                "(the git checkout's name is not used here)"
+            )
+        return self.agent
+
+    def read_page(
+        self, for_: str | None = None, *, unread_only: bool = True, limit: int = 20
+    ) -> tuple[list[Item], bool]:
+        """A page of mail for a model (``read_messages``), and whether it holds bodies.
+
+        Nothing is marked: the model marks mail read or done when it has handled it, so
+        mail it was shown but lost (a compacted context) is shown again. My own mailbox:
+        whole messages, newest first. Another agent's mailbox, or ``all``: headers only
+        (as ``inbox --for`` shows); only a message's recipient reads its body.
+        """
+        own = for_ is None or (
+            for_.lower() != BROADCAST_RECIPIENT and check_name(for_, "mailbox") == self.agent
+        )
+        items = self.inbox(None if own else for_, unread_only=unread_only, limit=limit)
+        if not own:
+            return items, False
+        page: list[Item] = []
+        for item in items:
+            try:
+                page.append(self.read(item.message.id, mark=False))
+            except NotFound:
+                continue  # moved or retracted while we listed
+        return page, True

@@ -5,8 +5,13 @@ Nothing here decides anything; it only lays out what the service returned.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .mailbox import AgentInfo, DoctorReport, Item, Status
 from .message import Message
+
+if TYPE_CHECKING:
+    from .install.run import Report
 
 _MARK = {"unread": "*", "read": " ", "done": "✓"}
 
@@ -77,8 +82,18 @@ def who(agents: list[AgentInfo]) -> str:
         return "no agents known yet"
     width = max(len(a.name) for a in agents)
     return "\n".join(
-        f"{a.name:<{width}}  {a.unread:>4} unread  ({', '.join(a.known_from)})" for a in agents
+        f"{a.name:<{width}}  {a.unread:>4} unread  {_presence(a):<24}  ({', '.join(a.known_from)})"
+        for a in agents
     )
+
+
+def _presence(agent: AgentInfo) -> str:
+    if agent.online:
+        programs = sorted({s.program or "?" for s in agent.sessions})
+        return f"online ({', '.join(programs)})"
+    if agent.last_seen:
+        return f"last seen {_date(agent.last_seen)}"
+    return "no server seen"
 
 
 def doctor(report: DoctorReport) -> str:
@@ -87,4 +102,24 @@ def doctor(report: DoctorReport) -> str:
     lines += [f"problem: {p}" for p in report.problems]
     if report.healthy:
         lines.append("ok: no problems found")
+    return "\n".join(lines)
+
+
+def installed(report: Report) -> str:
+    """What ``install`` did (or, with --dry-run, would do) to each file, then advice."""
+    lines: list[str] = []
+    for change in report.changes:
+        if report.dry_run and change.changed:
+            lines.append(change.diff().rstrip("\n"))
+        elif not change.changed:
+            lines.append(f"unchanged: {change.path}")
+        else:
+            lines.append(f"{'updated' if change.before is not None else 'created'}: "
+                         f"{change.path}")
+    lines += [f"note: {n}" for n in report.notes]
+    if report.dry_run:
+        lines.append("dry run: nothing was written")
+    else:
+        lines.append(f"{report.host.title} now runs mailslot as agent '{report.agent}'; "
+                     "restart it (or start a new session) to load the change.")
     return "\n".join(lines)

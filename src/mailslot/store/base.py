@@ -98,3 +98,13 @@ class Store(Protocol):
 
     def fix_permissions(self) -> int:
         """Tighten folders to 0700 and files to 0600; return how many were changed."""
+
+    # Presence (running MCP servers; see mailslot.presence) ----------------------
+    def write_presence(self, agent: str, key: str, record: Mapping[str, Any]) -> None:
+        """Replace ``agent``'s presence record ``key`` atomically (announce or heartbeat)."""
+
+    def presence(self) -> list[dict[str, Any]]:
+        """Every readable presence record of every agent, each with its ``agent`` and ``key``."""
+
+    def remove_presence(self, agent: str, key: str) -> None:
+        """Forget one presence record (gone already is fine)."""

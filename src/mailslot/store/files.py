@@ -385,3 +385,41 @@ class FileStore:
             os.chmod(path, _DIR_MODE if stat.S_ISDIR(info.st_mode) else _FILE_MODE)
             changed += 1
         return changed
+
+    # Presence (running MCP servers; see mailslot.presence) ----------------------
+    # presence/<agent>/<key>.json, one small JSON object per running server, replaced
+    # whole (tmp + rename) on every heartbeat so a reader never sees half a record.
+    def write_presence(self, agent: str, key: str, record: Mapping[str, Any]) -> None:
+        data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        try:
+            tmp = self._stage(data, f"presence-{agent}-{key}")
+            os.rename(tmp, self._dir("presence", agent) / f"{key}.json")
+        except OSError as exc:
+            raise _os_error(exc, f"cannot record presence of {agent}") from None
+
+    def presence(self) -> list[dict[str, Any]]:
+        folder = self._dir("presence", create=False)
+        found: list[dict[str, Any]] = []
+        try:
+            with os.scandir(folder) as agents:
+                boxes = [e.name for e in agents if e.is_dir(follow_symlinks=False)]
+        except FileNotFoundError:
+            return found
+        for agent in sorted(boxes):
+            for path in sorted((folder / agent).glob("*.json")):
+                try:
+                    record = json.loads(read_file(path))
+                except (OSError, ValueError, UnsafePath):
+                    continue  # vanished, half-planted or not ours: not a running server
+                if isinstance(record, dict):
+                    found.append({**record, "agent": agent, "key": path.stem})
+        return found
+
+    def remove_presence(self, agent: str, key: str) -> None:
+        path = self._dir("presence", agent, create=False) / f"{key}.json"
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise _os_error(exc, f"cannot remove {path}") from None

@@ -1,0 +1,176 @@
+"""Our entries inside a host's settings: the MCP server and the hook handlers.
+
+Works on the parsed document (a JSON object, or a tomlkit document, which behaves like
+one), changing only what is ours: the server named ``mailslot`` and hook handlers whose
+command runs ``mailslot hook``. Everything else is kept as it was, in its place.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from typing import Any
+
+from ..errors import InvalidInput, Refused
+from .hosts import HookFile
+
+SERVER_NAME = "mailslot"
+_OUR_HOOK = re.compile(r"mailslot(\.exe)?['\"]?\s+hook\s")
+Doc = MutableMapping[str, Any]
+
+
+def _section(doc: Doc, key: str, where: str) -> Doc:
+    """``doc[key]``, created empty if missing; anything but an object is an error."""
+    if key not in doc:
+        doc[key] = {}
+    value = doc[key]
+    if not isinstance(value, MutableMapping):
+        raise InvalidInput(f"{where}: '{key}' must be an object; nothing was changed")
+    return value
+
+
+def _agent_in(argv: Sequence[object]) -> str | None:
+    words = [str(w) for w in argv]
+    for i, word in enumerate(words[:-1]):
+        if word == "--agent":
+            return words[i + 1]
+    return None
+
+
+def _same_agent(bound: str | None, agent: str, where: str) -> None:
+    """Moving a registration to another agent is refused: a host would change who it is."""
+    if bound is not None and bound.lower() != agent:
+        raise Refused(
+            f"{where} already registers mailslot as agent '{bound}'; remove that entry "
+            f"first to change it, or pass --agent {bound}"
+        )
+
+
+def set_server(doc: Doc, container: str, fields: Mapping[str, Any], agent: str,
+               where: str) -> None:
+    """Add or update the ``mailslot`` server; its other keys (``env``...) are kept."""
+    servers = _section(doc, container, where)
+    current = servers.get(SERVER_NAME)
+    if current is None:
+        servers[SERVER_NAME] = dict(fields)
+        return
+    if not isinstance(current, MutableMapping):
+        raise InvalidInput(f"{where}: '{container}.{SERVER_NAME}' must be an object; "
+                           "nothing was changed")
+    args = current.get("args")
+    _same_agent(_agent_in(args) if isinstance(args, list) else None, agent, where)
+    for key, value in fields.items():
+        if current.get(key) != value:
+            current[key] = value
+
+
+def runs_our_hook(command: str) -> bool:
+    """Whether a command line (or a settings file's text) runs ``mailslot hook``."""
+    return _OUR_HOOK.search(command) is not None
+
+
+def is_ours(handler: object) -> bool:
+    """A hook handler whose command runs ``mailslot hook`` (any install of it)."""
+    if not isinstance(handler, Mapping):
+        return False
+    return any(isinstance(handler.get(k), str) and runs_our_hook(handler[k])
+               for k in ("command", "bash"))
+
+
+def _handler_agent(handler: Mapping[str, Any]) -> str | None:
+    command = handler.get("command") or handler.get("bash")
+    try:
+        return _agent_in(shlex.split(str(command)))
+    except ValueError:
+        return None
+
+
+def _splice(items: list[Any], desired: list[Any],
+            strip: Callable[[Any], Any | None]) -> list[Any]:
+    """``items`` with ours replaced by ``desired``, at the place the first of ours was."""
+    out: list[Any] = []
+    placed = False
+    for item in items:
+        kept = strip(item)
+        if kept is item:
+            out.append(item)
+            continue
+        if not placed:
+            out.extend(desired)
+            placed = True
+        if kept is not None:
+            out.append(kept)
+    if not placed:
+        out.extend(desired)
+    return out
+
+
+def set_hooks(doc: Doc, spec: HookFile, command: Callable[[str], str], agent: str,
+              where: str, *, wake: str | None = None) -> None:
+    """Make our handlers for each of the host's events exactly those ``spec`` asks for.
+
+    ``wake``: the command of Claude Code's background waiter, added on Stop with
+    ``asyncRewake``.
+    """
+    hooks = _section(doc, "hooks", where)
+    if spec.style != "groups":
+        doc.setdefault("version", 1)
+    for hook in spec.hooks:
+        entries = hooks.get(hook.event, [])
+        if not isinstance(entries, list):
+            raise InvalidInput(f"{where}: 'hooks.{hook.event}' must be a list; "
+                               "nothing was changed")
+        handler = _handler(spec, hook.ours, command(hook.ours))
+        strip: Callable[[Any], Any | None]
+        if spec.style == "groups":
+            desired = [_group(handler, hook.matcher)]
+            if wake is not None and hook.ours == "stop":
+                desired.append(_group({"type": "command", "command": wake,
+                                       "asyncRewake": True, "timeout": 3600}, None))
+            strip = _strip_group
+            for group in entries:
+                if isinstance(group, Mapping) and isinstance(group.get("hooks"), list):
+                    for h in group["hooks"]:
+                        if is_ours(h):
+                            _same_agent(_handler_agent(h), agent, where)
+        else:
+            desired = [handler]
+            strip = _strip_handler
+            for h in entries:
+                if is_ours(h):
+                    _same_agent(_handler_agent(h), agent, where)
+        merged = _splice(entries, desired, strip)
+        if merged != entries:
+            hooks[hook.event] = merged
+
+
+def _handler(spec: HookFile, event: str, command: str) -> dict[str, Any]:
+    if spec.style == "copilot":
+        return {"type": "command", "bash": command, "timeoutSec": spec.timeout}
+    if spec.style == "cursor":
+        return {"command": command, "timeout": spec.timeout}
+    handler: dict[str, Any] = {"type": "command", "command": command, "timeout": spec.timeout}
+    if spec.named:
+        handler = {"name": f"mailslot-{event}", **handler}
+    return handler
+
+
+def _group(handler: dict[str, Any], matcher: str | None) -> dict[str, Any]:
+    group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+    group["hooks"] = [handler]
+    return group
+
+
+def _strip_group(group: Any) -> Any | None:
+    """The group without our handlers (``None`` if nothing is left), or itself if none."""
+    if not isinstance(group, Mapping) or not isinstance(group.get("hooks"), list):
+        return group
+    rest = [h for h in group["hooks"] if not is_ours(h)]
+    if len(rest) == len(group["hooks"]):
+        return group
+    return {**group, "hooks": rest} if rest else None
+
+
+def _strip_handler(handler: Any) -> Any | None:
+    return None if is_ours(handler) else handler

@@ -1,0 +1,145 @@
+"""Plan, check and write the changes of one ``mailslot install`` (see the package)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from ..errors import InvalidInput, MailslotError
+from ..identity import git_toplevel
+from . import entries, files
+from .hosts import HOSTS, Host, Scope
+
+
+@dataclass(frozen=True)
+class Change:
+    """One settings file: its text before (``None``: no file yet) and after."""
+
+    path: Path
+    before: str | None
+    after: str
+    in_project: bool
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        return files.diff(self.path, self.before, self.after)
+
+
+@dataclass(frozen=True)
+class Report:
+    host: Host
+    scope: Scope
+    agent: str
+    changes: list[Change]
+    notes: list[str] = field(default_factory=list)
+    dry_run: bool = False
+
+
+def find_executable() -> str:
+    """The absolute path of this installation's ``mailslot`` command."""
+    beside = Path(sys.executable).parent / "mailslot"
+    candidates = [beside, Path(sys.argv[0]) if Path(sys.argv[0]).name == "mailslot" else None]
+    for path in candidates:
+        if path is not None and path.is_file() and os.access(path, os.X_OK):
+            return str(path.absolute())
+    found = shutil.which("mailslot")
+    if found is None:
+        raise InvalidInput("cannot find the mailslot command to register; install mailslot "
+                           "so that `mailslot` is on PATH")
+    return str(Path(found).absolute())
+
+
+def install(
+    host_name: str,
+    agent: str,
+    *,
+    scope: Scope | None = None,
+    hooks: bool = False,
+    wake: bool = False,
+    dry_run: bool = False,
+    mailbox_dir: str | None = None,
+    executable: str | None = None,
+    home: Path | None = None,
+    cwd: Path | None = None,
+) -> Report:
+    """Plan every change, refuse before writing anything if one is wrong, then write."""
+    host = HOSTS[host_name]
+    if wake and not (hooks and host.name == "claude"):
+        raise InvalidInput("--wake needs --hooks and works only for claude "
+                           "(Claude Code's asyncRewake hooks)")
+    if hooks and host.hooks is None:
+        raise InvalidInput(f"{host.title} has no documented hook settings; install it "
+                           "without --hooks (its agents use the MCP tools)")
+    scope = scope or host.default_scope
+    home = home or Path.home()
+    here = (cwd or Path.cwd()).absolute()
+    project = git_toplevel(here) or here
+    exe = executable or find_executable()
+    tail = ["--agent", agent]
+    if mailbox_dir:
+        tail += ["--dir", str(Path(mailbox_dir).expanduser().absolute())]
+
+    def where(rel: str) -> Path:
+        return home / rel[2:] if rel.startswith("~/") else project / rel
+
+    plan: dict[Path, list[files.Editor]] = {}
+    mcp_path = where(host.mcp_path[scope])
+    container = "mcp_servers" if host.mcp_format == "toml" else "mcpServers"
+    fields = {**host.mcp_fields, "command": exe, "args": ["serve", *tail]}
+    plan[mcp_path] = [partial(entries.set_server, container=container, fields=fields,
+                              agent=agent, where=str(mcp_path))]
+    notes = list(host.notes.get(scope, ()))
+    if hooks and host.hooks is not None:
+        spec = host.hooks
+        hook_path = where(spec.path[scope])
+
+        def command(event: str) -> str:
+            return shlex.join([exe, "hook", host.name, event, *tail])
+
+        plan.setdefault(hook_path, []).append(partial(
+            entries.set_hooks, spec=spec, command=command, agent=agent, where=str(hook_path),
+            wake=command("wait") if wake else None))
+        notes += spec.notes
+        notes += [f"{host.title} also runs Claude Code's hooks in {p}: mail may be shown "
+                  "twice there; keep one of the two." for rel in spec.also_runs
+                  if _has_our_hooks(p := where(rel))]
+    changes = []
+    for path, editors in plan.items():
+        text = files.read_text(path)
+        edit = files.edit_toml if path == mcp_path and host.mcp_format == "toml" \
+            else files.edit_json
+        changes.append(Change(path, text, edit(path, text, editors), scope == "project"))
+    notes += [n for c in changes if c.in_project and (n := _git_advice(project, c.path))]
+    if not dry_run:
+        for change in changes:
+            if change.changed:
+                files.write_atomic(change.path, change.after, change.before)
+    return Report(host, scope, agent, changes, notes, dry_run)
+
+
+def _has_our_hooks(path: Path) -> bool:
+    """Whether a Claude Code settings file already runs ``mailslot hook``."""
+    try:
+        text = files.read_text(path)
+    except MailslotError:
+        return False
+    return text is not None and entries.runs_our_hook(text)
+
+
+def _git_advice(project: Path, path: Path) -> str | None:
+    ignored = files.git_ignored(project, path)
+    shown = path.relative_to(project) if path.is_relative_to(project) else path
+    if ignored is None:
+        return None
+    if ignored:
+        return f"{shown} holds paths on this machine; git already ignores it."
+    return (f"{shown} holds paths on this machine: add it to .gitignore rather than "
+            "committing it.")

@@ -1,0 +1,305 @@
+"""``mailslot install HOST``: each host's files, in temporary home and project folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Result
+from mailslot.install import HOST_NAMES, HOSTS
+
+Cli = Callable[..., Result]
+EXE = str(Path(sys.executable).parent / "mailslot")
+HOOKED = [h for h in HOST_NAMES if HOSTS[h].hooks is not None]
+
+
+@pytest.fixture
+def home(isolated: Path) -> Path:
+    return isolated / "home"
+
+
+@pytest.fixture
+def project(isolated: Path) -> Path:
+    return isolated / "work"
+
+
+def where(rel: str, home: Path, project: Path) -> Path:
+    return home / rel[2:] if rel.startswith("~/") else project / rel
+
+
+def mcp_file(host: str, scope: str, home: Path, project: Path) -> Path:
+    return where(HOSTS[host].mcp_path[scope], home, project)  # type: ignore[index]
+
+
+def hook_file(host: str, scope: str, home: Path, project: Path) -> Path:
+    spec = HOSTS[host].hooks
+    assert spec is not None
+    return where(spec.path[scope], home, project)  # type: ignore[index]
+
+
+def load(path: Path) -> dict[str, Any]:
+    text = path.read_text()
+    return tomllib.loads(text) if path.suffix == ".toml" else dict(json.loads(text))
+
+
+def server_of(doc: dict[str, Any]) -> dict[str, Any]:
+    return dict((doc.get("mcpServers") or doc["mcp_servers"])["mailslot"])
+
+
+def serve_args(agent: str = "ada") -> list[str]:
+    return ["serve", "--agent", agent, "--dir", os.environ["MAILSLOT_DIR"]]
+
+
+def hook_command(host: str, event: str, agent: str = "ada") -> str:
+    return shlex.join([EXE, "hook", host, event, "--agent", agent,
+                       "--dir", os.environ["MAILSLOT_DIR"]])
+
+
+def install(cli: Cli, host: str, *options: str, agent: str = "ada") -> Result:
+    return cli("--agent", agent, "install", host, *options)
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+@pytest.mark.parametrize("host", HOST_NAMES)
+def test_fresh_file(cli: Cli, host: str, scope: str, home: Path, project: Path) -> None:
+    r = install(cli, host, "--scope", scope)
+    assert r.code == 0, r.err
+    path = mcp_file(host, scope, home, project)
+    assert f"created: {path}" in r.out
+    entry = server_of(load(path))
+    assert entry == {**HOSTS[host].mcp_fields, "command": EXE, "args": serve_args()}
+    assert Path(entry["command"]).is_absolute()
+
+
+@pytest.mark.parametrize("host", HOST_NAMES)
+def test_other_servers_and_settings_are_kept(cli: Cli, host: str, home: Path,
+                                             project: Path) -> None:
+    path = mcp_file(host, "project", home, project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".toml":
+        path.write_text('# my settings\nmodel = "o3"\n\n[mcp_servers.other]\n'
+                        'command = "other-server"  # keep me\n')
+    else:
+        path.write_text(json.dumps({"theme": "dark", "mcpServers": {
+            "other": {"command": "other-server", "args": ["x"]}}}, indent=4) + "\n")
+    before = load(path)
+    assert install(cli, host, "--scope", "project").code == 0
+    after = load(path)
+    servers = after.get("mcpServers") or after["mcp_servers"]
+    assert servers["other"] == (before.get("mcpServers") or before["mcp_servers"])["other"]
+    assert list(servers) == ["other", "mailslot"]
+    assert {k: v for k, v in after.items() if k not in ("mcpServers", "mcp_servers")} == {
+        k: v for k, v in before.items() if k not in ("mcpServers", "mcp_servers")}
+    if path.suffix == ".toml":
+        assert "# my settings" in path.read_text() and "# keep me" in path.read_text()
+    else:
+        assert '\n    "theme": "dark"' in path.read_text()  # the file's own indent
+
+
+def test_our_entrys_own_settings_are_kept(cli: Cli, home: Path, project: Path) -> None:
+    path = mcp_file("claude", "project", home, project)
+    path.write_text(json.dumps({"mcpServers": {"mailslot": {
+        "command": "/old/mailslot", "args": ["serve", "--agent", "ada"], "env": {"X": "1"}}}}))
+    assert install(cli, "claude").code == 0
+    assert server_of(load(path)) == {"command": EXE, "args": serve_args(), "env": {"X": "1"},
+                                     "type": "stdio"}
+
+
+@pytest.mark.parametrize("host", HOST_NAMES)
+def test_second_run_changes_nothing(cli: Cli, host: str, home: Path, project: Path) -> None:
+    options = ["--hooks"] if host in HOOKED else []
+    assert install(cli, host, *options).code == 0
+    written = {p: p.read_bytes() for p in (home, project) for p in p.rglob("*") if p.is_file()}
+    again = install(cli, host, *options)
+    assert again.code == 0 and "created" not in again.out and "updated" not in again.out
+    assert again.out.count("unchanged: ") == len({*written} - {project / ".git"})
+    assert {p: p.read_bytes() for p in written} == written
+
+
+@pytest.mark.parametrize("host", HOST_NAMES)
+def test_malformed_file_is_an_error_and_left_untouched(cli: Cli, host: str, home: Path,
+                                                       project: Path) -> None:
+    path = mcp_file(host, HOSTS[host].default_scope, home, project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    broken = "[mcp_servers\ncommand = " if path.suffix == ".toml" else '{"mcpServers": {,}'
+    path.write_text(broken)
+    r = install(cli, host, *(["--hooks"] if host in HOOKED else []))
+    kind = "TOML" if path.suffix == ".toml" else "JSON"
+    assert r.code == 2 and r.out == ""
+    assert r.err.startswith(f"mailslot: error: {path} is not valid {kind} (")
+    assert r.err.endswith("nothing was changed\n") and r.err.count("\n") == 1
+    assert path.read_text() == broken
+    assert [p for d in (home, project) for p in d.rglob("*") if p.is_file()] == [path]
+
+
+@pytest.mark.parametrize("shape", ['["a list"]', '{"mcpServers": []}',
+                                   '{"mcpServers": {"mailslot": "x"}}'])
+def test_wrong_shapes_are_errors(cli: Cli, shape: str, home: Path, project: Path) -> None:
+    path = mcp_file("cursor", "project", home, project)
+    path.parent.mkdir(parents=True)
+    path.write_text(shape)
+    r = install(cli, "cursor")
+    assert r.code == 2 and "nothing was changed" in r.err and path.read_text() == shape
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(cli: Cli, home: Path,
+                                                    project: Path) -> None:
+    r = install(cli, "gemini", "--hooks", "--dry-run")
+    path = mcp_file("gemini", "project", home, project)
+    assert r.code == 0 and not path.exists()
+    assert f"--- /dev/null\n+++ {path}\n" in r.out
+    assert '+  "mcpServers": {' in r.out and '+  "hooks": {' in r.out
+    assert r.out.rstrip().endswith("dry run: nothing was written")
+    assert install(cli, "gemini", "--hooks").code == 0
+    r = install(cli, "gemini", "--hooks", "--dry-run")
+    assert f"unchanged: {path}" in r.out and "---" not in r.out
+
+
+def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
+    path = hook_file("claude", "project", home, project)
+    assert path.name == "settings.local.json"
+    r = install(cli, "claude", "--hooks", "--wake")
+    assert r.code == 0, r.err
+    hooks = load(path)["hooks"]
+    assert hooks["SessionStart"] == [{"matcher": "startup|resume|clear|compact", "hooks": [
+        {"type": "command", "command": hook_command("claude", "session-start"), "timeout": 10}]}]
+    assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == hook_command(
+        "claude", "user-prompt-submit")
+    stop, wait = hooks["Stop"]
+    assert stop["hooks"][0]["command"] == hook_command("claude", "stop")
+    assert wait["hooks"] == [{"type": "command", "command": hook_command("claude", "wait"),
+                              "asyncRewake": True, "timeout": 3600}]
+    assert "approve" in r.out and "Cursor and Copilot CLI also run" in r.out
+    assert install(cli, "claude", "--hooks").code == 0  # without --wake: the waiter goes
+    assert len(load(path)["hooks"]["Stop"]) == 1
+
+
+def test_users_own_hooks_are_kept_in_place(cli: Cli, home: Path, project: Path) -> None:
+    path = hook_file("claude", "user", home, project)
+    path.parent.mkdir(parents=True)
+    mine = {"type": "command", "command": "notify-send done"}
+    path.write_text(json.dumps({"model": "opus", "hooks": {
+        "Stop": [{"hooks": [mine]}, {"hooks": [{"type": "command",
+                                                "command": "/old/bin/mailslot hook claude stop"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [mine]}]}}))
+    assert install(cli, "claude", "--hooks", "--scope", "user").code == 0
+    doc = load(path)
+    assert doc["model"] == "opus" and doc["hooks"]["PreToolUse"][0]["hooks"] == [mine]
+    stop = doc["hooks"]["Stop"]
+    assert stop[0] == {"hooks": [mine]}
+    assert [h["command"] for g in stop[1:] for h in g["hooks"]] == [
+        hook_command("claude", "stop")]
+
+
+@pytest.mark.parametrize("host, events", [
+    ("codex", {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
+               "Stop": "stop"}),
+    ("gemini", {"SessionStart": "session-start", "BeforeAgent": "before-agent",
+                "AfterAgent": "after-agent"}),
+])
+def test_group_style_hook_hosts(cli: Cli, host: str, events: dict[str, str], home: Path,
+                                project: Path) -> None:
+    assert install(cli, host, "--hooks").code == 0
+    hooks = load(hook_file(host, "project", home, project))["hooks"]
+    assert set(hooks) == set(events)
+    for event, ours in events.items():
+        (handler,) = hooks[event][0]["hooks"]
+        assert handler["command"] == hook_command(host, ours)
+        assert handler["timeout"] == (10_000 if host == "gemini" else 10)
+        if host == "gemini":
+            assert handler["name"] == f"mailslot-{ours}"
+    assert hook_file("codex", "project", home, project).name == "hooks.json"
+
+
+def test_cursor_and_copilot_hooks(cli: Cli, home: Path, project: Path) -> None:
+    assert install(cli, "cursor", "--hooks").code == 0
+    cursor = load(hook_file("cursor", "project", home, project))
+    assert cursor == {"hooks": {
+        "sessionStart": [{"command": hook_command("cursor", "session-start"), "timeout": 10}],
+        "stop": [{"command": hook_command("cursor", "stop"), "timeout": 10}]}, "version": 1}
+    assert install(cli, "copilot", "--hooks").code == 0
+    copilot = load(hook_file("copilot", "user", home, project))
+    assert copilot["hooks"]["agentStop"] == [
+        {"type": "command", "bash": hook_command("copilot", "stop"), "timeoutSec": 10}]
+
+
+def test_cursor_warns_when_claude_hooks_would_run_twice(cli: Cli) -> None:
+    assert install(cli, "claude", "--hooks").code == 0
+    r = install(cli, "cursor", "--hooks")
+    assert "Cursor also runs Claude Code's hooks in" in r.out and "settings.local.json" in r.out
+
+
+@pytest.mark.parametrize("options, message", [
+    (["claude", "--wake"], "--wake needs --hooks and works only for claude"),
+    (["codex", "--hooks", "--wake"], "--wake needs --hooks and works only for claude"),
+    (["antigravity", "--hooks"], "Antigravity has no documented hook settings"),
+])
+def test_refused_options(cli: Cli, options: list[str], message: str, project: Path) -> None:
+    r = install(cli, *options)
+    assert r.code == 2 and message in r.err
+    assert not any(project.iterdir())
+
+
+def test_install_needs_an_explicit_identity(cli: Cli, project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    r = cli("install", "claude")
+    assert r.code == 2 and r.err.startswith("mailslot: error: no identity")
+    assert not (project / ".mcp.json").exists()
+
+
+def test_moving_a_registration_to_another_agent_is_refused(cli: Cli, home: Path,
+                                                           project: Path) -> None:
+    assert install(cli, "claude", "--hooks").code == 0
+    before = (project / ".mcp.json").read_text()
+    r = install(cli, "copilot", "--scope", "project", agent="bob")
+    assert r.code == 1
+    assert r.err.startswith(f"mailslot: {project / '.mcp.json'} already registers mailslot "
+                            "as agent 'ada'")
+    assert (project / ".mcp.json").read_text() == before
+    r = install(cli, "claude", "--hooks", agent="bob")
+    assert r.code == 1 and (project / ".mcp.json").read_text() == before
+
+
+def test_claude_and_copilot_share_the_project_mcp_json(cli: Cli, project: Path) -> None:
+    assert install(cli, "claude").code == 0
+    assert install(cli, "copilot", "--scope", "project").code == 0
+    assert install(cli, "claude").out.startswith("unchanged: ")
+    assert server_of(load(project / ".mcp.json"))["tools"] == ["*"]
+
+
+def test_gitignore_advice(cli: Cli, project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    r = install(cli, "cursor")
+    assert "note: .cursor/mcp.json holds paths on this machine: add it to .gitignore" in r.out
+    (project / ".gitignore").write_text(".cursor/\n")
+    r = install(cli, "cursor")
+    assert "note: .cursor/mcp.json holds paths on this machine; git already ignores it" in r.out
+    assert "note:" not in install(cli, "cursor", "--scope", "user").out
+
+
+def test_project_is_the_git_checkout(cli: Cli, project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "sub").mkdir()
+    os.chdir(project / "sub")
+    assert install(cli, "claude").code == 0
+    assert (project / ".mcp.json").exists() and not (project / "sub" / ".mcp.json").exists()
+
+
+def test_a_symlinked_settings_file_stays_a_link(cli: Cli, home: Path, isolated: Path) -> None:
+    real = isolated / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text('{"theme": "dark"}\n')
+    link = home / ".gemini" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert install(cli, "gemini", "--scope", "user").code == 0
+    assert link.is_symlink() and load(real)["theme"] == "dark" and "mcpServers" in load(real)

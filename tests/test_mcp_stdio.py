@@ -1,0 +1,117 @@
+"""Real ``mailslot serve`` processes over stdio, as a host starts them."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import TextContent
+
+from mailslot import Mailbox
+
+pytestmark = pytest.mark.anyio
+MAILSLOT = str(Path(sys.executable).parent / "mailslot")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def server(agent: str, root: Path, home: Path) -> StdioServerParameters:
+    # A stdio child gets only a few variables from its parent: pass what mailslot needs.
+    env = {"MAILSLOT_DIR": str(root), "HOME": str(home)}
+    return StdioServerParameters(command=MAILSLOT, args=["serve", "--agent", agent], env=env)
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def test_two_servers_exchange_reply_and_see_each_other(root: Path, isolated: Path) -> None:
+    home = isolated / "home"
+    async with (
+        Client(server("claude", root, home), mode="auto") as claude,
+        Client(server("gemini", root, home), mode="legacy") as gemini,
+    ):
+        agents = {a["name"]: a for a in (await call(claude, "list_agents"))["agents"]}
+        assert agents["gemini"]["online"] and agents["claude"]["online"]
+        assert agents["gemini"]["sessions"][0]["program"]  # whoever started it: python here
+
+        sent = await call(claude, "send_message", to="gemini", subject="Handshake",
+                          body="Are you there?", expect_reply=True)
+        page = await call(gemini, "read_messages")
+        assert [m["id"] for m in page["messages"]] == [sent["id"]]
+        assert "> Are you there?" in page["framed"]
+
+        answer = await call(gemini, "reply", message_id=sent["id"], body="Yes.")
+        status = await call(claude, "message_status", message_id=sent["id"])
+        assert status["recipients"] == [
+            {**status["recipients"][0], "agent": "gemini", "state": "done"}]
+        assert status["replies"] == [answer["id"]]
+        inbox = await call(claude, "read_messages")
+        assert inbox["messages"][0]["from"] == "gemini"
+        assert "> Yes." in inbox["framed"]
+
+    after = {a.name: a for a in Mailbox.open(str(root), "owner").who()}
+    assert not after["claude"].online and not after["gemini"].online
+    assert after["claude"].last_seen and after["gemini"].last_seen
+
+
+async def test_stdio_tool_error_text(root: Path, isolated: Path) -> None:
+    async with Client(server("gemini", root, isolated / "home")) as client:
+        result = await client.call_tool("send_message",
+                                        {"to": ["_x"], "subject": "s", "body": "b"})
+    assert result.is_error
+    block = result.content[0]
+    assert isinstance(block, TextContent) and block.text == "recipient '_x' is reserved"
+
+
+def _who(root: Path) -> dict[str, dict[str, Any]]:
+    out = subprocess.run([MAILSLOT, "--dir", str(root), "who", "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    return {a["name"]: a for a in json.loads(out)}
+
+
+def test_a_killed_server_stops_counting_as_online(root: Path) -> None:
+    env = {**os.environ, "MAILSLOT_DIR": str(root)}
+    proc = subprocess.Popen([MAILSLOT, "serve", "--agent", "codex"], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not _who(root).get("codex", {}).get("online"):
+            assert time.monotonic() < deadline, "server never showed as online"
+            time.sleep(0.05)
+        who = subprocess.run([MAILSLOT, "--dir", str(root), "who"], check=True,
+                             capture_output=True, text=True).stdout
+        assert "codex" in who and "online (" in who
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.close()
+        proc.stdout.close()
+    codex = _who(root)["codex"]
+    assert codex["online"] is False and codex["last_seen"] and codex["sessions"] == []
+
+
+def test_serve_refuses_to_start_without_identity(root: Path, isolated: Path) -> None:
+    work = isolated / "work"
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    env = {k: v for k, v in os.environ.items() if k != "MAILSLOT_AGENT"}
+    done = subprocess.run([MAILSLOT, "serve"], cwd=work, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("mailslot: error: no identity: a server needs --agent NAME")
+    assert done.stderr.count("\n") == 1
