@@ -121,6 +121,7 @@ def test_second_run_changes_nothing(cli: Cli, host: str, home: Path, project: Pa
     written = {p: p.read_bytes() for p in (home, project) for p in p.rglob("*") if p.is_file()}
     again = install(cli, host, *options)
     assert again.code == 0 and "created" not in again.out and "updated" not in again.out
+    assert again.out.rstrip().endswith("already runs mailslot as agent 'ada'; nothing to do.")
     assert again.out.count("unchanged: ") == len({*written} - {project / ".git"})
     assert {p: p.read_bytes() for p in written} == written
 

@@ -113,5 +113,6 @@ def test_serve_refuses_to_start_without_identity(root: Path, isolated: Path) -> 
     done = subprocess.run([MAILSLOT, "serve"], cwd=work, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.startswith("mailslot: error: no identity: a server needs --agent NAME")
+    assert done.stderr.startswith("mailslot: error: no identity: a server (and what install "
+                                  "registers) needs --agent NAME or MAILSLOT_AGENT")
     assert done.stderr.count("\n") == 1

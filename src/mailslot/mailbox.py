@@ -524,8 +524,8 @@ class Mailbox:
         """
         if self.identity is None or self.identity.source == "git":
             raise NoIdentity(
-                "no identity: a server needs --agent NAME or MAILSLOT_AGENT "
-                "(the git checkout's name is not used here)"
+                "no identity: a server (and what install registers) needs --agent NAME or "
+                "MAILSLOT_AGENT; the git checkout's name is not used"
             )
         return self.agent
 

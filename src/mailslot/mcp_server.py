@@ -220,7 +220,7 @@ def build_server(
         messages = [i.message for i in items]
         framed = (framing.frame_all(messages, with_body=with_bodies, with_hint=with_bodies)
                   if items else "[mailslot] no messages")
-        page = {"mailbox": for_ or box.agent, "with_bodies": with_bodies,
+        page = {"mailbox": (for_ or box.agent).lower(), "with_bodies": with_bodies,
                 "messages": [_info(i) for i in items], "framed": framed}
         return _result(page, framed)
 

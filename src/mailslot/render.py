@@ -119,7 +119,10 @@ def installed(report: Report) -> str:
     lines += [f"note: {n}" for n in report.notes]
     if report.dry_run:
         lines.append("dry run: nothing was written")
-    else:
+    elif any(c.changed for c in report.changes):
         lines.append(f"{report.host.title} now runs mailslot as agent '{report.agent}'; "
                      "restart it (or start a new session) to load the change.")
+    else:
+        lines.append(f"{report.host.title} already runs mailslot as agent "
+                     f"'{report.agent}'; nothing to do.")
     return "\n".join(lines)

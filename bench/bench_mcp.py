@@ -1,0 +1,136 @@
+"""The MCP server over stdio: start-up, and tool-call round trips as a host sees them.
+
+A real ``mailslot serve`` process is driven with raw JSON-RPC lines (the legacy
+``initialize`` handshake most hosts send), so the client's own cost is not measured.
+Baselines from the same run: importing the MCP SDK in a fresh process (most of the
+start-up), and the same service calls made in-process (what the round trip adds to).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from common import VENV_BIN, Row, ms, percentile, process_time
+from mailslot import FileStore, Mailbox
+from mailslot.identity import Identity
+
+CALLS = 200
+STARTS = 5
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "bench", "version": "0"}}}
+
+
+def _send(pipe: IO[str], message: dict[str, Any]) -> None:
+    pipe.write(json.dumps(message) + "\n")
+    pipe.flush()
+
+
+def _answer(pipe: IO[str], request_id: int) -> dict[str, Any]:
+    while True:
+        line = pipe.readline()
+        if not line:
+            raise RuntimeError("the server closed its output")
+        message = json.loads(line)
+        if message.get("id") == request_id:
+            if "error" in message or message["result"].get("isError"):
+                raise RuntimeError(f"call failed: {message}")
+            return dict(message)
+
+
+def _start(root: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "MAILSLOT_DIR": str(root)}
+    return subprocess.Popen([str(VENV_BIN / "mailslot"), "serve", "--agent", "bench"], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.close()
+    proc.wait(timeout=10)
+    proc.stdout.close()
+
+
+def _start_times(root: Path) -> list[float]:
+    samples = []
+    for _ in range(STARTS):
+        start = time.perf_counter()
+        proc = _start(root)
+        assert proc.stdin is not None and proc.stdout is not None
+        _send(proc.stdin, INIT)
+        _answer(proc.stdout, 0)
+        samples.append(time.perf_counter() - start)
+        _stop(proc)
+    return samples
+
+
+def _round_trips(root: Path) -> dict[str, list[float]]:
+    proc = _start(root)
+    assert proc.stdin is not None and proc.stdout is not None
+    _send(proc.stdin, INIT)
+    _answer(proc.stdout, 0)
+    _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    calls = {
+        "send_message": {"to": "peer", "subject": "bench", "body": "x" * 500},
+        "read_messages": {"limit": 20},
+    }
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    request_id = 0
+    for name, arguments in calls.items():
+        for _ in range(CALLS):
+            request_id += 1
+            start = time.perf_counter()
+            _send(proc.stdin, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                               "params": {"name": name, "arguments": arguments}})
+            _answer(proc.stdout, request_id)
+            samples[name].append(time.perf_counter() - start)
+    _stop(proc)
+    return samples
+
+
+def _in_process(root: Path) -> dict[str, list[float]]:
+    box = Mailbox(FileStore(root), Identity("bench", "--agent"))
+    samples: dict[str, list[float]] = {"send_message": [], "read_messages": []}
+    for _ in range(CALLS):
+        start = time.perf_counter()
+        box.send("peer", "bench", "x" * 500)
+        samples["send_message"].append(time.perf_counter() - start)
+    for _ in range(CALLS):
+        start = time.perf_counter()
+        box.read_page(limit=20)
+        samples["read_messages"].append(time.perf_counter() - start)
+    return samples
+
+
+def run() -> list[Row]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "mailbox"
+        seeder = Mailbox(FileStore(root), Identity("peer", "--agent"))
+        for i in range(50):
+            seeder.send("bench", f"seed {i}", "y" * 500)
+        starts = _start_times(root)
+        sdk_import = process_time([sys.executable, "-c", "import mcp.server.mcpserver"],
+                                  repeats=STARTS)
+        trips = _round_trips(root)
+        local = _in_process(root)
+    rows = [Row("serve: start to first response (median)", ms(percentile(starts, 50)),
+                f"import mcp: {ms(sdk_import)}", "informational", None)]
+    for name in ("send_message", "read_messages"):
+        p50, p99 = percentile(trips[name], 50), percentile(trips[name], 99)
+        rows.append(Row(f"stdio {name} round trip p50 / p99", f"{ms(p50)} / {ms(p99)}",
+                        f"in-process p50 {ms(percentile(local[name], 50))}",
+                        "informational", None))
+    return rows
+
+
+if __name__ == "__main__":
+    from common import print_table
+
+    print_table(run())
