@@ -113,9 +113,9 @@ def set_hooks(doc: Doc, spec: HookFile, command: Callable[[str], str], agent: st
     ``wake``: the command of Claude Code's background waiter, added on Stop with
     ``asyncRewake``.
     """
+    if spec.style != "groups" and "version" not in doc:
+        doc["version"] = 1  # Cursor's and Copilot's files carry a format version first
     hooks = _section(doc, "hooks", where)
-    if spec.style != "groups":
-        doc.setdefault("version", 1)
     for hook in spec.hooks:
         entries = hooks.get(hook.event, [])
         if not isinstance(entries, list):
