@@ -7,6 +7,7 @@ retract all live here, once.
 
 from __future__ import annotations
 
+import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -285,9 +286,9 @@ class Mailbox:
                     candidates.append((i, "unread", BROADCAST_RECIPIENT))
                 elif include_done and not unread_only:
                     candidates.append((i, "read", BROADCAST_RECIPIENT))
-        candidates.sort(key=lambda c: c[0], reverse=True)
         page: list[Item] = []
-        for message_id, state, box in candidates[:limit]:
+        # Ids sort by time and are unique per mailbox, so the largest tuples are the newest.
+        for message_id, state, box in heapq.nlargest(limit, candidates):
             try:
                 if box == BROADCAST_RECIPIENT:
                     message, _ = self.store.load_broadcast(message_id, header_only=True)
