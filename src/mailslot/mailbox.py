@@ -7,6 +7,7 @@ retract all live here, once.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -493,9 +494,13 @@ class Mailbox:
 
     # Receipts ------------------------------------------------------------------
     def _event(self, kind: str, message_id: str, **extra: Any) -> None:
+        """Add a receipt. Best effort: the change it records is already done and durable,
+        so a log that cannot be written (a planted link, a full disk) must not turn a
+        success into an error that invites a second send. ``doctor`` reports the cause."""
         record: dict[str, Any] = {"ts": self._clock().isoformat(), "event": kind,
                                   "id": message_id}
         if "agent" not in extra and self.identity is not None:
             record["agent"] = self.agent
         record.update(extra)
-        self.store.append_event(record)
+        with contextlib.suppress(MailslotError, OSError):
+            self.store.append_event(record)

@@ -158,6 +158,8 @@ class FileStore:
             raise _os_error(exc, f"cannot deliver {message.id}") from None
 
     def deliver(self, message: Message, recipients: Sequence[str]) -> None:
+        for r in recipients:  # refuse a planted link before creating any recipient's folder
+            self._box(r, "unread", create=False)
         self._place(message, [self._box(r, "unread") for r in recipients])
 
     def publish(self, message: Message) -> None:
