@@ -7,6 +7,9 @@ import os
 import stat
 import subprocess
 import sys
+import time
+from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -61,3 +64,46 @@ def run_cli(*argv: str, stdin: bytes = b"", cwd: Path | None = None,
     )
     return subprocess.CompletedProcess(proc.args, proc.returncode,
                                        proc.stdout.decode(), proc.stderr.decode())
+
+
+WORKERS = Path(__file__).resolve().parent / "workers.py"
+
+
+def worker(*argv: object) -> subprocess.Popen[bytes]:
+    """Start ``workers.py`` with ``argv`` as a real process."""
+    return subprocess.Popen([sys.executable, str(WORKERS), *map(str, argv)],
+                            stderr=subprocess.PIPE)
+
+
+def promised(out: Path) -> list[tuple[str, list[str]]]:
+    """The complete ``<id> <recipients>`` lines a sender wrote (a cut last line is not one)."""
+    if not out.exists():
+        return []
+    text = out.read_text()
+    lines = text.split("\n")[:-1]  # whatever follows the last newline was cut by a kill
+    return [(mid, to.split(",")) for mid, to in (line.split(" ") for line in lines)]
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 60.0, what: str = "") -> None:
+    """Poll ``predicate`` until it holds, failing the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        time.sleep(0.005)
+
+
+def copies(root: Path, agent: str) -> Counter[str]:
+    """How many times each id appears across ``agent``'s new/, cur/ and done/."""
+    found: Counter[str] = Counter()
+    for folder in ("new", "cur", "done"):
+        for name in files_in(root / "agents" / agent / folder):
+            found[name.removesuffix(".md")] += 1
+    return found
+
+
+def finish(proc: subprocess.Popen[bytes], timeout: float = 120.0) -> int:
+    """Wait for a worker, close its pipe, and fail with its stderr if it failed."""
+    _, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, err.decode(errors="replace")
+    return proc.returncode

@@ -9,13 +9,13 @@ import sys
 import pytest
 
 HEAVY = ("mcp", "pydantic", "starlette", "watchdog")
-PROBE = """
+PROBE = f"""
 import json, sys
 from mailslot.cli import main
 code = main(sys.argv[1:])
-heavy = sorted({m.split(".")[0] for m in sys.modules} & set(%r))
-print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
-""" % (HEAVY,)
+heavy = sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))
+print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
+"""
 
 
 @pytest.mark.parametrize(
