@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -42,8 +43,8 @@ def test_a_subfolder_of_a_checkout_speaks_as_the_checkout(tmp_path: Path) -> Non
 
 def test_a_linked_worktree_speaks_as_its_own_folder(tmp_path: Path) -> None:
     repo = git_init(tmp_path / "main-repo")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@e", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
     subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "x"],
                    check=True, env=env)
     subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(tmp_path / "feature")],
