@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from conftest import Result
+from mailslot.cli import _COMMANDS
 
 Cli = Callable[..., Result]
 
@@ -92,3 +96,130 @@ def test_doctor_reports_and_fixes(cli: Cli, root: Path) -> None:
     assert r.code == 1 and "open to other users" in r.out
     assert cli("doctor", "--fix").code == 0
     assert cli("doctor").code == 0
+
+
+# Every command's output and exit code ---------------------------------------------------
+def test_send_prints_the_new_message_and_takes_several_recipients(cli: Cli) -> None:
+    r = cli("--agent", "claude", "send", "--to", "gemini,codex", "--to", "sarah",
+            "--subject", "Plan", "--body", "b", "--re-issue", "ISSUE-4", "--expect-reply",
+            "--wake", "--json")
+    data = json.loads(r.out)
+    assert data["to"] == ["gemini", "codex", "sarah"] and data["from"] == "claude"
+    assert data["re_issue"] == "ISSUE-4" and data["expect_reply"] is True
+    assert data["delivery"] == "wake" and data["body"] == "b"
+    assert set(data) >= {"id", "date", "subject", "in_reply_to", "thread"}
+    text = cli("--agent", "claude", "send", "--to", "gemini", "--subject", "s", "--body", "b")
+    assert text.code == 0 and text.out.startswith("sent ") and text.out.endswith(" to gemini\n")
+
+
+def test_global_options_go_before_or_after_the_command(cli: Cli, isolated: Path) -> None:
+    other = isolated / "other-box"
+    r = cli("send", "--agent", "claude", "--dir", str(other), "--to", "gemini",
+            "--subject", "s", "--body", "b", "--json")
+    assert r.code == 0, r.err
+    mid = json.loads(r.out)["id"]
+    assert (other / "agents/gemini/new" / f"{mid}.md").is_file()
+    assert json.loads(cli("--dir", str(other), "--agent", "gemini", "inbox", "--json").out)
+    assert json.loads(cli("--agent", "gemini", "inbox", "--json").out) == []
+
+
+def test_inbox_text_view(cli: Cli) -> None:
+    assert cli("--agent", "gemini", "inbox").out == "no messages\n"
+    a = send(cli, "claude", "gemini", "first")
+    send(cli, "claude", "gemini", "second")
+    cli("--agent", "gemini", "mark-read", a)
+    lines = cli("--agent", "gemini", "inbox").out.splitlines()
+    assert lines[0].startswith("* ") and lines[0].endswith("claude: second")
+    assert lines[2].startswith("  ") and lines[2].endswith("claude: first")
+    assert lines[3].strip() == a
+    cli("--agent", "claude", "broadcast", "--subject", "news", "--body", "b")
+    assert "claude (broadcast): news" in cli("--agent", "gemini", "inbox").out
+    assert cli("--agent", "codex", "inbox", "--for", "gemini").out.count(" claude") == 3
+
+
+def test_inbox_unread_and_for_all(cli: Cli) -> None:
+    a = send(cli, "claude", "gemini")
+    b = send(cli, "claude", "codex")
+    cli("--agent", "gemini", "mark-read", a)
+    assert json.loads(cli("--agent", "gemini", "inbox", "--unread", "--json").out) == []
+    everyone = json.loads(cli("inbox", "--for", "all", "--json").out)
+    assert {(m["id"], m["mailbox"]) for m in everyone} == {(a, "gemini"), (b, "codex")}
+
+
+def test_read_shows_everything_and_peek_leaves_it_unread(cli: Cli, root: Path) -> None:
+    mid = send(cli, "claude", "gemini", "Subject line", "Body\nsecond line")
+    peek = cli("--agent", "gemini", "read", mid, "--peek")
+    assert "state:    unread" in peek.out
+    assert f"file:     {root / 'agents/gemini/new' / mid}.md" in peek.out
+    shown = cli("--agent", "gemini", "read", mid)
+    assert shown.out.endswith("\n\nBody\nsecond line\n") and "subject:  Subject line" in shown.out
+    data = json.loads(cli("--agent", "gemini", "read", mid, "--json").out)
+    assert data["state"] == "read" and data["body"] == "Body\nsecond line"
+
+
+def test_mark_read_done_and_retract_print_one_line_each(cli: Cli) -> None:
+    a, b = send(cli, "claude", "gemini"), send(cli, "claude", "gemini")
+    assert cli("--agent", "gemini", "mark-read", a).out == f"read: {a}\n"
+    assert cli("--agent", "gemini", "done", a, b).out == f"done: {a}\ndone: {b}\n"
+    bc = json.loads(cli("--agent", "claude", "broadcast", "--subject", "s", "--body", "b",
+                        "--json").out)["id"]
+    assert cli("--agent", "claude", "retract", bc).out == f"retracted: {bc}\n"
+
+
+def test_operations_that_fail_exit_1_with_one_line(cli: Cli) -> None:
+    mid = send(cli, "claude", "gemini")
+    missing = "2026-01-01_000000.000000_x_to_gemini_s_abcdef"
+    for argv in (["read", missing], ["mark-read", missing], ["reply", missing, "--body", "x"],
+                 ["retract", mid], ["status", missing]):
+        r = cli("--agent", "gemini", *argv)
+        assert r.code == 1 and r.out == "" and r.err.count("\n") == 1, argv
+        assert r.err.startswith("mailslot: ") and not r.err.startswith("mailslot: error:")
+    bc = json.loads(cli("--agent", "claude", "broadcast", "--subject", "s", "--body", "b",
+                        "--json").out)["id"]
+    refused = cli("--agent", "gemini", "retract", bc)
+    assert refused.code == 1 and "only its sender" in refused.err
+
+
+def test_status_and_who_need_no_identity(cli: Cli) -> None:
+    mid = send(cli, "claude", "gemini")
+    text = cli("status", mid)
+    assert text.code == 0 and text.out.splitlines()[1] == "  from claude: hello"
+    assert "gemini" in text.out and "unread" in text.out
+    assert cli("who").out.splitlines()[0].startswith("claude")
+    assert cli("--dir", "elsewhere", "who").out == "no agents known yet\n"
+
+
+def test_doctor_json(cli: Cli, root: Path) -> None:
+    send(cli, "claude", "gemini")
+    data = json.loads(cli("doctor", "--json").out)
+    assert data == {"location": str(root), "problems": [], "fixed": []}
+
+
+def test_broadcast_and_reply_bodies_from_stdin(cli: Cli) -> None:
+    r = cli("--agent", "claude", "broadcast", "--subject", "s", "--json", stdin="all of you\n")
+    assert json.loads(r.out)["body"] == "all of you\n"
+    assert json.loads(r.out)["to"] == ["all"]
+
+
+def test_no_body_at_a_terminal_is_refused_without_waiting(root: Path) -> None:
+    main_fd, term_fd = os.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "mailslot", "--agent", "claude", "send", "--to", "gemini",
+             "--subject", "s"], stdin=term_fd, capture_output=True, text=True, timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(main_fd)
+        os.close(term_fd)
+    assert proc.returncode == 2 and "no body" in proc.stderr
+    assert not root.exists()
+
+
+def test_help_for_every_command(cli: Cli) -> None:
+    for name in sorted(_COMMANDS):
+        r = cli(name, "--help")
+        assert r.code == 0 and r.out.startswith(f"usage: mailslot {name}"), name
+    top = subprocess.run([sys.executable, "-m", "mailslot", "--help"], capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert top.returncode == 0 and "A local mailbox for AI coding agents." in top.stdout

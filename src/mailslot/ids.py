@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from .errors import InvalidInput
@@ -17,7 +18,9 @@ from .text import quoted
 
 MAX_ID_LENGTH = 200
 _SLUG_LENGTH = 40
-_ID = re.compile(r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+_[a-z0-9-]*_[0-9a-f]{6}")
+_ID_PATTERN = r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+_[a-z0-9-]*_[0-9a-f]{6}"
+_ID = re.compile(_ID_PATTERN, re.ASCII)
+_ID_FILE = re.compile(_ID_PATTERN + r"\.md", re.ASCII)
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 
 
@@ -52,6 +55,15 @@ def check_id(raw: object) -> str:
 def is_id(name: str) -> bool:
     """True when ``name`` is shaped like an id (used to skip stray files in folders)."""
     return len(name) <= MAX_ID_LENGTH and _ID.fullmatch(name) is not None
+
+
+def ids_of_files(names: Iterable[str]) -> list[str]:
+    """The ids among file names ``<id>.md``, stray files skipped.
+
+    The inbox lists every file of a folder, so this runs one C-level regex filter
+    rather than :func:`is_id` per name; the result is the same.
+    """
+    return [n[:-3] for n in filter(_ID_FILE.fullmatch, names) if len(n) <= MAX_ID_LENGTH + 3]
 
 
 def sender_of(message_id: str) -> str:

@@ -7,6 +7,8 @@ retract all live here, once.
 
 from __future__ import annotations
 
+import contextlib
+import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -291,9 +293,9 @@ class Mailbox:
                     candidates.append((i, "unread", BROADCAST_RECIPIENT))
                 elif include_done and not unread_only:
                     candidates.append((i, "read", BROADCAST_RECIPIENT))
-        candidates.sort(key=lambda c: c[0], reverse=True)
         page: list[Item] = []
-        for message_id, state, box in candidates[:limit]:
+        # Ids sort by time and are unique per mailbox, so the largest tuples are the newest.
+        for message_id, state, box in heapq.nlargest(limit, candidates):
             try:
                 if box == BROADCAST_RECIPIENT:
                     message, _ = self.store.load_broadcast(message_id, header_only=True)
@@ -507,12 +509,16 @@ class Mailbox:
 
     # Receipts ------------------------------------------------------------------
     def _event(self, kind: str, message_id: str, **extra: Any) -> None:
+        """Add a receipt. Best effort: the change it records is already done and durable,
+        so a log that cannot be written (a planted link, a full disk) must not turn a
+        success into an error that invites a second send. ``doctor`` reports the cause."""
         record: dict[str, Any] = {"ts": self._clock().isoformat(), "event": kind,
                                   "id": message_id}
         if "agent" not in extra and self.identity is not None:
             record["agent"] = self.agent
         record.update(extra)
-        self.store.append_event(record)
+        with contextlib.suppress(MailslotError, OSError):
+            self.store.append_event(record)
 
     # Servers (mcp_server, presence) ---------------------------------------------
     def bound_agent(self) -> str:

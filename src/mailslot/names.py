@@ -22,9 +22,15 @@ MAX_NAME_LENGTH = 64
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
 
+def _fold(raw: str) -> str:
+    """Lowercase ASCII only: ``str.lower`` maps some other letters to ASCII (the Kelvin
+    sign to ``k``), which would let a name outside ``a-z`` pass as one inside it."""
+    return raw.lower() if raw.isascii() else raw
+
+
 def is_valid_name(raw: str) -> bool:
     """True when ``raw`` (any case) is a usable agent name."""
-    name = raw.lower()
+    name = _fold(raw)
     return bool(_NAME.fullmatch(name)) and name not in RESERVED
 
 
@@ -33,7 +39,7 @@ def check_name(raw: object, role: str = "agent name") -> str:
     if not isinstance(raw, str) or raw == "":
         raise InvalidInput(f"{role} is empty")
     shown = quoted(raw)
-    name = raw.lower()
+    name = _fold(raw)
     if name.startswith("_") or name in RESERVED:
         raise InvalidInput(f"{role} {shown} is reserved")
     if len(name) > MAX_NAME_LENGTH:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotFound, StoreError, UnsafePath
-from ..ids import is_id
+from ..ids import ids_of_files
 from ..message import STATES, Message, State, from_bytes, to_bytes
 from .base import Event, StoredFile
 
@@ -86,10 +86,14 @@ class FileStore:
         self.root = Path(root).expanduser().absolute()
         self.location = str(self.root)
         self._checked: set[Path] = set()
+        self._folders: dict[tuple[str, ...], Path] = {}
 
     # Folders -------------------------------------------------------------------
     def _dir(self, *parts: str, create: bool = True) -> Path:
         """A folder under the root, each part checked to be a real folder (not a link)."""
+        known = self._folders.get(parts)
+        if known is not None:  # checked before by this process (send's hot path)
+            return known
         path = self.root
         if create and path not in self._checked:
             path.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
@@ -115,6 +119,7 @@ class FileStore:
             if not stat.S_ISDIR(info.st_mode):
                 raise UnsafePath(f"{path} should be a folder")
             self._checked.add(path)
+        self._folders[parts] = path
         return path
 
     def _box(self, agent: str, state: State, *, create: bool = True) -> Path:
@@ -153,6 +158,8 @@ class FileStore:
             raise _os_error(exc, f"cannot deliver {message.id}") from None
 
     def deliver(self, message: Message, recipients: Sequence[str]) -> None:
+        for r in recipients:  # refuse a planted link before creating any recipient's folder
+            self._box(r, "unread", create=False)
         self._place(message, [self._box(r, "unread") for r in recipients])
 
     def publish(self, message: Message) -> None:
@@ -163,14 +170,10 @@ class FileStore:
     def _ids_in(folder: Path) -> list[str]:
         try:
             with os.scandir(folder) as it:
-                names = [
-                    e.name[:-3]
-                    for e in it
-                    if e.name.endswith(".md") and e.is_file(follow_symlinks=False)
-                ]
+                names = [e.name for e in it if e.is_file(follow_symlinks=False)]
         except (FileNotFoundError, NotADirectoryError):
             return []
-        return [n for n in names if is_id(n)]
+        return ids_of_files(names)
 
     def entries(self, agent: str, states: Iterable[State]) -> list[tuple[str, State]]:
         found: list[tuple[str, State]] = []

@@ -1,0 +1,109 @@
+"""Helpers shared by tests: message factories and a picture of a mailbox folder."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from mailslot.ids import new_id
+from mailslot.message import Message
+
+BASE = datetime(2026, 9, 21, 12, 0, tzinfo=UTC)
+
+
+def make_message(sender: str = "claude", to: tuple[str, ...] = ("gemini",),
+                 subject: str = "hello", body: str = "hi", n: int = 0) -> Message:
+    """A message whose id sorts by ``n``."""
+    when = BASE + timedelta(seconds=n)
+    return Message(new_id(when, sender, list(to), subject), when.isoformat(), sender, to,
+                   subject, body)
+
+
+def snapshot(root: Path) -> dict[str, tuple[str, int, str]]:
+    """Every path under ``root``: kind, permission bits and (for files) a content hash.
+
+    Two equal snapshots mean nothing was written, created, removed or re-permissioned.
+    """
+    seen: dict[str, tuple[str, int, str]] = {}
+    if not root.exists():
+        return seen
+    for top, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(top) / name
+            info = os.lstat(path)
+            rel = str(path.relative_to(root))
+            if stat.S_ISLNK(info.st_mode):
+                seen[rel] = ("link", 0, os.readlink(path))
+            elif stat.S_ISDIR(info.st_mode):
+                seen[rel] = ("dir", stat.S_IMODE(info.st_mode), "")
+            else:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                seen[rel] = ("file", stat.S_IMODE(info.st_mode), digest)
+    return seen
+
+
+def files_in(folder: Path) -> list[str]:
+    """Names in ``folder`` (empty when it does not exist), sorted."""
+    return sorted(os.listdir(folder)) if folder.is_dir() else []
+
+
+def run_cli(*argv: str, stdin: bytes = b"", cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI as a real process (``python -m mailslot``), in the test's environment."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "mailslot", *argv], input=stdin, capture_output=True,
+        cwd=cwd, env=env, timeout=60, check=False,
+    )
+    return subprocess.CompletedProcess(proc.args, proc.returncode,
+                                       proc.stdout.decode(), proc.stderr.decode())
+
+
+WORKERS = Path(__file__).resolve().parent / "workers.py"
+
+
+def worker(*argv: object) -> subprocess.Popen[bytes]:
+    """Start ``workers.py`` with ``argv`` as a real process."""
+    return subprocess.Popen([sys.executable, str(WORKERS), *map(str, argv)],
+                            stderr=subprocess.PIPE)
+
+
+def promised(out: Path) -> list[tuple[str, list[str]]]:
+    """The complete ``<id> <recipients>`` lines a sender wrote (a cut last line is not one)."""
+    if not out.exists():
+        return []
+    text = out.read_text()
+    lines = text.split("\n")[:-1]  # whatever follows the last newline was cut by a kill
+    return [(mid, to.split(",")) for mid, to in (line.split(" ") for line in lines)]
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 60.0, what: str = "") -> None:
+    """Poll ``predicate`` until it holds, failing the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        time.sleep(0.005)
+
+
+def copies(root: Path, agent: str) -> Counter[str]:
+    """How many times each id appears across ``agent``'s new/, cur/ and done/."""
+    found: Counter[str] = Counter()
+    for folder in ("new", "cur", "done"):
+        for name in files_in(root / "agents" / agent / folder):
+            found[name.removesuffix(".md")] += 1
+    return found
+
+
+def finish(proc: subprocess.Popen[bytes], timeout: float = 120.0) -> int:
+    """Wait for a worker, close its pipe, and fail with its stderr if it failed."""
+    _, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, err.decode(errors="replace")
+    return proc.returncode

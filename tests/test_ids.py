@@ -1,0 +1,90 @@
+"""Message ids: shape, order, uniqueness, and that nothing path-like passes as one."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from mailslot.errors import InvalidInput
+from mailslot.ids import MAX_ID_LENGTH, check_id, ids_of_files, is_id, new_id, sender_of, slugify
+
+WHEN = datetime(2026, 9, 21, 16, 48, 8, 123456, tzinfo=timezone(timedelta(hours=2)))
+
+
+def test_new_id_reads_like_the_design_example() -> None:
+    mid = new_id(WHEN, "claude", ["gemini"], "Initial handshake")
+    assert mid.startswith("2026-09-21_144808.123456_claude_to_gemini_initial-handshake_")
+    assert is_id(mid) and check_id(mid) == mid
+    assert sender_of(mid) == "claude"
+
+
+def test_new_id_is_written_in_utc_whatever_the_offset() -> None:
+    assert new_id(WHEN.astimezone(UTC), "a", ["b"], "s")[:24] == new_id(WHEN, "a", ["b"], "s")[:24]
+
+
+def test_ids_sort_by_time() -> None:
+    ids = [new_id(WHEN + timedelta(microseconds=n * 7919), "zed", ["a"], "s") for n in range(50)]
+    assert sorted(ids) == ids
+
+
+def test_ids_from_the_same_instant_still_differ() -> None:
+    assert len({new_id(WHEN, "a", ["b"], "same") for _ in range(200)}) == 200
+
+
+def test_several_recipients_name_the_first_and_a_count() -> None:
+    mid = new_id(WHEN, "claude", ["gemini", "codex", "sarah"], "x")
+    assert "_claude_to_gemini+2_x_" in mid and is_id(mid)
+
+
+def test_slug_keeps_only_safe_characters() -> None:
+    assert slugify("Hello, World! ../etc/passwd") == "hello-world-etc-passwd"
+    assert slugify("---") == ""
+    assert slugify("x" * 100) == "x" * 40
+
+
+def test_id_with_empty_slug_is_valid() -> None:
+    mid = new_id(WHEN, "a", ["b"], "日本語")
+    assert "_to_b__" in mid and is_id(mid)
+
+
+def test_longest_names_and_subject_stay_within_the_limit() -> None:
+    mid = new_id(WHEN, "s" * 64, ["r" * 64, "q"], "w" * 200)
+    assert len(mid) <= MAX_ID_LENGTH and is_id(mid)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "x",
+        "../2026-09-21_144808.123456_a_to_b_s_abcdef",
+        "2026-09-21_144808.123456_a_to_b_s_abcdef/..",
+        "2026-09-21_144808.123456_a_to_b_s/../x_abcdef",
+        "2026-09-21_144808.123456_a_to_b_..._abcdef",
+        "2026-09-21_144808.123456_a_to_b_s_abcdef.md",
+        "2026-09-21_144808.123456_a_to_b_s_abcdef\n",
+        "2026-09-21_144808.123456_A_to_b_s_abcdef",
+        "2026-09-21_144808.123456_a_b_to_c_s_abcdef",
+        "2026-09-21_144808.123456_a_to_b_s_abcdeg",
+        "٢٠٢٦-09-21_144808.123456_a_to_b_s_abcdef",  # digits of another script
+        "2026-09-21_144808.123456_a_to_b_" + "s" * 200 + "_abcdef",
+    ],
+)
+def test_malformed_ids_are_refused(raw: str) -> None:
+    assert not is_id(raw)
+    with pytest.raises(InvalidInput, match="is not a message id"):
+        check_id(raw)
+
+
+@pytest.mark.parametrize("raw", ["", None, 7])
+def test_empty_id_is_refused(raw: object) -> None:
+    with pytest.raises(InvalidInput, match="empty"):
+        check_id(raw)
+
+
+def test_ids_of_files_skips_strays_and_agrees_with_is_id() -> None:
+    good = new_id(WHEN, "a", ["b"], "s")
+    names = [f"{good}.md", good, "README.md", f"{good}.md.tmp", ".md", "x.md",
+             "2026-09-21_144808.123456_a_to_b_" + "s" * 200 + "_abcdef.md"]
+    assert ids_of_files(names) == [good]
+    assert ids_of_files(names) == [n[:-3] for n in names if n.endswith(".md") and is_id(n[:-3])]

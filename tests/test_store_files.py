@@ -1,0 +1,274 @@
+"""The file store: layout, permissions, crash-safe writes, moves, and refusing links."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from mailslot.errors import NotFound, StoreError, UnsafePath
+from mailslot.message import to_bytes
+from mailslot.store import FileStore
+from support import files_in, make_message
+
+
+@pytest.fixture
+def store(root: Path) -> FileStore:
+    return FileStore(root)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def test_deliver_links_one_file_per_recipient_and_leaves_no_staging(
+    store: FileStore, root: Path
+) -> None:
+    m = make_message(to=("gemini", "codex"))
+    store.deliver(m, ["gemini", "codex"])
+    for agent in ("gemini", "codex"):
+        path = root / "agents" / agent / "new" / f"{m.id}.md"
+        assert path.read_bytes() == to_bytes(m)
+        assert mode(path) == 0o600
+    assert os.stat(root / "agents/gemini/new" / f"{m.id}.md").st_nlink == 2  # one write
+    assert files_in(root / "tmp") == []
+    for folder in (root, root / "agents", root / "agents/gemini", root / "agents/gemini/new",
+                   root / "tmp"):
+        assert mode(folder) == 0o700
+
+
+def test_deliver_never_overwrites_an_existing_id(store: FileStore, root: Path) -> None:
+    m = make_message(body="first")
+    store.deliver(m, ["gemini"])
+    with pytest.raises(FileExistsError):
+        store.deliver(replace(m, body="second"), ["gemini"])
+    assert store.load("gemini", m.id)[0].body == "first"
+    assert files_in(root / "tmp") == []
+
+
+def test_entries_load_and_state_of(store: FileStore) -> None:
+    a, b = make_message(n=1), make_message(n=2)
+    store.deliver(a, ["gemini"])
+    store.deliver(b, ["gemini"])
+    assert sorted(store.entries("gemini", ["unread"])) == [(a.id, "unread"), (b.id, "unread")]
+    assert store.entries("gemini", ["read", "done"]) == []
+    assert store.entries("nobody", ["unread"]) == []
+    assert store.load("gemini", a.id) == (a, "unread")
+    assert store.load("gemini", a.id, header_only=True)[0].body == ""
+    assert store.state_of("gemini", a.id) == "unread"
+    assert store.state_of("codex", a.id) is None
+    with pytest.raises(NotFound):
+        store.load("codex", a.id)
+
+
+def test_move_goes_forward_only_and_is_idempotent(store: FileStore, root: Path) -> None:
+    m = make_message()
+    store.deliver(m, ["gemini"])
+    assert store.move("gemini", m.id, "read") == "unread"
+    assert store.move("gemini", m.id, "read") == "read"  # already there: success
+    assert store.move("gemini", m.id, "done") == "read"
+    assert store.move("gemini", m.id, "unread") == "done"  # never backwards
+    assert store.state_of("gemini", m.id) == "done"
+    assert files_in(root / "agents/gemini/new") == files_in(root / "agents/gemini/cur") == []
+    assert store.path_of("gemini", m.id) == str(root / "agents/gemini/done" / f"{m.id}.md")
+    with pytest.raises(NotFound):
+        store.move("codex", m.id, "done")
+
+
+def test_stray_files_and_folders_are_not_messages(store: FileStore, root: Path) -> None:
+    m = make_message()
+    store.deliver(m, ["gemini"])
+    new = root / "agents/gemini/new"
+    (new / "README.md").write_text("notes")
+    (new / f"{m.id}.md.swp").write_text("editor")
+    (new / "2026-01-01_000000.000000_x_to_y_s_abcdef.md").mkdir()
+    assert store.entries("gemini", ["unread"]) == [(m.id, "unread")]
+
+
+def test_broadcasts_publish_retract_and_load(store: FileStore, root: Path) -> None:
+    m = make_message(to=("all",))
+    store.publish(m)
+    assert store.broadcast_ids() == [m.id] and store.broadcast_ids(live=False) == []
+    assert store.load_broadcast(m.id) == (m, True)
+    assert store.retract(m.id) is True
+    assert store.retract(m.id) is False
+    assert store.broadcast_ids() == [] and store.broadcast_ids(live=False) == [m.id]
+    assert store.load_broadcast(m.id) == (m, False)
+    with pytest.raises(NotFound):
+        store.retract(make_message(n=5).id)
+    with pytest.raises(NotFound):
+        store.load_broadcast(make_message(n=5).id)
+
+
+def test_seen_sets_are_appended_and_synced(store: FileStore, root: Path) -> None:
+    assert store.seen("gemini") == set()
+    store.add_seen("gemini", ["a", "b"])
+    store.add_seen("gemini", ["b"])
+    store.add_seen("gemini", [])
+    assert store.seen("gemini") == {"a", "b"}
+    assert (root / "broadcast/seen/gemini").read_text() == "a\nb\nb\n"
+    assert mode(root / "broadcast/seen/gemini") == 0o600
+
+
+def test_agent_names_are_real_folders_only(store: FileStore, root: Path) -> None:
+    assert store.agent_names() == []
+    store.deliver(make_message(to=("gemini",)), ["gemini"])
+    store.deliver(make_message(to=("codex",), n=1), ["codex"])
+    (root / "agents/stray.txt").write_text("x")
+    (root / "agents/linked").symlink_to(root / "agents/codex")
+    assert store.agent_names() == ["codex", "gemini"]
+
+
+def test_events_are_appended_and_cut_lines_skipped(store: FileStore, root: Path) -> None:
+    store.append_event({"event": "delivered", "id": "a"})
+    with (root / "log/events.jsonl").open("a") as log:
+        log.write('{"event": "read", "id"')  # a line cut by a crash
+        log.write("\n[1, 2]\n")
+    store.append_event({"event": "done", "id": "a", "note": "é"})
+    assert list(store.events()) == [{"event": "delivered", "id": "a"},
+                                     {"event": "done", "id": "a", "note": "é"}]
+    assert mode(root / "log/events.jsonl") == 0o600
+
+
+def test_no_events_yet(store: FileStore) -> None:
+    assert list(store.events()) == []
+
+
+def test_config_missing_saved_atomically_and_reloaded(store: FileStore, root: Path) -> None:
+    assert store.load_config() == {}
+    store.save_config({"owner": "sarah", "x-unknown": [1]})
+    assert store.load_config() == {"owner": "sarah", "x-unknown": [1]}
+    assert mode(root / "config.json") == 0o600
+    assert files_in(root / "tmp") == []
+
+
+@pytest.mark.parametrize(("text", "why"), [("{", "not valid JSON"), ("[]", "JSON object"),
+                                           ("\udcff", "not valid JSON")])
+def test_unreadable_config_is_a_store_error(
+    store: FileStore, root: Path, text: str, why: str
+) -> None:
+    root.mkdir()
+    (root / "config.json").write_bytes(text.encode("utf-8", "surrogateescape"))
+    with pytest.raises(StoreError, match=why):
+        store.load_config()
+
+
+def test_staging_lists_and_removes_leftovers(store: FileStore, root: Path) -> None:
+    assert store.staging() == []
+    (root / "tmp").mkdir(parents=True)
+    leftover = root / "tmp" / "half-written"
+    leftover.write_text("x")
+    os.utime(leftover, (0, 0))
+    [item] = store.staging()
+    assert item.path == str(leftover) and item.age_seconds > 50 * 365 * 86400
+    store.remove_staging(item)
+    assert store.staging() == []
+
+
+def test_problems_and_fix_permissions(store: FileStore, root: Path) -> None:
+    m = make_message()
+    store.deliver(m, ["gemini"])
+    assert store.problems() == []
+    path = root / "agents/gemini/new" / f"{m.id}.md"
+    path.chmod(0o644)
+    (root / "agents").chmod(0o755)
+    (root / "agents/gemini/cur").mkdir(mode=0o700)
+    broken = root / "agents/gemini/cur" / f"{make_message(n=3).id}.md"
+    broken.write_text("not a message")
+    broken.chmod(0o600)
+    (root / "agents/gemini/done").symlink_to("/")
+    found = store.problems()
+    assert any(str(path) in p and "mode 644" in p for p in found)
+    assert any(p.startswith(str(root / "agents")) and "mode 755" in p for p in found)
+    assert any("not a message file" in p for p in found)
+    assert any("agents/gemini/done is a symlink" in p for p in found)
+    assert store.fix_permissions() == 2
+    assert mode(path) == 0o600 and mode(root / "agents") == 0o700
+    assert len(store.problems()) == 2  # the link and the broken file stay for a person
+
+
+# Links are never followed -------------------------------------------------------------
+def test_a_linked_agent_folder_is_refused_before_anything_is_written(
+    store: FileStore, root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "agents/gemini").mkdir(parents=True)
+    (root / "agents/gemini/new").symlink_to(outside)
+    with pytest.raises(UnsafePath, match="symlink"):
+        store.deliver(make_message(to=("codex", "gemini")), ["codex", "gemini"])
+    assert files_in(outside) == []
+    assert files_in(root / "agents") == ["gemini"]  # codex's folder was not even made
+    assert files_in(root / "tmp") == []
+    with pytest.raises(UnsafePath):
+        store.entries("gemini", ["unread"])
+
+
+def test_a_linked_message_file_is_skipped_when_listing_and_refused_when_read(
+    store: FileStore, root: Path, tmp_path: Path
+) -> None:
+    real = make_message(n=1)
+    store.deliver(real, ["gemini"])
+    planted = make_message(sender="owner", n=2)
+    target = tmp_path / "outside.md"
+    target.write_bytes(to_bytes(planted))
+    (root / "agents/gemini/new" / f"{planted.id}.md").symlink_to(target)
+    assert store.entries("gemini", ["unread"]) == [(real.id, "unread")]
+    with pytest.raises(UnsafePath, match="symlink"):
+        store.load("gemini", planted.id)
+    with pytest.raises(UnsafePath, match="symlink"):
+        store.move("gemini", planted.id, "done")
+    assert target.read_bytes() == to_bytes(planted)
+
+
+def test_a_linked_log_or_seen_file_is_never_written_through(
+    store: FileStore, root: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.write_text("")
+    (root / "log").mkdir(parents=True)
+    (root / "log/events.jsonl").symlink_to(outside)
+    (root / "broadcast/seen").mkdir(parents=True)
+    (root / "broadcast/seen/gemini").symlink_to(outside)
+    with pytest.raises(UnsafePath):
+        store.append_event({"event": "x"})
+    with pytest.raises(UnsafePath):
+        store.add_seen("gemini", ["a"])
+    with pytest.raises(UnsafePath):
+        store.seen("gemini")
+    assert outside.read_text() == ""
+
+
+def test_a_linked_config_is_refused(store: FileStore, root: Path, tmp_path: Path) -> None:
+    (tmp_path / "evil.json").write_text(json.dumps({"owner": "mallory"}))
+    root.mkdir()
+    (root / "config.json").symlink_to(tmp_path / "evil.json")
+    with pytest.raises(UnsafePath):
+        store.load_config()
+
+
+def test_a_folder_where_a_file_should_be_is_refused(store: FileStore, root: Path) -> None:
+    m = make_message()
+    (root / "agents/gemini/new" / f"{m.id}.md").mkdir(parents=True)
+    assert store.entries("gemini", ["unread"]) == []
+    with pytest.raises(UnsafePath, match="not a regular file"):
+        store.load("gemini", m.id)
+
+
+def test_a_file_where_a_folder_should_be_is_refused(store: FileStore, root: Path) -> None:
+    (root / "agents").mkdir(parents=True)
+    (root / "agents/gemini").write_text("x")
+    with pytest.raises(UnsafePath, match="should be a folder"):
+        store.deliver(make_message(), ["gemini"])
+
+
+def test_a_long_header_is_read_whole_in_header_only_mode(store: FileStore) -> None:
+    m = make_message(subject="s" * 200)
+    long_head = replace(m, re_issue="r" * 6000, body="b" * 10_000)
+    store.deliver(long_head, ["gemini"])
+    loaded, _ = store.load("gemini", m.id, header_only=True)
+    assert loaded.re_issue == "r" * 6000 and loaded.body == ""

@@ -1,0 +1,79 @@
+"""Worker processes for test_concurrency.py and test_crash.py (run as a script).
+
+    python workers.py send ROOT AGENT COUNT SEED OUT RECIPIENT...   (COUNT -1: until killed)
+    python workers.py read ROOT AGENT SEED STOP
+
+A sender appends ``<id> <recipients>`` to OUT only after ``send`` returned, in one
+write, so a line in OUT is a promise the mailbox must keep. A reader lists its inbox and
+reads, marks read or marks done at random until the file STOP exists, then makes one
+last pass. Both are deterministic given their seed (the interleaving is not).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+from mailslot import FileStore, Mailbox
+from mailslot.identity import Identity
+
+
+def body_for(agent: str, seq: int, lines: int) -> str:
+    """The body a sender writes for message ``seq``: checkable from the subject alone."""
+    return "".join(f"{agent} line {i} of message {seq}\n" for i in range(lines))
+
+
+def subject_for(agent: str, seq: int, lines: int) -> str:
+    return f"{agent} {seq} {lines}"
+
+
+def _box(root: str, agent: str) -> Mailbox:
+    return Mailbox(FileStore(Path(root)), Identity(agent, "--agent"))
+
+
+def send(root: str, agent: str, count: int, seed: int, out: str, recipients: list[str]) -> None:
+    rng = random.Random(seed)
+    box = _box(root, agent)
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    seq = 0
+    while count < 0 or seq < count:
+        lines = rng.randint(0, 120)
+        subject, body = subject_for(agent, seq, lines), body_for(agent, seq, lines)
+        if "all" in recipients and rng.random() < 0.1:
+            message = box.broadcast(subject, body)
+        else:
+            named = [r for r in recipients if r != "all"]
+            message = box.send(rng.sample(named, rng.choice((1, 1, 2))), subject, body)
+        os.write(fd, f"{message.id} {','.join(message.to)}\n".encode())
+        seq += 1
+    os.close(fd)
+
+
+def read(root: str, agent: str, seed: int, stop: str) -> None:
+    rng = random.Random(seed)
+    box = _box(root, agent)
+    last_pass = False
+    while True:
+        for item in box.inbox(limit=25):
+            action = rng.choice(("read", "mark_read", "done", "done"))
+            if action == "read":
+                box.read(item.message.id)
+            elif action == "mark_read":
+                box.mark_read(item.message.id)
+            else:
+                box.done([item.message.id])
+        if last_pass:
+            return
+        last_pass = os.path.exists(stop)
+        time.sleep(0.002)  # leave the CPUs to the senders
+
+
+if __name__ == "__main__":
+    kind, root, agent, *rest = sys.argv[1:]
+    if kind == "send":
+        send(root, agent, int(rest[0]), int(rest[1]), rest[2], rest[3:])
+    else:
+        read(root, agent, int(rest[0]), rest[1])
