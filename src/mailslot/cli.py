@@ -139,6 +139,16 @@ def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
     return 0 if report.healthy else 1
 
 
+def _hook(args: argparse.Namespace) -> int:
+    """``mailslot hook HOST EVENT``: never fails a session, so no error translation here.
+
+    ``mailslot.entry`` runs the same thing without loading this module.
+    """
+    from .hooks.run import run_hook
+
+    return run_hook(args.host, args.event, agent=args.agent, root=args.dir)
+
+
 # Parser ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     # Global options are accepted before or after the command name.
@@ -209,12 +219,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("doctor", "Check the mailbox folder's permissions, config and leftovers.")
     p.add_argument("--fix", action="store_true",
                    help="tighten permissions and remove staging files older than 36 hours")
+
+    p = add("hook", "Show pending mail to an agent from a host's hook (prints the host's JSON).",
+            prints_data=False)
+    p.add_argument("host", metavar="HOST", help="claude, codex, gemini, cursor or copilot")
+    p.add_argument("event", metavar="EVENT",
+                   help="claude, codex: session-start, user-prompt-submit, stop; gemini: "
+                        "session-start, before-agent, after-agent; cursor, copilot: "
+                        "session-start, stop (see docs/hooks.md)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "hook":
+        return _hook(args)
     try:
         box = Mailbox.open(args.dir, args.agent)
         return _COMMANDS[args.command](args, box)
