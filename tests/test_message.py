@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 import yaml
 from hypothesis import example, given, settings
@@ -37,6 +40,8 @@ def test_value_semantics() -> None:
         del a.body
     bare = a.without_body()
     assert bare.body == "" and bare.subject == a.subject and bare.extra == {"x": 1}
+    for twin in (copy.copy(a), copy.deepcopy(a), pickle.loads(pickle.dumps(a))):
+        assert twin == a and twin.extra == {"x": 1}
 
 
 def test_file_round_trip_takes_the_quick_path() -> None:

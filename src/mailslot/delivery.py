@@ -108,8 +108,8 @@ class Delivery:
             pending = [i for i in pending if i not in shown]
         if moment != START and not pending:
             return None
-        # The injection itself carries the agent name into the answer commands only
-        # when the name came from --agent: otherwise a plain command derives it again.
+        # Answer commands name the agent only when the name came from --agent: in the
+        # agent's shell a plain `mailslot` derives the same name from the environment.
         hint = self.agent if self.identity.source == "--agent" else None
         scope = (f"waiting for {self.agent}" if moment == START
                  else f"for {self.agent} not shown before in this session")

@@ -113,6 +113,10 @@ class Message:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"Message is immutable (cannot delete {name!r})")
 
+    def __reduce__(self) -> tuple[type[Message], tuple[object, ...]]:
+        """For ``copy`` and ``pickle``, which would otherwise set the fields one by one."""
+        return Message, tuple(getattr(self, name) for name in self.__slots__)
+
     @property
     def is_broadcast(self) -> bool:
         return self.to == ("all",)
