@@ -8,7 +8,7 @@ from types import ModuleType
 
 import pytest
 
-from mailslot.cli import _COMMANDS, build_parser
+from mailslot.cli import _COMMANDS, _UNTRANSLATED, build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,7 +24,7 @@ def gen() -> ModuleType:
 
 
 def test_every_command_has_a_handler_and_a_parser(gen: ModuleType) -> None:
-    assert set(gen.commands(build_parser())) == set(_COMMANDS)
+    assert set(gen.commands(build_parser())) == set(_COMMANDS) | set(_UNTRANSLATED)
 
 
 def test_every_command_is_documented(gen: ModuleType) -> None:

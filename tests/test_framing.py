@@ -1,10 +1,10 @@
-"""How mail is shown to a model: a header saying it is data, every content line quoted."""
+"""How mail is shown to a model: a header saying it is data, every content line quoted;
+an injection fits its limit and counts the rest."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from mailslot.framing import HEADER, frame, frame_all, one_line, quote
+from mailslot.framing import HEADER, answer_hint, frame, frame_all, injection, one_line, quote
+from mailslot.message import Message
 from support import make_message
 
 
@@ -28,7 +28,7 @@ def test_frame_carries_sender_ids_and_answer_hints() -> None:
 
 
 def test_broadcast_and_reply_are_labelled() -> None:
-    m = replace(make_message(to=("all",)), in_reply_to="x", re_issue="ISSUE-1")
+    m = make_message(to=("all",)).replace(in_reply_to="x", re_issue="ISSUE-1")
     text = frame(m)
     assert "kind: broadcast to all agents" in text and "in reply to: x" in text
     assert "re issue:\n> ISSUE-1" in text
@@ -43,3 +43,56 @@ def test_frame_all_starts_with_the_untrusted_data_header() -> None:
     text = frame_all([make_message(n=1), make_message(n=2)])
     assert text.startswith(HEADER + "\n\n") and text.count("[mailslot] message ") == 2
     assert "untrusted data" in HEADER
+
+
+def msg(n: int, body: str = "hello") -> Message:
+    mid = f"2026-05-20_1015{n:02d}.000000_claude_to_gemini_m{n}_abcdef"
+    return Message(mid, "2026-05-20T10:15:00+00:00", "claude", ("gemini",), f"m{n}", body)
+
+
+def test_quote_prefixes_every_line_whatever_breaks_it() -> None:
+    assert quote("a\n\nb") == "> a\n>\n> b"
+    assert quote("") == ">"
+    assert quote("a\u2028b\x85c\x0cd\r\ne") == "> a\n> b\n> c\n> d\n> e"
+
+
+def test_one_line_removes_breaks_and_controls() -> None:
+    assert one_line("a\nb\u2028c\x1bd") == "a b c d"
+    assert one_line("plain ünï") == "plain ünï"
+
+
+def test_answer_hint_names_the_agent_when_asked() -> None:
+    assert "`mailslot reply X`" in answer_hint("X")
+    assert "`mailslot --agent gemini done X`" in answer_hint("X", "gemini")
+
+
+def test_injection_loads_only_what_it_shows() -> None:
+    messages = {m.id: m for m in (msg(n, "x" * 800) for n in range(30))}
+    loaded: list[str] = []
+
+    def load(message_id: str) -> Message:
+        loaded.append(message_id)
+        return messages[message_id]
+
+    text, shown = injection(sorted(messages), load, limit=3000, scope="waiting for gemini")
+    assert len(text) < 3000 and text.startswith(HEADER)
+    assert shown == sorted(messages)[-len(shown):][::-1] and len(shown) >= 1
+    assert loaded == [*shown, sorted(messages)[-len(shown) - 1]]  # one more, found too big
+    assert f"{30 - len(shown)} older ones are not shown" in text
+
+
+def test_injection_counts_unreadable_and_carries_notes() -> None:
+    good = msg(1)
+    text, shown = injection([msg(0).id, good.id], {good.id: good}.get, limit=10_000,
+                            scope="waiting for gemini", notes=["warning: line\nbreak"])
+    assert shown == [good.id]
+    assert text.split("\n\n")[1] == (
+        "[mailslot] warning: line break\n"
+        "[mailslot] 2 messages waiting for gemini; 1 shown below, oldest first. "
+        "1 could not be read: `mailslot doctor` checks the mailbox.")
+
+
+def test_injection_without_mail_is_just_the_notes() -> None:
+    assert injection([], {}.get, limit=100, scope="s") == ("", [])
+    assert injection([], {}.get, limit=100, scope="s", notes=["warning: x"]) == (
+        "[mailslot] warning: x", [])

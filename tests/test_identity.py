@@ -21,7 +21,8 @@ def test_flag_beats_env_beats_git(tmp_path: Path) -> None:
     found = derive_identity(None, {"MAILSLOT_AGENT": "codex"}, repo)
     assert found is not None and (found.name, found.source) == ("codex", "MAILSLOT_AGENT")
     found = derive_identity(None, {}, repo)
-    assert found is not None and (found.name, found.source, found.path) == ("project", "git", repo)
+    assert found is not None
+    assert (found.name, found.source, found.path) == ("project", "git", str(repo))
 
 
 def test_an_empty_env_value_is_no_identity(tmp_path: Path) -> None:

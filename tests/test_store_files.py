@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -45,7 +44,7 @@ def test_deliver_never_overwrites_an_existing_id(store: FileStore, root: Path) -
     m = make_message(body="first")
     store.deliver(m, ["gemini"])
     with pytest.raises(FileExistsError):
-        store.deliver(replace(m, body="second"), ["gemini"])
+        store.deliver(m.replace(body="second"), ["gemini"])
     assert store.load("gemini", m.id)[0].body == "first"
     assert files_in(root / "tmp") == []
 
@@ -268,7 +267,7 @@ def test_a_file_where_a_folder_should_be_is_refused(store: FileStore, root: Path
 
 def test_a_long_header_is_read_whole_in_header_only_mode(store: FileStore) -> None:
     m = make_message(subject="s" * 200)
-    long_head = replace(m, re_issue="r" * 6000, body="b" * 10_000)
+    long_head = m.replace(re_issue="r" * 6000, body="b" * 10_000)
     store.deliver(long_head, ["gemini"])
     loaded, _ = store.load("gemini", m.id, header_only=True)
     assert loaded.re_issue == "r" * 6000 and loaded.body == ""

@@ -1,6 +1,9 @@
 """mailslot: a local mailbox for AI coding agents.
 
 The public API is the service and what it returns; everything else is private.
+
+The service classes are loaded on first use (PEP 562), so that ``mailslot hook`` can
+import its few modules without paying for the whole package.
 """
 
 from .errors import (
@@ -12,9 +15,14 @@ from .errors import (
     StoreError,
     UnsafePath,
 )
-from .mailbox import AgentInfo, DoctorReport, Item, Mailbox, RecipientStatus, Status
-from .message import Message
-from .store import FileStore, Store
+from .lazy import exports as _exports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .mailbox import AgentInfo, DoctorReport, Item, Mailbox, RecipientStatus, Status
+    from .message import Message
+    from .store import FileStore, Store
+del TYPE_CHECKING
 
 __version__ = "0.1.0"
 
@@ -36,3 +44,12 @@ __all__ = [
     "StoreError",
     "UnsafePath",
 ]
+
+_LAZY = {
+    **dict.fromkeys(("AgentInfo", "DoctorReport", "Item", "Mailbox", "RecipientStatus",
+                     "Status"), "mailbox"),
+    "Message": "message",
+    "FileStore": "store",
+    "Store": "store",
+}
+__getattr__ = _exports(__name__, _LAZY)

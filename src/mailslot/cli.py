@@ -161,6 +161,20 @@ def _install(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
+def _hook(args: argparse.Namespace) -> int:
+    """``mailslot hook HOST EVENT``: never fails a session, so no error translation here.
+
+    ``mailslot.entry`` runs the same thing without loading this module.
+    """
+    from .hooks.run import run_hook
+
+    return run_hook(args.host, args.event, agent=args.agent, root=args.dir)
+
+
+_UNTRANSLATED: dict[str, Callable[[argparse.Namespace], int]] = {"hook": _hook}
+"""Commands that must never fail their caller, so they skip the error translation."""
+
+
 # Parser ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     # Global options are accepted before or after the command name.
@@ -246,12 +260,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wake", action="store_true",
                    help="claude with --hooks: a background hook that wakes Claude for mail")
     p.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
+
+    p = add("hook", "Show pending mail to an agent from a host's hook (prints the host's JSON).",
+            prints_data=False)
+    p.add_argument("host", metavar="HOST", help="claude, codex, gemini, cursor or copilot")
+    p.add_argument("event", metavar="EVENT",
+                   help="claude, codex: session-start, user-prompt-submit, stop; gemini: "
+                        "session-start, before-agent, after-agent; cursor, copilot: "
+                        "session-start, stop (see docs/hooks.md)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in _UNTRANSLATED:
+        return _UNTRANSLATED[args.command](args)
     try:
         box = Mailbox.open(args.dir, args.agent)
         return _COMMANDS[args.command](args, box)

@@ -9,19 +9,29 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
 from .errors import InvalidInput, StoreError
 from .names import check_name
 from .text import DEFAULT_MAX_BODY_BYTES
 
+TYPE_CHECKING = False  # typing and pathlib are not loaded on the hook path
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
 DEFAULT_ROOT = "~/mailslot"
 
 
-def mailbox_root(explicit: str | None = None, env: Mapping[str, str] = os.environ) -> Path:
+def root_folder(explicit: str | None = None, env: Mapping[str, str] = os.environ) -> str:
     """``--dir`` beats ``MAILSLOT_DIR`` beats ``~/mailslot``."""
-    return Path(explicit or env.get("MAILSLOT_DIR") or DEFAULT_ROOT).expanduser()
+    return os.path.expanduser(explicit or env.get("MAILSLOT_DIR") or DEFAULT_ROOT)
+
+
+def mailbox_root(explicit: str | None = None, env: Mapping[str, str] = os.environ) -> Path:
+    """:func:`root_folder` as a ``Path``."""
+    from pathlib import Path
+
+    return Path(root_folder(explicit, env))
 
 
 class Config:
@@ -75,3 +85,15 @@ class Config:
             except StoreError as exc:
                 found.append(str(exc))
         return found
+
+    # Hooks ---------------------------------------------------------------------------
+    def auto_continue_on_stop(self, name: str) -> bool:
+        """May a Stop hook keep ``name``'s turn going to show new mail? Only if exactly true.
+
+        Continuing a turn the agent meant to end is the owner's choice, so anything but
+        JSON ``true`` (a string, a number, a malformed agents section) means no.
+        """
+        try:
+            return self.agent(name).get("auto_continue_on_stop") is True
+        except StoreError:
+            return False

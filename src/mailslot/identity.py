@@ -2,48 +2,67 @@
 
 Order: ``--agent``, then ``MAILSLOT_AGENT``, then the basename of the git toplevel that
 holds the working folder. Never the working folder's own name, never a tool argument.
+
+On the hook path, so it uses ``os.path`` rather than ``pathlib`` and no dataclass.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
-@dataclass(frozen=True)
 class Identity:
     """A raw name and where it came from (checked by the service, not here)."""
 
-    name: str
-    source: str  # "--agent", "MAILSLOT_AGENT" or "git"
-    path: Path | None = None  # the git toplevel, when that is the source
+    __slots__ = ("name", "path", "source")
+
+    def __init__(self, name: str, source: str, path: str | None = None) -> None:
+        self.name = name
+        self.source = source  # "--agent", "MAILSLOT_AGENT" or "git"
+        self.path = path  # the git toplevel, when that is the source
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Identity):
+            return NotImplemented
+        return (self.name, self.source, self.path) == (other.name, other.source, other.path)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.source, self.path))
+
+    def __repr__(self) -> str:
+        return f"Identity(name={self.name!r}, source={self.source!r}, path={self.path!r})"
 
 
-def git_toplevel(start: Path) -> Path | None:
+def git_toplevel(start: str | os.PathLike[str]) -> str | None:
     """The nearest folder at or above ``start`` holding ``.git`` (folder or worktree file).
 
     Walking up is what ``git rev-parse --show-toplevel`` does for ordinary checkouts and
     linked worktrees, without starting a process on every hook call.
     """
-    path = start.absolute()
-    for folder in (path, *path.parents):
-        if (folder / ".git").exists():
+    folder = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
             return folder
-    return None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def derive_identity(
     explicit: str | None = None,
     env: Mapping[str, str] = os.environ,
-    cwd: Path | None = None,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> Identity | None:
     if explicit is not None:
         return Identity(explicit, "--agent")
     if env.get("MAILSLOT_AGENT"):
         return Identity(env["MAILSLOT_AGENT"], "MAILSLOT_AGENT")
-    top = git_toplevel(cwd if cwd is not None else Path.cwd())
+    top = git_toplevel(cwd if cwd is not None else os.getcwd())
     if top is None:
         return None
-    return Identity(top.name, "git", top)
+    return Identity(os.path.basename(top), "git", top)

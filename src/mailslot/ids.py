@@ -8,13 +8,16 @@ semantics, so the rare collision is retried with a new id rather than overwritin
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from collections.abc import Iterable
-from datetime import UTC, datetime
 
 from .errors import InvalidInput
 from .text import quoted
+
+TYPE_CHECKING = False  # datetime is not loaded on the hook path, which only reads ids
+if TYPE_CHECKING:
+    from datetime import datetime
 
 MAX_ID_LENGTH = 200
 _SLUG_LENGTH = 40
@@ -31,10 +34,12 @@ def slugify(subject: str) -> str:
 
 def new_id(now: datetime, sender: str, recipients: list[str], subject: str) -> str:
     """A fresh id; ``now`` must be timezone-aware (it is written in UTC)."""
+    from datetime import UTC
+
     utc = now.astimezone(UTC)
     first = recipients[0] if len(recipients) == 1 else f"{recipients[0]}+{len(recipients) - 1}"
     head = f"{utc:%Y-%m-%d_%H%M%S}.{utc.microsecond:06d}_{sender}_to_{first}_"
-    tail = f"_{secrets.token_hex(3)}"
+    tail = f"_{os.urandom(3).hex()}"  # as secrets.token_hex, without its imports
     slug = slugify(subject)[: max(0, MAX_ID_LENGTH - len(head) - len(tail))].strip("-")
     return f"{head}{slug}{tail}"
 

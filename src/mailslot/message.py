@@ -15,43 +15,107 @@ A message file reads like an e-mail a person can open in any editor::
 The header is written by a YAML emitter and read by a safe loader. Header values never
 hold a line break (see :mod:`mailslot.text`), so the first ``---`` line after the opening
 one always ends the header.
+
+This module is on the hook path, which must start in a few milliseconds: it imports
+neither ``yaml`` nor ``dataclasses`` nor ``typing`` at load time. Headers in the exact
+shape the emitter writes are read by :func:`_quick_header`; anything else (a hand-edited
+file, an unusual subject) goes to the YAML loader, which stays the reference.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
-
-import yaml
+import re
+from functools import cache
 
 from .errors import StoreError
+from .ids import is_id
 
-State = Literal["unread", "read", "done"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    import yaml
+
+    State = Literal["unread", "read", "done"]
+    Delivery = Literal["inbox", "wake"]
+else:
+    State = str
+    Delivery = str
+
 STATES: tuple[State, ...] = ("unread", "read", "done")
-Delivery = Literal["inbox", "wake"]
-
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _OPEN = b"---\n"
 _CLOSE = b"\n---\n"
+_FIELDS = ("id", "date", "sender", "to", "subject", "body", "re_issue", "in_reply_to",
+           "thread", "expect_reply", "delivery")
 
 
-@dataclass(frozen=True)
 class Message:
-    """One delivered message. Immutable: state lives in folders, never in the file."""
+    """One delivered message. Immutable: state lives in folders, never in the file.
+
+    A hand-written value class rather than a dataclass: importing ``dataclasses`` costs
+    a hook more time than everything else it does.
+    """
+
+    __slots__ = (*_FIELDS, "extra")
 
     id: str
     date: str
     sender: str
     to: tuple[str, ...]
     subject: str
-    body: str = ""
-    re_issue: str | None = None
-    in_reply_to: str | None = None
-    thread: str | None = None
-    expect_reply: bool = False
-    delivery: Delivery = "inbox"
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    body: str
+    re_issue: str | None
+    in_reply_to: str | None
+    thread: str | None
+    expect_reply: bool
+    delivery: Delivery
+    extra: dict[str, Any]
+    """Header keys mailslot does not know, kept as read; not part of equality."""
+
+    def __init__(
+        self,
+        id: str,
+        date: str,
+        sender: str,
+        to: tuple[str, ...],
+        subject: str,
+        body: str = "",
+        re_issue: str | None = None,
+        in_reply_to: str | None = None,
+        thread: str | None = None,
+        expect_reply: bool = False,
+        delivery: Delivery = "inbox",
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        values = (id, date, sender, to, subject, body, re_issue, in_reply_to, thread,
+                  expect_reply, delivery, {} if extra is None else extra)
+        for name, value in zip(self.__slots__, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def _key(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in _FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Message):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in _FIELDS)
+        return f"Message({inner})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Message is immutable (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Message is immutable (cannot delete {name!r})")
+
+    def __reduce__(self) -> tuple[type[Message], tuple[object, ...]]:
+        """For ``copy`` and ``pickle``, which would otherwise set the fields one by one."""
+        return Message, tuple(getattr(self, name) for name in self.__slots__)
 
     @property
     def is_broadcast(self) -> bool:
@@ -87,15 +151,35 @@ class Message:
             data["body"] = self.body
         return data
 
+    def replace(self, **changes: Any) -> Message:
+        """A copy with some fields changed (what ``dataclasses.replace`` would do)."""
+        values: dict[str, Any] = {name: getattr(self, name) for name in self.__slots__}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise TypeError(f"Message has no field {', '.join(sorted(unknown))}")
+        values.update(changes)
+        return Message(**values)
+
     def without_body(self) -> Message:
-        return replace(self, body="")
+        return self.replace(body="")
+
+
+@cache
+def _yaml() -> tuple[Any, type[yaml.SafeLoader], type[yaml.SafeDumper]]:
+    """PyYAML and its fastest safe loader and dumper, loaded on first use."""
+    import yaml
+
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml, loader, dumper
 
 
 def to_bytes(message: Message) -> bytes:
     """The whole file: frontmatter and body, UTF-8."""
-    head = yaml.dump(
+    yaml, _, dumper = _yaml()
+    head: str = yaml.dump(
         message.header(),
-        Dumper=_Dumper,
+        Dumper=dumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,
@@ -127,16 +211,96 @@ def from_bytes(data: bytes, *, name: str, header_only: bool = False) -> Message:
         raise StoreError(f"{name}: not a message file (no complete '---' header)")
     head_bytes, body_at = parts
     try:
-        head = yaml.load(head_bytes.decode("utf-8"), Loader=_Loader)
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise StoreError(f"{name}: unreadable header ({type(exc).__name__})") from None
-    if not isinstance(head, dict):
-        raise StoreError(f"{name}: header is not a mapping")
+        text = head_bytes.decode("utf-8")
+    except UnicodeDecodeError:
+        raise StoreError(f"{name}: unreadable header (UnicodeDecodeError)") from None
+    head = _quick_header(text)
+    if head is None:
+        head = _yaml_header(text, name)
     try:
         body = "" if header_only else data[body_at:].decode("utf-8")
     except UnicodeDecodeError:
         raise StoreError(f"{name}: body is not UTF-8") from None
     return _from_header(head, body, name)
+
+
+def _yaml_header(text: str, name: str) -> dict[str, Any]:
+    yaml, loader, _ = _yaml()
+    try:
+        head = yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        raise StoreError(f"{name}: unreadable header ({type(exc).__name__})") from None
+    if not isinstance(head, dict):
+        raise StoreError(f"{name}: header is not a mapping")
+    return head
+
+
+# The quick reader ------------------------------------------------------------------
+# It accepts a strict subset of YAML: top-level ``key: value`` lines and ``- item``
+# lines under an empty key, each value plain or single-quoted on one line. For every
+# input it either returns exactly what the YAML loader would, or None (tests check this
+# against the loader with generated headers).
+_KEY = re.compile(r"([a-z_]+):(?: (.*))?")
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_RESOLVED_FIRST = frozenset("0123456789+.~<=")  # int, float, timestamp, null, merge, value
+_WORDS: dict[str, object] = {
+    **dict.fromkeys(("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),
+    **dict.fromkeys(("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False),
+    **dict.fromkeys(("null", "Null", "NULL"), None),
+}
+_NO_VALUE = object()
+
+
+def _scalar(raw: str) -> object:
+    """One value as YAML reads it, or ``_NO_VALUE`` when unsure."""
+    if raw.startswith("'"):
+        inner = raw[1:-1]
+        if len(raw) < 2 or not raw.endswith("'") or "'" in inner.replace("''", ""):
+            return _NO_VALUE
+        return inner.replace("''", "'")
+    if raw != raw.strip(" ") or raw[0] in _INDICATORS or raw.endswith(":"):
+        return _NO_VALUE
+    if ": " in raw or " #" in raw:
+        return _NO_VALUE
+    if raw[0] in _RESOLVED_FIRST:
+        return raw if is_id(raw) else _NO_VALUE
+    return _WORDS.get(raw, raw)
+
+
+def _quick_header(text: str) -> dict[str, Any] | None:
+    """The header as the YAML loader would read it, when its shape is the plain one."""
+    # Printable text has none of what YAML refuses or reads as a line break or a tab
+    # (it is stricter than YAML, which is fine: the loader takes the rest).
+    if not text.replace("\n", " ").isprintable():
+        return None
+    head: dict[str, Any] = {}
+    items: list[object] | None = None  # the list being filled, after an empty key
+    empty_key: str | None = None
+    for line in text.split("\n")[:-1]:
+        if line.startswith("- ") and empty_key is not None:
+            value = _scalar(line[2:]) if line[2:] else _NO_VALUE
+            if value is _NO_VALUE:
+                return None
+            if items is None:
+                items = head[empty_key] = []
+            items.append(value)
+            continue
+        match = _KEY.fullmatch(line)
+        if match is None or match.group(1) in head or match.group(1) in _WORDS:
+            return None
+        key, raw = match.groups()
+        items, empty_key = None, None
+        if raw is None:
+            head[key] = None
+            empty_key = key
+            continue
+        if not raw:
+            return None
+        value = _scalar(raw)
+        if value is _NO_VALUE:
+            return None
+        head[key] = value
+    return head or None
 
 
 def _from_header(head: dict[str, Any], body: str, name: str) -> Message:

@@ -38,14 +38,13 @@ def check_name(raw: object, role: str = "agent name") -> str:
     """Return the stored (lowercased) form of ``raw`` or raise :class:`InvalidInput`."""
     if not isinstance(raw, str) or raw == "":
         raise InvalidInput(f"{role} is empty")
-    shown = quoted(raw)
     name = _fold(raw)
     if name.startswith("_") or name in RESERVED:
-        raise InvalidInput(f"{role} {shown} is reserved")
+        raise InvalidInput(f"{role} {quoted(raw)} is reserved")
     if len(name) > MAX_NAME_LENGTH:
-        raise InvalidInput(f"{role} {shown} is {len(name)} characters; the limit is 64")
+        raise InvalidInput(f"{role} {quoted(raw)} is {len(name)} characters; the limit is 64")
     if not _NAME.fullmatch(name):
         raise InvalidInput(
-            f"{role} {shown} is not valid: use a-z, 0-9 and '-', not starting with '-'"
+            f"{role} {quoted(raw)} is not valid: use a-z, 0-9 and '-', not starting with '-'"
         )
     return name

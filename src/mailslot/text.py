@@ -8,18 +8,22 @@ outright because no honest text carries it.
 from __future__ import annotations
 
 import re
-from typing import BinaryIO
 
 from .errors import InvalidInput
+
+TYPE_CHECKING = False  # typing is not loaded on the hook path (see docs/hooks.md)
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 MAX_SUBJECT_LENGTH = 200
 MAX_FIELD_LENGTH = 200
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
-_LINE_BREAKS = re.compile(r"[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_BODY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_SPACES = re.compile(r"\s+")
+# Patterns are compiled on first use (re caches them): the hook path never needs them.
+_LINE_BREAKS = r"[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"
+_CONTROL = r"[\x00-\x1f\x7f-\x9f]"
+_BODY_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+_SPACES = r"\s+"
 
 
 def quoted(raw: str, limit: int = 80) -> str:
@@ -34,9 +38,9 @@ def clean_field(raw: object, field: str, limit: int = MAX_FIELD_LENGTH) -> str:
         raise InvalidInput(f"{field} must be text")
     if "\x00" in raw:
         raise InvalidInput(f"{field} contains a NUL byte")
-    if _LINE_BREAKS.search(raw):
+    if re.search(_LINE_BREAKS, raw):
         raise InvalidInput(f"{field} must be a single line (it contains a line break)")
-    value = _SPACES.sub(" ", _CONTROL.sub(" ", raw)).strip()
+    value = re.sub(_SPACES, " ", re.sub(_CONTROL, " ", raw)).strip()
     if not value:
         raise InvalidInput(f"{field} is empty")
     if len(value) > limit:
@@ -50,7 +54,7 @@ def clean_body(raw: object, max_bytes: int) -> str:
         raise InvalidInput("body must be text")
     if "\x00" in raw:
         raise InvalidInput("body contains a NUL byte")
-    body = _BODY_CONTROL.sub("\ufffd", raw.replace("\r\n", "\n").replace("\r", "\n"))
+    body = re.sub(_BODY_CONTROL, "\ufffd", raw.replace("\r\n", "\n").replace("\r", "\n"))
     size = len(body.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise InvalidInput(

@@ -81,7 +81,8 @@ def install(
     scope = scope or host.default_scope
     home = home or Path.home()
     here = (cwd or Path.cwd()).absolute()
-    project = git_toplevel(here) or here
+    top = git_toplevel(here)
+    project = Path(top) if top else here
     exe = executable or find_executable()
     tail = ["--agent", agent]
     if mailbox_dir:

@@ -2,9 +2,18 @@
 
 The service reaches messages only through :class:`Store`, so another backend (a
 server database for agents on several machines) can be added without touching a rule.
+
+Loaded on first use (PEP 562): the hook path imports only :mod:`.delivery_files`.
 """
 
-from .base import Event, Store, StoredFile
-from .files import FileStore
+from ..lazy import exports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .base import Event, Store, StoredFile
+    from .files import FileStore
 
 __all__ = ["Event", "FileStore", "Store", "StoredFile"]
+
+_LAZY = {"Event": "base", "Store": "base", "StoredFile": "base", "FileStore": "files"}
+__getattr__ = exports(__name__, _LAZY)

@@ -1,0 +1,192 @@
+"""Session delivery: which mail a hook shows an agent, and what it records afterwards.
+
+The rules, in one place (front ends in :mod:`mailslot.hooks` only translate):
+
+* **session start**: every directed message not yet done, and every standing broadcast
+  not yet served, so a cleared, compacted or resumed session never loses mail;
+* **prompt**: the same, minus what this session was already shown;
+* **stop**: like prompt, but only when the agent's config opts in
+  (``agents.<name>.auto_continue_on_stop: true``) and never when the host is already
+  continuing the turn because of a stop hook;
+* **broadcasts** are never shown to their sender, and are recorded as served only in
+  :meth:`Delivery.commit`, which the caller runs after the injection was written and
+  flushed: a crash in between serves them again, never loses them;
+* **claims**: the first read with a git-derived identity records its checkout as the
+  name's owner; a read of the same name from another checkout gets a warning, because
+  two checkouts with one name share (and can finish) one another's mail.
+
+Directed mail is not marked read by a hook: "read" stays something the agent does.
+"""
+
+from __future__ import annotations
+
+from .config import Config
+from .errors import MailslotError
+from .framing import injection
+from .identity import git_toplevel
+from .ids import sender_of
+from .store.delivery_files import SESSION_KEY
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from typing import Any, Protocol, TypeVar
+
+    from .identity import Identity
+    from .message import Message, State
+
+    class DeliveryStore(Protocol):
+        """What the rules need from storage (``store.delivery_files`` for files)."""
+
+        def entries(self, agent: str, states: Iterable[State]) -> list[tuple[str, State]]: ...
+        def load(self, agent: str, message_id: str) -> tuple[Message, State]: ...
+        def broadcast_ids(self) -> list[str]: ...
+        def load_broadcast(self, message_id: str) -> Message: ...
+        def seen(self, agent: str) -> set[str]: ...
+        def add_seen(self, agent: str, message_ids: Sequence[str]) -> None: ...
+        def shown(self, agent: str, session: str) -> set[str]: ...
+        def add_shown(self, agent: str, session: str, message_ids: Sequence[str]) -> None: ...
+        def prune_sessions(self, agent: str, older_than: float) -> None: ...
+        def claim(self, agent: str, path: str) -> str: ...
+        def replace_claim(self, agent: str, path: str) -> None: ...
+        def append_event(self, event: Mapping[str, Any]) -> None: ...
+        def load_config(self) -> dict[str, Any]: ...
+
+    T = TypeVar("T")
+
+START, PROMPT, STOP = "start", "prompt", "stop"
+MOMENTS = (START, PROMPT, STOP)
+SESSION_MAX_AGE = 30 * 24 * 3600
+"""A session's record of what it was shown is forgotten after this many idle seconds."""
+
+
+def session_key(raw: str) -> str:
+    """A host's session id as a safe file name: as given if it is one, else a hash."""
+    if SESSION_KEY.fullmatch(raw):
+        return raw
+    import hashlib  # rare, and hashlib is slow to load
+
+    return "h-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+class Injection:
+    """What a hook is about to show: the text and what to record once it is out."""
+
+    __slots__ = ("broadcasts", "moment", "session", "shown", "text")
+
+    def __init__(self, text: str, moment: str, session: str | None, shown: list[str],
+                 broadcasts: list[str]) -> None:
+        self.text = text
+        self.moment = moment
+        self.session = session
+        self.shown = shown  # every id shown (in full, or with its body cut)
+        self.broadcasts = broadcasts  # the broadcasts among them
+
+
+class Delivery:
+    """Session delivery for one agent over a store; ``problems`` collects what failed."""
+
+    def __init__(self, store: DeliveryStore, agent: str, identity: Identity) -> None:
+        self.store = store
+        self.agent = agent
+        self.identity = identity
+        self.problems: list[str] = []
+        self._broadcasts: set[str] = set()
+
+    def plan(self, moment: str, session: str | None, *, limit: int,
+             stop_active: bool = False) -> Injection | None:
+        """What to show at ``moment`` (``None``: nothing); records nothing but a claim."""
+        key = session_key(session) if session else None
+        if moment != START and key is None:
+            return None  # without a session there is no telling what it was shown
+        if moment == STOP and (stop_active or not self._auto_continue()):
+            return None
+        notes = self._claim_notes()
+        pending = self._pending()
+        if moment != START and key is not None and pending:
+            shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
+            pending = [i for i in pending if i not in shown]
+        if moment != START and not pending:
+            return None
+        # Answer commands name the agent only when the name came from --agent: in the
+        # agent's shell a plain `mailslot` derives the same name from the environment.
+        hint = self.agent if self.identity.source == "--agent" else None
+        scope = (f"waiting for {self.agent}" if moment == START
+                 else f"for {self.agent} not shown before in this session")
+        text, shown_ids = injection(pending, self._load, limit=limit, scope=scope,
+                                    hint_agent=hint, notes=notes)
+        if not text:
+            return None
+        broadcasts = [i for i in shown_ids if i in self._broadcasts]
+        return Injection(text, moment, key, shown_ids, broadcasts)
+
+    def commit(self, planned: Injection) -> None:
+        """Record what was shown. Call only after the injection was written and flushed.
+
+        The session's record comes first and the broadcasts' second, so a hook stopped
+        in between shows the broadcasts again rather than never.
+        """
+        if planned.session is not None:
+            self.store.add_shown(self.agent, planned.session, planned.shown)
+        if planned.broadcasts:
+            self.store.add_seen(self.agent, planned.broadcasts)
+            from datetime import datetime  # only now: most hooks never need it
+
+            now = datetime.now().astimezone().isoformat()
+            for message_id in planned.broadcasts:
+                self.store.append_event({"ts": now, "event": "read", "id": message_id,
+                                         "agent": self.agent, "via": "hook"})
+        if planned.moment == START:
+            self.store.prune_sessions(self.agent, SESSION_MAX_AGE)
+
+    # Rules -----------------------------------------------------------------------------
+    def _pending(self) -> list[str]:
+        """Ids of directed mail not done and of broadcasts not yet served, oldest first."""
+        directed: list[str] = self._attempt(
+            lambda: [i for i, _ in self.store.entries(self.agent, ("unread", "read"))], [])
+        live: list[str] = self._attempt(self.store.broadcast_ids, [])
+        if live:
+            seen: set[str] | None = self._attempt(lambda: self.store.seen(self.agent), None)
+            mine = self.agent
+            live = [] if seen is None else [
+                i for i in live if i not in seen and sender_of(i) != mine]
+        self._broadcasts = set(live)
+        return sorted({*directed, *live})
+
+    def _load(self, message_id: str) -> Message | None:
+        try:
+            if message_id in self._broadcasts:
+                return self.store.load_broadcast(message_id)
+            message, state = self.store.load(self.agent, message_id)
+        except (MailslotError, OSError) as exc:
+            self.problems.append(str(exc))
+            return None
+        return None if state == "done" else message
+
+    def _auto_continue(self) -> bool:
+        config: dict[str, Any] = self._attempt(self.store.load_config, {})
+        return Config(config).auto_continue_on_stop(self.agent)
+
+    def _claim_notes(self) -> list[str]:
+        path = self.identity.path
+        if self.identity.source != "git" or path is None:
+            return []
+        holder = self._attempt(lambda: self.store.claim(self.agent, path), path)
+        if holder == path:
+            return []
+        if not holder or git_toplevel(holder) != holder:  # that checkout is gone
+            self._attempt(lambda: self.store.replace_claim(self.agent, path), None)
+            return []
+        return [
+            f"warning: this checkout ({path}) and the one at {holder} both read mail as "
+            f"{self.agent!r}, so they share one mailbox and either may answer or finish "
+            "the other's mail. Give one of them its own name (MAILSLOT_AGENT or --agent)."
+        ]
+
+    def _attempt(self, action: Callable[[], T], fallback: T) -> T:
+        """``action()``, or ``fallback`` with the failure noted: show what can be shown."""
+        try:
+            return action()
+        except (MailslotError, OSError) as exc:
+            self.problems.append(str(exc))
+            return fallback

@@ -1,0 +1,126 @@
+"""The ``mailslot hook`` entry: read the host's JSON, print the host's JSON, exit 0.
+
+A hook never fails a session. Whatever goes wrong (no identity, no mailbox, garbage on
+stdin, an unreadable file, a slow disk) it prints nothing, or only what it could build,
+says so in one line on stderr, and exits 0; a timer ends the process (still exit 0)
+after :data:`BOUND_SECONDS` however it is stuck. What was shown is recorded only after
+the output was written and flushed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+
+from ..config import root_folder
+from ..delivery import Delivery
+from ..errors import MailslotError
+from ..identity import derive_identity
+from ..names import check_name
+from ..store.delivery_files import DeliveryFiles
+from . import hosts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import TextIO
+
+BOUND_SECONDS = 3.0
+STDIN_LIMIT = 8 << 20
+"""Hosts send a few kilobytes; more than this is not a hook's input."""
+
+
+def run_hook(
+    host: str,
+    event: str,
+    *,
+    agent: str | None = None,
+    root: str | None = None,
+    env: Mapping[str, str] = os.environ,
+) -> int:
+    """Run one hook on this process's stdin and stdout; always returns 0."""
+    restore = _bound(BOUND_SECONDS)
+    problem: str | None
+    try:
+        problem = _run(host, event, agent, root, env, sys.stdin, sys.stdout)
+    except MailslotError as exc:
+        problem = str(exc)
+    except BaseException as exc:  # a hook never fails a session, whatever happened
+        problem = f"{type(exc).__name__}: {exc}"
+    finally:
+        restore()
+    if problem:
+        _say(problem)
+    return 0
+
+
+def _say(problem: str) -> None:
+    """One line on stderr, if stderr can take it."""
+    line = f"mailslot hook: {problem}".splitlines()[0][:300]
+    try:
+        print(line, file=sys.stderr)
+    except (OSError, ValueError):
+        return
+
+
+def _run(host: str, event: str, agent: str | None, root: str | None,
+         env: Mapping[str, str], stdin: TextIO | None, stdout: TextIO) -> str | None:
+    """The hook; returns a problem worth one stderr line, if any."""
+    call = hosts.request(host, event, hosts.parse_payload(_read(stdin)), env)
+    if call is None:
+        return f"unknown hook {host!r} {event!r} (see docs/hooks.md)"
+    identity = derive_identity(agent, env)
+    if identity is None:
+        return "no identity (pass --agent, set MAILSLOT_AGENT or run in a git checkout)"
+    name = check_name(identity.name, f"agent name (from {identity.source})")
+    store = DeliveryFiles(root_folder(root, env))
+    if not store.exists():
+        return None  # no mailbox yet: nothing to say
+    delivery = Delivery(store, name, identity)
+    planned = None
+    if call.moment is not None:
+        planned = delivery.plan(call.moment, call.session, limit=hosts.CONTEXT_LIMIT,
+                                stop_active=call.stop_active)
+    stdout.write(json.dumps(hosts.output(call, planned.text if planned else None)))
+    stdout.flush()
+    if planned is not None:
+        delivery.commit(planned)
+    return delivery.problems[0] if delivery.problems else None
+
+
+def _read(stdin: TextIO | None) -> bytes:
+    """The host's input; nothing from a terminal (a person trying the command)."""
+    try:
+        if stdin is None or stdin.isatty():
+            return b""
+        return stdin.buffer.read(STDIN_LIMIT)
+    except (AttributeError, OSError, ValueError):  # closed, or not a real stream
+        return b""
+
+
+def _bound(seconds: float) -> Callable[[], None]:
+    """End the process with exit 0 after ``seconds``; returns the undo.
+
+    A signal timer rather than a thread: it interrupts a blocked read or open, and costs
+    no thread start. Off the main thread (an embedding program) there is no bound.
+    """
+    try:
+        previous = signal.signal(signal.SIGALRM, _expire)
+    except ValueError:
+        return lambda: None
+    earlier, interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def restore() -> None:
+        left = signal.setitimer(signal.ITIMER_REAL, 0)[0]
+        signal.signal(signal.SIGALRM, previous)
+        if earlier:  # someone else's timer was running: give it back what is left
+            signal.setitimer(signal.ITIMER_REAL, max(earlier - (seconds - left), 0.001),
+                             interval)
+
+    return restore
+
+
+def _expire(signum: int, frame: object) -> None:
+    os._exit(0)

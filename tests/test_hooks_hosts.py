@@ -1,0 +1,160 @@
+"""Every recorded host input through the real entry point; the output JSON exactly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import Result
+from hookkit import HEADER, expected, fixture, sender
+from mailslot import Message
+
+Cli = Callable[..., Result]
+START = "waiting for gemini"
+LATER = "for gemini not shown before in this session"
+
+
+def context(event: str) -> Callable[[str], object]:
+    return lambda text: {"hookSpecificOutput": {"hookEventName": event,
+                                                "additionalContext": text}}
+
+
+def decision(word: str) -> Callable[[str], object]:
+    return lambda text: {"decision": word, "reason": text}
+
+
+def field(name: str) -> Callable[[str], object]:
+    return lambda text: {name: text}
+
+
+def nothing(text: str) -> object:
+    return {}
+
+
+# fixture, HOST, EVENT, the scope line it counts with, the JSON it must print
+CASES = [
+    ("claude-session-start", "claude", "session-start", START, context("SessionStart")),
+    ("claude-session-start-resume", "claude", "session-start", START, context("SessionStart")),
+    ("claude-user-prompt-submit", "claude", "user-prompt-submit", LATER,
+     context("UserPromptSubmit")),
+    ("claude-stop", "claude", "stop", LATER, decision("block")),
+    ("claude-stop-active", "claude", "stop", LATER, nothing),
+    ("codex-session-start", "codex", "session-start", START, context("SessionStart")),
+    ("codex-user-prompt-submit", "codex", "user-prompt-submit", LATER,
+     context("UserPromptSubmit")),
+    ("codex-stop", "codex", "stop", LATER, decision("block")),
+    ("codex-stop-active", "codex", "stop", LATER, nothing),
+    ("gemini-session-start", "gemini", "session-start", START, context("SessionStart")),
+    ("gemini-before-agent", "gemini", "before-agent", LATER, context("BeforeAgent")),
+    ("gemini-after-agent", "gemini", "after-agent", LATER, decision("deny")),
+    ("cursor-session-start", "cursor", "session-start", START, field("additional_context")),
+    ("cursor-stop", "cursor", "stop", LATER, field("followup_message")),
+    ("copilot-session-start", "copilot", "session-start", START, field("additionalContext")),
+    ("copilot-session-start-pascal", "copilot", "session-start", START,
+     field("additionalContext")),
+    ("copilot-agent-stop", "copilot", "stop", LATER, decision("block")),
+    ("copilot-stop-pascal", "copilot", "stop", LATER, decision("block")),
+    # Cursor and Copilot CLI also run the hooks in .claude/settings.json:
+    ("cursor-session-start", "claude", "session-start", START, context("SessionStart")),
+    ("cursor-stop", "claude", "stop", LATER, decision("block")),
+    ("copilot-session-start-pascal", "claude", "session-start", START,
+     field("additionalContext")),
+    ("copilot-stop-pascal", "claude", "stop", LATER, decision("block")),
+]
+
+
+@pytest.fixture
+def mail(root: Path) -> list[Message]:
+    """A directed message and a broadcast for gemini, and gemini opted in to stop hooks."""
+    direct = sender(root, "claude").send("gemini", "Schema change", "users.name is\n\nfull_name")
+    news = sender(root, "codex").broadcast("Main is frozen", "until 17:00")
+    (root / "config.json").write_text(
+        json.dumps({"agents": {"gemini": {"auto_continue_on_stop": True}}}))
+    return [direct, news]
+
+
+@pytest.mark.parametrize(("name", "host", "event", "scope", "shape"), CASES,
+                         ids=[f"{c[1]}-{c[0]}" for c in CASES])
+def test_host_input_gets_exact_output(
+    cli: Cli, mail: list[Message], name: str, host: str, event: str, scope: str,
+    shape: Callable[[str], object],
+) -> None:
+    r = cli("--agent", "gemini", "hook", host, event, stdin=fixture(name))
+    assert (r.code, r.err) == (0, "")
+    assert json.loads(r.out) == shape(expected(mail, scope, agent="gemini"))
+
+
+@pytest.mark.parametrize(("name", "host", "event"), [
+    ("cursor-session-start", "cursor", "session-start"),
+    ("claude-user-prompt-submit", "claude", "user-prompt-submit"),
+    ("claude-stop", "claude", "stop"),
+])
+def test_nothing_pending_prints_an_empty_object(
+    cli: Cli, root: Path, name: str, host: str, event: str
+) -> None:
+    root.mkdir()
+    r = cli("--agent", "gemini", "hook", host, event, stdin=fixture(name))
+    assert (r.code, r.out, r.err) == (0, "{}", "")
+
+
+def test_prompt_hook_borrowed_by_cursor_or_copilot_shows_nothing_and_records_nothing(
+    cli: Cli, mail: list[Message], root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Cursor's beforeSubmitPrompt and Copilot's userPromptSubmitted drop hook output: what
+    # was "shown" there would never reach the model, so nothing may be recorded.
+    copilot = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "s1",
+                          "timestamp": "2026-05-20T10:16:02.000Z", "prompt": "hi"})
+    r = cli("--agent", "gemini", "hook", "claude", "user-prompt-submit", stdin=copilot)
+    assert (r.code, r.out) == (0, "{}")
+    monkeypatch.setenv("CURSOR_VERSION", "2.4.21")
+    r = cli("--agent", "gemini", "hook", "claude", "user-prompt-submit",
+            stdin=fixture("claude-user-prompt-submit"))
+    assert (r.code, r.out) == (0, "{}")
+    assert not (root / "broadcast" / "seen").exists()
+    assert not (root / "sessions").exists()
+
+
+def test_cursor_stop_does_not_continue_a_followup_or_an_aborted_turn(
+    cli: Cli, mail: list[Message]
+) -> None:
+    data = json.loads(fixture("cursor-stop"))
+    for change in ({"loop_count": 1}, {"status": "aborted"}):
+        r = cli("--agent", "gemini", "hook", "cursor", "stop", stdin=json.dumps(data | change))
+        assert (r.code, r.out) == (0, "{}")
+
+
+def test_answer_commands_name_the_agent_only_when_it_came_from_agent_option(
+    cli: Cli, mail: list[Message], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAILSLOT_AGENT", "gemini")
+    r = cli("hook", "claude", "session-start", stdin=fixture("claude-session-start"))
+    text = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
+    assert text == expected(mail, START)
+    assert "--agent" not in text
+
+
+def test_real_process_with_git_identity(mail: list[Message], isolated: Path) -> None:
+    checkout = isolated / "work" / "gemini"
+    (checkout / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    exe = Path(sys.executable).parent / "mailslot"
+    done = subprocess.run([str(exe), "hook", "codex", "session-start"],
+                          input=fixture("codex-session-start"), capture_output=True,
+                          cwd=checkout / "src", env=os.environ, timeout=60, check=False)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert json.loads(done.stdout) == {"hookSpecificOutput": {
+        "hookEventName": "SessionStart", "additionalContext": expected(mail, START)}}
+    assert done.stdout.decode("ascii").startswith('{"hookSpecificOutput"')
+
+
+def test_output_header_is_the_framing_header(cli: Cli, mail: list[Message]) -> None:
+    r = cli("--agent", "gemini", "hook", "gemini", "session-start",
+            stdin=fixture("gemini-session-start"))
+    text = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
+    assert text.startswith(HEADER + "\n\n")

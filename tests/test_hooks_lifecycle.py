@@ -1,0 +1,174 @@
+"""Deliver until done, new mail once per session, broadcasts once per agent, stop opt-in."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from conftest import Result
+from hookkit import WHEN, fixture, sender
+from mailslot.hooks.hosts import CONTEXT_LIMIT
+
+Cli = Callable[..., Result]
+ID = r"\d{4}-\d{2}-\d{2}_\S+_[0-9a-f]{6}"
+
+
+def payload(event: str, session: str, **extra: object) -> str:
+    return json.dumps({"session_id": session, "hook_event_name": event, **extra})
+
+
+def shown(r: Result) -> list[str]:
+    """The ids an injection shows, in order ([] for an empty object)."""
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    text = (data.get("hookSpecificOutput", {}).get("additionalContext")
+            or data.get("reason") or "")
+    return re.findall(rf"^\[mailslot\] message ({ID})$", text, re.M)
+
+
+def start(cli: Cli, session: str, agent: str = "gemini") -> list[str]:
+    return shown(cli("--agent", agent, "hook", "claude", "session-start",
+                     stdin=payload("SessionStart", session, source="startup")))
+
+
+def prompt(cli: Cli, session: str, agent: str = "gemini") -> list[str]:
+    return shown(cli("--agent", agent, "hook", "claude", "user-prompt-submit",
+                     stdin=payload("UserPromptSubmit", session, prompt="go on")))
+
+
+def stop(cli: Cli, session: str, *, active: bool = False) -> Result:
+    return cli("--agent", "gemini", "hook", "claude", "stop",
+               stdin=payload("Stop", session, stop_hook_active=active))
+
+
+def test_directed_mail_comes_at_every_session_start_until_done(cli: Cli, root: Path) -> None:
+    one = sender(root, "claude").send("gemini", "first", "x").id
+    assert start(cli, "a") == [one]
+    assert start(cli, "a") == [one]  # resumed, cleared or compacted: shown again
+    assert prompt(cli, "a") == []
+    assert cli("--agent", "gemini", "read", one).code == 0
+    assert start(cli, "b") == [one]  # read is not done
+    assert cli("--agent", "gemini", "done", one).code == 0
+    assert start(cli, "c") == []
+    assert cli("--agent", "gemini", "hook", "claude", "session-start",
+               stdin=payload("SessionStart", "d")).out == "{}"
+
+
+def test_prompt_shows_only_what_this_session_has_not_seen(cli: Cli, root: Path) -> None:
+    one = sender(root, "claude").send("gemini", "first", "x").id
+    assert start(cli, "a") == [one]
+    two = sender(root, "codex").send("gemini", "second", "y").id
+    assert prompt(cli, "a") == [two]
+    assert prompt(cli, "a") == []
+    assert prompt(cli, "b") == [one, two]  # another session never saw either
+    assert prompt(cli, "b") == []
+    assert start(cli, "b") == [one, two]  # a session start shows everything not done
+
+
+def test_hook_does_not_change_message_state(cli: Cli, root: Path) -> None:
+    one = sender(root, "claude").send("gemini", "first", "x").id
+    start(cli, "a")
+    listed = json.loads(cli("--agent", "gemini", "inbox", "--json").out)
+    assert [(m["id"], m["state"]) for m in listed] == [(one, "unread")]
+
+
+def test_broadcast_is_served_once_per_agent_never_to_its_sender(cli: Cli, root: Path) -> None:
+    news = sender(root, "claude").broadcast("Main is frozen", "until 17:00").id
+    assert start(cli, "a") == [news]
+    assert start(cli, "a") == []
+    assert start(cli, "b") == []
+    assert prompt(cli, "c") == []
+    assert start(cli, "x", agent="codex") == [news]
+    assert prompt(cli, "y", agent="cursor") == [news]
+    assert start(cli, "z", agent="claude") == []
+    events = [json.loads(line) for line in (root / "log" / "events.jsonl").read_text().split()]
+    served = [(e["agent"], e["via"]) for e in events if e["event"] == "read"]
+    assert served == [("gemini", "hook"), ("codex", "hook"), ("cursor", "hook")]
+
+
+def test_retracted_broadcast_is_not_served(cli: Cli, root: Path) -> None:
+    news = sender(root, "claude").broadcast("oops", "never mind").id
+    assert cli("--agent", "claude", "retract", news).code == 0
+    assert start(cli, "a") == []
+
+
+def test_stop_continues_only_when_opted_in(cli: Cli, root: Path) -> None:
+    config = root / "config.json"
+    one = sender(root, "claude").send("gemini", "first", "x").id
+    assert stop(cli, "a").out == "{}"  # not opted in
+    for value in ("true", 1, {"yes": True}):
+        config.write_text(json.dumps({"agents": {"gemini": {"auto_continue_on_stop": value}}}))
+        assert stop(cli, "a").out == "{}"
+    config.write_text(json.dumps({"agents": {"gemini": {"auto_continue_on_stop": True}}}))
+    assert stop(cli, "a", active=True).out == "{}"  # the turn is already continuing
+    r = stop(cli, "a")
+    assert shown(r) == [one] and json.loads(r.out)["decision"] == "block"
+    assert stop(cli, "a").out == "{}"  # already shown in this session
+    assert prompt(cli, "a") == []
+    start(cli, "b")
+    assert stop(cli, "b").out == "{}"  # shown at this session's start
+    two = sender(root, "codex").send("gemini", "second", "y").id
+    assert shown(stop(cli, "b")) == [two]
+
+
+def test_malformed_config_never_continues_a_turn(cli: Cli, root: Path) -> None:
+    sender(root, "claude").send("gemini", "first", "x")
+    (root / "config.json").write_text("{not json")
+    r = stop(cli, "a")
+    assert (r.code, r.out) == (0, "{}")
+    assert r.err.startswith("mailslot hook: ") and r.err.count("\n") == 1
+    (root / "config.json").write_text(json.dumps({"agents": [1]}))
+    assert stop(cli, "a").out == "{}"
+
+
+def test_many_messages_stay_under_the_limit_newest_first_rest_counted(
+    cli: Cli, root: Path
+) -> None:
+    ids = [sender(root, "claude", at=WHEN + timedelta(seconds=n))
+           .send("gemini", f"note {n}", f"line {n}\n" * 100).id for n in range(40)]
+    r = cli("--agent", "gemini", "hook", "claude", "session-start",
+            stdin=fixture("claude-session-start"))
+    text = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
+    assert len(text) < CONTEXT_LIMIT
+    first = re.findall(rf"^\[mailslot\] message ({ID})$", text, re.M)
+    assert 2 < len(first) < 40 and first == ids[-len(first):]  # the newest, oldest first
+    rest = 40 - len(first)
+    assert (f"[mailslot] 40 messages waiting for gemini; {len(first)} shown below, oldest "
+            f"first. {rest} older ones are not shown: `mailslot --agent gemini inbox "
+            "--limit 40` lists them, `mailslot --agent gemini read ID` shows one.") in text
+    # Later prompts of the same session bring the rest, newest first, until all were shown.
+    seen = list(first)
+    while batch := prompt(cli, "3f2c9a1e-7b4d-4e8a-9c21-5d6f0a8b7e34"):
+        assert batch == [i for i in ids if i not in seen][-len(batch):]
+        seen = batch + seen
+    assert seen == ids
+
+
+def test_long_body_is_cut_with_the_command_that_shows_it(cli: Cli, root: Path) -> None:
+    big = sender(root, "claude").send("gemini", "log", "".join(f"row {n}\n" for n in range(5000)))
+    small = sender(root, "codex").send("gemini", "short", "ok")
+    r = cli("--agent", "gemini", "hook", "claude", "session-start",
+            stdin=fixture("claude-session-start"))
+    text = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
+    assert len(text) < CONTEXT_LIMIT
+    assert shown(r) == [big.id, small.id]
+    note = (f"[mailslot] body cut here ({len(big.body)} characters in all); "
+            f"`mailslot --agent gemini read {big.id}` shows it whole.")
+    assert note in text.split("\n")
+    before = text.split(note)[0].split("body:\n")[1]
+    assert all(line.startswith("> row ") for line in before.split("\n") if line)
+
+
+@pytest.mark.parametrize("session", ["../../escape", "a/b", ".hidden", "x" * 300, "é"])
+def test_odd_session_ids_never_become_paths(cli: Cli, root: Path, session: str) -> None:
+    one = sender(root, "claude").send("gemini", "first", "x").id
+    assert start(cli, session) == [one]
+    assert prompt(cli, session) == []
+    records = [p for p in root.parent.rglob("*") if p.is_file() and "sessions" in p.parts]
+    assert [p.parent for p in records] == [root / "sessions" / "gemini"]
+    assert records[0].name.startswith("h-") and not (root.parent / "escape").exists()
