@@ -145,7 +145,7 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
     box.bound_agent()  # refuse before the MCP SDK is even imported
     from . import mcp_server
 
-    mcp_server.serve(lambda: Mailbox.open(args.dir, args.agent))
+    mcp_server.serve(lambda: Mailbox.open(args.dir, args.agent), channel=args.channel)
     return 0
 
 
@@ -248,6 +248,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("serve", "Run the MCP server (stdio) for one agent: --agent NAME or "
                      "MAILSLOT_AGENT.", prints_data=False)
+    p.add_argument("--channel", action="store_true",
+                   help="also push a notice into Claude Code when mail arrives (Claude Code "
+                        "channels, research preview; see docs/wake.md)")
 
     p = add("install", "Register mailslot with an agent host (its MCP server; with --hooks "
                        "its hooks), as the agent given by --agent.", prints_data=False)

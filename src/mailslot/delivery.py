@@ -47,6 +47,8 @@ if TYPE_CHECKING:
         def shown(self, agent: str, session: str) -> set[str]: ...
         def add_shown(self, agent: str, session: str, message_ids: Sequence[str]) -> None: ...
         def prune_sessions(self, agent: str, older_than: float) -> None: ...
+        def set_waiter(self, agent: str, session: str, pid: int) -> None: ...
+        def waiter(self, agent: str, session: str) -> int | None: ...
         def claim(self, agent: str, path: str) -> str: ...
         def replace_claim(self, agent: str, path: str) -> None: ...
         def append_event(self, event: Mapping[str, Any]) -> None: ...
@@ -138,6 +140,32 @@ class Delivery:
                                          "agent": self.agent, "via": "hook"})
         if planned.moment == START:
             self.store.prune_sessions(self.agent, SESSION_MAX_AGE)
+
+    # Waking an idle session (Claude Code's background waiter) --------------------------
+    def arm_waiter(self, session: str, pid: int) -> None:
+        """Make ``pid`` the session's one waiter; an older waiter sees it and leaves."""
+        self.store.set_waiter(self.agent, session_key(session), pid)
+
+    def waiter_replaced(self, session: str, pid: int) -> bool:
+        """Has a newer waiter for this session taken over from ``pid``?"""
+        return self.store.waiter(self.agent, session_key(session)) != pid
+
+    def unannounced(self, session: str) -> list[Message]:
+        """Directed mail not done that this session was neither shown nor told of.
+
+        Only directed mail wakes a session; broadcasts wait for its next prompt or
+        start. Oldest first.
+        """
+        directed = self.store.entries(self.agent, ("unread", "read"))
+        if not directed:
+            return []
+        shown = self.store.shown(self.agent, session_key(session))
+        fresh = sorted(i for i, _ in directed if i not in shown)
+        return [m for m in map(self._load, fresh) if m is not None]
+
+    def announce(self, session: str, messages: Sequence[Message]) -> None:
+        """Record that the session was told of ``messages``; call after the notice is out."""
+        self.store.add_shown(self.agent, session_key(session), [m.id for m in messages])
 
     # Rules -----------------------------------------------------------------------------
     def _pending(self) -> list[str]:

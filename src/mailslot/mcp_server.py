@@ -157,13 +157,19 @@ _RETRACT = ToolAnnotations(read_only_hint=False, destructive_hint=True,
 
 
 def build_server(
-    open_box: Callable[[], Mailbox], *, program: str | None = None
+    open_box: Callable[[], Mailbox], *, program: str | None = None, channel: bool = False
 ) -> MCPServer[dict[str, Any]]:
     """The server for the agent ``open_box()`` is bound to (raises ``NoIdentity`` if none).
 
     ``open_box`` gives a fresh service per call, so config changes are seen at once.
+    With ``channel``, it also pushes arrivals into Claude Code (:mod:`mailslot.mcp_channel`).
     """
     agent = open_box().bound_agent()
+    pushing = None
+    if channel:
+        from .mcp_channel import Channel
+
+        pushing = Channel()
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
@@ -171,6 +177,8 @@ def build_server(
         _best_effort(beacon.announce)
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(_keep_alive, beacon)
+            if pushing is not None:
+                tasks.start_soon(pushing.push, open_box)
             try:
                 yield {}
             finally:
@@ -189,6 +197,7 @@ def build_server(
         ),
         lifespan=lifespan,
         log_level="WARNING",
+        middleware=[pushing.middleware] if pushing is not None else None,
     )
 
     def send_message(
@@ -290,7 +299,7 @@ async def _keep_alive(beacon: Beacon) -> None:
         _best_effort(beacon.beat)
 
 
-def serve(open_box: Callable[[], Mailbox]) -> None:
+def serve(open_box: Callable[[], Mailbox], *, channel: bool = False) -> None:
     """Run the stdio server until the host closes stdin."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    build_server(open_box, program=parent_program()).run("stdio")
+    build_server(open_box, program=parent_program(), channel=channel).run("stdio")

@@ -40,7 +40,15 @@ def run_hook(
     root: str | None = None,
     env: Mapping[str, str] = os.environ,
 ) -> int:
-    """Run one hook on this process's stdin and stdout; always returns 0."""
+    """Run one hook on this process's stdin and stdout; always returns 0.
+
+    ``claude wait`` is the exception: Claude Code's background waiter blocks for as long
+    as the session is idle and exits 2 to wake it (see :mod:`mailslot.hooks.wait`).
+    """
+    if (host, event) == ("claude", "wait"):
+        from .wait import run_wait
+
+        return run_wait(agent=agent, root=root, env=env)
     restore = _bound(BOUND_SECONDS)
     problem: str | None
     try:

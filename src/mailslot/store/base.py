@@ -108,3 +108,7 @@ class Store(Protocol):
 
     def remove_presence(self, agent: str, key: str) -> None:
         """Forget one presence record (gone already is fine)."""
+
+    # Watching ------------------------------------------------------------------------
+    def arrivals_path(self, agent: str) -> str | None:
+        """A folder whose file-system events signal new mail for ``agent`` (``None``: poll)."""

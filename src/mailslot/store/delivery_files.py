@@ -6,6 +6,7 @@ hooks keep::
 
     sessions/<agent>/<session>   ids a session has been shown, one a line
     claims/<agent>               the git checkout that first read as <agent>
+    waiters/<agent>/<session>    pid of the session's one Claude Code waiter
 
 It exists apart from ``FileStore`` because a hook must start in a few milliseconds:
 this module loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML (see
@@ -192,20 +193,49 @@ class DeliveryFiles:
             _write(self._session(agent, session, create=True), data, _APPEND, sync=False)
 
     def prune_sessions(self, agent: str, older_than: float) -> None:
-        """Forget sessions untouched for ``older_than`` seconds."""
+        """Forget sessions (and their waiter records) untouched for ``older_than`` seconds."""
         limit = time.time() - older_than
-        try:
-            with os.scandir(self._folder("sessions", agent)) as it:
-                old = [e.path for e in it if SESSION_KEY.fullmatch(e.name)
-                       and e.is_file(follow_symlinks=False)
-                       and e.stat(follow_symlinks=False).st_mtime < limit]
-        except FileNotFoundError:
-            return
+        old: list[str] = []
+        for kind in ("sessions", "waiters"):
+            try:
+                with os.scandir(self._folder(kind, agent)) as it:
+                    old += [e.path for e in it if SESSION_KEY.fullmatch(e.name)
+                            and e.is_file(follow_symlinks=False)
+                            and e.stat(follow_symlinks=False).st_mtime < limit]
+            except FileNotFoundError:
+                continue
         for path in old:
             try:
                 os.unlink(path)
             except FileNotFoundError:
                 continue  # another hook pruned it first
+
+    # Waiters (Claude Code's background rewake hook) -----------------------------------
+    def arrivals_folder(self, agent: str) -> str:
+        """The folder new directed mail for ``agent`` is linked into (created if absent)."""
+        return self._folder("agents", agent, FOLDER_OF["unread"], create=True)
+
+    def waiters_folder(self, agent: str) -> str:
+        """The folder holding ``agent``'s waiter records (created if absent)."""
+        return self._folder("waiters", agent, create=True)
+
+    def set_waiter(self, agent: str, session: str, pid: int) -> None:
+        """Make ``pid`` the session's waiter, replacing any older one in one rename."""
+        if not SESSION_KEY.fullmatch(session):
+            raise UnsafePath(f"session key {session!r} is not safe as a file name")
+        staged = os.path.join(self._folder("tmp", create=True),
+                              f"waiter-{agent}.{pid}.{os.urandom(4).hex()}")
+        _write(staged, str(pid).encode(), _CREATE, sync=False)
+        os.replace(staged, os.path.join(self.waiters_folder(agent), session))
+
+    def waiter(self, agent: str, session: str) -> int | None:
+        """The pid of the session's current waiter, if one was recorded."""
+        if not SESSION_KEY.fullmatch(session):
+            raise UnsafePath(f"session key {session!r} is not safe as a file name")
+        try:
+            return int(_read(os.path.join(self._folder("waiters", agent), session)))
+        except (FileNotFoundError, ValueError):
+            return None
 
     # Claims --------------------------------------------------------------------------
     def claim(self, agent: str, path: str) -> str:

@@ -426,3 +426,7 @@ class FileStore:
             pass
         except OSError as exc:
             raise _os_error(exc, f"cannot remove {path}") from None
+
+    # Watching ------------------------------------------------------------------------
+    def arrivals_path(self, agent: str) -> str | None:
+        return str(self._box(agent, "unread"))

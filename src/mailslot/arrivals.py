@@ -1,0 +1,42 @@
+"""Directed mail that arrives while a long-running front end watches (``serve --channel``).
+
+The rule, in one place: a message counts as arrived once, when it first shows up among
+the agent's directed mail not yet done; what was there when watching began does not
+count (the session was already shown it at its start). Broadcasts never count.
+"""
+
+from __future__ import annotations
+
+from .errors import NotFound
+from .mailbox import Mailbox
+from .message import Message
+
+
+class Arrivals:
+    """What is new for ``box``'s agent since the last look (the first look: since now)."""
+
+    def __init__(self, box: Mailbox) -> None:
+        self._box = box
+        self._agent = box.agent
+        self._known = self._pending()
+
+    def _pending(self) -> set[str]:
+        return {i for i, _ in self._box.store.entries(self._agent, ("unread", "read"))}
+
+    def folder(self) -> str | None:
+        """Where to watch for file-system events (``None``: poll)."""
+        return self._box.store.arrivals_path(self._agent)
+
+    def new(self) -> list[Message]:
+        """Headers of mail that arrived since the last call, oldest first."""
+        pending = self._pending()
+        fresh = sorted(pending - self._known)
+        self._known = pending
+        found: list[Message] = []
+        for message_id in fresh:
+            try:
+                message, _ = self._box.store.load(self._agent, message_id, header_only=True)
+            except NotFound:
+                continue  # finished already: nothing to wake for
+            found.append(message)
+        return found

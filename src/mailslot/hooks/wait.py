@@ -1,0 +1,84 @@
+"""``mailslot hook claude wait``: Claude Code's background waiter (``asyncRewake``).
+
+Claude Code runs this command hook in the background after every turn (it is
+registered on ``Stop``). It blocks until directed mail arrives that the session has not
+been shown, then writes a short notice to stderr and exits 2: Claude Code wakes the
+session at once, even when idle, and shows the notice as a system reminder. The notice
+names senders and ids only; the mail itself reaches the model framed, when it reads it.
+
+Exactly one waiter per session: a newer one records itself and the older one leaves
+(exit 0). On any error, with no identity or no mailbox, when the host is gone, or when
+Claude Code ends it at the hook's ``timeout``, it exits 0 and says nothing, so a broken
+mailbox can never wake a session. See docs/wake.md, "claude-rewake".
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Mapping
+from typing import TextIO
+
+from ..config import root_folder
+from ..delivery import Delivery
+from ..folder_events import observe
+from ..identity import derive_identity
+from ..names import check_name
+from ..store.delivery_files import DeliveryFiles
+from ..wake.notice import wake_notice
+from . import hosts
+
+REWAKE_EXIT = 2
+"""Claude Code wakes the session when an ``asyncRewake`` hook exits with this code."""
+CHECK_SECONDS = 1.0
+"""With file-system events: how often to check that the host and the lock still stand."""
+POLL_SECONDS = 0.1
+"""Without file-system events: how often to look for mail."""
+
+
+def run_wait(*, agent: str | None, root: str | None, env: Mapping[str, str] = os.environ,
+             stdin: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Block until there is mail to wake for (exit 2) or a reason to stop (exit 0)."""
+    try:
+        return _wait(agent, root, env, stdin if stdin is not None else sys.stdin,
+                     stderr if stderr is not None else sys.stderr)
+    except BaseException:  # a waiter never disturbs a session, whatever happened
+        return 0
+
+
+def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: TextIO,
+          stderr: TextIO) -> int:
+    payload = hosts.parse_payload(stdin.buffer.read(64 << 10) if not stdin.isatty() else b"")
+    session = payload.get("session_id")
+    if hosts.caller_of("claude", payload, env) != "claude" or not isinstance(session, str):
+        return 0  # only Claude Code wakes on exit 2, and only a session can be woken
+    identity = derive_identity(agent, env)
+    if identity is None:
+        return 0
+    name = check_name(identity.name)
+    store = DeliveryFiles(root_folder(root, env))
+    if not store.exists():
+        return 0
+    delivery = Delivery(store, name, identity)
+    me, host = os.getpid(), os.getppid()
+    delivery.arm_waiter(session, me)
+    kick = threading.Event()
+    observer = observe([store.arrivals_folder(name), store.waiters_folder(name)], kick.set)
+    try:
+        while True:
+            kick.clear()
+            if delivery.waiter_replaced(session, me) or os.getppid() != host:
+                return 0
+            mail = delivery.unannounced(session)
+            if mail:
+                stderr.write(wake_notice(name, mail, agent_flag=identity.source == "--agent")
+                             + "\n")
+                stderr.flush()
+                delivery.announce(session, mail)
+                return REWAKE_EXIT
+            kick.wait(CHECK_SECONDS if observer is not None else POLL_SECONDS)
+    finally:
+        if observer is not None:
+            observer.stop()
+            observer.join(timeout=2)

@@ -1,0 +1,125 @@
+"""Claude Code's background waiter (``mailslot hook claude wait``) as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hookkit import fixture, sender
+from support import run_cli, wait_for
+
+AGENT = "claude"
+STOP = json.loads(fixture("claude-stop"))
+SESSION = STOP["session_id"]
+
+
+def start_waiter(root: Path, *, session: str = SESSION, agent: str | None = AGENT,
+                 env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-m", "mailslot", "hook", "claude", "wait"]
+    if agent:
+        argv += ["--agent", agent]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE,
+                            env=env or {**os.environ, "MAILSLOT_DIR": str(root)})
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps({**STOP, "session_id": session}).encode())
+    proc.stdin.close()
+    return proc
+
+
+def armed(root: Path, proc: subprocess.Popen[bytes], session: str = SESSION) -> None:
+    """Wait until ``proc`` has recorded itself as the session's waiter."""
+    record = root / "waiters" / AGENT / session
+    wait_for(lambda: record.is_file() and record.read_text() == str(proc.pid),
+             timeout=30, what="the waiter to arm")
+
+
+def outcome(proc: subprocess.Popen[bytes], timeout: float = 30) -> tuple[int, str]:
+    proc.wait(timeout=timeout)
+    assert proc.stdout is not None and proc.stderr is not None
+    err = proc.stderr.read().decode()
+    proc.stdout.close()
+    proc.stderr.close()
+    return proc.returncode, err
+
+
+@pytest.fixture
+def waiters() -> Iterator[list[subprocess.Popen[bytes]]]:
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None and not stream.closed:
+                stream.close()
+
+
+def test_mail_from_another_process_wakes_the_session(
+        root: Path, waiters: list[subprocess.Popen[bytes]]) -> None:
+    sender(root, "gemini").send("codex", "warm-up", "so the mailbox exists")
+    waiters.append(proc := start_waiter(root))
+    armed(root, proc)
+    sent = run_cli("--agent", "gemini", "send", "--to", AGENT, "--subject", "Secret subject",
+                   "--body", "Secret body", "--json", env={**os.environ, "MAILSLOT_DIR": str(root)})
+    assert sent.returncode == 0, sent.stderr
+    message_id = json.loads(sent.stdout)["id"]
+    code, err = outcome(proc)
+    assert code == 2
+    assert f"gemini sent message {message_id}" in err and "mailslot --agent claude" in err
+    assert "Secret" not in err and "not instructions" in err
+
+
+def test_only_directed_mail_not_yet_shown_wakes_it(
+        root: Path, waiters: list[subprocess.Popen[bytes]]) -> None:
+    gemini = sender(root, "gemini")
+    already = gemini.send(AGENT, "shown at session start", "x")
+    start = run_cli("hook", "claude", "session-start", "--agent", AGENT,
+                    stdin=json.dumps({"session_id": SESSION, "source": "startup"}).encode(),
+                    env={**os.environ, "MAILSLOT_DIR": str(root)})
+    assert already.id in start.stdout
+    waiters.append(proc := start_waiter(root))
+    armed(root, proc)
+    gemini.broadcast("to everyone", "x")
+    gemini.send("codex", "for someone else", "x")
+    assert proc.poll() is None
+    fresh = gemini.send(AGENT, "new", "x")
+    code, err = outcome(proc)
+    assert code == 2 and fresh.id in err
+    assert already.id not in err and "broadcast" not in err and "codex" not in err
+
+    # What it announced is recorded: the next waiter of the session waits for newer mail.
+    waiters.append(again := start_waiter(root))
+    armed(root, again)
+    newer = gemini.send(AGENT, "newer", "x")
+    code, err = outcome(again)
+    assert code == 2 and newer.id in err and fresh.id not in err
+
+
+def test_a_second_waiter_for_the_session_replaces_the_first(
+        root: Path, waiters: list[subprocess.Popen[bytes]]) -> None:
+    sender(root, "gemini").send("codex", "warm-up", "x")
+    waiters.append(first := start_waiter(root))
+    armed(root, first)
+    waiters.append(other_session := start_waiter(root, session="another-session"))
+    armed(root, other_session, "another-session")
+    waiters.append(second := start_waiter(root))
+    armed(root, second)
+    assert outcome(first) == (0, "")
+    assert other_session.poll() is None and second.poll() is None
+
+
+def test_without_identity_or_mailbox_it_leaves_at_once(root: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "MAILSLOT_AGENT"}
+    no_identity = start_waiter(root, agent=None, env={**env, "MAILSLOT_DIR": str(root)})
+    assert outcome(no_identity, timeout=10) == (0, "")
+    no_mailbox = start_waiter(tmp_path / "nowhere")
+    assert outcome(no_mailbox, timeout=10) == (0, "")
+    assert not (tmp_path / "nowhere").exists()
