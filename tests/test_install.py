@@ -178,7 +178,7 @@ def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
     stop, wait = hooks["Stop"]
     assert stop["hooks"][0]["command"] == hook_command("claude", "stop")
     assert wait["hooks"] == [{"type": "command", "command": hook_command("claude", "wait"),
-                              "asyncRewake": True, "timeout": 3600}]
+                              "asyncRewake": True, "timeout": 86400}]
     assert "approve" in r.out and "Cursor and Copilot CLI also run" in r.out
     assert install(cli, "claude", "--hooks").code == 0  # without --wake: the waiter goes
     assert len(load(path)["hooks"]["Stop"]) == 1

@@ -106,6 +106,11 @@ def _splice(items: list[Any], desired: list[Any],
     return out
 
 
+WAITER_TIMEOUT_SECONDS = 86_400
+"""How long Claude Code lets the background waiter wait after a turn (it enforces the
+``timeout`` of an ``asyncRewake`` hook): an idle session is woken within a day."""
+
+
 def set_hooks(doc: Doc, spec: HookFile, command: Callable[[str], str], agent: str,
               where: str, *, wake: str | None = None) -> None:
     """Make our handlers for each of the host's events exactly those ``spec`` asks for.
@@ -127,7 +132,8 @@ def set_hooks(doc: Doc, spec: HookFile, command: Callable[[str], str], agent: st
             desired = [_group(handler, hook.matcher)]
             if wake is not None and hook.ours == "stop":
                 desired.append(_group({"type": "command", "command": wake,
-                                       "asyncRewake": True, "timeout": 3600}, None))
+                                       "asyncRewake": True,
+                                       "timeout": WAITER_TIMEOUT_SECONDS}, None))
             strip = _strip_group
             for group in entries:
                 if isinstance(group, Mapping) and isinstance(group.get("hooks"), list):
