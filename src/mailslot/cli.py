@@ -139,6 +139,29 @@ def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
     return 0 if report.healthy else 1
 
 
+@command("watch")
+def _watch(args: argparse.Namespace, box: Mailbox) -> int:
+    if args.validate:
+        from .wake.report import as_text, validate
+
+        report = validate(box.store)
+        _emit(args, report.as_dict(), as_text(report))
+        return 0 if report.ok else 1
+    from .wake.watcher import watch  # the only import of watchdog, and only here
+
+    return watch(box.store, once=args.once, poll=args.poll)
+
+
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0.01 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds from 0.01 to 3600")
+    return value
+
+
 # Parser ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     # Global options are accepted before or after the command name.
@@ -209,6 +232,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("doctor", "Check the mailbox folder's permissions, config and leftovers.")
     p.add_argument("--fix", action="store_true",
                    help="tighten permissions and remove staging files older than 36 hours")
+
+    p = add("watch", "Wake opted-in agents when mail arrives (runs in the foreground).")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true",
+                      help="process the wakes due now, then exit")
+    mode.add_argument("--validate", action="store_true",
+                      help="check each agent's wake config and print what its wake would do")
+    p.add_argument("--poll", type=_seconds, metavar="SECONDS",
+                   help="poll the queue this often instead of using file-system events")
     return parser
 
 

@@ -4,7 +4,7 @@ The service reaches messages only through :class:`Store`, so another backend (a
 server database for agents on several machines) can be added without touching a rule.
 """
 
-from .base import Event, Store, StoredFile
+from .base import Event, Store, StoredFile, WakeEntry
 from .files import FileStore
 
-__all__ = ["Event", "FileStore", "Store", "StoredFile"]
+__all__ = ["Event", "FileStore", "Store", "StoredFile", "WakeEntry"]
