@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -16,7 +17,9 @@ import pytest
 from conftest import Result
 from mailslot import FileStore, Mailbox
 from mailslot.errors import StoreError
+from mailslot.message import Message
 from mailslot.wake.methods import CommandMethod, bypass_flag
+from mailslot.wake.notice import wake_notice
 from mailslot.wake.runner import WakeRunner
 from wake_helpers import BYPASS, calls, configure, events, fake_host, prepend_path
 
@@ -42,7 +45,7 @@ def wake_once(box: Box, root: Path, agent: str, config: dict[str, Any]) -> str:
 
 def assert_clean_notice(notice: str, message_id: str) -> None:
     assert notice.startswith("[mailslot]") and "\n" not in notice
-    assert "from claude" in notice and message_id in notice and "read your mail" in notice
+    assert "claude sent message" in notice and message_id in notice and "read your mail" in notice
     assert "Private subject" not in notice and "secret body" not in notice
 
 
@@ -59,7 +62,7 @@ def test_resume_hosts_get_exact_argv_and_no_bypass_flag(
     mid = wake_once(box, root, "gemini",
                     {"wake_method": host, "session_id": SESSION, "cwd": str(project)})
     [call] = calls(record)
-    notice = call["argv"][-1] if host == "codex" else call["argv"][1 if host == "claude" else 3]
+    notice = next(arg for arg in call["argv"] if arg.startswith("[mailslot]"))
     assert_clean_notice(notice, mid)
     assert call["argv"] == argv(notice)
     assert not any(flag in arg for arg in call["argv"] for flag in BYPASS)
@@ -180,3 +183,14 @@ def test_missing_host_program_is_a_failed_attempt(box: Box, root: Path, bin_dir:
                                     "executable": str(bin_dir / "no-such-gemini"),
                                     "wake_retry": {"attempts": 1}})
     assert events(root)[-1]["reason"] == "no-such-gemini was not found on PATH"
+
+
+def test_notice_lists_a_batch_and_holds_nothing_a_shell_acts_on() -> None:
+    mail = [Message(id=f"2026-01-01_000000.00000{n}_codex_to_gemini_s_abcde{n}", date="",
+                    sender="codex", to=("gemini",), subject="$(rm -rf ~)`x`", body=";|&")
+            for n in range(3)]
+    notice = wake_notice("gemini", mail)
+    assert "3 new messages" in notice and all(m.id in notice for m in mail)
+    assert re.fullmatch(r"[A-Za-z0-9 ,.:_\[\]-]+", notice)
+    many = wake_notice("gemini", mail * 5)
+    assert "and 5 more" in many and "\n" not in many

@@ -85,6 +85,8 @@ def test_failures_back_off_then_the_sender_is_told(box: Box, root: Path, bin_dir
     assert "Private subject" not in body and "secret body" not in body
     assert [i.message.id for i in box("gemini").inbox()] == [m.id]  # delivered regardless
     assert FileStore(root).wake_agents() == []
+    log = (root / "log" / "events.jsonl").read_text()
+    assert "Private subject" not in log and "secret body" not in log
 
 
 def test_no_wake_for_mail_already_read(box: Box, root: Path, bin_dir: Path) -> None:

@@ -114,7 +114,7 @@ def test_notice_arrives_once_with_the_watcher_running(
         watcher.terminate()
         watcher.wait(10)
     lines = [n["text"] for n in notes(record) if n["kind"] == "line"]
-    assert len(lines) == 1 and m.id in lines[0] and "from claude" in lines[0]
+    assert len(lines) == 1 and m.id in lines[0] and "claude sent message" in lines[0]
     assert lines[0].startswith("[mailslot]") and "Private subject" not in lines[0]
     assert "secret body" not in lines[0]
     assert [e["event"] for e in events(root)] == ["wake_queued", "wake_attempt", "wake_ok"]

@@ -176,7 +176,7 @@ def test_validate_prints_what_each_wake_would_do(root: Path, bin_dir: Path, cli:
     r = cli("watch", "--validate")
     assert r.code == 0, r.out
     assert "gemini: woken for every directed message; wake_method: claude" in r.out
-    assert "would runs: claude -p '[mailslot] gemini, you have new mail" in r.out
+    assert "would runs: claude -p '[mailslot] gemini, you have new mail: <sender> sent" in r.out
     assert "--resume abc-1" in r.out
     assert "warning: codex is not on the watcher's PATH" in r.out
     assert "cursor: never woken" in r.out

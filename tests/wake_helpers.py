@@ -22,8 +22,9 @@ _FAKE = """#!{python}
 import json, os, sys, time
 record = {{"argv": sys.argv[1:], "env": dict(os.environ), "stdin": sys.stdin.read(),
           "cwd": os.getcwd(), "pid": os.getpid(), "t": time.time()}}
-with open({record!r}, "a") as f:
-    f.write(json.dumps(record) + "\\n")
+fd = os.open({record!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+os.write(fd, (json.dumps(record) + "\\n").encode())  # one write: readers see whole lines
+os.close(fd)
 if {hang!r} and not os.path.exists({record!r} + ".hung"):
     open({record!r} + ".hung", "w").write(str(os.getpid()))
     time.sleep(120)
@@ -54,7 +55,8 @@ def calls(record: Path) -> list[dict[str, Any]]:
     """Every recorded run of a fake host, oldest first."""
     if not record.exists():
         return []
-    return [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
+    whole = record.read_text().rpartition("\n")[0]  # a line still being written waits
+    return [json.loads(line) for line in whole.splitlines() if line.strip()]
 
 
 def events(root: Path, prefix: str = "wake_") -> list[dict[str, Any]]:
