@@ -270,7 +270,7 @@ class ClaudeMethod(ResumeMethod):
     needs = ("`claude` on the watcher's PATH, logged in", "the session's id (`session_id`)")
     limits = (
         "runs a separate headless turn in that session, not inside an open terminal",
-        "tools that need approval are not approved: the turn may stop and wait for you",
+        "keeps Claude's permission prompts: in -p mode a tool that needs approval is refused",
     )
 
     def argv(self, job: Job) -> list[str]:
