@@ -175,6 +175,29 @@ _UNTRANSLATED: dict[str, Callable[[argparse.Namespace], int]] = {"hook": _hook}
 """Commands that must never fail their caller, so they skip the error translation."""
 
 
+@command("watch")
+def _watch(args: argparse.Namespace, box: Mailbox) -> int:
+    if args.validate:
+        from .wake.report import as_text, validate
+
+        report = validate(box.store)
+        _emit(args, report.as_dict(), as_text(report))
+        return 0 if report.ok else 1
+    from .wake.watcher import watch  # the only import of watchdog, and only here
+
+    return watch(box.store, once=args.once, poll=args.poll)
+
+
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0.01 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds from 0.01 to 3600")
+    return value
+
+
 # Parser ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     # Global options are accepted before or after the command name.
@@ -268,6 +291,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="claude, codex: session-start, user-prompt-submit, stop; gemini: "
                         "session-start, before-agent, after-agent; cursor, copilot: "
                         "session-start, stop (see docs/hooks.md)")
+
+    p = add("watch", "Wake opted-in agents when mail arrives (runs in the foreground).")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true",
+                      help="process the wakes due now, then exit")
+    mode.add_argument("--validate", action="store_true",
+                      help="check each agent's wake config and print what its wake would do")
+    p.add_argument("--poll", type=_seconds, metavar="SECONDS",
+                   help="poll the queue this often instead of using file-system events")
     return parser
 
 

@@ -154,13 +154,14 @@ class Mailbox:
 
     # Sending -------------------------------------------------------------------
     def _compose(
-        self, to: list[str], subject: str, body: str, **fields: Any
+        self, to: list[str], subject: str, body: str, sender: str | None = None, **fields: Any
     ) -> Message:
         now = self._clock()
+        sender = sender or self.agent
         return Message(
-            id=new_id(now, self.agent, to, subject),
+            id=new_id(now, sender, to, subject),
             date=now.isoformat(),
-            sender=self.agent,
+            sender=sender,
             to=tuple(to),
             subject=subject,
             body=body,
@@ -179,6 +180,7 @@ class Mailbox:
             except FileExistsError:
                 continue
             self._event("delivered", message.id, to=list(to))
+            self._after_delivery(message)
             return message
         raise InvalidInput("could not find a free message id; try again")
 
@@ -558,3 +560,23 @@ class Mailbox:
             except NotFound:
                 continue  # moved or retracted while we listed
         return page, True
+
+    # Wake-ups (issue 5; the rules live in mailslot.wake.queue) ------------------
+    def _after_delivery(self, message: Message) -> None:
+        """Queue the wakes the recipients' own config allows; never fails the send."""
+        from .wake.queue import enqueue_wakes  # here, so read paths never import it
+
+        enqueue_wakes(self, message)
+
+    def system_notice(self, to: str, subject: str, body: str) -> Message:
+        """A notice from ``mailslot`` itself, for mailslot's own modules only.
+
+        No front end exposes this: ``mailslot`` is reserved, so no process can take it as
+        its identity, and no tool takes a sender.
+        """
+        return self._deliver(
+            [check_name(to, "recipient")],
+            clean_field(subject, "subject", MAX_SUBJECT_LENGTH),
+            clean_body(body, self.max_body_bytes),
+            sender=SYSTEM_SENDER,
+        )
