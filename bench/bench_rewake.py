@@ -44,6 +44,7 @@ def run() -> list[Row]:
         root = Path(tmp) / "mailbox"
         gemini = Mailbox(FileStore(root), Identity("gemini", "--agent"))
         gemini.send("codex", "warm-up", "creates the mailbox")
+        gemini.choose_wake("claude", "claude-rewake")  # as install claude --hooks --wake
         env = {**os.environ, "MAILSLOT_DIR": str(root)}
         record = root / "waiters" / "claude" / SESSION
         wakes: list[float] = []

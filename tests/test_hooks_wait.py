@@ -13,6 +13,7 @@ import pytest
 
 from hookkit import fixture, sender
 from support import run_cli, wait_for
+from wake_helpers import configure
 
 AGENT = "claude"
 STOP = json.loads(fixture("claude-stop"))
@@ -47,6 +48,12 @@ def outcome(proc: subprocess.Popen[bytes], timeout: float = 30) -> tuple[int, st
     proc.stdout.close()
     proc.stderr.close()
     return proc.returncode, err
+
+
+@pytest.fixture(autouse=True)
+def opted_in(root: Path) -> None:
+    """The agent's config chooses this wake, as `install claude --hooks --wake` sets it."""
+    configure(root, {AGENT: {"wake_on_mail": True, "wake_method": "claude-rewake"}})
 
 
 @pytest.fixture
@@ -123,3 +130,23 @@ def test_without_identity_or_mailbox_it_leaves_at_once(root: Path, tmp_path: Pat
     no_mailbox = start_waiter(tmp_path / "nowhere")
     assert outcome(no_mailbox, timeout=10) == (0, "")
     assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize("entry", [{}, {"wake_on_mail": False, "wake_method": "claude-rewake"},
+                                   {"wake_on_mail": True, "wake_method": "tmux"}])
+def test_without_the_config_choosing_it_the_waiter_leaves_at_once(
+        root: Path, entry: dict[str, object]) -> None:
+    configure(root, {AGENT: entry})
+    assert outcome(start_waiter(root), timeout=10) == (0, "")
+
+
+def test_requested_wakes_only_for_mail_sent_with_wake(
+        root: Path, waiters: list[subprocess.Popen[bytes]]) -> None:
+    configure(root, {AGENT: {"wake_on_mail": "requested", "wake_method": "claude-rewake"}})
+    gemini = sender(root, "gemini")
+    waiters.append(proc := start_waiter(root))
+    armed(root, proc)
+    plain = gemini.send(AGENT, "no wake asked", "x")
+    asked = gemini.send(AGENT, "wake please", "x", wake=True)
+    code, err = outcome(proc)
+    assert code == 2 and asked.id in err and plain.id not in err

@@ -180,6 +180,9 @@ def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
     assert wait["hooks"] == [{"type": "command", "command": hook_command("claude", "wait"),
                               "asyncRewake": True, "timeout": 86400}]
     assert "approve" in r.out and "Cursor and Copilot CLI also run" in r.out
+    config = json.loads((isolated_mailbox() / "config.json").read_text())
+    assert config["agents"]["ada"] == {"wake_on_mail": True, "wake_method": "claude-rewake"}
+    assert 'wake_method "claude-rewake"' in r.out
     assert install(cli, "claude", "--hooks").code == 0  # without --wake: the waiter goes
     assert len(load(path)["hooks"]["Stop"]) == 1
 
@@ -304,3 +307,37 @@ def test_a_symlinked_settings_file_stays_a_link(cli: Cli, home: Path, isolated: 
     link.symlink_to(real)
     assert install(cli, "gemini", "--scope", "user").code == 0
     assert link.is_symlink() and load(real)["theme"] == "dark" and "mcpServers" in load(real)
+
+
+def isolated_mailbox() -> Path:
+    return Path(os.environ["MAILSLOT_DIR"])
+
+
+def test_claude_channel_serves_with_channel_and_chooses_it(cli: Cli, home: Path,
+                                                             project: Path) -> None:
+    mailbox = isolated_mailbox()
+    mailbox.mkdir()
+    (mailbox / "config.json").write_text(json.dumps(
+        {"owner": "sam", "agents": {"ada": {"wake_on_mail": "requested", "note": "mine"}}}))
+    r = install(cli, "claude", "--channel")
+    assert r.code == 0, r.err
+    args = server_of(load(mcp_file("claude", "project", home, project)))["args"]
+    assert args[:2] == ["serve", "--channel"]
+    assert "--dangerously-load-development-channels server:mailslot" in r.out
+    config = json.loads((mailbox / "config.json").read_text())
+    assert config == {"owner": "sam", "agents": {"ada": {
+        "wake_on_mail": "requested", "note": "mine", "wake_method": "claude-channel"}}}
+
+
+@pytest.mark.parametrize("options", [("--channel",), ("--hooks", "--wake", "--channel")])
+def test_channel_is_claude_only_and_excludes_wake(cli: Cli, options: tuple[str, ...]) -> None:
+    host = "codex" if options == ("--channel",) else "claude"
+    r = install(cli, host, *options)
+    assert r.code == 2 and r.err.startswith("mailslot: error:")
+    assert not isolated_mailbox().exists()
+
+
+def test_dry_run_wake_changes_no_config(cli: Cli) -> None:
+    r = install(cli, "claude", "--hooks", "--wake", "--dry-run")
+    assert r.code == 0 and 'would set agents.ada.wake_method "claude-rewake"' in r.out
+    assert not (isolated_mailbox() / "config.json").exists()

@@ -16,6 +16,7 @@ from hookkit import WHEN, sender
 from mailslot import FileStore, Mailbox
 from mailslot.identity import Identity
 from mailslot.mcp_server import build_server
+from wake_helpers import configure
 
 pytestmark = pytest.mark.anyio
 
@@ -48,7 +49,12 @@ def server(root: Path, *, channel: bool) -> Any:
                         channel=channel)
 
 
+def opt_in(root: Path) -> None:
+    configure(root, {"claude": {"wake_on_mail": True, "wake_method": "claude-channel"}})
+
+
 async def test_channel_declares_the_capability_and_pushes_each_arrival(root: Path) -> None:
+    opt_in(root)
     gemini = sender(root, "gemini")
     before = gemini.send("claude", "old", "already waiting: shown at session start")
     listener = Listener()
@@ -84,6 +90,7 @@ async def test_capability_is_declared_in_both_modes(root: Path, mode: str) -> No
 
 
 async def test_without_channel_nothing_is_declared_or_pushed(root: Path) -> None:
+    opt_in(root)
     listener = Listener()
     async with Client(server(root, channel=False), mode="legacy",
                       extensions=[listener]) as client:
@@ -92,5 +99,23 @@ async def test_without_channel_nothing_is_declared_or_pushed(root: Path) -> None
         with anyio.move_on_after(1.5):
             extra = await listener.received.receive()
             pytest.fail(f"no channel was asked for, yet got {extra}")
+    listener.send.close()
+    listener.received.close()
+
+
+async def test_nothing_is_pushed_until_the_config_chooses_the_channel(root: Path) -> None:
+    listener = Listener()
+    async with Client(server(root, channel=True), mode="legacy",
+                      extensions=[listener]) as client:
+        assert (client.server_capabilities.experimental or {}).get("claude/channel") == {}
+        sender(root, "gemini").send("claude", "before opting in", "x")
+        with anyio.move_on_after(1.5):
+            extra = await listener.received.receive()
+            pytest.fail(f"the config does not choose claude-channel, yet got {extra}")
+        opt_in(root)
+        later = sender(root, "gemini", at=WHEN + timedelta(seconds=5)).send("claude", "now", "x")
+        with anyio.fail_after(10):
+            got = await listener.received.receive()
+        assert got.meta == {"message_id": later.id, "sender": "gemini"}
     listener.send.close()
     listener.received.close()

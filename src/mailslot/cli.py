@@ -155,7 +155,8 @@ def _install(args: argparse.Namespace, box: Mailbox) -> int:
 
     report = register(
         args.host, box.bound_agent(), scope=args.scope, hooks=args.hooks, wake=args.wake,
-        dry_run=args.dry_run, mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"),
+        channel=args.channel, dry_run=args.dry_run,
+        mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"),
     )
     print(render.installed(report))
     return 0
@@ -173,6 +174,29 @@ def _hook(args: argparse.Namespace) -> int:
 
 _UNTRANSLATED: dict[str, Callable[[argparse.Namespace], int]] = {"hook": _hook}
 """Commands that must never fail their caller, so they skip the error translation."""
+
+
+@command("watch")
+def _watch(args: argparse.Namespace, box: Mailbox) -> int:
+    if args.validate:
+        from .wake.report import as_text, validate
+
+        report = validate(box.store)
+        _emit(args, report.as_dict(), as_text(report))
+        return 0 if report.ok else 1
+    from .wake.watcher import watch  # the only import of watchdog, and only here
+
+    return watch(box.store, once=args.once, poll=args.poll)
+
+
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0.01 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds from 0.01 to 3600")
+    return value
 
 
 # Parser ---------------------------------------------------------------------------
@@ -250,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "MAILSLOT_AGENT.", prints_data=False)
     p.add_argument("--channel", action="store_true",
                    help="also push a notice into Claude Code when mail arrives (Claude Code "
-                        "channels, research preview; see docs/wake.md)")
+                        "channels, research preview; see docs/claude-wake.md)")
 
     p = add("install", "Register mailslot with an agent host (its MCP server; with --hooks "
                        "its hooks), as the agent given by --agent.", prints_data=False)
@@ -261,7 +285,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hooks", action="store_true",
                    help="also register hooks that show mail at session start, prompt, stop")
     p.add_argument("--wake", action="store_true",
-                   help="claude with --hooks: a background hook that wakes Claude for mail")
+                   help="claude with --hooks: a background hook that wakes Claude for mail "
+                        "(and config.json's wake_method \"claude-rewake\")")
+    p.add_argument("--channel", action="store_true",
+                   help="claude: serve --channel pushes mail into the session (research "
+                        "preview; config.json's wake_method \"claude-channel\")")
     p.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
 
     p = add("hook", "Show pending mail to an agent from a host's hook (prints the host's JSON).",
@@ -271,6 +299,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="claude, codex: session-start, user-prompt-submit, stop; gemini: "
                         "session-start, before-agent, after-agent; cursor, copilot: "
                         "session-start, stop (see docs/hooks.md)")
+
+    p = add("watch", "Wake opted-in agents when mail arrives (runs in the foreground).")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true",
+                      help="process the wakes due now, then exit")
+    mode.add_argument("--validate", action="store_true",
+                      help="check each agent's wake config and print what its wake would do")
+    p.add_argument("--poll", type=_seconds, metavar="SECONDS",
+                   help="poll the queue this often instead of using file-system events")
     return parser
 
 

@@ -150,18 +150,25 @@ class Delivery:
         """Has a newer waiter for this session taken over from ``pid``?"""
         return self.store.waiter(self.agent, session_key(session)) != pid
 
-    def unannounced(self, session: str) -> list[Message]:
-        """Directed mail not done that this session was neither shown nor told of.
+    def unannounced(self, session: str, method: str) -> list[Message] | None:
+        """Directed mail not done that this session was neither shown nor told of, and
+        that the agent's config lets ``method`` wake it for, oldest first.
 
-        Only directed mail wakes a session; broadcasts wait for its next prompt or
-        start. Oldest first.
+        ``None`` when the config has not chosen ``method`` (principle 7: only the
+        recipient's own config allows a wake). Broadcasts never wake a session; they
+        wait for its next prompt or start.
         """
+        from .wake.policy import in_session_wakes  # the waiter's path only
+
+        allowed = in_session_wakes(Config(self.store.load_config()), self.agent, method)
+        if allowed is None:
+            return None
         directed = self.store.entries(self.agent, ("unread", "read"))
         if not directed:
             return []
         shown = self.store.shown(self.agent, session_key(session))
         fresh = sorted(i for i, _ in directed if i not in shown)
-        return [m for m in map(self._load, fresh) if m is not None]
+        return [m for m in map(self._load, fresh) if m is not None and allowed(m)]
 
     def announce(self, session: str, messages: Sequence[Message]) -> None:
         """Record that the session was told of ``messages``; call after the notice is out."""

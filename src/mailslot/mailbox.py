@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config, mailbox_root
-from .errors import InvalidInput, MailslotError, NoIdentity, NotFound, Refused
+from .errors import InvalidInput, MailslotError, NoIdentity, NotFound, Refused, StoreError
 from .identity import Identity, derive_identity
 from .ids import check_id, new_id, sender_of
 from .message import STATES, Message, State
@@ -82,11 +82,25 @@ class AgentInfo:
     online: bool = False  # a server of this agent is running now (see presence.py)
     last_seen: str | None = None  # when a server of this agent last showed life
     sessions: list[Session] = field(default_factory=list)  # its servers online now
+    wake: str = "off"  # how its config lets it be woken (see wake_setting)
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "unread": self.unread, "known_from": self.known_from,
                 "online": self.online, "last_seen": self.last_seen,
-                "sessions": [s.as_dict() for s in self.sessions]}
+                "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake}
+
+
+def wake_setting(config: Config, agent: str) -> str:
+    """``agent``'s wake as ``who`` shows it: the method, ``off``, or the config error."""
+    from .wake.policy import settings_for  # only who needs it here
+
+    try:
+        settings = settings_for(config, agent)
+    except MailslotError:
+        return "config error (mailslot watch --validate)"
+    if settings.opt_in == "never":
+        return "off"
+    return settings.method + (" (on request)" if settings.opt_in == "requested" else "")
 
 
 @dataclass(frozen=True)
@@ -154,13 +168,14 @@ class Mailbox:
 
     # Sending -------------------------------------------------------------------
     def _compose(
-        self, to: list[str], subject: str, body: str, **fields: Any
+        self, to: list[str], subject: str, body: str, sender: str | None = None, **fields: Any
     ) -> Message:
         now = self._clock()
+        sender = sender or self.agent
         return Message(
-            id=new_id(now, self.agent, to, subject),
+            id=new_id(now, sender, to, subject),
             date=now.isoformat(),
-            sender=self.agent,
+            sender=sender,
             to=tuple(to),
             subject=subject,
             body=body,
@@ -179,6 +194,7 @@ class Mailbox:
             except FileExistsError:
                 continue
             self._event("delivered", message.id, to=list(to))
+            self._after_delivery(message)
             return message
         raise InvalidInput("could not find a free message id; try again")
 
@@ -469,7 +485,8 @@ class Mailbox:
         for name in sorted(known):
             seen = self.store.seen(name) if live else set()
             pending = sum(1 for i in live if i not in seen and sender_of(i) != name)
-            info = AgentInfo(name, unread.get(name, 0) + pending, known[name])
+            info = AgentInfo(name, unread.get(name, 0) + pending, known[name],
+                             wake=wake_setting(config, name))
             if name in presence:
                 here = presence[name]
                 info = replace(info, online=here.online, last_seen=here.last_seen,
@@ -558,3 +575,44 @@ class Mailbox:
             except NotFound:
                 continue  # moved or retracted while we listed
         return page, True
+
+    # Wake-ups (issue 5; the rules live in mailslot.wake.queue) ------------------
+    def _after_delivery(self, message: Message) -> None:
+        """Queue the wakes the recipients' own config allows; never fails the send."""
+        from .wake.queue import enqueue_wakes  # here, so read paths never import it
+
+        enqueue_wakes(self, message)
+
+    def system_notice(self, to: str, subject: str, body: str) -> Message:
+        """A notice from ``mailslot`` itself, for mailslot's own modules only.
+
+        No front end exposes this: ``mailslot`` is reserved, so no process can take it as
+        its identity, and no tool takes a sender.
+        """
+        return self._deliver(
+            [check_name(to, "recipient")],
+            clean_field(subject, "subject", MAX_SUBJECT_LENGTH),
+            clean_body(body, self.max_body_bytes),
+            sender=SYSTEM_SENDER,
+        )
+
+    # Settings --------------------------------------------------------------------
+    def choose_wake(self, agent: str, method: str) -> bool:
+        """Opt ``agent`` in to being woken by ``method`` in config.json (other keys kept).
+
+        Keeps ``wake_on_mail: "requested"`` if that is set; otherwise wakes for every
+        message. Returns whether anything changed.
+        """
+        name = check_name(agent)
+        raw = self.store.load_config()
+        agents = raw.setdefault("agents", {})
+        if not isinstance(agents, dict) or not isinstance(agents.setdefault(name, {}), dict):
+            raise StoreError(f"config.json: agents.{name} must be an object; nothing was changed")
+        entry = agents[name]
+        opt_in = entry.get("wake_on_mail") if entry.get("wake_on_mail") == "requested" else True
+        if entry.get("wake_on_mail") == opt_in and entry.get("wake_method") == method:
+            return False
+        entry["wake_on_mail"], entry["wake_method"] = opt_in, method
+        self.store.save_config(raw)
+        self._config = None
+        return True

@@ -31,6 +31,8 @@ from .mailbox import Mailbox
 from .message import Message
 from .wake.notice import wake_notice
 
+METHOD_NAME = "claude-channel"
+"""The ``wake_method`` that lets this server push into its session (config.json)."""
 CAPABILITY = "claude/channel"
 METHOD = "notifications/claude/channel"
 CHECK_SECONDS = 1.0
@@ -73,7 +75,11 @@ class Channel:
     async def push(self, open_box: Callable[[], Mailbox]) -> None:
         """Until cancelled: send a notification for every message that arrives."""
         box = open_box()
-        arrivals = Arrivals(box)  # what is here now was shown at session start
+        arrivals = Arrivals(box, METHOD_NAME)  # what is here now was shown at start
+        if not arrivals.chosen():
+            logger.warning('mailslot: serve --channel: agents.%s.wake_method is not '
+                           '"claude-channel" with wake_on_mail in config.json, so nothing '
+                           "is pushed until it is", box.agent)
         kick = threading.Event()
         folder = arrivals.folder()
         observer = observe([folder], kick.set) if folder else None

@@ -43,6 +43,7 @@ class Session:
     started: str
     heartbeat: str
     stopped: str | None = None
+    channel: bool = False  # started with --channel: pushes arrivals into Claude Code
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Session | None:
@@ -58,7 +59,7 @@ class Session:
             return value if isinstance(value, str) else None
 
         return cls(pid, text("hostname") or "", text("program"), text("cwd"), started, beat,
-                   text("stopped"))
+                   text("stopped"), record.get("channel") is True)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -166,6 +167,7 @@ class Beacon:
         *,
         program: str | None = None,
         cwd: str | None = None,
+        channel: bool = False,
         clock: Callable[[], datetime] = _now,
     ) -> None:
         self.store: Store = box.store
@@ -180,6 +182,7 @@ class Beacon:
             "program": program,
             "cwd": cwd if cwd is not None else os.getcwd(),
             "started": clock().isoformat(),
+            "channel": channel,
         }
 
     def announce(self) -> None:

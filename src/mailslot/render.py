@@ -81,8 +81,10 @@ def who(agents: list[AgentInfo]) -> str:
     if not agents:
         return "no agents known yet"
     width = max(len(a.name) for a in agents)
+    wake = max(len(a.wake) for a in agents) + len("wake: ")
     return "\n".join(
-        f"{a.name:<{width}}  {a.unread:>4} unread  {_presence(a):<24}  ({', '.join(a.known_from)})"
+        f"{a.name:<{width}}  {a.unread:>4} unread  {_presence(a):<24}  "
+        f"{'wake: ' + a.wake:<{wake}}  ({', '.join(a.known_from)})"
         for a in agents
     )
 

@@ -6,7 +6,9 @@ been shown, then writes a short notice to stderr and exits 2: Claude Code wakes 
 session at once, even when idle, and shows the notice as a system reminder. The notice
 names senders and ids only; the mail itself reaches the model framed, when it reads it.
 
-Exactly one waiter per session: a newer one records itself and the older one leaves
+It wakes only when the agent's config chooses it (``wake_method: "claude-rewake"`` with
+``wake_on_mail``; ``mailslot install claude --hooks --wake`` sets both). Exactly one
+waiter per session: a newer one records itself and the older one leaves
 (exit 0). On any error, with no identity or no mailbox, when the host is gone, or when
 Claude Code ends it at the hook's ``timeout``, it exits 0 and says nothing, so a broken
 mailbox can never wake a session. See docs/wake.md, "claude-rewake".
@@ -29,6 +31,8 @@ from ..store.delivery_files import DeliveryFiles
 from ..wake.notice import wake_notice
 from . import hosts
 
+METHOD = "claude-rewake"
+"""The ``wake_method`` that lets this waiter wake its session (config.json)."""
 REWAKE_EXIT = 2
 """Claude Code wakes the session when an ``asyncRewake`` hook exits with this code."""
 CHECK_SECONDS = 1.0
@@ -70,7 +74,9 @@ def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: Te
             kick.clear()
             if delivery.waiter_replaced(session, me) or os.getppid() != host:
                 return 0
-            mail = delivery.unannounced(session)
+            mail = delivery.unannounced(session, METHOD)
+            if mail is None:
+                return 0  # the agent's config does not (or no longer) choose this wake
             if mail:
                 stderr.write(wake_notice(name, mail, agent_flag=identity.source == "--agent")
                              + "\n")

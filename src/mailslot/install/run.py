@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..errors import InvalidInput, MailslotError
 from ..identity import git_toplevel
+from ..mailbox import Mailbox
 from . import entries, files
 from .hosts import HOSTS, Host, Scope
 
@@ -64,6 +65,7 @@ def install(
     scope: Scope | None = None,
     hooks: bool = False,
     wake: bool = False,
+    channel: bool = False,
     dry_run: bool = False,
     mailbox_dir: str | None = None,
     executable: str | None = None,
@@ -75,6 +77,10 @@ def install(
     if wake and not (hooks and host.name == "claude"):
         raise InvalidInput("--wake needs --hooks and works only for claude "
                            "(Claude Code's asyncRewake hooks)")
+    if channel and host.name != "claude":
+        raise InvalidInput("--channel works only for claude (Claude Code channels)")
+    if wake and channel:
+        raise InvalidInput("choose one way to wake Claude Code: --wake or --channel")
     if hooks and host.hooks is None:
         raise InvalidInput(f"{host.title} has no documented hook settings; install it "
                            "without --hooks (its agents use the MCP tools)")
@@ -94,7 +100,8 @@ def install(
     plan: dict[Path, list[files.Editor]] = {}
     mcp_path = where(host.mcp_path[scope])
     container = "mcp_servers" if host.mcp_format == "toml" else "mcpServers"
-    fields = {**host.mcp_fields, "command": exe, "args": ["serve", *tail]}
+    serve = ["serve", "--channel"] if channel else ["serve"]
+    fields = {**host.mcp_fields, "command": exe, "args": [*serve, *tail]}
     plan[mcp_path] = [partial(entries.set_server, container=container, fields=fields,
                               agent=agent, where=str(mcp_path))]
     notes = list(host.notes.get(scope, ()))
@@ -123,7 +130,25 @@ def install(
         for change in changes:
             if change.changed:
                 files.write_atomic(change.path, change.after, change.before)
+    method = "claude-rewake" if wake else "claude-channel" if channel else None
+    if method is not None:
+        notes.append(_choose_wake(agent, method, mailbox_dir, dry_run))
     return Report(host, scope, agent, changes, notes, dry_run)
+
+
+def _choose_wake(agent: str, method: str, mailbox_dir: str | None, dry_run: bool) -> str:
+    """Opt the agent in to ``method`` in the mailbox's config.json (principle 7)."""
+    box = Mailbox.open(mailbox_dir, agent)
+    setting = f'agents.{agent}.wake_method "{method}" with wake_on_mail'
+    where = f"{box.store.location}/config.json"
+    if dry_run:
+        return f"would set {setting} in {where}"
+    changed = box.choose_wake(agent, method)
+    said = f"{'set' if changed else 'kept'} {setting} in {where}"
+    if method == "claude-channel":
+        said += ("; start Claude Code with: claude --dangerously-load-development-channels "
+                 "server:mailslot")
+    return said
 
 
 def _has_our_hooks(path: Path) -> bool:

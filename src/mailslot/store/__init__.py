@@ -10,10 +10,11 @@ from ..lazy import exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .base import Event, Store, StoredFile
+    from .base import Event, Store, StoredFile, WakeEntry
     from .files import FileStore
 
-__all__ = ["Event", "FileStore", "Store", "StoredFile"]
+__all__ = ["Event", "FileStore", "Store", "StoredFile", "WakeEntry"]
 
-_LAZY = {"Event": "base", "Store": "base", "StoredFile": "base", "FileStore": "files"}
+_LAZY = {"Event": "base", "Store": "base", "StoredFile": "base", "WakeEntry": "base",
+         "FileStore": "files"}
 __getattr__ = exports(__name__, _LAZY)

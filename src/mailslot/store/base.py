@@ -8,6 +8,7 @@ processes at once: a state change another process already made is success, not a
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -109,6 +110,52 @@ class Store(Protocol):
     def remove_presence(self, agent: str, key: str) -> None:
         """Forget one presence record (gone already is fine)."""
 
+    # Wake queue (issue 5; rules in mailslot.wake) ---------------------------------
+    def wake_enqueue(self, entry: WakeEntry) -> bool:
+        """Queue a wake durably; ``False`` if one is already queued for that message."""
+
+    def wake_agents(self) -> list[str]:
+        """Agents with queued or claimed wakes."""
+
+    def wake_pending(self, agent: str) -> list[WakeEntry]:
+        """The wakes queued for ``agent`` (claimed ones excluded), in no particular order."""
+
+    def wake_claim(self, entry: WakeEntry) -> WakeEntry | None:
+        """Take a queued wake atomically; ``None`` if another process took it first."""
+
+    def wake_release(self, claimed: WakeEntry, retry: WakeEntry | None = None) -> None:
+        """End a claim: queue ``retry`` first (if given), then drop the claim."""
+
+    def wake_lock(self, agent: str) -> AbstractContextManager[bool]:
+        """Hold ``agent``'s wake lock (yields ``False`` if another holder has it).
+
+        Held while claiming and waking, released by the system if the holder dies, so
+        a claim found while holding the lock was left by a holder that stopped.
+        """
+
+    def wake_orphans(self, agent: str) -> list[WakeEntry]:
+        """Claims for ``agent``: call only while holding its lock (then all are orphans)."""
+
+    def wake_signal_path(self) -> str | None:
+        """A folder in which a file is created whenever a wake is queued, or ``None``.
+
+        ``None`` means the backend has no such folder: watchers poll instead.
+        """
+
     # Watching ------------------------------------------------------------------------
     def arrivals_path(self, agent: str) -> str | None:
         """A folder whose file-system events signal new mail for ``agent`` (``None``: poll)."""
+
+
+@dataclass(frozen=True)
+class WakeEntry:
+    """One queued wake: wake ``agent`` for ``message_id``, attempt ``attempt``.
+
+    ``not_before`` is a Unix time; ``claim`` is the store's handle once claimed.
+    """
+
+    message_id: str
+    agent: str
+    attempt: int = 1
+    not_before: float = 0.0
+    claim: str | None = None

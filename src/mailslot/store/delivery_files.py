@@ -237,6 +237,21 @@ class DeliveryFiles:
         except (FileNotFoundError, ValueError):
             return None
 
+    def waiter_pids(self, agent: str) -> list[int]:
+        """The pids recorded by ``agent``'s waiters, one per session (some may be gone)."""
+        pids: list[int] = []
+        try:
+            with os.scandir(self._folder("waiters", agent)) as it:
+                paths = [e.path for e in it if e.is_file(follow_symlinks=False)]
+        except FileNotFoundError:
+            return pids
+        for path in paths:
+            try:
+                pids.append(int(_read(path)))
+            except (FileNotFoundError, ValueError, UnsafePath):
+                continue
+        return pids
+
     # Claims --------------------------------------------------------------------------
     def claim(self, agent: str, path: str) -> str:
         """The checkout that claimed ``agent`` first; ``path`` if nobody had yet."""

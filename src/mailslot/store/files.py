@@ -8,6 +8,7 @@ Layout (see docs/format.md)::
     broadcast/seen/<name>
     tmp/
     log/events.jsonl
+    wake/{pending,claimed,locks}/   the wake queue (see store/wakes.py)
 
 Crash safety comes from three habits: a file is written whole in ``tmp/`` and synced
 before it is linked into place (readers never see half a file); a state change is one
@@ -31,6 +32,7 @@ from ..errors import NotFound, StoreError, UnsafePath
 from ..ids import ids_of_files
 from ..message import STATES, Message, State, from_bytes, to_bytes
 from .base import Event, StoredFile
+from .wakes import FileWakeQueue
 
 FOLDER_OF: dict[State, str] = {"unread": "new", "read": "cur", "done": "done"}
 _DIR_MODE = 0o700
@@ -79,8 +81,11 @@ def read_file(path: Path, *, header_only: bool = False) -> bytes:
         os.close(fd)
 
 
-class FileStore:
-    """The file store rooted at ``root`` (created on first write, 0700)."""
+class FileStore(FileWakeQueue):
+    """The file store rooted at ``root`` (created on first write, 0700).
+
+    The wake queue's methods (``wake_*``) come from :class:`FileWakeQueue`.
+    """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser().absolute()

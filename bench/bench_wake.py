@@ -1,0 +1,96 @@
+"""send -> wake command started, with ``mailslot watch`` running in its own process.
+
+Agents opted in with the ``command`` method run a tiny recorder that writes the time it
+started; the latency is that time minus the time just before ``send`` was called (same
+clock, same machine). It includes the recorder's own interpreter start-up (``python
+-S``), so it over-states mailslot's share. Peers poll every 5-60 s, so their latency is
+up to the polling interval (half of it on average); that is the baseline column.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from common import VENV_BIN, Row, ms, percentile
+from mailslot import FileStore, Mailbox
+from mailslot.identity import Identity
+
+TARGET_P99 = 0.250
+PEERS = "peers poll every 5-60 s (mean wait 2.5-30 s)"
+_RECORDER = (
+    "import sys, time\n"
+    "t = time.time()\n"
+    "with open(sys.argv[2], 'a') as f:\n"
+    "    f.write(sys.argv[1] + ' ' + repr(t) + '\\n')\n"
+)
+
+
+def _wait_for(predicate: Callable[[], bool], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise RuntimeError("bench_wake: timed out waiting for the watcher")
+        time.sleep(0.01)
+
+
+def measure(count: int, *, agents: int = 4, gap: float = 0.025,
+            poll: float | None = None) -> list[float]:
+    """Latencies (seconds) of ``count`` sends spread over ``agents`` opted-in agents."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root, starts, script = Path(tmp, "box"), Path(tmp, "starts.txt"), Path(tmp, "rec.py")
+        script.write_text(_RECORDER)
+        command = [sys.executable, "-S", "-E", str(script), "{id}", str(starts)]
+        store = FileStore(root)
+        store.save_config({"agents": {
+            f"agent{i}": {"wake_on_mail": True, "wake_method": "command", "command": command}
+            for i in range(agents)}})
+        log = Path(tmp, "watch.log")
+        argv = [str(VENV_BIN / "mailslot"), "--dir", str(root), "watch"]
+        if poll is not None:
+            argv += ["--poll", str(poll)]
+        with log.open("w") as out:
+            watcher = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            _wait_for(lambda: "watching" in log.read_text(), 10)
+            box = Mailbox(store, Identity("bench", "--agent"))
+            sent: dict[str, float] = {}
+            for n in range(count):
+                before = time.time()
+                sent[box.send(f"agent{n % agents}", f"bench {n}", "x").id] = before
+                time.sleep(gap)
+
+            def lines() -> list[str]:
+                return starts.read_text().splitlines() if starts.exists() else []
+
+            _wait_for(lambda: len(lines()) >= count, 60)
+        finally:
+            watcher.send_signal(signal.SIGTERM)
+            watcher.wait(10)
+        started = {i: float(t) for i, t in (line.split() for line in lines())}
+        return [started[i] - t for i, t in sent.items()]
+
+
+def run() -> list[Row]:
+    events = measure(int(os.environ.get("BENCH_WAKE_COUNT", "240")))
+    polled = measure(40, poll=0.5)
+    return [
+        Row(f"send -> wake command start, watcher on events, {len(events)} msgs",
+            f"p50 {ms(percentile(events, 50))}, p99 {ms(percentile(events, 99))}",
+            PEERS, f"p99 <= {TARGET_P99 * 1000:.0f} ms",
+            percentile(events, 99) <= TARGET_P99),
+        Row(f"same, watcher polling every 0.5 s (fallback), {len(polled)} msgs",
+            f"p50 {ms(percentile(polled, 50))}, p99 {ms(percentile(polled, 99))}",
+            PEERS, "informational", None),
+    ]
+
+
+if __name__ == "__main__":
+    print(json.dumps([row.__dict__ for row in run()], indent=2))

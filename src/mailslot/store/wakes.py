@@ -1,0 +1,198 @@
+"""The file store's wake queue: one small JSON file per wake, moved by rename.
+
+Layout (under the mailbox root)::
+
+    wake/pending/<agent>/<id>          queued: {"id", "agent", "attempt", "not_before"}
+    wake/claimed/<agent>/<id>.<pid>    taken by the watcher with that pid
+    wake/locks/<agent>                 flock()ed while a watcher claims and wakes
+
+A wake is created like a message (staged in ``tmp/``, synced, linked without
+overwriting), so a message gets at most one queued wake per recipient. Claiming is one
+``rename``: of two watchers, exactly one gets it. A retry is linked into ``pending/``
+*before* its claim is removed, so a crash in between leaves the wake twice, never lost.
+The per-agent lock is released by the kernel when its holder dies; whoever next holds it
+and finds a claim knows the claim's watcher stopped mid-wake and queues it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UnsafePath
+from ..ids import is_id
+from ..names import is_valid_name
+from .base import WakeEntry
+
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _encode(entry: WakeEntry) -> bytes:
+    due = datetime.fromtimestamp(entry.not_before, UTC).isoformat()
+    record = {"id": entry.message_id, "agent": entry.agent, "attempt": entry.attempt,
+              "not_before": entry.not_before, "due": due}
+    return (json.dumps(record) + "\n").encode("utf-8")
+
+
+def _decode(data: bytes, message_id: str, agent: str, claim: str | None) -> WakeEntry:
+    """The entry a file holds; a damaged file still names a wake, so it is kept as new."""
+    try:
+        record: Any = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        record = {}
+    if not isinstance(record, dict):
+        record = {}
+    attempt = record.get("attempt")
+    not_before = record.get("not_before")
+    return WakeEntry(
+        message_id,
+        agent,
+        attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 1,
+        float(not_before) if isinstance(not_before, int | float) else 0.0,
+        claim,
+    )
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        with os.scandir(folder) as it:
+            return [e.name for e in it if e.is_file(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+class FileWakeQueue:
+    """Mixed into :class:`~mailslot.store.files.FileStore`: the ``wake_*`` methods."""
+
+    if TYPE_CHECKING:
+        root: Path
+
+        def _dir(self, *parts: str, create: bool = True) -> Path: ...
+
+        def _stage(self, data: bytes, name: str) -> Path: ...
+
+    def _wake_dir(self, kind: str, agent: str, *, create: bool = True) -> Path:
+        if not is_valid_name(agent) or agent != agent.lower():
+            raise UnsafePath(f"{agent!r} is not an agent name; not used as a folder")
+        return self._dir("wake", kind, agent, create=create)
+
+    def _read_entry(self, path: Path, message_id: str, agent: str, claim: str | None
+                    ) -> WakeEntry:
+        from .files import read_file  # files.py imports this module
+
+        return _decode(read_file(path), message_id, agent, claim)
+
+    def _link_entry(self, entry: WakeEntry) -> bool:
+        """Stage the entry and link it into pending/ (never overwriting); False if present."""
+        from .files import fsync_dir
+
+        if not is_id(entry.message_id):
+            raise UnsafePath(f"{entry.message_id!r} is not a message id; not used as a name")
+        self._wake_dir("claimed", entry.agent)  # first, so a watcher sees claims as moves
+        folder = self._wake_dir("pending", entry.agent)
+        tmp = self._stage(_encode(entry), f"wake-{entry.agent}")
+        try:
+            os.link(tmp, folder / entry.message_id)
+        except FileExistsError:
+            return False
+        finally:
+            tmp.unlink(missing_ok=True)
+        fsync_dir(folder)
+        return True
+
+    def wake_enqueue(self, entry: WakeEntry) -> bool:
+        return self._link_entry(entry)
+
+    def wake_agents(self) -> list[str]:
+        found: set[str] = set()
+        for kind in ("pending", "claimed"):
+            folder = self._dir("wake", kind, create=False)
+            try:
+                with os.scandir(folder) as it:
+                    agents = [e.name for e in it if e.is_dir(follow_symlinks=False)]
+            except FileNotFoundError:
+                continue
+            found.update(a for a in agents if is_valid_name(a) and _names(folder / a))
+        return sorted(found)
+
+    def wake_pending(self, agent: str) -> list[WakeEntry]:
+        folder = self._wake_dir("pending", agent, create=False)
+        entries: list[WakeEntry] = []
+        for name in _names(folder):
+            if not is_id(name):
+                continue
+            try:
+                entries.append(self._read_entry(folder / name, name, agent, None))
+            except FileNotFoundError:
+                continue  # claimed while we listed
+        return entries
+
+    def wake_claim(self, entry: WakeEntry) -> WakeEntry | None:
+        source = self._wake_dir("pending", entry.agent) / entry.message_id
+        claim = f"{entry.message_id}.{os.getpid()}"
+        target = self._wake_dir("claimed", entry.agent) / claim
+        if os.path.islink(source):
+            raise UnsafePath(f"{source} is a symlink; mailslot does not follow links")
+        try:
+            os.rename(source, target)
+        except FileNotFoundError:
+            return None
+        return self._read_entry(target, entry.message_id, entry.agent, claim)
+
+    def wake_release(self, claimed: WakeEntry, retry: WakeEntry | None = None) -> None:
+        from .files import fsync_dir
+
+        if claimed.claim is None:
+            raise ValueError("wake_release needs a claimed entry")
+        if retry is not None:
+            self._link_entry(retry)  # already there (a crash between link and unlink): fine
+        folder = self._wake_dir("claimed", claimed.agent)
+        (folder / claimed.claim).unlink(missing_ok=True)
+        fsync_dir(folder)
+
+    def wake_orphans(self, agent: str) -> list[WakeEntry]:
+        folder = self._wake_dir("claimed", agent, create=False)
+        orphans: list[WakeEntry] = []
+        for name in _names(folder):
+            message_id, _, pid = name.rpartition(".")
+            if not is_id(message_id) or not pid.isdigit():
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                orphans.append(self._read_entry(folder / name, message_id, agent, name))
+        return orphans
+
+    @contextlib.contextmanager
+    def wake_lock(self, agent: str) -> Iterator[bool]:
+        if not is_valid_name(agent) or agent != agent.lower():
+            raise UnsafePath(f"{agent!r} is not an agent name; not used as a file name")
+        path = self._dir("wake", "locks") / agent
+        try:
+            fd = os.open(path, _LOCK_FLAGS, 0o600)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UnsafePath(f"{path} is a symlink; mailslot does not follow links") from None
+            raise
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)
+
+    def wake_signal_path(self) -> str | None:
+        # The whole queue, claims included: a claim is then a move inside the watched
+        # tree, which inotify reports as one event at once, rather than a move out of it,
+        # which watchdog holds back for half a second to look for its other half.
+        for kind in ("pending", "claimed", "locks"):
+            self._dir("wake", kind)
+        return str(self._dir("wake"))

@@ -1,0 +1,320 @@
+"""Wake methods: how each kind of host is woken, built from the agent's config.
+
+A method is a class registered by name (see :mod:`.registry`), so a new host needs no
+schema change. Each one says what it needs and where it falls short (``watch
+--validate`` prints this), checks its config fields (failing closed, naming the field),
+previews what it would do, and wakes. Methods that start a program build an argv without
+a shell, and no method ever passes a flag that skips a host's permission prompts: every
+argv is checked against :data:`BYPASS_FLAGS` before it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..errors import StoreError
+from ..message import Message
+from . import process
+from .process import Spawn
+
+BYPASS_FLAGS = frozenset({
+    "--dangerously-skip-permissions", "--allow-dangerously-skip-permissions",
+    "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust",
+    "--yolo", "--full-auto", "--allow-all-tools", "--allow-all", "--allow-all-paths",
+    "--allow-all-urls", "--autopilot",
+})
+"""Flags that skip a host's permission prompts (Claude Code, Codex, Gemini, Copilot)."""
+_BYPASS_VALUES = {
+    "-a": {"never"}, "--ask-for-approval": {"never"},
+    "-s": {"danger-full-access"}, "--sandbox": {"danger-full-access"},
+    "--approval-mode": {"yolo", "auto_edit"}, "--permission-mode": {"bypassPermissions"},
+    "--mode": {"autopilot"},
+}
+_BYPASS_CONFIG = ("approval_policy", "sandbox_mode")  # codex -c overrides
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
+def bypass_flag(argv: Sequence[str]) -> str | None:
+    """The first permission-skipping flag in ``argv``, shown as it would be passed."""
+    for i, arg in enumerate(argv):
+        flag, eq, inline = arg.partition("=")
+        value = inline if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+        if arg in BYPASS_FLAGS or flag in BYPASS_FLAGS:
+            return arg
+        if flag in _BYPASS_VALUES and value in _BYPASS_VALUES[flag]:
+            return f"{flag} {value}"
+        if flag in ("-c", "--config") and value.split("=", 1)[0].strip() in _BYPASS_CONFIG:
+            return f"{flag} {value}"
+    return None
+
+
+@dataclass(frozen=True)
+class Field:
+    """A config field a method reads, for ``watch --validate`` and docs/wake.md."""
+
+    name: str
+    help: str
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Job:
+    """One wake: the agent, the mail it is about (oldest first) and the notice."""
+
+    agent: str
+    messages: tuple[Message, ...]
+    notice: str
+    mailbox: str  # the store's location, so the woken agent reads the same mailbox
+    timeout: float
+    stop: threading.Event = field(default_factory=threading.Event)  # set: give up now
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How an attempt ended; ``reason`` is ours, one line, never a host's output."""
+
+    ok: bool
+    reason: str = ""
+    retry: bool = True  # False: trying again cannot help (or could do harm)
+
+
+OK = Outcome(True)
+
+
+def where(agent: str, name: str) -> str:
+    return f"config.json: agents.{agent}.{name}"
+
+
+def text_field(agent: str, cfg: Mapping[str, Any], name: str, *, required: bool = True,
+               pattern: re.Pattern[str] | None = None, what: str = "text") -> str | None:
+    """A one-line text field, checked; raises :class:`StoreError` naming it."""
+    value = cfg.get(name)
+    if value is None:
+        if required:
+            raise StoreError(f"{where(agent, name)} is missing")
+        return None
+    if not isinstance(value, str) or not value or any(c in value for c in "\x00\r\n"):
+        raise StoreError(f"{where(agent, name)} must be non-empty one-line text")
+    if pattern is not None and not pattern.fullmatch(value):
+        raise StoreError(f"{where(agent, name)} is not {what}")
+    return value
+
+
+def child_env(job: Job) -> dict[str, str]:
+    """What every woken program is told: who it is waking and which mailbox to read."""
+    return {"MAILSLOT_AGENT": job.agent, "MAILSLOT_DIR": job.mailbox}
+
+
+class WakeMethod(ABC):
+    """A way to wake one kind of host. Instances are built from checked config."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    needs: ClassVar[tuple[str, ...]] = ()
+    limits: ClassVar[tuple[str, ...]] = ()
+    fields: ClassVar[tuple[Field, ...]] = ()
+    batches: ClassVar[bool] = True
+    """True: one wake announces every message due for the agent at once."""
+
+    @classmethod
+    @abstractmethod
+    def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> WakeMethod:
+        """Check the agent's fields; raise :class:`StoreError` naming a bad one."""
+
+    @abstractmethod
+    def preview(self, job: Job) -> list[str]:
+        """What a wake would do, one line each, with no secret in it."""
+
+    @abstractmethod
+    def wake(self, job: Job) -> Outcome:
+        """Wake the agent (blocking until it is done or has failed)."""
+
+    def probe(self) -> list[str]:
+        """Problems visible now without waking anyone (for ``watch --validate``)."""
+        return []
+
+
+class ArgvMethod(WakeMethod):
+    """A method that starts one program; subclasses say which argv."""
+
+    secret_env: ClassVar[tuple[str, ...]] = ()
+    """Names of environment variables whose values are never shown."""
+
+    def __init__(self, agent: str, executable: str, cwd: str | None = None) -> None:
+        self.agent = agent
+        self.executable = executable
+        self.cwd = cwd
+
+    @abstractmethod
+    def argv(self, job: Job) -> list[str]:
+        """The whole argv, ``argv[0]`` being the program."""
+
+    def spawn(self, job: Job) -> Spawn | Outcome:
+        """What to start, or why it cannot be started now."""
+        return Spawn(self.argv(job), child_env(job), cwd=self.cwd)
+
+    def preview(self, job: Job) -> list[str]:
+        spawn = self.spawn(job)
+        argv = spawn.argv if isinstance(spawn, Spawn) else self.argv(job)
+        env = dict(child_env(job))
+        env.update({name: "<secret>" for name in self.secret_env})
+        lines = [f"runs: {shlex.join(argv)}",
+                 "env:  " + " ".join(f"{k}={v}" for k, v in env.items())]
+        if self.cwd:
+            lines.append(f"in:   {self.cwd}")
+        return lines
+
+    def probe(self) -> list[str]:
+        if process.find_program(self.executable) is None:
+            return [f"{self.executable} is not on the watcher's PATH"]
+        return []
+
+    def wake(self, job: Job) -> Outcome:
+        spawn = self.spawn(job)
+        if isinstance(spawn, Outcome):
+            return spawn
+        flag = bypass_flag(spawn.argv)
+        if flag is not None:
+            return Outcome(False, f"refused: {flag} would skip the host's permission prompts",
+                           retry=False)
+        failure = process.run(spawn, job.timeout, job.stop)
+        return OK if failure is None else Outcome(False, failure)
+
+
+_CWD = Field("cwd", "folder to run the program in (e.g. the project the session belongs to)",
+             required=False)
+
+
+class CommandMethod(ArgvMethod):
+    name = "command"
+    summary = "runs your own program: an argv template, the message as JSON on stdin"
+    needs = ("the program named in `command`, on the watcher's PATH or as an absolute path",)
+    limits = (
+        "one run per message ({id}, {from} and {to} are that message's)",
+        "stdin carries the whole message, body included: treat it as untrusted data",
+        "exit status 0 counts as woken; output is discarded",
+    )
+    fields = (
+        Field("command", 'argv list, e.g. ["notify-codex", "{from}", "{id}"]; no shell'),
+        _CWD,
+    )
+    batches = False
+    PLACEHOLDERS = ("{id}", "{from}", "{to}")
+
+    def __init__(self, agent: str, template: list[str], cwd: str | None) -> None:
+        super().__init__(agent, template[0], cwd)
+        self.template = template
+
+    @classmethod
+    def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> CommandMethod:
+        template = cfg.get("command")
+        if (not isinstance(template, list) or not template
+                or not all(isinstance(a, str) and "\x00" not in a for a in template)
+                or not template[0]):
+            raise StoreError(f"{where(agent, 'command')} must be a list of text (an argv)")
+        flag = bypass_flag(template)
+        if flag is not None:
+            raise StoreError(f"{where(agent, 'command')} holds {flag}, which would skip a "
+                             "host's permission prompts; mailslot never passes it")
+        return cls(agent, list(template), text_field(agent, cfg, "cwd", required=False))
+
+    def argv(self, job: Job) -> list[str]:
+        message = job.messages[0]
+        values = {"{id}": message.id, "{from}": message.sender, "{to}": job.agent}
+        argv = []
+        for arg in self.template:
+            for key, value in values.items():
+                arg = arg.replace(key, value)
+            argv.append(arg)
+        return argv
+
+    def spawn(self, job: Job) -> Spawn:
+        data = json.dumps(job.messages[0].as_dict(with_body=True), ensure_ascii=False)
+        return Spawn(self.argv(job), child_env(job), data.encode("utf-8"), self.cwd)
+
+
+class ResumeMethod(ArgvMethod):
+    """A host CLI that resumes a saved session with one prompt: the notice."""
+
+    program: ClassVar[str]
+    fields = (
+        Field("session_id", "the session to resume"),
+        Field("executable", "the host's program, if not the default name on PATH",
+              required=False),
+        _CWD,
+    )
+
+    def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None) -> None:
+        super().__init__(agent, executable, cwd)
+        self.session_id = session_id
+
+    @classmethod
+    def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ResumeMethod:
+        session = text_field(agent, cfg, "session_id", pattern=SESSION_ID,
+                             what="a session id (letters, digits, '.', '_', ':', '-')")
+        executable = text_field(agent, cfg, "executable", required=False) or cls.program
+        return cls(agent, str(session), executable, text_field(agent, cfg, "cwd", required=False))
+
+
+class ClaudeMethod(ResumeMethod):
+    name = "claude"
+    program = "claude"
+    summary = "resumes a Claude Code session: claude -p NOTICE --resume SESSION_ID"
+    needs = ("`claude` on the watcher's PATH, logged in", "the session's id (`session_id`)")
+    limits = (
+        "runs a separate headless turn in that session, not inside an open terminal",
+        "keeps Claude's permission prompts: in -p mode a tool that needs approval is refused",
+    )
+
+    def argv(self, job: Job) -> list[str]:
+        return [self.executable, "-p", job.notice, "--resume", self.session_id]
+
+
+class CodexMethod(ResumeMethod):
+    name = "codex"
+    program = "codex"
+    summary = "resumes a Codex session: codex exec resume SESSION_ID NOTICE"
+    needs = ("`codex` on the watcher's PATH, logged in", "the session's id (`session_id`)")
+    limits = (
+        "runs a separate non-interactive turn, with Codex's default approval and sandbox",
+        "hooks Codex has not been told to trust do not run in that turn",
+    )
+
+    def argv(self, job: Job) -> list[str]:
+        return [self.executable, "exec", "resume", self.session_id, job.notice]
+
+
+class GeminiMethod(ResumeMethod):
+    name = "gemini"
+    program = "gemini"
+    summary = "resumes a Gemini CLI session: gemini --resume ID -p NOTICE"
+    needs = ("`gemini` on the watcher's PATH, logged in", "the session's id (`session_id`)",
+             "`cwd`: the project folder, since Gemini keeps sessions per project")
+    limits = ("runs a separate headless turn, with Gemini's default approval mode",)
+
+    def argv(self, job: Job) -> list[str]:
+        return [self.executable, "--resume", self.session_id, "-p", job.notice]
+
+
+class UnsupportedMethod(WakeMethod):
+    name = "unsupported"
+    summary = "this host cannot be woken from outside; mail waits for its next session"
+    limits = ("never woken; a sender who asks for a wake is told so at once",)
+
+    @classmethod
+    def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> UnsupportedMethod:
+        return cls()
+
+    def preview(self, job: Job) -> list[str]:
+        return ["nothing: this host cannot be woken (wake_method is \"unsupported\")"]
+
+    def wake(self, job: Job) -> Outcome:
+        return Outcome(False, 'this host cannot be woken (wake_method is "unsupported")',
+                       retry=False)

@@ -1,0 +1,86 @@
+"""What gets a wake queued at delivery, and the wake log: the queue's service-level rules.
+
+After a directed message is delivered, :func:`enqueue_wakes` queues one wake per
+recipient whose own config allows it (:mod:`.policy`). Nothing here runs a host: the
+watcher does that, so ``send`` stays fast and never runs a program on the recipient's
+behalf inside the sender's process. Not queued: broadcasts, mail to oneself, and notices
+from ``mailslot`` itself (so a failed wake can never set off another).
+
+When a message asked for a wake (``send --wake``) that will not be tried, the sender is
+told at once by a notice from ``mailslot``. Every decision and attempt is a line in
+``log/events.jsonl``: ``wake_queued``, ``wake_skipped``, ``wake_attempt``, ``wake_ok``,
+``wake_failed``; a line carries ids, names and our own reasons, never a subject, a body,
+a host's output or a token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..config import Config
+from ..errors import MailslotError
+from ..ids import sender_of
+from ..message import Message
+from ..names import SYSTEM_SENDER, is_valid_name
+from ..store import Store, WakeEntry
+from .notice import not_woken_body
+from .policy import refusal, settings_for
+
+if TYPE_CHECKING:
+    from ..mailbox import Mailbox
+
+
+def log(store: Store, kind: str, message_id: str, agent: str, **extra: Any) -> None:
+    """One wake line in the events log (best effort, like every receipt)."""
+    record: dict[str, Any] = {"ts": datetime.now().astimezone().isoformat(), "event": kind,
+                              "id": message_id, "agent": agent}
+    record.update(extra)
+    # Best effort: the queue folders hold the truth; a full disk must not stop a wake.
+    with contextlib.suppress(MailslotError, OSError):
+        store.append_event(record)
+
+
+def tell_sender(box: Mailbox, message_id: str, subject: str, body: str) -> Message | None:
+    """A notice from ``mailslot`` to the message's sender (never to mailslot itself)."""
+    sender = sender_of(message_id)
+    if sender == SYSTEM_SENDER or not is_valid_name(sender):
+        return None
+    return box.system_notice(sender, subject, body)
+
+
+def enqueue_wakes(box: Mailbox, message: Message) -> None:
+    """Queue the wakes ``message``'s recipients allow. Never raises: it is delivered."""
+    if message.is_broadcast or message.sender == SYSTEM_SENDER:
+        return
+    for agent in message.to:
+        if agent == message.sender:
+            continue
+        try:
+            _enqueue_one(box, message, agent)
+        except (MailslotError, OSError) as exc:
+            log(box.store, "wake_skipped", message.id, agent, reason=f"could not queue: {exc}")
+
+
+def _enqueue_one(box: Mailbox, message: Message, agent: str) -> None:
+    asked = message.delivery == "wake"
+    try:
+        settings = settings_for(Config(box.store.load_config()), agent)
+    except MailslotError as exc:
+        reason = str(exc)  # fails closed: no wake, and the reason names the field
+    else:
+        refused = refusal(settings, message)
+        if refused is None:
+            # Logged first: a watcher may take the wake the instant it is queued.
+            log(box.store, "wake_queued", message.id, agent, method=settings.method)
+            box.store.wake_enqueue(WakeEntry(message.id, agent, not_before=time.time()))
+            return
+        if not asked and settings.opt_in != "always":
+            return  # nothing was asked and nothing allowed: not worth a line
+        reason = refused
+    log(box.store, "wake_skipped", message.id, agent, reason=reason)
+    if asked:
+        tell_sender(box, message.id, f"{agent} will not be woken",
+                    not_woken_body(agent, message.id, reason))

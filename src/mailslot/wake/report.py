@@ -1,0 +1,117 @@
+"""``mailslot watch --validate``: check every agent's wake config and say what it would do.
+
+Nothing is woken and nothing is typed: config errors are *problems* (exit 1); what can be
+seen right now without waking anyone (a program missing from PATH, a pane not found, a
+session whose credentials are stale) are *warnings*. No secret is ever shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..config import Config
+from ..errors import MailslotError
+from ..message import Message
+from ..store import Store
+from .methods import Field, Job
+from .notice import wake_notice
+from .policy import Retry, settings_for
+from .registry import METHODS, method_for
+
+_SAMPLE = Message(id="<message-id>", date="", sender="<sender>", to=(), subject="")
+
+
+@dataclass(frozen=True)
+class AgentReport:
+    agent: str
+    opt_in: str
+    method: str
+    does: list[str] = field(default_factory=list)
+    retry: str = ""
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Validation:
+    location: str
+    agents: list[AgentReport]
+    problems: list[str]  # config-wide
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not any(a.problems for a in self.agents)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"location": self.location, "ok": self.ok, "problems": self.problems,
+                "agents": [asdict(a) for a in self.agents],
+                "methods": [_method_dict(name) for name in METHODS]}
+
+
+def _method_dict(name: str) -> dict[str, Any]:
+    method = METHODS[name]
+    return {"name": name, "summary": method.summary, "needs": list(method.needs),
+            "limits": list(method.limits), "batches": method.batches,
+            "fields": [asdict(f) for f in method.fields]}
+
+
+def _agent(store: Store, config: Config, agent: str) -> AgentReport:
+    try:
+        settings = settings_for(config, agent)
+    except MailslotError as exc:
+        return AgentReport(agent, "not woken (config error)", "?", problems=[str(exc)])
+    if not settings.method:
+        return AgentReport(agent, settings.describe_opt_in(), "none")
+    try:
+        method = method_for(agent, settings.method).from_config(agent, settings.fields)
+    except MailslotError as exc:
+        return AgentReport(agent, settings.describe_opt_in(), settings.method,
+                           problems=[str(exc)])
+    job = Job(agent, (_SAMPLE,), wake_notice(agent, (_SAMPLE,)), store.location,
+              settings.retry.timeout_seconds)
+    return AgentReport(agent, settings.describe_opt_in(), settings.method,
+                       does=method.preview(job), retry=settings.retry.describe(),
+                       warnings=method.probe())
+
+
+def validate(store: Store) -> Validation:
+    """Every configured agent's wake, checked; nothing is run that wakes anyone."""
+    try:
+        config = Config(store.load_config())
+        agents = config.agents()
+    except MailslotError as exc:
+        return Validation(store.location, [], [str(exc)])
+    return Validation(store.location, [_agent(store, config, a) for a in sorted(agents)], [])
+
+
+def _fields(fields: tuple[Field, ...]) -> list[str]:
+    return [f"{f.name}{'' if f.required else ' (optional)'}: {f.help}" for f in fields]
+
+
+def as_text(report: Validation) -> str:
+    lines = [f"mailbox: {report.location}"]
+    lines += [f"problem: {p}" for p in report.problems]
+    if not report.agents and not report.problems:
+        lines.append("no agents in config.json: nobody is woken")
+    for a in report.agents:
+        lines += ["", f"{a.agent}: {a.opt_in}; wake_method: {a.method}"]
+        if a.method in METHODS:
+            lines.append(f"  {METHODS[a.method].summary}")
+        lines += [f"  would {line}" for line in a.does]
+        if a.retry:
+            lines.append(f"  retries: {a.retry}")
+        if a.method in METHODS:
+            lines += [f"  needs: {n}" for n in METHODS[a.method].needs]
+            lines += [f"  limit: {n}" for n in METHODS[a.method].limits]
+        lines += [f"  problem: {p}" for p in a.problems]
+        lines += [f"  warning: {w}" for w in a.warnings]
+    lines += ["", f"built-in retry defaults: {Retry().describe()}", "", "wake methods:"]
+    for name, method in METHODS.items():
+        lines.append(f"  {name}: {method.summary}")
+        lines += [f"    field {line}" for line in _fields(method.fields)]
+        lines += [f"    needs: {n}" for n in method.needs]
+        lines += [f"    limit: {n}" for n in method.limits]
+    lines += ["", "ok: every agent's wake config checks out" if report.ok
+              else "problems found: those agents are not woken until fixed"]
+    return "\n".join(lines)

@@ -1,0 +1,203 @@
+"""Taking due wakes from the queue and running them: claim, attempt, retry, give up.
+
+One pass handles one agent while holding that agent's wake lock, so two watchers (or a
+watcher and ``watch --once``) never wake the same agent at once, and each queued wake is
+claimed by exactly one of them. A claim found while holding the lock was left by a
+watcher that stopped mid-wake: it counts as an attempt and is tried again at once.
+
+Before waking, each wake is checked again: mail already read (or gone) is not worth a
+wake, and the recipient's config is read afresh, so turning wakes off takes effect for
+mail already queued. After the last failed attempt the sender gets a notice from
+``mailslot``; the message itself was delivered long before and stays in the inbox.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from ..config import Config
+from ..errors import MailslotError, NotFound
+from ..mailbox import Mailbox
+from ..message import Message
+from ..store import Store, WakeEntry
+from .methods import Job, Outcome, WakeMethod
+from .notice import gave_up_body, wake_notice
+from .policy import Retry, WakeSettings, refusal, settings_for
+from .queue import log, tell_sender
+from .registry import method_for
+
+_SOON = 0.5  # seconds until a pass is tried again when it could not claim anything
+
+
+@dataclass(frozen=True)
+class Result:
+    """How one queued wake ended this time, for the watcher to print."""
+
+    agent: str
+    message_id: str
+    method: str
+    attempt: int
+    outcome: Outcome
+    retry_in: float | None = None  # seconds until the next attempt; None: no more
+    skipped: bool = False
+    told: str | None = None  # the sender told that the wake failed for good
+
+
+@dataclass
+class Pass:
+    """What one pass over an agent did, and when the agent next has a wake due."""
+
+    locked: bool = False  # another watcher holds the agent: try again later
+    next_due: float | None = None
+    results: list[Result] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    settings: WakeSettings | None
+    method: WakeMethod | None
+    problem: str | None  # a config error: every wake fails for good, naming the field
+
+    @property
+    def name(self) -> str:
+        return self.settings.method if self.settings else "?"
+
+    @property
+    def retry(self) -> Retry:
+        return self.settings.retry if self.settings else Retry()
+
+
+class WakeRunner:
+    """Runs the wake queue of one store."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], float] = time.time,
+                 stop: threading.Event | None = None) -> None:
+        self.store = store
+        self._clock = clock
+        self._stop = stop or threading.Event()  # set: end running wakes (the watcher stops)
+
+    def agents(self) -> list[str]:
+        """Agents that have wakes queued or claimed."""
+        return self.store.wake_agents()
+
+    def run_agent(self, agent: str) -> Pass:
+        """Recover orphaned claims, then wake ``agent`` for everything due, until none is."""
+        with self.store.wake_lock(agent) as held:
+            if not held:
+                return Pass(locked=True)
+            done = Pass()
+            for orphan in self.store.wake_orphans(agent):
+                outcome = Outcome(False, "interrupted: the watcher waking it stopped mid-wake")
+                done.results.append(self._end(orphan, outcome, self._plan(agent), delay=0.0))
+            while True:
+                pending = self.store.wake_pending(agent)
+                now = self._clock()
+                due = sorted((e for e in pending if e.not_before <= now),
+                             key=lambda e: e.message_id)
+                if not due or self._stop.is_set():
+                    done.next_due = min((e.not_before for e in pending), default=None)
+                    return done
+                results = self._attempt(agent, due)
+                if not results:
+                    done.next_due = now + _SOON
+                    return done
+                done.results.extend(results)
+
+    # One attempt --------------------------------------------------------------------
+    def _plan(self, agent: str) -> _Plan:
+        settings: WakeSettings | None = None
+        try:
+            settings = settings_for(Config(self.store.load_config()), agent)
+            method = method_for(agent, settings.method).from_config(agent, settings.fields)
+        except MailslotError as exc:
+            return _Plan(settings, None, str(exc))
+        return _Plan(settings, method, None)
+
+    def _attempt(self, agent: str, due: Sequence[WakeEntry]) -> list[Result]:
+        plan = self._plan(agent)
+        batch = due if plan.method is None or plan.method.batches else due[:1]
+        results: list[Result] = []
+        live: list[tuple[WakeEntry, Message]] = []
+        for entry in batch:
+            claimed = self.store.wake_claim(entry)
+            if claimed is None:
+                continue  # taken by another process: it is theirs now
+            if claimed.not_before > self._clock():  # re-queued for later since we listed it
+                self.store.wake_release(claimed, replace(claimed, claim=None))
+                continue
+            message, reason = self._still_wanted(claimed, plan.settings)
+            if message is None:
+                log(self.store, "wake_skipped", claimed.message_id, agent, reason=reason)
+                self.store.wake_release(claimed)
+                results.append(Result(agent, claimed.message_id, plan.name, claimed.attempt,
+                                      Outcome(False, reason, retry=False), skipped=True))
+                continue
+            live.append((claimed, message))
+        if not live:
+            return results
+        if plan.method is None:
+            outcome = Outcome(False, plan.problem or "no wake method", retry=False)
+        else:
+            outcome = self._wake(agent, plan, live)
+        results.extend(self._end(entry, outcome, plan) for entry, _ in live)
+        return results
+
+    def _still_wanted(self, entry: WakeEntry, settings: WakeSettings | None
+                      ) -> tuple[Message | None, str]:
+        """The message, if the wake is still worth doing; else why not."""
+        state = self.store.state_of(entry.agent, entry.message_id)
+        if state is None:
+            return None, "the message is no longer in the mailbox"
+        if state != "unread":
+            return None, f"the message is already {state}"
+        try:
+            message, _ = self.store.load(entry.agent, entry.message_id)
+        except NotFound:
+            return None, "the message is no longer in the mailbox"
+        if settings is not None:
+            refused = refusal(settings, message)
+            if refused is not None:
+                return None, f"no longer allowed: {refused}"
+        return message, ""
+
+    def _wake(self, agent: str, plan: _Plan, live: Sequence[tuple[WakeEntry, Message]]
+              ) -> Outcome:
+        assert plan.method is not None
+        messages = tuple(m for _, m in live)
+        job = Job(agent, messages, wake_notice(agent, messages), self.store.location,
+                  plan.retry.timeout_seconds, self._stop)
+        for entry, _ in live:
+            log(self.store, "wake_attempt", entry.message_id, agent, method=plan.name,
+                attempt=entry.attempt)
+        try:
+            return plan.method.wake(job)
+        except Exception as exc:  # a host adapter's bug must end as a failed attempt
+            return Outcome(False, f"the {plan.name} method failed ({type(exc).__name__})")
+
+    def _end(self, entry: WakeEntry, outcome: Outcome, plan: _Plan,
+             delay: float | None = None) -> Result:
+        """Log the outcome and end the claim: done, queued again, or given up (sender told)."""
+        agent, name = entry.agent, plan.name
+        if outcome.ok:
+            log(self.store, "wake_ok", entry.message_id, agent, method=name,
+                attempt=entry.attempt)
+            self.store.wake_release(entry)
+            return Result(agent, entry.message_id, name, entry.attempt, outcome)
+        if outcome.retry and entry.attempt < plan.retry.attempts:
+            wait = plan.retry.delay_after(entry.attempt) if delay is None else delay
+            log(self.store, "wake_failed", entry.message_id, agent, method=name,
+                attempt=entry.attempt, reason=outcome.reason, final=False, retry_in=wait)
+            again = replace(entry, attempt=entry.attempt + 1, not_before=self._clock() + wait,
+                            claim=None)
+            self.store.wake_release(entry, again)
+            return Result(agent, entry.message_id, name, entry.attempt, outcome, retry_in=wait)
+        log(self.store, "wake_failed", entry.message_id, agent, method=name,
+            attempt=entry.attempt, reason=outcome.reason, final=True)
+        body = gave_up_body(agent, entry.message_id, entry.attempt, outcome.reason)
+        notice = tell_sender(Mailbox(self.store), entry.message_id, f"Could not wake {agent}", body)
+        self.store.wake_release(entry)  # after the notice: a crash repeats it, never loses it
+        told = notice.to[0] if notice else None
+        return Result(agent, entry.message_id, name, entry.attempt, outcome, told=told)

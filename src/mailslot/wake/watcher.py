@@ -1,0 +1,173 @@
+"""``mailslot watch``: wake opted-in agents as soon as a wake is queued for them.
+
+The watcher follows the queue folder with file-system events (inotify on Linux,
+FSEvents on macOS, through watchdog) and polls where events are unavailable. An event
+only says "look again": each look lists the agents with queued wakes and hands each to a
+worker thread, one pass per agent at a time (:class:`~mailslot.wake.runner.WakeRunner`
+holds the agent's lock, so other watchers stay out). Retries are timed from the queue
+itself, and a slow rescan catches anything an event missed.
+
+This is the only module that imports watchdog, and only when ``watch`` runs.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from datetime import datetime
+from typing import TextIO
+
+from ..errors import MailslotError
+from ..folder_events import backend_name, observe
+from ..store import Store
+from .runner import Pass, Result, WakeRunner
+
+DEFAULT_POLL_SECONDS = 1.0
+RESCAN_SECONDS = 2.0  # with events: a safety look, for anything an event missed
+LOCKED_RECHECK_SECONDS = 1.0
+WORKERS = 8
+
+
+def describe(result: Result) -> str:
+    """One line per outcome: names, ids and our reasons, never a subject or body."""
+    head = f"{result.agent} ({result.method}) for {result.message_id}"
+    if result.skipped:
+        return f"skipped waking {head}: {result.outcome.reason}"
+    if result.outcome.ok:
+        return f"woke {head} (attempt {result.attempt})"
+    failed = f"could not wake {head} (attempt {result.attempt}): {result.outcome.reason}"
+    if result.retry_in is not None:
+        return f"{failed}; trying again in {result.retry_in:g} s"
+    told = f"; told {result.told}" if result.told else ""
+    return f"{failed}; gave up{told}"
+
+
+class Watcher:
+    """Schedules passes over agents: at most one at a time per agent, on worker threads."""
+
+    def __init__(self, store: Store, out: TextIO, workers: int = WORKERS) -> None:
+        self._stop = threading.Event()
+        self.runner = WakeRunner(store, stop=self._stop)
+        self._out = out
+        self._kick = threading.Event()
+        self._lock = threading.Lock()
+        self._busy: set[str] = set()
+        self._dirty: set[str] = set()  # looked for while busy: look again when done
+        self._due: dict[str, float] = {}
+        self._locked: set[str] = set()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wake")
+        self._futures: list[Future[None]] = []
+
+    def say(self, line: str) -> None:
+        with self._lock:
+            print(f"{datetime.now():%H:%M:%S} {line}", file=self._out, flush=True)
+
+    def kick(self) -> None:
+        """Something changed in the queue: look again."""
+        self._kick.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._kick.set()
+
+    def scan(self) -> None:
+        """Start a pass for every agent with queued wakes that is not in one already."""
+        agents = self.runner.agents()
+        with self._lock:
+            self._due = {a: t for a, t in self._due.items() if a in agents}
+            starting = [a for a in agents if a not in self._busy]
+            self._dirty.update(a for a in agents if a in self._busy)
+            self._busy.update(starting)
+            for agent in starting:
+                self._due.pop(agent, None)
+        self._futures = [f for f in self._futures if not f.done()]
+        self._futures += [self._pool.submit(self._work, agent) for agent in starting]
+
+    def _work(self, agent: str) -> None:
+        try:
+            done = self.runner.run_agent(agent)
+        except Exception as exc:  # one agent's trouble must not stop the watcher
+            self.say(f"error while waking {agent}: {type(exc).__name__}: {exc}")
+            done = Pass(next_due=time.time() + RESCAN_SECONDS)
+        for result in done.results:
+            self.say(describe(result))
+        with self._lock:
+            self._busy.discard(agent)
+            again = agent in self._dirty or bool(done.results)
+            self._dirty.discard(agent)
+            if done.locked:
+                self._locked.add(agent)
+            else:
+                self._locked.discard(agent)
+            due = time.time() + LOCKED_RECHECK_SECONDS if done.locked else done.next_due
+            if due is not None:
+                self._due[agent] = due
+        if again:
+            self.kick()
+
+    def run(self, idle: float) -> None:
+        """Until stopped: look, then sleep until an event, a due retry or ``idle`` seconds."""
+        while not self._stop.is_set():
+            self._kick.clear()
+            try:
+                self.scan()
+            except (MailslotError, OSError) as exc:  # e.g. the folder was moved: say, retry
+                self.say(f"cannot read the wake queue: {exc}")
+            with self._lock:
+                soonest = min(self._due.values(), default=time.time() + idle)
+            self._kick.wait(max(0.0, min(idle, soonest - time.time())))
+
+    def run_once(self) -> None:
+        """One look: every wake due now, waiting for each to finish."""
+        self.scan()
+        wait(self._futures)
+        with self._lock:
+            later, locked = dict(self._due), set(self._locked)
+        for agent in sorted(locked):
+            self.say(f"{agent}: another watcher is waking it; left to that watcher")
+        for agent, due in sorted(later.items()):
+            if agent not in locked:
+                self.say(f"{agent}: next wake attempt due at {datetime.fromtimestamp(due):%H:%M:%S}"
+                         " (run watch again, or keep a watcher running)")
+
+    def close(self) -> None:
+        """Stop: running wakes are ended (and retried later), then the workers finish."""
+        self.stop()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def watch(store: Store, *, once: bool = False, poll: float | None = None,
+          out: TextIO | None = None) -> int:
+    """Run the watcher in the foreground (``once``: what is due now, then exit)."""
+    watcher = Watcher(store, out or sys.stdout)
+    if once:
+        try:
+            watcher.run_once()
+        finally:
+            watcher.close()
+        return 0
+    path = store.wake_signal_path()
+    observer = None
+    if poll is None and path is not None:
+        # Entries are only ever linked into the queue, never moved in: creations suffice.
+        observer = observe([path], watcher.kick, recursive=True, creations_only=True)
+    interval = poll if poll is not None else DEFAULT_POLL_SECONDS
+    if observer is not None:
+        backend = backend_name(observer)
+        watcher.say(f"watching {path} for wakes ({backend} events); Ctrl-C stops")
+    else:
+        watcher.say(f"watching {path or store.location} for wakes (polling every "
+                    f"{interval:g} s); Ctrl-C stops")
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
+    try:
+        watcher.run(RESCAN_SECONDS if observer is not None else interval)
+    finally:
+        if observer is not None:
+            observer.stop()
+            observer.join()
+        watcher.close()
+    return 0

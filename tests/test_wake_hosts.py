@@ -1,0 +1,196 @@
+"""Host CLIs woken through fakes on PATH: exact argv, env, no permission bypass, no secrets."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Result
+from mailslot import FileStore, Mailbox
+from mailslot.errors import StoreError
+from mailslot.message import Message
+from mailslot.wake.methods import CommandMethod, bypass_flag
+from mailslot.wake.notice import wake_notice
+from mailslot.wake.runner import WakeRunner
+from wake_helpers import BYPASS, calls, configure, events, fake_host, prepend_path
+
+Box = Callable[[str | None], Mailbox]
+SESSION = "5f0c1b2e-8a7d-4c1e-9b3a-2d4e6f8a0b1c"
+TOKEN = "tok-3f9a8b7c6d5e4f3a2b1c"
+
+
+@pytest.fixture
+def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    monkeypatch.setenv("PATH", prepend_path(folder))
+    return folder
+
+
+def wake_once(box: Box, root: Path, agent: str, config: dict[str, Any]) -> str:
+    configure(root, {agent: {"wake_on_mail": True, **config}})
+    message = box("claude").send(agent, "Private subject", "secret body")
+    WakeRunner(FileStore(root)).run_agent(agent)
+    return message.id
+
+
+def assert_clean_notice(notice: str, message_id: str) -> None:
+    assert notice.startswith("[mailslot]") and "\n" not in notice
+    assert "claude sent message" in notice and message_id in notice and "read your mail" in notice
+    assert "Private subject" not in notice and "secret body" not in notice
+
+
+@pytest.mark.parametrize(("host", "argv"), [
+    ("claude", lambda n: ["-p", n, "--resume", SESSION]),
+    ("codex", lambda n: ["exec", "resume", SESSION, n]),
+    ("gemini", lambda n: ["--resume", SESSION, "-p", n]),
+])
+def test_resume_hosts_get_exact_argv_and_no_bypass_flag(
+        box: Box, root: Path, bin_dir: Path, host: str, argv: Callable[[str], list[str]]) -> None:
+    record = fake_host(bin_dir, host)
+    project = root.parent / "project"
+    project.mkdir()
+    mid = wake_once(box, root, "gemini",
+                    {"wake_method": host, "session_id": SESSION, "cwd": str(project)})
+    [call] = calls(record)
+    notice = next(arg for arg in call["argv"] if arg.startswith("[mailslot]"))
+    assert_clean_notice(notice, mid)
+    assert call["argv"] == argv(notice)
+    assert not any(flag in arg for arg in call["argv"] for flag in BYPASS)
+    assert call["cwd"] == str(project)
+    assert call["env"]["MAILSLOT_AGENT"] == "gemini"
+    assert [e["event"] for e in events(root)][-1] == "wake_ok"
+
+
+def test_a_session_id_cannot_smuggle_a_flag(box: Box, root: Path, bin_dir: Path) -> None:
+    record = fake_host(bin_dir, "claude")
+    wake_once(box, root, "gemini", {"wake_method": "claude",
+                                    "session_id": "--dangerously-skip-permissions"})
+    assert calls(record) == []
+    assert "agents.gemini.session_id is not a session id" in events(root)[-1]["reason"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["claude", "--dangerously-skip-permissions", "-p", "{id}"],
+    ["codex", "exec", "-a", "never", "{id}"],
+    ["codex", "exec", "--sandbox=danger-full-access"],
+    ["codex", "exec", "-c", "approval_policy=never"],
+    ["gemini", "--approval-mode", "yolo"],
+    ["copilot", "--allow-all-tools"],
+])
+def test_command_templates_with_bypass_flags_are_refused(argv: list[str]) -> None:
+    assert bypass_flag(argv) is not None
+    with pytest.raises(StoreError, match=r"agents\.x\.command holds .* permission prompts"):
+        CommandMethod.from_config("x", {"command": argv})
+
+
+def test_plain_argv_has_no_bypass_flag() -> None:
+    assert bypass_flag(["codex", "exec", "resume", "abc", "-a"]) is None
+    assert bypass_flag(["notify", "--sandbox", "workspace-write"]) is None
+
+
+# agentapi ---------------------------------------------------------------------------
+def credentials(path: Path, **fields: Any) -> Path:
+    data = {"address": "http://127.0.0.1:50123", "token": TOKEN, "pid": os.getpid(), **fields}
+    path.write_text(json.dumps(data))
+    path.chmod(0o600)
+    return path
+
+
+def agentapi_config(creds: Path, **extra: Any) -> dict[str, Any]:
+    return {"wake_method": "agentapi", "conversation_id": "cascade-42",
+            "credentials_file": str(creds), **extra}
+
+
+def test_agentapi_token_goes_only_into_the_environment(
+        box: Box, root: Path, bin_dir: Path, tmp_path: Path, cli: Callable[..., Result]) -> None:
+    record = fake_host(bin_dir, "agentapi")
+    creds = credentials(tmp_path / "agentapi.json")
+    mid = wake_once(box, root, "gemini", agentapi_config(creds, project_id="proj-7"))
+    [call] = calls(record)
+    notice = call["argv"][-1]
+    assert_clean_notice(notice, mid)
+    assert call["argv"] == ["send", "--address", "http://127.0.0.1:50123",
+                            "--conversation", "cascade-42", "--project", "proj-7",
+                            "--message", notice]
+    assert call["env"]["AGENTAPI_TOKEN"] == TOKEN
+    assert not any(TOKEN in arg for arg in call["argv"])
+    assert TOKEN not in (root / "log" / "events.jsonl").read_text()
+    shown = cli("watch", "--validate")
+    assert "AGENTAPI_TOKEN=<secret>" in shown.out and TOKEN not in shown.out
+    assert TOKEN not in cli("watch", "--validate", "--json").out
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.mark.parametrize(("fields", "reason"), [
+    ({"pid": "dead"}, "is no longer running"),
+    ({"address": "http://192.0.2.7:50123"}, "off this machine"),
+    ({"token": ""}, "no usable token"),
+    ({"pid": None}, "no writer pid"),
+])
+def test_agentapi_refuses_unusable_credentials(
+        box: Box, root: Path, bin_dir: Path, tmp_path: Path, fields: dict[str, Any],
+        reason: str) -> None:
+    record = fake_host(bin_dir, "agentapi")
+    if fields.get("pid") == "dead":
+        fields["pid"] = dead_pid()
+    creds = credentials(tmp_path / "agentapi.json", **fields)
+    wake_once(box, root, "gemini", {**agentapi_config(creds),
+                                    "wake_retry": {"attempts": 1}})
+    assert calls(record) == []
+    assert reason in events(root)[-1]["reason"]
+    assert TOKEN not in (root / "log" / "events.jsonl").read_text()
+
+
+def test_agentapi_refuses_credentials_older_than_their_writer(
+        box: Box, root: Path, bin_dir: Path, tmp_path: Path) -> None:
+    record = fake_host(bin_dir, "agentapi")
+    creds = credentials(tmp_path / "agentapi.json")  # pid: this test process...
+    year_ago = time.time() - 365 * 86400
+    os.utime(creds, (year_ago, year_ago))  # ...which cannot have written it a year ago
+    wake_once(box, root, "gemini", {**agentapi_config(creds), "wake_retry": {"attempts": 1}})
+    assert calls(record) == []
+    assert "is no longer running" in events(root)[-1]["reason"]
+
+
+def test_agentapi_does_not_follow_a_symlinked_credentials_file(
+        box: Box, root: Path, bin_dir: Path, tmp_path: Path) -> None:
+    record = fake_host(bin_dir, "agentapi")
+    real = credentials(tmp_path / "real.json")
+    link = tmp_path / "agentapi.json"
+    link.symlink_to(real)
+    wake_once(box, root, "gemini", {**agentapi_config(link), "wake_retry": {"attempts": 1}})
+    assert calls(record) == []
+    assert "is a symlink; not followed" in events(root)[-1]["reason"]
+
+
+def test_missing_host_program_is_a_failed_attempt(box: Box, root: Path, bin_dir: Path) -> None:
+    wake_once(box, root, "gemini", {"wake_method": "gemini", "session_id": SESSION,
+                                    "executable": str(bin_dir / "no-such-gemini"),
+                                    "wake_retry": {"attempts": 1}})
+    assert events(root)[-1]["reason"] == "no-such-gemini was not found on PATH"
+
+
+def test_notice_lists_a_batch_and_holds_nothing_a_shell_acts_on() -> None:
+    mail = [Message(id=f"2026-01-01_000000.00000{n}_codex_to_gemini_s_abcde{n}", date="",
+                    sender="codex", to=("gemini",), subject="$(rm -rf ~)`x`", body=";|&")
+            for n in range(3)]
+    notice = wake_notice("gemini", mail)
+    assert "3 new messages" in notice and all(m.id in notice for m in mail)
+    assert re.fullmatch(r"[A-Za-z0-9 ,.:_\[\]-]+", notice)
+    many = wake_notice("gemini", mail * 5)
+    assert "and 5 more" in many and "\n" not in many

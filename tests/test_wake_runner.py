@@ -1,0 +1,158 @@
+"""Claim, attempt, retry, give up: the runner over a real store and real programs."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mailslot import FileStore, Mailbox
+from mailslot.store import WakeEntry
+from mailslot.wake.runner import WakeRunner
+from wake_helpers import calls, configure, events, fake_host, prepend_path
+
+Box = Callable[[str | None], Mailbox]
+
+
+@pytest.fixture
+def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    monkeypatch.setenv("PATH", prepend_path(folder))
+    return folder
+
+
+class Clock:
+    """A clock the test moves, so backoff is checked without waiting."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def command_agent(program: Path, **extra: Any) -> dict[str, Any]:
+    return {"wake_on_mail": True, "wake_method": "command",
+            "command": [str(program), "{id}", "{from}", "{to}"], **extra}
+
+
+def test_command_gets_placeholders_and_the_message_on_stdin(
+        box: Box, root: Path, bin_dir: Path) -> None:
+    record = fake_host(bin_dir, "notify")
+    configure(root, {"gemini": command_agent(bin_dir / "notify")})
+    m = box("claude").send("gemini", "Schema", "the body")
+    done = WakeRunner(FileStore(root)).run_agent("gemini")
+    assert [r.outcome.ok for r in done.results] == [True]
+    [call] = calls(record)
+    assert call["argv"] == [m.id, "claude", "gemini"]
+    assert json.loads(call["stdin"])["body"] == "the body"
+    assert call["env"]["MAILSLOT_AGENT"] == "gemini"
+    assert call["env"]["MAILSLOT_DIR"] == str(root)
+    kinds = [(e["event"], e.get("attempt")) for e in events(root)]
+    assert kinds == [("wake_queued", None), ("wake_attempt", 1), ("wake_ok", 1)]
+    assert FileStore(root).wake_agents() == []
+
+
+def test_failures_back_off_then_the_sender_is_told(box: Box, root: Path, bin_dir: Path) -> None:
+    fake_host(bin_dir, "notify", code=3)
+    configure(root, {"gemini": command_agent(bin_dir / "notify")},
+              wake_retry={"attempts": 3, "backoff_seconds": 5, "backoff_factor": 2})
+    m = box("claude").send("gemini", "Private subject", "secret body")
+    clock = Clock()
+    runner = WakeRunner(FileStore(root), clock=clock)
+    first = runner.run_agent("gemini")
+    assert first.results[0].retry_in == 5 and first.next_due == clock.now + 5
+    clock.now += 4.9
+    assert runner.run_agent("gemini").results == []  # not due yet
+    clock.now += 0.1
+    second = runner.run_agent("gemini")
+    assert second.results[0].attempt == 2 and second.results[0].retry_in == 10
+    clock.now += 10
+    third = runner.run_agent("gemini")
+    assert third.results[0].told == "claude" and third.next_due is None
+    failed = [e for e in events(root) if e["event"] == "wake_failed"]
+    assert [(e["attempt"], e["final"]) for e in failed] == [(1, False), (2, False), (3, True)]
+    assert failed[0]["reason"] == "notify exited with status 3"
+    notice = box("claude").inbox()[0].message
+    assert notice.sender == "mailslot" and notice.subject == "Could not wake gemini"
+    body = box("claude").read(notice.id).message.body
+    assert m.id in body and "3 times" in body and "waits in gemini's inbox" in body
+    assert "Private subject" not in body and "secret body" not in body
+    assert [i.message.id for i in box("gemini").inbox()] == [m.id]  # delivered regardless
+    assert FileStore(root).wake_agents() == []
+    log = (root / "log" / "events.jsonl").read_text()
+    assert "Private subject" not in log and "secret body" not in log
+
+
+def test_no_wake_for_mail_already_read(box: Box, root: Path, bin_dir: Path) -> None:
+    record = fake_host(bin_dir, "notify")
+    configure(root, {"gemini": command_agent(bin_dir / "notify")})
+    m = box("claude").send("gemini", "s", "x")
+    box("gemini").read(m.id)
+    done = WakeRunner(FileStore(root)).run_agent("gemini")
+    assert done.results[0].skipped and calls(record) == []
+    assert events(root)[-1]["reason"] == "the message is already read"
+
+
+def test_turning_wakes_off_applies_to_mail_already_queued(
+        box: Box, root: Path, bin_dir: Path) -> None:
+    record = fake_host(bin_dir, "notify")
+    configure(root, {"gemini": command_agent(bin_dir / "notify")})
+    box("claude").send("gemini", "s", "x")
+    configure(root, {"gemini": command_agent(bin_dir / "notify", wake_on_mail=False)})
+    WakeRunner(FileStore(root)).run_agent("gemini")
+    assert calls(record) == []
+    assert events(root)[-1]["reason"].startswith("no longer allowed")
+
+
+def test_a_config_error_at_wake_time_fails_closed_naming_the_field(
+        box: Box, root: Path) -> None:
+    configure(root, {"gemini": {"wake_on_mail": True, "wake_method": "tmux"}})
+    box("claude").send("gemini", "s", "x")
+    done = WakeRunner(FileStore(root)).run_agent("gemini")
+    assert done.results[0].told == "claude"  # no retry: config errors do not heal
+    assert "agents.gemini.tmux_target is missing" in events(root)[-1]["reason"]
+
+
+def test_unknown_method_names_the_field(box: Box, root: Path) -> None:
+    configure(root, {"gemini": {"wake_on_mail": True, "wake_method": "carrier-pigeon"}})
+    box("claude").send("gemini", "s", "x")
+    WakeRunner(FileStore(root)).run_agent("gemini")
+    assert "agents.gemini.wake_method 'carrier-pigeon' is not a wake method" in (
+        events(root)[-1]["reason"])
+
+
+def test_a_claim_left_by_a_stopped_watcher_is_retried(box: Box, root: Path, bin_dir: Path) -> None:
+    record = fake_host(bin_dir, "notify")
+    configure(root, {"gemini": command_agent(bin_dir / "notify")})
+    m = box("claude").send("gemini", "s", "x")
+    store = FileStore(root)
+    assert store.wake_claim(WakeEntry(m.id, "gemini")) is not None  # then "dies"
+    assert store.wake_pending("gemini") == []
+    done = WakeRunner(store).run_agent("gemini")
+    assert [(r.attempt, r.outcome.ok) for r in done.results] == [(1, False), (2, True)]
+    assert "interrupted" in done.results[0].outcome.reason
+    assert len(calls(record)) == 1
+
+
+def test_command_runs_once_per_message_in_order(box: Box, root: Path, bin_dir: Path) -> None:
+    record = fake_host(bin_dir, "notify")
+    configure(root, {"gemini": command_agent(bin_dir / "notify")})
+    ids = [box("claude").send("gemini", f"m{n}", "x").id for n in range(3)]
+    WakeRunner(FileStore(root)).run_agent("gemini")
+    assert [c["argv"][0] for c in calls(record)] == ids
+
+
+def test_a_slow_wake_is_stopped_at_the_timeout(box: Box, root: Path, bin_dir: Path) -> None:
+    fake_host(bin_dir, "notify", hang_first=True)
+    configure(root, {"gemini": command_agent(
+        bin_dir / "notify", wake_retry={"timeout_seconds": 0.5, "backoff_seconds": 0})})
+    box("claude").send("gemini", "s", "x")
+    done = WakeRunner(FileStore(root)).run_agent("gemini")
+    assert "did not finish within 0.5 s" in done.results[0].outcome.reason
+    assert done.results[1].outcome.ok  # the retry ran at once (backoff 0) and worked
