@@ -144,6 +144,13 @@ def test_inbox_unread_and_for_all(cli: Cli) -> None:
     assert json.loads(cli("--agent", "gemini", "inbox", "--unread", "--json").out) == []
     everyone = json.loads(cli("inbox", "--for", "all", "--json").out)
     assert {(m["id"], m["mailbox"]) for m in everyone} == {(a, "gemini"), (b, "codex")}
+    text = cli("inbox", "--for", "all").out
+    assert "claude → codex: hello" in text and "claude → gemini: hello" in text
+
+
+def test_no_command_shows_the_help(cli: Cli) -> None:
+    r = cli()
+    assert r.code == 2 and "usage: mailslot" in r.out and "send" in r.out
 
 
 def test_read_shows_everything_and_peek_leaves_it_unread(cli: Cli, root: Path) -> None:

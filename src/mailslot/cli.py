@@ -86,7 +86,7 @@ def _reply(args: argparse.Namespace, box: Mailbox) -> int:
 @command("inbox")
 def _inbox(args: argparse.Namespace, box: Mailbox) -> int:
     items = box.inbox(args.for_, include_done=args.all, unread_only=args.unread, limit=args.limit)
-    _emit(args, [i.as_dict() for i in items], render.inbox(items))
+    _emit(args, [i.as_dict() for i in items], render.inbox(items, mailboxes=args.for_ is not None))
     return 0
 
 
@@ -313,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):
+        parser.print_help()  # `mailslot` alone: show what it can do
+        return 2
     args = parser.parse_args(argv)
     if args.command in _UNTRANSLATED:
         return _UNTRANSLATED[args.command](args)

@@ -25,13 +25,14 @@ def sent(message: Message) -> str:
     return f"sent {message.id} to {', '.join(message.to)}"
 
 
-def inbox(items: list[Item]) -> str:
+def inbox(items: list[Item], *, mailboxes: bool = False) -> str:
+    """One page; ``mailboxes`` (another's or every mailbox) says whose each line is."""
     if not items:
         return "no messages"
     lines = []
     for item in items:
         m = item.message
-        where = "" if item.mailbox in m.to or m.is_broadcast else f" [{item.mailbox}]"
+        where = f" → {item.mailbox}" if mailboxes and not m.is_broadcast else ""
         kind = " (broadcast)" if m.is_broadcast else ""
         lines.append(
             f"{_MARK[item.state]} {_date(m.date)}  {m.sender}{kind}{where}: {m.subject}"
