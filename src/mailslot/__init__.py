@@ -19,8 +19,9 @@ from .lazy import exports as _exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .mailbox import AgentInfo, DoctorReport, Item, Mailbox, RecipientStatus, Status
+    from .mailbox import Mailbox
     from .message import Message
+    from .results import AgentInfo, DoctorReport, Item, RecipientStatus, Status
     from .store import FileStore, Store
 del TYPE_CHECKING
 
@@ -46,8 +47,9 @@ __all__ = [
 ]
 
 _LAZY = {
-    **dict.fromkeys(("AgentInfo", "DoctorReport", "Item", "Mailbox", "RecipientStatus",
-                     "Status"), "mailbox"),
+    **dict.fromkeys(("AgentInfo", "DoctorReport", "Item", "RecipientStatus", "Status"),
+                    "results"),
+    "Mailbox": "mailbox",
     "Message": "message",
     "FileStore": "store",
     "Store": "store",

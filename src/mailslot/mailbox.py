@@ -11,107 +11,26 @@ import contextlib
 import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from . import overview
 from .config import Config, mailbox_root
 from .errors import InvalidInput, MailslotError, NoIdentity, NotFound, Refused, StoreError
 from .identity import Identity, derive_identity
 from .ids import check_id, new_id, sender_of
 from .message import STATES, Message, State
-from .names import BROADCAST_RECIPIENT, RESERVED, SYSTEM_SENDER, check_name
-from .presence import Session, summarize
+from .names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
+from .results import AgentInfo, DoctorReport, Item, Status
 from .store import FileStore, Store
 from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field
 
-STALE_STAGING_SECONDS = 36 * 3600
 _REPLY_PREFIX = "Re: "
 
 
 def _now() -> datetime:
     return datetime.now().astimezone()
-
-
-@dataclass(frozen=True)
-class Item:
-    """A message as one mailbox holds it: the message, its state there, and whose it is."""
-
-    message: Message
-    state: State
-    mailbox: str
-
-    def as_dict(self, *, with_body: bool = False) -> dict[str, Any]:
-        data = self.message.as_dict(with_body=with_body)
-        data["state"] = self.state
-        data["mailbox"] = self.mailbox
-        return data
-
-
-@dataclass(frozen=True)
-class RecipientStatus:
-    agent: str
-    state: State | None  # None: the copy is gone (or was never delivered)
-    read_at: str | None = None
-    done_at: str | None = None
-
-
-@dataclass(frozen=True)
-class Status:
-    """Where a sent message stands with each recipient, and what answered it."""
-
-    message: Message
-    recipients: list[RecipientStatus]
-    replies: list[str]
-    retracted: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        data = self.message.as_dict(with_body=False)
-        data["retracted"] = self.retracted
-        data["recipients"] = [r.__dict__ for r in self.recipients]
-        data["replies"] = self.replies
-        return data
-
-
-@dataclass(frozen=True)
-class AgentInfo:
-    name: str
-    unread: int
-    known_from: list[str] = field(default_factory=list)
-    online: bool = False  # a server of this agent is running now (see presence.py)
-    last_seen: str | None = None  # when a server of this agent last showed life
-    sessions: list[Session] = field(default_factory=list)  # its servers online now
-    wake: str = "off"  # how its config lets it be woken (see wake_setting)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "unread": self.unread, "known_from": self.known_from,
-                "online": self.online, "last_seen": self.last_seen,
-                "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake}
-
-
-def wake_setting(config: Config, agent: str) -> str:
-    """``agent``'s wake as ``who`` shows it: the method, ``off``, or the config error."""
-    from .wake.policy import settings_for  # only who needs it here
-
-    try:
-        settings = settings_for(config, agent)
-    except MailslotError:
-        return "config error (mailslot watch --validate)"
-    if settings.opt_in == "never":
-        return "off"
-    return settings.method + (" (on request)" if settings.opt_in == "requested" else "")
-
-
-@dataclass(frozen=True)
-class DoctorReport:
-    location: str
-    problems: list[str]
-    fixed: list[str]
-
-    @property
-    def healthy(self) -> bool:
-        return not self.problems
 
 
 class Mailbox:
@@ -397,126 +316,19 @@ class Mailbox:
             self._event("retracted", message_id)
         return message
 
-    # Status and overview -------------------------------------------------------
+    # Status and overview (the rules live in overview.py) -----------------------
     def status(self, message_id: str) -> Status:
         """Per-recipient state of a message, when each read and finished it, and replies."""
-        message_id = check_id(message_id)
-        times: dict[tuple[str, str], str] = {}
-        replies: list[str] = []
-        for event in self.store.events():
-            kind = event.get("event")
-            if event.get("id") == message_id and kind in ("read", "done"):
-                times.setdefault((str(kind), str(event.get("agent"))), str(event.get("ts")))
-            elif kind == "replied" and event.get("in_reply_to") == message_id:
-                replies.append(str(event.get("id")))
-        try:
-            message, live = self.store.load_broadcast(message_id, header_only=True)
-        except NotFound:
-            return self._directed_status(message_id, times, replies)
-        recipients = [
-            RecipientStatus(
-                name,
-                "read" if message_id in self.store.seen(name) else "unread",
-                read_at=times.get(("read", name)),
-            )
-            for name in self._known_names()
-            if name != message.sender
-        ]
-        return Status(message, recipients, replies, retracted=not live)
-
-    def _directed_status(
-        self, message_id: str, times: dict[tuple[str, str], str], replies: list[str]
-    ) -> Status:
-        holders = {
-            name: state
-            for name in self.store.agent_names()
-            if (state := self.store.state_of(name, message_id)) is not None
-        }
-        if not holders:
-            raise NotFound(f"no message {message_id}")
-        first = next(iter(holders))
-        message, _ = self.store.load(first, message_id, header_only=True)
-        recipients = [
-            RecipientStatus(
-                name,
-                holders.get(name),
-                read_at=times.get(("read", name)),
-                done_at=times.get(("done", name)),
-            )
-            for name in message.to
-        ]
-        return Status(message, recipients, replies)
-
-    def _known_names(self) -> list[str]:
-        return [a.name for a in self.who()]
+        return overview.status(self.store, check_id(message_id), self.who)
 
     def who(self) -> list[AgentInfo]:
-        """Every agent known from the config, a mailbox folder, a message's sender or a server,
-        with unread counts and whether a server of it is online."""
-        known: dict[str, list[str]] = {}
-
-        def note(name: str, source: str) -> None:
-            if name in RESERVED or name.startswith("_"):
-                return
-            sources = known.setdefault(name, [])
-            if source not in sources:
-                sources.append(source)
-
-        config = self.config
-        if config.owner:
-            note(config.owner, "owner")
-        for name in config.agents():
-            note(name, "config")
-        boxes = self.store.agent_names()
-        unread: dict[str, int] = {}
-        for name in boxes:
-            note(name, "mailbox")
-            for message_id, state in self.store.entries(name, ("unread", "read", "done")):
-                note(sender_of(message_id), "messages")
-                if state == "unread":
-                    unread[name] = unread.get(name, 0) + 1
-        live = self.store.broadcast_ids()
-        for message_id in live:
-            note(sender_of(message_id), "messages")
-        presence = summarize(self.store.presence(), self._clock())
-        for name in presence:
-            note(name, "server")
-        result = []
-        for name in sorted(known):
-            seen = self.store.seen(name) if live else set()
-            pending = sum(1 for i in live if i not in seen and sender_of(i) != name)
-            info = AgentInfo(name, unread.get(name, 0) + pending, known[name],
-                             wake=wake_setting(config, name))
-            if name in presence:
-                here = presence[name]
-                info = replace(info, online=here.online, last_seen=here.last_seen,
-                               sessions=here.sessions)
-            result.append(info)
-        return result
+        """Every agent known from the config, a mailbox folder, a message's sender or a
+        server, with unread counts, whether a server of it is online, and its wake."""
+        return overview.who(self.store, self.config, self._clock())
 
     def doctor(self, *, fix: bool = False) -> DoctorReport:
         """Check permissions, config and leftovers; with ``fix``, repair what is safe to."""
-        fixed: list[str] = []
-        if fix:
-            changed = self.store.fix_permissions()
-            if changed:
-                fixed.append(f"tightened permissions on {changed} path(s)")
-        problems = self.store.problems()
-        try:
-            problems.extend(Config(self.store.load_config()).problems())
-        except MailslotError as exc:  # an unreadable config is a finding, not a crash
-            problems.append(str(exc))
-        stale = [s for s in self.store.staging() if s.age_seconds > STALE_STAGING_SECONDS]
-        if stale and fix:
-            for item in stale:
-                self.store.remove_staging(item)
-            fixed.append(f"removed {len(stale)} staging file(s) older than 36 hours")
-        elif stale:
-            problems.append(
-                f"{len(stale)} staging file(s) older than 36 hours (left by a crashed writer;"
-                " `mailslot doctor --fix` removes them)"
-            )
-        return DoctorReport(self.store.location, problems, fixed)
+        return overview.doctor(self.store, fix=fix)
 
     def path_of(self, item: Item) -> str | None:
         """Where a person finds this message on disk (for the demo and ``read``)."""

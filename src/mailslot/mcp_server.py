@@ -33,9 +33,10 @@ from typing_extensions import TypedDict
 
 from . import __version__, framing
 from .errors import MailslotError
-from .mailbox import Item, Mailbox
+from .mailbox import Mailbox
 from .message import Message
 from .presence import HEARTBEAT_SECONDS, Beacon, parent_program
+from .results import Item
 
 logger = logging.getLogger(__name__)
 

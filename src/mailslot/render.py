@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .mailbox import AgentInfo, DoctorReport, Item, Status
 from .message import Message
+from .results import AgentInfo, DoctorReport, Item, Status
 
 if TYPE_CHECKING:
     from .install.run import Report

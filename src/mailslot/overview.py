@@ -1,0 +1,155 @@
+"""The service's overviews: where a message stands (``status``), who is known (``who``),
+and whether the mailbox folder is healthy (``doctor``).
+
+Reached through :class:`~mailslot.mailbox.Mailbox`; kept apart from the mail operations
+because they read across every mailbox rather than one agent's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+
+from .config import Config
+from .errors import MailslotError, NotFound
+from .ids import sender_of
+from .names import RESERVED
+from .presence import summarize
+from .results import AgentInfo, DoctorReport, RecipientStatus, Status
+from .store import Store
+
+STALE_STAGING_SECONDS = 36 * 3600
+
+
+def status(store: Store, message_id: str, who: Callable[[], list[AgentInfo]]) -> Status:
+    """Per-recipient state of a checked id, when each read and finished it, and replies.
+
+    A broadcast's recipients are every known agent but its sender (``who``).
+    """
+    times: dict[tuple[str, str], str] = {}
+    replies: list[str] = []
+    for event in store.events():
+        kind = event.get("event")
+        if event.get("id") == message_id and kind in ("read", "done"):
+            times.setdefault((str(kind), str(event.get("agent"))), str(event.get("ts")))
+        elif kind == "replied" and event.get("in_reply_to") == message_id:
+            replies.append(str(event.get("id")))
+    try:
+        message, live = store.load_broadcast(message_id, header_only=True)
+    except NotFound:
+        return _directed_status(store, message_id, times, replies)
+    recipients = [
+        RecipientStatus(
+            agent.name,
+            "read" if message_id in store.seen(agent.name) else "unread",
+            read_at=times.get(("read", agent.name)),
+        )
+        for agent in who()
+        if agent.name != message.sender
+    ]
+    return Status(message, recipients, replies, retracted=not live)
+
+
+def _directed_status(
+    store: Store, message_id: str, times: dict[tuple[str, str], str], replies: list[str]
+) -> Status:
+    holders = {
+        name: state
+        for name in store.agent_names()
+        if (state := store.state_of(name, message_id)) is not None
+    }
+    if not holders:
+        raise NotFound(f"no message {message_id}")
+    message, _ = store.load(next(iter(holders)), message_id, header_only=True)
+    recipients = [
+        RecipientStatus(
+            name,
+            holders.get(name),
+            read_at=times.get(("read", name)),
+            done_at=times.get(("done", name)),
+        )
+        for name in message.to
+    ]
+    return Status(message, recipients, replies)
+
+
+def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
+    """Every agent known from the config, a mailbox folder, a message's sender or a
+    server, with unread counts, whether a server of it is online, and its wake."""
+    known: dict[str, list[str]] = {}
+
+    def note(name: str, source: str) -> None:
+        if name in RESERVED or name.startswith("_"):
+            return
+        sources = known.setdefault(name, [])
+        if source not in sources:
+            sources.append(source)
+
+    if config.owner:
+        note(config.owner, "owner")
+    for name in config.agents():
+        note(name, "config")
+    unread: dict[str, int] = {}
+    for name in store.agent_names():
+        note(name, "mailbox")
+        for message_id, state in store.entries(name, ("unread", "read", "done")):
+            note(sender_of(message_id), "messages")
+            if state == "unread":
+                unread[name] = unread.get(name, 0) + 1
+    live = store.broadcast_ids()
+    for message_id in live:
+        note(sender_of(message_id), "messages")
+    presence = summarize(store.presence(), now)
+    for name in presence:
+        note(name, "server")
+    result = []
+    for name in sorted(known):
+        seen = store.seen(name) if live else set()
+        pending = sum(1 for i in live if i not in seen and sender_of(i) != name)
+        info = AgentInfo(name, unread.get(name, 0) + pending, known[name],
+                         wake=wake_setting(config, name))
+        if name in presence:
+            here = presence[name]
+            info = replace(info, online=here.online, last_seen=here.last_seen,
+                           sessions=here.sessions)
+        result.append(info)
+    return result
+
+
+def wake_setting(config: Config, agent: str) -> str:
+    """``agent``'s wake as ``who`` shows it: the method, ``off``, or the config error."""
+    from .wake.policy import settings_for  # only who needs it here
+
+    try:
+        settings = settings_for(config, agent)
+    except MailslotError:
+        return "config error (mailslot watch --validate)"
+    if settings.opt_in == "never":
+        return "off"
+    return settings.method + (" (on request)" if settings.opt_in == "requested" else "")
+
+
+def doctor(store: Store, *, fix: bool = False) -> DoctorReport:
+    """Check permissions, config and leftovers; with ``fix``, repair what is safe to."""
+    fixed: list[str] = []
+    if fix:
+        changed = store.fix_permissions()
+        if changed:
+            fixed.append(f"tightened permissions on {changed} path(s)")
+    problems = store.problems()
+    try:
+        problems.extend(Config(store.load_config()).problems())
+    except MailslotError as exc:  # an unreadable config is a finding, not a crash
+        problems.append(str(exc))
+    stale = [s for s in store.staging() if s.age_seconds > STALE_STAGING_SECONDS]
+    if stale and fix:
+        for item in stale:
+            store.remove_staging(item)
+        fixed.append(f"removed {len(stale)} staging file(s) older than 36 hours")
+    elif stale:
+        problems.append(
+            f"{len(stale)} staging file(s) older than 36 hours (left by a crashed writer;"
+            " `mailslot doctor --fix` removes them)"
+        )
+    return DoctorReport(store.location, problems, fixed)
