@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -194,6 +195,51 @@ def test_status_and_who_need_no_identity(cli: Cli) -> None:
     assert "gemini" in text.out and "unread" in text.out
     assert cli("who").out.splitlines()[0].startswith("claude")
     assert cli("--dir", "elsewhere", "who").out == "no agents known yet\n"
+
+
+def test_doctor_fix_removes_stale_staging_files_and_leaves_anything_else(
+    cli: Cli, root: Path, tmp_path: Path
+) -> None:
+    send(cli, "claude", "gemini")
+    tmp, outside = root / "tmp", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("not mailslot's")
+    (tmp / "crashed").write_text("half a message")
+    (tmp / "crashed").chmod(0o600)
+    (tmp / "folder").mkdir(mode=0o700)
+    (tmp / "link").symlink_to(outside)
+    os.mkfifo(tmp / "fifo", 0o600)
+    old = time.time() - 37 * 3600
+    for name in ("crashed", "folder", "link", "fifo"):
+        os.utime(tmp / name, (old, old), follow_symlinks=False)
+    r = cli("doctor", "--fix")
+    assert (r.code, r.err) == (1, "")
+    assert "fixed: removed 1 staging file(s) older than 36 hours" in r.out.splitlines()
+    assert sorted(line for line in r.out.splitlines() if line.startswith("problem:")) == [
+        f"problem: {tmp / 'fifo'} is not a staging file; mailslot leaves it alone "
+        "(remove it if nothing needs it)",
+        f"problem: {tmp / 'folder'} is not a staging file; mailslot leaves it alone "
+        "(remove it if nothing needs it)",
+        f"problem: {tmp / 'link'} is a symlink; mailslot never follows it (remove it)",
+    ]
+    assert sorted(os.listdir(tmp)) == ["fifo", "folder", "link"]
+    assert os.listdir(outside) == ["keep"]
+
+
+def test_doctor_reports_a_linked_staging_folder_and_touches_nothing_behind_it(
+    cli: Cli, root: Path, tmp_path: Path
+) -> None:
+    send(cli, "claude", "gemini")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "old").write_text("not mailslot's")
+    os.utime(outside / "old", (0, 0))
+    (root / "tmp").rmdir()
+    (root / "tmp").symlink_to(outside)
+    r = cli("doctor", "--fix")
+    assert (r.code, r.err) == (1, "")
+    assert f"problem: {root / 'tmp'} is a symlink; mailslot never follows it (remove it)" in r.out
+    assert os.listdir(outside) == ["old"]
 
 
 def test_doctor_json(cli: Cli, root: Path) -> None:

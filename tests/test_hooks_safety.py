@@ -248,13 +248,34 @@ def test_hook_killed_between_printing_and_recording_serves_the_broadcast_again(
 
 def test_stuck_read_ends_within_the_bound_with_exit_0_and_no_output(root: Path) -> None:
     sender(root, "claude").broadcast("Main is frozen", "until 17:00")
+    # A host that never closes the hook's stdin: reading it blocks until the timer. (A
+    # FIFO planted in the mailbox no longer blocks a read: see the next test.)
+    reader, writer = os.pipe()
+    try:
+        os.write(writer, fixture("claude-session-start"))
+        done = subprocess.run([str(MAILSLOT), "--agent", "gemini", "hook", "claude",
+                               "session-start"], stdin=reader, capture_output=True,
+                              timeout=60, check=False)
+    finally:
+        os.close(reader)
+        os.close(writer)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def test_a_fifo_planted_as_the_seen_set_is_refused_not_waited_on(root: Path) -> None:
+    sender(root, "claude").send("gemini", "Schema change", "see the diff")
+    sender(root, "claude").broadcast("Main is frozen", "until 17:00")
     seen = root / "broadcast" / "seen"
     seen.mkdir(parents=True)
-    os.mkfifo(seen / "gemini")  # opening it for reading blocks forever
+    os.mkfifo(seen / "gemini")  # opening it for reading would block until a writer came
     done = subprocess.run([str(MAILSLOT), "--agent", "gemini", "hook", "claude", "session-start"],
                           input=fixture("claude-session-start"), capture_output=True,
                           timeout=60, check=False)
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert done.returncode == 0
+    assert b"> Schema change" in done.stdout  # the rest is still shown
+    assert b"Main is frozen" not in done.stdout  # whether it was served is unknown
+    assert done.stderr.decode().splitlines() == [
+        f"mailslot hook: {seen / 'gemini'} is not a regular file"]
 
 
 # Speed by construction ---------------------------------------------------------------

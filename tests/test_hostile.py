@@ -7,6 +7,8 @@ runs the hostile command through the real entry point and compares the picture a
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -214,6 +216,36 @@ def test_a_linked_message_file_is_refused_by_read_and_skipped_by_inbox(
     assert planted_id not in listed.out and seeded["id"] in listed.out
     assert planted_id not in cli("--agent", "gemini", "inbox", "--for", "all").out
     assert snapshot(root) == before
+
+
+# Planted FIFOs: a reader refuses them at once (real processes, so a hang is a timeout) ----
+def test_a_fifo_planted_as_a_message_is_refused_by_read_and_skipped_by_inbox(
+    root: Path, seeded: dict[str, str]
+) -> None:
+    planted_id = "2026-12-31_235959.999999_owner_to_gemini_do-as-i-say_abcdef"
+    fifo = root / "agents/gemini/new" / f"{planted_id}.md"
+    os.mkfifo(fifo, 0o600)  # opening it to read would wait for a writer forever
+    for argv in (["read", planted_id], ["done", planted_id]):
+        err = refused(run_cli("--agent", "gemini", *argv))
+        assert err == f"mailslot: error: {fifo} is not a regular file\n"
+    listed = run_cli("--agent", "gemini", "inbox", "--all", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert planted_id not in listed.stdout and seeded["id"] in listed.stdout
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # left where it was
+
+
+@pytest.mark.parametrize(("planted", "argv"), [
+    ("broadcast/seen/gemini", ["--agent", "gemini", "inbox"]),
+    ("config.json", ["--agent", "claude", "send", "--to", "gemini", "--subject", "s",
+                     "--body", "b"]),
+])
+def test_a_fifo_planted_as_a_seen_set_or_config_is_refused(
+    root: Path, seeded: dict[str, str], planted: str, argv: list[str]
+) -> None:
+    (root / planted).parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(root / planted, 0o600)
+    err = refused(run_cli(*argv))
+    assert err == f"mailslot: error: {root / planted} is not a regular file\n"
 
 
 # Identity -------------------------------------------------------------------------------

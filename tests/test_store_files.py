@@ -11,7 +11,7 @@ import pytest
 
 from mailslot.errors import NotFound, StoreError, UnsafePath
 from mailslot.message import to_bytes
-from mailslot.store import FileStore
+from mailslot.store import FileStore, StoredFile
 from support import files_in, make_message
 
 
@@ -271,3 +271,20 @@ def test_a_long_header_is_read_whole_in_header_only_mode(store: FileStore) -> No
     store.deliver(long_head, ["gemini"])
     loaded, _ = store.load("gemini", m.id, header_only=True)
     assert loaded.re_issue == "r" * 6000 and loaded.body == ""
+
+
+def test_staging_lists_regular_files_only_and_removes_nothing_else(
+    store: FileStore, root: Path, tmp_path: Path
+) -> None:
+    (root / "tmp/folder").mkdir(parents=True)
+    (root / "tmp/link").symlink_to(tmp_path)
+    os.mkfifo(root / "tmp/fifo")
+    (root / "tmp/file").write_text("x")
+    [item] = store.staging()
+    assert item.path == str(root / "tmp/file")
+    for name in ("folder", "link", "fifo"):
+        with pytest.raises(UnsafePath, match="not a staging file"):
+            store.remove_staging(StoredFile(str(root / "tmp" / name), 1e9))
+    store.remove_staging(item)
+    store.remove_staging(item)  # gone already: fine
+    assert files_in(root / "tmp") == ["fifo", "folder", "link"]

@@ -142,11 +142,22 @@ def doctor(store: Store, *, fix: bool = False) -> DoctorReport:
         problems.extend(Config(store.load_config()).problems())
     except MailslotError as exc:  # an unreadable config is a finding, not a crash
         problems.append(str(exc))
-    stale = [s for s in store.staging() if s.age_seconds > STALE_STAGING_SECONDS]
+    try:
+        staged = store.staging()
+    except MailslotError as exc:  # tmp/ itself planted or unusable: a finding too
+        problems.append(str(exc))
+        staged = []
+    stale = [s for s in staged if s.age_seconds > STALE_STAGING_SECONDS]
     if stale and fix:
+        removed = 0
         for item in stale:
-            store.remove_staging(item)
-        fixed.append(f"removed {len(stale)} staging file(s) older than 36 hours")
+            try:
+                store.remove_staging(item)
+                removed += 1
+            except MailslotError as exc:  # swapped for a folder meanwhile, or locked
+                problems.append(str(exc))
+        if removed:
+            fixed.append(f"removed {removed} staging file(s) older than 36 hours")
     elif stale:
         problems.append(
             f"{len(stale)} staging file(s) older than 36 hours (left by a crashed writer;"

@@ -16,6 +16,7 @@ mailbox can never wake a session. See docs/wake.md, "claude-rewake".
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -65,6 +66,11 @@ def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: Te
     if not store.exists():
         return 0
     delivery = Delivery(store, name, identity)
+    if delivery.unannounced(session, METHOD) is None:
+        return 0  # the agent's config does not choose this wake: nothing to wait for
+    # stderr is what Claude Code shows the model: only the notice may reach it, never a
+    # library's log line (watchdog logs its own thread trouble there by default).
+    logging.getLogger().addHandler(logging.NullHandler())
     me, host = os.getpid(), os.getppid()
     delivery.arm_waiter(session, me)
     kick = threading.Event()

@@ -3,7 +3,8 @@
 The service reaches messages only through :class:`Store`, so another backend (a
 server database for agents on several machines) can be added without touching a rule.
 
-Loaded on first use (PEP 562): the hook path imports only :mod:`.delivery_files`.
+Loaded on first use (PEP 562): the hook path imports only :mod:`.delivery_files` (and
+the lean :mod:`.layout` and :mod:`.fs` beneath it).
 """
 
 from ..lazy import exports

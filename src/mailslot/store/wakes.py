@@ -17,21 +17,19 @@ and finds a claim knows the claim's watcher stopped mid-wake and queues it again
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import json
 import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import UnsafePath
 from ..ids import is_id
 from ..names import is_valid_name
 from .base import WakeEntry
-
-_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+from .fs import LOCK, file_names, fsync_dir, not_followed, open_file, read_file, remove
+from .layout import MailboxFiles
 
 
 def _encode(entry: WakeEntry) -> bytes:
@@ -60,50 +58,31 @@ def _decode(data: bytes, message_id: str, agent: str, claim: str | None) -> Wake
     )
 
 
-def _names(folder: Path) -> list[str]:
-    try:
-        with os.scandir(folder) as it:
-            return [e.name for e in it if e.is_file(follow_symlinks=False)]
-    except (FileNotFoundError, NotADirectoryError):
-        return []
+class FileWakeQueue(MailboxFiles):
+    """The ``wake_*`` methods of :class:`~mailslot.store.files.FileStore` (a subclass)."""
 
-
-class FileWakeQueue:
-    """Mixed into :class:`~mailslot.store.files.FileStore`: the ``wake_*`` methods."""
-
-    if TYPE_CHECKING:
-        root: Path
-
-        def _dir(self, *parts: str, create: bool = True) -> Path: ...
-
-        def _stage(self, data: bytes, name: str) -> Path: ...
-
-    def _wake_dir(self, kind: str, agent: str, *, create: bool = True) -> Path:
+    def _wake_dir(self, kind: str, agent: str, *, create: bool = True) -> str:
         if not is_valid_name(agent) or agent != agent.lower():
             raise UnsafePath(f"{agent!r} is not an agent name; not used as a folder")
-        return self._dir("wake", kind, agent, create=create)
+        return self._folder("wake", kind, agent, create=create)
 
-    def _read_entry(self, path: Path, message_id: str, agent: str, claim: str | None
+    def _read_entry(self, path: str, message_id: str, agent: str, claim: str | None
                     ) -> WakeEntry:
-        from .files import read_file  # files.py imports this module
-
         return _decode(read_file(path), message_id, agent, claim)
 
     def _link_entry(self, entry: WakeEntry) -> bool:
         """Stage the entry and link it into pending/ (never overwriting); False if present."""
-        from .files import fsync_dir
-
         if not is_id(entry.message_id):
             raise UnsafePath(f"{entry.message_id!r} is not a message id; not used as a name")
         self._wake_dir("claimed", entry.agent)  # first, so a watcher sees claims as moves
         folder = self._wake_dir("pending", entry.agent)
         tmp = self._stage(_encode(entry), f"wake-{entry.agent}")
         try:
-            os.link(tmp, folder / entry.message_id)
+            os.link(tmp, os.path.join(folder, entry.message_id))
         except FileExistsError:
             return False
         finally:
-            tmp.unlink(missing_ok=True)
+            remove(tmp)
         fsync_dir(folder)
         return True
 
@@ -113,33 +92,35 @@ class FileWakeQueue:
     def wake_agents(self) -> list[str]:
         found: set[str] = set()
         for kind in ("pending", "claimed"):
-            folder = self._dir("wake", kind, create=False)
+            folder = self._folder("wake", kind)
             try:
                 with os.scandir(folder) as it:
                     agents = [e.name for e in it if e.is_dir(follow_symlinks=False)]
             except FileNotFoundError:
                 continue
-            found.update(a for a in agents if is_valid_name(a) and _names(folder / a))
+            found.update(a for a in agents
+                         if is_valid_name(a) and file_names(os.path.join(folder, a)))
         return sorted(found)
 
     def wake_pending(self, agent: str) -> list[WakeEntry]:
         folder = self._wake_dir("pending", agent, create=False)
         entries: list[WakeEntry] = []
-        for name in _names(folder):
+        for name in file_names(folder):
             if not is_id(name):
                 continue
+            path = os.path.join(folder, name)
             try:
-                entries.append(self._read_entry(folder / name, name, agent, None))
+                entries.append(self._read_entry(path, name, agent, None))
             except FileNotFoundError:
                 continue  # claimed while we listed
         return entries
 
     def wake_claim(self, entry: WakeEntry) -> WakeEntry | None:
-        source = self._wake_dir("pending", entry.agent) / entry.message_id
+        source = os.path.join(self._wake_dir("pending", entry.agent), entry.message_id)
         claim = f"{entry.message_id}.{os.getpid()}"
-        target = self._wake_dir("claimed", entry.agent) / claim
+        target = os.path.join(self._wake_dir("claimed", entry.agent), claim)
         if os.path.islink(source):
-            raise UnsafePath(f"{source} is a symlink; mailslot does not follow links")
+            raise not_followed(source)
         try:
             os.rename(source, target)
         except FileNotFoundError:
@@ -147,38 +128,31 @@ class FileWakeQueue:
         return self._read_entry(target, entry.message_id, entry.agent, claim)
 
     def wake_release(self, claimed: WakeEntry, retry: WakeEntry | None = None) -> None:
-        from .files import fsync_dir
-
         if claimed.claim is None:
             raise ValueError("wake_release needs a claimed entry")
         if retry is not None:
             self._link_entry(retry)  # already there (a crash between link and unlink): fine
         folder = self._wake_dir("claimed", claimed.agent)
-        (folder / claimed.claim).unlink(missing_ok=True)
+        remove(os.path.join(folder, claimed.claim))
         fsync_dir(folder)
 
     def wake_orphans(self, agent: str) -> list[WakeEntry]:
         folder = self._wake_dir("claimed", agent, create=False)
         orphans: list[WakeEntry] = []
-        for name in _names(folder):
+        for name in file_names(folder):
             message_id, _, pid = name.rpartition(".")
             if not is_id(message_id) or not pid.isdigit():
                 continue
+            path = os.path.join(folder, name)
             with contextlib.suppress(FileNotFoundError):
-                orphans.append(self._read_entry(folder / name, message_id, agent, name))
+                orphans.append(self._read_entry(path, message_id, agent, name))
         return orphans
 
     @contextlib.contextmanager
     def wake_lock(self, agent: str) -> Iterator[bool]:
         if not is_valid_name(agent) or agent != agent.lower():
             raise UnsafePath(f"{agent!r} is not an agent name; not used as a file name")
-        path = self._dir("wake", "locks") / agent
-        try:
-            fd = os.open(path, _LOCK_FLAGS, 0o600)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise UnsafePath(f"{path} is a symlink; mailslot does not follow links") from None
-            raise
+        fd = open_file(os.path.join(self._folder("wake", "locks", create=True), agent), LOCK)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -194,5 +168,5 @@ class FileWakeQueue:
         # tree, which inotify reports as one event at once, rather than a move out of it,
         # which watchdog holds back for half a second to look for its other half.
         for kind in ("pending", "claimed", "locks"):
-            self._dir("wake", kind)
-        return str(self._dir("wake"))
+            self._folder("wake", kind, create=True)
+        return self._folder("wake", create=True)

@@ -1,0 +1,227 @@
+"""How mailslot touches a file inside the mailbox: every such rule, in one place.
+
+* Nothing is reached through a symlink: files are opened with ``O_NOFOLLOW``, and
+  :class:`Folders` checks every folder under the root, part by part, with ``lstat``.
+* Only regular files are read or appended to, and opening one to read never waits: a
+  FIFO or device planted where a file belongs is refused (``O_NONBLOCK``, then
+  ``fstat``) rather than hanging the reader. (Opening a FIFO to *write* still waits
+  for a reader; a hook's timer bounds that.)
+* Folders are created ``0700``, files ``0600``.
+* A new file is created with ``O_EXCL`` (never overwriting) and written whole; if
+  writing fails it is removed again, so no half file is left behind.
+* A record is appended in one ``write`` with ``O_APPEND``, so concurrent lines never
+  interleave.
+
+Used by :class:`~mailslot.store.files.FileStore`, its wake queue and
+:class:`~mailslot.store.delivery_files.DeliveryFiles`. It is on the hook path, which
+must start in a few milliseconds, so it imports only ``os``, ``stat``, ``errno`` and
+mailslot's errors and ids (see docs/hooks.md, "Speed").
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from ..errors import StoreError, UnsafePath
+from ..ids import ids_of_files
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
+CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
+APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | _CLOEXEC
+LOCK = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | _CLOEXEC
+_HEAD_CHUNK = 4096
+_CHUNK = 1 << 20
+
+
+def not_followed(path: str) -> UnsafePath:
+    """The error for a symlink found where mailslot expects a file or a folder."""
+    return UnsafePath(f"{path} is a symlink; mailslot does not follow links")
+
+
+def not_regular(path: str) -> UnsafePath:
+    """The error for a folder, FIFO, socket or device found where a file belongs."""
+    return UnsafePath(f"{path} is not a regular file")
+
+
+def store_error(exc: OSError, what: str) -> StoreError:
+    """One line for a failed file operation, naming the cause a user can fix."""
+    if exc.errno == errno.ENOSPC:
+        return StoreError(f"{what}: the disk is full; nothing was written")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return StoreError(f"{what}: permission denied ({exc.filename})")
+    return StoreError(f"{what}: {exc.strerror or exc}")
+
+
+def open_file(path: str, flags: int) -> int:
+    """``os.open`` of a regular file, never through a symlink (new files ``0600``).
+
+    Raises :class:`UnsafePath` for a link or a file that is not regular, and the
+    ``OSError`` otherwise (``FileNotFoundError``, ``FileExistsError``...).
+    """
+    try:
+        fd = os.open(path, flags, FILE_MODE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise not_followed(path) from None
+        if exc.errno in (errno.ENXIO, errno.ENODEV):  # a socket, or a device without one
+            raise not_regular(path) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise not_regular(path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_file(path: str, *, header_only: bool = False) -> bytes:
+    """A whole file, or with ``header_only`` about enough for a message's header."""
+    fd = open_file(path, READ)
+    try:
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, _HEAD_CHUNK if header_only else _CHUNK):
+            chunks.append(chunk)
+            if header_only and b"\n---\n" in b"".join(chunks)[3:]:
+                break
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_lines(path: str) -> set[str]:
+    """The words of a one-id-a-line file (seen sets, session records); empty if absent."""
+    try:
+        return set(read_file(path).decode("utf-8", "replace").split())
+    except FileNotFoundError:
+        return set()
+
+
+def write_new(path: str, data: bytes, *, sync: bool) -> None:
+    """Create ``path`` (it must not exist) holding ``data``, synced if asked.
+
+    A file this call created but could not fill is removed again. ``OSError`` is left
+    to the caller, who knows what was being done.
+    """
+    fd = open_file(path, CREATE)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        remove(path)  # O_EXCL made it ours
+        raise
+
+
+def append(path: str, data: bytes, *, sync: bool) -> None:
+    """Add ``data`` to the end of ``path`` (created if absent) in one write."""
+    try:
+        fd = open_file(path, APPEND)
+    except OSError as exc:
+        raise store_error(exc, f"cannot write {path}") from None
+    try:
+        os.write(fd, data)
+        if sync:
+            os.fsync(fd)
+    except OSError as exc:
+        raise store_error(exc, f"cannot write {path}") from None
+    finally:
+        os.close(fd)
+
+
+def remove(path: str) -> bool:
+    """Unlink ``path`` (a link itself, never its target); ``False`` if already gone."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def fsync_dir(path: str) -> None:
+    """Make the folder's entries (a link, a rename) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def file_names(folder: str) -> list[str]:
+    """Names of the regular files in ``folder`` (no links, folders or FIFOs); [] if none."""
+    try:
+        with os.scandir(folder) as it:
+            return [e.name for e in it if e.is_file(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def ids_in(folder: str) -> list[str]:
+    """The message ids of the ``<id>.md`` files in ``folder``, stray files skipped."""
+    return ids_of_files(file_names(folder))
+
+
+class Folders:
+    """Folders under ``root``, each part checked to be a real folder, never a link.
+
+    The root itself may be a link (where a person keeps the mailbox is their choice);
+    everything inside it is checked. What was checked is remembered for the life of
+    the object, which is what keeps a send's repeated look-ups cheap.
+    """
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._checked: set[str] = set()
+        self._known: dict[tuple[str, ...], str] = {}
+
+    def _folder(self, *parts: str, create: bool = False) -> str:
+        """``root/part/...``; without ``create`` a missing part is returned as is."""
+        known = self._known.get(parts)
+        if known is not None:
+            return known
+        path = self.root
+        if create and path not in self._checked:
+            _make_folder(path, parents=True)
+            self._checked.add(path)
+        for part in parts:
+            path = os.path.join(path, part)
+            if path in self._checked:
+                continue
+            try:
+                info = os.lstat(path)
+            except FileNotFoundError:
+                if not create:
+                    return path  # nothing below a missing folder exists either
+                _make_folder(path, parents=False)
+                info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                raise not_followed(path)
+            if not stat.S_ISDIR(info.st_mode):
+                raise UnsafePath(f"{path} should be a folder")
+            self._checked.add(path)
+        self._known[parts] = path
+        return path
+
+
+def _make_folder(path: str, *, parents: bool) -> None:
+    """A new ``0700`` folder (one another process made first is fine)."""
+    try:
+        if parents:
+            os.makedirs(path, DIR_MODE, exist_ok=True)
+        else:
+            os.mkdir(path, DIR_MODE)
+    except FileExistsError:
+        if parents:  # makedirs says so only when it is not a folder
+            raise StoreError(f"cannot create {path}: a file is in the way") from None
+    except OSError as exc:
+        raise store_error(exc, f"cannot create {path}") from None
