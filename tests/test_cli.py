@@ -276,3 +276,14 @@ def test_help_for_every_command(cli: Cli) -> None:
     top = subprocess.run([sys.executable, "-m", "mailslot", "--help"], capture_output=True,
                          text=True, timeout=60, check=False)
     assert top.returncode == 0 and "A local mailbox for AI coding agents." in top.stdout
+
+
+def test_a_mailbox_path_that_is_a_file_is_one_clear_line(cli: Cli, root: Path) -> None:
+    root.write_text("not a folder")
+    some_id = "2026-01-01_000000.000000_claude_to_gemini_s_abcdef"
+    for argv in (["inbox"], ["who"], ["doctor"], ["status", some_id], ["read", some_id],
+                 ["send", "--to", "codex", "--subject", "s", "--body", "b"]):
+        r = cli("--agent", "gemini", *argv)
+        assert r.code == 1, argv
+        assert len(r.err.splitlines()) <= 1 and "Traceback" not in r.err + r.out, argv
+    assert root.read_text() == "not a folder"

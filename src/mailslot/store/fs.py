@@ -190,9 +190,15 @@ class Folders:
         if known is not None:
             return known
         path = self.root
-        if create and path not in self._checked:
-            _make_folder(path, parents=True)
-            self._checked.add(path)
+        if path not in self._checked:
+            if create:
+                _make_folder(path, parents=True)
+                self._checked.add(path)
+            elif os.path.isdir(path):
+                self._checked.add(path)
+            elif os.path.exists(path):
+                raise StoreError(f"the mailbox {path} is not a folder (check --dir or "
+                                 "MAILSLOT_DIR)")
         for part in parts:
             path = os.path.join(path, part)
             if path in self._checked:
