@@ -21,19 +21,11 @@ from mailslot.message import Message
 from mailslot.wake.methods import CommandMethod, bypass_flag
 from mailslot.wake.notice import wake_notice
 from mailslot.wake.runner import WakeRunner
-from wake_helpers import BYPASS, calls, configure, events, fake_host, prepend_path
+from wake_helpers import BYPASS, calls, configure, events, fake_host
 
 Box = Callable[[str | None], Mailbox]
 SESSION = "5f0c1b2e-8a7d-4c1e-9b3a-2d4e6f8a0b1c"
 TOKEN = "tok-3f9a8b7c6d5e4f3a2b1c"
-
-
-@pytest.fixture
-def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    monkeypatch.setenv("PATH", prepend_path(folder))
-    return folder
 
 
 def wake_once(box: Box, root: Path, agent: str, config: dict[str, Any]) -> str:

@@ -8,22 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from mailslot import FileStore, Mailbox
 from mailslot.store import WakeEntry
 from mailslot.wake.runner import WakeRunner
-from wake_helpers import calls, configure, events, fake_host, prepend_path
+from wake_helpers import calls, configure, events, fake_host
 
 Box = Callable[[str | None], Mailbox]
-
-
-@pytest.fixture
-def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    monkeypatch.setenv("PATH", prepend_path(folder))
-    return folder
 
 
 class Clock:

@@ -17,18 +17,10 @@ import pytest
 
 from conftest import Result
 from mailslot import FileStore, Mailbox
-from wake_helpers import calls, configure, events, fake_host, prepend_path, queue_empty, wait_until
+from wake_helpers import calls, configure, events, fake_host, queue_empty, wait_until
 
 Box = Callable[[str | None], Mailbox]
 Cli = Callable[..., Result]
-
-
-@pytest.fixture
-def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    monkeypatch.setenv("PATH", prepend_path(folder))
-    return folder
 
 
 def notify_agent(bin_dir: Path) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -82,7 +81,3 @@ def wait_until(check: Callable[[], T], seconds: float = 15.0, what: str = "condi
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {seconds} s waiting for {what}")
         time.sleep(0.02)
-
-
-def prepend_path(bin_dir: Path) -> str:
-    return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
