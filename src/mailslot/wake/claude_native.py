@@ -53,8 +53,9 @@ class ClaudeChannelMethod(WakeMethod):
              "this method)", "Claude Code started with "
              "--dangerously-load-development-channels server:mailslot",
              "a claude.ai login or Console API key")
-    limits = ("research preview: not on Bedrock, Google Agent Platform or Microsoft "
-              "Foundry; Team and Enterprise organisations must enable channels",
+    limits = ("research preview, terminal only (the flag is a claude argument): not on "
+              "Bedrock, Google Agent Platform or Microsoft Foundry; Team and Enterprise "
+              "organisations must enable channels",
               "events arrive only while the session is open and are not acknowledged")
 
     @classmethod
