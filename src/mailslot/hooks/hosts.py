@@ -1,8 +1,8 @@
 """What each host sends a command hook on stdin, and the JSON it accepts back.
 
-Sources: /work/notes/hosts.md and the recorded inputs in tests/fixtures/hosts/. Only
-events whose output can put text in front of the model are offered: a host whose
-prompt hook cannot add context (Cursor's ``beforeSubmitPrompt``, Copilot's
+Sources: each host's hook documentation (named in tests/fixtures/hosts/README.md) and
+the inputs recorded there. Only events whose output can put text in front of the model
+are offered: a host whose prompt hook cannot add context (Cursor's ``beforeSubmitPrompt``, Copilot's
 ``userPromptSubmitted``) gets mail at session start and stop only.
 
 Cursor and Copilot CLI also run the hooks in ``.claude/settings.json``, so a ``claude``
