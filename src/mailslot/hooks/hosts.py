@@ -2,8 +2,9 @@
 
 Sources: each host's hook documentation (named in tests/fixtures/hosts/README.md) and
 the inputs recorded there. Only events whose output can put text in front of the model
-are offered: a host whose prompt hook cannot add context (Cursor's ``beforeSubmitPrompt``, Copilot's
-``userPromptSubmitted``) gets mail at session start and stop only.
+are offered: a host whose prompt hook cannot add context (Cursor's
+``beforeSubmitPrompt``, Copilot's ``userPromptSubmitted``) gets mail at session start
+and stop only.
 
 Cursor and Copilot CLI also run the hooks in ``.claude/settings.json``, so a ``claude``
 hook may really be called by them. The caller is recognised from its input (see
