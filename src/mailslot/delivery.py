@@ -20,11 +20,11 @@ Directed mail is not marked read by a hook: "read" stays something the agent doe
 
 from __future__ import annotations
 
+from .broadcasts import to_serve
 from .config import Config
 from .errors import MailslotError
 from .framing import injection
 from .identity import git_toplevel
-from .ids import sender_of
 from .store.delivery_files import SESSION_KEY
 
 TYPE_CHECKING = False
@@ -182,9 +182,7 @@ class Delivery:
         live: list[str] = self._attempt(self.store.broadcast_ids, [])
         if live:
             seen: set[str] | None = self._attempt(lambda: self.store.seen(self.agent), None)
-            mine = self.agent
-            live = [] if seen is None else [
-                i for i in live if i not in seen and sender_of(i) != mine]
+            live = [] if seen is None else to_serve(live, seen, self.agent)
         self._broadcasts = set(live)
         return sorted({*directed, *live})
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import overview
+from .broadcasts import to_serve
 from .config import Config, mailbox_root
 from .errors import InvalidInput, MailslotError, NoIdentity, NotFound, Refused, StoreError
 from .identity import Identity, derive_identity
@@ -221,13 +222,11 @@ class Mailbox:
         else:
             box = self._mailboxes(for_)[0]
             seen = self.store.seen(box)
-            for i in live:
-                if sender_of(i) == box:
-                    continue
-                if i not in seen:
-                    candidates.append((i, "unread", BROADCAST_RECIPIENT))
-                elif include_done and not unread_only:
-                    candidates.append((i, "read", BROADCAST_RECIPIENT))
+            waiting = to_serve(live, seen, box)
+            candidates.extend((i, "unread", BROADCAST_RECIPIENT) for i in waiting)
+            if include_done and not unread_only:
+                served = (i for i in live if i in seen and sender_of(i) != box)
+                candidates.extend((i, "read", BROADCAST_RECIPIENT) for i in served)
         page: list[Item] = []
         # Ids sort by time and are unique per mailbox, so the largest tuples are the newest.
         for message_id, state, box in heapq.nlargest(limit, candidates):

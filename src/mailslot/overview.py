@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
+from .broadcasts import to_serve
 from .config import Config
 from .errors import MailslotError, NotFound
 from .ids import sender_of
@@ -106,7 +107,7 @@ def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
     result = []
     for name in sorted(known):
         seen = store.seen(name) if live else set()
-        pending = sum(1 for i in live if i not in seen and sender_of(i) != name)
+        pending = len(to_serve(live, seen, name))
         info = AgentInfo(name, unread.get(name, 0) + pending, known[name],
                          wake=wake_setting(config, name))
         if name in presence:
