@@ -76,7 +76,7 @@ def _say(problem: str) -> None:
 def _run(host: str, event: str, agent: str | None, root: str | None,
          env: Mapping[str, str], stdin: TextIO | None, stdout: TextIO) -> str | None:
     """The hook; returns a problem worth one stderr line, if any."""
-    call = hosts.request(host, event, hosts.parse_payload(_read(stdin)), env)
+    call = hosts.request(host, event, hosts.parse_payload(read_input(stdin)), env)
     if call is None:
         return f"unknown hook {host!r} {event!r} (see docs/hooks.md)"
     identity = derive_identity(agent, env)
@@ -98,7 +98,7 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
     return delivery.problems[0] if delivery.problems else None
 
 
-def _read(stdin: TextIO | None) -> bytes:
+def read_input(stdin: TextIO | None) -> bytes:
     """The host's input; nothing from a terminal (a person trying the command)."""
     try:
         if stdin is None or stdin.isatty():

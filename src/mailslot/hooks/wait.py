@@ -31,6 +31,7 @@ from ..names import check_name
 from ..store.delivery_files import DeliveryFiles
 from ..wake.notice import wake_notice
 from . import hosts
+from .run import read_input
 
 METHOD = "claude-rewake"
 """The ``wake_method`` that lets this waiter wake its session (config.json)."""
@@ -54,7 +55,7 @@ def run_wait(*, agent: str | None, root: str | None, env: Mapping[str, str] = os
 
 def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: TextIO,
           stderr: TextIO) -> int:
-    payload = hosts.parse_payload(stdin.buffer.read(64 << 10) if not stdin.isatty() else b"")
+    payload = hosts.parse_payload(read_input(stdin))
     session = payload.get("session_id")
     if hosts.caller_of("claude", payload, env) != "claude" or not isinstance(session, str):
         return 0  # only Claude Code wakes on exit 2, and only a session can be woken
