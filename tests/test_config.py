@@ -6,17 +6,23 @@ from pathlib import Path
 
 import pytest
 
-from mailslot.config import Config, mailbox_root
-from mailslot.errors import StoreError
+from mailslot.config import Config
+from mailslot.errors import InvalidInput, StoreError
+from mailslot.store import open_store, store_location
 from mailslot.text import DEFAULT_MAX_BODY_BYTES
 
 
 def test_root_order_is_flag_then_env_then_home() -> None:
     env = {"MAILSLOT_DIR": "/from/env"}
-    assert mailbox_root("/from/flag", env) == Path("/from/flag")
-    assert mailbox_root(None, env) == Path("/from/env")
-    assert mailbox_root(None, {}) == Path("~/mailslot").expanduser()
-    assert mailbox_root(None, {"MAILSLOT_DIR": ""}) == Path("~/mailslot").expanduser()
+    assert store_location("/from/flag", env) == "/from/flag"
+    assert store_location(None, env) == "/from/env"
+    assert store_location(None, {}) == str(Path("~/mailslot").expanduser())
+    assert store_location(None, {"MAILSLOT_DIR": ""}) == str(Path("~/mailslot").expanduser())
+
+
+def test_an_unknown_store_scheme_is_one_clear_line() -> None:
+    with pytest.raises(InvalidInput, match="postgresql:// stores are not supported"):
+        open_store("postgresql://db/mail", {})
 
 
 def test_defaults_for_an_empty_config() -> None:

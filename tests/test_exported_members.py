@@ -10,6 +10,7 @@ INTENDED = [
     "AgentInfo",
     "DoctorReport",
     "FileStore",
+    "IdTaken",
     "InvalidInput",
     "Item",
     "Mailbox",
@@ -22,7 +23,9 @@ INTENDED = [
     "Status",
     "Store",
     "StoreError",
+    "Unreadable",
     "UnsafePath",
+    "open_store",
 ]
 
 
@@ -48,6 +51,7 @@ def test_nothing_else_public_lives_on_the_package() -> None:
 def test_errors_form_the_documented_tree() -> None:
     assert issubclass(mailslot.InvalidInput, mailslot.MailslotError)
     assert issubclass(mailslot.NoIdentity, mailslot.InvalidInput)
-    assert issubclass(mailslot.UnsafePath, mailslot.InvalidInput)
+    for store_error in (mailslot.UnsafePath, mailslot.Unreadable, mailslot.IdTaken):
+        assert store_error.__bases__ == (mailslot.StoreError,)  # exit 1: the mailbox is wrong
     for leaf in (mailslot.NotFound, mailslot.Refused, mailslot.StoreError):
         assert leaf.__bases__ == (mailslot.MailslotError,)

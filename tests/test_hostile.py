@@ -35,18 +35,22 @@ def seeded(cli: Cli, root: Path) -> Iterator[dict[str, str]]:
     yield {"id": sent["id"], "broadcast": bc["id"]}
 
 
-def refused(r: Result | subprocess.CompletedProcess[str]) -> str:
+def refused(r: Result | subprocess.CompletedProcess[str], *, unsafe: bool = False) -> str:
+    """One line, nothing printed: exit 2 for bad input, 1 (``unsafe``) for a planted file,
+    which is the mailbox being wrong rather than the user's input."""
     code = r.code if isinstance(r, Result) else r.returncode
     err = r.err if isinstance(r, Result) else r.stderr
-    assert code == 2, (code, err)
-    assert err.startswith("mailslot: error: ") and err.count("\n") == 1, err
+    assert code == (1 if unsafe else 2), (code, err)
+    prefix = "mailslot: " if unsafe else "mailslot: error: "
+    assert err.startswith(prefix) and err.count("\n") == 1, err
     assert (r.out if isinstance(r, Result) else r.stdout) == ""
     return err
 
 
-def check_unchanged(cli: Cli, root: Path, *argv: str, stdin: bytes | None = None) -> str:
+def check_unchanged(cli: Cli, root: Path, *argv: str, stdin: bytes | None = None,
+                    unsafe: bool = False) -> str:
     before = snapshot(root)
-    err = refused(cli(*argv, stdin=stdin))
+    err = refused(cli(*argv, stdin=stdin), unsafe=unsafe)
     assert snapshot(root) == before
     return err
 
@@ -192,10 +196,10 @@ def test_a_linked_new_folder_is_never_written_through(
     new.rmdir()
     new.symlink_to(outside)
     err = check_unchanged(cli, root, "--agent", "claude", "send", "--to", "gemini",
-                          "--subject", "s", "--body", "b")
+                          "--subject", "s", "--body", "b", unsafe=True)
     assert "symlink" in err
     check_unchanged(cli, root, "--agent", "claude", "send", "--to", "codex,gemini",
-                    "--subject", "s", "--body", "b")
+                    "--subject", "s", "--body", "b", unsafe=True)
     assert files_in(outside) == []
 
 
@@ -209,7 +213,7 @@ def test_a_linked_message_file_is_refused_by_read_and_skipped_by_inbox(
     (root / "agents/gemini/new" / f"{planted_id}.md").symlink_to(outside)
     for argv in (["read", planted_id], ["mark-read", planted_id], ["done", planted_id],
                  ["reply", planted_id, "--body", "x"]):
-        assert "symlink" in check_unchanged(cli, root, "--agent", "gemini", *argv)
+        assert "symlink" in check_unchanged(cli, root, "--agent", "gemini", *argv, unsafe=True)
     before = snapshot(root)
     listed = cli("--agent", "gemini", "inbox", "--all", "--json")
     assert listed.code == 0
@@ -226,8 +230,8 @@ def test_a_fifo_planted_as_a_message_is_refused_by_read_and_skipped_by_inbox(
     fifo = root / "agents/gemini/new" / f"{planted_id}.md"
     os.mkfifo(fifo, 0o600)  # opening it to read would wait for a writer forever
     for argv in (["read", planted_id], ["done", planted_id]):
-        err = refused(run_cli("--agent", "gemini", *argv))
-        assert err == f"mailslot: error: {fifo} is not a regular file\n"
+        err = refused(run_cli("--agent", "gemini", *argv), unsafe=True)
+        assert err == f"mailslot: {fifo} is not a regular file\n"
     listed = run_cli("--agent", "gemini", "inbox", "--all", "--json")
     assert listed.returncode == 0, listed.stderr
     assert planted_id not in listed.stdout and seeded["id"] in listed.stdout
@@ -244,8 +248,8 @@ def test_a_fifo_planted_as_a_seen_set_or_config_is_refused(
 ) -> None:
     (root / planted).parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(root / planted, 0o600)
-    err = refused(run_cli(*argv))
-    assert err == f"mailslot: error: {root / planted} is not a regular file\n"
+    err = refused(run_cli(*argv), unsafe=True)
+    assert err == f"mailslot: {root / planted} is not a regular file\n"
 
 
 # Identity -------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mailslot.errors import NotFound, StoreError, UnsafePath
+from mailslot.errors import IdTaken, NotFound, StoreError, UnsafePath
 from mailslot.message import to_bytes
 from mailslot.store import FileStore, StoredFile
 from support import files_in, make_message
@@ -43,7 +43,7 @@ def test_deliver_links_one_file_per_recipient_and_leaves_no_staging(
 def test_deliver_never_overwrites_an_existing_id(store: FileStore, root: Path) -> None:
     m = make_message(body="first")
     store.deliver(m, ["gemini"])
-    with pytest.raises(FileExistsError):
+    with pytest.raises(IdTaken, match="already taken in gemini's mailbox"):
         store.deliver(m.replace(body="second"), ["gemini"])
     assert store.load("gemini", m.id)[0].body == "first"
     assert files_in(root / "tmp") == []

@@ -1,37 +1,54 @@
-"""The file store and the hooks' lean view share one layout and one implementation."""
+"""The file store's layout: one reader of message files, whatever reads them."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from mailslot.errors import StoreError
+from mailslot.errors import NotFound, Unreadable
+from mailslot.message import MAX_HEADER_BYTES, to_bytes
 from mailslot.store import FileStore
-from mailslot.store.delivery_files import DeliveryFiles
+from mailslot.store.fs import read_file
 from support import make_message
 
 
-def test_what_one_view_records_the_other_reads(root: Path) -> None:
-    store, lean = FileStore(root), DeliveryFiles(str(root))
-    m = make_message()
-    store.deliver(m, ["gemini"])
-    assert lean.entries("gemini", ["unread"]) == store.entries("gemini", ["unread"])
-    lean.add_seen("gemini", ["a"])
-    store.add_seen("gemini", ["b"])
-    assert lean.seen("gemini") == store.seen("gemini") == {"a", "b"}
-    lean.append_event({"event": "read", "id": m.id})
-    assert list(store.events())[-1] == {"event": "read", "id": m.id}
-    store.save_config({"owner": "sarah"})
-    assert lean.load_config() == store.load_config() == {"owner": "sarah"}
+def _plant(root: Path, agent: str, name: str, data: bytes) -> Path:
+    folder = root / "agents" / agent / "new"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_bytes(data)
+    path.chmod(0o600)
+    return path
 
 
-def test_both_views_refuse_a_broken_config_in_the_same_words(root: Path) -> None:
-    root.mkdir()
-    (root / "config.json").write_text("{broken")
-    errors = []
-    for view in (FileStore(root), DeliveryFiles(str(root))):
-        with pytest.raises(StoreError) as caught:
-            view.load_config()
-        errors.append(str(caught.value))
-    assert errors[0] == errors[1] and "is not valid JSON" in errors[0]
+def test_the_file_name_not_the_header_says_which_message_it_is(root: Path) -> None:
+    store = FileStore(root)
+    real, other = make_message(subject="one"), make_message(subject="two")
+    store.deliver(real, ["gemini"])
+    _plant(root, "gemini", other.id, to_bytes(real))  # a copy under another name
+    with pytest.raises(Unreadable, match="header names another id"):
+        store.load("gemini", other.id)
+    with pytest.raises(Unreadable, match="header names another id"):
+        store.load("gemini", other.id, header_only=True)
+    assert store.load("gemini", real.id)[0] == real
+
+
+def test_a_header_without_end_is_read_once_and_bounded(root: Path) -> None:
+    store = FileStore(root)
+    message = make_message()
+    path = _plant(root, "gemini", message.id, b"---\nid: x\n" + b"a" * (8 << 20))
+    with pytest.raises(Unreadable, match="no complete"):
+        store.load("gemini", message.id, header_only=True)
+    with pytest.raises(Unreadable, match="no complete"):
+        store.load("gemini", message.id)
+    # A header read stops at the bound instead of reading (and searching) 8 MB.
+    assert len(read_file(str(path), header_only=True)) <= MAX_HEADER_BYTES + 4096
+
+
+def test_a_message_not_there_is_not_found(root: Path) -> None:
+    store = FileStore(root)
+    with pytest.raises(NotFound):
+        store.load("gemini", make_message().id)
+    assert not os.path.exists(root)

@@ -14,7 +14,6 @@ from conftest import Result
 from hookkit import sender
 from mailslot import FileStore
 from mailslot.presence import Beacon
-from mailslot.store.delivery_files import DeliveryFiles
 from wake_helpers import configure, events
 
 Cli = Callable[..., Result]
@@ -47,7 +46,7 @@ def test_rewake_with_a_live_waiter_counts_as_woken(root: Path, cli: Cli) -> None
     configure(root, {"claude": {"wake_on_mail": True, "wake_method": "claude-rewake",
                                 "wake_retry": ONE_TRY}})
     sender(root, "gemini").send("claude", "hello", "x")
-    DeliveryFiles(str(root)).set_waiter("claude", "session-1", os.getpid())
+    FileStore(root).set_waiter("claude", "session-1", os.getpid())
     assert cli("watch", "--once").code == 0
     assert [e["event"] for e in events(root) if e["event"] in ("wake_ok", "wake_failed")] == [
         "wake_ok"]
@@ -60,7 +59,7 @@ def test_rewake_does_not_count_a_waiter_that_is_gone(root: Path, cli: Cli) -> No
     sender(root, "gemini").send("claude", "hello", "x")
     gone = subprocess.Popen(["true"])
     gone.wait()
-    DeliveryFiles(str(root)).set_waiter("claude", "session-1", gone.pid)
+    FileStore(root).set_waiter("claude", "session-1", gone.pid)
     assert cli("watch", "--once").code == 0
     assert "wake_failed" in [e["event"] for e in events(root)]
 

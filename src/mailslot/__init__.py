@@ -7,12 +7,14 @@ import its few modules without paying for the whole package.
 """
 
 from .errors import (
+    IdTaken,
     InvalidInput,
     MailslotError,
     NoIdentity,
     NotFound,
     Refused,
     StoreError,
+    Unreadable,
     UnsafePath,
 )
 from .lazy import exports as _exports
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from .mailbox import Mailbox
     from .message import Message
     from .results import AgentInfo, DoctorReport, Item, RecipientStatus, Status
-    from .store import FileStore, Store
+    from .store import FileStore, Store, open_store
 del TYPE_CHECKING
 
 __version__ = "0.1.0"
@@ -31,6 +33,7 @@ __all__ = [
     "AgentInfo",
     "DoctorReport",
     "FileStore",
+    "IdTaken",
     "InvalidInput",
     "Item",
     "Mailbox",
@@ -43,7 +46,9 @@ __all__ = [
     "Status",
     "Store",
     "StoreError",
+    "Unreadable",
     "UnsafePath",
+    "open_store",
 ]
 
 _LAZY = {
@@ -53,5 +58,6 @@ _LAZY = {
     "Message": "message",
     "FileStore": "store",
     "Store": "store",
+    "open_store": "store",
 }
 __getattr__ = _exports(__name__, _LAZY)

@@ -14,6 +14,7 @@ from .config import Config
 from .errors import NotFound
 from .mailbox import Mailbox
 from .message import Message
+from .store.base import Watching
 from .wake.policy import in_session_wakes
 
 
@@ -29,9 +30,9 @@ class Arrivals:
     def _pending(self) -> set[str]:
         return {i for i, _ in self._box.store.entries(self._agent, ("unread", "read"))}
 
-    def folder(self) -> str | None:
-        """Where to watch for file-system events (``None``: poll)."""
-        return self._box.store.arrivals_path(self._agent)
+    def watch(self, kick: Callable[[], None]) -> Watching | None:
+        """Call ``kick`` when mail may have arrived (``None``: the caller polls)."""
+        return self._box.store.watch(kick, mail_for=self._agent)
 
     def chosen(self) -> bool:
         """Does the agent's config (read afresh) choose this way of waking?"""

@@ -7,32 +7,15 @@ something fails closed: the action is refused with a message naming the field.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 from .errors import InvalidInput, StoreError
 from .names import check_name
 from .text import DEFAULT_MAX_BODY_BYTES
 
-TYPE_CHECKING = False  # typing and pathlib are not loaded on the hook path
+TYPE_CHECKING = False  # typing is not loaded on the hook path
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
-
-DEFAULT_ROOT = "~/mailslot"
-
-
-def root_folder(explicit: str | None = None, env: Mapping[str, str] = os.environ) -> str:
-    """``--dir`` beats ``MAILSLOT_DIR`` beats ``~/mailslot``."""
-    return os.path.expanduser(explicit or env.get("MAILSLOT_DIR") or DEFAULT_ROOT)
-
-
-def mailbox_root(explicit: str | None = None, env: Mapping[str, str] = os.environ) -> Path:
-    """:func:`root_folder` as a ``Path``."""
-    from pathlib import Path
-
-    return Path(root_folder(explicit, env))
-
 
 class Config:
     """A read view over the raw config mapping."""

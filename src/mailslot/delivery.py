@@ -25,34 +25,16 @@ from .config import Config
 from .errors import MailslotError
 from .framing import injection
 from .identity import git_toplevel
-from .store.delivery_files import SESSION_KEY
+from .store.sessions import SESSION_KEY
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
-    from typing import Any, Protocol, TypeVar
+    from collections.abc import Callable, Sequence
+    from typing import Any, TypeVar
 
     from .identity import Identity
-    from .message import Message, State
-
-    class DeliveryStore(Protocol):
-        """What the rules need from storage (``store.delivery_files`` for files)."""
-
-        def entries(self, agent: str, states: Iterable[State]) -> list[tuple[str, State]]: ...
-        def load(self, agent: str, message_id: str) -> tuple[Message, State]: ...
-        def broadcast_ids(self) -> list[str]: ...
-        def load_broadcast(self, message_id: str) -> Message: ...
-        def seen(self, agent: str) -> set[str]: ...
-        def add_seen(self, agent: str, message_ids: Sequence[str]) -> None: ...
-        def shown(self, agent: str, session: str) -> set[str]: ...
-        def add_shown(self, agent: str, session: str, message_ids: Sequence[str]) -> None: ...
-        def prune_sessions(self, agent: str, older_than: float) -> None: ...
-        def set_waiter(self, agent: str, session: str, pid: int) -> None: ...
-        def waiter(self, agent: str, session: str) -> int | None: ...
-        def claim(self, agent: str, path: str) -> str: ...
-        def replace_claim(self, agent: str, path: str) -> None: ...
-        def append_event(self, event: Mapping[str, Any]) -> None: ...
-        def load_config(self) -> dict[str, Any]: ...
+    from .message import Message
+    from .store.base import Store
 
     T = TypeVar("T")
 
@@ -88,7 +70,7 @@ class Injection:
 class Delivery:
     """Session delivery for one agent over a store; ``problems`` collects what failed."""
 
-    def __init__(self, store: DeliveryStore, agent: str, identity: Identity) -> None:
+    def __init__(self, store: Store, agent: str, identity: Identity) -> None:
         self.store = store
         self.agent = agent
         self.identity = identity
@@ -189,9 +171,10 @@ class Delivery:
     def _load(self, message_id: str) -> Message | None:
         try:
             if message_id in self._broadcasts:
-                return self.store.load_broadcast(message_id)
+                message, live = self.store.load_broadcast(message_id)
+                return message if live else None  # retracted since we listed
             message, state = self.store.load(self.agent, message_id)
-        except (MailslotError, OSError) as exc:
+        except MailslotError as exc:
             self.problems.append(str(exc))
             return None
         return None if state == "done" else message
@@ -220,6 +203,6 @@ class Delivery:
         """``action()``, or ``fallback`` with the failure noted: show what can be shown."""
         try:
             return action()
-        except (MailslotError, OSError) as exc:
+        except MailslotError as exc:
             self.problems.append(str(exc))
             return fallback

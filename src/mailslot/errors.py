@@ -4,12 +4,18 @@ The tree is shallow so a front end can translate it in one place::
 
     MailslotError               base; never raised itself
     ├── InvalidInput            bad name, id, subject, body or option   (CLI exit 2)
-    │   ├── NoIdentity          no --agent, no MAILSLOT_AGENT, no git toplevel
-    │   └── UnsafePath          a planted symlink inside the mailbox: never followed
+    │   └── NoIdentity          no --agent, no MAILSLOT_AGENT, no git toplevel
     ├── NotFound                no such message for this agent          (CLI exit 1)
     ├── Refused                 a rule says no (retracting another's broadcast)  (exit 1)
-    └── StoreError              the mailbox folder is unusable: permissions,
-                                config, a planted symlink, a full disk  (exit 1)
+    └── StoreError              the store cannot do what was asked: permissions, an
+        │                       unsafe owner or mode, config, a full disk  (exit 1)
+        ├── UnsafePath          a planted symlink or odd file in the mailbox: never followed
+        ├── Unreadable          one message file cannot be read as a message (skipped
+        │                       and counted by listings; ``doctor`` names it)
+        └── IdTaken             the message id is already taken (the service retries)
+
+Every ``OSError`` is translated into a :class:`StoreError` at the store's public methods,
+so no front end catches ``OSError``.
 
 Each message is one line a person (or a model) can act on without a traceback.
 """
@@ -41,5 +47,13 @@ class StoreError(MailslotError):
     """The mailbox folder cannot be used as asked (permissions, config, disk)."""
 
 
-class UnsafePath(InvalidInput):
+class UnsafePath(StoreError):
     """Something in the mailbox is a symlink or not the kind of file it should be."""
+
+
+class Unreadable(StoreError):
+    """A message file that cannot be read as a message (empty, malformed, wrong id)."""
+
+
+class IdTaken(StoreError):
+    """A message with this id already exists; nothing was written (retry with a new id)."""

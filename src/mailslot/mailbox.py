@@ -17,14 +17,22 @@ from typing import Any
 
 from . import overview
 from .broadcasts import to_serve
-from .config import Config, mailbox_root
-from .errors import InvalidInput, MailslotError, NoIdentity, NotFound, Refused, StoreError
+from .config import Config
+from .errors import (
+    IdTaken,
+    InvalidInput,
+    MailslotError,
+    NoIdentity,
+    NotFound,
+    Refused,
+    StoreError,
+)
 from .identity import Identity, derive_identity
 from .ids import check_id, new_id, sender_of
 from .message import STATES, Message, State
 from .names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
 from .results import AgentInfo, DoctorReport, Item, Status
-from .store import FileStore, Store
+from .store import Store, open_store
 from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field
 
 _REPLY_PREFIX = "Re: "
@@ -58,8 +66,8 @@ class Mailbox:
         env: Mapping[str, str] = os.environ,
         cwd: Path | None = None,
     ) -> Mailbox:
-        """The file store at ``--dir``/``MAILSLOT_DIR``/``~/mailslot`` as ``agent``."""
-        store = FileStore(mailbox_root(root, env))
+        """The store at ``--dir``/``MAILSLOT_DIR``/``~/mailslot`` as ``agent``."""
+        store = open_store(root, env)
         return cls(store, derive_identity(agent, env, cwd))
 
     # Identity and config -------------------------------------------------------
@@ -111,7 +119,7 @@ class Mailbox:
                     self.store.publish(message)
                 else:
                     self.store.deliver(message, to)
-            except FileExistsError:
+            except IdTaken:
                 continue
             self._event("delivered", message.id, to=list(to))
             self._after_delivery(message)
@@ -345,7 +353,7 @@ class Mailbox:
         if "agent" not in extra and self.identity is not None:
             record["agent"] = self.agent
         record.update(extra)
-        with contextlib.suppress(MailslotError, OSError):
+        with contextlib.suppress(MailslotError):
             self.store.append_event(record)
 
     # Servers (mcp_server, presence) ---------------------------------------------

@@ -26,7 +26,6 @@ from mcp.server.context import CallNext, HandlerResult
 
 from .arrivals import Arrivals
 from .errors import MailslotError
-from .folder_events import observe
 from .mailbox import Mailbox
 from .message import Message
 from .wake.notice import wake_notice
@@ -81,8 +80,7 @@ class Channel:
                            '"claude-channel" with wake_on_mail in config.json, so nothing '
                            "is pushed until it is", box.agent)
         kick = threading.Event()
-        folder = arrivals.folder()
-        observer = observe([folder], kick.set) if folder else None
+        watching = arrivals.watch(kick.set)
         try:
             await self._ready.wait()
             while True:
@@ -94,11 +92,11 @@ class Channel:
                     arrived = []
                 for message in arrived:
                     await self._send(channel_params(box.agent, message))
-                wait = CHECK_SECONDS if observer is not None else POLL_SECONDS
+                wait = CHECK_SECONDS if watching is not None else POLL_SECONDS
                 await anyio.to_thread.run_sync(kick.wait, wait, abandon_on_cancel=True)
         finally:
-            if observer is not None:
-                observer.stop()
+            if watching is not None:
+                watching.close()
 
     async def _send(self, params: dict[str, Any]) -> None:
         assert self._session is not None

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from .errors import StoreError
+from .errors import Unreadable
 from .ids import is_id
 
 TYPE_CHECKING = False
@@ -43,6 +43,9 @@ else:
     Delivery = str
 
 STATES: tuple[State, ...] = ("unread", "read", "done")
+MAX_HEADER_BYTES = 64 * 1024
+"""A header longer than this is not mailslot's (a subject is at most 200 characters):
+the file is unreadable, found in one bounded read rather than a scan of the whole file."""
 _OPEN = b"---\n"
 _CLOSE = b"\n---\n"
 _FIELDS = ("id", "date", "sender", "to", "subject", "body", "re_issue", "in_reply_to",
@@ -194,7 +197,7 @@ def split_header(data: bytes) -> tuple[bytes, int] | None:
     """The header bytes and the body's offset, or ``None`` if the header is not complete."""
     if not data.startswith(_OPEN):
         return None
-    end = data.find(_CLOSE, len(_OPEN) - 1)
+    end = data.find(_CLOSE, len(_OPEN) - 1, MAX_HEADER_BYTES)
     if end < 0:
         return None
     return data[len(_OPEN) : end + 1], end + len(_CLOSE)
@@ -208,19 +211,19 @@ def from_bytes(data: bytes, *, name: str, header_only: bool = False) -> Message:
     """
     parts = split_header(data)
     if parts is None:
-        raise StoreError(f"{name}: not a message file (no complete '---' header)")
+        raise Unreadable(f"{name}: not a message file (no complete '---' header)")
     head_bytes, body_at = parts
     try:
         text = head_bytes.decode("utf-8")
     except UnicodeDecodeError:
-        raise StoreError(f"{name}: unreadable header (UnicodeDecodeError)") from None
+        raise Unreadable(f"{name}: unreadable header (UnicodeDecodeError)") from None
     head = _quick_header(text)
     if head is None:
         head = _yaml_header(text, name)
     try:
         body = "" if header_only else data[body_at:].decode("utf-8")
     except UnicodeDecodeError:
-        raise StoreError(f"{name}: body is not UTF-8") from None
+        raise Unreadable(f"{name}: body is not UTF-8") from None
     return _from_header(head, body, name)
 
 
@@ -228,10 +231,10 @@ def _yaml_header(text: str, name: str) -> dict[str, Any]:
     yaml, loader, _ = _yaml()
     try:
         head = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        raise StoreError(f"{name}: unreadable header ({type(exc).__name__})") from None
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+        raise Unreadable(f"{name}: unreadable header ({type(exc).__name__})") from None
     if not isinstance(head, dict):
-        raise StoreError(f"{name}: header is not a mapping")
+        raise Unreadable(f"{name}: header is not a mapping")
     return head
 
 
@@ -309,17 +312,17 @@ def _from_header(head: dict[str, Any], body: str, name: str) -> Message:
         if value is None and optional:
             return None
         if not isinstance(value, str):
-            raise StoreError(f"{name}: header field {key!r} is missing or not text")
+            raise Unreadable(f"{name}: header field {key!r} is missing or not text")
         return value
 
     to = head.get("to")
     if isinstance(to, str):
         to = [to]
     if not isinstance(to, list) or not to or not all(isinstance(t, str) for t in to):
-        raise StoreError(f"{name}: header field 'to' is missing or not a list of names")
+        raise Unreadable(f"{name}: header field 'to' is missing or not a list of names")
     delivery = head.get("delivery", "inbox")
     if delivery not in ("inbox", "wake"):
-        raise StoreError(f"{name}: header field 'delivery' is {delivery!r}")
+        raise Unreadable(f"{name}: header field 'delivery' is {delivery!r}")
     known = {"id", "date", "from", "to", "subject", "re_issue", "in_reply_to", "thread",
              "expect_reply", "delivery"}
     return Message(

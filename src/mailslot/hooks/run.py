@@ -14,12 +14,11 @@ import os
 import signal
 import sys
 
-from ..config import root_folder
 from ..delivery import Delivery
 from ..errors import MailslotError
 from ..identity import derive_identity
 from ..names import check_name
-from ..store.delivery_files import DeliveryFiles
+from ..store.location import open_store
 from . import hosts
 
 TYPE_CHECKING = False
@@ -83,7 +82,7 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
     if identity is None:
         return "no identity (pass --agent, set MAILSLOT_AGENT or run in a git checkout)"
     name = check_name(identity.name, f"agent name (from {identity.source})")
-    store = DeliveryFiles(root_folder(root, env))
+    store = open_store(root, env)
     if not store.exists():
         return None  # no mailbox yet: nothing to say
     delivery = Delivery(store, name, identity)

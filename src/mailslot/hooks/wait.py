@@ -23,12 +23,10 @@ import threading
 from collections.abc import Mapping
 from typing import TextIO
 
-from ..config import root_folder
 from ..delivery import Delivery
-from ..folder_events import observe
 from ..identity import derive_identity
 from ..names import check_name
-from ..store.delivery_files import DeliveryFiles
+from ..store.location import open_store
 from ..wake.notice import wake_notice
 from . import hosts
 from .run import read_input
@@ -63,7 +61,7 @@ def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: Te
     if identity is None:
         return 0
     name = check_name(identity.name)
-    store = DeliveryFiles(root_folder(root, env))
+    store = open_store(root, env)
     if not store.exists():
         return 0
     delivery = Delivery(store, name, identity)
@@ -75,7 +73,7 @@ def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: Te
     me, host = os.getpid(), os.getppid()
     delivery.arm_waiter(session, me)
     kick = threading.Event()
-    observer = observe([store.arrivals_folder(name), store.waiters_folder(name)], kick.set)
+    watching = store.watch(kick.set, mail_for=name, waiters_of=name)
     try:
         while True:
             kick.clear()
@@ -90,8 +88,7 @@ def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: Te
                 stderr.flush()
                 delivery.announce(session, mail)
                 return REWAKE_EXIT
-            kick.wait(CHECK_SECONDS if observer is not None else POLL_SECONDS)
+            kick.wait(CHECK_SECONDS if watching is not None else POLL_SECONDS)
     finally:
-        if observer is not None:
-            observer.stop()
-            observer.join(timeout=2)
+        if watching is not None:
+            watching.close()

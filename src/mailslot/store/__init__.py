@@ -3,8 +3,9 @@
 The service reaches messages only through :class:`Store`, so another backend (a
 server database for agents on several machines) can be added without touching a rule.
 
-Loaded on first use (PEP 562): the hook path imports only :mod:`.delivery_files` (and
-the lean :mod:`.layout` and :mod:`.fs` beneath it).
+:func:`open_store` is the one way to open a store. Loaded on first use (PEP 562): the
+hook path imports only :mod:`.location`, :mod:`.delivery_files` (and the lean
+:mod:`.layout` and :mod:`.fs` beneath them).
 """
 
 from ..lazy import exports
@@ -13,9 +14,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .base import Event, Store, StoredFile, WakeEntry
     from .files import FileStore
+    from .location import open_store, store_location
 
-__all__ = ["Event", "FileStore", "Store", "StoredFile", "WakeEntry"]
+__all__ = ["Event", "FileStore", "Store", "StoredFile", "WakeEntry", "open_store",
+           "store_location"]
 
 _LAZY = {"Event": "base", "Store": "base", "StoredFile": "base", "WakeEntry": "base",
-         "FileStore": "files"}
+         "FileStore": "files", "open_store": "location", "store_location": "location"}
 __getattr__ = exports(__name__, _LAZY)

@@ -3,11 +3,23 @@
 A store knows where messages are and moves them; it holds no rule about who may do
 what (that is :class:`mailslot.mailbox.Mailbox`). Every method is safe to call from many
 processes at once: a state change another process already made is success, not an error.
+
+The contract every backend keeps (``tests/test_store_contract.py`` checks it):
+
+* every failure is a :class:`~mailslot.errors.MailslotError`: ``NotFound`` for a message
+  that is not there, ``IdTaken`` for an id already used (nothing written), ``Unreadable``
+  for one stored message that cannot be read (listings skip it), ``UnsafePath`` for
+  something planted, and ``StoreError`` (one line naming the place and what to do) for
+  everything the system refused (a full disk, a permission, another user's folder). No
+  ``OSError`` leaves a store.
+* a delivery is all or nothing: every recipient has the message, or none has.
+* a message's id is the name it is stored under; a copy whose header says otherwise is
+  ``Unreadable``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -26,22 +38,39 @@ class StoredFile:
     age_seconds: float
 
 
+class Watching(Protocol):
+    """A running watch (see :meth:`Store.watch`)."""
+
+    how: str
+    """What is watched and how, for people (``mail for claude (inotify events)``)."""
+
+    def close(self) -> None:
+        """Stop watching."""
+
+
 class Store(Protocol):
-    """Where messages, broadcasts, seen sets, events and the config live."""
+    """Where messages, broadcasts, seen sets, events, the config, presence, the wake
+    queue and the per-session delivery state live."""
 
     location: str
     """Where the store is, for people (a folder path, a database address)."""
 
+    def exists(self) -> bool:
+        """Is there a mailbox yet? (A hook without one stays silent.)"""
+
     # Directed mail -------------------------------------------------------------
     def deliver(self, message: Message, recipients: Sequence[str]) -> None:
-        """Make ``message`` unread for every recipient, durably, before returning."""
+        """Make ``message`` unread for every recipient, durably, before returning.
+
+        All or nothing; ``IdTaken`` if a recipient already has that id.
+        """
 
     def entries(self, agent: str, states: Iterable[State]) -> list[tuple[str, State]]:
         """The ids in ``agent``'s mailbox in those states, in no particular order."""
 
     def load(self, agent: str, message_id: str, *, header_only: bool = False
              ) -> tuple[Message, State]:
-        """The message and its state for ``agent``; raises ``NotFound``."""
+        """The message and its state for ``agent``; ``NotFound`` or ``Unreadable``."""
 
     def state_of(self, agent: str, message_id: str) -> State | None:
         """The state of ``message_id`` for ``agent``, or ``None`` if it has no copy."""
@@ -54,14 +83,14 @@ class Store(Protocol):
 
     # Broadcasts ----------------------------------------------------------------
     def publish(self, message: Message) -> None:
-        """Make a broadcast standing, durably, before returning."""
+        """Make a broadcast standing, durably, before returning (``IdTaken`` as above)."""
 
     def broadcast_ids(self, *, live: bool = True) -> list[str]:
         """Ids of standing (``live``) or retracted broadcasts."""
 
     def load_broadcast(self, message_id: str, *, header_only: bool = False
                        ) -> tuple[Message, bool]:
-        """The broadcast and whether it still stands; raises ``NotFound``."""
+        """The broadcast and whether it still stands; ``NotFound`` or ``Unreadable``."""
 
     def retract(self, message_id: str) -> bool:
         """Move a standing broadcast aside; ``False`` if it already was."""
@@ -136,15 +165,44 @@ class Store(Protocol):
     def wake_orphans(self, agent: str) -> list[WakeEntry]:
         """Claims for ``agent``: call only while holding its lock (then all are orphans)."""
 
-    def wake_signal_path(self) -> str | None:
-        """A folder in which a file is created whenever a wake is queued, or ``None``.
+    # Per-session delivery state (the session hooks; rules in mailslot.delivery) ------
+    def shown(self, agent: str, session: str) -> set[str]:
+        """Ids this session of ``agent`` has been shown."""
 
-        ``None`` means the backend has no such folder: watchers poll instead.
-        """
+    def add_shown(self, agent: str, session: str, message_ids: Sequence[str]) -> None:
+        """Record what a session was shown (best effort: losing it shows mail again)."""
+
+    def prune_sessions(self, agent: str, older_than: float) -> None:
+        """Forget sessions (and their waiters) untouched for ``older_than`` seconds."""
+
+    # Claims (the checkout that first read as an agent) ---------------------------------
+    def claim(self, agent: str, path: str) -> str:
+        """The checkout that claimed ``agent`` first; ``path`` if nobody had yet."""
+
+    def replace_claim(self, agent: str, path: str) -> None:
+        """Give ``agent``'s claim to ``path`` (the old checkout is gone)."""
+
+    # Waiters (Claude Code's background rewake hook) ------------------------------------
+    def set_waiter(self, agent: str, session: str, pid: int) -> None:
+        """Make ``pid`` the session's one waiter, replacing any older one."""
+
+    def waiter(self, agent: str, session: str) -> int | None:
+        """The pid of the session's current waiter, if one was recorded."""
+
+    def waiter_pids(self, agent: str) -> list[int]:
+        """The pids recorded by ``agent``'s waiters (some may have ended)."""
 
     # Watching ------------------------------------------------------------------------
-    def arrivals_path(self, agent: str) -> str | None:
-        """A folder whose file-system events signal new mail for ``agent`` (``None``: poll)."""
+    def watch(self, kick: Callable[[], None], *, mail_for: str | None = None,
+              waiters_of: str | None = None, wakes: bool = False) -> Watching | None:
+        """Call ``kick`` (from another thread) whenever mail may have arrived for
+        ``mail_for``, a waiter of ``waiters_of`` changed, or (``wakes``) a wake was
+        queued. ``None``: this store cannot tell; the caller polls instead.
+
+        A kick only means "look again"; it may come without a change, and changes may
+        share one kick. The file store uses file-system events; a server store would
+        use its notifications (PostgreSQL's LISTEN/NOTIFY).
+        """
 
 
 @dataclass(frozen=True)

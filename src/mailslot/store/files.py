@@ -18,17 +18,14 @@ is never rewritten. Nothing inside the root follows a symlink.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import Any
 
-from ..errors import NotFound, StoreError, UnsafePath
-from ..message import STATES, Message, State, from_bytes, to_bytes
-from .base import StoredFile
+from ..errors import IdTaken, NotFound, StoreError, UnsafePath
+from ..message import STATES, from_bytes, to_bytes
 from .fs import (
     DIR_MODE,
     FILE_MODE,
@@ -38,77 +35,85 @@ from .fs import (
     read_file,
     remove,
     store_error,
+    translated,
 )
 from .wakes import FileWakeQueue
 
+TYPE_CHECKING = False  # on the hook path: no typing, pathlib or dataclasses at load time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping, Sequence
+    from typing import Any
 
+    from ..message import Message, State
+    from .base import StoredFile, Watching
+
+
+@translated
 class FileStore(FileWakeQueue):
     """The file store rooted at ``root`` (created on first write, 0700).
 
-    What it shares with the hooks' lean view (listing, seen sets, events, config) comes
-    from :class:`~mailslot.store.layout.MailboxFiles`; the wake queue's methods
-    (``wake_*``) from :class:`FileWakeQueue`; every rule about touching a file from
-    :mod:`~mailslot.store.fs`.
+    Built in parts, each a base class in its own module: the layout and the one reader
+    of message files (:class:`~mailslot.store.layout.MailboxFiles`), the per-session
+    delivery state (:class:`~mailslot.store.sessions.SessionFiles`), the wake queue
+    (:class:`~mailslot.store.wakes.FileWakeQueue`); every rule about touching a file is
+    in :mod:`~mailslot.store.fs`. The session hooks use this same class: the whole file
+    store loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML at import.
     """
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        super().__init__(str(Path(root).expanduser().absolute()))
+        super().__init__(os.path.abspath(os.path.expanduser(os.fspath(root))))
         self.location = self.root
 
     # Writing -------------------------------------------------------------------
-    def _place(self, message: Message, folders: Sequence[str]) -> None:
-        """Stage once, link into every folder (never overwriting), sync each folder."""
+    def _place(self, message: Message, folders: Sequence[tuple[str, str]]) -> None:
+        """Stage once, link into every folder (never overwriting), sync each folder.
+
+        ``folders`` pairs each folder with whose it is, for the error. All or nothing:
+        if one link fails, the links already made are removed again, so a failed send
+        leaves no copy anywhere (and the error names the folder that failed).
+        """
+        name = f"{message.id}.md"
         try:
             tmp = self._stage(to_bytes(message), message.id)
-            try:
-                for folder in folders:
-                    os.link(tmp, os.path.join(folder, f"{message.id}.md"))
-                    fsync_dir(folder)
-            finally:
-                remove(tmp)
-        except FileExistsError:
-            raise
         except OSError as exc:
-            raise store_error(exc, f"cannot deliver {message.id}") from None
+            raise store_error(exc, f"cannot stage {message.id}") from None
+        made: list[str] = []
+        try:
+            for folder, owner in folders:
+                target = os.path.join(folder, name)
+                try:
+                    os.link(tmp, target)
+                except FileExistsError:
+                    raise IdTaken(f"{message.id} is already taken in {owner}'s "
+                                  "mailbox; nothing was written") from None
+                except OSError as exc:
+                    raise store_error(exc, f"cannot deliver {message.id} to {owner}"
+                                      ) from None
+                made.append(target)
+                fsync_dir(folder)
+        except BaseException:
+            for target in made:  # roll back: a failed send leaves nothing
+                with contextlib.suppress(OSError):
+                    remove(target)
+            raise
+        finally:
+            with contextlib.suppress(OSError):
+                remove(tmp)
 
     def deliver(self, message: Message, recipients: Sequence[str]) -> None:
         for r in recipients:  # refuse a planted link before creating any recipient's folder
             self._box(r, "unread")
-        self._place(message, [self._box(r, "unread", create=True) for r in recipients])
+        self._place(message, [(self._box(r, "unread", create=True), r) for r in recipients])
 
     def publish(self, message: Message) -> None:
-        self._place(message, [self._folder("broadcast", "live", create=True)])
+        self._place(message, [(self._folder("broadcast", "live", create=True), "broadcast")])
 
-    # Reading -------------------------------------------------------------------
-    def _message_path(self, agent: str, state: State, message_id: str) -> str:
-        return os.path.join(self._box(agent, state), f"{message_id}.md")
-
-    def state_of(self, agent: str, message_id: str) -> State | None:
-        for state in STATES:
-            if os.path.lexists(self._message_path(agent, state, message_id)):
-                return state
-        return None
-
+    # Reading (load, load_broadcast, state_of: the shared reader in store/layout.py) --
     def path_of(self, agent: str, message_id: str) -> str | None:
         state = self.state_of(agent, message_id)
         if state is None:
             return None
         return self._message_path(agent, state, message_id)
-
-    def load(self, agent: str, message_id: str, *, header_only: bool = False
-             ) -> tuple[Message, State]:
-        # A concurrent rename can move the file between our look and our open: retry.
-        for _ in range(5):
-            state = self.state_of(agent, message_id)
-            if state is None:
-                break
-            path = self._message_path(agent, state, message_id)
-            try:
-                data = read_file(path, header_only=header_only)
-            except FileNotFoundError:
-                continue
-            return from_bytes(data, name=path, header_only=header_only), state
-        raise NotFound(f"no message {message_id} for {agent}")
 
     def move(self, agent: str, message_id: str, to: State) -> State:
         order = STATES.index(to)
@@ -132,18 +137,6 @@ class FileStore(FileWakeQueue):
         raise NotFound(f"no message {message_id} for {agent}")
 
     # Broadcasts ----------------------------------------------------------------
-    def load_broadcast(self, message_id: str, *, header_only: bool = False
-                       ) -> tuple[Message, bool]:
-        for _ in range(5):
-            for live, folder in ((True, "live"), (False, "retracted")):
-                path = os.path.join(self._folder("broadcast", folder), f"{message_id}.md")
-                try:
-                    data = read_file(path, header_only=header_only)
-                except FileNotFoundError:
-                    continue
-                return from_bytes(data, name=path, header_only=header_only), live
-        raise NotFound(f"no broadcast {message_id}")
-
     def retract(self, message_id: str) -> bool:
         live = self._folder("broadcast", "live", create=True)
         source = os.path.join(live, f"{message_id}.md")
@@ -173,6 +166,8 @@ class FileStore(FileWakeQueue):
             data = read_file(path)
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise store_error(exc, "cannot read the events log") from None
         for line in data.decode("utf-8", "replace").splitlines():
             try:
                 record = json.loads(line)
@@ -192,6 +187,8 @@ class FileStore(FileWakeQueue):
 
     def staging(self) -> list[StoredFile]:
         """Regular files in ``tmp/`` only: anything else there is not mailslot's."""
+        from .base import StoredFile
+
         folder = self._folder("tmp")
         now = time.time()
         found: list[StoredFile] = []
@@ -305,5 +302,23 @@ class FileStore(FileWakeQueue):
             raise store_error(exc, f"cannot remove {path}") from None
 
     # Watching ------------------------------------------------------------------------
-    def arrivals_path(self, agent: str) -> str | None:
-        return self._box(agent, "unread", create=True)
+    def watch(self, kick: Callable[[], None], *, mail_for: str | None = None,
+              waiters_of: str | None = None, wakes: bool = False) -> Watching | None:
+        from .watching import FolderWatch, observe
+
+        if wakes:
+            # The whole queue, claims included: a claim is then a move inside the watched
+            # tree, which inotify reports as one event at once, rather than a move out of
+            # it, which watchdog holds back for half a second to look for its other half.
+            for kind in ("pending", "claimed", "locks"):
+                self._folder("wake", kind, create=True)
+            observer = observe([self._folder("wake", create=True)], kick, recursive=True,
+                               creations_only=True)
+            return None if observer is None else FolderWatch(observer, "the wake queue")
+        paths = []
+        if mail_for is not None:
+            paths.append(self._box(mail_for, "unread", create=True))
+        if waiters_of is not None:
+            paths.append(self.waiters_folder(waiters_of))
+        observer = observe(paths, kick)
+        return None if observer is None else FolderWatch(observer, f"mail for {mail_for}")

@@ -26,6 +26,14 @@ import stat
 
 from ..errors import StoreError, UnsafePath
 from ..ids import ids_of_files
+from ..message import MAX_HEADER_BYTES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -49,12 +57,46 @@ def not_regular(path: str) -> UnsafePath:
 
 
 def store_error(exc: OSError, what: str) -> StoreError:
-    """One line for a failed file operation, naming the cause a user can fix."""
-    if exc.errno == errno.ENOSPC:
-        return StoreError(f"{what}: the disk is full; nothing was written")
+    """One line for a failed file operation: the place, the cause, what to do."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StoreError(f"{what}: the disk is full{where}; free some space and try "
+                          "again (nothing was written)")
     if exc.errno in (errno.EACCES, errno.EPERM):
-        return StoreError(f"{what}: permission denied ({exc.filename})")
-    return StoreError(f"{what}: {exc.strerror or exc}")
+        return StoreError(f"{what}: permission denied{where}; the mailbox must belong to "
+                          "you (check its owner and mode, or run mailslot doctor)")
+    if exc.errno == errno.EROFS:
+        return StoreError(f"{what}: the mailbox is on a read-only file system{where}")
+    if exc.errno == errno.ELOOP:
+        return not_followed(exc.filename or what)
+    return StoreError(f"{what}: {exc.strerror or exc}{where}")
+
+
+def translated(cls: type[T]) -> type[T]:
+    """``cls`` with every public method turning an ``OSError`` into a :class:`StoreError`.
+
+    The store's promise (see :mod:`mailslot.store.base`): no ``OSError`` reaches the
+    service or a front end, whichever call failed deep inside.
+    """
+    for name in dir(cls):
+        method = getattr(cls, name)
+        if not name.startswith("_") and callable(method) and not isinstance(method, type):
+            setattr(cls, name, _guarded(method, name))
+    return cls
+
+
+def _guarded(method: Callable[..., Any], name: str) -> Callable[..., Any]:
+    what = f"cannot {name.replace('_', ' ')}"
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except OSError as exc:
+            raise store_error(exc, what) from None
+
+    guarded.__name__ = guarded.__qualname__ = name
+    guarded.__doc__ = method.__doc__
+    return guarded
 
 
 def open_file(path: str, flags: int) -> int:
@@ -81,15 +123,26 @@ def open_file(path: str, flags: int) -> int:
 
 
 def read_file(path: str, *, header_only: bool = False) -> bytes:
-    """A whole file, or with ``header_only`` about enough for a message's header."""
+    """A whole file, or with ``header_only`` about enough for a message's header.
+
+    A header read stops at the closing ``---`` line or after :data:`MAX_HEADER_BYTES`,
+    whichever comes first, and looks at each byte once: a file without a closing line
+    costs one bounded read, however large it is.
+    """
     fd = open_file(path, READ)
     try:
-        chunks: list[bytes] = []
-        while chunk := os.read(fd, _HEAD_CHUNK if header_only else _CHUNK):
-            chunks.append(chunk)
-            if header_only and b"\n---\n" in b"".join(chunks)[3:]:
+        if not header_only:
+            chunks: list[bytes] = []
+            while chunk := os.read(fd, _CHUNK):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        head = bytearray()
+        while len(head) <= MAX_HEADER_BYTES and (chunk := os.read(fd, _HEAD_CHUNK)):
+            start = max(0, len(head) - 4)
+            head += chunk
+            if head.find(b"\n---\n", max(start, 3)) >= 0:
                 break
-        return b"".join(chunks)
+        return bytes(head)
     finally:
         os.close(fd)
 

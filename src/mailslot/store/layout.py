@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import os
 
-from ..errors import StoreError
+from ..errors import NotFound, StoreError, Unreadable
+from ..message import STATES, from_bytes
 from .fs import Folders, append, ids_in, read_file, read_lines, store_error, write_new
 
 TYPE_CHECKING = False
@@ -20,14 +21,24 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
-    from ..message import State
+    from ..message import Message, State
 
 FOLDER_OF: dict[State, str] = {"unread": "new", "read": "cur", "done": "done"}
 """The folder of ``agents/<name>/`` holding the messages in each state."""
 
 
 class MailboxFiles(Folders):
-    """The mailbox folder at ``root`` (an absolute path), as every reader sees it."""
+    """The mailbox folder at ``root`` (an absolute path), as every reader sees it.
+
+    The one reader of message files (:meth:`load`, :meth:`load_broadcast`) is here, so
+    every path (the CLI, the MCP server, the hooks) applies the same checks: a file is
+    read without following links, its header is bounded, and the id in its header must
+    be its file name.
+    """
+
+    def exists(self) -> bool:
+        """Is there a mailbox at all? (A hook without one stays silent.)"""
+        return os.path.isdir(self.root)
 
     def _box(self, agent: str, state: State, *, create: bool = False) -> str:
         return self._folder("agents", agent, FOLDER_OF[state], create=create)
@@ -44,6 +55,45 @@ class MailboxFiles(Folders):
         """The ids in ``agent``'s mailbox in those states, in no particular order."""
         return [(message_id, state) for state in states
                 for message_id in ids_in(self._box(agent, state))]
+
+    def _message_path(self, agent: str, state: State, message_id: str) -> str:
+        return os.path.join(self._box(agent, state), f"{message_id}.md")
+
+    def state_of(self, agent: str, message_id: str) -> State | None:
+        """The state of ``message_id`` for ``agent``, or ``None`` if it has no copy."""
+        for state in STATES:
+            if os.path.lexists(self._message_path(agent, state, message_id)):
+                return state
+        return None
+
+    def load(self, agent: str, message_id: str, *, header_only: bool = False
+             ) -> tuple[Message, State]:
+        """The message and its state for ``agent``; ``NotFound``, or ``Unreadable``."""
+        # A concurrent rename can move the file between our look and our open: retry.
+        for _ in range(5):
+            state = self.state_of(agent, message_id)
+            if state is None:
+                break
+            path = self._message_path(agent, state, message_id)
+            try:
+                return _parse(read_file(path, header_only=header_only), message_id, path,
+                              header_only), state
+            except FileNotFoundError:
+                continue
+        raise NotFound(f"no message {message_id} for {agent}")
+
+    def load_broadcast(self, message_id: str, *, header_only: bool = False
+                       ) -> tuple[Message, bool]:
+        """The broadcast and whether it still stands; ``NotFound``, or ``Unreadable``."""
+        for _ in range(5):
+            for live, folder in ((True, "live"), (False, "retracted")):
+                path = os.path.join(self._folder("broadcast", folder), f"{message_id}.md")
+                try:
+                    data = read_file(path, header_only=header_only)
+                except FileNotFoundError:
+                    continue
+                return _parse(data, message_id, path, header_only), live
+        raise NotFound(f"no broadcast {message_id}")
 
     def broadcast_ids(self, *, live: bool = True) -> list[str]:
         """Ids of standing (``live``) or retracted broadcasts."""
@@ -83,3 +133,12 @@ class MailboxFiles(Folders):
         if not isinstance(config, dict):
             raise StoreError(f"{path} must hold a JSON object")
         return config
+
+
+def _parse(data: bytes, message_id: str, path: str, header_only: bool) -> Message:
+    """A message file's contents; its file name, not its header, says which id it is."""
+    message = from_bytes(data, name=path, header_only=header_only)
+    if message.id != message_id:
+        raise Unreadable(f"{path}: its header names another id ({message.id[:80]!r}); "
+                         "mailslot skips it (see mailslot doctor)")
+    return message

@@ -20,19 +20,33 @@ import contextlib
 import fcntl
 import json
 import os
-from collections.abc import Iterator
-from datetime import UTC, datetime
-from typing import Any
 
 from ..errors import UnsafePath
 from ..ids import is_id
 from ..names import is_valid_name
-from .base import WakeEntry
-from .fs import LOCK, file_names, fsync_dir, not_followed, open_file, read_file, remove
-from .layout import MailboxFiles
+from .fs import (
+    LOCK,
+    file_names,
+    fsync_dir,
+    not_followed,
+    open_file,
+    read_file,
+    remove,
+    store_error,
+)
+from .sessions import SessionFiles
+
+TYPE_CHECKING = False  # the file store is on the hook path: no typing, no dataclasses
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from .base import WakeEntry
 
 
 def _encode(entry: WakeEntry) -> bytes:
+    from datetime import UTC, datetime
+
     due = datetime.fromtimestamp(entry.not_before, UTC).isoformat()
     record = {"id": entry.message_id, "agent": entry.agent, "attempt": entry.attempt,
               "not_before": entry.not_before, "due": due}
@@ -41,6 +55,8 @@ def _encode(entry: WakeEntry) -> bytes:
 
 def _decode(data: bytes, message_id: str, agent: str, claim: str | None) -> WakeEntry:
     """The entry a file holds; a damaged file still names a wake, so it is kept as new."""
+    from .base import WakeEntry
+
     try:
         record: Any = json.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
@@ -58,7 +74,7 @@ def _decode(data: bytes, message_id: str, agent: str, claim: str | None) -> Wake
     )
 
 
-class FileWakeQueue(MailboxFiles):
+class FileWakeQueue(SessionFiles):
     """The ``wake_*`` methods of :class:`~mailslot.store.files.FileStore` (a subclass)."""
 
     def _wake_dir(self, kind: str, agent: str, *, create: bool = True) -> str:
@@ -152,7 +168,11 @@ class FileWakeQueue(MailboxFiles):
     def wake_lock(self, agent: str) -> Iterator[bool]:
         if not is_valid_name(agent) or agent != agent.lower():
             raise UnsafePath(f"{agent!r} is not an agent name; not used as a file name")
-        fd = open_file(os.path.join(self._folder("wake", "locks", create=True), agent), LOCK)
+        path = os.path.join(self._folder("wake", "locks", create=True), agent)
+        try:
+            fd = open_file(path, LOCK)
+        except OSError as exc:
+            raise store_error(exc, f"cannot lock {agent}'s wakes") from None
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -162,11 +182,3 @@ class FileWakeQueue(MailboxFiles):
             yield True
         finally:
             os.close(fd)
-
-    def wake_signal_path(self) -> str | None:
-        # The whole queue, claims included: a claim is then a move inside the watched
-        # tree, which inotify reports as one event at once, rather than a move out of it,
-        # which watchdog holds back for half a second to look for its other half.
-        for kind in ("pending", "claimed", "locks"):
-            self._folder("wake", kind, create=True)
-        return self._folder("wake", create=True)

@@ -14,8 +14,6 @@ from datetime import datetime
 from typing import Any
 
 from ..presence import pid_alive, summarize
-from ..store.delivery_files import DeliveryFiles
-from ..store.files import FileStore
 from .methods import OK, Job, Outcome, WakeMethod
 
 
@@ -38,7 +36,7 @@ class ClaudeRewakeMethod(WakeMethod):
                 "watcher checks that one is running"]
 
     def wake(self, job: Job) -> Outcome:
-        waiting = [p for p in DeliveryFiles(job.mailbox).waiter_pids(job.agent) if pid_alive(p)]
+        waiting = [p for p in job.store.waiter_pids(job.agent) if pid_alive(p)]
         if waiting:
             return OK
         return Outcome(False, "no Claude Code session of this agent has a waiter running "
@@ -68,7 +66,7 @@ class ClaudeChannelMethod(WakeMethod):
 
     def wake(self, job: Job) -> Outcome:
         now = datetime.now().astimezone()
-        presence = summarize(FileStore(job.mailbox).presence(), now).get(job.agent)
+        presence = summarize(job.store.presence(), now).get(job.agent)
         if presence is not None and any(s.channel for s in presence.sessions):
             return OK
         return Outcome(False, "no mailslot serve --channel is running for this agent "

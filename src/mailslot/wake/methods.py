@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from ..errors import StoreError
 from ..message import Message
+from ..store.base import Store
 from . import process
 from .process import Spawn
 
@@ -71,7 +72,7 @@ class Job:
     agent: str
     messages: tuple[Message, ...]
     notice: str
-    mailbox: str  # the store's location, so the woken agent reads the same mailbox
+    store: Store  # the store it acts on; its location tells the woken agent where to read
     timeout: float
     stop: threading.Event = field(default_factory=threading.Event)  # set: give up now
 
@@ -109,7 +110,7 @@ def text_field(agent: str, cfg: Mapping[str, Any], name: str, *, required: bool 
 
 def child_env(job: Job) -> dict[str, str]:
     """What every woken program is told: who it is waking and which mailbox to read."""
-    return {"MAILSLOT_AGENT": job.agent, "MAILSLOT_DIR": job.mailbox}
+    return {"MAILSLOT_AGENT": job.agent, "MAILSLOT_DIR": job.store.location}
 
 
 class WakeMethod(ABC):

@@ -68,7 +68,7 @@ def _agent(store: Store, config: Config, agent: str) -> AgentReport:
     except MailslotError as exc:
         return AgentReport(agent, settings.describe_opt_in(), settings.method,
                            problems=[str(exc)])
-    job = Job(agent, (_SAMPLE,), wake_notice(agent, (_SAMPLE,)), store.location,
+    job = Job(agent, (_SAMPLE,), wake_notice(agent, (_SAMPLE,)), store,
               settings.retry.timeout_seconds)
     return AgentReport(agent, settings.describe_opt_in(), settings.method,
                        does=method.preview(job), retry=settings.retry.describe(),

@@ -167,7 +167,7 @@ class WakeRunner:
               ) -> Outcome:
         assert plan.method is not None
         messages = tuple(m for _, m in live)
-        job = Job(agent, messages, wake_notice(agent, messages), self.store.location,
+        job = Job(agent, messages, wake_notice(agent, messages), self.store,
                   plan.retry.timeout_seconds, self._stop)
         for entry, _ in live:
             log(self.store, "wake_attempt", entry.message_id, agent, method=plan.name,

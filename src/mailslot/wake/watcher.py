@@ -21,7 +21,6 @@ from datetime import datetime
 from typing import TextIO
 
 from ..errors import MailslotError
-from ..folder_events import backend_name, observe
 from ..store import Store
 from .runner import Pass, Result, WakeRunner
 
@@ -114,7 +113,7 @@ class Watcher:
             self._kick.clear()
             try:
                 self.scan()
-            except (MailslotError, OSError) as exc:  # e.g. the folder was moved: say, retry
+            except MailslotError as exc:  # e.g. the folder was moved: say, retry
                 self.say(f"cannot read the wake queue: {exc}")
             with self._lock:
                 soonest = min(self._due.values(), default=time.time() + idle)
@@ -149,25 +148,20 @@ def watch(store: Store, *, once: bool = False, poll: float | None = None,
         finally:
             watcher.close()
         return 0
-    path = store.wake_signal_path()
-    observer = None
-    if poll is None and path is not None:
-        # Entries are only ever linked into the queue, never moved in: creations suffice.
-        observer = observe([path], watcher.kick, recursive=True, creations_only=True)
+    # Wakes are only ever linked into the queue: the store kicks on each one.
+    watching = store.watch(watcher.kick, wakes=True) if poll is None else None
     interval = poll if poll is not None else DEFAULT_POLL_SECONDS
-    if observer is not None:
-        backend = backend_name(observer)
-        watcher.say(f"watching {path} for wakes ({backend} events); Ctrl-C stops")
+    if watching is not None:
+        watcher.say(f"watching {watching.how} in {store.location}; Ctrl-C stops")
     else:
-        watcher.say(f"watching {path or store.location} for wakes (polling every "
+        watcher.say(f"watching {store.location} for wakes (polling every "
                     f"{interval:g} s); Ctrl-C stops")
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
     try:
-        watcher.run(RESCAN_SECONDS if observer is not None else interval)
+        watcher.run(RESCAN_SECONDS if watching is not None else interval)
     finally:
-        if observer is not None:
-            observer.stop()
-            observer.join()
+        if watching is not None:
+            watching.close()
         watcher.close()
     return 0

@@ -1,16 +1,13 @@
-"""The file store as session delivery (hooks) reads and records it.
-
-The same folders as :class:`~mailslot.store.files.FileStore`, read and written through
-the same code (:mod:`.layout` for what both do, :mod:`.fs` for how a file is touched),
-plus what only hooks keep::
+"""The file store's per-session delivery state (what the session hooks keep)::
 
     sessions/<agent>/<session>   ids a session has been shown, one a line
     claims/<agent>               the git checkout that first read as <agent>
     waiters/<agent>/<session>    pid of the session's one Claude Code waiter
 
-It exists apart from ``FileStore`` because a hook must start in a few milliseconds:
-this module loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML (see
-docs/hooks.md, "Speed"). It never writes a message and never moves one.
+A part of :class:`~mailslot.store.files.FileStore` (a base class of it), kept in its own
+module because each part of the store has one idea. On the hook path, like all of the
+file store: it loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML (see
+docs/hooks.md, "Speed").
 """
 
 from __future__ import annotations
@@ -19,8 +16,7 @@ import os
 import re
 import time
 
-from ..errors import NotFound, StoreError, UnsafePath
-from ..message import STATES, from_bytes
+from ..errors import UnsafePath
 from .fs import append, file_names, read_file, read_lines, remove, write_new
 from .layout import MailboxFiles
 
@@ -28,50 +24,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..message import Message, State
-
 SESSION_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
-class DeliveryFiles(MailboxFiles):
-    """The mailbox folder at ``root``, for the session-delivery rules.
-
-    Listing, seen sets, events and the config come from
-    :class:`~mailslot.store.layout.MailboxFiles`, as for the file store.
-    """
-
-    def __init__(self, root: str) -> None:
-        super().__init__(os.path.abspath(root))
-
-    def exists(self) -> bool:
-        """Is there a mailbox at all? (A hook without one stays silent.)"""
-        return os.path.isdir(self.root)
-
-    # Mail ----------------------------------------------------------------------------
-    def load(self, agent: str, message_id: str) -> tuple[Message, State]:
-        """The whole message and where it is now (another process may have moved it)."""
-        for state in STATES:
-            path = os.path.join(self._box(agent, state), f"{message_id}.md")
-            try:
-                return self._parse(read_file(path), message_id, path), state
-            except FileNotFoundError:
-                continue
-        raise NotFound(f"no message {message_id} for {agent}")
-
-    def load_broadcast(self, message_id: str) -> Message:
-        """A standing broadcast; ``NotFound`` once retracted."""
-        path = os.path.join(self._folder("broadcast", "live"), f"{message_id}.md")
-        try:
-            return self._parse(read_file(path), message_id, path)
-        except FileNotFoundError:
-            raise NotFound(f"no standing broadcast {message_id}") from None
-
-    @staticmethod
-    def _parse(data: bytes, message_id: str, path: str) -> Message:
-        message = from_bytes(data, name=path)
-        if message.id != message_id:
-            raise StoreError(f"{path}: its header names another id")
-        return message
+class SessionFiles(MailboxFiles):
+    """The per-session delivery state of :class:`~mailslot.store.files.FileStore`."""
 
     # Sessions ------------------------------------------------------------------------
     def _session(self, agent: str, session: str, *, create: bool = False) -> str:
@@ -105,10 +62,6 @@ class DeliveryFiles(MailboxFiles):
             remove(path)  # gone already: another hook pruned it first
 
     # Waiters (Claude Code's background rewake hook) -----------------------------------
-    def arrivals_folder(self, agent: str) -> str:
-        """The folder new directed mail for ``agent`` is linked into (created if absent)."""
-        return self._box(agent, "unread", create=True)
-
     def waiters_folder(self, agent: str) -> str:
         """The folder holding ``agent``'s waiter records (created if absent)."""
         return self._folder("waiters", agent, create=True)
