@@ -140,9 +140,19 @@ def test_done_checks_every_id_before_touching_any(box: Box) -> None:
 def test_done_with_an_unknown_id_finishes_the_others_and_names_the_missing(box: Box) -> None:
     m = box("claude").send("gemini", "s", "b")
     missing = "2026-01-01_000000.000000_x_to_gemini_s_abcdef"
-    with pytest.raises(NotFound, match=missing):
-        box("gemini").done([m.id, missing])
+    finished = box("gemini").done([m.id, missing])
+    assert [i.message.id for i in finished] == [m.id] and finished.missing == [missing]
     assert states(box("gemini"), include_done=True) == {m.id: "done"}
+    with pytest.raises(NotFound, match=missing):
+        box("gemini").done([missing])
+
+
+def test_done_names_at_most_twenty_unknown_ids(box: Box) -> None:
+    many = [f"2026-01-01_000000.{n:06d}_x_to_gemini_s_abcdef" for n in range(20_000)]
+    with pytest.raises(NotFound) as caught:
+        box("gemini").done(many)
+    assert str(caught.value).count("_x_to_gemini_") == 20 and "and 19980 more" in str(
+        caught.value)
 
 
 def test_inbox_for_another_mailbox_and_for_all(box: Box) -> None:

@@ -87,6 +87,9 @@ def _reply(args: argparse.Namespace, box: Mailbox) -> int:
 def _inbox(args: argparse.Namespace, box: Mailbox) -> int:
     items = box.inbox(args.for_, include_done=args.all, unread_only=args.unread, limit=args.limit)
     _emit(args, [i.as_dict() for i in items], render.inbox(items, mailboxes=args.for_ is not None))
+    if items.unreadable:
+        print(f"mailslot: {items.unreadable} unreadable message file(s) skipped; "
+              "mailslot doctor names them", file=sys.stderr)
     return 0
 
 
@@ -108,6 +111,9 @@ def _mark_read(args: argparse.Namespace, box: Mailbox) -> int:
 def _done(args: argparse.Namespace, box: Mailbox) -> int:
     items = box.done(args.ids)
     _emit(args, [i.as_dict() for i in items], "\n".join(f"done: {i.message.id}" for i in items))
+    if items.missing:  # each id is reported: what was done above, what was not here
+        print(f"mailslot: no message {items.missing_text()} for {box.agent}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -26,12 +26,13 @@ from .errors import (
     NotFound,
     Refused,
     StoreError,
+    Unreadable,
 )
 from .identity import Identity, derive_identity
 from .ids import check_id, new_id, sender_of
 from .message import STATES, Message, State
 from .names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
-from .results import AgentInfo, DoctorReport, Item, Status
+from .results import AgentInfo, DoctorReport, Finished, Item, Page, Status
 from .store import Store, open_store
 from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field
 
@@ -209,11 +210,12 @@ class Mailbox:
         include_done: bool = False,
         unread_only: bool = False,
         limit: int = 20,
-    ) -> list[Item]:
+    ) -> Page:
         """Newest first, one page, reading only the page's headers.
 
         Default: unread and read mail plus broadcasts not yet served. ``include_done``
         adds done mail and broadcasts already served; ``unread_only`` keeps only unread.
+        An unreadable file is skipped and counted (``Page.unreadable``).
         """
         if limit < 1:
             raise InvalidInput("limit must be at least 1")
@@ -235,18 +237,34 @@ class Mailbox:
             if include_done and not unread_only:
                 served = (i for i in live if i in seen and sender_of(i) != box)
                 candidates.extend((i, "read", BROADCAST_RECIPIENT) for i in served)
-        page: list[Item] = []
-        # Ids sort by time and are unique per mailbox, so the largest tuples are the newest.
-        for message_id, state, box in heapq.nlargest(limit, candidates):
-            try:
-                if box == BROADCAST_RECIPIENT:
-                    message, _ = self.store.load_broadcast(message_id, header_only=True)
-                else:
-                    message, state = self.store.load(box, message_id, header_only=True)
-            except NotFound:
-                continue  # moved or retracted while we listed
-            page.append(Item(message, state, box))
-        return page
+        return self._page(candidates, limit)
+
+    def _page(self, candidates: list[tuple[str, State, str]], limit: int) -> Page:
+        """The newest ``limit`` readable messages among ``candidates`` (headers only)."""
+        page = Page()
+        looked = 0
+        want = limit
+        while True:
+            # Ids sort by time and are unique per mailbox, so the largest are the newest;
+            # only as many headers are read as the page needs (more if some are skipped).
+            newest = heapq.nlargest(want, candidates)
+            for message_id, state, box in newest[looked:]:
+                try:
+                    if box == BROADCAST_RECIPIENT:
+                        message, _ = self.store.load_broadcast(message_id, header_only=True)
+                    else:
+                        message, state = self.store.load(box, message_id, header_only=True)
+                except NotFound:
+                    continue  # moved or retracted while we listed
+                except Unreadable:
+                    page.unreadable += 1
+                    continue
+                page.append(Item(message, state, box))
+                if len(page) == limit:
+                    return page
+            if len(newest) < want:
+                return page
+            looked, want = want, want * 2
 
     def _find(self, message_id: str, *, header_only: bool = False) -> Item:
         """My copy of a directed message, or a broadcast I may see."""
@@ -291,9 +309,13 @@ class Mailbox:
         item = self._find(check_id(message_id), header_only=True)
         return Item(item.message, self._settle(item, "read"), item.mailbox)
 
-    def done(self, message_ids: Iterable[str]) -> list[Item]:
-        """Mark messages handled. Every id is checked before any is touched."""
-        ids = [check_id(i) for i in message_ids]
+    def done(self, message_ids: Iterable[str]) -> Finished:
+        """Mark messages handled. Every id is checked before any is touched.
+
+        Each id is reported on its own: those finished, and those not found (or not
+        readable). ``NotFound`` only when none could be finished.
+        """
+        ids = list(dict.fromkeys(check_id(i) for i in message_ids))
         if not ids:
             raise InvalidInput("no message id given")
         finished: list[Item] = []
@@ -305,9 +327,10 @@ class Mailbox:
                 missing.append(message_id)
                 continue
             finished.append(Item(item.message, self._settle(item, "done"), item.mailbox))
-        if missing:
-            raise NotFound(f"no message {', '.join(missing)} for {self.agent}")
-        return finished
+        result = Finished(finished, missing)
+        if not finished:
+            raise NotFound(f"no message {result.missing_text()} for {self.agent}")
+        return result
 
     # Broadcast control ---------------------------------------------------------
     def retract(self, message_id: str) -> Message:
@@ -373,7 +396,7 @@ class Mailbox:
 
     def read_page(
         self, for_: str | None = None, *, unread_only: bool = True, limit: int = 20
-    ) -> tuple[list[Item], bool]:
+    ) -> tuple[Page, bool]:
         """A page of mail for a model (``read_messages``), and whether it holds bodies.
 
         Nothing is marked: the model marks mail read or done when it has handled it, so
@@ -387,12 +410,14 @@ class Mailbox:
         items = self.inbox(None if own else for_, unread_only=unread_only, limit=limit)
         if not own:
             return items, False
-        page: list[Item] = []
+        page = Page(unreadable=items.unreadable)
         for item in items:
             try:
                 page.append(self.read(item.message.id, mark=False))
             except NotFound:
                 continue  # moved or retracted while we listed
+            except Unreadable:
+                page.unreadable += 1  # changed since its header was read
         return page, True
 
     # Wake-ups (issue 5; the rules live in mailslot.wake.queue) ------------------

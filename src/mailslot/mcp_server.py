@@ -57,6 +57,7 @@ class Page(TypedDict):
     mailbox: str
     with_bodies: bool
     messages: list[MessageInfo]
+    unreadable: int
     framed: str
 
 
@@ -67,6 +68,8 @@ class StateInfo(TypedDict):
 
 class Finished(TypedDict):
     messages: list[StateInfo]
+    not_found: list[str]
+    not_found_count: int
 
 
 class Retracted(TypedDict):
@@ -131,14 +134,17 @@ def _result(data: Mapping[str, Any], text: str | None = None) -> CallToolResult:
 
 
 def _tool(fn: Callable[..., CallToolResult]) -> Callable[..., Awaitable[CallToolResult]]:
-    """The one place mailslot's errors become tool errors a model can act on."""
+    """The one place mailslot's errors become tool errors a model can act on, and the
+    tool's blocking work is moved to a worker thread."""
 
     @functools.wraps(fn)
     async def call(**kwargs: Any) -> CallToolResult:
         if "for" in kwargs:  # the SDK passes a parameter by its alias; `for` is a keyword
             kwargs["for_"] = kwargs.pop("for")
         try:
-            return fn(**kwargs)
+            # Off the event loop: a send's fsyncs or a status scan must not stall the
+            # heartbeat, the channel push or other requests.
+            return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
         except MailslotError as exc:
             return CallToolResult(content=[TextContent(type="text", text=str(exc))],
                                   is_error=True)
@@ -231,8 +237,12 @@ def build_server(
         messages = [i.message for i in items]
         framed = (framing.frame_all(messages, with_body=with_bodies, with_hint=with_bodies)
                   if items else "[mailslot] no messages")
+        if items.unreadable:
+            framed += (f"\n[mailslot] {items.unreadable} unreadable message file(s) skipped "
+                       "(the person can run mailslot doctor)")
         page = {"mailbox": (for_ or box.agent).lower(), "with_bodies": with_bodies,
-                "messages": [_info(i) for i in items], "framed": framed}
+                "messages": [_info(i) for i in items], "unreadable": items.unreadable,
+                "framed": framed}
         return _result(page, framed)
 
     def mark_read(message_id: MessageId) -> Annotated[CallToolResult, StateInfo]:
@@ -246,7 +256,9 @@ def build_server(
         """Mark your messages handled; they are kept, never deleted."""
         ids = [message_ids] if isinstance(message_ids, str) else message_ids
         items = open_box().done(ids)
-        return _result({"messages": [{"id": i.message.id, "state": i.state} for i in items]})
+        return _result({"messages": [{"id": i.message.id, "state": i.state} for i in items],
+                        "not_found": items.missing_named(),
+                        "not_found_count": len(items.missing)})
 
     def reply(message_id: MessageId, body: Body) -> Annotated[CallToolResult, MessageFacts]:
         """Answer a message: to its sender, in its thread; marks the original done.

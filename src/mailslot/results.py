@@ -24,6 +24,39 @@ class Item:
         return data
 
 
+class Page(list[Item]):
+    """A page of mail, newest first, and how many unreadable files were skipped.
+
+    One bad file (empty, broken YAML, a header naming another id) never breaks a whole
+    inbox: it is skipped and counted, and ``mailslot doctor`` names it.
+    """
+
+    def __init__(self, items: list[Item] | None = None, unreadable: int = 0) -> None:
+        super().__init__(items or [])
+        self.unreadable = unreadable
+
+
+class Finished(list[Item]):
+    """The messages ``done`` finished, and the ids it could not (reported one by one)."""
+
+    SHOWN = 20
+    """At most this many missing ids are named; the rest are counted."""
+
+    def __init__(self, items: list[Item], missing: list[str]) -> None:
+        super().__init__(items)
+        self.missing = missing
+
+    def missing_named(self) -> list[str]:
+        """The missing ids to name (at most :data:`SHOWN`)."""
+        return self.missing[: self.SHOWN]
+
+    def missing_text(self) -> str:
+        """``a, b and 3 more``: the missing ids for one line."""
+        named = ", ".join(self.missing_named())
+        more = len(self.missing) - self.SHOWN
+        return f"{named} and {more} more" if more > 0 else named
+
+
 @dataclass(frozen=True)
 class RecipientStatus:
     agent: str

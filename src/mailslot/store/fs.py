@@ -6,7 +6,8 @@
   FIFO or device planted where a file belongs is refused (``O_NONBLOCK``, then
   ``fstat``) rather than hanging the reader. (Opening a FIFO to *write* still waits
   for a reader; a hook's timer bounds that.)
-* Folders are created ``0700``, files ``0600``.
+* Folders are created ``0700``, files ``0600``; a folder another user owns, or one
+  group or others may write to, is refused (like ssh's StrictModes).
 * A new file is created with ``O_EXCL`` (never overwriting) and written whole; if
   writing fails it is removed again, so no half file is left behind.
 * A record is appended in one ``write`` with ``O_APPEND``, so concurrent lines never
@@ -246,12 +247,16 @@ class Folders:
         if path not in self._checked:
             if create:
                 _make_folder(path, parents=True)
-                self._checked.add(path)
-            elif os.path.isdir(path):
-                self._checked.add(path)
-            elif os.path.exists(path):
+            try:
+                info = os.stat(path)  # the root itself may be a link
+            except FileNotFoundError:
+                # No mailbox yet: nothing below it exists either (as for a missing part).
+                return os.path.join(path, parts[0]) if parts else path
+            if not stat.S_ISDIR(info.st_mode):
                 raise StoreError(f"the mailbox {path} is not a folder (check --dir or "
                                  "MAILSLOT_DIR)")
+            refuse_unsafe_owner(path, info)
+            self._checked.add(path)
         for part in parts:
             path = os.path.join(path, part)
             if path in self._checked:
@@ -267,9 +272,32 @@ class Folders:
                 raise not_followed(path)
             if not stat.S_ISDIR(info.st_mode):
                 raise UnsafePath(f"{path} should be a folder")
+            refuse_unsafe_owner(path, info)
             self._checked.add(path)
         self._known[parts] = path
         return path
+
+
+def unsafe_owner(path: str, info: os.stat_result) -> str | None:
+    """Why a folder of the mailbox is not safe to use, or ``None``.
+
+    Like ssh's StrictModes: a folder another user owns, or one group or others may
+    write to, would let someone else plant mail "from" anyone.
+    """
+    if info.st_uid != os.geteuid():
+        return (f"{path} belongs to another user (uid {info.st_uid}); mailslot only uses "
+                "a mailbox you own (choose another --dir or MAILSLOT_DIR)")
+    if info.st_mode & 0o022:
+        return (f"{path} can be written by other users (mode "
+                f"{stat.S_IMODE(info.st_mode):o}); run: chmod 700 {path}")
+    return None
+
+
+def refuse_unsafe_owner(path: str, info: os.stat_result) -> None:
+    """Raise :class:`UnsafePath` for a folder :func:`unsafe_owner` finds unsafe."""
+    why = unsafe_owner(path, info)
+    if why is not None:
+        raise UnsafePath(why)
 
 
 def _make_folder(path: str, *, parents: bool) -> None:
