@@ -13,6 +13,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from mailslot.ids import new_id
 from mailslot.message import Message
 
@@ -107,3 +109,22 @@ def finish(proc: subprocess.Popen[bytes], timeout: float = 120.0) -> int:
     _, err = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, err.decode(errors="replace")
     return proc.returncode
+
+
+def fail_os(monkeypatch: pytest.MonkeyPatch, call: str, where: str, code: int,
+            *, after: int = 0) -> None:
+    """Make ``os.<call>`` fail with ``code`` for any path containing ``where``, after
+    ``after`` successful such calls: a full disk or a permission the test (often run as
+    root, whom chmod does not stop) cannot otherwise cause."""
+    real = getattr(os, call)
+    seen = [0]
+
+    def failing(*args: object, **kwargs: object) -> object:
+        paths = [os.fsdecode(a) for a in args if isinstance(a, str | bytes | os.PathLike)]
+        if any(where in p for p in paths):
+            seen[0] += 1
+            if seen[0] > after:
+                raise OSError(code, os.strerror(code), paths[-1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(os, call, failing)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -10,8 +11,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from conftest import Result
 from mailslot.cli import _COMMANDS
+from support import fail_os
 
 Cli = Callable[..., Result]
 
@@ -287,3 +291,66 @@ def test_a_mailbox_path_that_is_a_file_is_one_clear_line(cli: Cli, root: Path) -
         assert r.code == 1, argv
         assert len(r.err.splitlines()) <= 1 and "Traceback" not in r.err + r.out, argv
     assert root.read_text() == "not a folder"
+
+
+# Attacks (issue 10): one line, never a traceback ------------------------------------------
+def one_line_failure(r: Result) -> str:
+    assert r.code == 1, (r.code, r.err)
+    assert r.err.startswith("mailslot: ") and r.err.count("\n") == 1, r.err
+    assert "Traceback" not in r.err
+    return r.err
+
+
+def test_a_message_or_folder_mailslot_may_not_read_is_one_line(
+        cli: Cli, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mid = send(cli, "claude", "gemini")
+    with monkeypatch.context() as m:
+        fail_os(m, "open", f"{mid}.md", errno.EACCES)  # chmod 000 on the message
+        err = one_line_failure(cli("--agent", "gemini", "read", mid))
+        assert "permission denied" in err and f"{mid}.md" in err
+    with monkeypatch.context() as m:
+        fail_os(m, "scandir", "/agents/gemini/new", errno.EACCES)  # chmod 000 on new/
+        assert "permission denied" in one_line_failure(cli("--agent", "gemini", "inbox"))
+
+
+def test_doctor_fix_on_a_folder_it_may_not_change_is_one_line(
+        cli: Cli, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    send(cli, "claude", "gemini")
+    (root / "agents").chmod(0o755)
+    fail_os(monkeypatch, "chmod", "/agents", errno.EPERM)  # a folder another user owns
+    assert "permission denied" in one_line_failure(cli("doctor", "--fix"))
+
+
+def test_a_mailbox_another_user_owns_or_may_write_is_refused(cli: Cli, root: Path) -> None:
+    send(cli, "claude", "gemini")
+    root.chmod(0o777)  # a shared MAILSLOT_DIR: anyone could plant mail "from" anyone
+    err = one_line_failure(cli("--agent", "gemini", "inbox"))
+    assert "can be written by other users (mode 777)" in err and f"chmod 700 {root}" in err
+    one_line_failure(cli("--agent", "mallory", "send", "--to", "gemini", "--subject", "s",
+                         "--body", "b"))
+    root.chmod(0o700)
+    (root / "agents" / "gemini").chmod(0o770)
+    one_line_failure(cli("--agent", "gemini", "inbox"))
+    (root / "agents" / "gemini").chmod(0o700)
+    if os.geteuid() == 0:  # only root can give the folder away
+        os.chown(root, 65534, 65534)
+        assert "belongs to another user" in one_line_failure(cli("--agent", "gemini", "inbox"))
+
+
+def test_done_reports_each_id(cli: Cli) -> None:
+    a = send(cli, "claude", "gemini")
+    unknown = "2026-01-01_000000.000000_x_to_gemini_s_abcdef"
+    r = cli("--agent", "gemini", "done", a, unknown)
+    assert r.code == 1
+    assert r.out == f"done: {a}\n"
+    assert r.err == f"mailslot: no message {unknown} for gemini\n"
+
+
+def test_inbox_says_how_many_unreadable_files_it_skipped(cli: Cli, root: Path) -> None:
+    a = send(cli, "claude", "gemini")
+    bad = root / "agents/gemini/new" / "2026-01-01_000000.000000_x_to_gemini_s_abcdef.md"
+    bad.write_bytes(b"")
+    bad.chmod(0o600)
+    r = cli("--agent", "gemini", "inbox", "--json")
+    assert r.code == 0 and [m["id"] for m in json.loads(r.out)] == [a]
+    assert r.err == "mailslot: 1 unreadable message file(s) skipped; mailslot doctor names them\n"

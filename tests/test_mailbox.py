@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -10,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mailslot import InvalidInput, Mailbox, NoIdentity, NotFound, Refused
+from mailslot import InvalidInput, Mailbox, NoIdentity, NotFound, Refused, StoreError
 from mailslot.store import FileStore
-from support import files_in, make_message, snapshot
+from support import fail_os, files_in, make_message, snapshot
 
 Box = Callable[[str | None], Mailbox]
 
@@ -381,3 +382,61 @@ def test_item_and_agent_shapes_for_json(box: Box) -> None:
     assert item.as_dict(with_body=True)["body"] == ""  # the inbox reads headers only
     assert json.loads(json.dumps([a.as_dict() for a in box(None).who()]))
     assert box("gemini").path_of(item) is not None and m.id in str(box("gemini").path_of(item))
+
+
+# One bad file, a failed send, an id that lies (issue 10) ---------------------------------
+BAD_FILES = {
+    "empty": b"",
+    "broken yaml": b"---\nid: [unclosed\n---\nbody\n",
+    "python tag": b"---\nid: !!python/object/apply:os.system ['true']\n---\n",
+    "binary": bytes(range(256)) * 4,
+    "from is a list": b"---\nid: {id}\ndate: '2026'\nfrom: [a, b]\nto: [gemini]\nsubject: s\n---\n",
+    "to is a number": b"---\nid: {id}\ndate: '2026'\nfrom: a\nto: 5\nsubject: s\n---\n",
+}
+
+
+def _plant(root: Path, agent: str, message_id: str, data: bytes, state: str = "new") -> None:
+    folder = root / "agents" / agent / state
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{message_id}.md"
+    path.write_bytes(data.replace(b"{id}", message_id.encode()))
+    path.chmod(0o600)
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_FILES))
+def test_one_bad_file_is_skipped_and_counted_everywhere(box: Box, root: Path,
+                                                        kind: str) -> None:
+    good = box("claude").send("gemini", "good", "fine")
+    bad_id = make_message(sender="mallory", subject="bad", n=10_000).id  # newest
+    _plant(root, "gemini", bad_id, BAD_FILES[kind])
+    page = box("gemini").inbox()
+    assert ids(page) == [good.id] and page.unreadable == 1
+    items, _ = box("gemini").read_page()
+    assert ids(items) == [good.id] and items.unreadable == 1
+    box("gemini").reply(good.id, "thanks")
+    assert ids(box("gemini").done([good.id])) == [good.id]
+
+
+def test_a_header_naming_another_id_is_unreadable_not_the_other_message(
+        box: Box, root: Path) -> None:
+    real = box("claude").send("gemini", "real", "the real one")
+    liar = make_message(sender="claude", subject="liar", n=10_000).id
+    _plant(root, "gemini", liar, (root / "agents/gemini/new" / f"{real.id}.md").read_bytes())
+    assert ids(box("gemini").inbox()) == [real.id]  # never the real id twice
+    with pytest.raises(NotFound):
+        box("gemini").done([liar])
+    assert states(box("gemini")) == {real.id: "unread"}  # done moved nothing
+    with pytest.raises(StoreError, match="another id"):
+        box("gemini").reply(liar, "x")
+    assert box("claude").inbox() == []  # no reply was delivered
+
+
+def test_a_send_that_fails_for_one_recipient_leaves_nothing_anywhere(
+        box: Box, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    box("claude").send(["codex", "gemini"], "folders exist", "x")
+    before = snapshot(root / "agents")
+    fail_os(monkeypatch, "link", "/agents/", errno.ENOSPC, after=1)  # the second link fails
+    with pytest.raises(StoreError, match="to gemini: the disk is full"):
+        box("claude").send(["codex", "gemini"], "s", "b")
+    assert snapshot(root / "agents") == before
+    assert files_in(root / "tmp") == []

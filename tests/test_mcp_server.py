@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -215,3 +216,28 @@ def test_a_server_without_identity_is_not_built(box: Box) -> None:
 
     with pytest.raises(NoIdentity):
         build_server(lambda: box(None))
+
+
+async def test_tools_run_off_the_event_loop(box: Box, mode: str) -> None:
+    """A send's fsyncs or a status scan must not stall the heartbeat or other requests."""
+    loop_thread = threading.current_thread()
+    seen: list[threading.Thread] = []
+
+    def open_box() -> Mailbox:
+        seen.append(threading.current_thread())
+        return box("claude")
+
+    async with Client(build_server(open_box), mode=mode) as client:
+        seen.clear()  # build_server itself opened one on the loop, to bind the identity
+        await call(client, "send_message", to="gemini", subject="s", body="b")
+        await call(client, "list_agents")
+    assert seen and all(t is not loop_thread for t in seen)
+
+
+async def test_mark_done_names_at_most_twenty_unknown_ids(connect: Any, box: Box) -> None:
+    first = box("claude").send("gemini", "s", "b")
+    unknown = [f"2026-01-01_000000.{n:06d}_x_to_gemini_s_abcdef" for n in range(20_000)]
+    async with connect("gemini") as gemini:
+        done = await call(gemini, "mark_done", message_ids=[first.id, *unknown])
+    assert done["messages"] == [{"id": first.id, "state": "done"}]
+    assert done["not_found"] == unknown[:20] and done["not_found_count"] == 20_000

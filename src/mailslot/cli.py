@@ -140,7 +140,7 @@ def _who(args: argparse.Namespace, box: Mailbox) -> int:
 
 @command("doctor")
 def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
-    report = box.doctor(fix=args.fix)
+    report = box.doctor(fix=args.fix, deep=args.deep)
     data = {"location": report.location, "problems": report.problems, "fixed": report.fixed}
     _emit(args, data, render.doctor(report))
     return 0 if report.healthy else 1
@@ -273,8 +273,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("who", "Agents known to this mailbox, with unread counts.")
 
     p = add("doctor", "Check the mailbox folder's permissions, config and leftovers.")
+    p.add_argument("--deep", action="store_true",
+                   help="also read every message and name the unreadable ones")
     p.add_argument("--fix", action="store_true",
-                   help="tighten permissions and remove staging files older than 36 hours")
+                   help="tighten permissions, remove staging files older than 36 hours and "
+                        "move unreadable messages to the quarantine folder (implies --deep)")
 
     p = add("serve", "Run the MCP server (stdio) for one agent: --agent NAME or "
                      "MAILSLOT_AGENT.", prints_data=False)

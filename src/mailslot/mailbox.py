@@ -323,7 +323,7 @@ class Mailbox:
         for message_id in ids:
             try:
                 item = self._find(message_id, header_only=True)
-            except NotFound:
+            except (NotFound, Unreadable):  # an unreadable file is not a message to finish
                 missing.append(message_id)
                 continue
             finished.append(Item(item.message, self._settle(item, "done"), item.mailbox))
@@ -356,9 +356,10 @@ class Mailbox:
         server, with unread counts, whether a server of it is online, and its wake."""
         return overview.who(self.store, self.config, self._clock())
 
-    def doctor(self, *, fix: bool = False) -> DoctorReport:
-        """Check permissions, config and leftovers; with ``fix``, repair what is safe to."""
-        return overview.doctor(self.store, fix=fix)
+    def doctor(self, *, fix: bool = False, deep: bool = False) -> DoctorReport:
+        """Check permissions, config, wakes and leftovers (``deep``: every message too);
+        with ``fix``, repair what is safe to and quarantine unreadable messages."""
+        return overview.doctor(self.store, fix=fix, deep=deep)
 
     def path_of(self, item: Item) -> str | None:
         """Where a person finds this message on disk (for the demo and ``read``)."""

@@ -131,8 +131,11 @@ def wake_setting(config: Config, agent: str) -> str:
     return settings.method + (" (on request)" if settings.opt_in == "requested" else "")
 
 
-def doctor(store: Store, *, fix: bool = False) -> DoctorReport:
-    """Check permissions, config and leftovers; with ``fix``, repair what is safe to."""
+def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorReport:
+    """Check permissions, config, wake settings and leftovers; with ``deep`` (or ``fix``)
+    also read every message; with ``fix``, repair what is safe to and move unreadable
+    messages to the quarantine folder (nothing is ever deleted but stale staging files).
+    """
     fixed: list[str] = []
     if fix:
         changed = store.fix_permissions()
@@ -143,6 +146,9 @@ def doctor(store: Store, *, fix: bool = False) -> DoctorReport:
         problems.extend(Config(store.load_config()).problems())
     except MailslotError as exc:  # an unreadable config is a finding, not a crash
         problems.append(str(exc))
+    problems.extend(_wake_problems(store))
+    if deep or fix:
+        problems.extend(_unreadable(store, fix, fixed))
     try:
         staged = store.staging()
     except MailslotError as exc:  # tmp/ itself planted or unusable: a finding too
@@ -165,3 +171,29 @@ def doctor(store: Store, *, fix: bool = False) -> DoctorReport:
             " `mailslot doctor --fix` removes them)"
         )
     return DoctorReport(store.location, problems, fixed)
+
+
+def _wake_problems(store: Store) -> list[str]:
+    """What ``watch --validate`` rejects, so ``doctor`` never says ok over it."""
+    from .wake.report import validate  # only doctor needs it here
+
+    report = validate(store)  # its config-wide problems are the config's, reported above
+    return [f"wake: {a.agent}: {p}" for a in report.agents for p in a.problems]
+
+
+def _unreadable(store: Store, fix: bool, fixed: list[str]) -> list[str]:
+    """Unreadable messages, each named; with ``fix``, moved to the quarantine folder."""
+    problems: list[str] = []
+    moved = 0
+    for agent, message_id, why in store.unreadable():
+        if not fix:
+            problems.append(f"{why} (`mailslot doctor --fix` moves it to quarantine)")
+            continue
+        try:
+            store.quarantine(agent, message_id)
+            moved += 1
+        except MailslotError as exc:
+            problems.append(f"{why}; not moved: {exc}")
+    if moved:
+        fixed.append(f"moved {moved} unreadable message(s) to the quarantine folder")
+    return problems

@@ -124,7 +124,15 @@ class Store(Protocol):
         """Delete one staging file."""
 
     def problems(self) -> list[str]:
-        """Unsafe permissions, planted symlinks and unreadable files, one line each."""
+        """Planted links, odd files, owners and modes, folders that cannot be listed, an
+        events log that cannot be written; one line each, without reading messages."""
+
+    def unreadable(self) -> list[tuple[str | None, str, str]]:
+        """Every stored message that cannot be read, as ``(agent, id, why)`` (``agent``
+        ``None``: a broadcast). Reads every message: slow on purpose (``doctor --deep``)."""
+
+    def quarantine(self, agent: str | None, message_id: str) -> str:
+        """Move an unreadable message aside (never delete it); return where it went."""
 
     def fix_permissions(self) -> int:
         """Tighten folders to 0700 and files to 0600; return how many were changed."""
