@@ -183,11 +183,13 @@ def test_problems_and_fix_permissions(store: FileStore, root: Path) -> None:
     found = store.problems()
     assert any(str(path) in p and "mode 644" in p for p in found)
     assert any(p.startswith(str(root / "agents")) and "mode 755" in p for p in found)
-    assert any("not a message file" in p for p in found)
+    assert not any("not a message file" in p for p in found)  # problems() reads no message
+    assert [why for _, _, why in store.unreadable()] == [f"{broken}: not a message file "
+                                                          "(no complete '---' header)"]
     assert any("agents/gemini/done is a symlink" in p for p in found)
     assert store.fix_permissions() == 2
     assert mode(path) == 0o600 and mode(root / "agents") == 0o700
-    assert len(store.problems()) == 2  # the link and the broken file stay for a person
+    assert len(store.problems()) == 1  # the link stays for a person
 
 
 # Links are never followed -------------------------------------------------------------
