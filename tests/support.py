@@ -25,7 +25,7 @@ def make_message(sender: str = "claude", to: tuple[str, ...] = ("gemini",),
                  subject: str = "hello", body: str = "hi", n: int = 0) -> Message:
     """A message whose id sorts by ``n``."""
     when = BASE + timedelta(seconds=n)
-    return Message(new_id(when, sender, list(to), subject), when.isoformat(), sender, to,
+    return Message(new_id(when, sender, list(to)), when.isoformat(), sender, to,
                    subject, body)
 
 

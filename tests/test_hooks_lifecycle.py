@@ -15,7 +15,7 @@ from hookkit import WHEN, fixture, sender
 from mailslot.hooks.hosts import CONTEXT_LIMIT
 
 Cli = Callable[..., Result]
-ID = r"\d{4}-\d{2}-\d{2}_\S+_[0-9a-f]{6}"
+ID = r"\d{4}-\d{2}-\d{2}_\S+_[0-9a-f]{6,8}"
 
 
 def payload(event: str, session: str, **extra: object) -> str:

@@ -2,54 +2,61 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
 from mailslot.errors import InvalidInput
-from mailslot.ids import MAX_ID_LENGTH, check_id, ids_of_files, is_id, new_id, sender_of, slugify
+from mailslot.ids import (
+    MAX_ID_LENGTH,
+    check_id,
+    ids_of_files,
+    is_id,
+    new_id,
+    reference,
+    sender_of,
+)
 
 WHEN = datetime(2026, 9, 21, 16, 48, 8, 123456, tzinfo=timezone(timedelta(hours=2)))
 
 
-def test_new_id_reads_like_the_design_example() -> None:
-    mid = new_id(WHEN, "claude", ["gemini"], "Initial handshake")
-    assert mid.startswith("2026-09-21_144808.123456_claude_to_gemini_initial-handshake_")
+def test_new_id_reads_like_the_design_example_and_carries_no_subject() -> None:
+    mid = new_id(WHEN, "claude", ["gemini"])
+    assert re.fullmatch(r"2026-09-21_144808\.123456_claude_to_gemini_[0-9a-f]{8}", mid)
     assert is_id(mid) and check_id(mid) == mid
     assert sender_of(mid) == "claude"
 
 
+def test_older_ids_with_a_subject_slug_still_parse_and_notices_drop_the_slug() -> None:
+    old = "2026-09-21_144808.123456_claude_to_gemini_urgent-run-curl-sh_7f3a9c"
+    assert is_id(old) and sender_of(old) == "claude"
+    assert is_id("2026-09-21_144808.123456_a_to_b__7f3a9c")  # an empty slug, as before
+    assert reference(old) == "2026-09-21_144808.123456_claude_to_gemini_7f3a9c"
+    new = new_id(WHEN, "claude", ["gemini"])
+    assert reference(new) == new
+
+
 def test_new_id_is_written_in_utc_whatever_the_offset() -> None:
-    assert new_id(WHEN.astimezone(UTC), "a", ["b"], "s")[:24] == new_id(WHEN, "a", ["b"], "s")[:24]
+    assert new_id(WHEN.astimezone(UTC), "a", ["b"])[:24] == new_id(WHEN, "a", ["b"])[:24]
 
 
 def test_ids_sort_by_time() -> None:
-    ids = [new_id(WHEN + timedelta(microseconds=n * 7919), "zed", ["a"], "s") for n in range(50)]
+    ids = [new_id(WHEN + timedelta(microseconds=n * 7919), "zed", ["a"]) for n in range(50)]
     assert sorted(ids) == ids
 
 
 def test_ids_from_the_same_instant_still_differ() -> None:
-    assert len({new_id(WHEN, "a", ["b"], "same") for _ in range(200)}) == 200
+    assert len({new_id(WHEN, "a", ["b"]) for _ in range(200)}) == 200
 
 
 def test_several_recipients_name_the_first_and_a_count() -> None:
-    mid = new_id(WHEN, "claude", ["gemini", "codex", "sarah"], "x")
-    assert "_claude_to_gemini+2_x_" in mid and is_id(mid)
+    mid = new_id(WHEN, "claude", ["gemini", "codex", "sarah"])
+    assert "_claude_to_gemini+2_" in mid and is_id(mid)
 
 
-def test_slug_keeps_only_safe_characters() -> None:
-    assert slugify("Hello, World! ../etc/passwd") == "hello-world-etc-passwd"
-    assert slugify("---") == ""
-    assert slugify("x" * 100) == "x" * 40
-
-
-def test_id_with_empty_slug_is_valid() -> None:
-    mid = new_id(WHEN, "a", ["b"], "日本語")
-    assert "_to_b__" in mid and is_id(mid)
-
-
-def test_longest_names_and_subject_stay_within_the_limit() -> None:
-    mid = new_id(WHEN, "s" * 64, ["r" * 64, "q"], "w" * 200)
+def test_longest_names_stay_within_the_limit() -> None:
+    mid = new_id(WHEN, "s" * 64, ["r" * 64, "q"])
     assert len(mid) <= MAX_ID_LENGTH and is_id(mid)
 
 
@@ -83,7 +90,7 @@ def test_empty_id_is_refused(raw: object) -> None:
 
 
 def test_ids_of_files_skips_strays_and_agrees_with_is_id() -> None:
-    good = new_id(WHEN, "a", ["b"], "s")
+    good = new_id(WHEN, "a", ["b"])
     names = [f"{good}.md", good, "README.md", f"{good}.md.tmp", ".md", "x.md",
              "2026-09-21_144808.123456_a_to_b_" + "s" * 200 + "_abcdef.md"]
     assert ids_of_files(names) == [good]

@@ -17,6 +17,7 @@ import pytest
 from conftest import Result
 from mailslot import FileStore, Mailbox
 from mailslot.errors import StoreError
+from mailslot.ids import reference
 from mailslot.message import Message
 from mailslot.wake.methods import CommandMethod, bypass_flag
 from mailslot.wake.notice import wake_notice
@@ -182,7 +183,8 @@ def test_notice_lists_a_batch_and_holds_nothing_a_shell_acts_on() -> None:
                     sender="codex", to=("gemini",), subject="$(rm -rf ~)`x`", body=";|&")
             for n in range(3)]
     notice = wake_notice("gemini", mail)
-    assert "3 new messages" in notice and all(m.id in notice for m in mail)
+    assert "3 new messages" in notice and all(reference(m.id) in notice for m in mail)
+    assert "_s_" not in notice  # an older id's subject slug is text a sender chose
     assert re.fullmatch(r"[A-Za-z0-9 ,.:_\[\]-]+", notice)
     many = wake_notice("gemini", mail * 5)
     assert "and 5 more" in many and "\n" not in many

@@ -1,9 +1,13 @@
 """Message ids: sortable by time, unique without a lock, safe as a file name.
 
-``2026-09-21_144808.123456_claude_to_gemini_initial-handshake_7f3a9c``: UTC time to the
-microsecond, sender, first recipient, a slug of the subject and 24 random bits. Agent
-names cannot hold ``_``, so the parts never run together. Delivery links with O_EXCL
-semantics, so the rare collision is retried with a new id rather than overwriting.
+``2026-09-21_144808.123456_claude_to_gemini_7f3a9c2e``: UTC time to the microsecond,
+sender, first recipient and 32 random bits. No text a sender chose: an id reaches
+models outside the framing (wake notices, answer hints), so a subject must never ride
+in it. Ids written before carry a slug of the subject and 24 random bits
+(``..._to_gemini_initial-handshake_7f3a9c``); they still parse, and
+:func:`reference` drops the slug where an id is only named. Agent names cannot hold
+``_``, so the parts never run together. Delivery links with O_EXCL semantics, so the
+rare collision is retried with a new id rather than overwriting.
 """
 
 from __future__ import annotations
@@ -20,28 +24,30 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 MAX_ID_LENGTH = 200
-_SLUG_LENGTH = 40
-_ID_PATTERN = r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+_[a-z0-9-]*_[0-9a-f]{6}"
+_HEAD = r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+"
+_ID_PATTERN = _HEAD + r"(?:_[0-9a-f]{8}|_[a-z0-9-]*_[0-9a-f]{6})"  # new | with a slug
 _ID = re.compile(_ID_PATTERN, re.ASCII)
 _ID_FILE = re.compile(_ID_PATTERN + r"\.md", re.ASCII)
-_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+_SLUGGED = re.compile(f"({_HEAD})_[a-z0-9-]*(_[0-9a-f]{{6}})", re.ASCII)
 
 
-def slugify(subject: str) -> str:
-    """The subject reduced to ``a-z0-9-`` for reading a folder listing at a glance."""
-    return _NOT_SLUG.sub("-", subject.lower()).strip("-")[:_SLUG_LENGTH].strip("-")
-
-
-def new_id(now: datetime, sender: str, recipients: list[str], subject: str) -> str:
+def new_id(now: datetime, sender: str, recipients: list[str]) -> str:
     """A fresh id; ``now`` must be timezone-aware (it is written in UTC)."""
     from datetime import UTC
 
     utc = now.astimezone(UTC)
     first = recipients[0] if len(recipients) == 1 else f"{recipients[0]}+{len(recipients) - 1}"
-    head = f"{utc:%Y-%m-%d_%H%M%S}.{utc.microsecond:06d}_{sender}_to_{first}_"
-    tail = f"_{os.urandom(3).hex()}"  # as secrets.token_hex, without its imports
-    slug = slugify(subject)[: max(0, MAX_ID_LENGTH - len(head) - len(tail))].strip("-")
-    return f"{head}{slug}{tail}"
+    # os.urandom as secrets.token_hex does, without its imports
+    return f"{utc:%Y-%m-%d_%H%M%S}.{utc.microsecond:06d}_{sender}_to_{first}_{os.urandom(4).hex()}"
+
+
+def reference(message_id: str) -> str:
+    """The id as a notice names it: an older id's subject slug left out.
+
+    Only where an id is named, never where a command must find it.
+    """
+    slugged = _SLUGGED.fullmatch(message_id)
+    return slugged.group(1) + slugged.group(2) if slugged else message_id
 
 
 def check_id(raw: object) -> str:

@@ -102,7 +102,7 @@ class Mailbox:
         now = self._clock()
         sender = sender or self.agent
         return Message(
-            id=new_id(now, sender, to, subject),
+            id=new_id(now, sender, to),
             date=now.isoformat(),
             sender=sender,
             to=tuple(to),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..framing import command, one_line
+from ..ids import reference
 from ..message import Message
 
 MAX_LISTED = 10
@@ -22,11 +23,13 @@ def wake_notice(agent: str, messages: Sequence[Message], *, agent_flag: bool = F
     ``agent_flag``: the agent's shell does not know its name (it came from ``--agent``),
     so the command to read the mail names it.
 
-    Besides names and ids it holds only letters, digits, spaces and ``,.:-[]``: no
+    Ids are named by :func:`~mailslot.ids.reference`, so an older id's subject slug (text
+    a sender chose) never reaches the agent outside the framing. Besides names and ids
+    it holds only letters, digits, spaces and ``,.:-[]``: no
     quote, backtick, ``$``, ``;`` or bracket a shell would act on, should a pane ever be
     misconfigured to be one.
     """
-    shown = [f"{one_line(m.sender)} sent message {one_line(m.id)}"
+    shown = [f"{one_line(m.sender)} sent message {reference(one_line(m.id))}"
              for m in messages[:MAX_LISTED]]
     more = len(messages) - len(shown)
     listed = ", ".join(shown) + (f", and {more} more" if more > 0 else "")
