@@ -10,8 +10,11 @@ and nothing is left in tmp/.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
+from mailslot import FileStore, Mailbox
+from mailslot.identity import Identity
 from mailslot.message import from_bytes
 from support import copies, files_in, finish, promised, wait_for, worker
 
@@ -70,3 +73,22 @@ def test_wait_for_gives_up_with_a_clear_message() -> None:
         assert "timed out waiting for never" in str(exc)
     else:
         raise AssertionError("wait_for did not time out")
+
+
+def test_two_config_edits_at_once_both_land(root: Path, tmp_path: Path) -> None:
+    """``install --wake`` in two terminals: each read-modify-write of config.json waits
+    for the other, so neither change is lost."""
+    held, release = tmp_path / "held", tmp_path / "release"
+    slow = worker("config", root, "gemini", held, release)
+    wait_for(held.exists, what="the first edit to be under way")
+    box = Mailbox(FileStore(root), Identity("codex", "--agent"))
+    thread = threading.Thread(target=box.choose_wake, args=("codex", "command"))
+    thread.start()
+    # Without the lock the second edit would finish here, and the first then save over
+    # it; with it, it waits. (A slow machine only makes this pass for the wrong reason.)
+    thread.join(timeout=0.5)
+    release.touch()
+    thread.join(timeout=60)
+    finish(slow)
+    agents = FileStore(root).load_config()["agents"]
+    assert set(agents) == {"gemini", "codex"}

@@ -2,6 +2,7 @@
 
     python workers.py send ROOT AGENT COUNT SEED OUT RECIPIENT...   (COUNT -1: until killed)
     python workers.py read ROOT AGENT SEED STOP
+    python workers.py config ROOT AGENT HELD RELEASE    (edit config.json slowly)
 
 A sender appends ``<id> <recipients>`` to OUT only after ``send`` returned, in one
 write, so a line in OUT is a promise the mailbox must keep. A reader lists its inbox and
@@ -71,9 +72,24 @@ def read(root: str, agent: str, seed: int, stop: str) -> None:
         time.sleep(0.002)  # leave the CPUs to the senders
 
 
+def edit_config(root: str, agent: str, held: str, release: str) -> None:
+    """Add ``agent`` to config.json, holding the edit open until RELEASE exists."""
+
+    def change(config: dict[str, object]) -> bool:
+        Path(held).touch()
+        while not os.path.exists(release):
+            time.sleep(0.005)
+        config.setdefault("agents", {})[agent] = {"wake_on_mail": True}  # type: ignore[index]
+        return True
+
+    FileStore(Path(root)).update_config(change)
+
+
 if __name__ == "__main__":
     kind, root, agent, *rest = sys.argv[1:]
     if kind == "send":
         send(root, agent, int(rest[0]), int(rest[1]), rest[2], rest[3:])
+    elif kind == "config":
+        edit_config(root, agent, rest[0], rest[1])
     else:
         read(root, agent, int(rest[0]), rest[1])

@@ -449,15 +449,19 @@ class Mailbox:
         message. Returns whether anything changed.
         """
         name = check_name(agent)
-        raw = self.store.load_config()
-        agents = raw.setdefault("agents", {})
-        if not isinstance(agents, dict) or not isinstance(agents.setdefault(name, {}), dict):
-            raise StoreError(f"config.json: agents.{name} must be an object; nothing was changed")
-        entry = agents[name]
-        opt_in = entry.get("wake_on_mail") if entry.get("wake_on_mail") == "requested" else True
-        if entry.get("wake_on_mail") == opt_in and entry.get("wake_method") == method:
-            return False
-        entry["wake_on_mail"], entry["wake_method"] = opt_in, method
-        self.store.save_config(raw)
+
+        def opt_in(raw: dict[str, Any]) -> bool:
+            agents = raw.setdefault("agents", {})
+            if not isinstance(agents, dict) or not isinstance(agents.setdefault(name, {}), dict):
+                raise StoreError(f"config.json: agents.{name} must be an object; nothing was "
+                                 "changed")
+            entry = agents[name]
+            wanted = "requested" if entry.get("wake_on_mail") == "requested" else True
+            if entry.get("wake_on_mail") == wanted and entry.get("wake_method") == method:
+                return False
+            entry["wake_on_mail"], entry["wake_method"] = wanted, method
+            return True
+
+        changed = self.store.update_config(opt_in)
         self._config = None
-        return True
+        return changed

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from .message import Message
 from .results import AgentInfo, DoctorReport, Item, Status
+from .text import for_terminal
 
 if TYPE_CHECKING:
     from .install.run import Report
@@ -35,7 +36,8 @@ def inbox(items: list[Item], *, mailboxes: bool = False) -> str:
         where = f" → {item.mailbox}" if mailboxes and not m.is_broadcast else ""
         kind = " (broadcast)" if m.is_broadcast else ""
         lines.append(
-            f"{_MARK[item.state]} {_date(m.date)}  {m.sender}{kind}{where}: {m.subject}"
+            f"{_MARK[item.state]} {_date(m.date)}  {m.sender}{kind}{where}: "
+            f"{for_terminal(m.subject)}"
         )
         lines.append(f"    {m.id}")
     return "\n".join(lines)
@@ -48,23 +50,23 @@ def full(item: Item, path: str | None) -> str:
         f"from:     {m.sender}",
         f"to:       {', '.join(m.to)}",
         f"date:     {m.date}",
-        f"subject:  {m.subject}",
+        f"subject:  {for_terminal(m.subject)}",
         f"state:    {item.state}",
     ]
     for label, value in (("re_issue", m.re_issue), ("in_reply_to", m.in_reply_to),
                          ("thread", m.thread)):
         if value:
-            head.append(f"{label + ':':<10}{value}")
+            head.append(f"{label + ':':<10}{for_terminal(value)}")
     if m.expect_reply:
         head.append("expects:  a reply (mailslot reply ID)")
     if path:
         head.append(f"file:     {path}")
-    return "\n".join(head) + "\n\n" + m.body
+    return "\n".join(head) + "\n\n" + for_terminal(m.body)
 
 
 def status(st: Status) -> str:
     m = st.message
-    lines = [f"{m.id}", f"  from {m.sender}: {m.subject}"]
+    lines = [f"{m.id}", f"  from {m.sender}: {for_terminal(m.subject)}"]
     if st.retracted:
         lines.append("  retracted")
     for r in st.recipients:

@@ -24,6 +24,10 @@ _LINE_BREAKS = r"[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"
 _CONTROL = r"[\x00-\x1f\x7f-\x9f]"
 _BODY_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 _SPACES = r"\s+"
+_INVISIBLE = (r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e"
+              r"\u2060-\u2064\u2066-\u2069\ufeff]")
+"""Controls, bidi overrides and isolates, zero-width characters: they can make text on a
+terminal read differently from what it is (a reversed command, a hidden word)."""
 
 
 def quoted(raw: str, limit: int = 80) -> str:
@@ -84,3 +88,11 @@ def read_body(stream: BinaryIO, max_bytes: int) -> str:
             "nothing was sent"
         )
     return decode_body(raw)
+
+
+def for_terminal(text: str) -> str:
+    """``text`` to show a person: every invisible or reordering character made visible
+    as ``<U+202E>``. Display only: the stored message keeps its bytes."""
+    if text.isascii() and text.isprintable():
+        return text
+    return re.sub(_INVISIBLE, lambda m: f"<U+{ord(m.group()):04X}>", text)

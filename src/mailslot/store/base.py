@@ -114,6 +114,11 @@ class Store(Protocol):
     def load_config(self) -> dict[str, Any]:
         """The raw config (``{}`` when there is none); raises ``StoreError`` if unreadable."""
 
+    def update_config(self, change: Callable[[dict[str, Any]], bool]) -> bool:
+        """Read the config, let ``change`` edit it in place and, if it returns ``True``,
+        save it: all under one lock, so concurrent edits never lose one another. Every
+        read-modify-write of the config goes through here."""
+
     def save_config(self, config: Mapping[str, Any]) -> None:
         """Replace the config atomically."""
 

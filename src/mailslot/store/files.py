@@ -19,6 +19,7 @@ is never rewritten. Nothing inside the root follows a symlink.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import stat
@@ -30,6 +31,7 @@ from .fs import (
     APPEND,
     DIR_MODE,
     FILE_MODE,
+    LOCK,
     file_names,
     fsync_dir,
     not_followed,
@@ -178,6 +180,21 @@ class FileStore(FileWakeQueue):
                 continue  # a line cut by a crash; the folders still hold the truth
             if isinstance(record, dict):
                 yield record
+
+    def update_config(self, change: Callable[[dict[str, Any]], bool]) -> bool:
+        """Read, ``change`` in place, save if it says it changed: under ``config.lock``,
+        so two edits at once (two ``install --wake``) both land."""
+        path = os.path.join(self._folder(create=True), "config.lock")
+        fd = open_file(path, LOCK)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed, or we die
+            config = self.load_config()
+            changed = change(config)
+            if changed:
+                self.save_config(config)
+            return changed
+        finally:
+            os.close(fd)
 
     def save_config(self, config: Mapping[str, Any]) -> None:
         data = (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
