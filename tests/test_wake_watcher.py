@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -17,6 +19,7 @@ import pytest
 
 from conftest import Result
 from mailslot import FileStore, Mailbox
+from mailslot.wake.watcher import watch
 from wake_helpers import calls, configure, events, fake_host, queue_empty, wait_until
 
 Box = Callable[[str | None], Mailbox]
@@ -207,3 +210,31 @@ def test_send_and_validate_never_import_watchdog(root: Path, bin_dir: Path) -> N
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_watch_prints_each_wake_as_it_happens(
+        box: Box, root: Path, bin_dir: Path, tmp_path: Path) -> None:
+    """Not when the whole pass ends: the second wake hangs, the first is already told."""
+    release = tmp_path / "release"
+    program = bin_dir / "notify"
+    second_id = tmp_path / "second"
+    program.write_text(f"#!{sys.executable}\nimport os, sys, time\n"
+                       f"if sys.argv[1] == open({str(second_id)!r}).read():\n"
+                       f"    while not os.path.exists({str(release)!r}): time.sleep(0.01)\n")
+    program.chmod(0o755)
+    configure(root, {"gemini": notify_agent(bin_dir)})
+    first = box("claude").send("gemini", "one", "x")
+    second = box("claude").send("gemini", "two", "x")
+    second_id.write_text(second.id)
+    out = io.StringIO()
+    thread = threading.Thread(target=watch, args=(FileStore(root),),
+                              kwargs={"once": True, "out": out})
+    thread.start()
+    try:
+        wait_until(lambda: f"woke gemini (command) for {first.id}" in out.getvalue(),
+                   what="the first wake to be reported while the second runs")
+        assert second.id not in out.getvalue()
+    finally:
+        release.touch()
+        thread.join(timeout=60)
+    assert f"woke gemini (command) for {second.id}" in out.getvalue()

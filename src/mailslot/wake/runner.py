@@ -74,10 +74,18 @@ class WakeRunner:
     """Runs the wake queue of one store."""
 
     def __init__(self, store: Store, *, clock: Callable[[], float] = time.time,
-                 stop: threading.Event | None = None) -> None:
+                 stop: threading.Event | None = None,
+                 report: Callable[[Result], None] | None = None) -> None:
         self.store = store
         self._clock = clock
         self._stop = stop or threading.Event()  # set: end running wakes (the watcher stops)
+        self._report = report  # told of each result as it happens, not when a pass ends
+
+    def _done(self, done: Pass, results: Sequence[Result]) -> None:
+        done.results.extend(results)
+        if self._report is not None:
+            for result in results:
+                self._report(result)
 
     def agents(self) -> list[str]:
         """Agents that have wakes queued or claimed."""
@@ -91,7 +99,7 @@ class WakeRunner:
             done = Pass()
             for orphan in self.store.wake_orphans(agent):
                 outcome = Outcome(False, "interrupted: the watcher waking it stopped mid-wake")
-                done.results.append(self._end(orphan, outcome, self._plan(agent), delay=0.0))
+                self._done(done, [self._end(orphan, outcome, self._plan(agent), delay=0.0)])
             while True:
                 pending = self.store.wake_pending(agent)
                 now = self._clock()
@@ -104,7 +112,7 @@ class WakeRunner:
                 if not results:
                     done.next_due = now + _SOON
                     return done
-                done.results.extend(results)
+                self._done(done, results)
 
     # One attempt --------------------------------------------------------------------
     def _plan(self, agent: str) -> _Plan:

@@ -49,7 +49,8 @@ class Watcher:
 
     def __init__(self, store: Store, out: TextIO, workers: int = WORKERS) -> None:
         self._stop = threading.Event()
-        self.runner = WakeRunner(store, stop=self._stop)
+        self.runner = WakeRunner(store, stop=self._stop,
+                                 report=lambda result: self.say(describe(result)))
         self._out = out
         self._kick = threading.Event()
         self._lock = threading.Lock()
@@ -91,8 +92,6 @@ class Watcher:
         except Exception as exc:  # one agent's trouble must not stop the watcher
             self.say(f"error while waking {agent}: {type(exc).__name__}: {exc}")
             done = Pass(next_due=time.time() + RESCAN_SECONDS)
-        for result in done.results:
-            self.say(describe(result))
         with self._lock:
             self._busy.discard(agent)
             again = agent in self._dirty or bool(done.results)
