@@ -11,7 +11,7 @@ import pytest
 
 from mailslot.errors import IdTaken, NotFound, StoreError, UnsafePath
 from mailslot.message import to_bytes
-from mailslot.store import FileStore, StoredFile
+from mailslot.store import FileStore, StoredFile, layout
 from support import files_in, make_message
 
 
@@ -290,3 +290,16 @@ def test_staging_lists_regular_files_only_and_removes_nothing_else(
     store.remove_staging(item)
     store.remove_staging(item)  # gone already: fine
     assert files_in(root / "tmp") == ["fifo", "folder", "link"]
+
+
+def test_the_events_log_rolls_into_numbered_segments_and_loses_no_line(
+        store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(layout, "SEGMENT_BYTES", 200)
+    for n in range(40):
+        store.append_event({"event": "read", "id": f"m{n}"})
+    names = sorted(files_in(root / "log"))
+    assert "events.000001.jsonl" in names and "events.000002.jsonl" in names
+    assert all(os.path.getsize(root / "log" / n) < 400 for n in names if n.startswith("events"))
+    assert [e["id"] for e in store.events()] == [f"m{n}" for n in range(40)]
+    newest = [e["id"] for e in store.events(newest_first=True)]
+    assert newest == [f"m{n}" for n in reversed(range(40))]

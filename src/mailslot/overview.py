@@ -21,6 +21,9 @@ from .results import AgentInfo, DoctorReport, RecipientStatus, Status
 from .store import Store
 
 STALE_STAGING_SECONDS = 36 * 3600
+_RACING_RECEIPTS = 1000
+"""How far ``status`` reads past a message's delivery receipt, for receipts written by
+other processes a moment before the sender wrote its own."""
 
 
 def status(store: Store, message_id: str, who: Callable[[], list[AgentInfo]]) -> Status:
@@ -30,12 +33,23 @@ def status(store: Store, message_id: str, who: Callable[[], list[AgentInfo]]) ->
     """
     times: dict[tuple[str, str], str] = {}
     replies: list[str] = []
-    for event in store.events():
+    # Newest first, stopping soon after the delivery: nothing about a message is much
+    # older than it (a receipt racing the sender's own may land just before), so the
+    # log's history before it is never read (docs/format.md, "Events log").
+    left: int | None = None
+    for event in store.events(newest_first=True):
         kind = event.get("event")
+        if left is not None:
+            left -= 1
+            if left < 0:
+                break
+        if event.get("id") == message_id and kind == "delivered":
+            left = _RACING_RECEIPTS
         if event.get("id") == message_id and kind in ("read", "done"):
-            times.setdefault((str(kind), str(event.get("agent"))), str(event.get("ts")))
+            times[(str(kind), str(event.get("agent")))] = str(event.get("ts"))  # the first
         elif kind == "replied" and event.get("in_reply_to") == message_id:
             replies.append(str(event.get("id")))
+    replies.reverse()
     try:
         message, live = store.load_broadcast(message_id, header_only=True)
     except NotFound:

@@ -108,8 +108,9 @@ class Store(Protocol):
     def append_event(self, event: Event) -> None:
         """Add a receipt to the events log (best effort: the folders are the truth)."""
 
-    def events(self) -> Iterator[dict[str, Any]]:
-        """Every readable receipt, oldest first."""
+    def events(self, *, newest_first: bool = False) -> Iterator[dict[str, Any]]:
+        """Every readable receipt, oldest first (or newest first, so a reader looking for
+        what happened to one message can stop at its delivery)."""
 
     def load_config(self) -> dict[str, Any]:
         """The raw config (``{}`` when there is none); raises ``StoreError`` if unreadable."""

@@ -42,6 +42,7 @@ from .fs import (
     translated,
     unsafe_owner,
 )
+from .layout import event_segments
 from .wakes import FileWakeQueue
 
 TYPE_CHECKING = False  # on the hook path: no typing, pathlib or dataclasses at load time
@@ -165,21 +166,24 @@ class FileStore(FileWakeQueue):
         except FileNotFoundError:
             return []
 
-    def events(self) -> Iterator[dict[str, Any]]:
-        path = os.path.join(self._folder("log"), "events.jsonl")
-        try:
-            data = read_file(path)
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise store_error(exc, "cannot read the events log") from None
-        for line in data.decode("utf-8", "replace").splitlines():
+    def events(self, *, newest_first: bool = False) -> Iterator[dict[str, Any]]:
+        folder = self._folder("log")
+        segments = event_segments(file_names(folder))
+        for name in reversed(segments) if newest_first else segments:
             try:
-                record = json.loads(line)
-            except ValueError:
-                continue  # a line cut by a crash; the folders still hold the truth
-            if isinstance(record, dict):
-                yield record
+                data = read_file(os.path.join(folder, name))
+            except FileNotFoundError:
+                continue  # rolled meanwhile: its lines are in the next numbered segment
+            except OSError as exc:
+                raise store_error(exc, "cannot read the events log") from None
+            lines = data.decode("utf-8", "replace").splitlines()
+            for line in reversed(lines) if newest_first else lines:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue  # a line cut by a crash; the folders still hold the truth
+                if isinstance(record, dict):
+                    yield record
 
     def update_config(self, change: Callable[[dict[str, Any]], bool]) -> bool:
         """Read, ``change`` in place, save if it says it changed: under ``config.lock``,

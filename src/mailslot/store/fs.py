@@ -177,8 +177,9 @@ def write_new(path: str, data: bytes, *, sync: bool) -> None:
         raise
 
 
-def append(path: str, data: bytes, *, sync: bool) -> None:
-    """Add ``data`` to the end of ``path`` (created if absent) in one write."""
+def append(path: str, data: bytes, *, sync: bool) -> int:
+    """Add ``data`` to the end of ``path`` (created if absent) in one write; return the
+    file's size after it."""
     try:
         fd = open_file(path, APPEND)
     except OSError as exc:
@@ -187,6 +188,7 @@ def append(path: str, data: bytes, *, sync: bool) -> None:
         os.write(fd, data)
         if sync:
             os.fsync(fd)
+        return os.fstat(fd).st_size
     except OSError as exc:
         raise store_error(exc, f"cannot write {path}") from None
     finally:

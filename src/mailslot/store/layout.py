@@ -9,12 +9,24 @@ in docs/format.md. On the hook path, so it loads nothing heavy (see docs/hooks.m
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 
 from ..errors import NotFound, StoreError, Unreadable
 from ..message import STATES, from_bytes
-from .fs import Folders, append, ids_in, read_file, read_lines, store_error, write_new
+from .fs import (
+    LOCK,
+    Folders,
+    append,
+    file_names,
+    ids_in,
+    open_file,
+    read_file,
+    read_lines,
+    store_error,
+    write_new,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +37,17 @@ if TYPE_CHECKING:
 
 FOLDER_OF: dict[State, str] = {"unread": "new", "read": "cur", "done": "done"}
 """The folder of ``agents/<name>/`` holding the messages in each state."""
+EVENTS = "events.jsonl"
+"""The events log's current segment, in ``log/``; older ones are ``events.NNNNNN.jsonl``."""
+SEGMENT_BYTES = 8 << 20
+"""Past this size the current segment is rolled to a numbered one (see docs/format.md)."""
+
+
+def event_segments(names: Iterable[str]) -> list[str]:
+    """The events log's files among ``names``, oldest first (the current one last)."""
+    rolled = sorted(n for n in names if n.startswith("events.") and n.endswith(".jsonl")
+                    and n[7:-6].isdigit())
+    return rolled + ([EVENTS] if EVENTS in names else [])
 
 
 class MailboxFiles(Folders):
@@ -114,8 +137,30 @@ class MailboxFiles(Folders):
     def append_event(self, event: Mapping[str, Any]) -> None:
         """A receipt in the events log (not synced: the folders are the truth)."""
         line = json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n"
-        path = os.path.join(self._folder("log", create=True), "events.jsonl")
-        append(path, line.encode("utf-8"), sync=False)
+        folder = self._folder("log", create=True)
+        if append(os.path.join(folder, EVENTS), line.encode("utf-8"), sync=False) > SEGMENT_BYTES:
+            self._roll_events(folder)
+
+    def _roll_events(self, folder: str) -> None:
+        """Rename the current segment to the next number, once, whoever else tries too.
+
+        A line another process appends meanwhile lands in the renamed segment (it holds
+        the same file open): nothing is lost.
+        """
+        lock = open_file(os.path.join(folder, "roll.lock"), LOCK)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            current = os.path.join(folder, EVENTS)
+            try:
+                if os.lstat(current).st_size <= SEGMENT_BYTES:
+                    return  # another process rolled it first
+            except FileNotFoundError:
+                return
+            rolled = event_segments(file_names(folder))[:-1]
+            number = int(rolled[-1][7:-6]) + 1 if rolled else 1
+            os.rename(current, os.path.join(folder, f"events.{number:06d}.jsonl"))
+        finally:
+            os.close(lock)
 
     def load_config(self) -> dict[str, Any]:
         """The raw config (``{}`` when there is none); ``StoreError`` if unreadable."""
