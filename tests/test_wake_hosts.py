@@ -86,9 +86,24 @@ def test_command_templates_with_bypass_flags_are_refused(argv: list[str]) -> Non
         CommandMethod.from_config("x", {"command": argv})
 
 
+@pytest.mark.parametrize("argv", [
+    ["gemini", "-y"],
+    ["codex", "-anever"],
+    ["codex", "-sdanger-full-access"],
+    ["codex", '-capproval_policy="never"'],
+    ["codex", "-c", "sandbox_mode='danger-full-access'"],
+    ["codex", "--ask-for-approval='never'"],
+    ["codex", "-a=never"],
+])
+def test_short_glued_and_quoted_bypass_flags_are_refused_too(argv: list[str]) -> None:
+    with pytest.raises(StoreError, match=r"agents\.x\.command holds .* permission prompts"):
+        CommandMethod.from_config("x", {"command": argv})
+
+
 def test_plain_argv_has_no_bypass_flag() -> None:
     assert bypass_flag(["codex", "exec", "resume", "abc", "-a"]) is None
     assert bypass_flag(["notify", "--sandbox", "workspace-write"]) is None
+    assert bypass_flag(["notify", "-aalways", "-cmodel=o3", "-your-own"]) is None
 
 
 # agentapi ---------------------------------------------------------------------------

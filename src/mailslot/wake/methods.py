@@ -29,7 +29,7 @@ BYPASS_FLAGS = frozenset({
     "--dangerously-skip-permissions", "--allow-dangerously-skip-permissions",
     "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust",
     "--yolo", "--full-auto", "--allow-all-tools", "--allow-all", "--allow-all-paths",
-    "--allow-all-urls", "--autopilot",
+    "--allow-all-urls", "--autopilot", "-y",
 })
 """Flags that skip a host's permission prompts (Claude Code, Codex, Gemini, Copilot)."""
 _BYPASS_VALUES = {
@@ -39,21 +39,36 @@ _BYPASS_VALUES = {
     "--mode": {"autopilot"},
 }
 _BYPASS_CONFIG = ("approval_policy", "sandbox_mode")  # codex -c overrides
+_CONFIG = frozenset({"-c", "--config"})
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
 
 def bypass_flag(argv: Sequence[str]) -> str | None:
-    """The first permission-skipping flag in ``argv``, shown as it would be passed."""
+    """The first permission-skipping flag in ``argv``, shown as it would be passed.
+
+    Every spelling a host's option parser accepts counts: ``--flag value``,
+    ``--flag=value``, a short option glued to its value (``-anever``), and a quoted
+    value (``-c approval_policy="never"``). A wrapper script that adds such a flag
+    itself cannot be seen from here (docs/security.md).
+    """
     for i, arg in enumerate(argv):
-        flag, eq, inline = arg.partition("=")
+        short = arg[:2]
+        if len(arg) > 2 and arg[1] != "-" and (short in _BYPASS_VALUES or short in _CONFIG):
+            flag, eq, inline = short, "=", arg[2:].removeprefix("=")  # -anever, -a=never
+        else:
+            flag, eq, inline = arg.partition("=")
         value = inline if eq else (argv[i + 1] if i + 1 < len(argv) else "")
         if arg in BYPASS_FLAGS or flag in BYPASS_FLAGS:
             return arg
-        if flag in _BYPASS_VALUES and value in _BYPASS_VALUES[flag]:
+        if flag in _BYPASS_VALUES and _unquoted(value) in _BYPASS_VALUES[flag]:
             return f"{flag} {value}"
-        if flag in ("-c", "--config") and value.split("=", 1)[0].strip() in _BYPASS_CONFIG:
+        if flag in _CONFIG and _unquoted(value.split("=", 1)[0]) in _BYPASS_CONFIG:
             return f"{flag} {value}"
     return None
+
+
+def _unquoted(value: str) -> str:
+    return value.strip().strip("\"'").strip()
 
 
 @dataclass(frozen=True)
