@@ -60,7 +60,7 @@ def parse_payload(raw: bytes) -> Payload:
     """The host's JSON object; ``{}`` for anything else (garbage never stops a hook)."""
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: deeply nested arrays
         return {}
     return data if isinstance(data, dict) else {}
 

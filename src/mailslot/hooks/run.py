@@ -20,6 +20,7 @@ from ..identity import derive_identity
 from ..names import check_name
 from ..store.location import open_store
 from . import hosts
+from .reading import read_input
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
     from typing import TextIO
 
 BOUND_SECONDS = 3.0
-STDIN_LIMIT = 8 << 20
-"""Hosts send a few kilobytes; more than this is not a hook's input."""
 
 
 def run_hook(
@@ -95,16 +94,6 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
     if planned is not None:
         delivery.commit(planned)
     return delivery.problems[0] if delivery.problems else None
-
-
-def read_input(stdin: TextIO | None) -> bytes:
-    """The host's input; nothing from a terminal (a person trying the command)."""
-    try:
-        if stdin is None or stdin.isatty():
-            return b""
-        return stdin.buffer.read(STDIN_LIMIT)
-    except (AttributeError, OSError, ValueError):  # closed, or not a real stream
-        return b""
 
 
 def _bound(seconds: float) -> Callable[[], None]:

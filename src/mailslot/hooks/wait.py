@@ -29,7 +29,7 @@ from ..names import check_name
 from ..store.location import open_store
 from ..wake.notice import wake_notice
 from . import hosts
-from .run import read_input
+from .reading import read_input
 
 METHOD = "claude-rewake"
 """The ``wake_method`` that lets this waiter wake its session (config.json)."""
