@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mailslot.errors import StoreError, UnsafePath
+from mailslot.store import FileStore, fs
 from mailslot.store.fs import (
     Folders,
     append,
@@ -114,3 +115,22 @@ def test_listing_takes_regular_files_only(tmp_path: Path) -> None:
     assert sorted(file_names(str(tmp_path))) == sorted([f"{m.id}.md", "README.md"])
     assert ids_in(str(tmp_path)) == [m.id]
     assert ids_in(str(tmp_path / "missing")) == []
+
+
+def test_a_long_lived_store_checks_its_folders_again(
+        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watcher or waiter runs for a day: a folder swapped for a link since its first
+    look is refused, not followed."""
+    monkeypatch.setattr(fs, "RECHECK_SECONDS", 0.0, raising=False)  # "a second later"
+    store = FileStore(root)
+    store.deliver(make_message(n=1), ["gemini"])
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    new = root / "agents" / "gemini" / "new"
+    for name in os.listdir(new):
+        os.unlink(new / name)
+    new.rmdir()
+    new.symlink_to(outside)
+    with pytest.raises(UnsafePath, match="symlink"):
+        store.deliver(make_message(n=2), ["gemini"])
+    assert os.listdir(outside) == []

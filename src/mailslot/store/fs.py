@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 
 from ..errors import StoreError, UnsafePath
 from ..ids import ids_of_files
@@ -43,6 +44,8 @@ READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
 APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | _CLOEXEC
 LOCK = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | _CLOEXEC
+RECHECK_SECONDS = 1.0
+"""How long a folder's check (no link, a folder, owned by this user) is trusted."""
 _HEAD_CHUNK = 4096
 _CHUNK = 1 << 20
 
@@ -231,17 +234,25 @@ class Folders:
     """Folders under ``root``, each part checked to be a real folder, never a link.
 
     The root itself may be a link (where a person keeps the mailbox is their choice);
-    everything inside it is checked. What was checked is remembered for the life of
-    the object, which is what keeps a send's repeated look-ups cheap.
+    everything inside it is checked. What was checked is remembered for
+    :data:`RECHECK_SECONDS`, which keeps a send's repeated look-ups cheap, and is checked
+    again after that: a watcher or waiter living for a day must not trust a check from
+    the morning (a folder swapped for a link since is refused within a second).
     """
 
     def __init__(self, root: str) -> None:
         self.root = root
         self._checked: set[str] = set()
         self._known: dict[tuple[str, ...], str] = {}
+        self._fresh_until = 0.0
 
     def _folder(self, *parts: str, create: bool = False) -> str:
         """``root/part/...``; without ``create`` a missing part is returned as is."""
+        now = time.monotonic()
+        if now >= self._fresh_until:
+            self._checked.clear()
+            self._known.clear()
+            self._fresh_until = now + RECHECK_SECONDS
         known = self._known.get(parts)
         if known is not None:
             return known
