@@ -341,3 +341,24 @@ def test_dry_run_wake_changes_no_config(cli: Cli) -> None:
     r = install(cli, "claude", "--hooks", "--wake", "--dry-run")
     assert r.code == 0 and 'would set agents.ada.wake_method "claude-rewake"' in r.out
     assert not (isolated_mailbox() / "config.json").exists()
+
+
+def test_a_project_link_leading_out_of_the_project_is_refused_unless_named(
+        cli: Cli, home: Path, project: Path) -> None:
+    """A cloned repository whose ``.claude`` links to ``~/.claude`` must not make a
+    project install rewrite the user's own settings (hooks for every project)."""
+    user = home / ".claude"
+    user.mkdir(parents=True)
+    target = hook_file("claude", "project", home, project).name
+    (user / target).write_text('{"theme": "dark"}\n')
+    (project / ".claude").symlink_to(user)
+    before = (user / target).read_text()
+    r = install(cli, "claude", "--hooks")
+    assert r.code == 2 and "leads out of the project" in r.err
+    assert str((user / target).resolve()) in r.err
+    assert (user / target).read_text() == before
+    assert not (project / ".mcp.json").exists()  # nothing at all was written
+    r = install(cli, "claude", "--hooks", "--allow-outside", str(user / target))
+    assert r.code == 0, r.err
+    assert f"-> {(user / target).resolve()}" in r.out  # the real target, printed
+    assert "hooks" in load(user / target)

@@ -163,6 +163,7 @@ def _install(args: argparse.Namespace, box: Mailbox) -> int:
         args.host, box.bound_agent(), scope=args.scope, hooks=args.hooks, wake=args.wake,
         channel=args.channel, dry_run=args.dry_run,
         mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"),
+        allow_outside=args.allow_outside,
     )
     print(render.installed(report))
     return 0
@@ -300,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="claude: serve --channel pushes mail into the session (research "
                         "preview; config.json's wake_method \"claude-channel\")")
     p.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
+    p.add_argument("--allow-outside", action="append", default=[], metavar="REAL_PATH",
+                   help="write a project settings file that links out of the project, to "
+                        "this real path (refused otherwise)")
 
     p = add("hook", "Show pending mail to an agent from a host's hook (prints the host's JSON).",
             prints_data=False)

@@ -116,11 +116,13 @@ def installed(report: Report) -> str:
     for change in report.changes:
         if report.dry_run and change.changed:
             lines.append(change.diff().rstrip("\n"))
+            if change.real != change.path:
+                lines.append(f"(writes {change.shown})")
         elif not change.changed:
-            lines.append(f"unchanged: {change.path}")
+            lines.append(f"unchanged: {change.shown}")
         else:
             lines.append(f"{'updated' if change.before is not None else 'created'}: "
-                         f"{change.path}")
+                         f"{change.shown}")
     lines += [f"note: {n}" for n in report.notes]
     if report.dry_run:
         lines.append("dry run: nothing was written")

@@ -6,6 +6,7 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -25,10 +26,16 @@ class Change:
     before: str | None
     after: str
     in_project: bool
+    real: Path  # where the path leads (links followed): what is really written
 
     @property
     def changed(self) -> bool:
         return self.before != self.after
+
+    @property
+    def shown(self) -> str:
+        """The path, and the file it really is when a link leads elsewhere."""
+        return str(self.path) if self.real == self.path else f"{self.path} -> {self.real}"
 
     def diff(self) -> str:
         return files.diff(self.path, self.before, self.after)
@@ -71,8 +78,14 @@ def install(
     executable: str | None = None,
     home: Path | None = None,
     cwd: Path | None = None,
+    allow_outside: Sequence[str] = (),
 ) -> Report:
-    """Plan every change, refuse before writing anything if one is wrong, then write."""
+    """Plan every change, refuse before writing anything if one is wrong, then write.
+
+    A project file that is (or sits in a folder that is) a link leading out of the
+    project is refused unless its real path is in ``allow_outside``: a cloned
+    repository must not make ``install`` rewrite the user's own settings elsewhere.
+    """
     host = HOSTS[host_name]
     if wake and not (hooks and host.name == "claude"):
         raise InvalidInput("--wake needs --hooks and works only for claude "
@@ -120,11 +133,18 @@ def install(
                   "twice there; keep one of the two." for rel in spec.also_runs
                   if _has_our_hooks(p := where(rel))]
     changes = []
+    named = {Path(p).expanduser().resolve() for p in allow_outside}
     for path, editors in plan.items():
+        real = path.resolve()
+        if scope == "project" and not real.is_relative_to(project.resolve()) \
+                and real not in named:
+            raise InvalidInput(f"{path} leads out of the project, to {real}; nothing was "
+                               f"changed (to write there, name it: --allow-outside {real})")
         text = files.read_text(path)
         edit = files.edit_toml if path == mcp_path and host.mcp_format == "toml" \
             else files.edit_json
-        changes.append(Change(path, text, edit(path, text, editors), scope == "project"))
+        changes.append(Change(path, text, edit(path, text, editors), scope == "project",
+                              real))
     notes += [n for c in changes if c.in_project and (n := _git_advice(project, c.path))]
     if not dry_run:
         for change in changes:
