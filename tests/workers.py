@@ -3,6 +3,7 @@
     python workers.py send ROOT AGENT COUNT SEED OUT RECIPIENT...   (COUNT -1: until killed)
     python workers.py read ROOT AGENT SEED STOP
     python workers.py config ROOT AGENT HELD RELEASE    (edit config.json slowly)
+    python workers.py race LOCATION AGENT ID GO OUT     (claim a wake, finish a message)
 
 A sender appends ``<id> <recipients>`` to OUT only after ``send`` returned, in one
 write, so a line in OUT is a promise the mailbox must keep. A reader lists its inbox and
@@ -85,11 +86,26 @@ def edit_config(root: str, agent: str, held: str, release: str) -> None:
     FileStore(Path(root)).update_config(change)
 
 
+def race(location: str, agent: str, message_id: str, go: str, out: str) -> None:
+    """At GO, claim the wake for ``message_id`` and mark the message done; write to OUT
+    whether the claim was won (a store's contract: exactly one process wins)."""
+    from mailslot.store import WakeEntry, open_store
+
+    store = open_store(location)
+    while not os.path.exists(go):
+        time.sleep(0.001)
+    won = store.wake_claim(WakeEntry(message_id, agent)) is not None
+    store.move(agent, message_id, "done")  # losing this race is success too
+    Path(out).write_text("won" if won else "lost")
+
+
 if __name__ == "__main__":
     kind, root, agent, *rest = sys.argv[1:]
     if kind == "send":
         send(root, agent, int(rest[0]), int(rest[1]), rest[2], rest[3:])
     elif kind == "config":
         edit_config(root, agent, rest[0], rest[1])
+    elif kind == "race":
+        race(root, agent, rest[0], rest[1], rest[2])
     else:
         read(root, agent, int(rest[0]), rest[1])

@@ -1,0 +1,344 @@
+"""The store contract: what every backend of :class:`mailslot.store.Store` must do.
+
+Every test takes ``backend``, parametrised over the backends mailslot has (today the
+file store). A new backend (PostgreSQL, in a later issue) is one more entry in
+``BACKENDS`` and a :class:`Backend` subclass that knows how to break it: plant a link,
+refuse a permission, fill the disk. The tests themselves use the protocol only.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mailslot.errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
+from mailslot.message import Message
+from mailslot.store import FileStore, Store, WakeEntry, open_store
+from support import fail_os, finish, make_message, worker
+
+
+class Backend:
+    """A store under test, and the ways to break it that only its kind knows."""
+
+    store: Store
+    location: str
+
+    def plant_link(self, agent: str) -> None:
+        """Make ``agent``'s unread mail lead somewhere mailslot must not follow."""
+        raise NotImplementedError
+
+    def deny(self, monkeypatch: pytest.MonkeyPatch, agent: str) -> None:
+        """Make the backend refuse writes to ``agent``'s mail (permission denied)."""
+        raise NotImplementedError
+
+    def fill(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Make the backend's disk full."""
+        raise NotImplementedError
+
+    def corrupt(self, agent: str, message_id: str) -> None:
+        """Store garbage as ``agent``'s unread message ``message_id``."""
+        raise NotImplementedError
+
+
+class Files(Backend):
+    def __init__(self, root: Path, tmp: Path) -> None:
+        self.root, self.tmp = root, tmp
+        self.location = str(root)
+        self.store = FileStore(root)
+
+    def plant_link(self, agent: str) -> None:
+        box = self.root / "agents" / agent
+        box.mkdir(parents=True, exist_ok=True, mode=0o700)
+        (self.tmp / "elsewhere").mkdir(exist_ok=True)
+        (box / "new").symlink_to(self.tmp / "elsewhere")
+
+    def deny(self, monkeypatch: pytest.MonkeyPatch, agent: str) -> None:
+        for call in ("link", "mkdir", "open", "rename"):
+            fail_os(monkeypatch, call, f"/agents/{agent}/", errno.EACCES)
+
+    def fill(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        for call in ("link", "mkdir"):
+            fail_os(monkeypatch, call, "", errno.ENOSPC)
+        monkeypatch.setattr(os, "write", _full_disk)  # takes a descriptor, not a path
+
+    def corrupt(self, agent: str, message_id: str) -> None:
+        folder = self.root / "agents" / agent / "new"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{message_id}.md").write_bytes(b"---\nnot: [a message\n")
+        (folder / f"{message_id}.md").chmod(0o600)
+
+
+def _full_disk(fd: int, data: object) -> int:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+BACKENDS = ["files"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, root: Path, tmp_path: Path) -> Iterator[Backend]:
+    if request.param == "files":
+        yield Files(root, tmp_path)
+
+
+@pytest.fixture
+def store(backend: Backend) -> Store:
+    return backend.store
+
+
+def message(n: int = 0, to: tuple[str, ...] = ("gemini",), sender: str = "claude") -> Message:
+    return make_message(sender=sender, to=to, subject=f"s{n}", body=f"body {n}", n=n)
+
+
+# Opening -----------------------------------------------------------------------------
+def test_open_store_gives_the_same_mailbox(backend: Backend) -> None:
+    backend.store.deliver(message(), ["gemini"])
+    again = open_store(backend.location)
+    assert again.location == backend.store.location and again.exists()
+    assert again.entries("gemini", ["unread"]) == backend.store.entries("gemini", ["unread"])
+
+
+# Directed mail -----------------------------------------------------------------------
+def test_deliver_load_and_state(store: Store) -> None:
+    assert not store.exists() or store.agent_names() == []
+    m = message(to=("gemini", "codex"))
+    store.deliver(m, ["gemini", "codex"])
+    assert store.exists() and store.agent_names() == ["codex", "gemini"]
+    for agent in ("gemini", "codex"):
+        assert store.load(agent, m.id) == (m, "unread")
+        assert store.load(agent, m.id, header_only=True)[0] == m.without_body()
+        assert store.state_of(agent, m.id) == "unread"
+    assert store.state_of("sarah", m.id) is None
+    assert store.path_of("gemini", m.id) is not None
+    with pytest.raises(NotFound):
+        store.load("sarah", m.id)
+
+
+def test_entries_list_every_state_and_nothing_else(store: Store) -> None:
+    ms = [message(n) for n in range(3)]
+    for m in ms:
+        store.deliver(m, ["gemini"])
+    store.move("gemini", ms[1].id, "read")
+    store.move("gemini", ms[2].id, "done")
+    assert sorted(store.entries("gemini", ["unread", "read", "done"])) == sorted(
+        [(ms[0].id, "unread"), (ms[1].id, "read"), (ms[2].id, "done")])
+    assert store.entries("gemini", ["read"]) == [(ms[1].id, "read")]
+    assert store.entries("nobody", ["unread"]) == []
+
+
+def test_ids_sort_by_time_so_the_newest_is_the_largest(store: Store) -> None:
+    ms = [message(n) for n in (3, 1, 2)]
+    for m in ms:
+        store.deliver(m, ["gemini"])
+    listed = sorted(i for i, _ in store.entries("gemini", ["unread"]))
+    assert listed == [m.id for m in sorted(ms, key=lambda m: m.date)]
+
+
+def test_moves_go_forward_only_and_are_idempotent(store: Store) -> None:
+    m = message()
+    store.deliver(m, ["gemini"])
+    assert store.move("gemini", m.id, "read") == "unread"
+    assert store.move("gemini", m.id, "read") == "read"  # already there: success
+    assert store.move("gemini", m.id, "done") == "read"
+    assert store.move("gemini", m.id, "read") == "done"  # never backwards
+    assert store.state_of("gemini", m.id) == "done"
+    with pytest.raises(NotFound):
+        store.move("gemini", message(9).id, "done")
+
+
+def test_an_id_already_taken_is_IdTaken_and_writes_nothing(store: Store) -> None:
+    m = message()
+    store.deliver(m, ["gemini"])
+    with pytest.raises(IdTaken):
+        store.deliver(m.replace(body="other"), ["codex", "gemini"])
+    assert store.load("gemini", m.id)[0].body == m.body
+    assert store.entries("codex", ["unread"]) == []  # all or nothing
+    b = message(5, to=("all",))
+    store.publish(b)
+    with pytest.raises(IdTaken):
+        store.publish(b)
+
+
+def test_one_unreadable_message_is_Unreadable_alone(backend: Backend, store: Store) -> None:
+    good = message(1)
+    store.deliver(good, ["gemini"])
+    bad = message(2).id
+    backend.corrupt("gemini", bad)
+    with pytest.raises(Unreadable):
+        store.load("gemini", bad)
+    assert store.load("gemini", good.id)[0] == good
+    assert [(a, i) for a, i, _ in store.unreadable()] == [("gemini", bad)]
+    store.quarantine("gemini", bad)
+    assert store.unreadable() == [] and store.state_of("gemini", bad) is None
+
+
+# Broadcasts ----------------------------------------------------------------------------
+def test_broadcasts_publish_retract_and_seen_sets(store: Store) -> None:
+    b = message(1, to=("all",))
+    store.publish(b)
+    assert store.broadcast_ids() == [b.id] and store.broadcast_ids(live=False) == []
+    assert store.load_broadcast(b.id) == (b, True)
+    assert store.retract(b.id) is True
+    assert store.retract(b.id) is False  # already retracted: idempotent
+    assert store.load_broadcast(b.id, header_only=True) == (b.without_body(), False)
+    assert store.broadcast_ids() == [] and store.broadcast_ids(live=False) == [b.id]
+    with pytest.raises(NotFound):
+        store.load_broadcast(message(7).id)
+    assert store.seen("gemini") == set()
+    store.add_seen("gemini", [b.id])
+    store.add_seen("gemini", [b.id])
+    assert store.seen("gemini") == {b.id}
+
+
+# Events, config ------------------------------------------------------------------------
+def test_events_keep_their_order_both_ways(store: Store) -> None:
+    for n in range(5):
+        store.append_event({"event": "read", "id": f"m{n}"})
+    assert [e["id"] for e in store.events()] == [f"m{n}" for n in range(5)]
+    newest = [e["id"] for e in store.events(newest_first=True)]
+    assert newest == [f"m{n}" for n in reversed(range(5))]
+
+
+def test_config_round_trips_and_updates_under_one_lock(store: Store) -> None:
+    assert store.load_config() == {}
+    store.save_config({"owner": "sarah", "custom": [1, 2]})
+
+    def add(config: dict[str, object]) -> bool:
+        config["agents"] = {"gemini": {}}
+        return True
+
+    assert store.update_config(add) is True
+    assert store.update_config(lambda config: False) is False
+    assert store.load_config() == {"owner": "sarah", "custom": [1, 2], "agents": {"gemini": {}}}
+
+
+def test_a_healthy_store_reports_no_problem(store: Store) -> None:
+    store.deliver(message(), ["gemini"])
+    store.append_event({"event": "delivered", "id": "x"})
+    assert store.problems() == [] and store.unreadable() == []
+    assert store.fix_permissions() == 0
+    leftovers = store.staging()  # a crashed writer's files, if the backend has any
+    for item in leftovers:
+        store.remove_staging(item)
+    assert store.staging() == []
+
+
+# Presence, sessions, claims, waiters ---------------------------------------------------
+def test_presence_records(store: Store) -> None:
+    store.write_presence("gemini", "k1", {"pid": 1})
+    store.write_presence("gemini", "k1", {"pid": 2})
+    assert store.presence() == [{"pid": 2, "agent": "gemini", "key": "k1"}]
+    store.remove_presence("gemini", "k1")
+    store.remove_presence("gemini", "k1")
+    assert store.presence() == []
+
+
+def test_session_state_claims_and_waiters(store: Store) -> None:
+    assert store.shown("gemini", "s1") == set()
+    store.add_shown("gemini", "s1", ["a", "b"])
+    assert store.shown("gemini", "s1") == {"a", "b"}
+    store.prune_sessions("gemini", older_than=3600)
+    assert store.shown("gemini", "s1") == {"a", "b"}  # recent: kept
+    store.prune_sessions("gemini", older_than=-1)
+    assert store.shown("gemini", "s1") == set()
+    assert store.claim("gemini", "/a") == "/a"
+    assert store.claim("gemini", "/b") == "/a"
+    store.replace_claim("gemini", "/b")
+    assert store.claim("gemini", "/c") == "/b"
+    assert store.waiter("gemini", "s1") is None
+    store.set_waiter("gemini", "s1", 41)
+    store.set_waiter("gemini", "s1", 42)
+    assert store.waiter("gemini", "s1") == 42 and store.waiter_pids("gemini") == [42]
+
+
+# The wake queue ------------------------------------------------------------------------
+def test_wake_queue_enqueue_claim_release_and_orphans(store: Store) -> None:
+    m = message()
+    store.deliver(m, ["gemini"])
+    entry = WakeEntry(m.id, "gemini", not_before=time.time())
+    assert store.wake_enqueue(entry) is True
+    assert store.wake_enqueue(entry) is False  # one wake per message
+    assert store.wake_agents() == ["gemini"]
+    assert [e.message_id for e in store.wake_pending("gemini")] == [m.id]
+    with store.wake_lock("gemini") as held:
+        assert held
+        claimed = store.wake_claim(entry)
+        assert claimed is not None and claimed.claim is not None
+        assert store.wake_claim(entry) is None  # taken
+        assert [o.message_id for o in store.wake_orphans("gemini")] == [m.id]
+        store.wake_release(claimed, WakeEntry(m.id, "gemini", attempt=2))
+    assert [e.attempt for e in store.wake_pending("gemini")] == [2]
+    assert store.wake_orphans("gemini") == []
+
+
+def test_concurrent_processes_claim_once_and_finish_idempotently(
+        backend: Backend, store: Store, tmp_path: Path) -> None:
+    m = message()
+    store.deliver(m, ["gemini"])
+    store.wake_enqueue(WakeEntry(m.id, "gemini"))
+    go = tmp_path / "go"
+    outs = [tmp_path / f"out{n}" for n in range(6)]
+    racers = [worker("race", backend.location, "gemini", m.id, go, out) for out in outs]
+    go.touch()
+    for racer in racers:
+        finish(racer)
+    assert sorted(out.read_text() for out in outs) == ["lost"] * 5 + ["won"]
+    assert store.entries("gemini", ["unread", "read", "done"]) == [(m.id, "done")]
+
+
+# Watching ------------------------------------------------------------------------------
+def test_watch_kicks_on_new_mail_or_says_poll(store: Store) -> None:
+    kicked = threading.Event()
+    store.deliver(message(0), ["gemini"])
+    watching = store.watch(kicked.set, mail_for="gemini")
+    if watching is None:
+        return  # this backend cannot tell: callers poll, which is allowed
+    try:
+        assert watching.how
+        kicked.clear()
+        store.deliver(message(1), ["gemini"])
+        assert kicked.wait(30)
+    finally:
+        watching.close()
+
+
+# Errors: always a MailslotError, one line, nothing half-done -----------------------------
+def test_a_planted_link_is_UnsafePath_and_nothing_is_written(backend: Backend) -> None:
+    first = message(0)
+    backend.store.deliver(first, ["codex"])
+    backend.plant_link("gemini")
+    with pytest.raises(UnsafePath):
+        backend.store.deliver(message(1), ["codex", "gemini"])
+    assert [i for i, _ in backend.store.entries("codex", ["unread"])] == [first.id]
+
+
+def test_permission_denied_is_one_StoreError_line_and_rolls_back(
+        backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    backend.store.deliver(message(0), ["codex", "gemini"])
+    backend.deny(monkeypatch, "gemini")
+    with pytest.raises(StoreError) as caught:
+        backend.store.deliver(message(1), ["codex", "gemini"])
+    assert "permission denied" in str(caught.value) and "\n" not in str(caught.value)
+    assert "gemini" in str(caught.value)
+    assert len(backend.store.entries("codex", ["unread"])) == 1  # codex's copy went again
+
+
+def test_a_full_disk_is_one_StoreError_line_and_writes_nothing(
+        backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    backend.store.deliver(message(0), ["gemini"])
+    with monkeypatch.context() as m:
+        backend.fill(m)
+        for attempt in (lambda: backend.store.deliver(message(1), ["gemini"]),
+                        lambda: backend.store.save_config({"owner": "sarah"}),
+                        lambda: backend.store.add_seen("gemini", ["x"])):
+            with pytest.raises(StoreError, match="the disk is full") as caught:
+                attempt()
+            assert "\n" not in str(caught.value)
+    assert len(backend.store.entries("gemini", ["unread"])) == 1
+    assert backend.store.load_config() == {}
