@@ -13,7 +13,7 @@ from typing import Any
 
 from conftest import Result
 from mailslot import FileStore, Mailbox
-from mailslot.presence import STALE_SECONDS, Beacon, hostname, pid_alive, summarize
+from mailslot.presence import STALE_SECONDS, hostname, pid_alive, summarize
 
 Box = Callable[[str | None], Mailbox]
 NOW = datetime(2026, 9, 21, 14, 0, tzinfo=datetime.now().astimezone().tzinfo)
@@ -65,7 +65,7 @@ def test_beacon_announces_beats_and_stops(box: Box, root: Path) -> None:
     def clock() -> datetime:  # ten seconds later on every look
         return NOW + timedelta(seconds=10 * next(ticks))
 
-    beacon = Beacon(box("claude"), program="codex", cwd="/work", clock=clock)
+    beacon = box("claude").beacon(program="codex", cwd="/work", clock=clock)
     beacon.announce()
     (first,) = FileStore(root).presence()
     beacon.beat()
@@ -85,7 +85,7 @@ def test_announce_forgets_only_this_agents_gone_servers(box: Box, root: Path) ->
     store.write_presence("claude", "2", record(os.getppid(), datetime.now().astimezone()))
     store.write_presence("claude", "3", record(dead_pid(), NOW, host="other-machine"))
     store.write_presence("gemini", "4", record(dead_pid(), NOW))
-    Beacon(box("claude")).announce()
+    box("claude").beacon().announce()
     keys = {(r["agent"], r["key"]) for r in store.presence()}
     assert keys == {("claude", "2"), ("claude", "3"), ("claude", str(os.getpid())),
                     ("gemini", "4")}

@@ -13,7 +13,6 @@ import pytest
 from conftest import Result
 from hookkit import sender
 from mailslot import FileStore
-from mailslot.presence import Beacon
 from wake_helpers import configure, events
 
 Cli = Callable[..., Result]
@@ -67,14 +66,14 @@ def test_rewake_does_not_count_a_waiter_that_is_gone(root: Path, cli: Cli) -> No
 def test_channel_counts_only_a_running_channel_server(root: Path, cli: Cli) -> None:
     configure(root, {"claude": {"wake_on_mail": True, "wake_method": "claude-channel",
                                 "wake_retry": ONE_TRY}})
-    plain = Beacon(sender(root, "claude"), program="claude")
+    plain = sender(root, "claude").beacon(program="claude")
     plain.announce()
     sender(root, "gemini").send("claude", "one", "x")
     assert cli("watch", "--once").code == 0
     assert [e["event"] for e in events(root) if e["event"].startswith("wake_")][-1] == \
         "wake_failed"
 
-    Beacon(sender(root, "claude"), program="claude", channel=True).announce()
+    sender(root, "claude").beacon(program="claude", channel=True).announce()
     assert any(r.get("channel") for r in FileStore(root).presence())
     sender(root, "codex").send("claude", "two", "x")
     assert cli("watch", "--once").code == 0

@@ -56,7 +56,7 @@ def test_no_wake_for_broadcasts_mail_to_oneself_or_mailslot_notices(box: Box, ro
                      "gemini": {"wake_on_mail": True, **COMMAND}})
     box("claude").broadcast("freeze", "x")
     box("claude").send("claude", "note to self", "x")
-    box("gemini").system_notice("claude", "notice", "x")
+    box("gemini").notifier().tell("claude", "notice", "x")
     assert FileStore(root).wake_agents() == []
 
 

@@ -7,21 +7,18 @@ retract all live here, once.
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import overview
 from .broadcasts import to_serve
 from .config import Config
 from .errors import (
-    IdTaken,
     InvalidInput,
-    MailslotError,
     NoIdentity,
     NotFound,
     Refused,
@@ -29,18 +26,18 @@ from .errors import (
     Unreadable,
 )
 from .identity import Identity, derive_identity
-from .ids import check_id, new_id, sender_of
+from .ids import check_id, sender_of
 from .message import STATES, Message, State
 from .names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
+from .posting import Notifier, now, post, receipt
 from .results import AgentInfo, DoctorReport, Finished, Item, Page, Status
 from .store import Store, open_store
 from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field
 
+if TYPE_CHECKING:
+    from .presence import Beacon
+
 _REPLY_PREFIX = "Re: "
-
-
-def _now() -> datetime:
-    return datetime.now().astimezone()
 
 
 class Mailbox:
@@ -51,7 +48,7 @@ class Mailbox:
         store: Store,
         identity: Identity | None = None,
         *,
-        clock: Callable[[], datetime] = _now,
+        clock: Callable[[], datetime] = now,
     ) -> None:
         self.store = store
         self.identity = identity
@@ -96,36 +93,11 @@ class Mailbox:
         return self.config.max_body_bytes
 
     # Sending -------------------------------------------------------------------
-    def _compose(
-        self, to: list[str], subject: str, body: str, sender: str | None = None, **fields: Any
-    ) -> Message:
-        now = self._clock()
-        sender = sender or self.agent
-        return Message(
-            id=new_id(now, sender, to),
-            date=now.isoformat(),
-            sender=sender,
-            to=tuple(to),
-            subject=subject,
-            body=body,
-            **fields,
-        )
-
     def _deliver(self, to: list[str], subject: str, body: str, **fields: Any) -> Message:
-        """Write the message for every recipient (a rare id clash retries with a new id)."""
-        for _ in range(5):
-            message = self._compose(to, subject, body, **fields)
-            try:
-                if message.is_broadcast:
-                    self.store.publish(message)
-                else:
-                    self.store.deliver(message, to)
-            except IdTaken:
-                continue
-            self._event("delivered", message.id, to=list(to))
-            self._after_delivery(message)
-            return message
-        raise InvalidInput("could not find a free message id; try again")
+        """Write the message for every recipient, then queue the wakes it may cause."""
+        message = post(self.store, self._clock, self.agent, to, subject, body, **fields)
+        self._after_delivery(message)
+        return message
 
     def send(
         self,
@@ -369,16 +341,10 @@ class Mailbox:
 
     # Receipts ------------------------------------------------------------------
     def _event(self, kind: str, message_id: str, **extra: Any) -> None:
-        """Add a receipt. Best effort: the change it records is already done and durable,
-        so a log that cannot be written (a planted link, a full disk) must not turn a
-        success into an error that invites a second send. ``doctor`` reports the cause."""
-        record: dict[str, Any] = {"ts": self._clock().isoformat(), "event": kind,
-                                  "id": message_id}
+        """Add a receipt in this process's name (best effort; see :func:`receipt`)."""
         if "agent" not in extra and self.identity is not None:
-            record["agent"] = self.agent
-        record.update(extra)
-        with contextlib.suppress(MailslotError):
-            self.store.append_event(record)
+            extra["agent"] = self.agent
+        receipt(self.store, self._clock, kind, message_id, **extra)
 
     # Servers (mcp_server, presence) ---------------------------------------------
     def bound_agent(self) -> str:
@@ -394,6 +360,12 @@ class Mailbox:
                 "MAILSLOT_AGENT; the git checkout's name is not used"
             )
         return self.agent
+
+    def beacon(self, **options: Any) -> Beacon:
+        """The presence record of this process's server (``bound_agent``'s)."""
+        from .presence import Beacon
+
+        return Beacon(self.store, self.bound_agent(), **options)
 
     def read_page(
         self, for_: str | None = None, *, unread_only: bool = True, limit: int = 20
@@ -426,20 +398,11 @@ class Mailbox:
         """Queue the wakes the recipients' own config allows; never fails the send."""
         from .wake.queue import enqueue_wakes  # here, so read paths never import it
 
-        enqueue_wakes(self, message)
+        enqueue_wakes(self.store, message, self.notifier())
 
-    def system_notice(self, to: str, subject: str, body: str) -> Message:
-        """A notice from ``mailslot`` itself, for mailslot's own modules only.
-
-        No front end exposes this: ``mailslot`` is reserved, so no process can take it as
-        its identity, and no tool takes a sender.
-        """
-        return self._deliver(
-            [check_name(to, "recipient")],
-            clean_field(subject, "subject", MAX_SUBJECT_LENGTH),
-            clean_body(body, self.max_body_bytes),
-            sender=SYSTEM_SENDER,
-        )
+    def notifier(self) -> Notifier:
+        """What mailslot's own modules use to tell an agent something (wake failures)."""
+        return Notifier(self.store, self._clock)
 
     # Settings --------------------------------------------------------------------
     def choose_wake(self, agent: str, method: str) -> bool:

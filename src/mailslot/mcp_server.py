@@ -181,7 +181,7 @@ def build_server(
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-        beacon = Beacon(open_box(), program=program, channel=channel)
+        beacon = open_box().beacon(program=program, channel=channel)
         _best_effort(beacon.announce)
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(_keep_alive, beacon)

@@ -15,13 +15,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .results import Session
+
 if TYPE_CHECKING:
-    from .mailbox import Mailbox
     from .store import Store
 
 HEARTBEAT_SECONDS = 10.0
@@ -32,49 +33,15 @@ def _now() -> datetime:
     return datetime.now().astimezone()
 
 
-@dataclass(frozen=True)
-class Session:
-    """One server of an agent, as its record says."""
-
-    pid: int
-    hostname: str
-    program: str | None
-    cwd: str | None
-    started: str
-    heartbeat: str
-    stopped: str | None = None
-    channel: bool = False  # started with --channel: pushes arrivals into Claude Code
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> Session | None:
-        """A record from the store, or ``None`` if it is not shaped like one of ours."""
-        pid, started, beat = record.get("pid"), record.get("started"), record.get("heartbeat")
-        if isinstance(pid, bool) or not isinstance(pid, int) or pid < 1:
-            return None
-        if not isinstance(started, str) or not isinstance(beat, str):
-            return None
-
-        def text(key: str) -> str | None:
-            value = record.get(key)
-            return value if isinstance(value, str) else None
-
-        return cls(pid, text("hostname") or "", text("program"), text("cwd"), started, beat,
-                   text("stopped"), record.get("channel") is True)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @property
-    def last_seen(self) -> str:
-        return self.stopped or self.heartbeat
-
-    def is_online(self, now: datetime, hostname: str) -> bool:
-        if self.stopped is not None:
-            return False
-        beat = _parse(self.heartbeat)
-        if beat is None or (now - beat).total_seconds() > STALE_SECONDS:
-            return False
-        return self.hostname != hostname or pid_alive(self.pid)
+def is_online(session: Session, now: datetime, here: str) -> bool:
+    """Does this server count as online: not stopped, a fresh heartbeat and, on this
+    machine (``here``), a live process?"""
+    if session.stopped is not None:
+        return False
+    beat = _parse(session.heartbeat)
+    if beat is None or (now - beat).total_seconds() > STALE_SECONDS:
+        return False
+    return session.hostname != here or pid_alive(session.pid)
 
 
 @dataclass(frozen=True)
@@ -152,7 +119,7 @@ def summarize(
             by_agent.setdefault(str(record["agent"]), []).append(session)
     result: dict[str, AgentPresence] = {}
     for agent, sessions in by_agent.items():
-        online = [s for s in sessions if s.is_online(now, here)]
+        online = [s for s in sessions if is_online(s, now, here)]
         seen = [(when, s.last_seen) for s in sessions if (when := _parse(s.last_seen))]
         result[agent] = AgentPresence(bool(online), max(seen)[1] if seen else None, online)
     return result
@@ -163,15 +130,16 @@ class Beacon:
 
     def __init__(
         self,
-        box: Mailbox,
+        store: Store,
+        agent: str,
         *,
         program: str | None = None,
         cwd: str | None = None,
         channel: bool = False,
         clock: Callable[[], datetime] = _now,
     ) -> None:
-        self.store: Store = box.store
-        self.agent = box.bound_agent()
+        self.store = store
+        self.agent = agent
         self.pid = os.getpid()
         self.key = str(self.pid)
         self.hostname = hostname()
@@ -193,7 +161,7 @@ class Beacon:
                 continue
             session = Session.from_record(record)
             if session is None or (session.hostname == self.hostname
-                                   and not session.is_online(now, self.hostname)):
+                                   and not is_online(session, now, self.hostname)):
                 self.store.remove_presence(self.agent, str(record["key"]))
         self.beat()
 

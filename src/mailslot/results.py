@@ -2,11 +2,47 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .message import Message, State
-from .presence import Session
+
+
+@dataclass(frozen=True)
+class Session:
+    """One server of an agent, as its record says."""
+
+    pid: int
+    hostname: str
+    program: str | None
+    cwd: str | None
+    started: str
+    heartbeat: str
+    stopped: str | None = None
+    channel: bool = False  # started with --channel: pushes arrivals into Claude Code
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Session | None:
+        """A record from the store, or ``None`` if it is not shaped like one of ours."""
+        pid, started, beat = record.get("pid"), record.get("started"), record.get("heartbeat")
+        if isinstance(pid, bool) or not isinstance(pid, int) or pid < 1:
+            return None
+        if not isinstance(started, str) or not isinstance(beat, str):
+            return None
+
+        def text(key: str) -> str | None:
+            value = record.get(key)
+            return value if isinstance(value, str) else None
+
+        return cls(pid, text("hostname") or "", text("program"), text("cwd"), started, beat,
+                   text("stopped"), record.get("channel") is True)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def last_seen(self) -> str:
+        return self.stopped or self.heartbeat
 
 
 @dataclass(frozen=True)

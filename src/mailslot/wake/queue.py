@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..config import Config
 from ..errors import MailslotError
@@ -29,8 +29,9 @@ from ..store import Store, WakeEntry
 from .notice import not_woken_body
 from .policy import refusal, settings_for
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..mailbox import Mailbox
+    from ..posting import Notifier
 
 
 def log(store: Store, kind: str, message_id: str, agent: str, **extra: Any) -> None:
@@ -39,19 +40,20 @@ def log(store: Store, kind: str, message_id: str, agent: str, **extra: Any) -> N
                               "id": message_id, "agent": agent}
     record.update(extra)
     # Best effort: the queue folders hold the truth; a full disk must not stop a wake.
-    with contextlib.suppress(MailslotError, OSError):
+    with contextlib.suppress(MailslotError):
         store.append_event(record)
 
 
-def tell_sender(box: Mailbox, message_id: str, subject: str, body: str) -> Message | None:
+def tell_sender(notifier: Notifier, message_id: str, subject: str, body: str
+                ) -> Message | None:
     """A notice from ``mailslot`` to the message's sender (never to mailslot itself)."""
     sender = sender_of(message_id)
     if sender == SYSTEM_SENDER or not is_valid_name(sender):
         return None
-    return box.system_notice(sender, subject, body)
+    return notifier.tell(sender, subject, body)
 
 
-def enqueue_wakes(box: Mailbox, message: Message) -> None:
+def enqueue_wakes(store: Store, message: Message, notifier: Notifier) -> None:
     """Queue the wakes ``message``'s recipients allow. Never raises: it is delivered."""
     if message.is_broadcast or message.sender == SYSTEM_SENDER:
         return
@@ -59,28 +61,28 @@ def enqueue_wakes(box: Mailbox, message: Message) -> None:
         if agent == message.sender:
             continue
         try:
-            _enqueue_one(box, message, agent)
-        except (MailslotError, OSError) as exc:
-            log(box.store, "wake_skipped", message.id, agent, reason=f"could not queue: {exc}")
+            _enqueue_one(store, message, agent, notifier)
+        except MailslotError as exc:
+            log(store, "wake_skipped", message.id, agent, reason=f"could not queue: {exc}")
 
 
-def _enqueue_one(box: Mailbox, message: Message, agent: str) -> None:
+def _enqueue_one(store: Store, message: Message, agent: str, notifier: Notifier) -> None:
     asked = message.delivery == "wake"
     try:
-        settings = settings_for(Config(box.store.load_config()), agent)
+        settings = settings_for(Config(store.load_config()), agent)
     except MailslotError as exc:
         reason = str(exc)  # fails closed: no wake, and the reason names the field
     else:
         refused = refusal(settings, message)
         if refused is None:
             # Logged first: a watcher may take the wake the instant it is queued.
-            log(box.store, "wake_queued", message.id, agent, method=settings.method)
-            box.store.wake_enqueue(WakeEntry(message.id, agent, not_before=time.time()))
+            log(store, "wake_queued", message.id, agent, method=settings.method)
+            store.wake_enqueue(WakeEntry(message.id, agent, not_before=time.time()))
             return
         if not asked and settings.opt_in != "always":
             return  # nothing was asked and nothing allowed: not worth a line
         reason = refused
-    log(box.store, "wake_skipped", message.id, agent, reason=reason)
+    log(store, "wake_skipped", message.id, agent, reason=reason)
     if asked:
-        tell_sender(box, message.id, f"{agent} will not be woken",
+        tell_sender(notifier, message.id, f"{agent} will not be woken",
                     not_woken_body(agent, message.id, reason))

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 
 from ..config import Config
 from ..errors import MailslotError, NotFound
-from ..mailbox import Mailbox
 from ..message import Message
+from ..posting import Notifier
 from ..store import Store, WakeEntry
 from .methods import Job, Outcome, WakeMethod
 from .notice import gave_up_body, wake_notice
@@ -205,7 +205,8 @@ class WakeRunner:
         log(self.store, "wake_failed", entry.message_id, agent, method=name,
             attempt=entry.attempt, reason=outcome.reason, final=True)
         body = gave_up_body(agent, entry.message_id, entry.attempt, outcome.reason)
-        notice = tell_sender(Mailbox(self.store), entry.message_id, f"Could not wake {agent}", body)
+        notice = tell_sender(Notifier(self.store), entry.message_id, f"Could not wake {agent}",
+                             body)
         self.store.wake_release(entry)  # after the notice: a crash repeats it, never loses it
         told = notice.to[0] if notice else None
         return Result(agent, entry.message_id, name, entry.attempt, outcome, told=told)

@@ -1,0 +1,76 @@
+"""How a new message is written: a fresh id, retried on the rare clash, then its receipt.
+
+Used by :class:`~mailslot.mailbox.Mailbox` (what agents send) and :class:`Notifier`
+(what mailslot itself tells an agent), so both write mail the same way. The rules about
+who may send what stay in the mailbox; a notice is trusted because only mailslot's own
+modules can hold a :class:`Notifier`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from .errors import IdTaken, InvalidInput, MailslotError
+from .ids import new_id
+from .message import Message
+from .names import SYSTEM_SENDER, check_name
+from .store import Store
+from .text import DEFAULT_MAX_BODY_BYTES, MAX_SUBJECT_LENGTH, clean_body, clean_field
+
+_ATTEMPTS = 5
+
+
+def now() -> datetime:
+    return datetime.now().astimezone()
+
+
+def post(store: Store, clock: Callable[[], datetime], sender: str, to: Sequence[str],
+         subject: str, body: str, **fields: Any) -> Message:
+    """Write a new message from ``sender`` durably for ``to`` (or publish a broadcast)
+    and add its ``delivered`` receipt; a clash of ids is retried with a new one."""
+    for _ in range(_ATTEMPTS):
+        when = clock()
+        message = Message(id=new_id(when, sender, list(to)), date=when.isoformat(),
+                          sender=sender, to=tuple(to), subject=subject, body=body, **fields)
+        try:
+            if message.is_broadcast:
+                store.publish(message)
+            else:
+                store.deliver(message, to)
+        except IdTaken:
+            continue
+        receipt(store, clock, "delivered", message.id, agent=sender, to=list(to))
+        return message
+    raise InvalidInput("could not find a free message id; try again")
+
+
+def receipt(store: Store, clock: Callable[[], datetime], kind: str, message_id: str,
+            **extra: Any) -> None:
+    """Add a receipt. Best effort: the change it records is already done and durable, so
+    a log that cannot be written (a planted link, a full disk) must not turn a success
+    into an error that invites a second send. ``doctor`` reports the cause."""
+    record: dict[str, Any] = {"ts": clock().isoformat(), "event": kind, "id": message_id}
+    record.update(extra)
+    with contextlib.suppress(MailslotError):
+        store.append_event(record)
+
+
+class Notifier:
+    """The one way mailslot itself tells an agent something: a notice from ``mailslot``.
+
+    No front end holds one: ``mailslot`` is a reserved name, so no process can take it as
+    its identity, and no tool takes a sender. Notices queue no wake (a failed wake can
+    never set off another).
+    """
+
+    def __init__(self, store: Store, clock: Callable[[], datetime] = now) -> None:
+        self.store = store
+        self._clock = clock
+
+    def tell(self, to: str, subject: str, body: str) -> Message:
+        return post(self.store, self._clock, SYSTEM_SENDER, [check_name(to, "recipient")],
+                    clean_field(subject, "subject", MAX_SUBJECT_LENGTH),
+                    clean_body(body, DEFAULT_MAX_BODY_BYTES))
