@@ -14,7 +14,7 @@ from .config import Config
 from .errors import NotFound
 from .mailbox import Mailbox
 from .message import Message
-from .store.base import Watching
+from .store.records import Watching
 from .wake.policy import in_session_wakes
 
 

@@ -25,7 +25,7 @@ from .config import Config
 from .errors import MailslotError
 from .framing import injection
 from .identity import git_toplevel
-from .store.sessions import SESSION_KEY
+from .names import SESSION_KEY
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

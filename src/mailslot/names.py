@@ -20,6 +20,9 @@ RESERVED = frozenset({BROADCAST_RECIPIENT, "unknown", SYSTEM_SENDER})
 MAX_NAME_LENGTH = 64
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+SESSION_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+"""What a session key may be: a word safe as a file or row name (a host's session id as
+given when it is one; :func:`mailslot.delivery.session_key` hashes any other)."""
 
 
 def _fold(raw: str) -> str:

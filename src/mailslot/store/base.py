@@ -21,31 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..message import Message, State
+from .records import StoredFile, WakeEntry, Watching
 
 Event = Mapping[str, Any]
 """One line of the events log: ``{"ts": ..., "event": "delivered", "id": ..., ...}``."""
-
-
-@dataclass(frozen=True)
-class StoredFile:
-    """A file the store keeps, as ``doctor`` reports it."""
-
-    path: str
-    age_seconds: float
-
-
-class Watching(Protocol):
-    """A running watch (see :meth:`Store.watch`)."""
-
-    how: str
-    """What is watched and how, for people (``mail for claude (inotify events)``)."""
-
-    def close(self) -> None:
-        """Stop watching."""
 
 
 class Store(Protocol):
@@ -217,17 +199,3 @@ class Store(Protocol):
         share one kick. The file store uses file-system events; a server store would
         use its notifications (PostgreSQL's LISTEN/NOTIFY).
         """
-
-
-@dataclass(frozen=True)
-class WakeEntry:
-    """One queued wake: wake ``agent`` for ``message_id``, attempt ``attempt``.
-
-    ``not_before`` is a Unix time; ``claim`` is the store's handle once claimed.
-    """
-
-    message_id: str
-    agent: str
-    attempt: int = 1
-    not_before: float = 0.0
-    claim: str | None = None

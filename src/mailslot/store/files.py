@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..message import Message, State
-    from .base import StoredFile, Watching
+    from .records import StoredFile, Watching
 
 
 @translated
@@ -211,7 +211,7 @@ class FileStore(FileWakeQueue):
 
     def staging(self) -> list[StoredFile]:
         """Regular files in ``tmp/`` only: anything else there is not mailslot's."""
-        from .base import StoredFile
+        from .records import StoredFile
 
         folder = self._folder("tmp")
         now = time.time()

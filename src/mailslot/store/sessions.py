@@ -13,10 +13,10 @@ docs/hooks.md, "Speed").
 from __future__ import annotations
 
 import os
-import re
 import time
 
 from ..errors import UnsafePath
+from ..names import SESSION_KEY
 from .fs import append, file_names, read_file, read_lines, remove, write_new
 from .layout import MailboxFiles
 
@@ -24,7 +24,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-SESSION_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 class SessionFiles(MailboxFiles):

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-    from .base import WakeEntry
+    from .records import WakeEntry
 
 
 def _encode(entry: WakeEntry) -> bytes:
@@ -55,7 +55,7 @@ def _encode(entry: WakeEntry) -> bytes:
 
 def _decode(data: bytes, message_id: str, agent: str, claim: str | None) -> WakeEntry:
     """The entry a file holds; a damaged file still names a wake, so it is kept as new."""
-    from .base import WakeEntry
+    from .records import WakeEntry
 
     try:
         record: Any = json.loads(data.decode("utf-8"))

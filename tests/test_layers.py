@@ -1,0 +1,121 @@
+"""The layers of docs/architecture.md hold: no import points up, and there is no cycle.
+
+The import graph is read with ``ast`` from the package's sources: imports at the top of
+a module, inside functions and under ``TYPE_CHECKING`` all count (a lazy import is still
+a dependency). The layer map is read from the doc itself, so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "src" / "mailslot"
+DOC = PACKAGE.parent.parent / "docs" / "architecture.md"
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (``mailslot`` is the package)."""
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The package's modules that ``name`` imports, anywhere in it."""
+    found: set[str] = set()
+    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in known)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                whole = f"{target}.{alias.name}"
+                found.add(whole if whole in known else target)
+    return {m for m in found if m in known and m != name}
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def layers() -> dict[str, int]:
+    """Module → layer number (0 is the top), from the doc's marked list."""
+    text = DOC.read_text()
+    block = text.split("<!-- layers: begin -->")[1].split("<!-- layers: end -->")[0]
+    rank: dict[str, int] = {}
+    for number, line in enumerate(re.findall(r"^- [^:]+: (.+)$", block, re.M)):
+        for short in line.split(","):
+            short = short.strip()
+            name = "mailslot" if short == "mailslot" else f"mailslot.{short}"
+            assert name not in rank, f"{name} is in two layers of docs/architecture.md"
+            rank[name] = number
+    return rank
+
+
+def test_every_module_is_in_exactly_one_layer() -> None:
+    rank = layers()
+    known = set(modules())
+    assert known - set(rank) == set(), "add these to the layer list in docs/architecture.md"
+    assert set(rank) - known == set(), "the layer list names modules that do not exist"
+
+
+def test_no_import_points_to_a_higher_layer() -> None:
+    rank = layers()
+    upward = sorted(f"{a} -> {b}" for a, targets in graph().items() for b in targets
+                    if rank[b] < rank[a])
+    assert upward == []
+
+
+def test_there_is_no_import_cycle() -> None:
+    edges = graph()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(edges):
+        if start not in state:
+            cycle = visit(start)
+            assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_only_the_store_package_builds_a_file_store() -> None:
+    builders = sorted(
+        name for name, path in modules().items()
+        if not name.startswith("mailslot.store")
+        and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name | ast.Attribute)
+                and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) == "FileStore"
+                for n in ast.walk(ast.parse(path.read_text())))
+    )
+    assert builders == []
+
+
+def test_the_reader_sees_lazy_relative_imports(tmp_path: Path) -> None:
+    """An import inside a function is a dependency too (it would hide a cycle)."""
+    known = {"mailslot.errors": tmp_path / "errors.py", "mailslot.cli": tmp_path / "cli.py"}
+    known["mailslot.errors"].write_text("def f():\n    from .cli import main\n")
+    known["mailslot.cli"].write_text("from .errors import MailslotError\n")
+    assert imports("mailslot.errors", known["mailslot.errors"], known) == {"mailslot.cli"}
+    assert imports("mailslot.cli", known["mailslot.cli"], known) == {"mailslot.errors"}
