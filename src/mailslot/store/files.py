@@ -18,7 +18,6 @@ is never rewritten. Nothing inside the root follows a symlink.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -99,12 +98,10 @@ class FileStore(FileWakeQueue):
                 fsync_dir(folder)
         except BaseException:
             for target in made:  # roll back: a failed send leaves nothing
-                with contextlib.suppress(OSError):
-                    remove(target)
+                _try_remove(target)
             raise
         finally:
-            with contextlib.suppress(OSError):
-                remove(tmp)
+            _try_remove(tmp)
 
     def deliver(self, message: Message, recipients: Sequence[str]) -> None:
         for r in recipients:  # refuse a planted link before creating any recipient's folder
@@ -313,8 +310,10 @@ class FileStore(FileWakeQueue):
         for agent in self.agent_names():
             listed: list[tuple[str, State]] = []
             for state in STATES:
-                with contextlib.suppress(UnsafePath):  # a planted folder: problems() says
+                try:
                     listed += self.entries(agent, [state])
+                except UnsafePath:
+                    continue  # a planted folder: problems() names it
             for message_id, _ in listed:
                 try:
                     self.load(agent, message_id)
@@ -428,3 +427,11 @@ class FileStore(FileWakeQueue):
             paths.append(self.waiters_folder(waiters_of))
         observer = observe(paths, kick)
         return None if observer is None else FolderWatch(observer, f"mail for {mail_for}")
+
+
+def _try_remove(path: str) -> None:
+    """Remove ``path`` if possible: cleaning up after a failure must not hide it."""
+    try:
+        remove(path)
+    except OSError:
+        return

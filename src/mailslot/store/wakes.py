@@ -16,7 +16,6 @@ and finds a claim knows the claim's watcher stopped mid-wake and queues it again
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -38,7 +37,6 @@ from .sessions import SessionFiles
 
 TYPE_CHECKING = False  # the file store is on the hook path: no typing, no dataclasses
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
     from .records import WakeEntry
@@ -160,25 +158,42 @@ class FileWakeQueue(SessionFiles):
             if not is_id(message_id) or not pid.isdigit():
                 continue
             path = os.path.join(folder, name)
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 orphans.append(self._read_entry(path, message_id, agent, name))
+            except FileNotFoundError:
+                continue  # released meanwhile
         return orphans
 
-    @contextlib.contextmanager
-    def wake_lock(self, agent: str) -> Iterator[bool]:
+    def wake_lock(self, agent: str) -> AgentLock:
         if not is_valid_name(agent) or agent != agent.lower():
             raise UnsafePath(f"{agent!r} is not an agent name; not used as a file name")
-        path = os.path.join(self._folder("wake", "locks", create=True), agent)
+        return AgentLock(os.path.join(self._folder("wake", "locks", create=True), agent),
+                         agent)
+
+
+class AgentLock:
+    """``wake_lock``'s context: ``flock`` taken on entry (``True``, or ``False`` when
+    another holder has it), released on exit or by the kernel when the holder dies.
+
+    A class rather than ``contextlib.contextmanager``: the file store is on the hook
+    path, where importing :mod:`contextlib` costs more than the rest of a lookup.
+    """
+
+    __slots__ = ("_agent", "_fd", "_path")
+
+    def __init__(self, path: str, agent: str) -> None:
+        self._path, self._agent, self._fd = path, agent, -1
+
+    def __enter__(self) -> bool:
         try:
-            fd = open_file(path, LOCK)
+            self._fd = open_file(self._path, LOCK)
         except OSError as exc:
-            raise store_error(exc, f"cannot lock {agent}'s wakes") from None
+            raise store_error(exc, f"cannot lock {self._agent}'s wakes") from None
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
-            yield True
-        finally:
-            os.close(fd)
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._fd)
