@@ -4,8 +4,8 @@ The service reaches messages only through :class:`Store`, so another backend (a
 server database for agents on several machines) can be added without touching a rule.
 
 :func:`open_store` is the one way to open a store. Loaded on first use (PEP 562): the
-hook path imports only :mod:`.location`, :mod:`.delivery_files` (and the lean
-:mod:`.layout` and :mod:`.fs` beneath them).
+hook path imports :mod:`.location` and the file store's lean modules, never
+:mod:`.base` (``typing``, ``dataclasses``) or :mod:`.watching` (watchdog).
 """
 
 from ..lazy import exports

@@ -12,11 +12,12 @@
   writing fails it is removed again, so no half file is left behind.
 * A record is appended in one ``write`` with ``O_APPEND``, so concurrent lines never
   interleave.
+* Every ``OSError`` becomes one :class:`StoreError` line at the file store's public
+  methods (:func:`translated`).
 
-Used by :class:`~mailslot.store.files.FileStore`, its wake queue and
-:class:`~mailslot.store.delivery_files.DeliveryFiles`. It is on the hook path, which
-must start in a few milliseconds, so it imports only ``os``, ``stat``, ``errno`` and
-mailslot's errors and ids (see docs/hooks.md, "Speed").
+Used by every part of :class:`~mailslot.store.files.FileStore`. It is on the hook path,
+which must start in a few milliseconds, so it imports only ``os``, ``stat``, ``errno``,
+``time`` and mailslot's foundation (see docs/hooks.md, "Speed").
 """
 
 from __future__ import annotations

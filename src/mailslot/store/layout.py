@@ -1,10 +1,10 @@
 """Where things live in the mailbox folder, and what every reader of it does alike.
 
-:class:`MailboxFiles` is the part the file store and the hooks' lean view share:
-listing a mailbox, the broadcasts served to an agent, the events log, the config and
-the staging area. Their rules about touching files are in :mod:`.fs`; the layout is
-in docs/format.md. On the hook path, so it loads nothing heavy (see docs/hooks.md,
-"Speed").
+:class:`MailboxFiles` is the base of :class:`~mailslot.store.files.FileStore`: listing
+a mailbox, the one reader of message files, the broadcasts served to an agent, the
+events log (rolled into segments), the config and the staging area. Their rules about
+touching files are in :mod:`.fs`; the layout is in docs/format.md. On the hook path, so
+it loads nothing heavy (see docs/hooks.md, "Speed").
 """
 
 from __future__ import annotations
