@@ -266,7 +266,7 @@ def test_moving_a_registration_to_another_agent_is_refused(cli: Cli, home: Path,
     before = (project / ".mcp.json").read_text()
     r = install(cli, "copilot", "--scope", "project", agent="bob")
     assert r.code == 1
-    assert r.err.startswith(f"mailslot: {project / '.mcp.json'} already registers mailslot "
+    assert r.err.startswith(f"mailslot: error: {project / '.mcp.json'} already registers mailslot "
                             "as agent 'ada'")
     assert (project / ".mcp.json").read_text() == before
     r = install(cli, "claude", "--hooks", agent="bob")

@@ -11,7 +11,8 @@ import contextlib
 import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +23,18 @@ from .errors import InvalidInput, MailslotError, NoIdentity, NotFound, Refused, 
 from .identity import Identity, derive_identity
 from .ids import check_id, new_id, sender_of
 from .message import STATES, Message, State
-from .names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
-from .results import AgentInfo, DoctorReport, Item, Status
+from .names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name, closest
+from .results import AgentInfo, DoctorReport, InboxPage, Item, Status, WhoAmI
+from .shortids import resolve, short_forms
 from .store import FileStore, Store
-from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field
+from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
 
 _REPLY_PREFIX = "Re: "
 
 
 def _now() -> datetime:
-    return datetime.now().astimezone()
+    """Dates are stored in UTC; readers show them in their own time zone."""
+    return datetime.now(UTC)
 
 
 class Mailbox:
@@ -48,6 +51,8 @@ class Mailbox:
         self.identity = identity
         self._clock = clock
         self._config: Config | None = None
+        self.notes: list[str] = []
+        """What the last send wants its caller told (a new mailbox, a wake not allowed)."""
 
     @classmethod
     def open(
@@ -70,7 +75,32 @@ class Mailbox:
             raise NoIdentity(
                 "no identity: pass --agent NAME, set MAILSLOT_AGENT, or run inside a git checkout"
             )
+        if self.identity.source == "git":
+            return self._git_name(self.identity)
         return check_name(self.identity.name, f"agent name (from {self.identity.source})")
+
+    @staticmethod
+    def _git_name(identity: Identity) -> str:
+        try:
+            return check_name(identity.name, "agent name")
+        except InvalidInput:
+            folder = os.path.basename(identity.path or "")
+            raise NoIdentity(
+                f"the git checkout's name {quoted(folder)} does not make an agent name; "
+                "pass --agent NAME (a-z, 0-9 and '-') or set MAILSLOT_AGENT"
+            ) from None
+
+    def whoami(self) -> WhoAmI:
+        """Who this process speaks as and why, or why it cannot speak at all."""
+        name, problem = None, None
+        try:
+            name = self.agent
+        except InvalidInput as exc:
+            problem = str(exc)
+        identity = self.identity
+        return WhoAmI(name, identity.source if identity else None,
+                      identity.path if identity else None, self.store.location,
+                      type(self.store).__name__, problem)
 
     def check_identity(self) -> str:
         """Fail early (before reading a body) when there is no usable identity."""
@@ -127,9 +157,16 @@ class Mailbox:
         re_issue: str | None = None,
         expect_reply: bool = False,
         wake: bool = False,
+        new: bool = False,
     ) -> Message:
-        """Deliver a new message to one or more agents; returns it once it is durable."""
+        """Deliver a new message to one or more agents; returns it once it is durable.
+
+        A recipient without a mailbox that is close to a known agent's name is refused as
+        a likely typo unless ``new``; a genuinely new one gets a mailbox and a note.
+        """
+        self.notes = []
         recipients = self._recipients(to)
+        self._check_new_recipients(recipients, allow_new=new)
         subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
         fields: dict[str, Any] = {
             "expect_reply": expect_reply,
@@ -138,7 +175,10 @@ class Mailbox:
         if re_issue is not None:
             fields["re_issue"] = clean_field(re_issue, "re_issue")
         body = clean_body(body, self.max_body_bytes)
-        return self._deliver(recipients, subject, body, **fields)
+        message = self._deliver(recipients, subject, body, **fields)
+        if wake:
+            self._note_wake_refusals(message)
+        return message
 
     def broadcast(self, subject: str, body: str) -> Message:
         """A message every agent but the sender is served once (later agents too)."""
@@ -152,7 +192,7 @@ class Mailbox:
         The reply is delivered before the original is marked, so a crash in between
         shows the original again rather than losing the answer.
         """
-        original = self._find(check_id(message_id), header_only=True)
+        original = self._find(self.resolve_id(message_id), header_only=True)
         sender = original.message.sender
         if sender == SYSTEM_SENDER:
             raise Refused("notices from mailslot cannot be replied to; mark them done")
@@ -179,12 +219,54 @@ class Mailbox:
         names: list[str] = []
         for entry in raw:
             for part in entry.split(",") if isinstance(entry, str) else [entry]:
-                name = check_name(part.strip() if isinstance(part, str) else part, "recipient")
+                part = part.strip() if isinstance(part, str) else part
+                if isinstance(part, str) and part.lower() == BROADCAST_RECIPIENT:
+                    raise InvalidInput(
+                        "recipient 'all' is reserved: to write to every agent, broadcast "
+                        "(mailslot broadcast, or the broadcast tool)"
+                    )
+                name = check_name(part, "recipient")
                 if name not in names:
                     names.append(name)
         if not names:
             raise InvalidInput("no recipient given")
         return names
+
+    def known_agents(self) -> list[str]:
+        """Names with a mailbox, in the config, or the owner: whom a message can reach."""
+        known = set(self.store.agent_names()) | set(self.config.agents())
+        if self.config.owner:
+            known.add(self.config.owner)
+        return sorted(known)
+
+    def _check_new_recipients(self, recipients: list[str], *, allow_new: bool) -> None:
+        """Refuse a probable typo (a new name within two edits of a known one)."""
+        known = self.known_agents()
+        for name in recipients:
+            if name in known or name == self.agent:
+                continue
+            near = closest(name, known)
+            if near is not None and not allow_new:
+                raise InvalidInput(
+                    f"no agent {quoted(name)}: did you mean {near}? (known agents: "
+                    f"{', '.join(known)}; to make a new mailbox anyway, pass --new, or "
+                    "new=true to the tool)"
+                )
+            self.notes.append(f"{name} had no mailbox; a new one was made")
+
+    def _note_wake_refusals(self, message: Message) -> None:
+        """Say at once when a recipient's own config will not let it be woken (the
+        watcher's later notice says the same)."""
+        from .wake.policy import refusal, settings_for  # here: read paths never need it
+
+        for name in message.to:
+            try:
+                why = refusal(settings_for(self.config, name), message)
+            except MailslotError as exc:
+                why = str(exc)
+            if why is not None:
+                self.notes.append(f"{name} will not be woken: {why}; the message waits in "
+                                  "its inbox")
 
     # Reading -------------------------------------------------------------------
     def _mailboxes(self, for_: str | None) -> list[str]:
@@ -202,13 +284,30 @@ class Mailbox:
         unread_only: bool = False,
         limit: int = 20,
     ) -> list[Item]:
-        """Newest first, one page, reading only the page's headers.
+        """Newest first, one page, reading only the page's headers (see :meth:`page`)."""
+        return self.page(for_, include_done=include_done, unread_only=unread_only,
+                         limit=limit).items
+
+    def page(
+        self,
+        for_: str | None = None,
+        *,
+        include_done: bool = False,
+        unread_only: bool = False,
+        limit: int = 20,
+        number: int = 1,
+        before: str | None = None,
+    ) -> InboxPage:
+        """Page ``number`` of the listing (or the page after the id ``before``), newest
+        first, reading only the page's headers, with how many are left after it.
 
         Default: unread and read mail plus broadcasts not yet served. ``include_done``
         adds done mail and broadcasts already served; ``unread_only`` keeps only unread.
         """
         if limit < 1:
             raise InvalidInput("limit must be at least 1")
+        if number < 1:
+            raise InvalidInput("page must be at least 1")
         states: tuple[State, ...] = ("unread",)
         if not unread_only:
             states = ("unread", "read", "done") if include_done else ("unread", "read")
@@ -227,9 +326,15 @@ class Mailbox:
             if include_done and not unread_only:
                 served = (i for i in live if i in seen and sender_of(i) != box)
                 candidates.extend((i, "read", BROADCAST_RECIPIENT) for i in served)
-        page: list[Item] = []
+        if before is not None:
+            last = self.resolve_id(before, everywhere=everyone or for_ is not None)
+            candidates = [c for c in candidates if c[0] < last]
+        skip = (number - 1) * limit
         # Ids sort by time and are unique per mailbox, so the largest tuples are the newest.
-        for message_id, state, box in heapq.nlargest(limit, candidates):
+        chosen = heapq.nlargest(skip + limit, candidates)[skip:]
+        forms = self._short_forms([c[0] for c in chosen], everywhere=for_ is not None)
+        items: list[Item] = []
+        for message_id, state, box in chosen:
             try:
                 if box == BROADCAST_RECIPIENT:
                     message, _ = self.store.load_broadcast(message_id, header_only=True)
@@ -237,8 +342,40 @@ class Mailbox:
                     message, state = self.store.load(box, message_id, header_only=True)
             except NotFound:
                 continue  # moved or retracted while we listed
-            page.append(Item(message, state, box))
-        return page
+            items.append(Item(message, state, box, forms[message_id]))
+        more = max(0, len(candidates) - skip - limit)
+        done = 0
+        if not items and not include_done and not everyone:
+            done = len(self.store.entries(self._mailboxes(for_)[0], ("done",)))
+        return InboxPage(items, more, done)
+
+    def sent(self, *, limit: int = 20) -> list[Status]:
+        """What I sent, newest first, with each recipient's state (no id to remember)."""
+        if limit < 1:
+            raise InvalidInput("limit must be at least 1")
+        page = overview.sent(self.store, self.agent, self.who, limit)
+        forms = self._short_forms([s.message.id for s in page], everywhere=True)
+        return [replace(s, short=forms[s.message.id]) for s in page]
+
+    def resolve_id(self, raw: object, *, everywhere: bool = False) -> str:
+        """The whole id ``raw`` names: an id, a unique prefix (6+ characters) or its
+        random tail, among my mail and the broadcasts (``everywhere``: every mailbox)."""
+        owner = "" if everywhere else self.agent
+        return check_id(resolve(raw, self._nameable(everywhere), owner=owner))
+
+    def _nameable(self, everywhere: bool) -> Iterable[str]:
+        """Ids a short form may stand for, listed lazily (a whole id needs none)."""
+        for box in self.store.agent_names() if everywhere else [self.agent]:
+            for message_id, _ in self.store.entries(box, STATES):
+                yield message_id
+        yield from self.store.broadcast_ids()
+        yield from self.store.broadcast_ids(live=False)
+
+    def _short_forms(self, ids: list[str], *, everywhere: bool) -> dict[str, str]:
+        """The short form of each id that :meth:`resolve_id` turns back into it."""
+        if not ids:
+            return {}
+        return short_forms(ids, self._nameable(everywhere))
 
     def _find(self, message_id: str, *, header_only: bool = False) -> Item:
         """My copy of a directed message, or a broadcast I may see."""
@@ -274,18 +411,18 @@ class Mailbox:
 
     def read(self, message_id: str, *, mark: bool = True) -> Item:
         """The whole message; unread mail becomes read unless ``mark`` is false."""
-        item = self._find(check_id(message_id))
+        item = self._find(self.resolve_id(message_id))
         if mark and item.state == "unread":
             return Item(item.message, self._settle(item, "read"), item.mailbox)
         return item
 
     def mark_read(self, message_id: str) -> Item:
-        item = self._find(check_id(message_id), header_only=True)
+        item = self._find(self.resolve_id(message_id), header_only=True)
         return Item(item.message, self._settle(item, "read"), item.mailbox)
 
     def done(self, message_ids: Iterable[str]) -> list[Item]:
         """Mark messages handled. Every id is checked before any is touched."""
-        ids = [check_id(i) for i in message_ids]
+        ids = [self.resolve_id(i) for i in message_ids]
         if not ids:
             raise InvalidInput("no message id given")
         finished: list[Item] = []
@@ -304,10 +441,18 @@ class Mailbox:
     # Broadcast control ---------------------------------------------------------
     def retract(self, message_id: str) -> Message:
         """Un-send a broadcast: no one not yet served it will be. Its sender only."""
-        message_id = check_id(message_id)
+        message_id = self.resolve_id(message_id, everywhere=True)
         try:
             message, _ = self.store.load_broadcast(message_id, header_only=True)
         except NotFound:
+            holders = [a for a in self.store.agent_names()
+                       if self.store.state_of(a, message_id) is not None]
+            if holders:
+                raise Refused(
+                    f"{message_id} is a message to {', '.join(holders)}, not a broadcast: "
+                    "a delivered message cannot be recalled (only broadcasts can be "
+                    "retracted); send a follow-up instead"
+                ) from None
             raise NotFound(f"no broadcast {message_id}") from None
         if message.sender != self.agent:
             raise Refused(f"only its sender, {message.sender}, can retract {message_id}")
@@ -318,7 +463,8 @@ class Mailbox:
     # Status and overview (the rules live in overview.py) -----------------------
     def status(self, message_id: str) -> Status:
         """Per-recipient state of a message, when each read and finished it, and replies."""
-        return overview.status(self.store, check_id(message_id), self.who)
+        return overview.status(self.store, self.resolve_id(message_id, everywhere=True),
+                               self.who)
 
     def who(self) -> list[AgentInfo]:
         """Every agent known from the config, a mailbox folder, a message's sender or a
@@ -328,6 +474,16 @@ class Mailbox:
     def doctor(self, *, fix: bool = False) -> DoctorReport:
         """Check permissions, config and leftovers; with ``fix``, repair what is safe to."""
         return overview.doctor(self.store, fix=fix)
+
+    def remove_agent(self, name: str) -> str:
+        """Archive ``name``'s mailbox: kept on disk, no longer listed (its mail stays
+        readable in the archive). Returns where it went."""
+        agent = check_name(name, "agent")
+        if agent not in self.store.agent_names():
+            raise NotFound(f"no mailbox for {agent}")
+        where = self.store.archive_mailbox(agent, self._clock().strftime("%Y%m%dT%H%M%S"))
+        self._event("archived", "", agent=agent)
+        return where
 
     def path_of(self, item: Item) -> str | None:
         """Where a person finds this message on disk (for the demo and ``read``)."""
@@ -382,7 +538,7 @@ class Mailbox:
         page: list[Item] = []
         for item in items:
             try:
-                page.append(self.read(item.message.id, mark=False))
+                page.append(replace(self.read(item.message.id, mark=False), short=item.short))
             except NotFound:
                 continue  # moved or retracted while we listed
         return page, True

@@ -158,6 +158,23 @@ class FileStore(FileWakeQueue):
         fsync_dir(live)
         return True
 
+    def archive_mailbox(self, agent: str, stamp: str) -> str:
+        """Move ``agent``'s mailbox whole to ``archive/<agent>-<stamp>`` (one rename,
+        nothing deleted); a later message to ``agent`` makes a fresh mailbox."""
+        source = self._folder("agents", agent)
+        if not os.path.isdir(source) or os.path.islink(source):
+            raise NotFound(f"no mailbox for {agent}")
+        target = os.path.join(self._folder("archive", create=True), f"{agent}-{stamp}")
+        if os.path.lexists(target):
+            raise StoreError(f"{target} exists already; try again in a second")
+        try:
+            os.rename(source, target)
+        except OSError as exc:
+            raise store_error(exc, f"cannot archive {source}") from None
+        fsync_dir(os.path.dirname(source))
+        self._forget_folders(source)
+        return target
+
     # Everything else -----------------------------------------------------------
     def agent_names(self) -> list[str]:
         folder = self._folder("agents")

@@ -219,6 +219,16 @@ class Folders:
         return path
 
 
+    def _forget_folders(self, top: str) -> None:
+        """Drop what is remembered about ``top`` and below (it was moved away)."""
+        self._checked = {p for p in self._checked if not _within(p, top)}
+        self._known = {k: p for k, p in self._known.items() if not _within(p, top)}
+
+
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top + os.sep)
+
+
 def _make_folder(path: str, *, parents: bool) -> None:
     """A new ``0700`` folder (one another process made first is fine)."""
     try:
