@@ -297,9 +297,11 @@ class Mailbox:
         limit: int = 20,
         number: int = 1,
         before: str | None = None,
+        bodies: bool = False,
     ) -> InboxPage:
         """Page ``number`` of the listing (or the page after the id ``before``), newest
-        first, reading only the page's headers, with how many are left after it.
+        first, reading only the page's headers (``bodies``: whole messages), with how many
+        are left after it.
 
         Default: unread and read mail plus broadcasts not yet served. ``include_done``
         adds done mail and broadcasts already served; ``unread_only`` keeps only unread.
@@ -337,9 +339,9 @@ class Mailbox:
         for message_id, state, box in chosen:
             try:
                 if box == BROADCAST_RECIPIENT:
-                    message, _ = self.store.load_broadcast(message_id, header_only=True)
+                    message, _ = self.store.load_broadcast(message_id, header_only=not bodies)
                 else:
-                    message, state = self.store.load(box, message_id, header_only=True)
+                    message, state = self.store.load(box, message_id, header_only=not bodies)
             except NotFound:
                 continue  # moved or retracted while we listed
             items.append(Item(message, state, box, forms[message_id]))
@@ -532,16 +534,9 @@ class Mailbox:
         own = for_ is None or (
             for_.lower() != BROADCAST_RECIPIENT and check_name(for_, "mailbox") == self.agent
         )
-        items = self.inbox(None if own else for_, unread_only=unread_only, limit=limit)
-        if not own:
-            return items, False
-        page: list[Item] = []
-        for item in items:
-            try:
-                page.append(replace(self.read(item.message.id, mark=False), short=item.short))
-            except NotFound:
-                continue  # moved or retracted while we listed
-        return page, True
+        page = self.page(None if own else for_, unread_only=unread_only, limit=limit,
+                         bodies=own)
+        return page.items, own
 
     # Wake-ups (issue 5; the rules live in mailslot.wake.queue) ------------------
     def _after_delivery(self, message: Message) -> None:

@@ -52,34 +52,23 @@ class Sent(MessageFacts):
     notes: list[str]
 
 
-class MessageInfo(MessageFacts):
-    state: str
-    mailbox: str
-    short: str
-
-
-class Delivered(TypedDict):
-    agent: str
-    state: str | None
-
-
-class SentEntry(TypedDict):
-    id: str
-    short: str
-    date: str
-    to: list[str]
-    broadcast: bool
-    retracted: bool
-    recipients: list[Delivered]
 
 
 class Page(TypedDict):
-    """``box="inbox"``: ``with_bodies`` and ``messages``; ``box="sent"``: ``sent``."""
+    """``box="inbox"``: ``with_bodies`` and ``messages``; ``box="sent"``: ``sent``.
+
+    A listed item's schema is just "an object": a client validates every item of a
+    200-message page against the schema, and a typed item schema made that the largest
+    part of a read's time. The keys are in docs/mcp.md and fixed by tests:
+    ``messages[]``: id, short, date, from, state, mailbox, broadcast, in_reply_to,
+    expect_reply; ``sent[]``: id, short, date, to, broadcast, retracted, recipients
+    (``[{agent, state}]``).
+    """
 
     mailbox: str
     with_bodies: NotRequired[bool]
-    messages: NotRequired[list[MessageInfo]]
-    sent: NotRequired[list[SentEntry]]
+    messages: NotRequired[list[dict[str, Any]]]
+    sent: NotRequired[list[dict[str, Any]]]
 
 
 class StateInfo(TypedDict):
@@ -143,8 +132,10 @@ def _facts(message: Message) -> dict[str, Any]:
 
 
 def _info(item: Item) -> dict[str, Any]:
-    return {**_facts(item.message), "state": item.state, "mailbox": item.mailbox,
-            "short": item.shown_id}
+    m = item.message
+    return {"id": m.id, "short": item.shown_id, "date": m.date, "from": m.sender,
+            "state": item.state, "mailbox": item.mailbox, "broadcast": m.is_broadcast,
+            "in_reply_to": m.in_reply_to, "expect_reply": m.expect_reply}
 
 
 def _sent_page(box: Mailbox, limit: int) -> CallToolResult:
