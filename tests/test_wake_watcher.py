@@ -168,12 +168,11 @@ def test_validate_prints_what_each_wake_would_do(root: Path, bin_dir: Path, cli:
     r = cli("watch", "--validate")
     assert r.code == 0, r.out
     assert "gemini: woken for every directed message; wake_method: claude" in r.out
-    assert "would runs: claude -p '[mailslot] gemini, you have new mail: <sender> sent" in r.out
+    assert "→ runs: claude -p '[mailslot] gemini, you have new mail: <sender> sent" in r.out
     assert "--resume abc-1" in r.out
     assert "warning: codex is not on the watcher's PATH" in r.out
     assert "cursor: never woken" in r.out
-    for name in ("command", "tmux", "claude", "codex", "gemini", "agentapi", "unsupported"):
-        assert f"\n  {name}: " in r.out  # every method, with its needs and limits
+    assert "tmux" not in r.out and "agentapi" not in r.out  # only the configured methods
     data = json.loads(cli("watch", "--validate", "--json").out)
     assert data["ok"] and [a["agent"] for a in data["agents"]] == ["codex", "cursor", "gemini"]
 

@@ -298,7 +298,9 @@ _EXAMPLES: dict[str, list[str]] = {
     "install": ["mailslot install claude --agent claude --hooks",
                 "mailslot install codex --agent codex --dry-run"],
     "hook": ["mailslot hook claude session-start --agent claude < input.json"],
-    "watch": ["mailslot watch", "mailslot watch --validate", "mailslot watch --once --json"],
+    "watch": ["mailslot watch", "mailslot watch --validate",
+              "mailslot watch --validate --json   # also lists every wake method's fields",
+              "(wake methods and their config.json fields: docs/wake.md)"],
     "completion": ["mailslot completion bash > ~/.local/share/bash-completion/completions/"
                    "mailslot", "mailslot completion zsh > ~/.zfunc/_mailslot",
                    "mailslot completion fish > ~/.config/fish/completions/mailslot.fish"],
