@@ -206,3 +206,31 @@ def test_send_and_validate_never_import_watchdog(root: Path, bin_dir: Path) -> N
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_failed_wake_reports_its_stderr_tail(
+        box: Box, root: Path, bin_dir: Path, cli: Cli) -> None:
+    program = bin_dir / "notify"
+    bin_dir.mkdir(exist_ok=True)
+    program.write_text(f"#!{sys.executable}\nimport os, sys\n"
+                       "print('noise ' * 50, file=sys.stderr)\n"
+                       "print('login expired for ' + os.environ['MAILSLOT_AGENT'],"
+                       " file=sys.stderr)\nprint('\\x1b[31mgiving up\\x1b[0m', file=sys.stderr)\n"
+                       "sys.exit(3)\n")
+    program.chmod(0o755)
+    configure(root, {"gemini": {**notify_agent(bin_dir), "wake_retry": {"attempts": 1}}})
+    mid = box("claude").send("gemini", "s", "x").id
+    r = cli("watch", "--once", "--json")
+    assert r.code == 0
+    outcome = next(json.loads(line) for line in r.out.splitlines()
+                   if json.loads(line)["event"] == "gave_up")
+    assert outcome["agent"] == "gemini" and outcome["message_id"] == mid
+    reason = outcome["reason"]
+    assert reason.startswith("notify exited with status 3; stderr: ")
+    assert reason.endswith("login expired for gemini /  [31mgiving up [0m")
+    assert "\x1b" not in reason and len(reason) < 400
+    failed = [e for e in events(root) if e["event"] == "wake_failed"]
+    assert failed[-1]["reason"] == reason
+    notice = box("claude").inbox()[0]
+    assert notice.message.sender == "mailslot"
+    assert "login expired" in box("claude").read(notice.message.id).message.body

@@ -263,7 +263,7 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
         return 0 if report.ok else 1
     from .wake.watcher import watch  # the only import of watchdog, and only here
 
-    return watch(box.store, once=args.once, poll=args.poll)
+    return watch(box.store, once=args.once, poll=args.poll, as_json=args.json)
 
 
 def _seconds(raw: str) -> float:

@@ -559,6 +559,23 @@ class Mailbox:
         )
 
     # Settings --------------------------------------------------------------------
+    def wake_method(self, agent: str) -> object:
+        """``agent``'s configured ``wake_method`` as written (``None`` if unset)."""
+        return self.config.agents().get(check_name(agent), {}).get("wake_method")
+
+    def stop_wake(self, agent: str, methods: Sequence[str]) -> bool:
+        """If ``agent`` is woken by one of ``methods``, mark it ``unsupported`` and not
+        woken (other keys kept). Returns whether anything changed."""
+        name = check_name(agent)
+        raw = self.store.load_config()
+        entry = raw.get("agents", {}).get(name) if isinstance(raw.get("agents"), dict) else None
+        if not isinstance(entry, dict) or entry.get("wake_method") not in methods:
+            return False
+        entry["wake_on_mail"], entry["wake_method"] = False, "unsupported"
+        self.store.save_config(raw)
+        self._config = None
+        return True
+
     def choose_wake(self, agent: str, method: str) -> bool:
         """Opt ``agent`` in to being woken by ``method`` in config.json (other keys kept).
 
