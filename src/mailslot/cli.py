@@ -18,7 +18,6 @@ from typing import Any, NoReturn
 
 from . import __version__, render
 from .errors import InvalidInput, MailslotError, NoIdentity, NotFound, Refused
-from .install.hosts import HOST_NAMES, SCOPES
 from .mailbox import Mailbox
 from .names import closest
 from .text import read_body
@@ -331,7 +330,19 @@ def _globals(parser: argparse.ArgumentParser, *, top: bool, agent_help: str = _A
                        help="no colour even on a terminal (NO_COLOR does the same)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Skipped:
+    """Stands in for the parser of a command that is not being run: building every
+    command's parser was a tenth of a short command's whole time."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> _Skipped:
+        return self
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with ``only`` one that knows just that command."""
     parser = _Parser(prog="mailslot", description="A local mailbox for AI coding agents.",
                      epilog="Run 'mailslot COMMAND --help' for a command's options and "
                             "examples. Message ids may be shortened to their random tail "
@@ -341,19 +352,22 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    def add(name: str, help_text: str, *, server: bool = False) -> argparse.ArgumentParser:
+    def add(name: str, help_text: str, *, server: bool = False
+            ) -> argparse.ArgumentParser | _Skipped:
+        _COMMAND_NAMES.append(name)
+        if only is not None and name != only:
+            return _Skipped()
         examples = "\n".join(f"  {e}" for e in _EXAMPLES.get(name, []))
         p = sub.add_parser(name, help=help_text, description=help_text,
                            epilog=f"examples:\n{examples}" if examples else None,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         _globals(p, top=False, agent_help=_SERVER_AGENT_HELP if server else _AGENT_HELP)
-        _COMMAND_NAMES.append(name)
         return p
 
-    def body_options(p: argparse.ArgumentParser) -> None:
+    def body_options(p: argparse.ArgumentParser | _Skipped) -> None:
         p.add_argument("--body", help="message text (default: read from stdin)")
 
-    def limit_option(p: argparse.ArgumentParser) -> None:
+    def limit_option(p: argparse.ArgumentParser | _Skipped) -> None:
         p.add_argument("--limit", type=int, default=20, help="page size (default 20)")
 
     _COMMAND_NAMES.clear()
@@ -424,8 +438,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("install", "Register mailslot with an agent host (its MCP server; with --hooks "
                        "its hooks), as the agent given by --agent.", server=True)
-    p.add_argument("host", choices=HOST_NAMES)
-    p.add_argument("--scope", choices=SCOPES,
+    hosts, scopes = _install_choices() if isinstance(p, argparse.ArgumentParser) else ((), ())
+    p.add_argument("host", choices=hosts)
+    p.add_argument("--scope", choices=scopes,
                    help="project (the git checkout or this folder) or user (your home); "
                         "default: project, except user for copilot")
     p.add_argument("--hooks", action="store_true",
@@ -461,31 +476,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _mistyped(argv: Sequence[str]) -> str | None:
-    """'did you mean' for a first word that is no command (options and their values
-    skipped); ``None`` when the command is known or there is none."""
+def _install_choices() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    from .install.hosts import HOST_NAMES, SCOPES  # only when install's parser is built
+
+    return HOST_NAMES, SCOPES
+
+
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command the line names, if it can be told before parsing: the first word
+    that is not an option or an option's value, with no help asked for before it."""
     words = iter(argv)
     for word in words:
+        if word in ("-h", "--help", "--version"):
+            return None
         if word in ("--dir", "--agent"):
             next(words, None)
         elif not word.startswith("-"):
-            if word in _COMMAND_NAMES:
-                return None
-            near = closest(word, _COMMAND_NAMES)
-            hint = f": did you mean {near}?" if near else ""
-            return f"unknown command {word!r}{hint} (see 'mailslot --help')"
+            return word
     return None
+
+
+def _mistyped(word: str | None) -> str | None:
+    """'did you mean' for a command word that is no command; ``None`` when it is one."""
+    if word is None or word in _COMMAND_NAMES:
+        return None
+    near = closest(word, _COMMAND_NAMES)
+    hint = f": did you mean {near}?" if near else ""
+    return f"unknown command {word!r}{hint} (see 'mailslot --help')"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     global _JSON_ASKED
     _JSON_ASKED = "--json" in argv
-    parser = build_parser()
+    word = _command_word(argv)
+    parser = build_parser(only=word)
     if not argv:
         parser.print_help()  # `mailslot` alone: show what it can do
         return 2
-    typo = _mistyped(argv)
+    typo = _mistyped(word)
     if typo is not None:
         return _fail(typo, "usage", 2, as_json=_JSON_ASKED)
     args = parser.parse_args(argv)
