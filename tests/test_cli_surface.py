@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from mailslot import __version__
+from mailslot import Mailbox, __version__
 
 Cli = Callable[..., Result]
 
@@ -220,3 +220,25 @@ def test_other_shells_get_a_script(cli: Cli, shell: str) -> None:
     text = cli("completion", shell).out
     assert "completion --words" in text and "agents" in text and "ids" in text
     assert "send inbox sent read" in text  # the command names are baked in
+
+
+def test_a_removed_agent_gets_a_fresh_mailbox_in_the_same_process(
+        box: Callable[[str | None], Mailbox], root: Path) -> None:
+    claude = box("claude")
+    claude.send("reviewer", "one", "x")
+    where = claude.remove_agent("reviewer")
+    second = claude.send("reviewer", "two", "y")
+    assert (root / "agents" / "reviewer" / "new" / f"{second.id}.md").is_file()
+    assert len(list((Path(where) / "new").iterdir())) == 1
+
+
+def test_sent_includes_broadcasts_with_who_was_served(cli: Cli) -> None:
+    send(cli, "gemini", "claude")
+    bid = json.loads(cli("--agent", "claude", "broadcast", "--subject", "b", "--body", "x",
+                         "--json").out)["id"]
+    cli("--agent", "gemini", "read", bid)
+    listed = json.loads(cli("--agent", "claude", "sent", "--json").out)
+    assert listed[0]["id"] == bid and listed[0]["to"] == ["all"]
+    assert listed[0]["recipients"] == [{"agent": "gemini", "state": "read",
+                                        "read_at": listed[0]["recipients"][0]["read_at"],
+                                        "done_at": None}]
