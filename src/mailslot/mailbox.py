@@ -16,14 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import overview
+from . import overview, recipients
 from .broadcasts import to_serve
 from .config import Config, mailbox_root
 from .errors import InvalidInput, MailslotError, NoIdentity, NotFound, Refused, StoreError
 from .identity import Identity, derive_identity
 from .ids import check_id, new_id, sender_of
 from .message import STATES, Message, State
-from .names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name, closest
+from .names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
 from .results import AgentInfo, DoctorReport, InboxPage, Item, Status, WhoAmI
 from .shortids import resolve, short_forms
 from .store import FileStore, Store
@@ -165,8 +165,9 @@ class Mailbox:
         a likely typo unless ``new``; a genuinely new one gets a mailbox and a note.
         """
         self.notes = []
-        recipients = self._recipients(to)
-        self._check_new_recipients(recipients, allow_new=new)
+        names = recipients.parse(to)
+        self.notes = recipients.check_new(names, self.known_agents(), self.agent,
+                                          allow_new=new)
         subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
         fields: dict[str, Any] = {
             "expect_reply": expect_reply,
@@ -175,9 +176,9 @@ class Mailbox:
         if re_issue is not None:
             fields["re_issue"] = clean_field(re_issue, "re_issue")
         body = clean_body(body, self.max_body_bytes)
-        message = self._deliver(recipients, subject, body, **fields)
+        message = self._deliver(names, subject, body, **fields)
         if wake:
-            self._note_wake_refusals(message)
+            self.notes += recipients.wake_refusals(self.config, message)
         return message
 
     def broadcast(self, subject: str, body: str) -> Message:
@@ -214,59 +215,9 @@ class Mailbox:
         self._settle(original, "done")
         return reply
 
-    def _recipients(self, to: str | Sequence[str]) -> list[str]:
-        raw = [to] if isinstance(to, str) else list(to)
-        names: list[str] = []
-        for entry in raw:
-            for part in entry.split(",") if isinstance(entry, str) else [entry]:
-                part = part.strip() if isinstance(part, str) else part
-                if isinstance(part, str) and part.lower() == BROADCAST_RECIPIENT:
-                    raise InvalidInput(
-                        "recipient 'all' is reserved: to write to every agent, broadcast "
-                        "(mailslot broadcast, or the broadcast tool)"
-                    )
-                name = check_name(part, "recipient")
-                if name not in names:
-                    names.append(name)
-        if not names:
-            raise InvalidInput("no recipient given")
-        return names
-
     def known_agents(self) -> list[str]:
         """Names with a mailbox, in the config, or the owner: whom a message can reach."""
-        known = set(self.store.agent_names()) | set(self.config.agents())
-        if self.config.owner:
-            known.add(self.config.owner)
-        return sorted(known)
-
-    def _check_new_recipients(self, recipients: list[str], *, allow_new: bool) -> None:
-        """Refuse a probable typo (a new name within two edits of a known one)."""
-        known = self.known_agents()
-        for name in recipients:
-            if name in known or name == self.agent:
-                continue
-            near = closest(name, known)
-            if near is not None and not allow_new:
-                raise InvalidInput(
-                    f"no agent {quoted(name)}: did you mean {near}? (known agents: "
-                    f"{', '.join(known)}; to make a new mailbox anyway, pass --new, or "
-                    "new=true to the tool)"
-                )
-            self.notes.append(f"{name} had no mailbox; a new one was made")
-
-    def _note_wake_refusals(self, message: Message) -> None:
-        """Say at once when a recipient's own config will not let it be woken (the
-        watcher's later notice says the same)."""
-        from .wake.policy import refusal, settings_for  # here: read paths never need it
-
-        for name in message.to:
-            try:
-                why = refusal(settings_for(self.config, name), message)
-            except MailslotError as exc:
-                why = str(exc)
-            if why is not None:
-                self.notes.append(f"{name} will not be woken: {why}; the message waits in "
-                                  "its inbox")
+        return recipients.known(self.store, self.config)
 
     # Reading -------------------------------------------------------------------
     def _mailboxes(self, for_: str | None) -> list[str]:
