@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml | $(PY)
 	touch $(STAMP)
 
 demo: $(STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bash scripts/demo.sh
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" KEEP="$(KEEP)" bash scripts/demo.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench scripts

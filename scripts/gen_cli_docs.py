@@ -26,11 +26,53 @@ INTRO = """\
 Generated from `mailslot --help` by `scripts/gen_cli_docs.py`; do not edit by hand
 (run `python scripts/gen_cli_docs.py` after changing a command).
 
-Every command accepts `--dir D` (the mailbox folder; default `$MAILSLOT_DIR`, then
-`~/mailslot`) and `--agent A` (who this process speaks as; default `$MAILSLOT_AGENT`, then
-the git toplevel's folder name), before or after the command name. Exit codes: `0` ok;
-`1` the operation failed (no such message, a refused action, an unusable mailbox); `2` bad
-input or usage, as one line `mailslot: error: ...` on stderr with nothing written.
+Every command accepts the global options before or after the command name: `--dir D`
+(the mailbox folder; default `$MAILSLOT_DIR`, then `~/mailslot`), `--agent A` (who this
+process speaks as; default `$MAILSLOT_AGENT`, then the git toplevel's folder name, except
+for `serve` and `install`, which need one of the first two), `--json` and `--no-color`.
+
+**Exit codes and errors.** `0` ok; `1` the operation failed (no such message, a refused
+action, an unusable mailbox); `2` bad input or usage. Either way stderr gets one line,
+`mailslot: error: ...`, and nothing is written; with `--json` that line is
+`{"error": "...", "code": "...", "exit": N}` (`code`: `usage`, `invalid_input`,
+`no_identity`, `not_found`, `refused`, `failed`). Names and ids in errors are quoted and
+escaped once (`'evil\nname'`). A mistyped command gets "did you mean" (two edits at most).
+Notes that are not errors (a new mailbox was made, a wake was not allowed) go to stderr
+as `mailslot: note: ...`.
+
+**Identity.** `mailslot whoami` shows the name, where it came from and the mailbox. A git
+toplevel's folder name becomes an agent name by one rule: ASCII-folded, lowercased, `_`,
+`.` and spaces turned into `-`, repeated `-` collapsed, `-` trimmed from the ends
+(`My_App` → `my-app`, `foo.js` → `foo-js`, `Über` → `uber`); a folder that still makes
+no valid name (`___`) is refused with a line asking for `--agent NAME`.
+
+**Message ids** may be given whole, as any unique prefix of 6 characters or more, or as
+their random tail (the last `_` part, as `inbox` shows it), like git's short hashes. An
+ambiguous one is refused (exit 2) with the candidates. `read`, `mark-read`, `done` and
+`reply` look among your own mail and the broadcasts; `status` and `retract` among every
+mailbox. Lists show the shortest form that names the message uniquely.
+
+**Recipients.** Sending to a name that has no mailbox and is within two edits of a known
+agent (a mailbox, `config.json`'s agents, the owner) is refused with "did you mean" and
+the known agents; `send --new` (MCP: `new=true`) sends anyway. A genuinely new name is
+accepted with a note. `--to all` is refused with a pointer to `broadcast`.
+`mailslot agent remove NAME` moves a mailbox whole to `archive/` (see docs/format.md): kept
+on disk, gone from `who` unless `config.json` or a running server still names it.
+
+**Lists.** `inbox` marks `*` unread, `·` read but not done, `✓` done, and ends with how many
+more there are and the `--before ID` that shows them (or use `--page N`); when only done
+mail is left it says so and points to `--all`. `sent` lists what you sent with each
+recipient's state. Dates are stored in UTC and shown in your local time with its zone.
+`who`'s columns: unread count (including broadcasts not yet served), whether an MCP
+server of the agent is online (or when it was last seen), how its config lets it be
+woken, and where mailslot knows the name from (`owner`, `config`, `mailbox`, `messages`,
+`server`).
+
+**Terminal.** Colour only when stdout is a terminal, never with `NO_COLOR` or
+`--no-color`; `read` output taller than the terminal goes through `$PAGER` (default
+`less -FRX`). Shell completion: `mailslot completion bash|zsh|fish` prints a script
+that completes commands, agent names (after `--to`, `--for`, `--agent`) and your message
+ids.
 """
 
 

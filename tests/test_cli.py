@@ -66,7 +66,7 @@ def test_mark_read_and_done(cli: Cli) -> None:
 
 def test_done_unknown_id_exits_1(cli: Cli) -> None:
     r = cli("--agent", "gemini", "done", "2026-01-01_000000.000000_x_to_gemini_s_abcdef")
-    assert r.code == 1 and r.err.startswith("mailslot: no message")
+    assert r.code == 1 and r.err.startswith("mailslot: error: no message")
 
 
 def test_inbox_newest_first_and_limit(cli: Cli) -> None:
@@ -135,8 +135,9 @@ def test_inbox_text_view(cli: Cli) -> None:
     cli("--agent", "gemini", "mark-read", a)
     lines = cli("--agent", "gemini", "inbox").out.splitlines()
     assert lines[0].startswith("* ") and lines[0].endswith("claude: second")
-    assert lines[2].startswith("  ") and lines[2].endswith("claude: first")
-    assert lines[3].strip() == a
+    assert lines[1].startswith("· " + a.rsplit("_", 1)[1]) and lines[1].endswith("claude: first")
+    assert lines[2] == "* unread   · read, not done   ✓ done"
+    assert "\x1b" not in "".join(lines)  # no colour off a terminal
     cli("--agent", "claude", "broadcast", "--subject", "news", "--body", "b")
     assert "claude (broadcast): news" in cli("--agent", "gemini", "inbox").out
     assert cli("--agent", "codex", "inbox", "--for", "gemini").out.count(" claude") == 3
@@ -185,7 +186,7 @@ def test_operations_that_fail_exit_1_with_one_line(cli: Cli) -> None:
                  ["retract", mid], ["status", missing]):
         r = cli("--agent", "gemini", *argv)
         assert r.code == 1 and r.out == "" and r.err.count("\n") == 1, argv
-        assert r.err.startswith("mailslot: ") and not r.err.startswith("mailslot: error:")
+        assert r.err.startswith("mailslot: error: ")  # one shape for exit 1 and 2
     bc = json.loads(cli("--agent", "claude", "broadcast", "--subject", "s", "--body", "b",
                         "--json").out)["id"]
     refused = cli("--agent", "gemini", "retract", bc)
@@ -197,7 +198,9 @@ def test_status_and_who_need_no_identity(cli: Cli) -> None:
     text = cli("status", mid)
     assert text.code == 0 and text.out.splitlines()[1] == "  from claude: hello"
     assert "gemini" in text.out and "unread" in text.out
-    assert cli("who").out.splitlines()[0].startswith("claude")
+    header, first = cli("who").out.splitlines()[:2]
+    assert header.split() == ["AGENT", "UNREAD", "SERVER", "WAKE", "KNOWN", "FROM"]
+    assert first.startswith("claude")
     assert cli("--dir", "elsewhere", "who").out == "no agents known yet\n"
 
 

@@ -15,6 +15,7 @@ from mailslot.entry import hook_command
     ["hook", "gemini", "after-agent", "--agent", "gemini", "--dir=/x"],
     ["--agent", "a", "hook", "cursor", "stop", "--agent", "b"],
     ["hook", "vim", "whatever"],
+    ["--json", "hook", "claude", "stop", "--no-color"],
 ])
 def test_shortcut_agrees_with_the_parser(argv: list[str]) -> None:
     args = build_parser().parse_args(argv)
@@ -25,7 +26,7 @@ def test_shortcut_agrees_with_the_parser(argv: list[str]) -> None:
 
 @pytest.mark.parametrize("argv", [
     [], ["inbox"], ["hook"], ["hook", "claude"], ["hook", "claude", "stop", "extra"],
-    ["hook", "--help"], ["-h"], ["hook", "claude", "stop", "--json"],
+    ["hook", "--help"], ["-h"], ["hook", "claude", "stop", "--json=1"],
     ["--agent", "hook", "claude", "stop"], ["--agent"], ["--agent=", "hook", "claude", "stop"],
     ["--ag", "x", "hook", "claude", "stop"], ["send", "hook", "claude"],
 ])

@@ -231,7 +231,7 @@ def test_a_fifo_planted_as_a_message_is_refused_by_read_and_skipped_by_inbox(
     os.mkfifo(fifo, 0o600)  # opening it to read would wait for a writer forever
     for argv in (["read", planted_id], ["done", planted_id]):
         err = refused(run_cli("--agent", "gemini", *argv), unsafe=True)
-        assert err == f"mailslot: {fifo} is not a regular file\n"
+        assert err == f"mailslot: error: {fifo} is not a regular file\n"
     listed = run_cli("--agent", "gemini", "inbox", "--all", "--json")
     assert listed.returncode == 0, listed.stderr
     assert planted_id not in listed.stdout and seeded["id"] in listed.stdout
@@ -249,7 +249,7 @@ def test_a_fifo_planted_as_a_seen_set_or_config_is_refused(
     (root / planted).parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(root / planted, 0o600)
     err = refused(run_cli(*argv), unsafe=True)
-    assert err == f"mailslot: {root / planted} is not a regular file\n"
+    assert err == f"mailslot: error: {root / planted} is not a regular file\n"
 
 
 # Identity -------------------------------------------------------------------------------

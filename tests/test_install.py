@@ -183,8 +183,11 @@ def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
     config = json.loads((isolated_mailbox() / "config.json").read_text())
     assert config["agents"]["ada"] == {"wake_on_mail": True, "wake_method": "claude-rewake"}
     assert 'wake_method "claude-rewake"' in r.out
-    assert install(cli, "claude", "--hooks").code == 0  # without --wake: the waiter goes
-    assert len(load(path)["hooks"]["Stop"]) == 1
+    again = install(cli, "claude", "--hooks")  # without --wake: the waiter goes
+    assert again.code == 0 and len(load(path)["hooks"]["Stop"]) == 1
+    config = json.loads((isolated_mailbox() / "config.json").read_text())
+    assert config["agents"]["ada"] == {"wake_on_mail": False, "wake_method": "unsupported"}
+    assert 'wake_method "unsupported"' in again.out
 
 
 def test_users_own_hooks_are_kept_in_place(cli: Cli, home: Path, project: Path) -> None:
@@ -266,7 +269,7 @@ def test_moving_a_registration_to_another_agent_is_refused(cli: Cli, home: Path,
     before = (project / ".mcp.json").read_text()
     r = install(cli, "copilot", "--scope", "project", agent="bob")
     assert r.code == 1
-    assert r.err.startswith(f"mailslot: {project / '.mcp.json'} already registers mailslot "
+    assert r.err.startswith(f"mailslot: error: {project / '.mcp.json'} already registers mailslot "
                             "as agent 'ada'")
     assert (project / ".mcp.json").read_text() == before
     r = install(cli, "claude", "--hooks", agent="bob")

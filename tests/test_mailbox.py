@@ -252,7 +252,7 @@ def test_retract_is_for_the_sender_only_and_stops_later_serving(box: Box) -> Non
 
 def test_retract_of_directed_mail_or_nonsense(box: Box) -> None:
     m = box("claude").send("gemini", "s", "b")
-    with pytest.raises(NotFound, match="no broadcast"):
+    with pytest.raises(Refused, match="is a message to gemini, not a broadcast"):
         box("claude").retract(m.id)
     with pytest.raises(InvalidInput):
         box("claude").retract("..")

@@ -60,6 +60,13 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     return result.structured_content
 
 
+async def read(client: Client, **arguments: Any) -> tuple[dict[str, Any], str]:
+    """``read_messages``: its facts and its framed text (sent once, as text content)."""
+    result = await client.call_tool("read_messages", arguments)
+    assert not result.is_error and result.structured_content is not None, text(result)
+    return result.structured_content, text(result)
+
+
 async def test_protocol_modes(connect: Any, mode: str) -> None:
     async with connect("claude") as client:
         assert client.protocol_version == {"auto": "2026-07-28", "legacy": "2025-11-25"}[mode]
@@ -99,13 +106,13 @@ async def test_send_read_reply_done_round_trip(connect: Any, box: Box) -> None:
     assert "subject" not in sent and "body" not in sent  # sender text only ever framed
 
     async with connect("gemini") as gemini:
-        page = await call(gemini, "read_messages")
+        page, framed = await read(gemini)
         assert page["mailbox"] == "gemini" and page["with_bodies"] is True
         assert [m["id"] for m in page["messages"]] == [sent["id"]]
         assert page["messages"][0]["state"] == "unread"  # reading changes nothing
-        assert "> users.name is now full_name" in page["framed"]
-        again = await gemini.call_tool("read_messages", {})
-        assert text(again) == page["framed"] and text(again).startswith(HEADER)
+        assert "> users.name is now full_name" in framed and framed.startswith(HEADER)
+        assert "framed" not in page and "users.name" not in str(page)  # the text, once
+        assert f"mailslot --agent gemini reply {sent['id']}" in framed
 
         answer = await call(gemini, "reply", message_id=sent["id"], body="Done")
         assert answer["to"] == ["claude"] and answer["in_reply_to"] == sent["id"]
@@ -144,9 +151,9 @@ async def test_broadcast_and_retract(connect: Any, box: Box) -> None:
         sent = await call(claude, "broadcast", subject="Main is frozen", body="until 17:00")
         assert sent["to"] == ["all"] and sent["broadcast"] is True
     async with connect("gemini") as gemini:
-        page = await call(gemini, "read_messages")
+        page, framed = await read(gemini)
         assert [m["broadcast"] for m in page["messages"]] == [True]
-        assert "kind: broadcast to all agents" in page["framed"]
+        assert "kind: broadcast to all agents" in framed
         refused = await gemini.call_tool("retract_broadcast", {"message_id": sent["id"]})
         assert refused.is_error and text(refused) == (
             f"only its sender, claude, can retract {sent['id']}")
@@ -159,12 +166,46 @@ async def test_broadcast_and_retract(connect: Any, box: Box) -> None:
 async def test_other_mailboxes_show_headers_only(connect: Any, box: Box) -> None:
     box("claude").send("gemini", "private-ish", "the body")
     async with connect("codex") as codex:
-        page = await call(codex, "read_messages", **{"for": "gemini"})
+        page, framed = await read(codex, **{"for": "gemini"})
         assert page["mailbox"] == "gemini" and page["with_bodies"] is False
-        assert "> private-ish" in page["framed"] and "the body" not in page["framed"]
+        assert "> private-ish" in framed and "the body" not in framed
         everyone = await call(codex, "read_messages", **{"for": "all"})
         assert len(everyone["messages"]) == 1
     assert box("gemini").inbox()[0].state == "unread"
+
+
+async def test_sent_box_lists_what_i_sent_with_states(connect: Any, box: Box) -> None:
+    first = box("claude").send("gemini", "one", "1")
+    second = box("claude").send(["gemini", "codex"], "two", "2")
+    box("gemini").done([first.id])
+    async with connect("claude") as claude:
+        page, shown = await read(claude, box="sent")
+    assert [e["id"] for e in page["sent"]] == [second.id, first.id]
+    assert page["sent"][1]["recipients"] == [{"agent": "gemini", "state": "done"}]
+    assert "subject" not in str(page) and "> two" in shown
+    assert f"[mailslot] {page['sent'][0]['short']}: gemini unread, codex unread" in shown
+
+
+async def test_a_recipient_typo_is_refused_listing_the_agents(connect: Any, box: Box) -> None:
+    box("claude").send("gemini", "hi", "x")
+    async with connect("claude") as claude:
+        refused = await claude.call_tool("send_message", {"to": "gemnii", "subject": "s",
+                                                          "body": "b"})
+        assert refused.is_error and "did you mean gemini?" in text(refused)
+        assert "known agents: gemini;" in text(refused)
+        sent = await call(claude, "send_message", to="gemnii", subject="s", body="b",
+                          new=True)
+        assert sent["notes"] == ["gemnii had no mailbox; a new one was made"]
+
+
+async def test_short_ids_are_accepted_by_the_tools(connect: Any, box: Box) -> None:
+    message = box("claude").send("gemini", "hi", "x")
+    async with connect("gemini") as gemini:
+        page, _ = await read(gemini)
+        short = page["messages"][0]["short"]
+        assert short != message.id and message.id.endswith(short)
+        assert await call(gemini, "mark_read", message_id=short) == {
+            "id": message.id, "state": "read"}
 
 
 async def test_framing_quotes_every_line_of_sender_text(connect: Any, box: Box) -> None:
@@ -180,9 +221,12 @@ async def test_errors_are_tool_errors_with_the_cli_text(connect: Any) -> None:
     async with connect("gemini") as gemini:
         cases = {
             ("send_message", "to"): ({"to": "all", "subject": "s", "body": "b"},
-                                     "recipient 'all' is reserved"),
+                                     "recipient 'all' is reserved: to write to every agent, "
+                                     "broadcast (mailslot broadcast, or the broadcast tool)"),
             ("mark_read", "id"): ({"message_id": "../../etc/passwd"},
-                                  "'../../etc/passwd' is not a message id"),
+                                  "'../../etc/passwd' is not a message id (give the whole "
+                                  "id, at least 6 of its first characters, or its random "
+                                  "tail)"),
             ("mark_done", "missing"): ({"message_ids": [bad_id]},
                                        f"no message {bad_id} for gemini"),
             ("reply", "missing"): ({"message_id": bad_id, "body": "x"},

@@ -51,18 +51,19 @@ async def test_two_servers_exchange_reply_and_see_each_other(root: Path, isolate
 
         sent = await call(claude, "send_message", to="gemini", subject="Handshake",
                           body="Are you there?", expect_reply=True)
-        page = await call(gemini, "read_messages")
+        shown = await gemini.call_tool("read_messages", {})
+        page = shown.structured_content or {}
         assert [m["id"] for m in page["messages"]] == [sent["id"]]
-        assert "> Are you there?" in page["framed"]
+        assert "> Are you there?" in str(shown.content[0].text)  # type: ignore[union-attr]
 
         answer = await call(gemini, "reply", message_id=sent["id"], body="Yes.")
         status = await call(claude, "message_status", message_id=sent["id"])
         assert status["recipients"] == [
             {**status["recipients"][0], "agent": "gemini", "state": "done"}]
         assert status["replies"] == [answer["id"]]
-        inbox = await call(claude, "read_messages")
-        assert inbox["messages"][0]["from"] == "gemini"
-        assert "> Yes." in inbox["framed"]
+        answered = await claude.call_tool("read_messages", {})
+        assert (answered.structured_content or {})["messages"][0]["from"] == "gemini"
+        assert "> Yes." in str(answered.content[0].text)  # type: ignore[union-attr]
 
     after = {a.name: a for a in Mailbox.open(str(root), "owner").who()}
     assert not after["claude"].online and not after["gemini"].online

@@ -150,3 +150,42 @@ def test_quick_reader_declines_what_it_does_not_know() -> None:
     for text in ("to: [a, b]\n", 'subject: "double"\n', "id: 1\n", "subject: a #b\n",
                  "- a\n", "  nested: x\n", "key:  two spaces\n", "yes: no\n"):
         assert _quick_header(text) is None
+
+
+# The small emitter (issue 11: no PyYAML on the write path) ------------------------------
+# What mailslot writes in a header: one line, no control characters (text.clean_field).
+_FIELD_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")),
+                      max_size=60)
+
+
+@settings(max_examples=600, deadline=None, derandomize=True, database=None)
+@given(subject=_FIELD_TEXT, sender=_FIELD_TEXT, recipients=st.lists(_FIELD_TEXT, min_size=1,
+                                                                    max_size=3),
+       re_issue=st.none() | _FIELD_TEXT, expect_reply=st.booleans(),
+       delivery=st.sampled_from(["inbox", "wake"]))
+@example(subject="", sender="yes", recipients=["null"], re_issue="'", expect_reply=True,
+         delivery="wake")
+def test_every_header_written_reads_back_through_the_safe_loader(
+    subject: str, sender: str, recipients: list[str], re_issue: str | None,
+    expect_reply: bool, delivery: str,
+) -> None:
+    """Whatever the emitter writes (or hands to PyYAML), the safe loader reads back as
+    the same fields, and so does mailslot's own reader."""
+    m = message(subject=subject, sender=sender, to=tuple(recipients), re_issue=re_issue,
+                in_reply_to=MID, thread=MID, expect_reply=expect_reply, delivery=delivery)
+    data = to_bytes(m)
+    assert yaml_header(data) == m.header()
+    assert from_bytes(data, name="x") == m
+
+
+def test_the_usual_header_is_written_without_pyyaml() -> None:
+    import subprocess
+    import sys
+
+    program = ("import sys; from mailslot.message import Message, to_bytes; "
+               "to_bytes(Message('2026-09-21_144808.123456_a_to_b_s_7f3a9c', "
+               "'2026-09-21T14:48:08+00:00', 'a', ('b',), \"it's: fine\", 'x')); "
+               "print('yaml' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         check=True).stdout
+    assert out == "False\n"

@@ -153,8 +153,8 @@ class MailboxMachine(RuleBasedStateMachine):
     @rule(agent=st.sampled_from(AGENTS), mid=ids)
     def retract(self, agent: str, mid: str) -> None:
         box = self.box(agent)
-        if mid not in self.model.broadcasts:
-            with pytest.raises(NotFound):
+        if mid not in self.model.broadcasts:  # directed mail cannot be recalled
+            with pytest.raises(Refused, match="not a broadcast"):
                 box.retract(mid)
         elif self.model.sender[mid] != agent:
             with pytest.raises(Refused):

@@ -57,4 +57,4 @@ def test_refusal_names_the_role_and_shows_the_value_on_one_line() -> None:
     with pytest.raises(InvalidInput) as caught:
         check_name("evil\nname", "recipient")
     text = str(caught.value)
-    assert text.startswith("recipient 'evil\\\\nname'") and "\n" not in text
+    assert text.startswith("recipient 'evil\\nname'") and "\n" not in text

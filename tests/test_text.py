@@ -105,5 +105,5 @@ def test_read_body_stops_reading_just_past_the_limit() -> None:
 
 
 def test_quoted_is_one_escaped_line_and_shortened() -> None:
-    assert quoted("a\nb") == "'a\\\\nb'"
+    assert quoted("a\nb") == "'a\\nb'"  # escaped once, as a person would type it
     assert quoted("x" * 100).endswith("...'") and len(quoted("x" * 100)) == 82

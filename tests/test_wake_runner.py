@@ -146,3 +146,23 @@ def test_a_slow_wake_is_stopped_at_the_timeout(box: Box, root: Path, bin_dir: Pa
     done = WakeRunner(FileStore(root)).run_agent("gemini")
     assert "did not finish within 0.5 s" in done.results[0].outcome.reason
     assert done.results[1].outcome.ok  # the retry ran at once (backoff 0) and worked
+
+
+def test_a_failed_program_reports_its_stderr_with_secrets_hidden(tmp_path: Path) -> None:
+    import sys
+    import threading
+
+    from mailslot.wake.process import Spawn, run
+
+    program = tmp_path / "host"
+    program.write_text(f"#!{sys.executable}\nimport os, sys\n"
+                       "print('bad token ' + os.environ['HOST_API_TOKEN'], file=sys.stderr)\n"
+                       "sys.exit(2)\n")
+    program.chmod(0o755)
+    spawn = Spawn([str(program)], env={"HOST_API_TOKEN": "tok-123456"})
+    reason = run(spawn, 30, threading.Event())
+    assert reason == "host exited with status 2; stderr: bad token <secret>"
+    ok = tmp_path / "quiet"
+    ok.write_text(f"#!{sys.executable}\nimport sys\nprint('all fine', file=sys.stderr)\n")
+    ok.chmod(0o755)
+    assert run(Spawn([str(ok)]), 30, threading.Event()) is None

@@ -1,9 +1,10 @@
 """The ``mailslot`` command: parse, call the service once, print.
 
 Exit codes: 0 ok; 1 the operation failed (no such message, a refused action, an unusable
-mailbox); 2 bad input or usage, as one line ``mailslot: error: ...`` with nothing written.
-This module translates errors for the CLI; no rule lives here. Only ``serve``, ``watch``
-and ``settings`` may import heavy modules (the MCP SDK, pydantic), and only when run.
+mailbox); 2 bad input or usage. Either way one line ``mailslot: error: ...`` on stderr
+(with ``--json``, ``{"error": ..., "code": ...}``), nothing written. This module
+translates errors for the CLI; no rule lives here. Only ``serve``, ``watch`` and
+``settings`` may import heavy modules (the MCP SDK, pydantic), and only when run.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from . import install, render
-from .errors import InvalidInput, MailslotError
+from . import __version__, render
+from .errors import InvalidInput, MailslotError, NoIdentity, NotFound, Refused
 from .mailbox import Mailbox
+from .names import closest
 from .text import read_body
 
 Handler = Callable[[argparse.Namespace, Mailbox], int]
@@ -25,11 +27,31 @@ _COMMANDS: dict[str, Handler] = {}
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit 2."""
+    """argparse, but a usage error is one line on stderr (JSON with --json) and exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        hint = f" (see '{self.prog} --help')"
-        self.exit(2, f"mailslot: error: {message}{hint}\n")
+        _fail(f"{message} (see '{self.prog} --help')", "usage", 2, as_json=_JSON_ASKED)
+        raise SystemExit(2)
+
+
+_JSON_ASKED = "--json" in sys.argv[1:]
+"""Whether errors before parsing finishes (usage errors) are printed as JSON."""
+
+_CODES: list[tuple[type[MailslotError], str]] = [
+    (NoIdentity, "no_identity"), (InvalidInput, "invalid_input"), (NotFound, "not_found"),
+    (Refused, "refused"), (MailslotError, "failed"),
+]
+
+
+def _fail(message: str, code: str, exit_code: int, *, as_json: bool) -> int:
+    """The one shape of every error: a line, or with --json an object, on stderr."""
+    if as_json:
+        line = json.dumps({"error": message, "code": code, "exit": exit_code},
+                          ensure_ascii=False)
+    else:
+        line = f"mailslot: error: {message}"
+    print(line, file=sys.stderr)
+    return exit_code
 
 
 def command(name: str) -> Callable[[Handler], Handler]:
@@ -45,6 +67,19 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
         print(json.dumps(data, ensure_ascii=False, indent=2))
     elif text:
         print(text)
+
+
+def _notes(box: Mailbox) -> None:
+    """What the service wants the user told besides the result (stderr, not data)."""
+    for note in box.notes:
+        print(f"mailslot: note: {note}", file=sys.stderr)
+
+
+def _style(args: argparse.Namespace) -> render.Style:
+    """Colour only on a terminal, and never with NO_COLOR or --no-color."""
+    wanted = (not args.no_color and not os.environ.get("NO_COLOR")
+              and sys.stdout.isatty() and os.environ.get("TERM") != "dumb")
+    return render.Style(colour=wanted)
 
 
 def _body(args: argparse.Namespace, box: Mailbox) -> str:
@@ -63,9 +98,10 @@ def _send(args: argparse.Namespace, box: Mailbox) -> int:
     body = _body(args, box)
     message = box.send(
         args.to, args.subject, body,
-        re_issue=args.re_issue, expect_reply=args.expect_reply, wake=args.wake,
+        re_issue=args.re_issue, expect_reply=args.expect_reply, wake=args.wake, new=args.new,
     )
     _emit(args, message.as_dict(), render.sent(message))
+    _notes(box)
     return 0
 
 
@@ -85,19 +121,38 @@ def _reply(args: argparse.Namespace, box: Mailbox) -> int:
 
 @command("inbox")
 def _inbox(args: argparse.Namespace, box: Mailbox) -> int:
-    items = box.inbox(args.for_, include_done=args.all, unread_only=args.unread, limit=args.limit)
-    _emit(args, [i.as_dict() for i in items], render.inbox(items, mailboxes=args.for_ is not None))
-    if items.unreadable:
-        print(f"mailslot: {items.unreadable} unreadable message file(s) skipped; "
+    page = box.page(args.for_, include_done=args.all, unread_only=args.unread,
+                    limit=args.limit, number=args.page, before=args.before)
+    _emit(args, [i.as_dict() for i in page.items],
+          render.inbox(page, mailboxes=args.for_ is not None, style=_style(args)))
+    if page.items.unreadable:
+        print(f"mailslot: {page.items.unreadable} unreadable message file(s) skipped; "
               "mailslot doctor names them", file=sys.stderr)
+    return 0
+
+
+@command("sent")
+def _sent(args: argparse.Namespace, box: Mailbox) -> int:
+    page = box.sent(limit=args.limit)
+    _emit(args, [s.as_dict() for s in page], render.sent_list(page, style=_style(args)))
     return 0
 
 
 @command("read")
 def _read(args: argparse.Namespace, box: Mailbox) -> int:
     item = box.read(args.id, mark=not args.peek)
-    _emit(args, item.as_dict(with_body=True), render.full(item, box.path_of(item)))
+    if args.json:
+        _emit(args, item.as_dict(with_body=True), "")
+    else:
+        render.page_out(render.full(item, box.path_of(item), style=_style(args)))
     return 0
+
+
+@command("whoami")
+def _whoami(args: argparse.Namespace, box: Mailbox) -> int:
+    me = box.whoami()
+    _emit(args, me.as_dict(), render.whoami(me))
+    return 0 if me.name else 1
 
 
 @command("mark-read")
@@ -134,7 +189,28 @@ def _status(args: argparse.Namespace, box: Mailbox) -> int:
 @command("who")
 def _who(args: argparse.Namespace, box: Mailbox) -> int:
     agents = box.who()
-    _emit(args, [a.as_dict() for a in agents], render.who(agents))
+    _emit(args, [a.as_dict() for a in agents], render.who(agents, style=_style(args)))
+    return 0
+
+
+@command("agent")
+def _agent(args: argparse.Namespace, box: Mailbox) -> int:
+    where = box.remove_agent(args.name)
+    _emit(args, {"name": args.name.lower(), "archived": where},
+          f"archived {args.name.lower()}'s mailbox: {where} (kept on disk; out of who)")
+    return 0
+
+
+@command("completion")
+def _completion(args: argparse.Namespace, box: Mailbox) -> int:
+    from .completion import script, words
+
+    if args.words:
+        print("\n".join(words(box, args.words)))
+    elif args.shell:
+        print(script(args.shell, _COMMAND_NAMES))
+    else:
+        raise InvalidInput("name a shell: bash, zsh or fish")
     return 0
 
 
@@ -193,7 +269,7 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
         return 0 if report.ok else 1
     from .wake.watcher import watch  # the only import of watchdog, and only here
 
-    return watch(box.store, once=args.once, poll=args.poll)
+    return watch(box.store, once=args.once, poll=args.poll, as_json=args.json)
 
 
 def _seconds(raw: str) -> float:
@@ -207,30 +283,101 @@ def _seconds(raw: str) -> float:
 
 
 # Parser ---------------------------------------------------------------------------
-def build_parser() -> argparse.ArgumentParser:
-    # Global options are accepted before or after the command name.
-    common = _Parser(add_help=False)
-    common.add_argument("--dir", default=argparse.SUPPRESS,
-                        help="mailbox folder (default: $MAILSLOT_DIR or ~/mailslot)")
-    common.add_argument("--agent", default=argparse.SUPPRESS,
-                        help="who this process speaks as (default: $MAILSLOT_AGENT or the git "
-                             "toplevel's name)")
-    data = _Parser(add_help=False)
-    data.add_argument("--json", action="store_true", help="print JSON instead of text")
+_EXAMPLES: dict[str, list[str]] = {
+    "send": ["mailslot send --to gemini --subject 'Schema ready' --body 'See PR 12.'",
+             "git diff | mailslot send --to codex,gemini --subject 'Review this' --wake"],
+    "inbox": ["mailslot inbox", "mailslot inbox --page 2", "mailslot inbox --all --limit 50",
+              "mailslot inbox --for all"],
+    "sent": ["mailslot sent", "mailslot sent --limit 5 --json"],
+    "read": ["mailslot read 7f3a9c", "mailslot read 2026-09-21_1448 --peek"],
+    "mark-read": ["mailslot mark-read 7f3a9c"],
+    "done": ["mailslot done 7f3a9c 81be02"],
+    "reply": ["mailslot reply 7f3a9c --body 'Merged, thanks.'"],
+    "broadcast": ["mailslot broadcast --subject 'main is frozen' --body 'Until 18:00.'"],
+    "retract": ["mailslot retract 7f3a9c"],
+    "status": ["mailslot status 7f3a9c"],
+    "who": ["mailslot who", "mailslot who --json"],
+    "whoami": ["mailslot whoami", "mailslot --agent claude whoami --json"],
+    "agent": ["mailslot agent remove gemnii"],
+    "doctor": ["mailslot doctor", "mailslot doctor --fix"],
+    "serve": ["mailslot serve --agent claude"],
+    "install": ["mailslot install claude --agent claude --hooks",
+                "mailslot install codex --agent codex --dry-run"],
+    "hook": ["mailslot hook claude session-start --agent claude < input.json"],
+    "watch": ["mailslot watch", "mailslot watch --validate",
+              "mailslot watch --validate --json   # also lists every wake method's fields",
+              "(wake methods and their config.json fields: docs/wake.md)"],
+    "completion": ["mailslot completion bash > ~/.local/share/bash-completion/completions/"
+                   "mailslot", "mailslot completion zsh > ~/.zfunc/_mailslot",
+                   "mailslot completion fish > ~/.config/fish/completions/mailslot.fish"],
+}
+_COMMAND_NAMES: list[str] = []
+_AGENT_HELP = "who this process speaks as (default: $MAILSLOT_AGENT, then the git toplevel's name)"
+_SERVER_AGENT_HELP = ("who the server (or what install registers) speaks as: required, here "
+                      "or as $MAILSLOT_AGENT (the git checkout's name is not used)")
 
-    parser = _Parser(prog="mailslot", description="A local mailbox for AI coding agents.")
-    parser.add_argument("--dir", default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--agent", default=None, help=argparse.SUPPRESS)
+
+def _globals(parser: argparse.ArgumentParser, *, top: bool, agent_help: str = _AGENT_HELP
+             ) -> None:
+    """--dir, --agent, --json and --no-color, accepted before or after the command.
+
+    On the top parser they hold the defaults; on a command's parser they are set only when
+    given (``SUPPRESS``), so a value given before the command is not reset after it.
+    """
+    def default(value: object) -> object:
+        return value if top else argparse.SUPPRESS
+
+    group = parser.add_argument_group("global options (before or after the command)")
+    group.add_argument("--dir", default=default(None), metavar="DIR",
+                       help="mailbox folder (default: $MAILSLOT_DIR, then ~/mailslot)")
+    group.add_argument("--agent", default=default(None), metavar="NAME", help=agent_help)
+    group.add_argument("--json", action="store_true", default=default(False),
+                       help="print JSON (results on stdout, errors on stderr)")
+    group.add_argument("--no-color", action="store_true", default=default(False),
+                       help="no colour even on a terminal (NO_COLOR does the same)")
+
+
+class _Skipped:
+    """Stands in for the parser of a command that is not being run: building every
+    command's parser was a tenth of a short command's whole time."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> _Skipped:
+        return self
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with ``only`` one that knows just that command."""
+    parser = _Parser(prog="mailslot", description="A local mailbox for AI coding agents.",
+                     epilog="Run 'mailslot COMMAND --help' for a command's options and "
+                            "examples. Message ids may be shortened to their random tail "
+                            "or any unique prefix of 6+ characters.")
+    parser.add_argument("--version", action="version", version=f"mailslot {__version__}")
+    _globals(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    def add(name: str, help_text: str, *, prints_data: bool = True) -> argparse.ArgumentParser:
-        parents = [common, data] if prints_data else [common]
-        return sub.add_parser(name, help=help_text, description=help_text, parents=parents)
+    def add(name: str, help_text: str, *, server: bool = False
+            ) -> argparse.ArgumentParser | _Skipped:
+        _COMMAND_NAMES.append(name)
+        if only is not None and name != only:
+            return _Skipped()
+        examples = "\n".join(f"  {e}" for e in _EXAMPLES.get(name, []))
+        p = sub.add_parser(name, help=help_text, description=help_text,
+                           epilog=f"examples:\n{examples}" if examples else None,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        _globals(p, top=False, agent_help=_SERVER_AGENT_HELP if server else _AGENT_HELP)
+        return p
 
-    def body_options(p: argparse.ArgumentParser) -> None:
+    def body_options(p: argparse.ArgumentParser | _Skipped) -> None:
         p.add_argument("--body", help="message text (default: read from stdin)")
 
+    def limit_option(p: argparse.ArgumentParser | _Skipped) -> None:
+        p.add_argument("--limit", type=int, default=20, help="page size (default 20)")
+
+    _COMMAND_NAMES.clear()
     p = add("send", "Send a message to one or more agents.")
     p.add_argument("--to", required=True, action="append",
                    help="recipient name; repeat or separate with commas for several")
@@ -240,12 +387,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--expect-reply", action="store_true", help="ask the recipient to answer")
     p.add_argument("--wake", action="store_true",
                    help="ask for the recipient to be woken (its own config decides)")
+    p.add_argument("--new", action="store_true",
+                   help="send even to a new name close to a known agent's (not a typo)")
 
     p = add("inbox", "List messages, newest first, without reading their bodies.")
     p.add_argument("--for", dest="for_", metavar="NAME|all", help="another mailbox, or all")
     p.add_argument("--all", action="store_true", help="include done mail and served broadcasts")
     p.add_argument("--unread", action="store_true", help="only unread mail")
-    p.add_argument("--limit", type=int, default=20, help="page size (default 20)")
+    limit_option(p)
+    p.add_argument("--page", type=int, default=1, help="which page (default 1)")
+    p.add_argument("--before", metavar="ID", help="the page after this message")
+
+    p = add("sent", "What you sent, newest first, with each recipient's state.")
+    limit_option(p)
 
     p = add("read", "Show a message in full and mark it read.")
     p.add_argument("id")
@@ -271,7 +425,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("status", "Where a message stands with each recipient, and its replies.")
     p.add_argument("id")
 
-    add("who", "Agents known to this mailbox, with unread counts.")
+    add("who", "Agents known to this mailbox: unread mail, server presence and wake-up.")
+
+    add("whoami", "The identity in use and where it came from, the mailbox folder and store.")
+
+    p = add("agent", "Manage the roster: 'agent remove NAME' archives a mailbox.")
+    p.add_argument("action", choices=["remove"])
+    p.add_argument("name", metavar="NAME")
 
     p = add("doctor", "Check the mailbox folder's permissions, config and leftovers.")
     p.add_argument("--deep", action="store_true",
@@ -281,15 +441,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "move unreadable messages to the quarantine folder (implies --deep)")
 
     p = add("serve", "Run the MCP server (stdio) for one agent: --agent NAME or "
-                     "MAILSLOT_AGENT.", prints_data=False)
+                     "MAILSLOT_AGENT.", server=True)
     p.add_argument("--channel", action="store_true",
                    help="also push a notice into Claude Code when mail arrives (Claude Code "
                         "channels, research preview; see docs/claude-wake.md)")
 
     p = add("install", "Register mailslot with an agent host (its MCP server; with --hooks "
-                       "its hooks), as the agent given by --agent.", prints_data=False)
-    p.add_argument("host", choices=install.HOST_NAMES)
-    p.add_argument("--scope", choices=install.SCOPES,
+                       "its hooks), as the agent given by --agent.", server=True)
+    hosts, scopes = _install_choices() if isinstance(p, argparse.ArgumentParser) else ((), ())
+    p.add_argument("host", choices=hosts)
+    p.add_argument("--scope", choices=scopes,
                    help="project (the git checkout or this folder) or user (your home); "
                         "default: project, except user for copilot")
     p.add_argument("--hooks", action="store_true",
@@ -305,8 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write a project settings file that links out of the project, to "
                         "this real path (refused otherwise)")
 
-    p = add("hook", "Show pending mail to an agent from a host's hook (prints the host's JSON).",
-            prints_data=False)
+    p = add("hook", "Show pending mail to an agent from a host's hook (prints the host's JSON).")
     p.add_argument("host", metavar="HOST", help="claude, codex, gemini, cursor or copilot")
     p.add_argument("event", metavar="EVENT",
                    help="claude, codex: session-start, user-prompt-submit, stop; gemini: "
@@ -318,29 +478,68 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--once", action="store_true",
                       help="process the wakes due now, then exit")
     mode.add_argument("--validate", action="store_true",
-                      help="check each agent's wake config and print what its wake would do")
+                      help="check each configured agent's wake settings; print what is wrong")
     p.add_argument("--poll", type=_seconds, metavar="SECONDS",
                    help="poll the queue this often instead of using file-system events")
+
+    p = add("completion", "Print a shell completion script (agent names and ids included).")
+    p.add_argument("shell", nargs="?", choices=["bash", "zsh", "fish"])
+    p.add_argument("--words", choices=["commands", "agents", "ids"],
+                   help="print the words to complete, one a line (what the scripts call)")
     return parser
 
 
+def _install_choices() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    from .install.hosts import HOST_NAMES, SCOPES  # only when install's parser is built
+
+    return HOST_NAMES, SCOPES
+
+
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command the line names, if it can be told before parsing: the first word
+    that is not an option or an option's value, with no help asked for before it."""
+    words = iter(argv)
+    for word in words:
+        if word in ("-h", "--help", "--version"):
+            return None
+        if word in ("--dir", "--agent"):
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def _mistyped(word: str | None) -> str | None:
+    """'did you mean' for a command word that is no command; ``None`` when it is one."""
+    if word is None or word in _COMMAND_NAMES:
+        return None
+    near = closest(word, _COMMAND_NAMES)
+    hint = f": did you mean {near}?" if near else ""
+    return f"unknown command {word!r}{hint} (see 'mailslot --help')"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    if not (sys.argv[1:] if argv is None else argv):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    global _JSON_ASKED
+    _JSON_ASKED = "--json" in argv
+    word = _command_word(argv)
+    parser = build_parser(only=word)
+    if not argv:
         parser.print_help()  # `mailslot` alone: show what it can do
         return 2
+    typo = _mistyped(word)
+    if typo is not None:
+        return _fail(typo, "usage", 2, as_json=_JSON_ASKED)
     args = parser.parse_args(argv)
     if args.command in _UNTRANSLATED:
         return _UNTRANSLATED[args.command](args)
     try:
         box = Mailbox.open(args.dir, args.agent)
         return _COMMANDS[args.command](args, box)
-    except InvalidInput as exc:
-        print(f"mailslot: error: {exc}", file=sys.stderr)
-        return 2
     except MailslotError as exc:
-        print(f"mailslot: {exc}", file=sys.stderr)
-        return 1
+        code = next(c for kind, c in _CODES if isinstance(exc, kind))
+        return _fail(str(exc), code, 2 if isinstance(exc, InvalidInput) else 1,
+                     as_json=args.json)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -17,11 +17,13 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 _GLOBAL = ("--dir", "--agent")
+_FLAGS = ("--json", "--no-color")  # global flags a hook has no use for (it prints host JSON)
 
 
 def hook_command(argv: Sequence[str]) -> tuple[str, str, dict[str, str]] | None:
     """``(HOST, EVENT, {"dir": .., "agent": ..})`` for ``[--dir D] [--agent A] hook HOST
-    EVENT`` (options before or after, ``--opt=value`` too); ``None`` for anything else."""
+    EVENT`` (options before or after, ``--opt=value`` too, ``--json``/``--no-color``
+    accepted and ignored); ``None`` for anything else."""
     options: dict[str, str] = {}
     words: list[str] = []
     args = iter(argv)
@@ -33,6 +35,8 @@ def hook_command(argv: Sequence[str]) -> tuple[str, str, dict[str, str]] | None:
             if not value or value.startswith("-"):
                 return None
             options[name[2:]] = value
+        elif arg in _FLAGS:
+            continue
         elif arg.startswith("-"):
             return None
         else:

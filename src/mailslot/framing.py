@@ -105,10 +105,13 @@ def frame(
 
 
 def frame_all(
-    messages: Sequence[Message], *, with_body: bool = True, with_hint: bool = True
+    messages: Sequence[Message], *, with_body: bool = True, with_hint: bool = True,
+    agent: str | None = None,
 ) -> str:
-    """The header, then every message, separated by blank lines."""
-    framed = (frame(m, with_body=with_body, with_hint=with_hint) for m in messages)
+    """The header, then every message, separated by blank lines; ``agent`` goes into
+    the answer commands."""
+    framed = (frame(m, with_body=with_body, with_hint=with_hint, agent=agent)
+              for m in messages)
     return "\n\n".join([HEADER, *framed])
 
 

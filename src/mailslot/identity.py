@@ -1,7 +1,8 @@
 """Who is speaking: derived from how the process was started, never invented.
 
 Order: ``--agent``, then ``MAILSLOT_AGENT``, then the basename of the git toplevel that
-holds the working folder. Never the working folder's own name, never a tool argument.
+holds the working folder, made into a name by :func:`mailslot.names.from_folder`
+(``My_App`` → ``my-app``). Never the working folder's own name, never a tool argument.
 
 On the hook path, so it uses ``os.path`` rather than ``pathlib`` and no dataclass.
 """
@@ -9,6 +10,8 @@ On the hook path, so it uses ``os.path`` rather than ``pathlib`` and no dataclas
 from __future__ import annotations
 
 import os
+
+from .names import from_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,4 +68,4 @@ def derive_identity(
     top = git_toplevel(cwd if cwd is not None else os.getcwd())
     if top is None:
         return None
-    return Identity(os.path.basename(top), "git", top)
+    return Identity(from_folder(os.path.basename(top)), "git", top)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import overview
+from . import overview, recipients
 from .broadcasts import to_serve
 from .config import Config
 from .errors import (
@@ -30,9 +31,10 @@ from .ids import check_id, sender_of
 from .message import STATES, Message, State
 from .names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
 from .posting import Notifier, now, post, receipt
-from .results import AgentInfo, DoctorReport, Finished, Item, Page, Status
+from .results import AgentInfo, DoctorReport, Finished, InboxPage, Item, Page, Status, WhoAmI
+from .shortids import resolve, short_forms
 from .store import Store, open_store
-from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field
+from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
 
 if TYPE_CHECKING:
     from .presence import Beacon
@@ -54,6 +56,8 @@ class Mailbox:
         self.identity = identity
         self._clock = clock
         self._config: Config | None = None
+        self.notes: list[str] = []
+        """What the last send wants its caller told (a new mailbox, a wake not allowed)."""
 
     @classmethod
     def open(
@@ -76,7 +80,32 @@ class Mailbox:
             raise NoIdentity(
                 "no identity: pass --agent NAME, set MAILSLOT_AGENT, or run inside a git checkout"
             )
+        if self.identity.source == "git":
+            return self._git_name(self.identity)
         return check_name(self.identity.name, f"agent name (from {self.identity.source})")
+
+    @staticmethod
+    def _git_name(identity: Identity) -> str:
+        try:
+            return check_name(identity.name, "agent name")
+        except InvalidInput:
+            folder = os.path.basename(identity.path or "")
+            raise NoIdentity(
+                f"the git checkout's name {quoted(folder)} does not make an agent name; "
+                "pass --agent NAME (a-z, 0-9 and '-') or set MAILSLOT_AGENT"
+            ) from None
+
+    def whoami(self) -> WhoAmI:
+        """Who this process speaks as and why, or why it cannot speak at all."""
+        name, problem = None, None
+        try:
+            name = self.agent
+        except InvalidInput as exc:
+            problem = str(exc)
+        identity = self.identity
+        return WhoAmI(name, identity.source if identity else None,
+                      identity.path if identity else None, self.store.location,
+                      type(self.store).__name__, problem)
 
     def check_identity(self) -> str:
         """Fail early (before reading a body) when there is no usable identity."""
@@ -108,9 +137,17 @@ class Mailbox:
         re_issue: str | None = None,
         expect_reply: bool = False,
         wake: bool = False,
+        new: bool = False,
     ) -> Message:
-        """Deliver a new message to one or more agents; returns it once it is durable."""
-        recipients = self._recipients(to)
+        """Deliver a new message to one or more agents; returns it once it is durable.
+
+        A recipient without a mailbox that is close to a known agent's name is refused as
+        a likely typo unless ``new``; a genuinely new one gets a mailbox and a note.
+        """
+        self.notes = []
+        names = recipients.parse(to)
+        self.notes = recipients.check_new(names, self.known_agents(), self.agent,
+                                          allow_new=new)
         subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
         fields: dict[str, Any] = {
             "expect_reply": expect_reply,
@@ -119,7 +156,10 @@ class Mailbox:
         if re_issue is not None:
             fields["re_issue"] = clean_field(re_issue, "re_issue")
         body = clean_body(body, self.max_body_bytes)
-        return self._deliver(recipients, subject, body, **fields)
+        message = self._deliver(names, subject, body, **fields)
+        if wake:
+            self.notes += recipients.wake_refusals(self.config, message)
+        return message
 
     def broadcast(self, subject: str, body: str) -> Message:
         """A message every agent but the sender is served once (later agents too)."""
@@ -133,7 +173,7 @@ class Mailbox:
         The reply is delivered before the original is marked, so a crash in between
         shows the original again rather than losing the answer.
         """
-        original = self._find(check_id(message_id), header_only=True)
+        original = self._find(self.resolve_id(message_id), header_only=True)
         sender = original.message.sender
         if sender == SYSTEM_SENDER:
             raise Refused("notices from mailslot cannot be replied to; mark them done")
@@ -155,17 +195,9 @@ class Mailbox:
         self._settle(original, "done")
         return reply
 
-    def _recipients(self, to: str | Sequence[str]) -> list[str]:
-        raw = [to] if isinstance(to, str) else list(to)
-        names: list[str] = []
-        for entry in raw:
-            for part in entry.split(",") if isinstance(entry, str) else [entry]:
-                name = check_name(part.strip() if isinstance(part, str) else part, "recipient")
-                if name not in names:
-                    names.append(name)
-        if not names:
-            raise InvalidInput("no recipient given")
-        return names
+    def known_agents(self) -> list[str]:
+        """Names with a mailbox, in the config, or the owner: whom a message can reach."""
+        return recipients.known(self.store, self.config)
 
     # Reading -------------------------------------------------------------------
     def _mailboxes(self, for_: str | None) -> list[str]:
@@ -183,7 +215,24 @@ class Mailbox:
         unread_only: bool = False,
         limit: int = 20,
     ) -> Page:
-        """Newest first, one page, reading only the page's headers.
+        """Newest first, one page, reading only the page's headers (see :meth:`page`)."""
+        return self.page(for_, include_done=include_done, unread_only=unread_only,
+                         limit=limit).items
+
+    def page(
+        self,
+        for_: str | None = None,
+        *,
+        include_done: bool = False,
+        unread_only: bool = False,
+        limit: int = 20,
+        number: int = 1,
+        before: str | None = None,
+        bodies: bool = False,
+    ) -> InboxPage:
+        """Page ``number`` of the listing (or the page after the id ``before``), newest
+        first, reading only the page's headers (``bodies``: whole messages), with how many
+        are left after it.
 
         Default: unread and read mail plus broadcasts not yet served. ``include_done``
         adds done mail and broadcasts already served; ``unread_only`` keeps only unread.
@@ -191,6 +240,8 @@ class Mailbox:
         """
         if limit < 1:
             raise InvalidInput("limit must be at least 1")
+        if number < 1:
+            raise InvalidInput("page must be at least 1")
         states: tuple[State, ...] = ("unread",)
         if not unread_only:
             states = ("unread", "read", "done") if include_done else ("unread", "read")
@@ -209,23 +260,38 @@ class Mailbox:
             if include_done and not unread_only:
                 served = (i for i in live if i in seen and sender_of(i) != box)
                 candidates.extend((i, "read", BROADCAST_RECIPIENT) for i in served)
-        return self._page(candidates, limit)
+        if before is not None:
+            last = self.resolve_id(before, everywhere=everyone or for_ is not None)
+            candidates = [c for c in candidates if c[0] < last]
+        skip = (number - 1) * limit
+        loaded = self._load_newest(candidates, skip, limit, bodies=bodies)
+        forms = self._short_forms([i.message.id for i in loaded], everywhere=for_ is not None)
+        items = Page([replace(i, short=forms[i.message.id]) for i in loaded], loaded.unreadable)
+        more = max(0, len(candidates) - skip - limit)
+        done = 0
+        if not items and not include_done and not everyone:
+            done = len(self.store.entries(self._mailboxes(for_)[0], ("done",)))
+        return InboxPage(items, more, done)
 
-    def _page(self, candidates: list[tuple[str, State, str]], limit: int) -> Page:
-        """The newest ``limit`` readable messages among ``candidates`` (headers only)."""
+    def _load_newest(self, candidates: list[tuple[str, State, str]], skip: int, limit: int,
+                     *, bodies: bool) -> Page:
+        """The newest ``limit`` readable messages among ``candidates`` after the newest
+        ``skip``; an unreadable file is skipped and counted, never breaks the page."""
         page = Page()
-        looked = 0
-        want = limit
+        looked = skip
+        want = skip + limit
         while True:
             # Ids sort by time and are unique per mailbox, so the largest are the newest;
-            # only as many headers are read as the page needs (more if some are skipped).
+            # only as many files are read as the page needs (more if some are skipped).
             newest = heapq.nlargest(want, candidates)
             for message_id, state, box in newest[looked:]:
                 try:
                     if box == BROADCAST_RECIPIENT:
-                        message, _ = self.store.load_broadcast(message_id, header_only=True)
+                        message, _ = self.store.load_broadcast(message_id,
+                                                               header_only=not bodies)
                     else:
-                        message, state = self.store.load(box, message_id, header_only=True)
+                        message, state = self.store.load(box, message_id,
+                                                         header_only=not bodies)
                 except NotFound:
                     continue  # moved or retracted while we listed
                 except Unreadable:
@@ -237,6 +303,34 @@ class Mailbox:
             if len(newest) < want:
                 return page
             looked, want = want, want * 2
+
+    def sent(self, *, limit: int = 20) -> list[Status]:
+        """What I sent, newest first, with each recipient's state (no id to remember)."""
+        if limit < 1:
+            raise InvalidInput("limit must be at least 1")
+        page = overview.sent(self.store, self.agent, self.who, limit)
+        forms = self._short_forms([s.message.id for s in page], everywhere=True)
+        return [replace(s, short=forms[s.message.id]) for s in page]
+
+    def resolve_id(self, raw: object, *, everywhere: bool = False) -> str:
+        """The whole id ``raw`` names: an id, a unique prefix (6+ characters) or its
+        random tail, among my mail and the broadcasts (``everywhere``: every mailbox)."""
+        owner = "" if everywhere else self.agent
+        return check_id(resolve(raw, self._nameable(everywhere), owner=owner))
+
+    def _nameable(self, everywhere: bool) -> Iterable[str]:
+        """Ids a short form may stand for, listed lazily (a whole id needs none)."""
+        for box in self.store.agent_names() if everywhere else [self.agent]:
+            for message_id, _ in self.store.entries(box, STATES):
+                yield message_id
+        yield from self.store.broadcast_ids()
+        yield from self.store.broadcast_ids(live=False)
+
+    def _short_forms(self, ids: list[str], *, everywhere: bool) -> dict[str, str]:
+        """The short form of each id that :meth:`resolve_id` turns back into it."""
+        if not ids:
+            return {}
+        return short_forms(ids, self._nameable(everywhere))
 
     def _find(self, message_id: str, *, header_only: bool = False) -> Item:
         """My copy of a directed message, or a broadcast I may see."""
@@ -272,13 +366,13 @@ class Mailbox:
 
     def read(self, message_id: str, *, mark: bool = True) -> Item:
         """The whole message; unread mail becomes read unless ``mark`` is false."""
-        item = self._find(check_id(message_id))
+        item = self._find(self.resolve_id(message_id))
         if mark and item.state == "unread":
             return Item(item.message, self._settle(item, "read"), item.mailbox)
         return item
 
     def mark_read(self, message_id: str) -> Item:
-        item = self._find(check_id(message_id), header_only=True)
+        item = self._find(self.resolve_id(message_id), header_only=True)
         return Item(item.message, self._settle(item, "read"), item.mailbox)
 
     def done(self, message_ids: Iterable[str]) -> Finished:
@@ -287,7 +381,7 @@ class Mailbox:
         Each id is reported on its own: those finished, and those not found (or not
         readable). ``NotFound`` only when none could be finished.
         """
-        ids = list(dict.fromkeys(check_id(i) for i in message_ids))
+        ids = list(dict.fromkeys(self.resolve_id(i) for i in message_ids))
         if not ids:
             raise InvalidInput("no message id given")
         finished: list[Item] = []
@@ -307,10 +401,18 @@ class Mailbox:
     # Broadcast control ---------------------------------------------------------
     def retract(self, message_id: str) -> Message:
         """Un-send a broadcast: no one not yet served it will be. Its sender only."""
-        message_id = check_id(message_id)
+        message_id = self.resolve_id(message_id, everywhere=True)
         try:
             message, _ = self.store.load_broadcast(message_id, header_only=True)
         except NotFound:
+            holders = [a for a in self.store.agent_names()
+                       if self.store.state_of(a, message_id) is not None]
+            if holders:
+                raise Refused(
+                    f"{message_id} is a message to {', '.join(holders)}, not a broadcast: "
+                    "a delivered message cannot be recalled (only broadcasts can be "
+                    "retracted); send a follow-up instead"
+                ) from None
             raise NotFound(f"no broadcast {message_id}") from None
         if message.sender != self.agent:
             raise Refused(f"only its sender, {message.sender}, can retract {message_id}")
@@ -321,7 +423,8 @@ class Mailbox:
     # Status and overview (the rules live in overview.py) -----------------------
     def status(self, message_id: str) -> Status:
         """Per-recipient state of a message, when each read and finished it, and replies."""
-        return overview.status(self.store, check_id(message_id), self.who)
+        return overview.status(self.store, self.resolve_id(message_id, everywhere=True),
+                               self.who)
 
     def who(self) -> list[AgentInfo]:
         """Every agent known from the config, a mailbox folder, a message's sender or a
@@ -332,6 +435,16 @@ class Mailbox:
         """Check permissions, config, wakes and leftovers (``deep``: every message too);
         with ``fix``, repair what is safe to and quarantine unreadable messages."""
         return overview.doctor(self.store, fix=fix, deep=deep)
+
+    def remove_agent(self, name: str) -> str:
+        """Archive ``name``'s mailbox: kept on disk, no longer listed (its mail stays
+        readable in the archive). Returns where it went."""
+        agent = check_name(name, "agent")
+        if agent not in self.store.agent_names():
+            raise NotFound(f"no mailbox for {agent}")
+        where = self.store.archive_mailbox(agent, self._clock().strftime("%Y%m%dT%H%M%S"))
+        self._event("archived", "", agent=agent)
+        return where
 
     def path_of(self, item: Item) -> str | None:
         """Where a person finds this message on disk (for the demo and ``read``)."""
@@ -380,18 +493,9 @@ class Mailbox:
         own = for_ is None or (
             for_.lower() != BROADCAST_RECIPIENT and check_name(for_, "mailbox") == self.agent
         )
-        items = self.inbox(None if own else for_, unread_only=unread_only, limit=limit)
-        if not own:
-            return items, False
-        page = Page(unreadable=items.unreadable)
-        for item in items:
-            try:
-                page.append(self.read(item.message.id, mark=False))
-            except NotFound:
-                continue  # moved or retracted while we listed
-            except Unreadable:
-                page.unreadable += 1  # changed since its header was read
-        return page, True
+        page = self.page(None if own else for_, unread_only=unread_only, limit=limit,
+                         bodies=own)
+        return page.items, own
 
     # Wake-ups (issue 5; the rules live in mailslot.wake.queue) ------------------
     def _after_delivery(self, message: Message) -> None:
@@ -405,6 +509,23 @@ class Mailbox:
         return Notifier(self.store, self._clock)
 
     # Settings --------------------------------------------------------------------
+    def wake_method(self, agent: str) -> object:
+        """``agent``'s configured ``wake_method`` as written (``None`` if unset)."""
+        return self.config.agents().get(check_name(agent), {}).get("wake_method")
+
+    def stop_wake(self, agent: str, methods: Sequence[str]) -> bool:
+        """If ``agent`` is woken by one of ``methods``, mark it ``unsupported`` and not
+        woken (other keys kept). Returns whether anything changed."""
+        name = check_name(agent)
+        raw = self.store.load_config()
+        entry = raw.get("agents", {}).get(name) if isinstance(raw.get("agents"), dict) else None
+        if not isinstance(entry, dict) or entry.get("wake_method") not in methods:
+            return False
+        entry["wake_on_mail"], entry["wake_method"] = False, "unsupported"
+        self.store.save_config(raw)
+        self._config = None
+        return True
+
     def choose_wake(self, agent: str, method: str) -> bool:
         """Opt ``agent`` in to being woken by ``method`` in config.json (other keys kept).
 

@@ -12,9 +12,11 @@ A message file reads like an e-mail a person can open in any editor::
     ---
     Hello.
 
-The header is written by a YAML emitter and read by a safe loader. Header values never
-hold a line break (see :mod:`mailslot.text`), so the first ``---`` line after the opening
-one always ends the header.
+The header is read by a safe loader. Header values never hold a line break (see
+:mod:`mailslot.text`), so the first ``---`` line after the opening one always ends the
+header. It is written by :func:`_emit_header`, a small emitter that writes only what the
+quick reader below reads back exactly (a property test checks the safe loader agrees);
+any value it is unsure of goes to PyYAML's safe dumper instead.
 
 This module is on the hook path, which must start in a few milliseconds: it imports
 neither ``yaml`` nor ``dataclasses`` nor ``typing`` at load time. Headers in the exact
@@ -179,15 +181,18 @@ def _yaml() -> tuple[Any, type[yaml.SafeLoader], type[yaml.SafeDumper]]:
 
 def to_bytes(message: Message) -> bytes:
     """The whole file: frontmatter and body, UTF-8."""
-    yaml, _, dumper = _yaml()
-    head: str = yaml.dump(
-        message.header(),
-        Dumper=dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=1_000_000,
-    )
+    fields = message.header()
+    head = _emit_header(fields)
+    if head is None:
+        yaml, _, dumper = _yaml()
+        head = yaml.dump(
+            fields,
+            Dumper=dumper,
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=1_000_000,
+        )
     # A non-empty body always gets one closing newline, which the reader removes again.
     body = message.body + "\n" if message.body else ""
     return b"".join((_OPEN, head.encode("utf-8"), b"---\n", body.encode("utf-8")))
@@ -304,6 +309,44 @@ def _quick_header(text: str) -> dict[str, Any] | None:
             return None
         head[key] = value
     return head or None
+
+
+# The small emitter --------------------------------------------------------------------
+def _emit_header(fields: dict[str, Any]) -> str | None:
+    """The header in the quick reader's shape, or ``None`` if a value needs PyYAML.
+
+    Each value is written plain when the quick reader reads that back as the same text,
+    else single-quoted when it reads that back, else not at all (``None``): so what is
+    written always reads back exactly, and the quick reader agrees with the safe loader.
+    """
+    lines: list[str] = []
+    for key, value in fields.items():
+        if value is True:
+            lines.append(f"{key}: true")
+        elif isinstance(value, str):
+            text = _emit_scalar(value)
+            if text is None:
+                return None
+            lines.append(f"{key}: {text}")
+        elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            lines.append(f"{key}:")
+            for item in value:
+                text = _emit_scalar(item)
+                if text is None:
+                    return None
+                lines.append(f"- {text}")
+        else:
+            return None
+    return "\n".join(lines) + "\n"
+
+
+def _emit_scalar(value: str) -> str | None:
+    if not value.isprintable():
+        return None
+    if value and _scalar(value) == value and isinstance(_scalar(value), str):
+        return value
+    quoted = "'" + value.replace("'", "''") + "'"
+    return quoted if _scalar(quoted) == value else None
 
 
 def _from_header(head: dict[str, Any], body: str, name: str) -> Message:

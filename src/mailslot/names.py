@@ -51,3 +51,44 @@ def check_name(raw: object, role: str = "agent name") -> str:
             f"{role} {quoted(raw)} is not valid: use a-z, 0-9 and '-', not starting with '-'"
         )
     return name
+
+
+def closest(name: str, known: list[str], most: int = 2) -> str | None:
+    """The known name within ``most`` edits of ``name`` (the nearest; ties: first in
+    order), or ``None``: what "did you mean" suggests for a mistyped recipient."""
+    best: tuple[int, str] | None = None
+    for other in known:
+        if abs(len(other) - len(name)) > most:
+            continue
+        distance = _edits(name, other)
+        if distance <= most and (best is None or distance < best[0]):
+            best = (distance, other)
+    return None if best is None else best[1]
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance: insertions, deletions and substitutions."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1,
+                               previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def from_folder(raw: str) -> str:
+    """A git toplevel's name made into an agent name: ASCII-folded, lowercased, and
+    ``_``, ``.`` and spaces turned into ``-`` (``My_App`` → ``my-app``, ``Über`` →
+    ``uber``). The result may still be invalid (``___``); the service then refuses it."""
+    if not raw.isascii():
+        import unicodedata  # only for names outside ASCII
+
+        raw = unicodedata.normalize("NFKD", raw).encode("ascii", "ignore").decode("ascii")
+    name = raw.lower()
+    for sep in "_. ":
+        name = name.replace(sep, "-")
+    while "--" in name:
+        name = name.replace("--", "-")
+    return name.strip("-")

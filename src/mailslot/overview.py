@@ -1,5 +1,6 @@
-"""The service's overviews: where a message stands (``status``), who is known (``who``),
-and whether the mailbox folder is healthy (``doctor``).
+"""The service's overviews: where a message stands (``status``), what an agent sent
+(``sent``), who is known (``who``), and whether the mailbox folder is healthy
+(``doctor``).
 
 Reached through :class:`~mailslot.mailbox.Mailbox`; kept apart from the mail operations
 because they read across every mailbox rather than one agent's.
@@ -10,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
+from functools import cache
 
 from .broadcasts import to_serve
 from .config import Config
 from .errors import MailslotError, NotFound
 from .ids import sender_of
+from .message import STATES, State
 from .names import RESERVED
 from .presence import summarize
 from .results import AgentInfo, DoctorReport, RecipientStatus, Status
@@ -26,30 +29,72 @@ _RACING_RECEIPTS = 1000
 other processes a moment before the sender wrote its own."""
 
 
+Times = dict[tuple[str, str], str]
+"""When each agent read or finished a message: ``(event, agent) -> ts``."""
+
+
+def _receipts(store: Store, ids: set[str]) -> tuple[dict[str, Times], dict[str, list[str]]]:
+    """Read/done times and replies of each of ``ids``, in one pass over the events log.
+
+    Newest first, stopping soon after the last of their delivery receipts: nothing about
+    a message is much older than it (a receipt racing the sender's own may land just
+    before), so the log's history before it is never read (docs/format.md, "Events log").
+    """
+    times: dict[str, Times] = {i: {} for i in ids}
+    replies: dict[str, list[str]] = {i: [] for i in ids}
+    undelivered = set(ids)
+    left: int | None = None
+    for event in store.events(newest_first=True):
+        if left is not None:
+            left -= 1
+            if left < 0:
+                break
+        kind, subject = event.get("event"), event.get("id")
+        if kind == "delivered" and subject in undelivered:
+            undelivered.discard(subject)
+            if not undelivered:
+                left = _RACING_RECEIPTS
+        if kind in ("read", "done") and subject in times:
+            key = (str(kind), str(event.get("agent")))
+            times[str(subject)][key] = str(event.get("ts"))  # newest first: the first wins
+        elif kind == "replied" and event.get("in_reply_to") in replies:
+            replies[str(event.get("in_reply_to"))].append(str(subject))
+    for found in replies.values():
+        found.reverse()
+    return times, replies
+
+
 def status(store: Store, message_id: str, who: Callable[[], list[AgentInfo]]) -> Status:
     """Per-recipient state of a checked id, when each read and finished it, and replies.
 
     A broadcast's recipients are every known agent but its sender (``who``).
     """
-    times: dict[tuple[str, str], str] = {}
-    replies: list[str] = []
-    # Newest first, stopping soon after the delivery: nothing about a message is much
-    # older than it (a receipt racing the sender's own may land just before), so the
-    # log's history before it is never read (docs/format.md, "Events log").
-    left: int | None = None
-    for event in store.events(newest_first=True):
-        kind = event.get("event")
-        if left is not None:
-            left -= 1
-            if left < 0:
-                break
-        if event.get("id") == message_id and kind == "delivered":
-            left = _RACING_RECEIPTS
-        if event.get("id") == message_id and kind in ("read", "done"):
-            times[(str(kind), str(event.get("agent")))] = str(event.get("ts"))  # the first
-        elif kind == "replied" and event.get("in_reply_to") == message_id:
-            replies.append(str(event.get("id")))
-    replies.reverse()
+    times, replies = _receipts(store, {message_id})
+    return _status(store, message_id, times[message_id], replies[message_id], who)
+
+
+def sent(store: Store, sender: str, who: Callable[[], list[AgentInfo]], limit: int
+         ) -> list[Status]:
+    """What ``sender`` sent, newest first, one page, each with its recipients' states."""
+    mine = {i for name in store.agent_names() for i, _ in store.entries(name, STATES)
+            if sender_of(i) == sender}
+    for live in (True, False):
+        mine.update(i for i in store.broadcast_ids(live=live) if sender_of(i) == sender)
+    page = sorted(mine, reverse=True)[:limit]
+    times, replies = _receipts(store, set(page))
+    who = cache(who)  # a broadcast's recipients are everyone: ask once per page
+    result = []
+    for message_id in page:
+        try:
+            result.append(_status(store, message_id, times[message_id],
+                                  replies[message_id], who))
+        except NotFound:
+            continue  # moved away while we listed
+    return result
+
+
+def _status(store: Store, message_id: str, times: Times, replies: list[str],
+            who: Callable[[], list[AgentInfo]]) -> Status:
     try:
         message, live = store.load_broadcast(message_id, header_only=True)
     except NotFound:
@@ -69,7 +114,7 @@ def status(store: Store, message_id: str, who: Callable[[], list[AgentInfo]]) ->
 def _directed_status(
     store: Store, message_id: str, times: dict[tuple[str, str], str], replies: list[str]
 ) -> Status:
-    holders = {
+    holders: dict[str, State] = {
         name: state
         for name in store.agent_names()
         if (state := store.state_of(name, message_id)) is not None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import IdTaken, InvalidInput, MailslotError
@@ -24,7 +24,8 @@ _ATTEMPTS = 5
 
 
 def now() -> datetime:
-    return datetime.now().astimezone()
+    """Dates are stored in UTC; readers show them in their own time zone."""
+    return datetime.now(UTC)
 
 
 def post(store: Store, clock: Callable[[], datetime], sender: str, to: Sequence[str],

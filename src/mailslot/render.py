@@ -5,52 +5,130 @@ Nothing here decides anything; it only lays out what the service returned.
 
 from __future__ import annotations
 
+import os
+import sys
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .message import Message
-from .results import AgentInfo, DoctorReport, Item, Status
+from .results import AgentInfo, DoctorReport, InboxPage, Item, Status, WhoAmI
 from .text import for_terminal
 
 if TYPE_CHECKING:
     from .install.run import Report
 
-_MARK = {"unread": "*", "read": " ", "done": "✓"}
+_MARK = {"unread": "*", "read": "·", "done": "✓"}
+_LEGEND = "* unread   · read, not done   ✓ done"
+
+
+class Style:
+    """Terminal emphasis, or none (off a terminal, NO_COLOR, --no-color)."""
+
+    def __init__(self, *, colour: bool = False) -> None:
+        self.colour = colour
+
+    def _sgr(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.colour and text else text
+
+    def bold(self, text: str) -> str:
+        return self._sgr("1", text)
+
+    def dim(self, text: str) -> str:
+        return self._sgr("2", text)
+
+    def accent(self, text: str) -> str:
+        return self._sgr("36", text)
+
+
+PLAIN = Style()
 
 
 def _date(iso: str) -> str:
-    """``2026-09-21T16:48:08.123456+02:00`` as ``2026-09-21 16:48``."""
-    return iso[:16].replace("T", " ")
+    """A stored date in the reader's local time with its zone: ``2026-09-21 16:48 CEST``."""
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso[:16].replace("T", " ")
+    if when.tzinfo is None:
+        return f"{when:%Y-%m-%d %H:%M}"
+    local = when.astimezone()
+    return f"{local:%Y-%m-%d %H:%M} {local.tzname() or local.strftime('%z')}"
 
 
 def sent(message: Message) -> str:
     return f"sent {message.id} to {', '.join(message.to)}"
 
 
-def inbox(items: list[Item], *, mailboxes: bool = False) -> str:
+def inbox(page: InboxPage, *, mailboxes: bool = False, style: Style = PLAIN) -> str:
     """One page; ``mailboxes`` (another's or every mailbox) says whose each line is."""
-    if not items:
+    if not page.items:
+        if page.done_hidden:
+            return (f"no unread or open mail ({page.done_hidden} done; "
+                    "'mailslot inbox --all' shows them)")
         return "no messages"
     lines = []
-    for item in items:
+    for item in page.items:
         m = item.message
         where = f" → {item.mailbox}" if mailboxes and not m.is_broadcast else ""
         kind = " (broadcast)" if m.is_broadcast else ""
-        lines.append(
-            f"{_MARK[item.state]} {_date(m.date)}  {m.sender}{kind}{where}: "
-            f"{for_terminal(m.subject)}"
-        )
-        lines.append(f"    {m.id}")
+        subject = style.bold(for_terminal(m.subject)) if item.state == "unread" \
+            else for_terminal(m.subject)
+        lines.append(f"{_MARK[item.state]} {style.accent(item.shown_id)}  "
+                     f"{style.dim(_date(m.date))}  {m.sender}{kind}{where}: {subject}")
+    lines.append(style.dim(_LEGEND))
+    if page.more:
+        last = page.items[-1].shown_id
+        lines.append(f"{page.more} more: mailslot inbox --before {last}")
     return "\n".join(lines)
 
 
-def full(item: Item, path: str | None) -> str:
+def sent_list(page: list[Status], *, style: Style = PLAIN) -> str:
+    """What I sent: one line per message, then each recipient's state."""
+    if not page:
+        return "nothing sent yet"
+    lines = []
+    for st in page:
+        m = st.message
+        states = ", ".join(f"{r.agent} {r.state or 'missing'}" for r in st.recipients)
+        extra = " (retracted)" if st.retracted else ""
+        lines.append(f"{style.accent(st.short or m.id)}  {style.dim(_date(m.date))}  "
+                     f"to {', '.join(m.to)}{extra}: {m.subject}")
+        lines.append(f"    {states or 'no recipients yet'}")
+    return "\n".join(lines)
+
+
+def whoami(me: WhoAmI) -> str:
+    where = {"--agent": "the --agent option", "MAILSLOT_AGENT": "$MAILSLOT_AGENT",
+             "git": f"the git checkout {me.git_toplevel}"}
+    first = (f"agent:   {me.name} (from {where.get(me.source or '', me.source)})"
+             if me.name else f"agent:   none ({me.problem})")
+    return "\n".join([first, f"mailbox: {me.mailbox}", f"store:   {me.store}"])
+
+
+def page_out(text: str) -> None:
+    """Print ``text``; on a terminal, through a pager when it is taller than the screen."""
+    if not sys.stdout.isatty():
+        print(text)
+        return
+    import shutil
+
+    if text.count("\n") + 1 < shutil.get_terminal_size().lines:
+        print(text)
+        return
+    import pydoc
+
+    os.environ.setdefault("LESS", "FRX")  # quit if one screen; keep colours
+    pydoc.pager(text)
+
+
+def full(item: Item, path: str | None, *, style: Style = PLAIN) -> str:
     m = item.message
     head = [
-        f"id:       {m.id}",
+        f"id:       {style.accent(m.id)}",
         f"from:     {m.sender}",
         f"to:       {', '.join(m.to)}",
-        f"date:     {m.date}",
-        f"subject:  {for_terminal(m.subject)}",
+        f"date:     {_date(m.date)}",
+        f"subject:  {style.bold(for_terminal(m.subject))}",
         f"state:    {item.state}",
     ]
     for label, value in (("re_issue", m.re_issue), ("in_reply_to", m.in_reply_to),
@@ -80,16 +158,21 @@ def status(st: Status) -> str:
     return "\n".join(lines)
 
 
-def who(agents: list[AgentInfo]) -> str:
+def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
+    """A table with a header; the last column says where mailslot knows each name from."""
     if not agents:
         return "no agents known yet"
-    width = max(len(a.name) for a in agents)
-    wake = max(len(a.wake) for a in agents) + len("wake: ")
-    return "\n".join(
-        f"{a.name:<{width}}  {a.unread:>4} unread  {_presence(a):<24}  "
-        f"{'wake: ' + a.wake:<{wake}}  ({', '.join(a.known_from)})"
-        for a in agents
-    )
+    rows = [(a.name, str(a.unread), _presence(a), a.wake, ", ".join(a.known_from))
+            for a in agents]
+    head = ("AGENT", "UNREAD", "SERVER", "WAKE", "KNOWN FROM")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]),
+                 *(c.ljust(w) for c, w in zip(row[2:], widths[2:], strict=True))]
+        return "  ".join(cells).rstrip()
+
+    return "\n".join([style.bold(line(head)), *(line(r) for r in rows)])
 
 
 def _presence(agent: AgentInfo) -> str:

@@ -52,11 +52,17 @@ class Item:
     message: Message
     state: State
     mailbox: str
+    short: str = ""  # a shorter id that names it uniquely (see shortids), where known
+
+    @property
+    def shown_id(self) -> str:
+        return self.short or self.message.id
 
     def as_dict(self, *, with_body: bool = False) -> dict[str, Any]:
         data = self.message.as_dict(with_body=with_body)
         data["state"] = self.state
         data["mailbox"] = self.mailbox
+        data["short"] = self.shown_id
         return data
 
 
@@ -94,6 +100,16 @@ class Finished(list[Item]):
 
 
 @dataclass(frozen=True)
+class InboxPage:
+    """One page of a listing, how many come after it, and (for an empty page) how many
+    done messages the listing left out."""
+
+    items: Page
+    more: int = 0
+    done_hidden: int = 0
+
+
+@dataclass(frozen=True)
 class RecipientStatus:
     agent: str
     state: State | None  # None: the copy is gone (or was never delivered)
@@ -109,9 +125,12 @@ class Status:
     recipients: list[RecipientStatus]
     replies: list[str]
     retracted: bool = False
+    short: str = ""  # a shorter id that names it uniquely, where known
 
     def as_dict(self) -> dict[str, Any]:
         data = self.message.as_dict(with_body=False)
+        if self.short:
+            data["short"] = self.short
         data["retracted"] = self.retracted
         data["recipients"] = [r.__dict__ for r in self.recipients]
         data["replies"] = self.replies
@@ -132,6 +151,21 @@ class AgentInfo:
         return {"name": self.name, "unread": self.unread, "known_from": self.known_from,
                 "online": self.online, "last_seen": self.last_seen,
                 "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake}
+
+
+@dataclass(frozen=True)
+class WhoAmI:
+    """The identity in use, where it came from, and which mailbox it speaks in."""
+
+    name: str | None  # None: no usable identity (``problem`` says why)
+    source: str | None  # "--agent", "MAILSLOT_AGENT", "git"
+    git_toplevel: str | None
+    mailbox: str
+    store: str
+    problem: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ terminal read differently from what it is (a reversed command, a hidden word).""
 def quoted(raw: str, limit: int = 80) -> str:
     """``raw`` shown safely inside a one-line error: escaped, quoted and shortened."""
     short = raw if len(raw) <= limit else raw[: limit - 3] + "..."
-    return repr(short.encode("unicode_escape").decode("ascii"))
+    return "'" + short.encode("unicode_escape").decode("ascii").replace("'", "\\'") + "'"
 
 
 def clean_field(raw: object, field: str, limit: int = MAX_FIELD_LENGTH) -> str:

@@ -153,7 +153,26 @@ def install(
     method = "claude-rewake" if wake else "claude-channel" if channel else None
     if method is not None:
         notes.append(_choose_wake(agent, method, mailbox_dir, dry_run))
+    elif host.name == "claude":
+        notes += _drop_wake(agent, mailbox_dir, dry_run)
     return Report(host, scope, agent, changes, notes, dry_run)
+
+
+_INSTALLED_WAKES = ("claude-rewake", "claude-channel")
+"""Wake methods that only work with what ``install claude --wake/--channel`` registers."""
+
+
+def _drop_wake(agent: str, mailbox_dir: str | None, dry_run: bool) -> list[str]:
+    """A registration without --wake/--channel no longer wakes: say so in config.json."""
+    box = Mailbox.open(mailbox_dir, agent)
+    where = f"{box.store.location}/config.json"
+    setting = f'agents.{agent}.wake_method "unsupported" (wake_on_mail false)'
+    if dry_run:
+        return ([f"would set {setting} in {where}"]
+                if box.wake_method(agent) in _INSTALLED_WAKES else [])
+    if box.stop_wake(agent, _INSTALLED_WAKES):
+        return [f"set {setting} in {where}: this registration has no waiter or channel"]
+    return []
 
 
 def _choose_wake(agent: str, method: str, mailbox_dir: str | None, dry_run: bool) -> str:

@@ -83,6 +83,10 @@ class Store(Protocol):
     def add_seen(self, agent: str, message_ids: Sequence[str]) -> None:
         """Record broadcasts as served to ``agent``, durably."""
 
+    def archive_mailbox(self, agent: str, stamp: str) -> str:
+        """Set ``agent``'s whole mailbox aside, kept, out of :meth:`agent_names`; return
+        where it went. Raises ``NotFound`` if it has none."""
+
     # Everything else -----------------------------------------------------------
     def agent_names(self) -> list[str]:
         """Names that have a mailbox."""

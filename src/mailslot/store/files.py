@@ -24,7 +24,7 @@ import os
 import stat
 import time
 
-from ..errors import IdTaken, NotFound, Unreadable, UnsafePath
+from ..errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES, to_bytes
 from .fs import (
     APPEND,
@@ -153,6 +153,23 @@ class FileStore(FileWakeQueue):
             raise NotFound(f"no broadcast {message_id}") from None
         fsync_dir(live)
         return True
+
+    def archive_mailbox(self, agent: str, stamp: str) -> str:
+        """Move ``agent``'s mailbox whole to ``archive/<agent>-<stamp>`` (one rename,
+        nothing deleted); a later message to ``agent`` makes a fresh mailbox."""
+        source = self._folder("agents", agent)
+        if not os.path.isdir(source) or os.path.islink(source):
+            raise NotFound(f"no mailbox for {agent}")
+        target = os.path.join(self._folder("archive", create=True), f"{agent}-{stamp}")
+        if os.path.lexists(target):
+            raise StoreError(f"{target} exists already; try again in a second")
+        try:
+            os.rename(source, target)
+        except OSError as exc:
+            raise store_error(exc, f"cannot archive {source}") from None
+        fsync_dir(os.path.dirname(source))
+        self._forget_folders()
+        return target
 
     # Everything else -----------------------------------------------------------
     def agent_names(self) -> list[str]:

@@ -291,6 +291,10 @@ class Folders:
         self._known[parts] = path
         return path
 
+    def _forget_folders(self) -> None:
+        """Check every folder again at its next use (one was moved away)."""
+        self._fresh_until = 0.0
+
 
 def unsafe_owner(path: str, info: os.stat_result) -> str | None:
     """Why a folder of the mailbox is not safe to use, or ``None``.

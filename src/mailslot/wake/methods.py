@@ -215,7 +215,7 @@ class CommandMethod(ArgvMethod):
     limits = (
         "one run per message ({id}, {from} and {to} are that message's)",
         "stdin carries the whole message, body included: treat it as untrusted data",
-        "exit status 0 counts as woken; output is discarded",
+        "exit status 0 counts as woken; on failure the last lines of stderr are reported",
     )
     fields = (
         Field("command", 'argv list, e.g. ["notify-codex", "{from}", "{id}"]; no shell'),

@@ -1,22 +1,33 @@
 """Running a host program for a wake: an argv without a shell, bounded in time.
 
-The program's output is discarded, never logged: a host can print anything, including
-the message it was given. Each child gets its own process group so a timeout (or the
-watcher stopping) ends the child and whatever it started.
+A program's standard output is discarded: a host can print anything, including the
+message it was given. When it fails, the last lines of its standard error are added to
+the reason (so they reach the watcher's output, the events log and the sender's failure
+notice): at most :data:`STDERR_TAIL` characters, on one line, control characters
+replaced, and the value of every variable mailslot gave the child whose name says it is
+a secret (``*TOKEN*``, ``*KEY*``...) shown as ``<secret>``.
+Each child gets its own process group so a timeout (or the watcher stopping) ends the
+child and whatever it started.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+STDERR_TAIL = 300
+_STDERR_LINES = 3
+_KEPT_BYTES = 8192  # of standard error, from its end
+_SECRET_KEY = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|CREDENTIAL", re.IGNORECASE)
 _GRACE_SECONDS = 2.0
 _TICK_SECONDS = 0.2  # how often a running child's deadline and stop are checked
 
@@ -64,20 +75,36 @@ def run(spawn: Spawn, timeout: float, stop: threading.Event) -> str | None:
         return f"{name} was not found on PATH"
     if spawn.cwd is not None and not os.path.isdir(spawn.cwd):
         return f"the folder {spawn.cwd} does not exist"
-    try:
-        proc = subprocess.Popen(
-            spawn.argv, executable=executable, env=env, cwd=spawn.cwd,
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, close_fds=True,
-        )
-    except OSError as exc:
-        return f"{name} could not be started ({exc.strerror or type(exc).__name__})"
+    # Standard error goes to an unnamed file, not a pipe: a program that leaves a helper
+    # running (holding the pipe open) must not look as if it never finished.
+    with tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(
+                spawn.argv, executable=executable, env=env, cwd=spawn.cwd,
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err,
+                start_new_session=True, close_fds=True,
+            )
+        except OSError as exc:
+            return f"{name} could not be started ({exc.strerror or type(exc).__name__})"
+        failed = _wait(proc, spawn, name, timeout, stop)
+        if failed is not None or proc.returncode == 0:
+            return failed
+        err.seek(max(0, err.seek(0, os.SEEK_END) - _KEPT_BYTES))
+        said = _tail(err.read(), spawn.env)
+    if proc.returncode < 0:
+        return f"{name} was ended by signal {-proc.returncode}{said}"
+    return f"{name} exited with status {proc.returncode}{said}"
+
+
+def _wait(proc: subprocess.Popen[bytes], spawn: Spawn, name: str, timeout: float,
+          stop: threading.Event) -> str | None:
+    """Feed stdin and wait for the end; why it was cut short, or ``None`` if it ended."""
     deadline = time.monotonic() + timeout
     stdin: bytes | None = spawn.stdin
     while True:
         try:
             proc.communicate(stdin, timeout=min(_TICK_SECONDS, timeout))
-            break
+            return None
         except subprocess.TimeoutExpired:
             stdin = None  # already being written; communicate() resumes it
             if stop.is_set():
@@ -86,8 +113,19 @@ def run(spawn: Spawn, timeout: float, stop: threading.Event) -> str | None:
             if time.monotonic() >= deadline:
                 _end(proc)
                 return f"{name} did not finish within {timeout:g} s (stopped)"
-    if proc.returncode == 0:
-        return None
-    if proc.returncode < 0:
-        return f"{name} was ended by signal {-proc.returncode}"
-    return f"{name} exited with status {proc.returncode}"
+
+
+def _tail(err: bytes, secrets: Mapping[str, str]) -> str:
+    """``; stderr: ...``: the last lines a failed program wrote, safe for one line."""
+    text = err.decode("utf-8", "replace")
+    lines = [line.strip() for line in text.splitlines() if line.strip()][-_STDERR_LINES:]
+    if not lines:
+        return ""
+    shown = " / ".join(lines)
+    for key, value in secrets.items():
+        if _SECRET_KEY.search(key) and value:
+            shown = shown.replace(value, "<secret>")
+    shown = "".join(c if c.isprintable() else " " for c in shown)
+    if len(shown) > STDERR_TAIL:
+        shown = "..." + shown[-(STDERR_TAIL - 3):]
+    return f"; stderr: {shown}"

@@ -14,9 +14,9 @@ from ..config import Config
 from ..errors import MailslotError
 from ..message import Message
 from ..store import Store
-from .methods import Field, Job
+from .methods import Job
 from .notice import wake_notice
-from .policy import Retry, settings_for
+from .policy import settings_for
 from .registry import METHODS, method_for
 
 _SAMPLE = Message(id="<message-id>", date="", sender="<sender>", to=(), subject="")
@@ -85,11 +85,9 @@ def validate(store: Store) -> Validation:
     return Validation(store.location, [_agent(store, config, a) for a in sorted(agents)], [])
 
 
-def _fields(fields: tuple[Field, ...]) -> list[str]:
-    return [f"{f.name}{'' if f.required else ' (optional)'}: {f.help}" for f in fields]
-
-
 def as_text(report: Validation) -> str:
+    """The configured agents only, what each wake would do and what is wrong; every
+    method's fields are in docs/wake.md and in ``--json`` (``methods``)."""
     lines = [f"mailbox: {report.location}"]
     lines += [f"problem: {p}" for p in report.problems]
     if not report.agents and not report.problems:
@@ -98,7 +96,7 @@ def as_text(report: Validation) -> str:
         lines += ["", f"{a.agent}: {a.opt_in}; wake_method: {a.method}"]
         if a.method in METHODS:
             lines.append(f"  {METHODS[a.method].summary}")
-        lines += [f"  would {line}" for line in a.does]
+        lines += [f"  → {line}" for line in a.does]
         if a.retry:
             lines.append(f"  retries: {a.retry}")
         if a.method in METHODS:
@@ -106,12 +104,6 @@ def as_text(report: Validation) -> str:
             lines += [f"  limit: {n}" for n in METHODS[a.method].limits]
         lines += [f"  problem: {p}" for p in a.problems]
         lines += [f"  warning: {w}" for w in a.warnings]
-    lines += ["", f"built-in retry defaults: {Retry().describe()}", "", "wake methods:"]
-    for name, method in METHODS.items():
-        lines.append(f"  {name}: {method.summary}")
-        lines += [f"    field {line}" for line in _fields(method.fields)]
-        lines += [f"    needs: {n}" for n in method.needs]
-        lines += [f"    limit: {n}" for n in method.limits]
-    lines += ["", "ok: every agent's wake config checks out" if report.ok
-              else "problems found: those agents are not woken until fixed"]
+    lines += ["", "ok: every configured agent's wake settings are valid" if report.ok
+              else "problems found: the agents above are not woken until they are fixed"]
     return "\n".join(lines)

@@ -12,6 +12,7 @@ This is the only module that imports watchdog, and only when ``watch`` runs.
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import threading
@@ -44,13 +45,29 @@ def describe(result: Result) -> str:
     return f"{failed}; gave up{told}"
 
 
+def as_event(result: Result) -> dict[str, object]:
+    """The same outcome as one JSON object (``watch --json``)."""
+    if result.skipped:
+        kind = "skipped"
+    elif result.outcome.ok:
+        kind = "woke"
+    else:
+        kind = "failed" if result.retry_in is not None else "gave_up"
+    return {"event": kind, "agent": result.agent, "method": result.method,
+            "message_id": result.message_id, "attempt": result.attempt,
+            "reason": None if result.outcome.ok else result.outcome.reason,
+            "retry_in": result.retry_in, "told": result.told}
+
+
 class Watcher:
     """Schedules passes over agents: at most one at a time per agent, on worker threads."""
 
-    def __init__(self, store: Store, out: TextIO, workers: int = WORKERS) -> None:
+    def __init__(self, store: Store, out: TextIO, workers: int = WORKERS,
+                 *, as_json: bool = False) -> None:
+        self._json = as_json
         self._stop = threading.Event()
         self.runner = WakeRunner(store, stop=self._stop,
-                                 report=lambda result: self.say(describe(result)))
+                                 report=lambda result: self.say(describe(result), as_event(result)))
         self._out = out
         self._kick = threading.Event()
         self._lock = threading.Lock()
@@ -61,9 +78,18 @@ class Watcher:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wake")
         self._futures: list[Future[None]] = []
 
-    def say(self, line: str) -> None:
+    def say(self, line: str, event: dict[str, object] | None = None) -> None:
+        """A line for people, or with ``--json`` one object a line (``event``, else a
+        ``note`` holding the line)."""
+        now = datetime.now()
+        if self._json:
+            data = {"time": now.astimezone().isoformat(timespec="seconds"),
+                    **(event or {"event": "note", "text": line})}
+            text = json.dumps(data, ensure_ascii=False)
+        else:
+            text = f"{now:%H:%M:%S} {line}"
         with self._lock:
-            print(f"{datetime.now():%H:%M:%S} {line}", file=self._out, flush=True)
+            print(text, file=self._out, flush=True)
 
     def kick(self) -> None:
         """Something changed in the queue: look again."""
@@ -138,9 +164,9 @@ class Watcher:
 
 
 def watch(store: Store, *, once: bool = False, poll: float | None = None,
-          out: TextIO | None = None) -> int:
+          out: TextIO | None = None, as_json: bool = False) -> int:
     """Run the watcher in the foreground (``once``: what is due now, then exit)."""
-    watcher = Watcher(store, out or sys.stdout)
+    watcher = Watcher(store, out or sys.stdout, as_json=as_json)
     if once:
         try:
             watcher.run_once()

@@ -1,0 +1,73 @@
+"""Short ids: a unique prefix or the random tail stands for a whole id, as in git.
+
+``2026-09-21_144808.123456_claude_to_gemini_7f3a9c`` may be given as any prefix of at
+least :data:`MIN_PREFIX` characters (``2026-09-21_1448``) or as its random tail
+(``7f3a9c``), as long as exactly one id the caller may name matches. The service
+gathers those ids (from the store's listings, so this works on any backend); this
+module only matches. A short form never becomes a path part: what it resolves to is an
+id the store itself listed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .errors import InvalidInput, NotFound
+from .ids import is_id
+from .text import quoted
+
+MIN_PREFIX = 6
+_SHOWN_CANDIDATES = 5
+_SHORT = re.compile(r"[a-z0-9][a-z0-9_.+-]*", re.ASCII)  # what an id is made of, no '/'
+
+
+def tail(message_id: str) -> str:
+    """The random part at the end of an id (``7f3a9c``)."""
+    return message_id.rsplit("_", 1)[-1]
+
+
+def matches(raw: str, message_id: str) -> bool:
+    """Whether ``raw`` names ``message_id``: a long enough prefix, or its tail."""
+    return message_id.startswith(raw) or tail(message_id) == raw
+
+
+def resolve(raw: object, candidates: Iterable[str], *, owner: str = "") -> str:
+    """The one candidate ``raw`` names; raises ``InvalidInput`` when ``raw`` is too
+    short or ambiguous (listing the candidates) and ``NotFound`` when nothing matches."""
+    if not isinstance(raw, str) or raw == "":
+        raise InvalidInput("message id is empty")
+    if is_id(raw):
+        return raw
+    if raw.endswith(".md"):
+        raise InvalidInput(f"{quoted(raw)} is not a message id (drop the '.md')")
+    if len(raw) < MIN_PREFIX or not _SHORT.fullmatch(raw):
+        raise InvalidInput(
+            f"{quoted(raw)} is not a message id (give the whole id, at least "
+            f"{MIN_PREFIX} of its first characters, or its random tail)"
+        )
+    found = sorted({c for c in candidates if matches(raw, c)})
+    if not found:
+        where = f" for {owner}" if owner else ""
+        raise NotFound(f"no message {quoted(raw)}{where}")
+    if len(found) > 1:
+        shown = ", ".join(found[:_SHOWN_CANDIDATES])
+        left = len(found) - _SHOWN_CANDIDATES
+        more = f" and {left} more" if left > 0 else ""
+        raise InvalidInput(f"{quoted(raw)} is ambiguous: it could be {shown}{more}")
+    return found[0]
+
+
+def short_forms(ids: Iterable[str], among: Iterable[str]) -> dict[str, str]:
+    """For each of ``ids``, its tail when no other id of ``among`` shares it, else the
+    whole id: the shortest form :func:`resolve` turns back into the same id."""
+    counts: dict[str, int] = {}
+    for other in among:
+        key = tail(other)
+        counts[key] = counts.get(key, 0) + 1
+    forms: dict[str, str] = {}
+    for message_id in ids:
+        key = tail(message_id)
+        ok = counts.get(key, 0) <= 1 and len(key) >= MIN_PREFIX
+        forms[message_id] = key if ok else message_id
+    return forms

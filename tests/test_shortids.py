@@ -1,0 +1,48 @@
+"""Short ids: a unique prefix (6+ characters) or the random tail names a whole id."""
+
+from __future__ import annotations
+
+import pytest
+
+from mailslot.errors import InvalidInput, NotFound
+from mailslot.shortids import resolve, short_forms, tail
+
+A = "2026-09-21_144808.123456_claude_to_gemini_hi_7f3a9c"
+B = "2026-09-21_144809.000001_claude_to_gemini_hi_81be02"
+C = "2026-09-22_090000.000000_codex_to_gemini_hi_7f3a9c"  # same tail as A
+
+
+def test_a_whole_id_is_taken_as_is_without_listing() -> None:
+    def never() -> list[str]:
+        raise AssertionError("listed")
+
+    assert resolve(A, iter(never, None)) == A
+
+
+def test_a_unique_prefix_or_tail_names_the_id() -> None:
+    assert resolve("2026-09-21_144809", [A, B, C]) == B
+    assert resolve("81be02", [A, B, C]) == B
+
+
+def test_an_ambiguous_short_form_is_refused_with_the_candidates() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        resolve("7f3a9c", [A, B, C])
+    assert A in str(caught.value) and C in str(caught.value) and B not in str(caught.value)
+    with pytest.raises(InvalidInput, match="ambiguous"):
+        resolve("2026-09-21", [A, B, C])
+
+
+def test_too_short_or_path_like_or_unknown() -> None:
+    for bad in ("7f3a", "../../etc", "a/b/c/d/e", f"{A}.md", ""):
+        with pytest.raises(InvalidInput):
+            resolve(bad, [A, B])
+    with pytest.raises(NotFound, match="no message '999999' for gemini"):
+        resolve("999999", [A, B], owner="gemini")
+
+
+def test_short_forms_round_trip() -> None:
+    ids = [A, B, C]
+    forms = short_forms(ids, ids)
+    assert forms == {A: A, B: tail(B), C: C}
+    for full, short in forms.items():
+        assert resolve(short, ids) == full
