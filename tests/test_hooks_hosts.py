@@ -158,3 +158,24 @@ def test_output_header_is_the_framing_header(cli: Cli, mail: list[Message]) -> N
             stdin=fixture("gemini-session-start"))
     text = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
     assert text.startswith(HEADER + "\n\n")
+
+
+@pytest.mark.parametrize(("name", "host", "event", "shape"), [
+    ("claude-post-tool-use", "claude", "post-tool-use", context("PostToolUse")),
+    ("codex-post-tool-use", "codex", "post-tool-use", context("PostToolUse")),
+    ("gemini-after-tool", "gemini", "after-tool", context("AfterTool")),
+])
+def test_post_tool_input_gets_directed_mail_mid_turn(
+    cli: Cli, mail: list[Message], name: str, host: str, event: str,
+    shape: Callable[[str], object],
+) -> None:
+    r = cli("--agent", "gemini", "hook", host, event, stdin=fixture(name))
+    assert (r.code, r.err) == (0, "")
+    assert json.loads(r.out) == shape(expected(mail[:1], LATER, agent="gemini"))  # no broadcast
+
+
+def test_post_tool_hook_borrowed_by_copilot_shows_nothing(cli: Cli, mail: list[Message]) -> None:
+    copilot = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1",
+                          "timestamp": "2026-05-20T10:16:02.000Z", "tool_name": "bash"})
+    r = cli("--agent", "gemini", "hook", "claude", "post-tool-use", stdin=copilot)
+    assert (r.code, r.out) == (0, "{}")

@@ -175,6 +175,8 @@ def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
         {"type": "command", "command": hook_command("claude", "session-start"), "timeout": 10}]}]
     assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == hook_command(
         "claude", "user-prompt-submit")
+    assert hooks["PostToolUse"] == [{"hooks": [  # no matcher: after every tool call
+        {"type": "command", "command": hook_command("claude", "post-tool-use"), "timeout": 10}]}]
     stop, wait = hooks["Stop"]
     assert stop["hooks"][0]["command"] == hook_command("claude", "stop")
     assert wait["hooks"] == [{"type": "command", "command": hook_command("claude", "wait"),
@@ -206,9 +208,9 @@ def test_users_own_hooks_are_kept_in_place(cli: Cli, home: Path, project: Path) 
 
 @pytest.mark.parametrize("host, events", [
     ("codex", {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
-               "Stop": "stop"}),
+               "Stop": "stop", "PostToolUse": "post-tool-use"}),
     ("gemini", {"SessionStart": "session-start", "BeforeAgent": "before-agent",
-                "AfterAgent": "after-agent"}),
+                "AfterAgent": "after-agent", "AfterTool": "after-tool"}),
 ])
 def test_group_style_hook_hosts(cli: Cli, host: str, events: dict[str, str], home: Path,
                                 project: Path) -> None:

@@ -296,9 +296,10 @@ def build_parser() -> argparse.ArgumentParser:
             prints_data=False)
     p.add_argument("host", metavar="HOST", help="claude, codex, gemini, cursor or copilot")
     p.add_argument("event", metavar="EVENT",
-                   help="claude, codex: session-start, user-prompt-submit, stop; gemini: "
-                        "session-start, before-agent, after-agent; cursor, copilot: "
-                        "session-start, stop (see docs/hooks.md)")
+                   help="claude, codex: session-start, user-prompt-submit, stop, "
+                        "post-tool-use; gemini: session-start, before-agent, after-agent, "
+                        "after-tool; cursor, copilot: session-start, stop (see "
+                        "docs/hooks.md)")
 
     p = add("watch", "Wake opted-in agents when mail arrives (runs in the foreground).")
     mode = p.add_mutually_exclusive_group()

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_ROOT = "~/mailslot"
+DEFAULT_MIDTURN_INTERVAL = 30
+"""Seconds a session goes at least between being shown mail and a mid-turn showing."""
 
 
 def root_folder(explicit: str | None = None, env: Mapping[str, str] = os.environ) -> str:
@@ -97,3 +99,15 @@ class Config:
             return self.agent(name).get("auto_continue_on_stop") is True
         except StoreError:
             return False
+
+    def midturn_interval(self, name: str) -> float:
+        """Seconds between mid-turn showings for ``name`` (0: never shown mid-turn).
+
+        ``agents.<name>.midturn_interval_seconds``, 30 when absent; anything but a
+        number of at least 0 is an error (the hook then shows nothing mid-turn).
+        """
+        value = self.agent(name).get("midturn_interval_seconds", DEFAULT_MIDTURN_INTERVAL)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise StoreError(f"config.json: agents.{name}.midturn_interval_seconds must be "
+                             "a number of seconds, 0 or more")
+        return float(value)

@@ -56,6 +56,7 @@ _CLAUDE_STYLE = (
     Hook("SessionStart", "session-start", "startup|resume|clear|compact"),
     Hook("UserPromptSubmit", "user-prompt-submit"),
     Hook("Stop", "stop"),
+    Hook("PostToolUse", "post-tool-use"),
 )
 _HOOK_TRUST = "Claude Code runs project hooks only once the folder's trust dialog is accepted."
 
@@ -93,7 +94,8 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
             {"project": ".gemini/settings.json", "user": "~/.gemini/settings.json"},
             "groups",
             (Hook("SessionStart", "session-start", "startup|resume|clear"),
-             Hook("BeforeAgent", "before-agent"), Hook("AfterAgent", "after-agent")),
+             Hook("BeforeAgent", "before-agent"), Hook("AfterAgent", "after-agent"),
+             Hook("AfterTool", "after-tool")),
             10_000, named=True, notes=(
                 "Gemini CLI runs hooks when hooksConfig.enabled is on (the default in "
                 "current versions; older ones need tools.enableHooks).",

@@ -83,6 +83,13 @@ class DeliveryFiles(MailboxFiles):
         """Ids this session of ``agent`` has been shown."""
         return read_lines(self._session(agent, session))
 
+    def shown_at(self, agent: str, session: str) -> float | None:
+        """When this session was last shown (or told of) anything; ``None``: never."""
+        try:
+            return os.lstat(self._session(agent, session)).st_mtime
+        except FileNotFoundError:
+            return None
+
     def add_shown(self, agent: str, session: str, message_ids: Sequence[str]) -> None:
         """Record what a session was shown (not synced: losing it only shows mail again)."""
         if message_ids:
