@@ -51,8 +51,8 @@ def load(path: Path) -> dict[str, Any]:
     return tomllib.loads(text) if path.suffix == ".toml" else dict(json.loads(text))
 
 
-def server_of(doc: dict[str, Any]) -> dict[str, Any]:
-    return dict((doc.get("mcpServers") or doc["mcp_servers"])["mailslot"])
+def server_of(doc: dict[str, Any], host: str = "claude") -> dict[str, Any]:
+    return dict(doc[HOSTS[host].mcp_container]["mailslot"])
 
 
 def serve_args(agent: str = "ada") -> list[str]:
@@ -75,9 +75,12 @@ def test_fresh_file(cli: Cli, host: str, scope: str, home: Path, project: Path) 
     assert r.code == 0, r.err
     path = mcp_file(host, scope, home, project)
     assert f"created: {path}" in r.out
-    entry = server_of(load(path))
-    assert entry == {**HOSTS[host].mcp_fields, "command": EXE, "args": serve_args()}
-    assert Path(entry["command"]).is_absolute()
+    entry = server_of(load(path), host)
+    written = {"plain": {"command": EXE, "args": serve_args()},
+               "opencode": {"command": [EXE, *serve_args()]},
+               "cline": {"transport": {"type": "stdio", "command": EXE,
+                                       "args": serve_args()}}}[HOSTS[host].mcp_style]
+    assert entry == {**HOSTS[host].mcp_fields, **written}
 
 
 @pytest.mark.parametrize("host", HOST_NAMES)
@@ -89,16 +92,17 @@ def test_other_servers_and_settings_are_kept(cli: Cli, host: str, home: Path,
         path.write_text('# my settings\nmodel = "o3"\n\n[mcp_servers.other]\n'
                         'command = "other-server"  # keep me\n')
     else:
-        path.write_text(json.dumps({"theme": "dark", "mcpServers": {
+        path.write_text(json.dumps({"theme": "dark", HOSTS[host].mcp_container: {
             "other": {"command": "other-server", "args": ["x"]}}}, indent=4) + "\n")
     before = load(path)
     assert install(cli, host, "--scope", "project").code == 0
     after = load(path)
-    servers = after.get("mcpServers") or after["mcp_servers"]
-    assert servers["other"] == (before.get("mcpServers") or before["mcp_servers"])["other"]
+    container = HOSTS[host].mcp_container
+    servers = after[container]
+    assert servers["other"] == before[container]["other"]
     assert list(servers) == ["other", "mailslot"]
-    assert {k: v for k, v in after.items() if k not in ("mcpServers", "mcp_servers")} == {
-        k: v for k, v in before.items() if k not in ("mcpServers", "mcp_servers")}
+    assert {k: v for k, v in after.items() if k != container} == {
+        k: v for k, v in before.items() if k != container}
     if path.suffix == ".toml":
         assert "# my settings" in path.read_text() and "# keep me" in path.read_text()
     else:
@@ -211,6 +215,8 @@ def test_users_own_hooks_are_kept_in_place(cli: Cli, home: Path, project: Path) 
                "Stop": "stop", "PostToolUse": "post-tool-use"}),
     ("gemini", {"SessionStart": "session-start", "BeforeAgent": "before-agent",
                 "AfterAgent": "after-agent", "AfterTool": "after-tool"}),
+    ("qwen", {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
+              "Stop": "stop", "PostToolUse": "post-tool-use"}),
 ])
 def test_group_style_hook_hosts(cli: Cli, host: str, events: dict[str, str], home: Path,
                                 project: Path) -> None:
@@ -220,7 +226,9 @@ def test_group_style_hook_hosts(cli: Cli, host: str, events: dict[str, str], hom
     for event, ours in events.items():
         (handler,) = hooks[event][0]["hooks"]
         assert handler["command"] == hook_command(host, ours)
-        assert handler["timeout"] == (10_000 if host == "gemini" else 10)
+        assert handler["timeout"] == (10 if host == "codex" else 10_000)  # Qwen: ms too
+        if host == "qwen":  # no matcher: Qwen runs it for every source
+            assert "matcher" not in hooks[event][0]
         if host == "gemini":
             assert handler["name"] == f"mailslot-{ours}"
     assert hook_file("codex", "project", home, project).name == "hooks.json"
@@ -343,3 +351,11 @@ def test_dry_run_wake_changes_no_config(cli: Cli) -> None:
     r = install(cli, "claude", "--hooks", "--wake", "--dry-run")
     assert r.code == 0 and 'would set agents.ada.wake_method "claude-rewake"' in r.out
     assert not (isolated_mailbox() / "config.json").exists()
+
+
+@pytest.mark.parametrize("host", ["opencode", "cline"])
+def test_nested_server_shapes_keep_their_agent(cli: Cli, host: str) -> None:
+    assert install(cli, host).code == 0
+    assert install(cli, host).code == 0  # the same again changes nothing
+    r = install(cli, host, agent="bob")
+    assert r.code != 0 and "already registers mailslot as agent 'ada'" in r.err

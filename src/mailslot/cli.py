@@ -294,9 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("hook", "Show pending mail to an agent from a host's hook (prints the host's JSON).",
             prints_data=False)
-    p.add_argument("host", metavar="HOST", help="claude, codex, gemini, cursor or copilot")
+    p.add_argument("host", metavar="HOST",
+                   help="claude, codex, qwen, gemini, cursor or copilot")
     p.add_argument("event", metavar="EVENT",
-                   help="claude, codex: session-start, user-prompt-submit, stop, "
+                   help="claude, codex, qwen: session-start, user-prompt-submit, stop, "
                         "post-tool-use; gemini: session-start, before-agent, after-agent, "
                         "after-tool; cursor, copilot: session-start, stop (see "
                         "docs/hooks.md)")

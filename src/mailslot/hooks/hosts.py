@@ -39,9 +39,10 @@ EVENTS: dict[str, dict[str, str]] = {
     "cursor": {"session-start": START, "stop": STOP},
     "copilot": {"session-start": START, "stop": STOP},
 }
+EVENTS["qwen"] = EVENTS["claude"]  # Qwen Code takes Claude Code's events and shapes
 """``mailslot hook HOST EVENT``: the hosts and events there are, and what each is."""
 
-_MID_SESSION = frozenset({"claude", "codex", "gemini"})
+_MID_SESSION = frozenset({"claude", "codex", "gemini", "qwen"})
 """The callers whose prompt and post-tool hooks can add context."""
 _SESSION_FIELDS = {"cursor": ("conversation_id", "session_id"),
                    "copilot": ("sessionId", "session_id")}
@@ -136,7 +137,7 @@ _OUTPUT: dict[str, dict[str, Callable[[str], Payload]]] = {
     "cursor": {START: _field("additional_context"), STOP: _field("followup_message")},
     "copilot": {START: _field("additionalContext"), STOP: _decision("block")},
 }
-_OUTPUT["codex"] = _OUTPUT["claude"]  # Codex documents Claude Code's shapes
+_OUTPUT["codex"] = _OUTPUT["qwen"] = _OUTPUT["claude"]  # both take Claude Code's shapes
 
 
 def output(call: Request, text: str | None) -> Payload:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from ..errors import InvalidInput, Refused
-from .hosts import HookFile
+from .hosts import HookFile, ServerStyle
 
 SERVER_NAME = "mailslot"
 _OUR_HOOK = re.compile(r"mailslot(\.exe)?['\"]?\s+hook\s")
@@ -47,6 +47,26 @@ def _same_agent(bound: str | None, agent: str, where: str) -> None:
         )
 
 
+def server_fields(style: ServerStyle, command: str, args: list[str],
+                  extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Our server entry in the host's spelling (see :data:`.hosts.ServerStyle`)."""
+    if style == "opencode":
+        return {**extra, "command": [command, *args]}
+    if style == "cline":
+        return {**extra, "transport": {"type": "stdio", "command": command, "args": args}}
+    return {**extra, "command": command, "args": args}
+
+
+def _server_argv(entry: Mapping[str, Any]) -> list[Any] | None:
+    """The words after the program in a server entry, in any host's spelling."""
+    for holder in (entry, entry.get("transport")):
+        if isinstance(holder, Mapping):
+            for key in ("args", "command"):
+                if isinstance(holder.get(key), list):
+                    return list(holder[key])
+    return None
+
+
 def set_server(doc: Doc, container: str, fields: Mapping[str, Any], agent: str,
                where: str) -> None:
     """Add or update the ``mailslot`` server; its other keys (``env``...) are kept."""
@@ -58,8 +78,8 @@ def set_server(doc: Doc, container: str, fields: Mapping[str, Any], agent: str,
     if not isinstance(current, MutableMapping):
         raise InvalidInput(f"{where}: '{container}.{SERVER_NAME}' must be an object; "
                            "nothing was changed")
-    args = current.get("args")
-    _same_agent(_agent_in(args) if isinstance(args, list) else None, agent, where)
+    argv = _server_argv(current)
+    _same_agent(_agent_in(argv) if argv is not None else None, agent, where)
     for key, value in fields.items():
         if current.get(key) != value:
             current[key] = value

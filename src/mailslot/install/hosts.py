@@ -13,6 +13,9 @@ from typing import Any, Literal
 Scope = Literal["project", "user"]
 SCOPES: tuple[Scope, ...] = ("project", "user")
 HookStyle = Literal["groups", "cursor", "copilot"]
+ServerStyle = Literal["plain", "opencode", "cline"]
+"""How a host spells a stdio server: ``command`` + ``args`` (most), one ``command``
+list (OpenCode), or ``command`` + ``args`` inside ``transport`` (Cline)."""
 
 CLAUDE_HOOK_FILES = (".claude/settings.local.json", ".claude/settings.json",
                      "~/.claude/settings.json")
@@ -50,6 +53,8 @@ class Host:
     mcp_fields: dict[str, Any] = field(default_factory=dict)  # beside command and args
     hooks: HookFile | None = None
     notes: dict[Scope, tuple[str, ...]] = field(default_factory=dict)
+    mcp_container: str = "mcpServers"  # the key holding the servers
+    mcp_style: ServerStyle = "plain"
 
 
 _CLAUDE_STYLE = (
@@ -57,6 +62,9 @@ _CLAUDE_STYLE = (
     Hook("UserPromptSubmit", "user-prompt-submit"),
     Hook("Stop", "stop"),
     Hook("PostToolUse", "post-tool-use"),
+)
+_QWEN_STYLE = (  # no SessionStart matcher: every source, whatever Qwen compares it as
+    Hook("SessionStart", "session-start"), *_CLAUDE_STYLE[1:],
 )
 _HOOK_TRUST = "Claude Code runs project hooks only once the folder's trust dialog is accepted."
 
@@ -79,6 +87,7 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
     Host(
         "codex", "Codex CLI", "project",
         {"project": ".codex/config.toml", "user": "~/.codex/config.toml"}, "toml",
+        mcp_container="mcp_servers",
         hooks=HookFile({"project": ".codex/hooks.json", "user": "~/.codex/hooks.json"},
                        "groups", _CLAUDE_STYLE, 10, notes=(
                            "Codex skips new or changed hooks until you trust them: run "
@@ -130,6 +139,31 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
             "with -p unless GITHUB_COPILOT_PROMPT_MODE_WORKSPACE_MCP=true. Claude Code "
             "reads this file too: both then speak as the same agent.",
         )},
+    ),
+    Host(
+        "qwen", "Qwen Code", "project",
+        {"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"}, "json",
+        hooks=HookFile({"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"},
+                       "groups", _QWEN_STYLE, 10_000),
+        notes={"project": ("Qwen Code reads project settings (and runs project hooks) only "
+                           "in trusted folders.",)},
+    ),
+    Host(
+        "opencode", "OpenCode", "project",
+        {"project": "opencode.json", "user": "~/.config/opencode/opencode.json"}, "json",
+        {"type": "local", "enabled": True}, mcp_container="mcp", mcp_style="opencode",
+        notes={scope: ("OpenCode has no command hooks (its plugins are JavaScript); its "
+                       "agents read mail through the MCP tools. `opencode mcp list` "
+                       "checks the server.",) for scope in SCOPES},
+    ),
+    Host(
+        "cline", "Cline CLI", "user",
+        {"project": ".cline/data/settings/cline_mcp_settings.json",
+         "user": "~/.cline/data/settings/cline_mcp_settings.json"}, "json",
+        mcp_style="cline",
+        notes={"project": ("Cline reads this file only when started with "
+                           "`--data-dir .cline/data` (it keeps MCP settings per data "
+                           "folder, not per project).",)},
     ),
 )}
 

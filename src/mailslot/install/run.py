@@ -99,10 +99,9 @@ def install(
 
     plan: dict[Path, list[files.Editor]] = {}
     mcp_path = where(host.mcp_path[scope])
-    container = "mcp_servers" if host.mcp_format == "toml" else "mcpServers"
     serve = ["serve", "--channel"] if channel else ["serve"]
-    fields = {**host.mcp_fields, "command": exe, "args": [*serve, *tail]}
-    plan[mcp_path] = [partial(entries.set_server, container=container, fields=fields,
+    fields = entries.server_fields(host.mcp_style, exe, [*serve, *tail], host.mcp_fields)
+    plan[mcp_path] = [partial(entries.set_server, container=host.mcp_container, fields=fields,
                               agent=agent, where=str(mcp_path))]
     notes = list(host.notes.get(scope, ()))
     if hooks and host.hooks is not None:
