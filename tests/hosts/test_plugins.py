@@ -1,0 +1,89 @@
+"""The plugins under plugins/, proved against the real Claude Code and Codex: the host
+accepts the plugin, starts its MCP server as the configured agent (a tool call delivers
+with that sender) and runs its hooks (mail waiting before the session reaches the model).
+
+The plugins run ``mailslot`` from PATH, as their docs ask, so these runs put it there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from .harness import MAILSLOT, World, request_text
+
+REPO = Path(__file__).resolve().parents[2]
+AGENT = "plugged"
+
+
+def _with_mailslot_on_path(w: World) -> None:
+    w.env["PATH"] = f"{Path(MAILSLOT).parent}{os.pathsep}{w.env['PATH']}"
+
+
+def _host(w: World, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(argv), cwd=w.project, env=w.env, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def _proves_mail_both_ways(w: World, waiting: str) -> None:
+    """The waiting mail reached the first request; the model's call sent as AGENT."""
+    first = w.provider.model_requests()[0]
+    assert f"[mailslot] message {waiting}" in request_text(first)
+    (sent,) = w.inbox("observer")
+    assert sent["from"] == AGENT
+
+
+def test_claude_validates_and_loads_the_plugin(world: Callable[..., World]) -> None:
+    w = world("claude")
+    _with_mailslot_on_path(w)
+    plugin = REPO / "plugins" / "claude"
+    checked = _host(w, "claude", "plugin", "validate", str(plugin))
+    assert checked.returncode == 0 and "Validation passed" in checked.stdout, checked.stdout
+    assert "error" not in checked.stdout.lower()
+    settings = w.home / ".claude" / "settings.json"
+    doc = json.loads(settings.read_text(encoding="utf-8"))
+    # What enabling the plugin asks for (userConfig), saved where Claude Code saves it:
+    doc["pluginConfigs"] = {"mailslot@inline": {"options": {
+        "agent": AGENT, "mailbox": str(w.mailbox)}}}
+    doc["permissions"]["allow"].append("mcp__plugin_mailslot_mailslot__send_message")
+    settings.write_text(json.dumps(doc), encoding="utf-8")
+    waiting = w.send("boss", AGENT, "waiting for you", "hello")
+    # Claude Code 2.1.197 may send the first request of `-p` before a plugin's server
+    # (seconds to start on a loaded machine) is connected; this makes it wait, so the
+    # test does not depend on the machine's load.
+    w.env["MCP_CONNECTION_NONBLOCKING"] = "false"
+    done = w.run("", argv=["claude", "--plugin-dir", str(plugin), "-p", "Do the task."])
+    assert done.returncode == 0, done.stderr[-2000:]
+    _proves_mail_both_ways(w, waiting)
+
+
+def test_codex_installs_the_plugin_from_the_marketplace(world: Callable[..., World],
+                                                        tmp_path: Path) -> None:
+    w = world("codex")
+    _with_mailslot_on_path(w)
+    w.env.update(MAILSLOT_AGENT=AGENT, MAILSLOT_DIR=str(w.mailbox))
+    # A copy of the marketplace whose server is `required`: Codex 0.171 otherwise sends
+    # the first request before a slow-starting server is up (see test_midturn.py), and
+    # this test must not depend on the machine's load. Nothing else is changed.
+    market = tmp_path / "market"
+    for rel in (".agents", "plugins/codex"):
+        shutil.copytree(REPO / rel, market / rel)
+    mcp = market / "plugins" / "codex" / ".mcp.json"
+    servers = json.loads(mcp.read_text(encoding="utf-8"))
+    servers["mcpServers"]["mailslot"]["required"] = True
+    mcp.write_text(json.dumps(servers), encoding="utf-8")
+    added = _host(w, "codex", "plugin", "marketplace", "add", str(market))
+    assert added.returncode == 0, added.stderr[-2000:]
+    installed = _host(w, "codex", "plugin", "add", "mailslot@mailslot")
+    assert installed.returncode == 0 and "Added plugin `mailslot`" in installed.stdout, \
+        installed.stderr[-2000:]
+    waiting = w.send("boss", AGENT, "waiting for you", "hello")
+    done = w.run("Do the task.", "--dangerously-bypass-hook-trust")
+    assert done.returncode == 0, done.stderr[-2000:]
+    _proves_mail_both_ways(w, waiting)
+
+
