@@ -145,8 +145,8 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
         {"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"}, "json",
         hooks=HookFile({"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"},
                        "groups", _QWEN_STYLE, 10_000),
-        notes={"project": ("Qwen Code reads project settings (and runs project hooks) only "
-                           "in trusted folders.",)},
+        notes={"project": ("With folder trust on (security.folderTrust.enabled), Qwen "
+                           "Code reads project settings and hooks only in trusted folders.",)},
     ),
     Host(
         "opencode", "OpenCode", "project",

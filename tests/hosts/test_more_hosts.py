@@ -1,0 +1,63 @@
+"""Qwen Code, OpenCode and Cline CLI against the real programs, as far as each runs
+offline (docs/hosts.md says which cells are proven where, and why the others are not).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+
+import pytest
+
+from . import hosts_more  # noqa: F401  (registers qwen, opencode in the harness)
+from .conftest import VERSIONS
+from .harness import World, request_text
+
+AGENT = "quinn"
+
+
+def _host(w: World, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(argv), cwd=w.project, env=w.env, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+@pytest.mark.parametrize("scope", [pytest.param(s, id=f"qwen-{VERSIONS['qwen']}-{s}")
+                                   for s in ("project", "user")])
+def test_qwen_accepts_the_files_and_delivers_both_ways(
+    world: Callable[..., World], scope: str
+) -> None:
+    w = world("qwen")
+    installed = w.install(AGENT, "--hooks", "--scope", scope)
+    assert installed.returncode == 0, installed.stderr
+    listed = _host(w, "qwen", "mcp", "list")
+    assert re.search(r"mailslot: .* - Connected", listed.stdout), listed.stdout
+    waiting = w.send("boss", AGENT, "waiting for you", "hello")
+    done = w.run("Do the task.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Invalid hook event name" not in done.stderr
+    asked = w.provider.model_requests()
+    assert f"[mailslot] message {waiting}" in request_text(asked[0])  # the prompt hook
+    assert asked[0]["reply"] == "tool:mcp__mailslot__send_message"
+    (sent,) = w.inbox("observer")
+    assert sent["from"] == AGENT
+
+
+
+
+@pytest.mark.parametrize("scope", [pytest.param(s, id=f"opencode-{VERSIONS['opencode']}-{s}")
+                                   for s in ("project", "user")])
+def test_opencode_accepts_the_file_and_a_tool_call_delivers(
+    world: Callable[..., World], scope: str
+) -> None:
+    # OpenCode fetches its OpenAI-compatible provider package from the npm registry on
+    # first use (into the scratch HOME), as it does for any user of a local model.
+    w = world("opencode")
+    assert w.install(AGENT, "--scope", scope).returncode == 0
+    listed = _host(w, "opencode", "mcp", "list")
+    assert re.search(r"mailslot\s.*connected", listed.stdout + listed.stderr), listed.stdout
+    done = w.run("Do the task.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert any(r["reply"] == "tool:mailslot_send_message" for r in w.provider.requests())
+    (sent,) = w.inbox("observer")
+    assert sent["from"] == AGENT
