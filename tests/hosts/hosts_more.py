@@ -8,6 +8,7 @@ shape is the harness's own :class:`harness.Host`.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,13 @@ def _opencode_prepare(w: World) -> None:
     })
 
 
+def _cline_prepare(w: World) -> None:
+    # Cline's own command writes its provider settings (an OpenAI-compatible endpoint).
+    subprocess.run(["cline", "auth", "--provider", "openai", "--apikey", API_KEY,
+                    "--modelid", MODEL, "--baseurl", f"{w.provider.url}/v1"],
+                   cwd=w.project, env=w.env, capture_output=True, timeout=60, check=True)
+
+
 HOSTS.update({h.name: h for h in (
     Host("qwen", _qwen_prepare,
          lambda w, prompt: ["qwen", "-p", prompt],
@@ -55,4 +63,6 @@ HOSTS.update({h.name: h for h in (
                     "OPENAI_MODEL": MODEL}),
     Host("opencode", _opencode_prepare,
          lambda w, prompt: ["opencode", "run", prompt]),
+    Host("cline", _cline_prepare,
+         lambda w, prompt: ["cline", "--json", prompt]),
 )})

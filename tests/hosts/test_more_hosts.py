@@ -4,6 +4,7 @@ offline (docs/hosts.md says which cells are proven where, and why the others are
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections.abc import Callable
@@ -61,3 +62,21 @@ def test_opencode_accepts_the_file_and_a_tool_call_delivers(
     assert any(r["reply"] == "tool:mailslot_send_message" for r in w.provider.requests())
     (sent,) = w.inbox("observer")
     assert sent["from"] == AGENT
+
+
+@pytest.mark.parametrize("version", [VERSIONS["cline"]], ids=lambda v: f"cline-{v}")
+def test_cline_file_is_what_cline_itself_writes(world: Callable[..., World], version: str
+                                                ) -> None:
+    """Cline CLI has no health check, and in `cline --json` runs against the provider its
+    model was never offered MCP tools (ours or any), so a tool call cannot be shown
+    offline; what can be shown is that `install cline` writes exactly the entry that
+    Cline's own `cline mcp add` writes."""
+    ours, theirs = world("cline"), world("cline")
+    assert ours.install(AGENT).returncode == 0
+    rel = ".cline/data/settings/cline_mcp_settings.json"
+    entry = json.loads((ours.home / rel).read_text(encoding="utf-8"))["mcpServers"]["mailslot"]
+    argv = [entry["transport"]["command"], *entry["transport"]["args"]]
+    added = _host(theirs, "cline", "mcp", "add", "mailslot", "--yes", "--json", "--", *argv)
+    assert added.returncode == 0, added.stderr
+    assert json.loads((theirs.home / rel).read_text(encoding="utf-8")) == \
+        json.loads((ours.home / rel).read_text(encoding="utf-8"))
