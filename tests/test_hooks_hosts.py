@@ -182,3 +182,17 @@ def test_post_tool_hook_borrowed_by_copilot_shows_nothing(cli: Cli, mail: list[M
                           "timestamp": "2026-05-20T10:16:02.000Z", "tool_name": "bash"})
     r = cli("--agent", "gemini", "hook", "claude", "post-tool-use", stdin=copilot)
     assert (r.code, r.out) == (0, "{}")
+
+
+@pytest.mark.parametrize(("event", "scope", "shown"), [
+    ("session-start", START, slice(None)), ("before-agent", LATER, slice(None)),
+    ("tool-result", LATER, slice(0, 1)),  # mid-turn: directed mail only
+])
+def test_pi_extension_input_gets_additional_context(
+    cli: Cli, mail: list[Message], event: str, scope: str, shown: slice
+) -> None:
+    # What the extension `install pi --hooks` writes sends: the session id only.
+    r = cli("--agent", "gemini", "hook", "pi", event, stdin='{"session_id": "pi-1"}')
+    assert (r.code, r.err) == (0, "")
+    assert json.loads(r.out) == {"additionalContext": expected(mail[shown], scope,
+                                                               agent="gemini")}

@@ -20,6 +20,8 @@ from mailslot.install import HOST_NAMES, HOSTS
 Cli = Callable[..., Result]
 EXE = str(Path(sys.executable).parent / "mailslot")
 HOOKED = [h for h in HOST_NAMES if HOSTS[h].hooks is not None]
+MCP_FILES = [h for h in HOST_NAMES if HOSTS[h].mcp_format != "pi-extension"]
+"""The hosts whose MCP settings mailslot merges into (Pi gets a file of its own)."""
 
 
 @pytest.fixture
@@ -69,7 +71,7 @@ def install(cli: Cli, host: str, *options: str, agent: str = "ada") -> Result:
 
 
 @pytest.mark.parametrize("scope", ["project", "user"])
-@pytest.mark.parametrize("host", HOST_NAMES)
+@pytest.mark.parametrize("host", MCP_FILES)
 def test_fresh_file(cli: Cli, host: str, scope: str, home: Path, project: Path) -> None:
     r = install(cli, host, "--scope", scope)
     assert r.code == 0, r.err
@@ -83,7 +85,7 @@ def test_fresh_file(cli: Cli, host: str, scope: str, home: Path, project: Path) 
     assert entry == {**HOSTS[host].mcp_fields, **written}
 
 
-@pytest.mark.parametrize("host", HOST_NAMES)
+@pytest.mark.parametrize("host", MCP_FILES)
 def test_other_servers_and_settings_are_kept(cli: Cli, host: str, home: Path,
                                              project: Path) -> None:
     path = mcp_file(host, "project", home, project)
@@ -120,7 +122,7 @@ def test_our_entrys_own_settings_are_kept(cli: Cli, home: Path, project: Path) -
 
 @pytest.mark.parametrize("host", HOST_NAMES)
 def test_second_run_changes_nothing(cli: Cli, host: str, home: Path, project: Path) -> None:
-    options = ["--hooks"] if host in HOOKED else []
+    options = ["--hooks"] if host in HOOKED or host == "pi" else []
     assert install(cli, host, *options).code == 0
     written = {p: p.read_bytes() for p in (home, project) for p in p.rglob("*") if p.is_file()}
     again = install(cli, host, *options)
@@ -130,7 +132,7 @@ def test_second_run_changes_nothing(cli: Cli, host: str, home: Path, project: Pa
     assert {p: p.read_bytes() for p in written} == written
 
 
-@pytest.mark.parametrize("host", HOST_NAMES)
+@pytest.mark.parametrize("host", MCP_FILES)
 def test_malformed_file_is_an_error_and_left_untouched(cli: Cli, host: str, home: Path,
                                                        project: Path) -> None:
     path = mcp_file(host, HOSTS[host].default_scope, home, project)
@@ -359,3 +361,28 @@ def test_nested_server_shapes_keep_their_agent(cli: Cli, host: str) -> None:
     assert install(cli, host).code == 0  # the same again changes nothing
     r = install(cli, host, agent="bob")
     assert r.code != 0 and "already registers mailslot as agent 'ada'" in r.err
+
+
+def test_pi_gets_an_extension_of_its_own(cli: Cli, home: Path, project: Path) -> None:
+    r = install(cli, "pi", "--hooks")
+    assert r.code == 0, r.err
+    path = project / ".pi" / "extensions" / "mailslot.ts"
+    text = path.read_text()
+    assert text.startswith("// Written by `mailslot install pi`")
+    assert f"const MAILSLOT: string = {json.dumps(EXE)};" in text
+    bound = json.dumps(["--agent", "ada", "--dir", os.environ["MAILSLOT_DIR"]])
+    assert f"const BOUND: string[] = {bound};" in text
+    assert "const HOOKS: boolean = true;" in text
+    assert install(cli, "pi").code == 0  # without --hooks: the tools only
+    assert "const HOOKS: boolean = false;" in path.read_text()
+    other = install(cli, "pi", agent="bob")
+    assert other.code != 0 and "as agent 'ada'" in other.err
+
+
+def test_pi_never_overwrites_a_file_it_did_not_write(cli: Cli, project: Path) -> None:
+    path = project / ".pi" / "extensions" / "mailslot.ts"
+    path.parent.mkdir(parents=True)
+    path.write_text("export default function () {}\n")
+    r = install(cli, "pi")
+    assert r.code == 2 and "was not written by mailslot" in r.err
+    assert path.read_text() == "export default function () {}\n"

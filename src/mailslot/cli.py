@@ -295,12 +295,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("hook", "Show pending mail to an agent from a host's hook (prints the host's JSON).",
             prints_data=False)
     p.add_argument("host", metavar="HOST",
-                   help="claude, codex, qwen, gemini, cursor or copilot")
+                   help="claude, codex, qwen, gemini, cursor, copilot or pi")
     p.add_argument("event", metavar="EVENT",
                    help="claude, codex, qwen: session-start, user-prompt-submit, stop, "
                         "post-tool-use; gemini: session-start, before-agent, after-agent, "
-                        "after-tool; cursor, copilot: session-start, stop (see "
-                        "docs/hooks.md)")
+                        "after-tool; cursor, copilot: session-start, stop; pi: "
+                        "session-start, before-agent, tool-result (see docs/hooks.md)")
 
     p = add("watch", "Wake opted-in agents when mail arrives (runs in the foreground).")
     mode = p.add_mutually_exclusive_group()

@@ -1,4 +1,4 @@
-"""The hosts H9b adds to the harness (Qwen Code, OpenCode, Pi): how each is pointed at
+"""The hosts H9b adds to the harness (Qwen Code, OpenCode, Cline CLI, Pi): how each is pointed at
 the scripted provider and run headless, registered in :data:`harness.HOSTS` on import.
 
 Kept beside harness.py rather than in it so the two can change independently; the
@@ -56,6 +56,14 @@ def _cline_prepare(w: World) -> None:
                    cwd=w.project, env=w.env, capture_output=True, timeout=60, check=True)
 
 
+def _pi_prepare(w: World) -> None:
+    # A custom OpenAI-compatible provider, the way Pi documents local models.
+    _merge_json(w.home / ".pi" / "agent" / "models.json", {"providers": {"fake": {
+        "baseUrl": f"{w.provider.url}/v1", "api": "openai-completions", "apiKey": API_KEY,
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": MODEL}]}}})
+
+
 HOSTS.update({h.name: h for h in (
     Host("qwen", _qwen_prepare,
          lambda w, prompt: ["qwen", "-p", prompt],
@@ -63,6 +71,8 @@ HOSTS.update({h.name: h for h in (
                     "OPENAI_MODEL": MODEL}),
     Host("opencode", _opencode_prepare,
          lambda w, prompt: ["opencode", "run", prompt]),
+    Host("pi", _pi_prepare,
+         lambda w, prompt: ["pi", "--provider", "fake", "--model", MODEL, "-p", prompt]),
     Host("cline", _cline_prepare,
          lambda w, prompt: ["cline", "--json", prompt]),
 )})

@@ -15,14 +15,14 @@ from collections.abc import Callable
 import pytest
 import tomlkit
 
-from . import hosts_more  # noqa: F401  (registers qwen in the harness)
+from . import hosts_more  # noqa: F401  (registers qwen and pi in the harness)
 from .conftest import VERSIONS
 from .harness import World, request_text
 
 AGENT = "worker"
 SUBJECT = "MIDTURN-7f3a: the schema changed"
 MIDTURN = {"claude": (), "codex": ("--dangerously-bypass-hook-trust",), "gemini": (),
-           "qwen": ()}
+           "qwen": (), "pi": ()}
 """The hosts with a post-tool hook that adds context, and what a headless run needs
 (Codex skips hooks it was not told to trust; the flag bypasses hook trust only)."""
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from . import hosts_more  # noqa: F401  (registers qwen, opencode in the harness)
+from . import hosts_more  # noqa: F401  (registers the hosts below in the harness)
 from .conftest import VERSIONS
 from .harness import World, request_text
 
@@ -80,3 +80,22 @@ def test_cline_file_is_what_cline_itself_writes(world: Callable[..., World], ver
     assert added.returncode == 0, added.stderr
     assert json.loads((theirs.home / rel).read_text(encoding="utf-8")) == \
         json.loads((ours.home / rel).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("scope", [pytest.param(s, id=f"pi-{VERSIONS['pi']}-{s}")
+                                   for s in ("project", "user")])
+def test_pi_loads_the_extension_and_delivers_both_ways(
+    world: Callable[..., World], scope: str
+) -> None:
+    w = world("pi")
+    assert w.install(AGENT, "--hooks", "--scope", scope).returncode == 0
+    waiting = w.send("boss", AGENT, "waiting for you", "hello")
+    done = w.run("Do the task.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    first = w.provider.model_requests()[0]
+    tools = [t["function"]["name"] for t in first["body"]["tools"]]
+    assert {"mailslot_send_message", "mailslot_reply", "mailslot_mark_done"} <= set(tools)
+    assert f"[mailslot] message {waiting}" in request_text(first)  # the session's first prompt
+    assert first["reply"] == "tool:mailslot_send_message"
+    (sent,) = w.inbox("observer")
+    assert sent["from"] == AGENT

@@ -40,9 +40,11 @@ EVENTS: dict[str, dict[str, str]] = {
     "copilot": {"session-start": START, "stop": STOP},
 }
 EVENTS["qwen"] = EVENTS["claude"]  # Qwen Code takes Claude Code's events and shapes
+EVENTS["pi"] = {"session-start": START, "before-agent": PROMPT, "tool-result": MIDTURN}
+"""Pi runs them from the extension ``install pi --hooks`` writes (mailslot.install.pi)."""
 """``mailslot hook HOST EVENT``: the hosts and events there are, and what each is."""
 
-_MID_SESSION = frozenset({"claude", "codex", "gemini", "qwen"})
+_MID_SESSION = frozenset({"claude", "codex", "gemini", "qwen", "pi"})
 """The callers whose prompt and post-tool hooks can add context."""
 _SESSION_FIELDS = {"cursor": ("conversation_id", "session_id"),
                    "copilot": ("sessionId", "session_id")}
@@ -136,6 +138,8 @@ _OUTPUT: dict[str, dict[str, Callable[[str], Payload]]] = {
                STOP: _decision("deny"), MIDTURN: _context("AfterTool")},
     "cursor": {START: _field("additional_context"), STOP: _field("followup_message")},
     "copilot": {START: _field("additionalContext"), STOP: _decision("block")},
+    "pi": {START: _field("additionalContext"), PROMPT: _field("additionalContext"),
+           MIDTURN: _field("additionalContext")},
 }
 _OUTPUT["codex"] = _OUTPUT["qwen"] = _OUTPUT["claude"]  # both take Claude Code's shapes
 

@@ -38,7 +38,7 @@ def _agent_in(argv: Sequence[object]) -> str | None:
     return None
 
 
-def _same_agent(bound: str | None, agent: str, where: str) -> None:
+def same_agent(bound: str | None, agent: str, where: str) -> None:
     """Moving a registration to another agent is refused: a host would change who it is."""
     if bound is not None and bound.lower() != agent:
         raise Refused(
@@ -79,7 +79,7 @@ def set_server(doc: Doc, container: str, fields: Mapping[str, Any], agent: str,
         raise InvalidInput(f"{where}: '{container}.{SERVER_NAME}' must be an object; "
                            "nothing was changed")
     argv = _server_argv(current)
-    _same_agent(_agent_in(argv) if argv is not None else None, agent, where)
+    same_agent(_agent_in(argv) if argv is not None else None, agent, where)
     for key, value in fields.items():
         if current.get(key) != value:
             current[key] = value
@@ -159,13 +159,13 @@ def set_hooks(doc: Doc, spec: HookFile, command: Callable[[str], str], agent: st
                 if isinstance(group, Mapping) and isinstance(group.get("hooks"), list):
                     for h in group["hooks"]:
                         if is_ours(h):
-                            _same_agent(_handler_agent(h), agent, where)
+                            same_agent(_handler_agent(h), agent, where)
         else:
             desired = [handler]
             strip = _strip_handler
             for h in entries:
                 if is_ours(h):
-                    _same_agent(_handler_agent(h), agent, where)
+                    same_agent(_handler_agent(h), agent, where)
         merged = _splice(entries, desired, strip)
         if merged != entries:
             hooks[hook.event] = merged

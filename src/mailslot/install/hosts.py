@@ -49,7 +49,7 @@ class Host:
     title: str
     default_scope: Scope
     mcp_path: dict[Scope, str]
-    mcp_format: Literal["json", "toml"]
+    mcp_format: Literal["json", "toml", "pi-extension"]
     mcp_fields: dict[str, Any] = field(default_factory=dict)  # beside command and args
     hooks: HookFile | None = None
     notes: dict[Scope, tuple[str, ...]] = field(default_factory=dict)
@@ -155,6 +155,14 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
         notes={scope: ("OpenCode has no command hooks (its plugins are JavaScript); its "
                        "agents read mail through the MCP tools. `opencode mcp list` "
                        "checks the server.",) for scope in SCOPES},
+    ),
+    Host(
+        "pi", "Pi", "project",
+        {"project": ".pi/extensions/mailslot.ts", "user": "~/.pi/agent/extensions/mailslot.ts"},
+        "pi-extension",
+        notes={scope: ("Pi has no MCP client: this is a Pi extension (mailslot's tools, and "
+                       "with --hooks the mail hooks), loaded at Pi's next start or /reload.",)
+               for scope in SCOPES},
     ),
     Host(
         "cline", "Cline CLI", "user",

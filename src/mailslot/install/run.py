@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import InvalidInput, MailslotError
 from ..identity import git_toplevel
 from ..mailbox import Mailbox
-from . import entries, files
+from . import entries, files, pi
 from .hosts import HOSTS, Host, Scope
 
 
@@ -81,7 +81,7 @@ def install(
         raise InvalidInput("--channel works only for claude (Claude Code channels)")
     if wake and channel:
         raise InvalidInput("choose one way to wake Claude Code: --wake or --channel")
-    if hooks and host.hooks is None:
+    if hooks and host.hooks is None and host.mcp_format != "pi-extension":
         raise InvalidInput(f"{host.title} has no documented hook settings; install it "
                            "without --hooks (its agents use the MCP tools)")
     scope = scope or host.default_scope
@@ -98,11 +98,18 @@ def install(
         return home / rel[2:] if rel.startswith("~/") else project / rel
 
     plan: dict[Path, list[files.Editor]] = {}
+    changes = []
     mcp_path = where(host.mcp_path[scope])
-    serve = ["serve", "--channel"] if channel else ["serve"]
-    fields = entries.server_fields(host.mcp_style, exe, [*serve, *tail], host.mcp_fields)
-    plan[mcp_path] = [partial(entries.set_server, container=host.mcp_container, fields=fields,
-                              agent=agent, where=str(mcp_path))]
+    if host.mcp_format == "pi-extension":  # one file of mailslot's own, written whole
+        before = files.read_text(mcp_path)
+        pi.check_replaceable(before, agent, str(mcp_path))
+        changes.append(Change(mcp_path, before, pi.extension(exe, tail, agent, hooks=hooks),
+                              scope == "project"))
+    else:
+        serve = ["serve", "--channel"] if channel else ["serve"]
+        fields = entries.server_fields(host.mcp_style, exe, [*serve, *tail], host.mcp_fields)
+        plan[mcp_path] = [partial(entries.set_server, container=host.mcp_container,
+                                  fields=fields, agent=agent, where=str(mcp_path))]
     notes = list(host.notes.get(scope, ()))
     if hooks and host.hooks is not None:
         spec = host.hooks
@@ -118,7 +125,6 @@ def install(
         notes += [f"{host.title} also runs Claude Code's hooks in {p}: mail may be shown "
                   "twice there; keep one of the two." for rel in spec.also_runs
                   if _has_our_hooks(p := where(rel))]
-    changes = []
     for path, editors in plan.items():
         text = files.read_text(path)
         edit = files.edit_toml if path == mcp_path and host.mcp_format == "toml" \
