@@ -18,13 +18,17 @@ from .harness import World, request_text
 AGENT = "quinn"
 
 
+def scopes(host: str) -> list[object]:
+    """Both install scopes, each test id naming the host and its version."""
+    return [pytest.param(s, id=f"{host}-{VERSIONS[host]}-{s}") for s in ("project", "user")]
+
+
 def _host(w: World, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(argv), cwd=w.project, env=w.env, capture_output=True,
                           text=True, timeout=120, check=False)
 
 
-@pytest.mark.parametrize("scope", [pytest.param(s, id=f"qwen-{VERSIONS['qwen']}-{s}")
-                                   for s in ("project", "user")])
+@pytest.mark.parametrize("scope", scopes("qwen"))
 def test_qwen_accepts_the_files_and_delivers_both_ways(
     world: Callable[..., World], scope: str
 ) -> None:
@@ -46,8 +50,7 @@ def test_qwen_accepts_the_files_and_delivers_both_ways(
 
 
 
-@pytest.mark.parametrize("scope", [pytest.param(s, id=f"opencode-{VERSIONS['opencode']}-{s}")
-                                   for s in ("project", "user")])
+@pytest.mark.parametrize("scope", scopes("opencode"))
 def test_opencode_accepts_the_file_and_a_tool_call_delivers(
     world: Callable[..., World], scope: str
 ) -> None:
@@ -82,8 +85,7 @@ def test_cline_file_is_what_cline_itself_writes(world: Callable[..., World], ver
         json.loads((ours.home / rel).read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("scope", [pytest.param(s, id=f"pi-{VERSIONS['pi']}-{s}")
-                                   for s in ("project", "user")])
+@pytest.mark.parametrize("scope", scopes("pi"))
 def test_pi_loads_the_extension_and_delivers_both_ways(
     world: Callable[..., World], scope: str
 ) -> None:

@@ -15,6 +15,7 @@ when they drift. See docs/plugins.md.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
@@ -33,36 +34,36 @@ def _json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _hooks(host: str, command: Any) -> dict[str, Any]:
-    """``hooks/hooks.json``: the same entries ``install HOST --hooks`` writes."""
+def _package(host: str, manifest_dir: str, manifest: dict[str, Any],
+             server: dict[str, Any], command: Callable[[str], str]) -> dict[str, str]:
+    """One plugin's files: manifest, MCP server, and the hooks ``install HOST --hooks``
+    writes (same events, matchers and timeouts), each running ``command(event)``."""
     spec = HOSTS[host].hooks
     assert spec is not None
-    doc: dict[str, Any] = {}
-    entries.set_hooks(doc, spec, command, "", "plugin")
-    return doc
+    hooks: dict[str, Any] = {}
+    entries.set_hooks(hooks, spec, command, "", "plugin")
+    base = {"name": "mailslot", "version": __version__, "description": DESCRIPTION,
+            "author": AUTHOR, "keywords": ["mail", "agents", "mcp", "hooks"]}
+    return {f"plugins/{host}/{manifest_dir}/plugin.json": _json({**base, **manifest}),
+            f"plugins/{host}/.mcp.json": _json({"mcpServers": {"mailslot": server}}),
+            f"plugins/{host}/hooks/hooks.json": _json(hooks)}
 
 
 def _claude() -> dict[str, str]:
     tail = f'--agent {CLAUDE_AGENT} --dir "{CLAUDE_MAILBOX}"'
-    manifest = {
-        "name": "mailslot", "version": __version__, "description": DESCRIPTION,
-        "author": AUTHOR, "keywords": ["mail", "agents", "mcp", "hooks"],
-        "userConfig": {
-            "agent": {"type": "string", "title": "Agent name",
-                      "description": "The name this Claude Code reads and sends mail as "
-                                     "(1-64 of a-z, 0-9 and -).", "required": True},
-            "mailbox": {"type": "string", "title": "Mailbox folder",
-                        "description": "The mailbox every agent on this machine shares.",
-                        "default": "~/mailslot"},
-        },
+    ask = {
+        "agent": {"type": "string", "title": "Agent name",
+                  "description": "The name this Claude Code reads and sends mail as "
+                                 "(1-64 of a-z, 0-9 and -).", "required": True},
+        "mailbox": {"type": "string", "title": "Mailbox folder",
+                    "description": "The mailbox every agent on this machine shares.",
+                    "default": "~/mailslot"},
     }
     server = {"type": "stdio", "command": "mailslot",
               "args": ["serve", "--agent", CLAUDE_AGENT, "--dir", CLAUDE_MAILBOX]}
-    hooks = _hooks("claude", lambda event: f"mailslot hook claude {event} {tail}")
     return {
-        "plugins/claude/.claude-plugin/plugin.json": _json(manifest),
-        "plugins/claude/.mcp.json": _json({"mcpServers": {"mailslot": server}}),
-        "plugins/claude/hooks/hooks.json": _json(hooks),
+        **_package("claude", ".claude-plugin", {"userConfig": ask}, server,
+                   lambda event: f"mailslot hook claude {event} {tail}"),
         ".claude-plugin/marketplace.json": _json({
             "name": "mailslot", "owner": AUTHOR,
             "plugins": [{"name": "mailslot", "source": "./plugins/claude",
@@ -73,19 +74,15 @@ def _claude() -> dict[str, str]:
 
 def _codex() -> dict[str, str]:
     manifest = {
-        "name": "mailslot", "version": __version__, "description": DESCRIPTION,
-        "author": AUTHOR, "keywords": ["mail", "agents", "mcp", "hooks"],
         "mcpServers": "./.mcp.json", "hooks": "./hooks/hooks.json",
         "interface": {"displayName": "mailslot", "shortDescription": DESCRIPTION,
                       "category": "Coding"},
     }
     server = {"command": "mailslot", "args": ["serve"],
               "env_vars": ["MAILSLOT_AGENT", "MAILSLOT_DIR"]}
-    hooks = _hooks("codex", lambda event: f"mailslot hook codex {event}")
     return {
-        "plugins/codex/.codex-plugin/plugin.json": _json(manifest),
-        "plugins/codex/.mcp.json": _json({"mcpServers": {"mailslot": server}}),
-        "plugins/codex/hooks/hooks.json": _json(hooks),
+        **_package("codex", ".codex-plugin", manifest, server,
+                   lambda event: f"mailslot hook codex {event}"),
         ".agents/plugins/marketplace.json": _json({
             "name": "mailslot", "interface": {"displayName": "mailslot"},
             "plugins": [{"name": "mailslot",
