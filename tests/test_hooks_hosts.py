@@ -167,6 +167,7 @@ def test_output_header_is_the_framing_header(cli: Cli, mail: list[Message]) -> N
     ("claude-post-tool-use", "claude", "post-tool-use", context("PostToolUse")),
     ("codex-post-tool-use", "codex", "post-tool-use", context("PostToolUse")),
     ("gemini-after-tool", "gemini", "after-tool", context("AfterTool")),
+    ("copilot-post-tool-use", "copilot", "post-tool-use", field("additionalContext")),
 ])
 def test_post_tool_input_gets_directed_mail_mid_turn(
     cli: Cli, mail: list[Message], name: str, host: str, event: str,
@@ -177,10 +178,12 @@ def test_post_tool_input_gets_directed_mail_mid_turn(
     assert json.loads(r.out) == shape(expected(mail[:1], LATER, agent="gemini"))  # no broadcast
 
 
-def test_post_tool_hook_borrowed_by_copilot_shows_nothing(cli: Cli, mail: list[Message]) -> None:
-    copilot = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1",
-                          "timestamp": "2026-05-20T10:16:02.000Z", "tool_name": "bash"})
-    r = cli("--agent", "gemini", "hook", "claude", "post-tool-use", stdin=copilot)
+def test_post_tool_hook_borrowed_by_cursor_shows_nothing(
+    cli: Cli, mail: list[Message], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CURSOR_VERSION", "2.4.21")
+    r = cli("--agent", "gemini", "hook", "claude", "post-tool-use",
+            stdin=fixture("claude-post-tool-use"))
     assert (r.code, r.out) == (0, "{}")
 
 

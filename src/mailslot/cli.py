@@ -299,7 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("event", metavar="EVENT",
                    help="claude, codex, qwen: session-start, user-prompt-submit, stop, "
                         "post-tool-use; gemini: session-start, before-agent, after-agent, "
-                        "after-tool; cursor, copilot: session-start, stop; pi: "
+                        "after-tool; cursor: session-start, stop; copilot: "
+                        "session-start, stop, post-tool-use; pi: "
                         "session-start, before-agent, tool-result (see docs/hooks.md)")
 
     p = add("watch", "Wake opted-in agents when mail arrives (runs in the foreground).")

@@ -22,7 +22,7 @@ from .harness import World, request_text
 AGENT = "worker"
 SUBJECT = "MIDTURN-7f3a: the schema changed"
 MIDTURN = {"claude": (), "codex": ("--dangerously-bypass-hook-trust",), "gemini": (),
-           "qwen": (), "pi": ()}
+           "qwen": (), "pi": (), "copilot": ()}
 """The hosts with a post-tool hook that adds context, and what a headless run needs
 (Codex skips hooks it was not told to trust; the flag bypasses hook trust only)."""
 

@@ -132,7 +132,8 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
         {"type": "stdio", "tools": ["*"]},
         HookFile({"project": ".github/hooks/mailslot.json",
                   "user": "~/.copilot/hooks/mailslot.json"}, "copilot",
-                 (Hook("sessionStart", "session-start"), Hook("agentStop", "stop")), 10,
+                 (Hook("sessionStart", "session-start"), Hook("agentStop", "stop"),
+                  Hook("postToolUse", "post-tool-use")), 10,
                  also_runs=CLAUDE_HOOK_FILES[:2]),
         {"project": (
             "Copilot CLI reads the project's .mcp.json only in a trusted folder, and not "
