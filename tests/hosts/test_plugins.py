@@ -14,6 +14,9 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from .conftest import VERSIONS
 from .harness import MAILSLOT, World, request_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,7 +40,9 @@ def _proves_mail_both_ways(w: World, waiting: str) -> None:
     assert sent["from"] == AGENT
 
 
-def test_claude_validates_and_loads_the_plugin(world: Callable[..., World]) -> None:
+@pytest.mark.parametrize("version", [VERSIONS["claude"]], ids=lambda v: f"claude-{v}")
+def test_claude_validates_and_loads_the_plugin(world: Callable[..., World], version: str
+                                               ) -> None:
     w = world("claude")
     _with_mailslot_on_path(w)
     plugin = REPO / "plugins" / "claude"
@@ -61,8 +66,9 @@ def test_claude_validates_and_loads_the_plugin(world: Callable[..., World]) -> N
     _proves_mail_both_ways(w, waiting)
 
 
+@pytest.mark.parametrize("version", [VERSIONS["codex"]], ids=lambda v: f"codex-{v}")
 def test_codex_installs_the_plugin_from_the_marketplace(world: Callable[..., World],
-                                                        tmp_path: Path) -> None:
+                                                        tmp_path: Path, version: str) -> None:
     w = world("codex")
     _with_mailslot_on_path(w)
     w.env.update(MAILSLOT_AGENT=AGENT, MAILSLOT_DIR=str(w.mailbox))
