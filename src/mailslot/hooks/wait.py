@@ -27,6 +27,7 @@ from ..config import root_folder
 from ..delivery import Delivery
 from ..folder_events import observe
 from ..identity import derive_identity
+from ..invocation import invocation
 from ..names import check_name
 from ..store.delivery_files import DeliveryFiles
 from ..wake.notice import wake_notice
@@ -63,10 +64,12 @@ def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: Te
     if identity is None:
         return 0
     name = check_name(identity.name)
-    store = DeliveryFiles(root_folder(root, env))
+    folder = root_folder(root, env)
+    store = DeliveryFiles(folder)
     if not store.exists():
         return 0
-    delivery = Delivery(store, name, identity)
+    cli = invocation(name, folder, env)
+    delivery = Delivery(store, name, identity, cli)
     if delivery.unannounced(session, METHOD) is None:
         return 0  # the agent's config does not choose this wake: nothing to wait for
     # stderr is what Claude Code shows the model: only the notice may reach it, never a
@@ -85,8 +88,7 @@ def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: Te
             if mail is None:
                 return 0  # the agent's config does not (or no longer) choose this wake
             if mail:
-                stderr.write(wake_notice(name, mail, agent_flag=identity.source == "--agent")
-                             + "\n")
+                stderr.write(wake_notice(name, mail, cli) + "\n")
                 stderr.flush()
                 delivery.announce(session, mail)
                 return REWAKE_EXIT
