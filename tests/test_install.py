@@ -221,6 +221,9 @@ def test_group_style_hook_hosts(cli: Cli, host: str, events: dict[str, str], hom
         assert handler["timeout"] == (10_000 if host == "gemini" else 10)
         if host == "gemini":
             assert handler["name"] == f"mailslot-{ours}"
+            # Gemini compares lifecycle matchers as exact strings: none, so every source
+            # (startup, resume, clear) runs the hook.
+            assert "matcher" not in hooks[event][0]
     assert hook_file("codex", "project", home, project).name == "hooks.json"
 
 

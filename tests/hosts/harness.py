@@ -32,6 +32,9 @@ MAILSLOT = str(Path(sys.executable).parent / "mailslot")
 """The ``mailslot`` under test (the venv's). Deliberately not on the hosts' PATH: what
 mailslot registers and shows must work without it."""
 API_KEY = "sk-ant-mailslot-host-tests-0123456789abcdef"
+TOOLS = ("send_message", "read_messages", "mark_read", "mark_done", "reply", "broadcast",
+         "retract_broadcast", "message_status", "list_agents")
+"""mailslot's MCP tools: each host's approval settings allow exactly these."""
 TEXT = "FAKE-MODEL-DONE"
 
 
@@ -144,8 +147,7 @@ def _write_json(path: Path, data: Any) -> None:
 def _claude_prepare(w: World) -> None:
     _write_json(w.home / ".claude" / "settings.json", {
         "enabledMcpjsonServers": ["mailslot"],
-        "permissions": {"allow": ["mcp__mailslot__send_message",
-                                  "mcp__mailslot__read_messages"]},
+        "permissions": {"allow": [f"mcp__mailslot__{t}" for t in TOOLS]},
     })
     _write_json(w.home / ".claude.json", {
         "hasCompletedOnboarding": True,
@@ -159,7 +161,10 @@ def _codex_prepare(w: World) -> None:
     folder = w.home / ".codex"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.toml").write_text(
-        'model = "gpt-5"\nmodel_provider = "fake"\n\n'
+        'model = "gpt-5"\nmodel_provider = "fake"\n'
+        # Codex starts the first turn without MCP servers not up within a grace period;
+        # `mailslot serve` takes a second or two to start (docs/hosts.md).
+        "mcp_optional_startup_grace_ms = 20000\n\n"
         "[model_providers.fake]\n"
         'name = "fake"\n'
         f'base_url = "{w.provider.url}/v1"\n'
@@ -180,7 +185,9 @@ def _codex_trust_hooks(w: World) -> None:
     pane = w.pane("codex-trust", ["codex", "--no-daemon"])
     try:
         pane.wait_screen("Trust all and continue", 60)
-        pane.keys("2", "Enter")
+        pane.keys("2")
+        pane.wait_screen("› 2. Trust all and continue", 10)
+        pane.keys("Enter")
         wait_for(lambda: "trusted_hash" in config.read_text(encoding="utf-8"), 30,
                  "codex to record the hook trust")
     finally:
@@ -195,7 +202,7 @@ def _gemini_prepare(w: World) -> None:
     policy.parent.mkdir(parents=True, exist_ok=True)
     policy.write_text("".join(
         f'[[rule]]\ntoolName = "mcp_mailslot_{tool}"\ndecision = "allow"\npriority = 500\n\n'
-        for tool in ("send_message", "read_messages")), encoding="utf-8")
+        for tool in TOOLS), encoding="utf-8")
 
 
 HOSTS: dict[str, Host] = {h.name: h for h in (
@@ -215,8 +222,7 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
          lambda w: {"GOOGLE_GEMINI_BASE_URL": w.provider.url, "GEMINI_API_KEY": API_KEY}),
     Host("copilot", lambda w: None,
          lambda w, prompt: ["copilot", "-p", prompt,
-                            "--allow-tool", "mailslot(send_message)",
-                            "--allow-tool", "mailslot(read_messages)"],
+                            *(f"--allow-tool=mailslot({t})" for t in TOOLS)],
          lambda w: {"COPILOT_OFFLINE": "true",
                     "COPILOT_PROVIDER_BASE_URL": f"{w.provider.url}/v1",
                     "COPILOT_PROVIDER_TYPE": "openai", "COPILOT_PROVIDER_API_KEY": API_KEY,

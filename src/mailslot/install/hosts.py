@@ -92,7 +92,9 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
         hooks=HookFile(
             {"project": ".gemini/settings.json", "user": "~/.gemini/settings.json"},
             "groups",
-            (Hook("SessionStart", "session-start", "startup|resume|clear"),
+            # Gemini compares lifecycle matchers as exact strings ("startup|resume"
+            # matches nothing): no matcher, so every source runs it.
+            (Hook("SessionStart", "session-start"),
              Hook("BeforeAgent", "before-agent"), Hook("AfterAgent", "after-agent")),
             10_000, named=True, notes=(
                 "Gemini CLI runs hooks when hooksConfig.enabled is on (the default in "
