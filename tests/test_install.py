@@ -344,3 +344,23 @@ def test_dry_run_wake_changes_no_config(cli: Cli) -> None:
     r = install(cli, "claude", "--hooks", "--wake", "--dry-run")
     assert r.code == 0 and 'would set agents.ada.wake_method "claude-rewake"' in r.out
     assert not (isolated_mailbox() / "config.json").exists()
+
+
+def test_copilot_warns_when_project_files_would_make_it_another_agent(
+        cli: Cli, home: Path, project: Path) -> None:
+    # Copilot CLI also uses the project's .mcp.json and Claude Code's hooks, as whatever
+    # agent they name: installing it as 'ada' there must say so, loudly, naming both.
+    assert install(cli, "claude", "--hooks", agent="bob").code == 0
+    r = install(cli, "copilot", "--hooks")
+    assert r.code == 0
+    warnings = [line for line in r.err.splitlines() if line.startswith("mailslot: warning:")]
+    assert len(warnings) == 2
+    assert str(project / ".mcp.json") in warnings[0] and "'bob'" in warnings[0]
+    assert str(project / ".claude" / "settings.local.json") in warnings[1]
+    assert all("not as 'ada'" in w for w in warnings)
+
+
+def test_copilot_says_nothing_when_project_files_name_the_same_agent(
+        cli: Cli, home: Path, project: Path) -> None:
+    assert install(cli, "claude", "--hooks").code == 0
+    assert install(cli, "copilot", "--hooks").err == ""
