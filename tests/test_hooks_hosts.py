@@ -132,14 +132,16 @@ def test_cursor_stop_does_not_continue_a_followup_or_an_aborted_turn(
         assert (r.code, r.out) == (0, "{}")
 
 
-def test_answer_commands_name_the_agent_only_when_it_came_from_agent_option(
-    cli: Cli, mail: list[Message], monkeypatch: pytest.MonkeyPatch
+def test_answer_commands_name_the_agent_and_the_mailbox_whatever_the_identity_came_from(
+    cli: Cli, mail: list[Message], monkeypatch: pytest.MonkeyPatch, root: Path
 ) -> None:
+    # The model's shell may lack MAILSLOT_AGENT and MAILSLOT_DIR (a host's hook got them,
+    # not the shell tool): every command shown carries both.
     monkeypatch.setenv("MAILSLOT_AGENT", "gemini")
     r = cli("hook", "claude", "session-start", stdin=fixture("claude-session-start"))
     text = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
     assert text == expected(mail, START)
-    assert "--agent" not in text
+    assert f" --agent gemini --dir {root} reply {mail[0].id}`" in text
 
 
 def test_real_process_with_git_identity(mail: list[Message], isolated: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from hookkit import WHEN, fixture, sender
+from hookkit import WHEN, fixture, run_as, sender
 from mailslot.delivery import MIDTURN, Delivery
 from mailslot.hooks.hosts import CONTEXT_LIMIT
 from mailslot.identity import Identity
@@ -144,8 +144,8 @@ def test_many_messages_stay_under_the_limit_newest_first_rest_counted(
     assert 2 < len(first) < 40 and first == ids[-len(first):]  # the newest, oldest first
     rest = 40 - len(first)
     assert (f"[mailslot] 40 messages waiting for gemini; {len(first)} shown below, oldest "
-            f"first. {rest} older ones are not shown: `mailslot --agent gemini inbox "
-            "--limit 40` lists them, `mailslot --agent gemini read ID` shows one.") in text
+            f"first. {rest} older ones are not shown: `{run_as('gemini')} inbox "
+            f"--limit 40` lists them, `{run_as('gemini')} read ID` shows one.") in text
     # Later prompts of the same session bring the rest, newest first, until all were shown.
     seen = list(first)
     while batch := prompt(cli, "3f2c9a1e-7b4d-4e8a-9c21-5d6f0a8b7e34"):
@@ -163,7 +163,7 @@ def test_long_body_is_cut_with_the_command_that_shows_it(cli: Cli, root: Path) -
     assert len(text) < CONTEXT_LIMIT
     assert shown(r) == [big.id, small.id]
     note = (f"[mailslot] body cut here ({len(big.body)} characters in all); "
-            f"`mailslot --agent gemini read {big.id}` shows it whole.")
+            f"`{run_as('gemini')} read {big.id}` shows it whole.")
     assert note in text.split("\n")
     before = text.split(note)[0].split("body:\n")[1]
     assert all(line.startswith("> row ") for line in before.split("\n") if line)

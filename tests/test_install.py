@@ -233,6 +233,9 @@ def test_group_style_hook_hosts(cli: Cli, host: str, events: dict[str, str], hom
             assert "matcher" not in hooks[event][0]
         if host == "gemini":
             assert handler["name"] == f"mailslot-{ours}"
+            # Gemini compares lifecycle matchers as exact strings: none, so every source
+            # (startup, resume, clear) runs the hook.
+            assert "matcher" not in hooks[event][0]
     assert hook_file("codex", "project", home, project).name == "hooks.json"
 
 
@@ -386,3 +389,23 @@ def test_pi_never_overwrites_a_file_it_did_not_write(cli: Cli, project: Path) ->
     r = install(cli, "pi")
     assert r.code == 2 and "was not written by mailslot" in r.err
     assert path.read_text() == "export default function () {}\n"
+
+
+def test_copilot_warns_when_project_files_would_make_it_another_agent(
+        cli: Cli, home: Path, project: Path) -> None:
+    # Copilot CLI also uses the project's .mcp.json and Claude Code's hooks, as whatever
+    # agent they name: installing it as 'ada' there must say so, loudly, naming both.
+    assert install(cli, "claude", "--hooks", agent="bob").code == 0
+    r = install(cli, "copilot", "--hooks")
+    assert r.code == 0
+    warnings = [line for line in r.err.splitlines() if line.startswith("mailslot: warning:")]
+    assert len(warnings) == 2
+    assert str(project / ".mcp.json") in warnings[0] and "'bob'" in warnings[0]
+    assert str(project / ".claude" / "settings.local.json") in warnings[1]
+    assert all("not as 'ada'" in w for w in warnings)
+
+
+def test_copilot_says_nothing_when_project_files_name_the_same_agent(
+        cli: Cli, home: Path, project: Path) -> None:
+    assert install(cli, "claude", "--hooks").code == 0
+    assert install(cli, "copilot", "--hooks").err == ""

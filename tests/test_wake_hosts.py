@@ -181,8 +181,10 @@ def test_notice_lists_a_batch_and_holds_nothing_a_shell_acts_on() -> None:
     mail = [Message(id=f"2026-01-01_000000.00000{n}_codex_to_gemini_s_abcde{n}", date="",
                     sender="codex", to=("gemini",), subject="$(rm -rf ~)`x`", body=";|&")
             for n in range(3)]
-    notice = wake_notice("gemini", mail)
+    cli = "/opt/ms/bin/mailslot --agent gemini --dir /home/u/box"
+    notice = wake_notice("gemini", mail, cli)
     assert "3 new messages" in notice and all(m.id in notice for m in mail)
-    assert re.fullmatch(r"[A-Za-z0-9 ,.:_\[\]-]+", notice)
-    many = wake_notice("gemini", mail * 5)
+    assert f"the command {cli} inbox or" in notice
+    assert re.fullmatch(r"[A-Za-z0-9 ,.:_/\[\]-]+", notice)
+    many = wake_notice("gemini", mail * 5, cli)
     assert "and 5 more" in many and "\n" not in many

@@ -159,6 +159,8 @@ def _install(args: argparse.Namespace, box: Mailbox) -> int:
         mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"),
     )
     print(render.installed(report))
+    for warning in report.warnings:
+        print(f"mailslot: warning: {warning}", file=sys.stderr)
     return 0
 
 

@@ -96,10 +96,12 @@ class Injection:
 class Delivery:
     """Session delivery for one agent over a store; ``problems`` collects what failed."""
 
-    def __init__(self, store: DeliveryStore, agent: str, identity: Identity) -> None:
+    def __init__(self, store: DeliveryStore, agent: str, identity: Identity,
+                 cli: str = "mailslot") -> None:
         self.store = store
         self.agent = agent
         self.identity = identity
+        self.cli = cli  # how the session's shell runs mailslot (mailslot.invocation)
         self.problems: list[str] = []
         self._broadcasts: set[str] = set()
 
@@ -122,13 +124,10 @@ class Delivery:
             pending = [i for i in pending if i not in shown]
         if moment != START and not pending:
             return None
-        # Answer commands name the agent only when the name came from --agent: in the
-        # agent's shell a plain `mailslot` derives the same name from the environment.
-        hint = self.agent if self.identity.source == "--agent" else None
         scope = (f"waiting for {self.agent}" if moment == START
                  else f"for {self.agent} not shown before in this session")
         text, shown_ids = injection(pending, self._load, limit=limit, scope=scope,
-                                    hint_agent=hint, notes=notes)
+                                    cli=self.cli, notes=notes)
         if not text:
             return None
         broadcasts = [i for i in shown_ids if i in self._broadcasts]

@@ -33,6 +33,7 @@ from typing_extensions import TypedDict
 
 from . import __version__, framing
 from .errors import MailslotError
+from .invocation import invocation
 from .mailbox import Mailbox
 from .message import Message
 from .presence import HEARTBEAT_SECONDS, Beacon, parent_program
@@ -229,8 +230,9 @@ def build_server(
         box = open_box()
         items, with_bodies = box.read_page(for_, unread_only=unread_only, limit=limit)
         messages = [i.message for i in items]
-        framed = (framing.frame_all(messages, with_body=with_bodies, with_hint=with_bodies)
-                  if items else "[mailslot] no messages")
+        cli = invocation(box.agent, str(box.store.location))
+        framed = (framing.frame_all(messages, with_body=with_bodies, with_hint=with_bodies,
+                                    cli=cli) if items else "[mailslot] no messages")
         page = {"mailbox": (for_ or box.agent).lower(), "with_bodies": with_bodies,
                 "messages": [_info(i) for i in items], "framed": framed}
         return _result(page, framed)

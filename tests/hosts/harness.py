@@ -15,6 +15,7 @@ The API other test modules use (keep it small and stable; see README.md):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -31,6 +32,9 @@ MAILSLOT = str(Path(sys.executable).parent / "mailslot")
 """The ``mailslot`` under test (the venv's). Deliberately not on the hosts' PATH: what
 mailslot registers and shows must work without it."""
 API_KEY = "sk-ant-mailslot-host-tests-0123456789abcdef"
+TOOLS = ("send_message", "read_messages", "mark_read", "mark_done", "reply", "broadcast",
+         "retract_broadcast", "message_status", "list_agents")
+"""mailslot's MCP tools: each host's approval settings allow exactly these."""
 TEXT = "FAKE-MODEL-DONE"
 
 
@@ -56,7 +60,8 @@ class Provider:
         self.log = folder / "requests.jsonl"
         self.log.touch()
         portfile = folder / "port"
-        (folder / "script.json").write_text(json.dumps(script), encoding="utf-8")
+        self.script_path = folder / "script.json"
+        self.script(script)
         self.proc = subprocess.Popen(
             [sys.executable, str(HERE / "provider.py"), "--log", str(self.log),
              "--portfile", str(portfile), "--script", str(folder / "script.json")],
@@ -64,6 +69,12 @@ class Provider:
         self.port = int(wait_for(lambda: portfile.exists() and portfile.read_text(), 10,
                                  "the provider to listen"))
         self.url = f"http://127.0.0.1:{self.port}"
+
+    def script(self, spec: dict[str, Any]) -> None:
+        """Replace the script (see provider.py); the next request follows the new one."""
+        tmp = self.script_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(spec), encoding="utf-8")
+        tmp.replace(self.script_path)
 
     def requests(self) -> list[dict[str, Any]]:
         """Every request so far, oldest first: ``{"n","t","method","path","body","reply"}``."""
@@ -91,6 +102,18 @@ def request_text(request: dict[str, Any]) -> str:
     return "\n".join(_strings(request.get("body")))
 
 
+def offered_tools(request: dict[str, Any]) -> list[str]:
+    """The tool names a model request offered, as the host spelled them."""
+    from .provider import anthropic_state, chat_state, gemini_state, responses_state
+
+    path, body = request["path"], request["body"]
+    for marker, state in (("/messages", anthropic_state), ("/responses", responses_state),
+                          ("/chat/completions", chat_state), (":", gemini_state)):
+        if marker in path:
+            return state(body)[0]
+    return []
+
+
 def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
@@ -112,6 +135,8 @@ class Host:
     prepare: Callable[[World], None]
     headless: Callable[[World, str], list[str]]
     env: Callable[[World], dict[str, str]] = field(default=lambda w: {})
+    after_install: Callable[[World], None] = field(default=lambda w: None)
+    """Run after ``mailslot install``: what a user does next (Codex: trust the hooks)."""
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -122,8 +147,7 @@ def _write_json(path: Path, data: Any) -> None:
 def _claude_prepare(w: World) -> None:
     _write_json(w.home / ".claude" / "settings.json", {
         "enabledMcpjsonServers": ["mailslot"],
-        "permissions": {"allow": ["mcp__mailslot__send_message",
-                                  "mcp__mailslot__read_messages"]},
+        "permissions": {"allow": [f"mcp__mailslot__{t}" for t in TOOLS]},
     })
     _write_json(w.home / ".claude.json", {
         "hasCompletedOnboarding": True,
@@ -137,13 +161,37 @@ def _codex_prepare(w: World) -> None:
     folder = w.home / ".codex"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.toml").write_text(
-        'model = "gpt-5"\nmodel_provider = "fake"\n\n'
+        'model = "gpt-5"\nmodel_provider = "fake"\n'
+        # Codex starts the first turn without MCP servers not up within a grace period;
+        # `mailslot serve` takes a second or two to start (docs/hosts.md).
+        "mcp_optional_startup_grace_ms = 20000\n\n"
         "[model_providers.fake]\n"
         'name = "fake"\n'
         f'base_url = "{w.provider.url}/v1"\n'
         'env_key = "FAKE_OPENAI_KEY"\n'
         'wire_api = "responses"\n\n'
         f'[projects."{w.project}"]\ntrust_level = "trusted"\n', encoding="utf-8")
+
+
+def _codex_trust_hooks(w: World) -> None:
+    """Trust new hooks as a user does: start the TUI, choose "Trust all and continue".
+
+    Codex records a hash per handler in ~/.codex/config.toml; only then does it run
+    them, in the TUI and in ``codex exec`` alike (no bypass flag needed afterwards).
+    """
+    if not (w.project / ".codex" / "hooks.json").exists():
+        return
+    config = w.home / ".codex" / "config.toml"
+    pane = w.pane("codex-trust", ["codex", "--no-daemon"])
+    try:
+        pane.wait_screen("Trust all and continue", 60)
+        pane.keys("2")
+        pane.wait_screen("› 2. Trust all and continue", 10)
+        pane.keys("Enter")
+        wait_for(lambda: "trusted_hash" in config.read_text(encoding="utf-8"), 30,
+                 "codex to record the hook trust")
+    finally:
+        pane.kill()
 
 
 def _gemini_prepare(w: World) -> None:
@@ -154,7 +202,7 @@ def _gemini_prepare(w: World) -> None:
     policy.parent.mkdir(parents=True, exist_ok=True)
     policy.write_text("".join(
         f'[[rule]]\ntoolName = "mcp_mailslot_{tool}"\ndecision = "allow"\npriority = 500\n\n'
-        for tool in ("send_message", "read_messages")), encoding="utf-8")
+        for tool in TOOLS), encoding="utf-8")
 
 
 HOSTS: dict[str, Host] = {h.name: h for h in (
@@ -162,22 +210,71 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
          lambda w, prompt: ["claude", "-p", prompt],
          lambda w: {"ANTHROPIC_BASE_URL": w.provider.url, "ANTHROPIC_API_KEY": API_KEY,
                     "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
-                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}),
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                    # -p may send its first request before MCP servers connect
+                    # (docs/hosts.md): wait for them, as a user scripting -p should.
+                    "MCP_CONNECTION_NONBLOCKING": "false"}),
     Host("codex", _codex_prepare,
          lambda w, prompt: ["codex", "exec", prompt],
-         lambda w: {"FAKE_OPENAI_KEY": API_KEY}),
+         lambda w: {"FAKE_OPENAI_KEY": API_KEY}, _codex_trust_hooks),
     Host("gemini", _gemini_prepare,
          lambda w, prompt: ["gemini", "-m", "gemini-2.5-flash", "-p", prompt],
          lambda w: {"GOOGLE_GEMINI_BASE_URL": w.provider.url, "GEMINI_API_KEY": API_KEY}),
     Host("copilot", lambda w: None,
          lambda w, prompt: ["copilot", "-p", prompt,
-                            "--allow-tool", "mailslot(send_message)",
-                            "--allow-tool", "mailslot(read_messages)"],
+                            *(f"--allow-tool=mailslot({t})" for t in TOOLS)],
          lambda w: {"COPILOT_OFFLINE": "true",
                     "COPILOT_PROVIDER_BASE_URL": f"{w.provider.url}/v1",
                     "COPILOT_PROVIDER_TYPE": "openai", "COPILOT_PROVIDER_API_KEY": API_KEY,
                     "COPILOT_MODEL": "gpt-4.1"}),
 )}
+
+
+# ---- a terminal -------------------------------------------------------------------------
+
+class Pane:
+    """A program in a tmux pane on the world's own tmux server (real terminal, real keys)."""
+
+    def __init__(self, world: World, name: str, argv: Sequence[str]) -> None:
+        self.world = world
+        self.name = name
+        self.socket = str(world.root / "tmux.sock")
+        env = [f"{k}={v}" for k, v in world.env.items()]
+        self._tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "50",
+                   "-c", str(world.project), "env", "-i", *env, *argv)
+
+    def _tmux(self, *argv: str) -> str:
+        done = subprocess.run(["tmux", "-S", self.socket, *argv], capture_output=True,
+                              text=True, timeout=30, check=False,
+                              env={**self.world.env, "TMUX": ""})
+        return done.stdout
+
+    def screen(self) -> str:
+        """What the pane shows now."""
+        return self._tmux("capture-pane", "-p", "-t", self.name)
+
+    def wait_screen(self, text: str, timeout: float) -> str:
+        """Block until ``text`` is on the screen; returns the screen."""
+        return str(wait_for(lambda: text in (s := self.screen()) and s, timeout,
+                            f"{text!r} on the {self.name} screen"))
+
+    def keys(self, *keys: str) -> None:
+        """tmux key names (``Enter``, ``C-c``) or text, one after the other."""
+        for key in keys:
+            self._tmux("send-keys", "-t", self.name, key)
+            time.sleep(0.2)  # TUIs drop keys that arrive in one burst with the next
+
+    def type(self, text: str) -> None:
+        """Type ``text`` literally, then Enter."""
+        self._tmux("send-keys", "-t", self.name, "-l", text)
+        time.sleep(0.3)
+        self._tmux("send-keys", "-t", self.name, "Enter")
+
+    def alive(self) -> bool:
+        return self.name in self._tmux("list-sessions", "-F", "#{session_name}").split()
+
+    def kill(self) -> None:
+        self._tmux("kill-session", "-t", self.name)
 
 
 # ---- one test's world ------------------------------------------------------------------
@@ -205,7 +302,6 @@ class World:
         (root / "tmp").mkdir(exist_ok=True)
         self.env.update(self.host.env(self))
         self.host.prepare(self)
-        self.mailslot("--agent", "observer", "who")  # creates the mailbox
 
     def mailslot(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """The mailslot CLI on this world's mailbox (``--dir``), in the project."""
@@ -218,8 +314,12 @@ class World:
 
     def install(self, agent: str, *flags: str, host: str | None = None
                 ) -> subprocess.CompletedProcess[str]:
-        """``mailslot install HOST --agent AGENT FLAGS`` in the project (``--dir`` given)."""
-        return self.mailslot("install", host or self.host.name, "--agent", agent, *flags)
+        """``mailslot install HOST --agent AGENT FLAGS`` in the project (``--dir`` given),
+        then what a user of the host does next (see :attr:`Host.after_install`)."""
+        done = self.mailslot("install", host or self.host.name, "--agent", agent, *flags)
+        if host is None or host == self.host.name:
+            self.host.after_install(self)
+        return done
 
     def send(self, sender: str, to: str, subject: str, body: str) -> str:
         """Mail from ``sender``; returns its id."""
@@ -244,5 +344,30 @@ class World:
             raise AssertionError(f"{self.host.name} did not finish in {timeout:g} s: "
                                  f"{exc.stderr!r}") from None
 
+    def pane(self, name: str, argv: Sequence[str]) -> Pane:
+        """Start ``argv`` (the host's TUI) in a tmux pane in the project."""
+        return Pane(self, name, argv)
+
+    def processes(self) -> list[int]:
+        """Processes started for this world: their HOME is its scratch HOME."""
+        mine = f"HOME={self.home}".encode()
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                environ = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if mine in environ and int(entry.name) != os.getpid():
+                found.append(int(entry.name))
+        return found
+
     def close(self) -> None:
+        """Stop the provider, the tmux server and anything the hosts left behind."""
         self.provider.stop()
+        subprocess.run(["tmux", "-S", str(self.root / "tmux.sock"), "kill-server"],
+                       capture_output=True, check=False, timeout=30)
+        for pid in self.processes():  # e.g. Codex's app-server daemon
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)

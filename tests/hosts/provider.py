@@ -8,7 +8,8 @@ Speaks just enough of four wire formats, streamed, for the hosts to run a whole 
 * OpenAI Chat         ``POST …/chat/completions``                      Copilot CLI
 * Gemini              ``POST …/models/M:streamGenerateContent?alt=sse`` Gemini CLI
 
-The script (``--script FILE``, JSON; every key optional) decides each answer:
+The script (``--script FILE``, JSON; every key optional; re-read whenever the file
+changes) decides each answer:
 
 ``call``  ``{"tool": "send_message", "args": {...}}``: the first request that offers a
           tool whose name contains ``tool`` (and whose conversation has no call of it
@@ -42,13 +43,29 @@ SECRET_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")
 class Script:
     """What to answer, and the log of what was asked. Shared by all handler threads."""
 
-    def __init__(self, spec: dict[str, Any], log: Path) -> None:
-        self.call: dict[str, Any] | None = spec.get("call", DEFAULT_CALL)
-        self.exec_before_text: str | None = spec.get("exec_before_text")
-        self.text: str = spec.get("text", "FAKE-MODEL-DONE")
+    def __init__(self, path: Path | None, log: Path) -> None:
+        self.path = path
+        self.stamp: int | None = None
         self.log = log
         self.lock = threading.Lock()
         self.count = 0
+        self.load({})
+        self.refresh()
+
+    def load(self, spec: dict[str, Any]) -> None:
+        self.call: dict[str, Any] | None = spec.get("call", DEFAULT_CALL)
+        self.exec_before_text: str | None = spec.get("exec_before_text")
+        self.text: str = spec.get("text", "FAKE-MODEL-DONE")
+
+    def refresh(self) -> None:
+        """Re-read the script file when a test rewrote it (a new script starts afresh)."""
+        if self.path is None:
+            return
+        with self.lock:
+            stamp = self.path.stat().st_mtime_ns
+            if stamp != self.stamp:
+                self.stamp = stamp
+                self.load(json.loads(self.path.read_text(encoding="utf-8")))
 
     def tool_for(self, offered: list[str], called: list[str]) -> str | None:
         """The tool to call now, or ``None`` for a text answer."""
@@ -201,6 +218,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _decide(self, body: dict[str, Any], state: tuple[list[str], list[str]]
                 ) -> tuple[str | None, int]:
+        SCRIPT.refresh()
         offered, called = state
         tool = SCRIPT.tool_for(offered, called)
         if tool is None:
@@ -327,8 +345,7 @@ def main() -> None:
     ap.add_argument("--portfile", type=Path, required=True)
     ap.add_argument("--script", type=Path)
     args = ap.parse_args()
-    spec = json.loads(args.script.read_text(encoding="utf-8")) if args.script else {}
-    SCRIPT = Script(spec, args.log)
+    SCRIPT = Script(args.script, args.log)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)  # loopback only
     tmp = args.portfile.with_suffix(".tmp")
     tmp.write_text(str(server.server_address[1]), encoding="utf-8")

@@ -18,6 +18,7 @@ from ..config import root_folder
 from ..delivery import Delivery
 from ..errors import MailslotError
 from ..identity import derive_identity
+from ..invocation import invocation
 from ..names import check_name
 from ..store.delivery_files import DeliveryFiles
 from . import hosts
@@ -83,10 +84,11 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
     if identity is None:
         return "no identity (pass --agent, set MAILSLOT_AGENT or run in a git checkout)"
     name = check_name(identity.name, f"agent name (from {identity.source})")
-    store = DeliveryFiles(root_folder(root, env))
+    folder = root_folder(root, env)
+    store = DeliveryFiles(folder)
     if not store.exists():
         return None  # no mailbox yet: nothing to say
-    delivery = Delivery(store, name, identity)
+    delivery = Delivery(store, name, identity, invocation(name, folder, env))
     planned = None
     if call.moment is not None:
         planned = delivery.plan(call.moment, call.session, limit=hosts.CONTEXT_LIMIT,

@@ -98,6 +98,24 @@ def is_ours(handler: object) -> bool:
                for k in ("command", "bash"))
 
 
+def registered_agents(doc: Mapping[str, Any]) -> set[str]:
+    """The agents a settings document makes mailslot act as: its ``mailslot`` server's
+    ``--agent`` and those of its ``mailslot hook`` handlers (lowercased)."""
+    found: set[str | None] = set()
+    server = doc.get("mcpServers", {})
+    server = server.get(SERVER_NAME) if isinstance(server, Mapping) else None
+    if isinstance(server, Mapping) and isinstance(server.get("args"), list):
+        found.add(_agent_in(server["args"]))
+    hooks = doc.get("hooks")
+    for entries in hooks.values() if isinstance(hooks, Mapping) else ():
+        for entry in entries if isinstance(entries, list) else ():
+            inner = entry.get("hooks") if isinstance(entry, Mapping) else None
+            for handler in inner if isinstance(inner, list) else [entry]:
+                if is_ours(handler):
+                    found.add(_handler_agent(handler))
+    return {a.lower() for a in found if a is not None}
+
+
 def _handler_agent(handler: Mapping[str, Any]) -> str | None:
     command = handler.get("command") or handler.get("bash")
     try:

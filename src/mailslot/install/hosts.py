@@ -102,7 +102,9 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
         hooks=HookFile(
             {"project": ".gemini/settings.json", "user": "~/.gemini/settings.json"},
             "groups",
-            (Hook("SessionStart", "session-start", "startup|resume|clear"),
+            # Gemini compares lifecycle matchers as exact strings ("startup|resume"
+            # matches nothing): no matcher, so every source runs it.
+            (Hook("SessionStart", "session-start"),
              Hook("BeforeAgent", "before-agent"), Hook("AfterAgent", "after-agent"),
              Hook("AfterTool", "after-tool")),
             10_000, named=True, notes=(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -14,7 +15,7 @@ from ..errors import InvalidInput, MailslotError
 from ..identity import git_toplevel
 from ..mailbox import Mailbox
 from . import entries, files, pi
-from .hosts import HOSTS, Host, Scope
+from .hosts import CLAUDE_HOOK_FILES, HOSTS, Host, Scope
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Report:
     changes: list[Change]
     notes: list[str] = field(default_factory=list)
     dry_run: bool = False
+    warnings: list[str] = field(default_factory=list)
 
 
 def find_executable() -> str:
@@ -135,10 +137,11 @@ def install(
         for change in changes:
             if change.changed:
                 files.write_atomic(change.path, change.after, change.before)
+    warnings = _speaks_as_another(project, agent) if host.name == "copilot" else []
     method = "claude-rewake" if wake else "claude-channel" if channel else None
     if method is not None:
         notes.append(_choose_wake(agent, method, mailbox_dir, dry_run))
-    return Report(host, scope, agent, changes, notes, dry_run)
+    return Report(host, scope, agent, changes, notes, dry_run, warnings)
 
 
 def _choose_wake(agent: str, method: str, mailbox_dir: str | None, dry_run: bool) -> str:
@@ -154,6 +157,30 @@ def _choose_wake(agent: str, method: str, mailbox_dir: str | None, dry_run: bool
         said += ("; start Claude Code with: claude --dangerously-load-development-channels "
                  "server:mailslot")
     return said
+
+
+COPILOT_ALSO_READS = (".mcp.json", *CLAUDE_HOOK_FILES[:2])
+"""Project files Copilot CLI uses besides its own: its MCP servers and hooks come from
+them too, as whatever agent they name."""
+
+
+def _speaks_as_another(project: Path, agent: str) -> list[str]:
+    """Warnings for project files that would make Copilot CLI act as another agent."""
+    out = []
+    for rel in COPILOT_ALSO_READS:
+        path = project / rel
+        try:
+            text = files.read_text(path)
+            others = sorted(entries.registered_agents(json.loads(text or "{}")) - {agent})
+        except (MailslotError, ValueError, AttributeError):
+            continue
+        if others:
+            names = ", ".join(f"'{o}'" for o in others)
+            out.append(f"{path} registers mailslot as agent {names}: Copilot CLI uses that "
+                       f"file too in this project, and would then send and read mail as "
+                       f"{names}, not as '{agent}'. Remove mailslot from it, or give both "
+                       "hosts one agent name.")
+    return out
 
 
 def _has_our_hooks(path: Path) -> bool:
