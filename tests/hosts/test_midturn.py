@@ -13,7 +13,6 @@ import re
 from collections.abc import Callable
 
 import pytest
-import tomlkit
 
 from . import hosts_more  # noqa: F401  (registers qwen and pi in the harness)
 from .conftest import VERSIONS
@@ -21,10 +20,8 @@ from .harness import World, request_text
 
 AGENT = "worker"
 SUBJECT = "MIDTURN-7f3a: the schema changed"
-MIDTURN = {"claude": (), "codex": ("--dangerously-bypass-hook-trust",), "gemini": (),
-           "qwen": (), "pi": (), "copilot": ()}
-"""The hosts with a post-tool hook that adds context, and what a headless run needs
-(Codex skips hooks it was not told to trust; the flag bypasses hook trust only)."""
+MIDTURN = ("claude", "codex", "gemini", "copilot", "qwen", "pi")
+"""The hosts with a post-tool hook that adds context."""
 
 
 def _script() -> dict[str, object]:
@@ -38,9 +35,7 @@ def test_mail_arriving_during_a_tool_call_reaches_the_next_request(
 ) -> None:
     w = world(name, _script())
     assert w.install(AGENT, "--hooks").returncode == 0
-    if name == "codex":
-        _wait_for_the_server(w)
-    done = w.run("Do the task.", *MIDTURN[name])
+    done = w.run("Do the task.")
     assert done.returncode == 0, done.stderr[-2000:]
     (mail,) = [m for m in w.inbox(AGENT) if m["subject"] == SUBJECT]
     asked = w.provider.model_requests()
@@ -56,12 +51,3 @@ def test_mail_arriving_during_a_tool_call_reaches_the_next_request(
     assert re.search(r"^(> |&gt; )Line two\.$", shown, re.M), "the body, quoted"
     assert "untrusted data" in shown
 
-
-def _wait_for_the_server(w: World) -> None:
-    """Codex 0.171 sends the first request without an MCP server that is still starting
-    (``mailslot serve`` takes seconds on a loaded machine) unless the server is
-    ``required``; the tool call this test needs must not depend on the machine's load."""
-    path = w.project / ".codex" / "config.toml"
-    doc = tomlkit.parse(path.read_text(encoding="utf-8"))
-    doc["mcp_servers"]["mailslot"]["required"] = True  # type: ignore[index]
-    path.write_text(tomlkit.dumps(doc), encoding="utf-8")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -57,10 +56,6 @@ def test_claude_validates_and_loads_the_plugin(world: Callable[..., World], vers
     doc["permissions"]["allow"].append("mcp__plugin_mailslot_mailslot__send_message")
     settings.write_text(json.dumps(doc), encoding="utf-8")
     waiting = w.send("boss", AGENT, "waiting for you", "hello")
-    # Claude Code 2.1.197 may send the first request of `-p` before a plugin's server
-    # (seconds to start on a loaded machine) is connected; this makes it wait, so the
-    # test does not depend on the machine's load.
-    w.env["MCP_CONNECTION_NONBLOCKING"] = "false"
     done = w.run("", argv=["claude", "--plugin-dir", str(plugin), "-p", "Do the task."])
     assert done.returncode == 0, done.stderr[-2000:]
     _proves_mail_both_ways(w, waiting)
@@ -68,26 +63,18 @@ def test_claude_validates_and_loads_the_plugin(world: Callable[..., World], vers
 
 @pytest.mark.parametrize("version", [VERSIONS["codex"]], ids=lambda v: f"codex-{v}")
 def test_codex_installs_the_plugin_from_the_marketplace(world: Callable[..., World],
-                                                        tmp_path: Path, version: str) -> None:
+                                                        version: str) -> None:
     w = world("codex")
     _with_mailslot_on_path(w)
     w.env.update(MAILSLOT_AGENT=AGENT, MAILSLOT_DIR=str(w.mailbox))
-    # A copy of the marketplace whose server is `required`: Codex 0.171 otherwise sends
-    # the first request before a slow-starting server is up (see test_midturn.py), and
-    # this test must not depend on the machine's load. Nothing else is changed.
-    market = tmp_path / "market"
-    for rel in (".agents", "plugins/codex"):
-        shutil.copytree(REPO / rel, market / rel)
-    mcp = market / "plugins" / "codex" / ".mcp.json"
-    servers = json.loads(mcp.read_text(encoding="utf-8"))
-    servers["mcpServers"]["mailslot"]["required"] = True
-    mcp.write_text(json.dumps(servers), encoding="utf-8")
-    added = _host(w, "codex", "plugin", "marketplace", "add", str(market))
+    added = _host(w, "codex", "plugin", "marketplace", "add", str(REPO))
     assert added.returncode == 0, added.stderr[-2000:]
     installed = _host(w, "codex", "plugin", "add", "mailslot@mailslot")
     assert installed.returncode == 0 and "Added plugin `mailslot`" in installed.stdout, \
         installed.stderr[-2000:]
     waiting = w.send("boss", AGENT, "waiting for you", "hello")
+    # Codex runs a plugin's hooks once they are trusted in /hooks; this run skips that
+    # review with the flag that bypasses hook trust only.
     done = w.run("Do the task.", "--dangerously-bypass-hook-trust")
     assert done.returncode == 0, done.stderr[-2000:]
     _proves_mail_both_ways(w, waiting)
