@@ -81,12 +81,17 @@ class Config:
     def problems(self) -> list[str]:
         """Every malformed value, for ``doctor``."""
         found = []
-        for check in (lambda: self.owner, lambda: self.max_body_bytes, self.agents):
+        for check in (lambda: self.owner, lambda: self.max_body_bytes, self._agent_values):
             try:
                 check()
             except StoreError as exc:
                 found.append(str(exc))
         return found
+
+    def _agent_values(self) -> None:
+        """Raise for the first malformed per-agent value (the section's shape included)."""
+        for name in self.agents():
+            self.midturn_interval(name)
 
     # Hooks ---------------------------------------------------------------------------
     def auto_continue_on_stop(self, name: str) -> bool:
