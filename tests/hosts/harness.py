@@ -264,9 +264,20 @@ class Pane:
             self._tmux("send-keys", "-t", self.name, key)
             time.sleep(0.2)  # TUIs drop keys that arrive in one burst with the next
 
-    def type(self, text: str) -> None:
-        """Type ``text`` literally, then Enter."""
-        self._tmux("send-keys", "-t", self.name, "-l", text)
+    def type(self, text: str, timeout: float = 60) -> None:
+        """Type ``text`` literally and, once the screen shows it, press Enter.
+
+        A TUI still starting up drops keys: typing is retried until the text shows.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            self._tmux("send-keys", "-t", self.name, "-l", text)
+            try:
+                self.wait_screen(text, 5)
+                break
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
         time.sleep(0.3)
         self._tmux("send-keys", "-t", self.name, "Enter")
 
