@@ -154,3 +154,16 @@ def test_stop_continues_only_when_opted_in(host: str, world: Worlds, opted_in: b
     else:
         assert shown == []
     assert [m["subject"] for m in w.inbox("alice")] == [hostile("TAG4")[0]]
+
+
+def test_copilot_warning_names_the_agent_copilot_really_speaks_as(world: Worlds) -> None:
+    """`install copilot` warns that a project's .mcp.json names another agent; run in
+    that trusted project, Copilot CLI indeed sends as the agent the warning named."""
+    w = world("copilot")
+    w.install("bob", host="claude")  # the project's .mcp.json: mailslot as 'bob'
+    done = w.install("alice", "--hooks")
+    assert "mailslot: warning:" in done.stderr and "as 'bob', not as 'alice'" in done.stderr
+    w.env["GITHUB_COPILOT_PROMPT_MODE_WORKSPACE_MCP"] = "true"
+    out = w.run("Please do the task.", "--trust-folder")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert [m["from"] for m in w.inbox("observer")] == ["bob"]
