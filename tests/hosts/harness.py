@@ -98,8 +98,34 @@ class Provider:
 
 
 def request_text(request: dict[str, Any]) -> str:
-    """Every string in a request body, one after the other (what the model was shown)."""
-    return "\n".join(_strings(request.get("body")))
+    """Every string in a request body, one after the other (what the model was shown).
+
+    A string that is itself JSON (Claude Code, Codex and Copilot pass an MCP tool's
+    structured result on as JSON text) is decoded, so its strings are lines too.
+    """
+    return "\n".join(line for text in _strings(request.get("body")) for line in _lines(text))
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text``, a line that is JSON replaced by the lines of its strings."""
+    for line in text.splitlines():
+        decoded = _json(line.strip())
+        if decoded is None:
+            yield line
+        else:
+            for inner in _strings(decoded):
+                yield from _lines(inner)
+
+
+def _json(text: str) -> dict[str, Any] | list[Any] | None:
+    """``text`` decoded, when it is a JSON object or array; else ``None``."""
+    if not text.startswith(("{", "[")):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict | list) else None
 
 
 def offered_tools(request: dict[str, Any]) -> list[str]:
