@@ -98,8 +98,34 @@ class Provider:
 
 
 def request_text(request: dict[str, Any]) -> str:
-    """Every string in a request body, one after the other (what the model was shown)."""
-    return "\n".join(_strings(request.get("body")))
+    """Every string in a request body, one after the other (what the model was shown).
+
+    A string that is itself JSON (Claude Code, Codex and Copilot pass an MCP tool's
+    structured result on as JSON text) is decoded, so its strings are lines too.
+    """
+    return "\n".join(line for text in _strings(request.get("body")) for line in _lines(text))
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text``, a line that is JSON replaced by the lines of its strings."""
+    for line in text.splitlines():
+        decoded = _json(line.strip())
+        if decoded is None:
+            yield line
+        else:
+            for inner in _strings(decoded):
+                yield from _lines(inner)
+
+
+def _json(text: str) -> dict[str, Any] | list[Any] | None:
+    """``text`` decoded, when it is a JSON object or array; else ``None``."""
+    if not text.startswith(("{", "[")):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict | list) else None
 
 
 def offered_tools(request: dict[str, Any]) -> list[str]:
@@ -264,9 +290,20 @@ class Pane:
             self._tmux("send-keys", "-t", self.name, key)
             time.sleep(0.2)  # TUIs drop keys that arrive in one burst with the next
 
-    def type(self, text: str) -> None:
-        """Type ``text`` literally, then Enter."""
-        self._tmux("send-keys", "-t", self.name, "-l", text)
+    def type(self, text: str, timeout: float = 60) -> None:
+        """Type ``text`` literally and, once the screen shows it, press Enter.
+
+        A TUI still starting up drops keys: typing is retried until the text shows.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            self._tmux("send-keys", "-t", self.name, "-l", text)
+            try:
+                self.wait_screen(text, 5)
+                break
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
         time.sleep(0.3)
         self._tmux("send-keys", "-t", self.name, "Enter")
 

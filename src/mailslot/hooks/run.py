@@ -15,7 +15,7 @@ import signal
 import sys
 
 from ..config import root_folder
-from ..delivery import Delivery
+from ..delivery import START, Delivery
 from ..errors import MailslotError
 from ..identity import derive_identity
 from ..invocation import invocation
@@ -97,6 +97,8 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
     stdout.flush()
     if planned is not None:
         delivery.commit(planned)
+    if call.moment == START and call.session:
+        delivery.started(call.caller, call.session)
     return delivery.problems[0] if delivery.problems else None
 
 

@@ -7,6 +7,7 @@ plus what only hooks keep::
     sessions/<agent>/<session>   ids a session has been shown, one a line
     claims/<agent>               the git checkout that first read as <agent>
     waiters/<agent>/<session>    pid of the session's one Claude Code waiter
+    latest/<agent>/<host>        the id of the agent's latest session in that host
 
 It exists apart from ``FileStore`` because a hook must start in a few milliseconds:
 this module loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML (see
@@ -110,6 +111,24 @@ class DeliveryFiles(MailboxFiles):
                 continue
         for path in old:
             remove(path)  # gone already: another hook pruned it first
+
+    # The agent's latest session per host (for wakes that name "latest") ----------------
+    def set_latest_session(self, agent: str, host: str, session: str) -> None:
+        """Record ``session`` (a host's own id) as ``agent``'s latest in ``host``."""
+        if not (SESSION_KEY.fullmatch(session) and SESSION_KEY.fullmatch(host)):
+            raise UnsafePath(f"session {session!r} of {host!r} is not safe to record")
+        staged = self._stage(session.encode(), f"latest-{agent}", sync=False)
+        os.replace(staged, os.path.join(self._folder("latest", agent, create=True), host))
+
+    def latest_session(self, agent: str, host: str) -> str | None:
+        """The id :meth:`set_latest_session` last recorded, if any."""
+        if not SESSION_KEY.fullmatch(host):
+            raise UnsafePath(f"host {host!r} is not safe as a file name")
+        try:
+            value = read_file(os.path.join(self._folder("latest", agent), host)).decode()
+        except (FileNotFoundError, UnicodeDecodeError):
+            return None
+        return value if SESSION_KEY.fullmatch(value) else None
 
     # Waiters (Claude Code's background rewake hook) -----------------------------------
     def arrivals_folder(self, agent: str) -> str:
