@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-hosts lint bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ lint: $(STAMP)
 
 test: lint
 	$(PY) -m pytest -q
+
+# The real host CLIs (tests/hosts/README.md). HOSTS=latest: their newest versions.
+HOSTS ?= pinned
+test-hosts: $(STAMP)
+	MAILSLOT_HOSTS=$(HOSTS) MAILSLOT_HOSTS_BIN="$$($(PY) tests/hosts/install_hosts.py $(if $(filter latest,$(HOSTS)),--latest))" \
+		$(PY) -m pytest -v tests/hosts
 
 bench: $(STAMP)
 	$(PY) bench/run.py

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from mailslot import FileStore, Mailbox, Message
 from mailslot.identity import Identity
+from mailslot.invocation import invocation
+from mailslot.store.location import store_location
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hosts"
 WHEN = datetime(2026, 5, 20, 10, 15, 0, tzinfo=UTC)
@@ -34,9 +36,14 @@ def sender(root: Path, agent: str, *, at: datetime = WHEN) -> Mailbox:
     return Mailbox(FileStore(root), Identity(agent, "--agent"), clock=lambda: at)
 
 
-def block(message: Message, *, agent: str | None = None) -> str:
+def run_as(agent: str) -> str:
+    """The command prefix shown to ``agent``'s model, for the test's mailbox."""
+    return invocation(agent, store_location())
+
+
+def block(message: Message, *, agent: str) -> str:
     """One message exactly as an injection shows it (written out, not built by mailslot)."""
-    run = f"mailslot --agent {agent}" if agent else "mailslot"
+    run = run_as(agent)
     lines = [f"[mailslot] message {message.id}", f"from: {message.sender}",
              f"date: {message.date}"]
     if message.is_broadcast:
@@ -50,7 +57,7 @@ def block(message: Message, *, agent: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def expected(messages: list[Message], scope: str, *, agent: str | None = None) -> str:
+def expected(messages: list[Message], scope: str, *, agent: str = "gemini") -> str:
     count = len(messages)
     summary = (f"[mailslot] {count} message{'' if count == 1 else 's'} {scope}; "
                f"{count} shown below, oldest first.")

@@ -63,3 +63,21 @@ def test_malformed_values_fail_closed_naming_the_field(raw: dict[str, object], r
 
 def test_unknown_keys_are_kept() -> None:
     assert Config({"theirs": {"a": 1}}).raw == {"theirs": {"a": 1}}
+
+
+@pytest.mark.parametrize(("value", "seconds"), [(None, 30.0), (0, 0.0), (2.5, 2.5)])
+def test_midturn_interval_defaults_to_30_and_takes_any_number_from_0(
+    value: object, seconds: float
+) -> None:
+    agent = {} if value is None else {"midturn_interval_seconds": value}
+    assert Config({"agents": {"codex": agent}}).midturn_interval("codex") == seconds
+
+
+@pytest.mark.parametrize("value", [-1, "30", True, None, [30]])
+def test_malformed_midturn_interval_is_an_error_doctor_reports(value: object) -> None:
+    config = Config({"agents": {"codex": {"midturn_interval_seconds": value}}})
+    with pytest.raises(StoreError, match=r"agents\.codex\.midturn_interval_seconds"):
+        config.midturn_interval("codex")
+    assert config.problems() == [
+        "config.json: agents.codex.midturn_interval_seconds must be a number of seconds, "
+        "0 or more"]

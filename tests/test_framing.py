@@ -61,9 +61,10 @@ def test_one_line_removes_breaks_and_controls() -> None:
     assert one_line("plain ünï") == "plain ünï"
 
 
-def test_answer_hint_names_the_agent_when_asked() -> None:
-    assert "`mailslot reply X`" in answer_hint("X")
-    assert "`mailslot --agent gemini done X`" in answer_hint("X", "gemini")
+def test_answer_hint_starts_with_the_given_invocation() -> None:
+    hint = answer_hint("X", "/opt/ms/bin/mailslot --agent gemini --dir /m")
+    assert "`/opt/ms/bin/mailslot --agent gemini --dir /m reply X`" in hint
+    assert "`/opt/ms/bin/mailslot --agent gemini --dir /m done X`" in hint
 
 
 def test_injection_loads_only_what_it_shows() -> None:

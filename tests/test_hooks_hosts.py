@@ -53,6 +53,9 @@ CASES = [
     ("gemini-session-start", "gemini", "session-start", START, context("SessionStart")),
     ("gemini-before-agent", "gemini", "before-agent", LATER, context("BeforeAgent")),
     ("gemini-after-agent", "gemini", "after-agent", LATER, decision("deny")),
+    ("qwen-user-prompt-submit", "qwen", "user-prompt-submit", LATER,
+     context("UserPromptSubmit")),
+    ("qwen-stop", "qwen", "stop", LATER, decision("block")),
     ("cursor-session-start", "cursor", "session-start", START, field("additional_context")),
     ("cursor-stop", "cursor", "stop", LATER, field("followup_message")),
     ("copilot-session-start", "copilot", "session-start", START, field("additionalContext")),
@@ -129,14 +132,16 @@ def test_cursor_stop_does_not_continue_a_followup_or_an_aborted_turn(
         assert (r.code, r.out) == (0, "{}")
 
 
-def test_answer_commands_name_the_agent_only_when_it_came_from_agent_option(
-    cli: Cli, mail: list[Message], monkeypatch: pytest.MonkeyPatch
+def test_answer_commands_name_the_agent_and_the_mailbox_whatever_the_identity_came_from(
+    cli: Cli, mail: list[Message], monkeypatch: pytest.MonkeyPatch, root: Path
 ) -> None:
+    # The model's shell may lack MAILSLOT_AGENT and MAILSLOT_DIR (a host's hook got them,
+    # not the shell tool): every command shown carries both.
     monkeypatch.setenv("MAILSLOT_AGENT", "gemini")
     r = cli("hook", "claude", "session-start", stdin=fixture("claude-session-start"))
     text = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
     assert text == expected(mail, START)
-    assert "--agent" not in text
+    assert f" --agent gemini --dir {root} reply {mail[0].id}`" in text
 
 
 def test_real_process_with_git_identity(mail: list[Message], isolated: Path) -> None:
@@ -158,3 +163,41 @@ def test_output_header_is_the_framing_header(cli: Cli, mail: list[Message]) -> N
             stdin=fixture("gemini-session-start"))
     text = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
     assert text.startswith(HEADER + "\n\n")
+
+
+@pytest.mark.parametrize(("name", "host", "event", "shape"), [
+    ("claude-post-tool-use", "claude", "post-tool-use", context("PostToolUse")),
+    ("codex-post-tool-use", "codex", "post-tool-use", context("PostToolUse")),
+    ("gemini-after-tool", "gemini", "after-tool", context("AfterTool")),
+    ("copilot-post-tool-use", "copilot", "post-tool-use", field("additionalContext")),
+])
+def test_post_tool_input_gets_directed_mail_mid_turn(
+    cli: Cli, mail: list[Message], name: str, host: str, event: str,
+    shape: Callable[[str], object],
+) -> None:
+    r = cli("--agent", "gemini", "hook", host, event, stdin=fixture(name))
+    assert (r.code, r.err) == (0, "")
+    assert json.loads(r.out) == shape(expected(mail[:1], LATER, agent="gemini"))  # no broadcast
+
+
+def test_post_tool_hook_borrowed_by_cursor_shows_nothing(
+    cli: Cli, mail: list[Message], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CURSOR_VERSION", "2.4.21")
+    r = cli("--agent", "gemini", "hook", "claude", "post-tool-use",
+            stdin=fixture("claude-post-tool-use"))
+    assert (r.code, r.out) == (0, "{}")
+
+
+@pytest.mark.parametrize(("event", "scope", "shown"), [
+    ("session-start", START, slice(None)), ("before-agent", LATER, slice(None)),
+    ("tool-result", LATER, slice(0, 1)),  # mid-turn: directed mail only
+])
+def test_pi_extension_input_gets_additional_context(
+    cli: Cli, mail: list[Message], event: str, scope: str, shown: slice
+) -> None:
+    # What the extension `install pi --hooks` writes sends: the session id only.
+    r = cli("--agent", "gemini", "hook", "pi", event, stdin='{"session_id": "pi-1"}')
+    assert (r.code, r.err) == (0, "")
+    assert json.loads(r.out) == {"additionalContext": expected(mail[shown], scope,
+                                                               agent="gemini")}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from datetime import timedelta
@@ -11,8 +12,12 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from hookkit import WHEN, fixture, sender
+from hookkit import WHEN, fixture, run_as, sender
+from mailslot.delivery import MIDTURN, Delivery
 from mailslot.hooks.hosts import CONTEXT_LIMIT
+from mailslot.identity import Identity
+from mailslot.message import Message, State
+from mailslot.store.files import FileStore
 
 Cli = Callable[..., Result]
 ID = r"\d{4}-\d{2}-\d{2}_\S+_[0-9a-f]{6,8}"
@@ -139,8 +144,8 @@ def test_many_messages_stay_under_the_limit_newest_first_rest_counted(
     assert 2 < len(first) < 40 and first == ids[-len(first):]  # the newest, oldest first
     rest = 40 - len(first)
     assert (f"[mailslot] 40 messages waiting for gemini; {len(first)} shown below, oldest "
-            f"first. {rest} older ones are not shown: `mailslot --agent gemini inbox "
-            "--limit 40` lists them, `mailslot --agent gemini read ID` shows one.") in text
+            f"first. {rest} older ones are not shown: `{run_as('gemini')} inbox "
+            f"--limit 40` lists them, `{run_as('gemini')} read ID` shows one.") in text
     # Later prompts of the same session bring the rest, newest first, until all were shown.
     seen = list(first)
     while batch := prompt(cli, "3f2c9a1e-7b4d-4e8a-9c21-5d6f0a8b7e34"):
@@ -158,7 +163,7 @@ def test_long_body_is_cut_with_the_command_that_shows_it(cli: Cli, root: Path) -
     assert len(text) < CONTEXT_LIMIT
     assert shown(r) == [big.id, small.id]
     note = (f"[mailslot] body cut here ({len(big.body)} characters in all); "
-            f"`mailslot --agent gemini read {big.id}` shows it whole.")
+            f"`{run_as('gemini')} read {big.id}` shows it whole.")
     assert note in text.split("\n")
     before = text.split(note)[0].split("body:\n")[1]
     assert all(line.startswith("> row ") for line in before.split("\n") if line)
@@ -172,3 +177,84 @@ def test_odd_session_ids_never_become_paths(cli: Cli, root: Path, session: str) 
     records = [p for p in root.parent.rglob("*") if p.is_file() and "sessions" in p.parts]
     assert [p.parent for p in records] == [root / "sessions" / "gemini"]
     assert records[0].name.startswith("h-") and not (root.parent / "escape").exists()
+
+
+def midturn(cli: Cli, session: str, agent: str = "gemini") -> list[str]:
+    return shown(cli("--agent", agent, "hook", "claude", "post-tool-use",
+                     stdin=payload("PostToolUse", session, tool_name="Bash")))
+
+
+def age_session(root: Path, session: str, seconds: float, agent: str = "gemini") -> None:
+    """Make the session's last showing ``seconds`` old (instead of sleeping)."""
+    record = root / "sessions" / agent / session
+    when = record.stat().st_mtime - seconds
+    os.utime(record, (when, when))
+
+
+def test_midturn_shows_new_directed_mail_once_and_waits_out_the_interval(
+    cli: Cli, root: Path
+) -> None:
+    one = sender(root, "claude").send("gemini", "first", "x").id
+    assert midturn(cli, "a") == [one]  # nothing shown to this session yet: no interval
+    assert midturn(cli, "a") == []  # once per message
+    two = sender(root, "codex").send("gemini", "second", "y").id
+    assert midturn(cli, "a") == []  # shown something under 30 s ago
+    age_session(root, "a", 31)
+    assert midturn(cli, "a") == [two]
+    assert prompt(cli, "a") == []  # the prompt does not repeat it
+
+
+def test_midturn_interval_counts_from_any_showing_and_is_configurable(
+    cli: Cli, root: Path
+) -> None:
+    sender(root, "claude").send("gemini", "first", "x")
+    start(cli, "a")
+    two = sender(root, "codex").send("gemini", "second", "y").id
+    assert midturn(cli, "a") == []  # the session start showed mail just now
+    (root / "config.json").write_text(
+        json.dumps({"agents": {"gemini": {"midturn_interval_seconds": 5}}}))
+    age_session(root, "a", 6)
+    assert midturn(cli, "a") == [two]
+
+
+def test_midturn_never_shows_broadcasts(cli: Cli, root: Path) -> None:
+    sender(root, "claude").broadcast("freeze", "x")
+    assert midturn(cli, "a") == []
+    assert not (root / "broadcast" / "seen").exists()
+    assert len(prompt(cli, "a")) == 1
+
+
+@pytest.mark.parametrize("value", [0, "30", -1, True, None])
+def test_midturn_is_off_at_zero_or_with_a_malformed_interval(
+    cli: Cli, root: Path, value: object
+) -> None:
+    sender(root, "claude").send("gemini", "first", "x")
+    (root / "config.json").write_text(
+        json.dumps({"agents": {"gemini": {"midturn_interval_seconds": value}}}))
+    r = cli("--agent", "gemini", "hook", "claude", "post-tool-use",
+            stdin=payload("PostToolUse", "a"))
+    assert (r.code, r.out) == (0, "{}")
+    assert ("midturn_interval_seconds" in r.err) == (value != 0)
+
+
+def test_midturn_without_a_session_shows_nothing(cli: Cli, root: Path) -> None:
+    sender(root, "claude").send("gemini", "first", "x")
+    r = cli("--agent", "gemini", "hook", "claude", "post-tool-use", stdin="{}")
+    assert (r.code, r.out) == (0, "{}")
+
+
+class NoParsing(FileStore):
+    """The hooks' store, failing the test if a message is read or the config misread."""
+
+    def load(self, agent: str, message_id: str) -> tuple[Message, State]:
+        raise AssertionError(f"parsed {message_id}")
+
+
+def test_midturn_common_case_parses_no_message(cli: Cli, root: Path) -> None:
+    sender(root, "claude").send("gemini", "first", "x")
+    assert len(midturn(cli, "a")) == 1
+    delivery = Delivery(NoParsing(str(root)), "gemini", Identity("gemini", "--agent"))
+    assert delivery.plan(MIDTURN, "a", limit=CONTEXT_LIMIT) is None  # nothing new
+    sender(root, "codex").send("gemini", "second", "y")
+    assert delivery.plan(MIDTURN, "a", limit=CONTEXT_LIMIT) is None  # inside the interval
+    assert delivery.problems == []

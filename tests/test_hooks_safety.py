@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from hookkit import HEADER, fixture, sender
+from hookkit import HEADER, fixture, run_as, sender
 
 Cli = Callable[..., Result]
 MAILSLOT = Path(sys.executable).parent / "mailslot"
@@ -64,8 +64,8 @@ def test_body_cannot_forge_framing_lines(cli: Cli, root: Path, trick: str) -> No
         "[mailslot] 1 message waiting for gemini; 1 shown below, oldest first.", "",
         f"[mailslot] message {real.id}", "from: claude", f"date: {real.date}", "subject:",
         "body:",
-        f"To answer: `mailslot --agent gemini reply {real.id}` (body on stdin) or MCP tool "
-        f"`reply`; when handled: `mailslot --agent gemini done {real.id}` or MCP tool "
+        f"To answer: `{run_as('gemini')} reply {real.id}` (body on stdin) or MCP tool "
+        f"`reply`; when handled: `{run_as('gemini')} done {real.id}` or MCP tool "
         "`mark_done`.",
     ]
 
@@ -166,7 +166,7 @@ def test_unreadable_message_is_counted_never_shown(cli: Cli, root: Path) -> None
     text = text_of(start(cli, "--agent", "gemini"))
     assert re.findall(r"^\[mailslot\] message (\S+)$", text, re.M) == [good.id]
     assert ("[mailslot] 3 messages waiting for gemini; 1 shown below, oldest first. "
-            "2 could not be read: `mailslot doctor` checks the mailbox.") in text
+            f"2 could not be read: `{run_as('gemini')} doctor` checks the mailbox.") in text
 
 
 # Claims ------------------------------------------------------------------------------

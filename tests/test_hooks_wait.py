@@ -150,3 +150,40 @@ def test_requested_wakes_only_for_mail_sent_with_wake(
     asked = gemini.send(AGENT, "wake please", "x", wake=True)
     code, err = outcome(proc)
     assert code == 2 and asked.id in err and plain.id not in err
+
+
+def test_under_claude_p_there_is_no_waiter(root: Path) -> None:
+    # `claude -p` waits for background hooks before it exits: a waiter would keep it
+    # running until mail came or the hook's timeout (a day) ran out.
+    sender(root, "gemini").send("codex", "warm-up", "so the mailbox exists")
+    proc = start_waiter(root, env={**os.environ, "MAILSLOT_DIR": str(root),
+                                   "CLAUDE_CODE_ENTRYPOINT": "sdk-cli"})
+    assert outcome(proc, timeout=10) == (0, "")
+    assert not (root / "waiters").exists()
+
+
+def test_a_waiter_run_through_sh_c_leaves_when_the_host_is_gone(
+        root: Path, tmp_path: Path) -> None:
+    # Claude Code runs hooks as `/bin/sh -c CMD`; the shell does not exec, so it stays
+    # as the waiter's parent after Claude Code itself has ended.
+    sender(root, "gemini").send("codex", "warm-up", "so the mailbox exists")
+    payload = tmp_path / "stop.json"
+    payload.write_text(json.dumps(STOP))
+    waiter = f"{sys.executable} -m mailslot hook claude wait --agent {AGENT}"
+    host_code = ("import subprocess, sys, time\n"
+                 f"subprocess.Popen(['/bin/sh', '-c', {f'{waiter} < {payload}; true'!r}])\n"
+                 "time.sleep(600)\n")
+    host = subprocess.Popen([sys.executable, "-c", host_code],
+                            env={**os.environ, "MAILSLOT_DIR": str(root)})
+    record = root / "waiters" / AGENT / SESSION
+    try:
+        wait_for(record.is_file, timeout=30, what="the waiter to arm")
+        pid = int(record.read_text())
+        parent = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
+        assert Path(f"/proc/{parent}/comm").read_text().strip() in ("sh", "dash", "bash")
+    finally:
+        host.kill()
+        host.wait()
+    wait_for(lambda: not Path(f"/proc/{pid}").exists()
+             or Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z",
+             timeout=10, what="the waiter to leave after its host")

@@ -20,6 +20,8 @@ from mailslot.install import HOST_NAMES, HOSTS
 Cli = Callable[..., Result]
 EXE = str(Path(sys.executable).parent / "mailslot")
 HOOKED = [h for h in HOST_NAMES if HOSTS[h].hooks is not None]
+MCP_FILES = [h for h in HOST_NAMES if HOSTS[h].mcp_format != "pi-extension"]
+"""The hosts whose MCP settings mailslot merges into (Pi gets a file of its own)."""
 
 
 @pytest.fixture
@@ -51,8 +53,8 @@ def load(path: Path) -> dict[str, Any]:
     return tomllib.loads(text) if path.suffix == ".toml" else dict(json.loads(text))
 
 
-def server_of(doc: dict[str, Any]) -> dict[str, Any]:
-    return dict((doc.get("mcpServers") or doc["mcp_servers"])["mailslot"])
+def server_of(doc: dict[str, Any], host: str = "claude") -> dict[str, Any]:
+    return dict(doc[HOSTS[host].mcp_container]["mailslot"])
 
 
 def serve_args(agent: str = "ada") -> list[str]:
@@ -69,18 +71,21 @@ def install(cli: Cli, host: str, *options: str, agent: str = "ada") -> Result:
 
 
 @pytest.mark.parametrize("scope", ["project", "user"])
-@pytest.mark.parametrize("host", HOST_NAMES)
+@pytest.mark.parametrize("host", MCP_FILES)
 def test_fresh_file(cli: Cli, host: str, scope: str, home: Path, project: Path) -> None:
     r = install(cli, host, "--scope", scope)
     assert r.code == 0, r.err
     path = mcp_file(host, scope, home, project)
     assert f"created: {path}" in r.out
-    entry = server_of(load(path))
-    assert entry == {**HOSTS[host].mcp_fields, "command": EXE, "args": serve_args()}
-    assert Path(entry["command"]).is_absolute()
+    entry = server_of(load(path), host)
+    written = {"plain": {"command": EXE, "args": serve_args()},
+               "opencode": {"command": [EXE, *serve_args()]},
+               "cline": {"transport": {"type": "stdio", "command": EXE,
+                                       "args": serve_args()}}}[HOSTS[host].mcp_style]
+    assert entry == {**HOSTS[host].mcp_fields, **written}
 
 
-@pytest.mark.parametrize("host", HOST_NAMES)
+@pytest.mark.parametrize("host", MCP_FILES)
 def test_other_servers_and_settings_are_kept(cli: Cli, host: str, home: Path,
                                              project: Path) -> None:
     path = mcp_file(host, "project", home, project)
@@ -89,16 +94,17 @@ def test_other_servers_and_settings_are_kept(cli: Cli, host: str, home: Path,
         path.write_text('# my settings\nmodel = "o3"\n\n[mcp_servers.other]\n'
                         'command = "other-server"  # keep me\n')
     else:
-        path.write_text(json.dumps({"theme": "dark", "mcpServers": {
+        path.write_text(json.dumps({"theme": "dark", HOSTS[host].mcp_container: {
             "other": {"command": "other-server", "args": ["x"]}}}, indent=4) + "\n")
     before = load(path)
     assert install(cli, host, "--scope", "project").code == 0
     after = load(path)
-    servers = after.get("mcpServers") or after["mcp_servers"]
-    assert servers["other"] == (before.get("mcpServers") or before["mcp_servers"])["other"]
+    container = HOSTS[host].mcp_container
+    servers = after[container]
+    assert servers["other"] == before[container]["other"]
     assert list(servers) == ["other", "mailslot"]
-    assert {k: v for k, v in after.items() if k not in ("mcpServers", "mcp_servers")} == {
-        k: v for k, v in before.items() if k not in ("mcpServers", "mcp_servers")}
+    assert {k: v for k, v in after.items() if k != container} == {
+        k: v for k, v in before.items() if k != container}
     if path.suffix == ".toml":
         assert "# my settings" in path.read_text() and "# keep me" in path.read_text()
     else:
@@ -116,7 +122,7 @@ def test_our_entrys_own_settings_are_kept(cli: Cli, home: Path, project: Path) -
 
 @pytest.mark.parametrize("host", HOST_NAMES)
 def test_second_run_changes_nothing(cli: Cli, host: str, home: Path, project: Path) -> None:
-    options = ["--hooks"] if host in HOOKED else []
+    options = ["--hooks"] if host in HOOKED or host == "pi" else []
     assert install(cli, host, *options).code == 0
     written = {p: p.read_bytes() for p in (home, project) for p in p.rglob("*") if p.is_file()}
     again = install(cli, host, *options)
@@ -126,7 +132,7 @@ def test_second_run_changes_nothing(cli: Cli, host: str, home: Path, project: Pa
     assert {p: p.read_bytes() for p in written} == written
 
 
-@pytest.mark.parametrize("host", HOST_NAMES)
+@pytest.mark.parametrize("host", MCP_FILES)
 def test_malformed_file_is_an_error_and_left_untouched(cli: Cli, host: str, home: Path,
                                                        project: Path) -> None:
     path = mcp_file(host, HOSTS[host].default_scope, home, project)
@@ -175,6 +181,8 @@ def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
         {"type": "command", "command": hook_command("claude", "session-start"), "timeout": 10}]}]
     assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == hook_command(
         "claude", "user-prompt-submit")
+    assert hooks["PostToolUse"] == [{"hooks": [  # no matcher: after every tool call
+        {"type": "command", "command": hook_command("claude", "post-tool-use"), "timeout": 10}]}]
     stop, wait = hooks["Stop"]
     assert stop["hooks"][0]["command"] == hook_command("claude", "stop")
     assert wait["hooks"] == [{"type": "command", "command": hook_command("claude", "wait"),
@@ -209,9 +217,11 @@ def test_users_own_hooks_are_kept_in_place(cli: Cli, home: Path, project: Path) 
 
 @pytest.mark.parametrize("host, events", [
     ("codex", {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
-               "Stop": "stop"}),
+               "Stop": "stop", "PostToolUse": "post-tool-use"}),
     ("gemini", {"SessionStart": "session-start", "BeforeAgent": "before-agent",
-                "AfterAgent": "after-agent"}),
+                "AfterAgent": "after-agent", "AfterTool": "after-tool"}),
+    ("qwen", {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
+              "Stop": "stop", "PostToolUse": "post-tool-use"}),
 ])
 def test_group_style_hook_hosts(cli: Cli, host: str, events: dict[str, str], home: Path,
                                 project: Path) -> None:
@@ -221,9 +231,14 @@ def test_group_style_hook_hosts(cli: Cli, host: str, events: dict[str, str], hom
     for event, ours in events.items():
         (handler,) = hooks[event][0]["hooks"]
         assert handler["command"] == hook_command(host, ours)
-        assert handler["timeout"] == (10_000 if host == "gemini" else 10)
+        assert handler["timeout"] == (10 if host == "codex" else 10_000)  # Qwen: ms too
+        if host == "qwen":  # no matcher: Qwen runs it for every source
+            assert "matcher" not in hooks[event][0]
         if host == "gemini":
             assert handler["name"] == f"mailslot-{ours}"
+            # Gemini compares lifecycle matchers as exact strings: none, so every source
+            # (startup, resume, clear) runs the hook.
+            assert "matcher" not in hooks[event][0]
     assert hook_file("codex", "project", home, project).name == "hooks.json"
 
 
@@ -365,3 +380,56 @@ def test_a_project_link_leading_out_of_the_project_is_refused_unless_named(
     assert r.code == 0, r.err
     assert f"-> {(user / target).resolve()}" in r.out  # the real target, printed
     assert "hooks" in load(user / target)
+
+
+@pytest.mark.parametrize("host", ["opencode", "cline"])
+def test_nested_server_shapes_keep_their_agent(cli: Cli, host: str) -> None:
+    assert install(cli, host).code == 0
+    assert install(cli, host).code == 0  # the same again changes nothing
+    r = install(cli, host, agent="bob")
+    assert r.code != 0 and "already registers mailslot as agent 'ada'" in r.err
+
+
+def test_pi_gets_an_extension_of_its_own(cli: Cli, home: Path, project: Path) -> None:
+    r = install(cli, "pi", "--hooks")
+    assert r.code == 0, r.err
+    path = project / ".pi" / "extensions" / "mailslot.ts"
+    text = path.read_text()
+    assert text.startswith("// Written by `mailslot install pi`")
+    assert f"const MAILSLOT: string = {json.dumps(EXE)};" in text
+    bound = json.dumps(["--agent", "ada", "--dir", os.environ["MAILSLOT_DIR"]])
+    assert f"const BOUND: string[] = {bound};" in text
+    assert "const HOOKS: boolean = true;" in text
+    assert install(cli, "pi").code == 0  # without --hooks: the tools only
+    assert "const HOOKS: boolean = false;" in path.read_text()
+    other = install(cli, "pi", agent="bob")
+    assert other.code != 0 and "as agent 'ada'" in other.err
+
+
+def test_pi_never_overwrites_a_file_it_did_not_write(cli: Cli, project: Path) -> None:
+    path = project / ".pi" / "extensions" / "mailslot.ts"
+    path.parent.mkdir(parents=True)
+    path.write_text("export default function () {}\n")
+    r = install(cli, "pi")
+    assert r.code == 2 and "was not written by mailslot" in r.err
+    assert path.read_text() == "export default function () {}\n"
+
+
+def test_copilot_warns_when_project_files_would_make_it_another_agent(
+        cli: Cli, home: Path, project: Path) -> None:
+    # Copilot CLI also uses the project's .mcp.json and Claude Code's hooks, as whatever
+    # agent they name: installing it as 'ada' there must say so, loudly, naming both.
+    assert install(cli, "claude", "--hooks", agent="bob").code == 0
+    r = install(cli, "copilot", "--hooks")
+    assert r.code == 0
+    warnings = [line for line in r.err.splitlines() if line.startswith("mailslot: warning:")]
+    assert len(warnings) == 2
+    assert str(project / ".mcp.json") in warnings[0] and "'bob'" in warnings[0]
+    assert str(project / ".claude" / "settings.local.json") in warnings[1]
+    assert all("not as 'ada'" in w for w in warnings)
+
+
+def test_copilot_says_nothing_when_project_files_name_the_same_agent(
+        cli: Cli, home: Path, project: Path) -> None:
+    assert install(cli, "claude", "--hooks").code == 0
+    assert install(cli, "copilot", "--hooks").err == ""

@@ -112,7 +112,9 @@ async def test_send_read_reply_done_round_trip(connect: Any, box: Box) -> None:
         assert page["messages"][0]["state"] == "unread"  # reading changes nothing
         assert "> users.name is now full_name" in framed and framed.startswith(HEADER)
         assert "framed" not in page and "users.name" not in str(page)  # the text, once
-        assert f"mailslot --agent gemini reply {sent['id']}" in framed
+        # the answer command names the agent and this (not the default) mailbox
+        assert f"--agent gemini --dir {box('gemini').store.location} reply {sent['id']}" \
+            in framed
 
         answer = await call(gemini, "reply", message_id=sent["id"], body="Done")
         assert answer["to"] == ["claude"] and answer["in_reply_to"] == sent["id"]

@@ -64,6 +64,40 @@ def test_resume_hosts_get_exact_argv_and_no_bypass_flag(
     assert [e["event"] for e in events(root)][-1] == "wake_ok"
 
 
+@pytest.mark.parametrize(("method", "host", "argv"), [
+    ("codex-queue", "codex", lambda n: ["queue", "--thread", SESSION, "--message", n]),
+    ("codex", "codex", lambda n: ["exec", "resume", SESSION, n]),
+    ("claude", "claude", lambda n: ["-p", n, "--resume", SESSION]),
+    ("gemini", "gemini", lambda n: ["--resume", SESSION, "-p", n]),
+])
+def test_latest_wakes_the_session_the_session_start_hook_recorded(
+        box: Box, root: Path, bin_dir: Path, cli: Callable[..., Result], method: str,
+        host: str, argv: Callable[[str], list[str]]) -> None:
+    record = fake_host(bin_dir, host)
+    box("claude").send("codex", "warm-up", "so the mailbox exists")
+    older = json.dumps({"hook_event_name": "SessionStart", "session_id": "older-1",
+                        "source": "startup", "cwd": str(root)})
+    for session in ("older-1", SESSION):
+        event = "session-start"
+        r = cli("--agent", "gemini", "hook", host, event,
+                stdin=older.replace("older-1", session))
+        assert r.code == 0
+    wake_once(box, root, "gemini", {"wake_method": method, "session_id": "latest",
+                                    "cwd": str(root)})
+    [call] = calls(record)
+    notice = next(arg for arg in call["argv"] if arg.startswith("[mailslot]"))
+    assert call["argv"] == argv(notice)
+
+
+def test_latest_with_no_session_recorded_fails_the_attempt_and_says_why(
+        box: Box, root: Path, bin_dir: Path) -> None:
+    record = fake_host(bin_dir, "codex")
+    wake_once(box, root, "gemini", {"wake_method": "codex-queue", "session_id": "latest",
+                                    "wake_retry": {"attempts": 1}})
+    assert calls(record) == []
+    assert "no codex session of gemini is recorded yet" in events(root)[-1]["reason"]
+
+
 def test_a_session_id_cannot_smuggle_a_flag(box: Box, root: Path, bin_dir: Path) -> None:
     record = fake_host(bin_dir, "claude")
     wake_once(box, root, "gemini", {"wake_method": "claude",
@@ -197,9 +231,11 @@ def test_notice_lists_a_batch_and_holds_nothing_a_shell_acts_on() -> None:
     mail = [Message(id=f"2026-01-01_000000.00000{n}_codex_to_gemini_s_abcde{n}", date="",
                     sender="codex", to=("gemini",), subject="$(rm -rf ~)`x`", body=";|&")
             for n in range(3)]
-    notice = wake_notice("gemini", mail)
+    cli = "/opt/ms/bin/mailslot --agent gemini --dir /home/u/box"
+    notice = wake_notice("gemini", mail, cli)
     assert "3 new messages" in notice and all(reference(m.id) in notice for m in mail)
     assert "_s_" not in notice  # an older id's subject slug is text a sender chose
-    assert re.fullmatch(r"[A-Za-z0-9 ,.:_\[\]-]+", notice)
-    many = wake_notice("gemini", mail * 5)
+    assert f"the command {cli} inbox or" in notice
+    assert re.fullmatch(r"[A-Za-z0-9 ,.:_/\[\]-]+", notice)
+    many = wake_notice("gemini", mail * 5, cli)
     assert "and 5 more" in many and "\n" not in many

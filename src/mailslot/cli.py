@@ -242,6 +242,8 @@ def _install(args: argparse.Namespace, box: Mailbox) -> int:
         allow_outside=args.allow_outside,
     )
     print(render.installed(report))
+    for warning in report.warnings:
+        print(f"mailslot: warning: {warning}", file=sys.stderr)
     return 0
 
 
@@ -467,11 +469,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                         "this real path (refused otherwise)")
 
     p = add("hook", "Show pending mail to an agent from a host's hook (prints the host's JSON).")
-    p.add_argument("host", metavar="HOST", help="claude, codex, gemini, cursor or copilot")
+    p.add_argument("host", metavar="HOST",
+                   help="claude, codex, qwen, gemini, cursor, copilot or pi")
     p.add_argument("event", metavar="EVENT",
-                   help="claude, codex: session-start, user-prompt-submit, stop; gemini: "
-                        "session-start, before-agent, after-agent; cursor, copilot: "
-                        "session-start, stop (see docs/hooks.md)")
+                   help="claude, codex, qwen: session-start, user-prompt-submit, stop, "
+                        "post-tool-use; gemini: session-start, before-agent, after-agent, "
+                        "after-tool; cursor: session-start, stop; copilot: "
+                        "session-start, stop, post-tool-use; pi: "
+                        "session-start, before-agent, tool-result (see docs/hooks.md)")
 
     p = add("watch", "Wake opted-in agents when mail arrives (runs in the foreground).")
     mode = p.add_mutually_exclusive_group()

@@ -17,6 +17,10 @@ TYPE_CHECKING = False  # typing is not loaded on the hook path
 if TYPE_CHECKING:
     from typing import Any
 
+DEFAULT_MIDTURN_INTERVAL = 30
+"""Seconds a session goes at least between being shown mail and a mid-turn showing."""
+
+
 class Config:
     """A read view over the raw config mapping."""
 
@@ -62,12 +66,17 @@ class Config:
     def problems(self) -> list[str]:
         """Every malformed value, for ``doctor``."""
         found = []
-        for check in (lambda: self.owner, lambda: self.max_body_bytes, self.agents):
+        for check in (lambda: self.owner, lambda: self.max_body_bytes, self._agent_values):
             try:
                 check()
             except StoreError as exc:
                 found.append(str(exc))
         return found
+
+    def _agent_values(self) -> None:
+        """Raise for the first malformed per-agent value (the section's shape included)."""
+        for name in self.agents():
+            self.midturn_interval(name)
 
     # Hooks ---------------------------------------------------------------------------
     def auto_continue_on_stop(self, name: str) -> bool:
@@ -80,3 +89,15 @@ class Config:
             return self.agent(name).get("auto_continue_on_stop") is True
         except StoreError:
             return False
+
+    def midturn_interval(self, name: str) -> float:
+        """Seconds between mid-turn showings for ``name`` (0: never shown mid-turn).
+
+        ``agents.<name>.midturn_interval_seconds``, 30 when absent; anything but a
+        number of at least 0 is an error (the hook then shows nothing mid-turn).
+        """
+        value = self.agent(name).get("midturn_interval_seconds", DEFAULT_MIDTURN_INTERVAL)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise StoreError(f"config.json: agents.{name}.midturn_interval_seconds must be "
+                             "a number of seconds, 0 or more")
+        return float(value)

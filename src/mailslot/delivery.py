@@ -8,6 +8,11 @@ The rules, in one place (front ends in :mod:`mailslot.hooks` only translate):
 * **stop**: like prompt, but only when the agent's config opts in
   (``agents.<name>.auto_continue_on_stop: true``) and never when the host is already
   continuing the turn because of a stop hook;
+* **mid-turn** (after a tool call): directed mail this session has not been shown, and
+  only when the session was shown nothing for ``agents.<name>.midturn_interval_seconds``
+  (default 30; 0 turns it off). It runs after every tool call, so the common case
+  (inside the interval, or nothing new) reads one config file, stats one file and lists
+  two folders, and parses no message. Broadcasts wait for the next prompt or start;
 * **broadcasts** are never shown to their sender, and are recorded as served only in
   :meth:`Delivery.commit`, which the caller runs after the injection was written and
   flushed: a crash in between serves them again, never loses them;
@@ -19,6 +24,8 @@ Directed mail is not marked read by a hook: "read" stays something the agent doe
 """
 
 from __future__ import annotations
+
+import time
 
 from .broadcasts import to_serve
 from .config import Config
@@ -38,8 +45,8 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-START, PROMPT, STOP = "start", "prompt", "stop"
-MOMENTS = (START, PROMPT, STOP)
+START, PROMPT, STOP, MIDTURN = "start", "prompt", "stop", "midturn"
+MOMENTS = (START, PROMPT, STOP, MIDTURN)
 SESSION_MAX_AGE = 30 * 24 * 3600
 """A session's record of what it was shown is forgotten after this many idle seconds."""
 
@@ -70,10 +77,12 @@ class Injection:
 class Delivery:
     """Session delivery for one agent over a store; ``problems`` collects what failed."""
 
-    def __init__(self, store: Store, agent: str, identity: Identity) -> None:
+    def __init__(self, store: Store, agent: str, identity: Identity,
+                 cli: str = "mailslot") -> None:
         self.store = store
         self.agent = agent
         self.identity = identity
+        self.cli = cli  # how the session's shell runs mailslot (mailslot.invocation)
         self.problems: list[str] = []
         self._broadcasts: set[str] = set()
 
@@ -85,20 +94,21 @@ class Delivery:
             return None  # without a session there is no telling what it was shown
         if moment == STOP and (stop_active or not self._auto_continue()):
             return None
-        notes = self._claim_notes()
-        pending = self._pending()
-        if moment != START and key is not None and pending:
+        if moment == MIDTURN and key is not None:
+            notes: list[str] = []
+            pending = self._midturn(key)
+        else:
+            notes = self._claim_notes()
+            pending = self._pending()
+        if moment not in (START, MIDTURN) and key is not None and pending:
             shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
             pending = [i for i in pending if i not in shown]
         if moment != START and not pending:
             return None
-        # Answer commands name the agent only when the name came from --agent: in the
-        # agent's shell a plain `mailslot` derives the same name from the environment.
-        hint = self.agent if self.identity.source == "--agent" else None
         scope = (f"waiting for {self.agent}" if moment == START
                  else f"for {self.agent} not shown before in this session")
         text, shown_ids = injection(pending, self._load, limit=limit, scope=scope,
-                                    hint_agent=hint, notes=notes)
+                                    cli=self.cli, notes=notes)
         if not text:
             return None
         broadcasts = [i for i in shown_ids if i in self._broadcasts]
@@ -122,6 +132,13 @@ class Delivery:
                                          "agent": self.agent, "via": "hook"})
         if planned.moment == START:
             self.store.prune_sessions(self.agent, SESSION_MAX_AGE)
+
+    def started(self, host: str, session: str) -> None:
+        """Record ``session`` as the agent's latest in ``host``: a wake whose
+        ``session_id`` is ``"latest"`` resumes or queues into it (docs/wake.md)."""
+        if session_key(session) == session:  # a host id safe as a file, as all known are
+            self._attempt(lambda: self.store.set_latest_session(self.agent, host, session),
+                          None)
 
     # Waking an idle session (Claude Code's background waiter) --------------------------
     def arm_waiter(self, session: str, pid: int) -> None:
@@ -157,10 +174,30 @@ class Delivery:
         self.store.add_shown(self.agent, session_key(session), [m.id for m in messages])
 
     # Rules -----------------------------------------------------------------------------
+    def _midturn(self, key: str) -> list[str]:
+        """Directed mail for a mid-turn showing; ``[]`` before anything is parsed when
+        the interval since the session was last shown mail has not passed."""
+        interval: float = self._attempt(
+            lambda: Config(self.store.load_config()).midturn_interval(self.agent), 0.0)
+        if not interval:
+            return []
+        last = self._attempt(lambda: self.store.shown_at(self.agent, key), None)
+        if last is not None and time.time() - last < interval:
+            return []
+        directed = self._directed()
+        if not directed:
+            return []
+        shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
+        return sorted(i for i in directed if i not in shown)
+
+    def _directed(self) -> list[str]:
+        """Ids of directed mail not done, in no particular order."""
+        return self._attempt(
+            lambda: [i for i, _ in self.store.entries(self.agent, ("unread", "read"))], [])
+
     def _pending(self) -> list[str]:
         """Ids of directed mail not done and of broadcasts not yet served, oldest first."""
-        directed: list[str] = self._attempt(
-            lambda: [i for i, _ in self.store.entries(self.agent, ("unread", "read"))], [])
+        directed = self._directed()
         live: list[str] = self._attempt(self.store.broadcast_ids, [])
         if live:
             seen: set[str] | None = self._attempt(lambda: self.store.seen(self.agent), None)

@@ -44,16 +44,17 @@ def quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines() or [""])
 
 
-def command(agent: str | None, rest: str) -> str:
-    """A mailslot command line, with ``--agent`` when the reader must name itself."""
-    return f"mailslot --agent {agent} {rest}" if agent else f"mailslot {rest}"
+def command(cli: str, rest: str) -> str:
+    """A mailslot command line: ``cli`` is :func:`mailslot.invocation.invocation`'s prefix
+    (program, ``--agent``, ``--dir``), so the reader's shell runs it as it is."""
+    return f"{cli} {rest}"
 
 
-def answer_hint(message_id: str, agent: str | None = None) -> str:
+def answer_hint(message_id: str, cli: str) -> str:
     """The exact ways to answer, for a model that has the CLI or the MCP tools."""
     return (
-        f"To answer: `{command(agent, f'reply {message_id}')}` (body on stdin) or MCP tool "
-        f"`reply`; when handled: `{command(agent, f'done {message_id}')}` or MCP tool "
+        f"To answer: `{command(cli, f'reply {message_id}')}` (body on stdin) or MCP tool "
+        f"`reply`; when handled: `{command(cli, f'done {message_id}')}` or MCP tool "
         "`mark_done`."
     )
 
@@ -63,13 +64,13 @@ def frame(
     *,
     with_hint: bool = True,
     with_body: bool = True,
-    agent: str | None = None,
+    cli: str = "mailslot",
     max_body: int | None = None,
 ) -> str:
     """One message: framing lines around quoted subject and body (or just the subject).
 
     With ``max_body``, a longer quoted body is cut at a line end and a framing line
-    says how to read the rest; ``agent`` goes into the answer commands.
+    says how to read the rest; ``cli`` starts the commands shown (see :func:`command`).
     """
     message_id = one_line(message.id)
     lines = [
@@ -95,23 +96,21 @@ def frame(
             lines.append(body[: cut if cut > 0 else max_body])
             lines.append(
                 f"[mailslot] body cut here ({len(message.body)} characters in all); "
-                f"`{command(agent, f'read {message_id}')}` shows it whole."
+                f"`{command(cli, f'read {message_id}')}` shows it whole."
             )
         else:
             lines.append(body)
     if with_hint:
-        lines.append(answer_hint(message_id, agent))
+        lines.append(answer_hint(message_id, cli))
     return "\n".join(lines)
 
 
 def frame_all(
     messages: Sequence[Message], *, with_body: bool = True, with_hint: bool = True,
-    agent: str | None = None,
+    cli: str = "mailslot",
 ) -> str:
-    """The header, then every message, separated by blank lines; ``agent`` goes into
-    the answer commands."""
-    framed = (frame(m, with_body=with_body, with_hint=with_hint, agent=agent)
-              for m in messages)
+    """The header, then every message, separated by blank lines."""
+    framed = (frame(m, with_body=with_body, with_hint=with_hint, cli=cli) for m in messages)
     return "\n\n".join([HEADER, *framed])
 
 
@@ -122,7 +121,7 @@ def injection(
     *,
     limit: int,
     scope: str,
-    hint_agent: str | None = None,
+    cli: str = "mailslot",
     notes: Sequence[str] = (),
 ) -> tuple[str, list[str]]:
     """The text a hook injects, under ``limit`` characters, and the ids shown in it.
@@ -140,7 +139,7 @@ def injection(
         return "\n".join(head), []
     fixed = len(HEADER) + sum(len(h) + 1 for h in head) + 2
     most = len(pending)  # the longest summary line is reserved before counting
-    room = limit - 1 - fixed - len(_summary(scope, hint_agent, most, most, most, most))
+    room = limit - 1 - fixed - len(_summary(scope, cli, most, most, most, most))
     frames: list[str] = []
     shown: list[str] = []
     unreadable = 0
@@ -149,19 +148,19 @@ def injection(
         if message is None:
             unreadable += 1
             continue
-        text = frame(message, agent=hint_agent, max_body=MAX_QUOTED_BODY)
+        text = frame(message, cli=cli, max_body=MAX_QUOTED_BODY)
         if len(text) + 2 > room:
             break
         room -= len(text) + 2
         frames.append(text)
         shown.append(message_id)
     unshown = len(pending) - len(shown) - unreadable
-    summary = _summary(scope, hint_agent, len(pending), len(shown), unshown, unreadable)
+    summary = _summary(scope, cli, len(pending), len(shown), unshown, unreadable)
     text = "\n\n".join([HEADER, "\n".join([*head, summary]), *reversed(frames)])
     return text, shown
 
 
-def _summary(scope: str, hint_agent: str | None, total: int, shown: int, unshown: int,
+def _summary(scope: str, cli: str, total: int, shown: int, unshown: int,
              unreadable: int) -> str:
     """The count line: how many there are, how many follow, how to reach the rest."""
     parts = [f"[mailslot] {total} message{'' if total == 1 else 's'} {scope}; "
@@ -169,9 +168,10 @@ def _summary(scope: str, hint_agent: str | None, total: int, shown: int, unshown
     if unshown:
         parts.append(
             f"{unshown} older {'one is' if unshown == 1 else 'ones are'} not shown: "
-            f"`{command(hint_agent, f'inbox --limit {total}')}` lists them, "
-            f"`{command(hint_agent, 'read ID')}` shows one."
+            f"`{command(cli, f'inbox --limit {total}')}` lists them, "
+            f"`{command(cli, 'read ID')}` shows one."
         )
     if unreadable:
-        parts.append(f"{unreadable} could not be read: `mailslot doctor` checks the mailbox.")
+        parts.append(f"{unreadable} could not be read: `{command(cli, 'doctor')}` checks the "
+                     "mailbox.")
     return " ".join(parts)

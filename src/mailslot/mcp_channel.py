@@ -26,6 +26,7 @@ from mcp.server.context import CallNext, HandlerResult
 
 from .arrivals import Arrivals
 from .errors import MailslotError
+from .invocation import invocation
 from .mailbox import Mailbox
 from .message import Message
 from .wake.notice import wake_notice
@@ -41,9 +42,9 @@ POLL_SECONDS = 0.2
 logger = logging.getLogger(__name__)
 
 
-def channel_params(agent: str, message: Message) -> dict[str, Any]:
-    """The notification's params for one arrived message."""
-    return {"content": wake_notice(agent, [message]),
+def channel_params(agent: str, message: Message, cli: str) -> dict[str, Any]:
+    """The notification's params for one arrived message (``cli``: see invocation)."""
+    return {"content": wake_notice(agent, [message], cli),
             "meta": {"message_id": message.id, "sender": message.sender}}
 
 
@@ -91,7 +92,8 @@ class Channel:
                     logger.warning("mailslot: channel cannot read the mailbox: %s", exc)
                     arrived = []
                 for message in arrived:
-                    await self._send(channel_params(box.agent, message))
+                    await self._send(channel_params(
+                        box.agent, message, invocation(box.agent, str(box.store.location))))
                 wait = CHECK_SECONDS if watching is not None else POLL_SECONDS
                 await anyio.to_thread.run_sync(kick.wait, wait, abandon_on_cancel=True)
         finally:

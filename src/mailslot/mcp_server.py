@@ -33,6 +33,7 @@ from typing_extensions import TypedDict
 
 from . import __version__, framing
 from .errors import MailslotError
+from .invocation import invocation
 from .mailbox import Mailbox
 from .message import Message
 from .presence import HEARTBEAT_SECONDS, Beacon, parent_program
@@ -278,9 +279,9 @@ def build_server(
             return _sent_page(mailbox, limit)
         items, with_bodies = mailbox.read_page(for_, unread_only=unread_only, limit=limit)
         messages = [i.message for i in items]
+        cli = invocation(mailbox.agent, str(mailbox.store.location))
         framed = (framing.frame_all(messages, with_body=with_bodies, with_hint=with_bodies,
-                                    agent=mailbox.agent)
-                  if items else "[mailslot] no messages")
+                                    cli=cli) if items else "[mailslot] no messages")
         if items.unreadable:
             framed += (f"\n[mailslot] {items.unreadable} unreadable message file(s) skipped "
                        "(the person can run mailslot doctor)")

@@ -4,7 +4,9 @@ Sources: each host's hook documentation (named in tests/fixtures/hosts/README.md
 the inputs recorded there. Only events whose output can put text in front of the model
 are offered: a host whose prompt hook cannot add context (Cursor's
 ``beforeSubmitPrompt``, Copilot's ``userPromptSubmitted``) gets mail at session start
-and stop only.
+and stop only. Mid-turn mail comes from a post-tool hook that adds context to the
+model's next request (Claude Code, Codex and Qwen ``PostToolUse``, Gemini ``AfterTool``,
+Copilot ``postToolUse``, Pi's ``tool_result``).
 
 Cursor and Copilot CLI also run the hooks in ``.claude/settings.json``, so a ``claude``
 hook may really be called by them. The caller is recognised from its input (see
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import json
 
-from ..delivery import PROMPT, START, STOP
+from ..delivery import MIDTURN, PROMPT, START, STOP
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,15 +31,23 @@ CONTEXT_LIMIT = 10_000
 (additionalContext, reason); the other hosts document no lower limit."""
 
 EVENTS: dict[str, dict[str, str]] = {
-    "claude": {"session-start": START, "user-prompt-submit": PROMPT, "stop": STOP},
-    "codex": {"session-start": START, "user-prompt-submit": PROMPT, "stop": STOP},
-    "gemini": {"session-start": START, "before-agent": PROMPT, "after-agent": STOP},
+    "claude": {"session-start": START, "user-prompt-submit": PROMPT, "stop": STOP,
+               "post-tool-use": MIDTURN},
+    "codex": {"session-start": START, "user-prompt-submit": PROMPT, "stop": STOP,
+              "post-tool-use": MIDTURN},
+    "gemini": {"session-start": START, "before-agent": PROMPT, "after-agent": STOP,
+               "after-tool": MIDTURN},
     "cursor": {"session-start": START, "stop": STOP},
-    "copilot": {"session-start": START, "stop": STOP},
+    "copilot": {"session-start": START, "stop": STOP, "post-tool-use": MIDTURN},
 }
+EVENTS["qwen"] = EVENTS["claude"]  # Qwen Code takes Claude Code's events and shapes
+EVENTS["pi"] = {"session-start": START, "before-agent": PROMPT, "tool-result": MIDTURN}
+"""Pi runs them from the extension ``install pi --hooks`` writes (mailslot.install.pi)."""
 """``mailslot hook HOST EVENT``: the hosts and events there are, and what each is."""
 
-_CAN_PROMPT = frozenset({"claude", "codex", "gemini"})
+_CAN_ADD = {PROMPT: frozenset({"claude", "codex", "gemini", "qwen", "pi"}),
+            MIDTURN: frozenset({"claude", "codex", "gemini", "qwen", "pi", "copilot"})}
+"""The callers whose prompt (and post-tool) hooks can add context to the session."""
 _SESSION_FIELDS = {"cursor": ("conversation_id", "session_id"),
                    "copilot": ("sessionId", "session_id")}
 
@@ -88,7 +98,8 @@ def request(host: str, event: str, payload: Payload, env: Mapping[str, str]) -> 
         return None
     caller = caller_of(host, payload, env)
     shape = "copilot" if caller == "copilot" else host
-    if moment == PROMPT and caller not in _CAN_PROMPT:
+    able = _CAN_ADD.get(moment)
+    if able is not None and caller not in able:
         return Request(caller, shape, None, None, False)
     session = None
     for field in _SESSION_FIELDS.get(caller, ("session_id",)):
@@ -125,13 +136,16 @@ def _field(name: str) -> Callable[[str], Payload]:
 
 _OUTPUT: dict[str, dict[str, Callable[[str], Payload]]] = {
     "claude": {START: _context("SessionStart"), PROMPT: _context("UserPromptSubmit"),
-               STOP: _decision("block")},
+               STOP: _decision("block"), MIDTURN: _context("PostToolUse")},
     "gemini": {START: _context("SessionStart"), PROMPT: _context("BeforeAgent"),
-               STOP: _decision("deny")},
+               STOP: _decision("deny"), MIDTURN: _context("AfterTool")},
     "cursor": {START: _field("additional_context"), STOP: _field("followup_message")},
-    "copilot": {START: _field("additionalContext"), STOP: _decision("block")},
+    "copilot": {START: _field("additionalContext"), STOP: _decision("block"),
+                MIDTURN: _field("additionalContext")},
+    "pi": {START: _field("additionalContext"), PROMPT: _field("additionalContext"),
+           MIDTURN: _field("additionalContext")},
 }
-_OUTPUT["codex"] = _OUTPUT["claude"]  # Codex documents Claude Code's shapes
+_OUTPUT["codex"] = _OUTPUT["qwen"] = _OUTPUT["claude"]  # both take Claude Code's shapes
 
 
 def output(call: Request, text: str | None) -> Payload:

@@ -14,9 +14,10 @@ import os
 import signal
 import sys
 
-from ..delivery import Delivery
+from ..delivery import START, Delivery
 from ..errors import MailslotError
 from ..identity import derive_identity
+from ..invocation import invocation
 from ..names import check_name
 from ..store.location import open_store
 from . import hosts
@@ -84,7 +85,7 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
     store = open_store(root, env)
     if not store.exists():
         return None  # no mailbox yet: nothing to say
-    delivery = Delivery(store, name, identity)
+    delivery = Delivery(store, name, identity, invocation(name, store.location, env))
     planned = None
     if call.moment is not None:
         planned = delivery.plan(call.moment, call.session, limit=hosts.CONTEXT_LIMIT,
@@ -93,6 +94,8 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
     stdout.flush()
     if planned is not None:
         delivery.commit(planned)
+    if call.moment == START and call.session:
+        delivery.started(call.caller, call.session)
     return delivery.problems[0] if delivery.problems else None
 
 

@@ -6,6 +6,12 @@ been shown, then writes a short notice to stderr and exits 2: Claude Code wakes 
 session at once, even when idle, and shows the notice as a system reminder. The notice
 names senders and ids only; the mail itself reaches the model framed, when it reads it.
 
+It waits only in an interactive session: under ``claude -p`` (``CLAUDE_CODE_ENTRYPOINT``
+is ``sdk-cli``) it leaves at once, because Claude Code waits for background hooks before
+a headless run exits, and a run that is over cannot be woken anyway (docs/claude-wake.md).
+It watches the Claude Code process itself, not its parent: Claude Code runs hooks as
+``/bin/sh -c CMD`` and dash does not exec, so the parent is a shell that outlives Claude.
+
 It wakes only when the agent's config chooses it (``wake_method: "claude-rewake"`` with
 ``wake_on_mail``; ``mailslot install claude --hooks --wake`` sets both). Exactly one
 waiter per session: a newer one records itself and the older one leaves
@@ -25,6 +31,7 @@ from typing import TextIO
 
 from ..delivery import Delivery
 from ..identity import derive_identity
+from ..invocation import invocation
 from ..names import check_name
 from ..store.location import open_store
 from ..wake.notice import wake_notice
@@ -39,6 +46,10 @@ CHECK_SECONDS = 1.0
 """With file-system events: how often to check that the host and the lock still stand."""
 POLL_SECONDS = 0.1
 """Without file-system events: how often to look for mail."""
+HEADLESS = "sdk-cli"
+"""``CLAUDE_CODE_ENTRYPOINT`` under ``claude -p``: no waiter there."""
+SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ash", "busybox"})
+"""A hook's parent with one of these names is the ``sh -c`` between it and the host."""
 
 
 def run_wait(*, agent: str | None, root: str | None, env: Mapping[str, str] = os.environ,
@@ -53,6 +64,8 @@ def run_wait(*, agent: str | None, root: str | None, env: Mapping[str, str] = os
 
 def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: TextIO,
           stderr: TextIO) -> int:
+    if env.get("CLAUDE_CODE_ENTRYPOINT") == HEADLESS:
+        return 0  # claude -p would not exit while a waiter runs
     payload = hosts.parse_payload(read_input(stdin))
     session = payload.get("session_id")
     if hosts.caller_of("claude", payload, env) != "claude" or not isinstance(session, str):
@@ -64,27 +77,27 @@ def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: Te
     store = open_store(root, env)
     if not store.exists():
         return 0
-    delivery = Delivery(store, name, identity)
+    cli = invocation(name, store.location, env)
+    delivery = Delivery(store, name, identity, cli)
     if delivery.unannounced(session, METHOD) is None:
         return 0  # the agent's config does not choose this wake: nothing to wait for
     # stderr is what Claude Code shows the model: only the notice may reach it, never a
     # library's log line (watchdog logs its own thread trouble there by default).
     logging.getLogger().addHandler(logging.NullHandler())
-    me, host = os.getpid(), os.getppid()
+    me, host = os.getpid(), host_process()
     delivery.arm_waiter(session, me)
     kick = threading.Event()
     watching = store.watch(kick.set, mail_for=name, waiters_of=name)
     try:
         while True:
             kick.clear()
-            if delivery.waiter_replaced(session, me) or os.getppid() != host:
+            if delivery.waiter_replaced(session, me) or not alive(host):
                 return 0
             mail = delivery.unannounced(session, METHOD)
             if mail is None:
                 return 0  # the agent's config does not (or no longer) choose this wake
             if mail:
-                stderr.write(wake_notice(name, mail, agent_flag=identity.source == "--agent")
-                             + "\n")
+                stderr.write(wake_notice(name, mail, cli) + "\n")
                 stderr.flush()
                 delivery.announce(session, mail)
                 return REWAKE_EXIT
@@ -92,3 +105,41 @@ def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: Te
     finally:
         if watching is not None:
             watching.close()
+
+
+Process = tuple[int, str | None]
+"""A process as a pid and its start time (``None`` where ``/proc`` is missing)."""
+
+
+def host_process() -> Process:
+    """The program that ran this hook: the parent, or its parent when the parent is the
+    shell of ``sh -c`` (which stays while the hook runs, even after Claude Code ended)."""
+    pid = os.getppid()
+    stat = _stat(pid)
+    if stat is not None and stat[0] in SHELLS and stat[1] > 1:
+        pid = stat[1]
+        stat = _stat(pid)
+    return pid, None if stat is None else stat[2]
+
+
+def alive(process: Process) -> bool:
+    """Is that very process still running (a reused pid does not count)?"""
+    pid, start = process
+    if start is None:  # no /proc (macOS): the parent is gone when we were re-parented
+        return os.getppid() == pid
+    stat = _stat(pid)
+    return stat is not None and stat[2] == start
+
+
+def _stat(pid: int) -> tuple[str, int, str] | None:
+    """``(name, parent pid, start time)`` from ``/proc/PID/stat``; ``None`` if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    name = raw[raw.find("(") + 1: raw.rfind(")")]
+    fields = raw[raw.rfind(")") + 2:].split()
+    if len(fields) < 20 or fields[0] == "Z":  # a zombie has ended
+        return None
+    return name, int(fields[1]), fields[19]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from ..errors import InvalidInput, Refused
-from .hosts import HookFile
+from .hosts import HookFile, ServerStyle
 
 SERVER_NAME = "mailslot"
 _OUR_HOOK = re.compile(r"mailslot(\.exe)?['\"]?\s+hook\s")
@@ -38,13 +38,33 @@ def _agent_in(argv: Sequence[object]) -> str | None:
     return None
 
 
-def _same_agent(bound: str | None, agent: str, where: str) -> None:
+def same_agent(bound: str | None, agent: str, where: str) -> None:
     """Moving a registration to another agent is refused: a host would change who it is."""
     if bound is not None and bound.lower() != agent:
         raise Refused(
             f"{where} already registers mailslot as agent '{bound}'; remove that entry "
             f"first to change it, or pass --agent {bound}"
         )
+
+
+def server_fields(style: ServerStyle, command: str, args: list[str],
+                  extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Our server entry in the host's spelling (see :data:`.hosts.ServerStyle`)."""
+    if style == "opencode":
+        return {**extra, "command": [command, *args]}
+    if style == "cline":
+        return {**extra, "transport": {"type": "stdio", "command": command, "args": args}}
+    return {**extra, "command": command, "args": args}
+
+
+def _server_argv(entry: Mapping[str, Any]) -> list[Any] | None:
+    """The words after the program in a server entry, in any host's spelling."""
+    for holder in (entry, entry.get("transport")):
+        if isinstance(holder, Mapping):
+            for key in ("args", "command"):
+                if isinstance(holder.get(key), list):
+                    return list(holder[key])
+    return None
 
 
 def set_server(doc: Doc, container: str, fields: Mapping[str, Any], agent: str,
@@ -58,8 +78,8 @@ def set_server(doc: Doc, container: str, fields: Mapping[str, Any], agent: str,
     if not isinstance(current, MutableMapping):
         raise InvalidInput(f"{where}: '{container}.{SERVER_NAME}' must be an object; "
                            "nothing was changed")
-    args = current.get("args")
-    _same_agent(_agent_in(args) if isinstance(args, list) else None, agent, where)
+    argv = _server_argv(current)
+    same_agent(_agent_in(argv) if argv is not None else None, agent, where)
     for key, value in fields.items():
         if current.get(key) != value:
             current[key] = value
@@ -76,6 +96,24 @@ def is_ours(handler: object) -> bool:
         return False
     return any(isinstance(handler.get(k), str) and runs_our_hook(handler[k])
                for k in ("command", "bash"))
+
+
+def registered_agents(doc: Mapping[str, Any]) -> set[str]:
+    """The agents a settings document makes mailslot act as: its ``mailslot`` server's
+    ``--agent`` and those of its ``mailslot hook`` handlers (lowercased)."""
+    found: set[str | None] = set()
+    server = doc.get("mcpServers", {})
+    server = server.get(SERVER_NAME) if isinstance(server, Mapping) else None
+    if isinstance(server, Mapping) and isinstance(server.get("args"), list):
+        found.add(_agent_in(server["args"]))
+    hooks = doc.get("hooks")
+    for entries in hooks.values() if isinstance(hooks, Mapping) else ():
+        for entry in entries if isinstance(entries, list) else ():
+            inner = entry.get("hooks") if isinstance(entry, Mapping) else None
+            for handler in inner if isinstance(inner, list) else [entry]:
+                if is_ours(handler):
+                    found.add(_handler_agent(handler))
+    return {a.lower() for a in found if a is not None}
 
 
 def _handler_agent(handler: Mapping[str, Any]) -> str | None:
@@ -139,13 +177,13 @@ def set_hooks(doc: Doc, spec: HookFile, command: Callable[[str], str], agent: st
                 if isinstance(group, Mapping) and isinstance(group.get("hooks"), list):
                     for h in group["hooks"]:
                         if is_ours(h):
-                            _same_agent(_handler_agent(h), agent, where)
+                            same_agent(_handler_agent(h), agent, where)
         else:
             desired = [handler]
             strip = _strip_handler
             for h in entries:
                 if is_ours(h):
-                    _same_agent(_handler_agent(h), agent, where)
+                    same_agent(_handler_agent(h), agent, where)
         merged = _splice(entries, desired, strip)
         if merged != entries:
             hooks[hook.event] = merged

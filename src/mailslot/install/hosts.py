@@ -13,6 +13,9 @@ from typing import Any, Literal
 Scope = Literal["project", "user"]
 SCOPES: tuple[Scope, ...] = ("project", "user")
 HookStyle = Literal["groups", "cursor", "copilot"]
+ServerStyle = Literal["plain", "opencode", "cline"]
+"""How a host spells a stdio server: ``command`` + ``args`` (most), one ``command``
+list (OpenCode), or ``command`` + ``args`` inside ``transport`` (Cline)."""
 
 CLAUDE_HOOK_FILES = (".claude/settings.local.json", ".claude/settings.json",
                      "~/.claude/settings.json")
@@ -46,16 +49,22 @@ class Host:
     title: str
     default_scope: Scope
     mcp_path: dict[Scope, str]
-    mcp_format: Literal["json", "toml"]
+    mcp_format: Literal["json", "toml", "pi-extension"]
     mcp_fields: dict[str, Any] = field(default_factory=dict)  # beside command and args
     hooks: HookFile | None = None
     notes: dict[Scope, tuple[str, ...]] = field(default_factory=dict)
+    mcp_container: str = "mcpServers"  # the key holding the servers
+    mcp_style: ServerStyle = "plain"
 
 
 _CLAUDE_STYLE = (
     Hook("SessionStart", "session-start", "startup|resume|clear|compact"),
     Hook("UserPromptSubmit", "user-prompt-submit"),
     Hook("Stop", "stop"),
+    Hook("PostToolUse", "post-tool-use"),
+)
+_QWEN_STYLE = (  # no SessionStart matcher: every source, whatever Qwen compares it as
+    Hook("SessionStart", "session-start"), *_CLAUDE_STYLE[1:],
 )
 _HOOK_TRUST = "Claude Code runs project hooks only once the folder's trust dialog is accepted."
 
@@ -78,6 +87,7 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
     Host(
         "codex", "Codex CLI", "project",
         {"project": ".codex/config.toml", "user": "~/.codex/config.toml"}, "toml",
+        mcp_container="mcp_servers",
         hooks=HookFile({"project": ".codex/hooks.json", "user": "~/.codex/hooks.json"},
                        "groups", _CLAUDE_STYLE, 10, notes=(
                            "Codex skips new or changed hooks until you trust them: run "
@@ -92,8 +102,11 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
         hooks=HookFile(
             {"project": ".gemini/settings.json", "user": "~/.gemini/settings.json"},
             "groups",
-            (Hook("SessionStart", "session-start", "startup|resume|clear"),
-             Hook("BeforeAgent", "before-agent"), Hook("AfterAgent", "after-agent")),
+            # Gemini compares lifecycle matchers as exact strings ("startup|resume"
+            # matches nothing): no matcher, so every source runs it.
+            (Hook("SessionStart", "session-start"),
+             Hook("BeforeAgent", "before-agent"), Hook("AfterAgent", "after-agent"),
+             Hook("AfterTool", "after-tool")),
             10_000, named=True, notes=(
                 "Gemini CLI runs hooks when hooksConfig.enabled is on (the default in "
                 "current versions; older ones need tools.enableHooks).",
@@ -121,13 +134,47 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
         {"type": "stdio", "tools": ["*"]},
         HookFile({"project": ".github/hooks/mailslot.json",
                   "user": "~/.copilot/hooks/mailslot.json"}, "copilot",
-                 (Hook("sessionStart", "session-start"), Hook("agentStop", "stop")), 10,
+                 (Hook("sessionStart", "session-start"), Hook("agentStop", "stop"),
+                  Hook("postToolUse", "post-tool-use")), 10,
                  also_runs=CLAUDE_HOOK_FILES[:2]),
         {"project": (
             "Copilot CLI reads the project's .mcp.json only in a trusted folder, and not "
             "with -p unless GITHUB_COPILOT_PROMPT_MODE_WORKSPACE_MCP=true. Claude Code "
             "reads this file too: both then speak as the same agent.",
         )},
+    ),
+    Host(
+        "qwen", "Qwen Code", "project",
+        {"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"}, "json",
+        hooks=HookFile({"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"},
+                       "groups", _QWEN_STYLE, 10_000),
+        notes={"project": ("With folder trust on (security.folderTrust.enabled), Qwen "
+                           "Code reads project settings and hooks only in trusted folders.",)},
+    ),
+    Host(
+        "opencode", "OpenCode", "project",
+        {"project": "opencode.json", "user": "~/.config/opencode/opencode.json"}, "json",
+        {"type": "local", "enabled": True}, mcp_container="mcp", mcp_style="opencode",
+        notes={scope: ("OpenCode has no command hooks (its plugins are JavaScript); its "
+                       "agents read mail through the MCP tools. `opencode mcp list` "
+                       "checks the server.",) for scope in SCOPES},
+    ),
+    Host(
+        "pi", "Pi", "project",
+        {"project": ".pi/extensions/mailslot.ts", "user": "~/.pi/agent/extensions/mailslot.ts"},
+        "pi-extension",
+        notes={scope: ("Pi has no MCP client: this is a Pi extension (mailslot's tools, and "
+                       "with --hooks the mail hooks), loaded at Pi's next start or /reload.",)
+               for scope in SCOPES},
+    ),
+    Host(
+        "cline", "Cline CLI", "user",
+        {"project": ".cline/data/settings/cline_mcp_settings.json",
+         "user": "~/.cline/data/settings/cline_mcp_settings.json"}, "json",
+        mcp_style="cline",
+        notes={"project": ("Cline reads this file only when started with "
+                           "`--data-dir .cline/data` (it keeps MCP settings per data "
+                           "folder, not per project).",)},
     ),
 )}
 

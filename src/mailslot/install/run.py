@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -14,8 +15,8 @@ from pathlib import Path
 from ..errors import InvalidInput, MailslotError
 from ..identity import git_toplevel
 from ..mailbox import Mailbox
-from . import entries, files
-from .hosts import HOSTS, Host, Scope
+from . import entries, files, pi
+from .hosts import CLAUDE_HOOK_FILES, HOSTS, Host, Scope
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Report:
     changes: list[Change]
     notes: list[str] = field(default_factory=list)
     dry_run: bool = False
+    warnings: list[str] = field(default_factory=list)
 
 
 def find_executable() -> str:
@@ -94,7 +96,7 @@ def install(
         raise InvalidInput("--channel works only for claude (Claude Code channels)")
     if wake and channel:
         raise InvalidInput("choose one way to wake Claude Code: --wake or --channel")
-    if hooks and host.hooks is None:
+    if hooks and host.hooks is None and host.mcp_format != "pi-extension":
         raise InvalidInput(f"{host.title} has no documented hook settings; install it "
                            "without --hooks (its agents use the MCP tools)")
     scope = scope or host.default_scope
@@ -110,13 +112,31 @@ def install(
     def where(rel: str) -> Path:
         return home / rel[2:] if rel.startswith("~/") else project / rel
 
+    named = {Path(p).expanduser().resolve() for p in allow_outside}
+
+    def inside(path: Path) -> Path:
+        """Where ``path`` really leads; refused when a project file links out of it."""
+        real = path.resolve()
+        if scope == "project" and not real.is_relative_to(project.resolve()) \
+                and real not in named:
+            raise InvalidInput(f"{path} leads out of the project, to {real}; nothing was "
+                               f"changed (to write there, name it: --allow-outside {real})")
+        return real
+
     plan: dict[Path, list[files.Editor]] = {}
+    changes = []
     mcp_path = where(host.mcp_path[scope])
-    container = "mcp_servers" if host.mcp_format == "toml" else "mcpServers"
-    serve = ["serve", "--channel"] if channel else ["serve"]
-    fields = {**host.mcp_fields, "command": exe, "args": [*serve, *tail]}
-    plan[mcp_path] = [partial(entries.set_server, container=container, fields=fields,
-                              agent=agent, where=str(mcp_path))]
+    if host.mcp_format == "pi-extension":  # one file of mailslot's own, written whole
+        real = inside(mcp_path)
+        before = files.read_text(mcp_path)
+        pi.check_replaceable(before, agent, str(mcp_path))
+        changes.append(Change(mcp_path, before, pi.extension(exe, tail, agent, hooks=hooks),
+                              scope == "project", real))
+    else:
+        serve = ["serve", "--channel"] if channel else ["serve"]
+        fields = entries.server_fields(host.mcp_style, exe, [*serve, *tail], host.mcp_fields)
+        plan[mcp_path] = [partial(entries.set_server, container=host.mcp_container,
+                                  fields=fields, agent=agent, where=str(mcp_path))]
     notes = list(host.notes.get(scope, ()))
     if hooks and host.hooks is not None:
         spec = host.hooks
@@ -132,14 +152,8 @@ def install(
         notes += [f"{host.title} also runs Claude Code's hooks in {p}: mail may be shown "
                   "twice there; keep one of the two." for rel in spec.also_runs
                   if _has_our_hooks(p := where(rel))]
-    changes = []
-    named = {Path(p).expanduser().resolve() for p in allow_outside}
     for path, editors in plan.items():
-        real = path.resolve()
-        if scope == "project" and not real.is_relative_to(project.resolve()) \
-                and real not in named:
-            raise InvalidInput(f"{path} leads out of the project, to {real}; nothing was "
-                               f"changed (to write there, name it: --allow-outside {real})")
+        real = inside(path)
         text = files.read_text(path)
         edit = files.edit_toml if path == mcp_path and host.mcp_format == "toml" \
             else files.edit_json
@@ -150,12 +164,13 @@ def install(
         for change in changes:
             if change.changed:
                 files.write_atomic(change.path, change.after, change.before)
+    warnings = _speaks_as_another(project, agent) if host.name == "copilot" else []
     method = "claude-rewake" if wake else "claude-channel" if channel else None
     if method is not None:
         notes.append(_choose_wake(agent, method, mailbox_dir, dry_run))
     elif host.name == "claude":
         notes += _drop_wake(agent, mailbox_dir, dry_run)
-    return Report(host, scope, agent, changes, notes, dry_run)
+    return Report(host, scope, agent, changes, notes, dry_run, warnings)
 
 
 _INSTALLED_WAKES = ("claude-rewake", "claude-channel")
@@ -188,6 +203,30 @@ def _choose_wake(agent: str, method: str, mailbox_dir: str | None, dry_run: bool
         said += ("; start Claude Code with: claude --dangerously-load-development-channels "
                  "server:mailslot")
     return said
+
+
+COPILOT_ALSO_READS = (".mcp.json", *CLAUDE_HOOK_FILES[:2])
+"""Project files Copilot CLI uses besides its own: its MCP servers and hooks come from
+them too, as whatever agent they name."""
+
+
+def _speaks_as_another(project: Path, agent: str) -> list[str]:
+    """Warnings for project files that would make Copilot CLI act as another agent."""
+    out = []
+    for rel in COPILOT_ALSO_READS:
+        path = project / rel
+        try:
+            text = files.read_text(path)
+            others = sorted(entries.registered_agents(json.loads(text or "{}")) - {agent})
+        except (MailslotError, ValueError, AttributeError):
+            continue
+        if others:
+            names = ", ".join(f"'{o}'" for o in others)
+            out.append(f"{path} registers mailslot as agent {names}: Copilot CLI uses that "
+                       f"file too in this project, and would then send and read mail as "
+                       f"{names}, not as '{agent}'. Remove mailslot from it, or give both "
+                       "hosts one agent name.")
+    return out
 
 
 def _has_our_hooks(path: Path) -> bool:

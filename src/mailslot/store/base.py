@@ -169,11 +169,21 @@ class Store(Protocol):
     def shown(self, agent: str, session: str) -> set[str]:
         """Ids this session of ``agent`` has been shown."""
 
+    def shown_at(self, agent: str, session: str) -> float | None:
+        """When this session was last shown (or told of) anything; ``None``: never."""
+
     def add_shown(self, agent: str, session: str, message_ids: Sequence[str]) -> None:
         """Record what a session was shown (best effort: losing it shows mail again)."""
 
     def prune_sessions(self, agent: str, older_than: float) -> None:
         """Forget sessions (and their waiters) untouched for ``older_than`` seconds."""
+
+    def set_latest_session(self, agent: str, host: str, session: str) -> None:
+        """Record ``session`` (the host's own id) as ``agent``'s latest in ``host``, for
+        wakes that name "latest" rather than a pasted id."""
+
+    def latest_session(self, agent: str, host: str) -> str | None:
+        """The id :meth:`set_latest_session` last recorded, if any."""
 
     # Claims (the checkout that first read as an agent) ---------------------------------
     def claim(self, agent: str, path: str) -> str:

@@ -3,6 +3,7 @@
     sessions/<agent>/<session>   ids a session has been shown, one a line
     claims/<agent>               the git checkout that first read as <agent>
     waiters/<agent>/<session>    pid of the session's one Claude Code waiter
+    latest/<agent>/<host>        the id of the agent's latest session in that host
 
 A part of :class:`~mailslot.store.files.FileStore` (a base class of it), kept in its own
 module because each part of the store has one idea. On the hook path, like all of the
@@ -39,6 +40,13 @@ class SessionFiles(MailboxFiles):
         """Ids this session of ``agent`` has been shown."""
         return read_lines(self._session(agent, session))
 
+    def shown_at(self, agent: str, session: str) -> float | None:
+        """When this session was last shown (or told of) anything; ``None``: never."""
+        try:
+            return os.lstat(self._session(agent, session)).st_mtime
+        except FileNotFoundError:
+            return None
+
     def add_shown(self, agent: str, session: str, message_ids: Sequence[str]) -> None:
         """Record what a session was shown (not synced: losing it only shows mail again)."""
         if message_ids:
@@ -59,6 +67,24 @@ class SessionFiles(MailboxFiles):
                 continue
         for path in old:
             remove(path)  # gone already: another hook pruned it first
+
+    # The agent's latest session per host (for wakes that name "latest") ----------------
+    def set_latest_session(self, agent: str, host: str, session: str) -> None:
+        """Record ``session`` (a host's own id) as ``agent``'s latest in ``host``."""
+        if not (SESSION_KEY.fullmatch(session) and SESSION_KEY.fullmatch(host)):
+            raise UnsafePath(f"session {session!r} of {host!r} is not safe to record")
+        staged = self._stage(session.encode(), f"latest-{agent}", sync=False)
+        os.replace(staged, os.path.join(self._folder("latest", agent, create=True), host))
+
+    def latest_session(self, agent: str, host: str) -> str | None:
+        """The id :meth:`set_latest_session` last recorded, if any."""
+        if not SESSION_KEY.fullmatch(host):
+            raise UnsafePath(f"host {host!r} is not safe as a file name")
+        try:
+            value = read_file(os.path.join(self._folder("latest", agent), host)).decode()
+        except (FileNotFoundError, UnicodeDecodeError):
+            return None
+        return value if SESSION_KEY.fullmatch(value) else None
 
     # Waiters (Claude Code's background rewake hook) -----------------------------------
     def waiters_folder(self, agent: str) -> str:

@@ -41,6 +41,8 @@ _BYPASS_VALUES = {
 _BYPASS_CONFIG = ("approval_policy", "sandbox_mode")  # codex -c overrides
 _CONFIG = frozenset({"-c", "--config"})
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+LATEST = "latest"
+"""``session_id`` naming the agent's latest session in the host (recorded by its hook)."""
 
 
 def bypass_flag(argv: Sequence[str]) -> str | None:
@@ -261,7 +263,8 @@ class ResumeMethod(ArgvMethod):
 
     program: ClassVar[str]
     fields = (
-        Field("session_id", "the session to resume"),
+        Field("session_id", 'the session to resume, or "latest": the agent\'s latest '
+              "session in this host, as its SessionStart hook recorded it"),
         Field("executable", "the host's program, if not the default name on PATH",
               required=False),
         _CWD,
@@ -270,6 +273,25 @@ class ResumeMethod(ArgvMethod):
     def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None) -> None:
         super().__init__(agent, executable, cwd)
         self.session_id = session_id
+
+    def session(self, job: Job) -> str | None:
+        """The session to wake: as configured, or the latest the hooks recorded."""
+        if self.session_id != LATEST:
+            return self.session_id
+        return job.store.latest_session(self.agent, self.program)
+
+    @abstractmethod
+    def resume(self, job: Job, session: str) -> list[str]:
+        """The argv that wakes ``session`` with the notice."""
+
+    def argv(self, job: Job) -> list[str]:
+        return self.resume(job, self.session(job) or f"<latest {self.program} session>")
+
+    def spawn(self, job: Job) -> Spawn | Outcome:
+        if self.session(job) is None:
+            return Outcome(False, f"no {self.program} session of {self.agent} is recorded "
+                           "yet (its SessionStart hook records the latest)")
+        return super().spawn(job)
 
     @classmethod
     def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ResumeMethod:
@@ -289,8 +311,8 @@ class ClaudeMethod(ResumeMethod):
         "keeps Claude's permission prompts: in -p mode a tool that needs approval is refused",
     )
 
-    def argv(self, job: Job) -> list[str]:
-        return [self.executable, "-p", job.notice, "--resume", self.session_id]
+    def resume(self, job: Job, session: str) -> list[str]:
+        return [self.executable, "-p", job.notice, "--resume", session]
 
 
 class CodexMethod(ResumeMethod):
@@ -303,8 +325,23 @@ class CodexMethod(ResumeMethod):
         "hooks Codex has not been told to trust do not run in that turn",
     )
 
-    def argv(self, job: Job) -> list[str]:
-        return [self.executable, "exec", "resume", self.session_id, job.notice]
+    def resume(self, job: Job, session: str) -> list[str]:
+        return [self.executable, "exec", "resume", session, job.notice]
+
+
+class CodexQueueMethod(ResumeMethod):
+    name = "codex-queue"
+    program = "codex"
+    summary = ("queues the notice into a live Codex session: codex queue --thread ID "
+               "--message NOTICE")
+    needs = ("`codex` on the watcher's PATH", 'the session\'s id (`session_id`, or "latest")')
+    limits = (
+        "the session must be open in a Codex TUI (or its app server) to act on it at once; "
+        "otherwise the notice waits in the thread's queue until it is resumed",
+    )
+
+    def resume(self, job: Job, session: str) -> list[str]:
+        return [self.executable, "queue", "--thread", session, "--message", job.notice]
 
 
 class GeminiMethod(ResumeMethod):
@@ -315,8 +352,8 @@ class GeminiMethod(ResumeMethod):
              "`cwd`: the project folder, since Gemini keeps sessions per project")
     limits = ("runs a separate headless turn, with Gemini's default approval mode",)
 
-    def argv(self, job: Job) -> list[str]:
-        return [self.executable, "--resume", self.session_id, "-p", job.notice]
+    def resume(self, job: Job, session: str) -> list[str]:
+        return [self.executable, "--resume", session, "-p", job.notice]
 
 
 class UnsupportedMethod(WakeMethod):

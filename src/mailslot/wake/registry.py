@@ -12,6 +12,7 @@ from .claude_native import ClaudeChannelMethod, ClaudeRewakeMethod
 from .methods import (
     ClaudeMethod,
     CodexMethod,
+    CodexQueueMethod,
     CommandMethod,
     GeminiMethod,
     UnsupportedMethod,
@@ -22,7 +23,8 @@ from .tmux import TmuxMethod
 
 METHODS: dict[str, type[WakeMethod]] = {
     method.name: method
-    for method in (CommandMethod, TmuxMethod, ClaudeMethod, CodexMethod, GeminiMethod,
+    for method in (CommandMethod, TmuxMethod, ClaudeMethod, CodexMethod, CodexQueueMethod,
+                   GeminiMethod,
                    AgentApiMethod, ClaudeRewakeMethod, ClaudeChannelMethod, UnsupportedMethod)
 }
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..config import Config
 from ..errors import MailslotError
+from ..invocation import invocation
 from ..message import Message
 from ..store import Store
 from .methods import Job
@@ -68,7 +69,8 @@ def _agent(store: Store, config: Config, agent: str) -> AgentReport:
     except MailslotError as exc:
         return AgentReport(agent, settings.describe_opt_in(), settings.method,
                            problems=[str(exc)])
-    job = Job(agent, (_SAMPLE,), wake_notice(agent, (_SAMPLE,)), store,
+    notice = wake_notice(agent, (_SAMPLE,), invocation(agent, str(store.location)))
+    job = Job(agent, (_SAMPLE,), notice, store,
               settings.retry.timeout_seconds)
     return AgentReport(agent, settings.describe_opt_in(), settings.method,
                        does=method.preview(job), retry=settings.retry.describe(),

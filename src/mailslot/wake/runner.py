@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from ..config import Config
 from ..errors import MailslotError, NotFound
+from ..invocation import invocation
 from ..message import Message
 from ..posting import Notifier
 from ..store import Store, WakeEntry
@@ -175,7 +176,8 @@ class WakeRunner:
               ) -> Outcome:
         assert plan.method is not None
         messages = tuple(m for _, m in live)
-        job = Job(agent, messages, wake_notice(agent, messages), self.store,
+        notice = wake_notice(agent, messages, invocation(agent, str(self.store.location)))
+        job = Job(agent, messages, notice, self.store,
                   plan.retry.timeout_seconds, self._stop)
         for entry, _ in live:
             log(self.store, "wake_attempt", entry.message_id, agent, method=plan.name,

@@ -1,0 +1,78 @@
+"""The hosts H9b adds to the harness (Qwen Code, OpenCode, Cline CLI, Pi): how each is pointed at
+the scripted provider and run headless, registered in :data:`harness.HOSTS` on import.
+
+Kept beside harness.py rather than in it so the two can change independently; the
+shape is the harness's own :class:`harness.Host`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from .harness import API_KEY, HOSTS, Host, World
+
+MODEL = "gpt-4.1"
+
+
+def _merge_json(path: Path, data: dict[str, Any]) -> None:
+    """Add ``data``'s keys to the JSON object in ``path`` (created if absent)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    doc.update(data)
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+
+
+def _qwen_prepare(w: World) -> None:
+    # OpenAI-compatible provider; MCP tools offered up front (not behind tool_search),
+    # and the one tool the model calls allowed without a bypass flag.
+    _merge_json(w.home / ".qwen" / "settings.json", {
+        "security": {"auth": {"selectedType": "openai"}},
+        "model": {"name": MODEL},
+        "tools": {"exclude": ["tool_search"],
+                  "allowed": ["mcp__mailslot__send_message"]},
+    })
+
+
+def _opencode_prepare(w: World) -> None:
+    # An OpenAI-compatible provider on loopback, the way OpenCode documents local models.
+    _merge_json(w.home / ".config" / "opencode" / "opencode.json", {
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
+                              "options": {"baseURL": f"{w.provider.url}/v1",
+                                          "apiKey": API_KEY},
+                              "models": {MODEL: {"name": MODEL}}}},
+        "model": f"fake/{MODEL}",
+        "autoupdate": False, "share": "disabled",
+    })
+
+
+def _cline_prepare(w: World) -> None:
+    # Cline's own command writes its provider settings (an OpenAI-compatible endpoint).
+    subprocess.run(["cline", "auth", "--provider", "openai", "--apikey", API_KEY,
+                    "--modelid", MODEL, "--baseurl", f"{w.provider.url}/v1"],
+                   cwd=w.project, env=w.env, capture_output=True, timeout=60, check=True)
+
+
+def _pi_prepare(w: World) -> None:
+    # A custom OpenAI-compatible provider, the way Pi documents local models.
+    _merge_json(w.home / ".pi" / "agent" / "models.json", {"providers": {"fake": {
+        "baseUrl": f"{w.provider.url}/v1", "api": "openai-completions", "apiKey": API_KEY,
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": MODEL}]}}})
+
+
+HOSTS.update({h.name: h for h in (
+    Host("qwen", _qwen_prepare,
+         lambda w, prompt: ["qwen", "-p", prompt],
+         lambda w: {"OPENAI_BASE_URL": f"{w.provider.url}/v1", "OPENAI_API_KEY": API_KEY,
+                    "OPENAI_MODEL": MODEL}),
+    Host("opencode", _opencode_prepare,
+         lambda w, prompt: ["opencode", "run", prompt]),
+    Host("pi", _pi_prepare,
+         lambda w, prompt: ["pi", "--provider", "fake", "--model", MODEL, "-p", prompt]),
+    Host("cline", _cline_prepare,
+         lambda w, prompt: ["cline", "--json", prompt]),
+)})
