@@ -211,8 +211,7 @@ def _codex_trust_hooks(w: World) -> None:
     pane = w.pane("codex-trust", ["codex", "--no-daemon"])
     try:
         pane.wait_screen("Trust all and continue", 60)
-        pane.keys("2")
-        pane.wait_screen("› 2. Trust all and continue", 10)
+        pane.choose("› 2. Trust all and continue", "2", 30)
         pane.keys("Enter")
         wait_for(lambda: "trusted_hash" in config.read_text(encoding="utf-8"), 30,
                  "codex to record the hook trust")
@@ -283,6 +282,18 @@ class Pane:
         """Block until ``text`` is on the screen; returns the screen."""
         return str(wait_for(lambda: text in (s := self.screen()) and s, timeout,
                             f"{text!r} on the {self.name} screen"))
+
+    def choose(self, shown: str, key: str, timeout: float) -> None:
+        """Press ``key`` until the screen shows ``shown`` (a menu still drawing drops keys)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.keys(key)
+            try:
+                self.wait_screen(shown, 3)
+                return
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{shown!r} never showed:\n{self.screen()}") from None
 
     def keys(self, *keys: str) -> None:
         """tmux key names (``Enter``, ``C-c``) or text, one after the other."""
