@@ -220,8 +220,11 @@ def _codex_trust_hooks(w: World) -> None:
 
 
 def _gemini_prepare(w: World) -> None:
+    # A fixed model, as `-m` gives: "auto" first asks a router model, non-streamed,
+    # for a JSON choice the provider does not script (wakes run `gemini` without -m).
     _write_json(w.home / ".gemini" / "settings.json",
-                {"security": {"auth": {"selectedType": "gemini-api-key"}}})
+                {"security": {"auth": {"selectedType": "gemini-api-key"}},
+                 "model": {"name": "gemini-2.5-flash"}})
     _write_json(w.home / ".gemini" / "trustedFolders.json", {str(w.project): "TRUST_FOLDER"})
     policy = w.home / ".gemini" / "policies" / "mailslot.toml"
     policy.parent.mkdir(parents=True, exist_ok=True)
