@@ -78,8 +78,8 @@ class Provider:
 
     def requests(self) -> list[dict[str, Any]]:
         """Every request so far, oldest first: ``{"n","t","method","path","body","reply"}``."""
-        lines = self.log.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line.strip()]
+        lines = self.log.read_text(encoding="utf-8").split("\n")[:-1]  # a line being
+        return [json.loads(line) for line in lines if line.strip()]  # written is not one
 
     def model_requests(self) -> list[dict[str, Any]]:
         """Only the requests that asked the model for an answer (a tool call or text)."""
