@@ -78,8 +78,8 @@ class Provider:
 
     def requests(self) -> list[dict[str, Any]]:
         """Every request so far, oldest first: ``{"n","t","method","path","body","reply"}``."""
-        lines = self.log.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line.strip()]
+        lines = self.log.read_text(encoding="utf-8").split("\n")[:-1]  # a line being
+        return [json.loads(line) for line in lines if line.strip()]  # written is not one
 
     def model_requests(self) -> list[dict[str, Any]]:
         """Only the requests that asked the model for an answer (a tool call or text)."""
@@ -211,8 +211,7 @@ def _codex_trust_hooks(w: World) -> None:
     pane = w.pane("codex-trust", ["codex", "--no-daemon"])
     try:
         pane.wait_screen("Trust all and continue", 60)
-        pane.keys("2")
-        pane.wait_screen("› 2. Trust all and continue", 10)
+        pane.choose("› 2. Trust all and continue", "2", 30)
         pane.keys("Enter")
         wait_for(lambda: "trusted_hash" in config.read_text(encoding="utf-8"), 30,
                  "codex to record the hook trust")
@@ -221,8 +220,11 @@ def _codex_trust_hooks(w: World) -> None:
 
 
 def _gemini_prepare(w: World) -> None:
+    # A fixed model, as `-m` gives: "auto" first asks a router model, non-streamed,
+    # for a JSON choice the provider does not script (wakes run `gemini` without -m).
     _write_json(w.home / ".gemini" / "settings.json",
-                {"security": {"auth": {"selectedType": "gemini-api-key"}}})
+                {"security": {"auth": {"selectedType": "gemini-api-key"}},
+                 "model": {"name": "gemini-2.5-flash"}})
     _write_json(w.home / ".gemini" / "trustedFolders.json", {str(w.project): "TRUST_FOLDER"})
     policy = w.home / ".gemini" / "policies" / "mailslot.toml"
     policy.parent.mkdir(parents=True, exist_ok=True)
@@ -283,6 +285,18 @@ class Pane:
         """Block until ``text`` is on the screen; returns the screen."""
         return str(wait_for(lambda: text in (s := self.screen()) and s, timeout,
                             f"{text!r} on the {self.name} screen"))
+
+    def choose(self, shown: str, key: str, timeout: float) -> None:
+        """Press ``key`` until the screen shows ``shown`` (a menu still drawing drops keys)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.keys(key)
+            try:
+                self.wait_screen(shown, 3)
+                return
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{shown!r} never showed:\n{self.screen()}") from None
 
     def keys(self, *keys: str) -> None:
         """tmux key names (``Enter``, ``C-c``) or text, one after the other."""

@@ -1,7 +1,8 @@
-"""Check 7: a `codex-queue` wake into an idle Codex TUI session starts a new turn.
+"""Wakes against the real hosts: check 7 (a `codex-queue` wake into an idle Codex TUI
+session starts a new turn) and the resume wakes of Claude Code, Codex and Gemini CLI.
 
-The session is the agent's latest, as Codex's SessionStart hook recorded it, so the
-wake config names ``"latest"`` instead of a pasted thread id.
+The session is the agent's latest, as the host's SessionStart hook recorded it, so the
+wake config names ``"latest"`` instead of a pasted session id.
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ import json
 import time
 from collections.abc import Callable
 
+import pytest
+
+from .conftest import VERSIONS
 from .harness import World, request_text, wait_for
 from .test_checks import outside_framing
 from .test_tui import ask, open_tui
@@ -42,3 +46,30 @@ def test_codex_queue_wakes_an_idle_tui_session(world: Worlds) -> None:
     # shows the message itself, framed.
     assert "> QUEUE-BODY" in request_text(woke)
     assert outside_framing([woke], "QUEUE-BODY") == []
+
+
+@pytest.mark.parametrize("host", [pytest.param(h, id=f"{h}-{VERSIONS[h]}")
+                                  for h in ("claude", "codex", "gemini")])
+def test_resume_wake_into_the_latest_session(host: str, world: Worlds) -> None:
+    """The `claude`, `codex` (exec resume) and `gemini` wakes, with session_id "latest":
+    the watcher resumes the session the SessionStart hook recorded, headless, and its
+    resumed start shows the mail (so the hook's matcher covers "resume" too)."""
+    w = world(host, {"call": None})
+    w.install("alice", "--hooks")
+    w.mailbox.mkdir(mode=0o700, exist_ok=True)
+    (w.mailbox / "config.json").write_text(json.dumps({"agents": {"alice": {
+        "wake_on_mail": True, "wake_method": host, "session_id": "latest",
+        "cwd": str(w.project)}}}), encoding="utf-8")
+    first = w.run("Hello there")
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert (w.mailbox / "latest" / "alice" / host).exists()
+    sent = w.send("bob", "alice", "please look", "RESUME-BODY")
+    done = w.mailslot("watch", "--once")
+    assert "wake_ok" in (w.mailbox / "log" / "events.jsonl").read_text(), done.stdout
+    woke = [r for r in w.provider.model_requests()
+            if f"bob sent message {sent}" in request_text(r)]
+    assert woke, [r["reply"] for r in w.provider.model_requests()]
+    text = request_text(woke[0])
+    assert "Hello there" in text  # the same session, resumed
+    assert "1 message waiting for alice" in text and "> RESUME-BODY" in text.replace("&gt;", ">")
+    assert outside_framing(woke, "RESUME-BODY") == []
