@@ -71,6 +71,10 @@ class Page(TypedDict):
     messages: NotRequired[list[dict[str, Any]]]
     sent: NotRequired[list[dict[str, Any]]]
     unreadable: NotRequired[int]
+    framed: str
+    """The mail as the model must see it. Also the text content: Claude Code, Codex and
+    Copilot CLI give the model a result's structured content, not its text, when both
+    are there (proven in tests/hosts/test_checks.py), so the framing is in both."""
 
 
 class StateInfo(TypedDict):
@@ -151,13 +155,15 @@ def _sent_page(box: Mailbox, limit: int) -> CallToolResult:
                 "recipients": [{"agent": r.agent, "state": r.state} for r in s.recipients]}
                for s in page]
     if not page:
-        return _result({"mailbox": box.agent, "sent": []}, "[mailslot] nothing sent yet")
+        empty = "[mailslot] nothing sent yet"
+        return _result({"mailbox": box.agent, "sent": [], "framed": empty}, empty)
     states = "\n".join(
         f"[mailslot] {s.short or s.message.id}: " + ", ".join(
             f"{r.agent} {r.state or 'missing'}" for r in s.recipients)
         for s in page)
-    framed = framing.frame_all([s.message for s in page], with_body=False, with_hint=False)
-    return _result({"mailbox": box.agent, "sent": entries}, f"{states}\n\n{framed}")
+    framed = f"{states}\n\n" + framing.frame_all([s.message for s in page], with_body=False,
+                                                 with_hint=False)
+    return _result({"mailbox": box.agent, "sent": entries, "framed": framed}, framed)
 
 
 def _result(data: Mapping[str, Any], text: str | None = None) -> CallToolResult:
@@ -286,7 +292,8 @@ def build_server(
             framed += (f"\n[mailslot] {items.unreadable} unreadable message file(s) skipped "
                        "(the person can run mailslot doctor)")
         page = {"mailbox": (for_ or mailbox.agent).lower(), "with_bodies": with_bodies,
-                "messages": [_info(i) for i in items], "unreadable": items.unreadable}
+                "messages": [_info(i) for i in items], "unreadable": items.unreadable,
+                "framed": framed}
         return _result(page, framed)
 
     def mark_read(message_id: MessageId) -> Annotated[CallToolResult, StateInfo]:

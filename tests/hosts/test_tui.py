@@ -122,8 +122,6 @@ def test_claude_p_with_wake_exits_as_quickly_as_without(world: Worlds) -> None:
     assert timings[("--wake",)] < timings[()] + 5, timings
 
 
-@pytest.mark.xfail(strict=True, reason="the waiter's own reads wake it (idle CPU): fixed on "
-                   "branch issue-10 (H10); remove this mark when that is merged")
 def test_claude_idle_waiter_uses_almost_no_cpu(world: Worlds) -> None:
     """Check 6: a waiter idling beside a Claude Code TUI costs under 5 % of one core."""
     w = world("claude", {"call": None})
