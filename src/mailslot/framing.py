@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from .ids import shown
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -72,7 +74,7 @@ def frame(
     With ``max_body``, a longer quoted body is cut at a line end and a framing line
     says how to read the rest; ``cli`` starts the commands shown (see :func:`command`).
     """
-    message_id = one_line(message.id)
+    message_id = shown(one_line(message.id))
     lines = [
         f"[mailslot] message {message_id}",
         f"from: {one_line(message.sender)}",
@@ -81,7 +83,7 @@ def frame(
     if message.is_broadcast:
         lines.append("kind: broadcast to all agents")
     if message.in_reply_to:
-        lines.append(f"in reply to: {one_line(message.in_reply_to)}")
+        lines.append(f"in reply to: {shown(one_line(message.in_reply_to))}")
     if message.expect_reply:
         lines.append("expects: a reply")
     if message.re_issue:

@@ -50,6 +50,15 @@ def reference(message_id: str) -> str:
     return slugged.group(1) + slugged.group(2) if slugged else message_id
 
 
+def shown(message_id: str) -> str:
+    """The id as mail shown to a model names it, where a command must also find it: a
+    new id whole; an older id carrying a subject slug by its random tail, which every
+    command taking an id accepts (see :mod:`mailslot.shortids`). Either way no text a
+    sender chose is shown outside the framing."""
+    slugged = _SLUGGED.fullmatch(message_id)
+    return slugged.group(2)[1:] if slugged else message_id
+
+
 def check_id(raw: object) -> str:
     """Return ``raw`` if it is a well-formed id, else raise :class:`InvalidInput`.
 
