@@ -446,6 +446,15 @@ class FileStore(FileWakeQueue):
         return None if observer is None else FolderWatch(observer, f"mail for {mail_for}")
 
 
+    # issue 18: notifier queues --------------------------------------------------------
+    def notify_queue(self, lane: int) -> FileStore:
+        if isinstance(lane, bool) or not isinstance(lane, int) or not 0 <= lane < 100:
+            raise UnsafePath(f"{lane!r} is not a notifier queue; not used as a folder")
+        view = FileStore(self.root)
+        view._queue = ("wake", f"notify-{lane}")  # inside wake/: watch(wakes=True) sees it
+        return view
+
+
 def _try_remove(path: str) -> None:
     """Remove ``path`` if possible: cleaning up after a failure must not hide it."""
     try:
