@@ -11,7 +11,8 @@ from mailslot import FileStore, Mailbox
 from mailslot.wake.notify import NotifyRunner
 from mailslot.wake.report import as_text, validate
 from mailslot.wake.watcher import Watcher
-from wake_helpers import calls, configure, events, fake_host
+from test_wake_watcher import watcher
+from wake_helpers import calls, configure, events, fake_host, wait_until
 
 Box = Callable[[str | None], Mailbox]
 
@@ -168,3 +169,23 @@ def test_validate_and_who_show_each_agents_notifiers(box: Box, root: Path, bin_d
     who = {a.name: a.notify for a in box("claude").who()}
     assert who["grok"] == "desktop, bank" and who["sarah"] == "none"
     assert who["codex"] == "command"  # its shape; watch --validate checks its fields
+
+
+def test_a_running_watcher_notifies_and_wakes_each_arrival_once(
+        box: Box, root: Path, bin_dir: Path, tmp_path: Path) -> None:
+    desktop = fake_host(bin_dir, "notify-send")
+    woken = fake_host(bin_dir, "wake-me")
+    configure(root, {"grok": {"wake_on_mail": True, "wake_method": "command",
+                              "command": [str(bin_dir / "wake-me"), "{id}"],
+                              "notify": [{"kind": "desktop"}, {"kind": "bank"}]}})
+    with watcher(tmp_path) as log:
+        sent = [box("claude").send("grok", f"m{n}", "x").id for n in range(5)]
+        wait_until(lambda: len(calls(woken)) == 5 and all(
+            (root / "bank" / "grok" / f"{i}.md").exists() for i in sent), 60,
+            what="five wakes and five bank entries")
+        wait_until(lambda: sum(c["argv"][-1].count("claude sent") for c in calls(desktop)) >= 5,
+                   what="the desktop notices")
+        assert "notified grok (notify[1]:bank)" in log.read_text()
+    shown = " ".join(c["argv"][-1] for c in calls(desktop))
+    assert all(shown.count(i) == 1 for i in sent)
+    assert sorted(c["argv"][0] for c in calls(woken)) == sorted(sent)

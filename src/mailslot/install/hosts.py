@@ -129,6 +129,16 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
             "reads this file too: both then speak as the same agent.",
         )},
     ),
+    # issue 18: Grok Build (xAI's `grok`; docs.x.ai/build): MCP only. Its hooks are
+    # documented, but not that a hook's output reaches the model (docs/hosts.md).
+    Host(
+        "grok", "Grok Build", "project",
+        {"project": ".grok/config.toml", "user": "~/.grok/config.toml"}, "toml",
+        notes={"project": (
+            "Grok Build starts a project's MCP servers only once you trust the folder "
+            "(/hooks-trust in Grok, or start it with --trust).",
+        )},
+    ),
 )}
 
 HOST_NAMES = tuple(HOSTS)
