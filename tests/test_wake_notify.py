@@ -112,6 +112,18 @@ def test_a_bank_folder_can_be_put_elsewhere(box: Box, root: Path, tmp_path: Path
     assert (elsewhere / f"{m.id}.md").exists() and not (root / "bank").exists()
 
 
+def test_a_planted_link_is_not_used_as_a_bank(box: Box, root: Path, tmp_path: Path) -> None:
+    configure(root, {"grok": {"notify": [{"kind": "bank"}]}})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "bank").mkdir(mode=0o700)
+    (root / "bank" / "grok").symlink_to(elsewhere)
+    box("claude").send("grok", "s", "x")
+    printed = run_once(root)
+    assert list(elsewhere.iterdir()) == []
+    assert "is not a folder of yours; not used as a bank" in printed
+
+
 def test_a_failing_notifier_is_retried_and_logged_without_the_body_and_the_wake_happens_once(
         box: Box, root: Path, bin_dir: Path) -> None:
     broken = fake_host(bin_dir, "tell-me", code=4)
