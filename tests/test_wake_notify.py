@@ -201,3 +201,21 @@ def test_a_running_watcher_notifies_and_wakes_each_arrival_once(
     shown = " ".join(c["argv"][-1] for c in calls(desktop))
     assert all(shown.count(i) == 1 for i in sent)
     assert sorted(c["argv"][0] for c in calls(woken)) == sorted(sent)
+
+
+def test_watch_json_names_notifier_outcomes(box: Box, root: Path, bin_dir: Path) -> None:
+    fake_host(bin_dir, "tell-me", code=2)
+    configure(root, {"grok": {"notify": [
+        {"kind": "command", "command": [str(bin_dir / "tell-me")]}]}},
+        wake_retry={"attempts": 1})
+    m = box("claude").send("grok", "s", "x")
+    out = io.StringIO()
+    watcher = Watcher(FileStore(root), out, as_json=True)
+    try:
+        watcher.run_once()
+    finally:
+        watcher.close()
+    [event] = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert (event["event"], event["method"], event["message_id"]) == (
+        "notify_gave_up", "notify[0]:command", m.id)
+    assert event["reason"] == "tell-me exited with status 2" and event["told"] is None

@@ -81,13 +81,13 @@ class WakeRunner:
         self.store = store
         self._clock = clock
         self._stop = stop or threading.Event()  # set: end running wakes (the watcher stops)
-        self._report = report  # told of each result as it happens, not when a pass ends
+        self.report = report  # told of each result as it happens, not when a pass ends
 
     def _done(self, done: Pass, results: Sequence[Result]) -> None:
         done.results.extend(results)
-        if self._report is not None:
+        if self.report is not None:
             for result in results:
-                self._report(result)
+                self.report(result)
 
     def agents(self) -> list[str]:
         """Agents that have wakes queued or claimed."""

@@ -35,29 +35,23 @@ WORKERS = 8
 
 def describe(result: Result) -> str:
     """One line per outcome: names, ids and our reasons, never a subject or body."""
+    waking, woke, wake = (("notifying", "notified", "notify") if _is_notice(result)
+                          else ("waking", "woke", "wake"))
     head = f"{result.agent} ({result.method}) for {result.message_id}"
     if result.skipped:
-        return f"skipped waking {head}: {result.outcome.reason}"
+        return f"skipped {waking} {head}: {result.outcome.reason}"
     if result.outcome.ok:
-        return f"woke {head} (attempt {result.attempt})"
-    failed = f"could not wake {head} (attempt {result.attempt}): {result.outcome.reason}"
+        return f"{woke} {head} (attempt {result.attempt})"
+    failed = f"could not {wake} {head} (attempt {result.attempt}): {result.outcome.reason}"
     if result.retry_in is not None:
         return f"{failed}; trying again in {result.retry_in:g} s"
     told = f"; told {result.told}" if result.told else ""
     return f"{failed}; gave up{told}"
 
 
-def describe_notice(result: Result) -> str:
-    """A notifier's outcome, one line (issue 18): names, ids and our reasons."""
-    head = f"{result.agent} ({result.method}) for {result.message_id}"
-    if result.skipped:
-        return f"skipped notifying {head}: {result.outcome.reason}"
-    if result.outcome.ok:
-        return f"notified {head} (attempt {result.attempt})"
-    failed = f"could not notify {head} (attempt {result.attempt}): {result.outcome.reason}"
-    if result.retry_in is not None:
-        return f"{failed}; trying again in {result.retry_in:g} s"
-    return f"{failed}; gave up"
+def _is_notice(result: Result) -> bool:
+    """A notifier's outcome (issue 18), named ``notify[N]:KIND``."""
+    return result.method.startswith("notify[")
 
 
 def as_event(result: Result) -> dict[str, object]:
@@ -68,7 +62,7 @@ def as_event(result: Result) -> dict[str, object]:
         kind = "woke"
     else:
         kind = "failed" if result.retry_in is not None else "gave_up"
-    if result.method.startswith("notify["):  # issue 18: a notifier's outcome
+    if _is_notice(result):  # issue 18
         kind = {"woke": "notified", "failed": "notify_failed", "gave_up": "notify_gave_up",
                 "skipped": "notify_skipped"}[kind]
     return {"event": kind, "agent": result.agent, "method": result.method,
@@ -87,9 +81,8 @@ class Watcher:
         self.runner = WakeRunner(store, stop=self._stop,
                                  report=lambda result: self.say(describe(result), as_event(result)))
         # issue 18: one runner per notifier queue, scheduled like the wake queue's
-        self.runners: list[WakeRunner] = [self.runner, *notify_runners(
-            store, stop=self._stop,
-            report=lambda result: self.say(describe_notice(result), as_event(result)))]
+        self.runners: list[WakeRunner] = [
+            self.runner, *notify_runners(store, stop=self._stop, report=self.runner.report)]
         self._banks_due = 0.0
         self._out = out
         self._kick = threading.Event()
