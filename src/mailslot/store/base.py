@@ -207,7 +207,8 @@ class Store(Protocol):
     # issue 18: notifier queues --------------------------------------------------------
     def notify_queue(self, lane: int) -> Store:
         """This store, with its ``wake_*`` methods acting on notifier queue ``lane``
-        (one per place in an agent's ``notify`` list) instead of the wake queue.
+        (one per place in an agent's ``notify`` list, ``0 <= lane < NOTIFY_QUEUES``)
+        instead of the wake queue; another ``lane`` is :class:`UnsafePath`.
 
         Everything else is shared, so the one queue-and-runner machinery serves wakes and
         notifiers alike; queues never share entries, claims or locks. ``watch(wakes=True)``

@@ -17,9 +17,10 @@ from ..errors import MailslotError, StoreError
 from ..message import Message
 from ..names import SYSTEM_SENDER
 from ..store import Store, WakeEntry
+from ..store.records import NOTIFY_QUEUES
 from .queue import log
 
-MAX_NOTIFIERS = 8
+MAX_NOTIFIERS = NOTIFY_QUEUES
 """Notifiers per agent: each place in the list has a queue the watcher looks at."""
 NOTIFIER_KINDS = ("command", "desktop", "bank")
 
