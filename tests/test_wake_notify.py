@@ -219,3 +219,10 @@ def test_watch_json_names_notifier_outcomes(box: Box, root: Path, bin_dir: Path)
     assert (event["event"], event["method"], event["message_id"]) == (
         "notify_gave_up", "notify[0]:command", m.id)
     assert event["reason"] == "tell-me exited with status 2" and event["told"] is None
+
+
+def test_doctor_reports_a_malformed_notifier(box: Box, root: Path) -> None:
+    configure(root, {"grok": {"notify": [{"kind": "bank", "folder": "relative/path"}]}})
+    report = box("claude").doctor()
+    assert "wake: grok: config.json: agents.grok.notify[0].folder must be an absolute path" \
+        in report.problems
