@@ -23,5 +23,9 @@ class GrokMethod(ResumeMethod):
         "a tool that needs approval is cancelled, not approved",
     )
 
+    def resume(self, job: Job, session: str) -> list[str]:
+        """The argv that wakes ``session`` with the notice."""
+        return [self.executable, "--resume", session, "-p", job.notice]
+
     def argv(self, job: Job) -> list[str]:
-        return [self.executable, "--resume", self.session_id, "-p", job.notice]
+        return self.resume(job, self.session_id)
