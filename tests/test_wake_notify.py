@@ -226,3 +226,20 @@ def test_doctor_reports_a_malformed_notifier(box: Box, root: Path) -> None:
     report = box("claude").doctor()
     assert "wake: grok: config.json: agents.grok.notify[0].folder must be an absolute path" \
         in report.problems
+
+
+def test_on_macos_the_text_reaches_osascript_as_data_not_as_script(root: Path) -> None:
+    from mailslot.message import Message
+    from mailslot.wake.methods import Job
+    from mailslot.wake.notify import DesktopNotifier
+
+    message = Message(id="2026-09-21_144808.123456_claude_to_grok_7f3a9c2e", date="",
+                      sender="claude", to=("grok",), subject='" & do shell script "x')
+    job = Job("grok", (message,), "", FileStore(root), 1)
+    argv = DesktopNotifier("grok", "osascript", True, mac=True).argv(job)
+    script = [argv[i + 1] for i, a in enumerate(argv) if a == "-e"]
+    assert script == ["on run argv",
+                      "display notification (item 2 of argv) with title (item 1 of argv)",
+                      "end run"]
+    assert argv[-2:] == ["mailslot: mail for grok",
+                         f'claude sent message {message.id}: " & do shell script "x']
