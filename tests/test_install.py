@@ -263,7 +263,8 @@ def test_cursor_warns_when_claude_hooks_would_run_twice(cli: Cli) -> None:
 @pytest.mark.parametrize("options, message", [
     (["claude", "--wake"], "--wake needs --hooks and works only for claude"),
     (["codex", "--hooks", "--wake"], "--wake needs --hooks and works only for claude"),
-    (["antigravity", "--hooks"], "Antigravity has no documented hook settings"),
+    (["antigravity", "--hooks"], "Antigravity has no documented hook that can show mail"),
+    (["grok", "--hooks"], "Grok Build has no documented hook that can show mail"),  # issue 18
 ])
 def test_refused_options(cli: Cli, options: list[str], message: str, project: Path) -> None:
     r = install(cli, *options)

@@ -342,3 +342,40 @@ def test_a_full_disk_is_one_StoreError_line_and_writes_nothing(
             assert "\n" not in str(caught.value)
     assert len(backend.store.entries("gemini", ["unread"])) == 1
     assert backend.store.load_config() == {}
+
+
+# issue 18: notifier queues ----------------------------------------------------------------
+def test_notifier_queues_are_apart_from_the_wake_queue_and_from_each_other(store: Store) -> None:
+    m = message()
+    store.deliver(m, ["gemini"])
+    lane0, lane1 = store.notify_queue(0), store.notify_queue(1)
+    assert lane0.wake_enqueue(WakeEntry(m.id, "gemini")) is True
+    assert lane0.wake_enqueue(WakeEntry(m.id, "gemini")) is False  # one per message
+    assert lane1.wake_enqueue(WakeEntry(m.id, "gemini")) is True
+    assert store.wake_agents() == [] and store.wake_enqueue(WakeEntry(m.id, "gemini"))
+    with lane0.wake_lock("gemini") as held0, store.wake_lock("gemini") as held:
+        assert held0 and held  # a running wake never holds up a notifier
+        claimed = lane0.wake_claim(WakeEntry(m.id, "gemini"))
+        assert claimed is not None
+        lane0.wake_release(claimed)
+    assert lane0.wake_agents() == [] and lane1.wake_agents() == ["gemini"]
+    assert [e.message_id for e in store.wake_pending("gemini")] == [m.id]
+    assert lane1.state_of("gemini", m.id) == "unread"  # the rest is the same store
+    with pytest.raises(UnsafePath):
+        store.notify_queue(-1)
+
+
+def test_watching_the_wake_queue_kicks_for_notifier_queues_too(store: Store) -> None:
+    kicked = threading.Event()
+    watching = store.watch(kicked.set, wakes=True)
+    if watching is None:
+        return  # this backend cannot tell: callers poll, which is allowed
+    try:
+        kicked.clear()
+        m = message()
+        store.deliver(m, ["gemini"])
+        kicked.clear()
+        store.notify_queue(3).wake_enqueue(WakeEntry(m.id, "gemini"))
+        assert kicked.wait(30)
+    finally:
+        watching.close()

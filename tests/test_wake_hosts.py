@@ -46,6 +46,7 @@ def assert_clean_notice(notice: str, message_id: str) -> None:
     ("claude", lambda n: ["-p", n, "--resume", SESSION]),
     ("codex", lambda n: ["exec", "resume", SESSION, n]),
     ("gemini", lambda n: ["--resume", SESSION, "-p", n]),
+    ("grok", lambda n: ["--resume", SESSION, "-p", n]),  # issue 18: Grok Build
 ])
 def test_resume_hosts_get_exact_argv_and_no_bypass_flag(
         box: Box, root: Path, bin_dir: Path, host: str, argv: Callable[[str], list[str]]) -> None:
@@ -113,6 +114,7 @@ def test_a_session_id_cannot_smuggle_a_flag(box: Box, root: Path, bin_dir: Path)
     ["codex", "exec", "-c", "approval_policy=never"],
     ["gemini", "--approval-mode", "yolo"],
     ["copilot", "--allow-all-tools"],
+    ["grok", "--always-approve", "-p", "{id}"],
 ])
 def test_command_templates_with_bypass_flags_are_refused(argv: list[str]) -> None:
     assert bypass_flag(argv) is not None

@@ -503,6 +503,9 @@ class Mailbox:
         from .wake.queue import enqueue_wakes  # here, so read paths never import it
 
         enqueue_wakes(self.store, message, self.notifier())
+        from .wake.notify_queue import enqueue_notices  # issue 18: notifiers, queued alike
+
+        enqueue_notices(self.store, message)
 
     def notifier(self) -> Notifier:
         """What mailslot's own modules use to tell an agent something (wake failures)."""

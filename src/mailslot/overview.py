@@ -168,13 +168,24 @@ def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
         seen = store.seen(name) if live else set()
         pending = len(to_serve(live, seen, name))
         info = AgentInfo(name, unread.get(name, 0) + pending, known[name],
-                         wake=wake_setting(config, name))
+                         wake=wake_setting(config, name), notify=notify_setting(config, name))
         if name in presence:
             here = presence[name]
             info = replace(info, online=here.online, last_seen=here.last_seen,
                            sessions=here.sessions)
         result.append(info)
     return result
+
+
+def notify_setting(config: Config, agent: str) -> str:
+    """``agent``'s notifiers as ``who`` shows them: kinds, ``none`` or the config error."""
+    from .wake.notify_queue import notifier_entries  # issue 18; only who needs it here
+
+    try:
+        entries = notifier_entries(config, agent)
+    except MailslotError:
+        return "config error (mailslot watch --validate)"
+    return ", ".join(str(e["kind"]) for e in entries) or "none"
 
 
 def wake_setting(config: Config, agent: str) -> str:

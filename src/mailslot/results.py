@@ -146,11 +146,13 @@ class AgentInfo:
     last_seen: str | None = None  # when a server of this agent last showed life
     sessions: list[Session] = field(default_factory=list)  # its servers online now
     wake: str = "off"  # how its config lets it be woken (see wake_setting)
+    notify: str = "none"  # issue 18: its notifiers' kinds (see notify_setting)
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "unread": self.unread, "known_from": self.known_from,
                 "online": self.online, "last_seen": self.last_seen,
-                "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake}
+                "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake,
+                "notify": self.notify}
 
 
 @dataclass(frozen=True)

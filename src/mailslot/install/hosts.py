@@ -176,6 +176,17 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
                            "`--data-dir .cline/data` (it keeps MCP settings per data "
                            "folder, not per project).",)},
     ),
+    # issue 18: Grok Build (xAI's `grok`; docs.x.ai/build): MCP only. Its hooks are
+    # documented, but not that a hook's output reaches the model (docs/hosts.md).
+    Host(
+        "grok", "Grok Build", "project",
+        {"project": ".grok/config.toml", "user": "~/.grok/config.toml"}, "toml",
+        mcp_container="mcp_servers",
+        notes={"project": (
+            "Grok Build starts a project's MCP servers only once you trust the folder "
+            "(/hooks-trust in Grok, or start it with --trust).",
+        )},
+    ),
 )}
 
 HOST_NAMES = tuple(HOSTS)

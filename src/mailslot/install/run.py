@@ -97,7 +97,7 @@ def install(
     if wake and channel:
         raise InvalidInput("choose one way to wake Claude Code: --wake or --channel")
     if hooks and host.hooks is None and host.mcp_format != "pi-extension":
-        raise InvalidInput(f"{host.title} has no documented hook settings; install it "
+        raise InvalidInput(f"{host.title} has no documented hook that can show mail; install it "
                            "without --hooks (its agents use the MCP tools)")
     scope = scope or host.default_scope
     home = home or Path.home()

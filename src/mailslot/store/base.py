@@ -213,3 +213,14 @@ class Store(Protocol):
         share one kick. The file store uses file-system events; a server store would
         use its notifications (PostgreSQL's LISTEN/NOTIFY).
         """
+
+    # issue 18: notifier queues --------------------------------------------------------
+    def notify_queue(self, lane: int) -> Store:
+        """This store, with its ``wake_*`` methods acting on notifier queue ``lane``
+        (one per place in an agent's ``notify`` list, ``0 <= lane < NOTIFY_QUEUES``)
+        instead of the wake queue; another ``lane`` is :class:`UnsafePath`.
+
+        Everything else is shared, so the one queue-and-runner machinery serves wakes and
+        notifiers alike; queues never share entries, claims or locks. ``watch(wakes=True)``
+        on this store kicks for every queue.
+        """

@@ -434,6 +434,7 @@ class FileStore(FileWakeQueue):
             # it, which watchdog holds back for half a second to look for its other half.
             for kind in ("pending", "claimed", "locks"):
                 self._folder("wake", kind, create=True)
+            self._notify_folders()
             observer = observe([self._folder("wake", create=True)], kick, recursive=True,
                                creations_only=True)
             return None if observer is None else FolderWatch(observer, "the wake queue")
@@ -444,6 +445,26 @@ class FileStore(FileWakeQueue):
             paths.append(self.waiters_folder(waiters_of))
         observer = observe(paths, kick)
         return None if observer is None else FolderWatch(observer, f"mail for {mail_for}")
+
+
+    # issue 18: notifier queues --------------------------------------------------------
+    def _notify_folders(self) -> None:
+        """Every notifier queue's folders, made before watching: a folder made under a
+        recursive watch together with the one inside it is reported twice by watchdog."""
+        from .records import NOTIFY_QUEUES
+
+        for lane in range(NOTIFY_QUEUES):
+            for kind in ("pending", "claimed", "locks"):
+                self._folder("wake", f"notify-{lane}", kind, create=True)
+
+    def notify_queue(self, lane: int) -> FileStore:
+        from .records import NOTIFY_QUEUES
+
+        if isinstance(lane, bool) or not isinstance(lane, int) or not 0 <= lane < NOTIFY_QUEUES:
+            raise UnsafePath(f"{lane!r} is not a notifier queue; not used as a folder")
+        view = FileStore(self.root)
+        view._queue = ("wake", f"notify-{lane}")  # inside wake/: watch(wakes=True) sees it
+        return view
 
 
 def _try_remove(path: str) -> None:

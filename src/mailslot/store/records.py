@@ -40,3 +40,8 @@ class Watching(Protocol):
 
     def close(self) -> None:
         """Stop watching."""
+
+
+NOTIFY_QUEUES = 8
+"""How many notifier queues a store keeps (issue 18): one per place in an agent's
+``notify`` list, so at most this many notifiers per agent."""

@@ -75,10 +75,12 @@ def _decode(data: bytes, message_id: str, agent: str, claim: str | None) -> Wake
 class FileWakeQueue(SessionFiles):
     """The ``wake_*`` methods of :class:`~mailslot.store.files.FileStore` (a subclass)."""
 
+    _queue: tuple[str, ...] = ("wake",)  # issue 18: a notifier lane is ("wake", "notify-N")
+
     def _wake_dir(self, kind: str, agent: str, *, create: bool = True) -> str:
         if not is_valid_name(agent) or agent != agent.lower():
             raise UnsafePath(f"{agent!r} is not an agent name; not used as a folder")
-        return self._folder("wake", kind, agent, create=create)
+        return self._folder(*self._queue, kind, agent, create=create)
 
     def _read_entry(self, path: str, message_id: str, agent: str, claim: str | None
                     ) -> WakeEntry:
@@ -106,7 +108,7 @@ class FileWakeQueue(SessionFiles):
     def wake_agents(self) -> list[str]:
         found: set[str] = set()
         for kind in ("pending", "claimed"):
-            folder = self._folder("wake", kind)
+            folder = self._folder(*self._queue, kind)
             try:
                 with os.scandir(folder) as it:
                     agents = [e.name for e in it if e.is_dir(follow_symlinks=False)]
@@ -167,7 +169,7 @@ class FileWakeQueue(SessionFiles):
     def wake_lock(self, agent: str) -> AgentLock:
         if not is_valid_name(agent) or agent != agent.lower():
             raise UnsafePath(f"{agent!r} is not an agent name; not used as a file name")
-        return AgentLock(os.path.join(self._folder("wake", "locks", create=True), agent),
+        return AgentLock(os.path.join(self._folder(*self._queue, "locks", create=True), agent),
                          agent)
 
 

@@ -30,8 +30,9 @@ BYPASS_FLAGS = frozenset({
     "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust",
     "--yolo", "--full-auto", "--allow-all-tools", "--allow-all", "--allow-all-paths",
     "--allow-all-urls", "--autopilot", "-y",
+    "--always-approve",  # issue 18: Grok Build
 })
-"""Flags that skip a host's permission prompts (Claude Code, Codex, Gemini, Copilot)."""
+"""Flags that skip a host's permission prompts (Claude Code, Codex, Gemini, Copilot, Grok)."""
 _BYPASS_VALUES = {
     "-a": {"never"}, "--ask-for-approval": {"never"},
     "-s": {"danger-full-access"}, "--sandbox": {"danger-full-access"},

@@ -111,9 +111,7 @@ def settings_for(config: Config, agent: str) -> WakeSettings:
         raise StoreError(f"config.json: {where}.wake_method must be text")
     if opt_in != "never" and not method:
         raise StoreError(f"config.json: {where}.wake_method is missing (wake_on_mail is on)")
-    retry = _retry(config.raw.get("wake_retry"), "wake_retry", Retry())
-    retry = _retry(entry.get("wake_retry"), f"{where}.wake_retry", retry)
-    return WakeSettings(agent, opt_in, method, entry, retry)
+    return WakeSettings(agent, opt_in, method, entry, retry_for(config, agent))
 
 
 def refusal(settings: WakeSettings, message: Message) -> str | None:
@@ -142,3 +140,11 @@ def in_session_wakes(config: Config, agent: str, method: str) -> Callable[[Messa
     if settings.method != method or settings.opt_in == "never":
         return None
     return lambda message: refusal(settings, message) is None
+
+
+def retry_for(config: Config, agent: str) -> Retry:
+    """``agent``'s retry policy: top-level ``wake_retry``, then its own, key by key (issue
+    18: notifiers use it too, whatever ``wake_on_mail`` says)."""
+    retry = _retry(config.raw.get("wake_retry"), "wake_retry", Retry())
+    entry = config.agents().get(agent, {})
+    return _retry(entry.get("wake_retry"), f"agents.{agent}.wake_retry", retry)

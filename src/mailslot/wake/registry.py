@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..errors import StoreError
 from .agentapi import AgentApiMethod
 from .claude_native import ClaudeChannelMethod, ClaudeRewakeMethod
+from .grok import GrokMethod
 from .methods import (
     ClaudeMethod,
     CodexMethod,
@@ -25,7 +26,8 @@ METHODS: dict[str, type[WakeMethod]] = {
     method.name: method
     for method in (CommandMethod, TmuxMethod, ClaudeMethod, CodexMethod, CodexQueueMethod,
                    GeminiMethod,
-                   AgentApiMethod, ClaudeRewakeMethod, ClaudeChannelMethod, UnsupportedMethod)
+                   AgentApiMethod, ClaudeRewakeMethod, ClaudeChannelMethod, UnsupportedMethod,
+                   GrokMethod)  # issue 18
 }
 
 

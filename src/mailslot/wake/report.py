@@ -7,7 +7,7 @@ session whose credentials are stale) are *warnings*. No secret is ever shown.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..config import Config
@@ -32,6 +32,7 @@ class AgentReport:
     retry: str = ""
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notify: list[str] = field(default_factory=list)  # issue 18: its notifiers, one line each
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,16 @@ def validate(store: Store) -> Validation:
         agents = config.agents()
     except MailslotError as exc:
         return Validation(store.location, [], [str(exc)])
-    return Validation(store.location, [_agent(store, config, a) for a in sorted(agents)], [])
+    return Validation(store.location, [_with_notifiers(store, config, _agent(store, config, a))
+                                       for a in sorted(agents)], [])
+
+
+def _with_notifiers(store: Store, config: Config, report: AgentReport) -> AgentReport:
+    """Issue 18: the agent's notifiers, and their config problems, added to its report."""
+    from .notify import notifier_lines
+
+    lines, problems = notifier_lines(store, config, report.agent)
+    return replace(report, notify=lines, problems=[*report.problems, *problems])
 
 
 def as_text(report: Validation) -> str:
@@ -106,6 +116,7 @@ def as_text(report: Validation) -> str:
             lines += [f"  limit: {n}" for n in METHODS[a.method].limits]
         lines += [f"  problem: {p}" for p in a.problems]
         lines += [f"  warning: {w}" for w in a.warnings]
+        lines += [f"  {line}" for line in a.notify]
     lines += ["", "ok: every configured agent's wake settings are valid" if report.ok
               else "problems found: the agents above are not woken until they are fixed"]
     return "\n".join(lines)

@@ -74,19 +74,21 @@ class _Plan:
 class WakeRunner:
     """Runs the wake queue of one store."""
 
+    kind = "wake"  # the events log's prefix (issue 18: notifiers run as "notify")
+
     def __init__(self, store: Store, *, clock: Callable[[], float] = time.time,
                  stop: threading.Event | None = None,
                  report: Callable[[Result], None] | None = None) -> None:
         self.store = store
         self._clock = clock
         self._stop = stop or threading.Event()  # set: end running wakes (the watcher stops)
-        self._report = report  # told of each result as it happens, not when a pass ends
+        self.report = report  # told of each result as it happens, not when a pass ends
 
     def _done(self, done: Pass, results: Sequence[Result]) -> None:
         done.results.extend(results)
-        if self._report is not None:
+        if self.report is not None:
             for result in results:
-                self._report(result)
+                self.report(result)
 
     def agents(self) -> list[str]:
         """Agents that have wakes queued or claimed."""
@@ -139,7 +141,7 @@ class WakeRunner:
                 continue
             message, reason = self._still_wanted(claimed, plan.settings)
             if message is None:
-                log(self.store, "wake_skipped", claimed.message_id, agent, reason=reason)
+                log(self.store, f"{self.kind}_skipped", claimed.message_id, agent, reason=reason)
                 self.store.wake_release(claimed)
                 results.append(Result(agent, claimed.message_id, plan.name, claimed.attempt,
                                       Outcome(False, reason, retry=False), skipped=True))
@@ -160,7 +162,7 @@ class WakeRunner:
         state = self.store.state_of(entry.agent, entry.message_id)
         if state is None:
             return None, "the message is no longer in the mailbox"
-        if state != "unread":
+        if state not in self._wanted(settings):
             return None, f"the message is already {state}"
         try:
             message, _ = self.store.load(entry.agent, entry.message_id)
@@ -172,6 +174,10 @@ class WakeRunner:
                 return None, f"no longer allowed: {refused}"
         return message, ""
 
+    def _wanted(self, settings: WakeSettings | None) -> tuple[str, ...]:
+        """The states in which a queued entry is still worth running."""
+        return ("unread",)
+
     def _wake(self, agent: str, plan: _Plan, live: Sequence[tuple[WakeEntry, Message]]
               ) -> Outcome:
         assert plan.method is not None
@@ -180,7 +186,7 @@ class WakeRunner:
         job = Job(agent, messages, notice, self.store,
                   plan.retry.timeout_seconds, self._stop)
         for entry, _ in live:
-            log(self.store, "wake_attempt", entry.message_id, agent, method=plan.name,
+            log(self.store, f"{self.kind}_attempt", entry.message_id, agent, method=plan.name,
                 attempt=entry.attempt)
         try:
             return plan.method.wake(job)
@@ -192,23 +198,28 @@ class WakeRunner:
         """Log the outcome and end the claim: done, queued again, or given up (sender told)."""
         agent, name = entry.agent, plan.name
         if outcome.ok:
-            log(self.store, "wake_ok", entry.message_id, agent, method=name,
+            log(self.store, f"{self.kind}_ok", entry.message_id, agent, method=name,
                 attempt=entry.attempt)
             self.store.wake_release(entry)
             return Result(agent, entry.message_id, name, entry.attempt, outcome)
         if outcome.retry and entry.attempt < plan.retry.attempts:
             wait = plan.retry.delay_after(entry.attempt) if delay is None else delay
-            log(self.store, "wake_failed", entry.message_id, agent, method=name,
+            log(self.store, f"{self.kind}_failed", entry.message_id, agent, method=name,
                 attempt=entry.attempt, reason=outcome.reason, final=False, retry_in=wait)
             again = replace(entry, attempt=entry.attempt + 1, not_before=self._clock() + wait,
                             claim=None)
             self.store.wake_release(entry, again)
             return Result(agent, entry.message_id, name, entry.attempt, outcome, retry_in=wait)
-        log(self.store, "wake_failed", entry.message_id, agent, method=name,
+        log(self.store, f"{self.kind}_failed", entry.message_id, agent, method=name,
             attempt=entry.attempt, reason=outcome.reason, final=True)
+        told = self._give_up(entry, outcome)
+        self.store.wake_release(entry)  # after the notice: a crash repeats it, never loses it
+        return Result(agent, entry.message_id, name, entry.attempt, outcome, told=told)
+
+    def _give_up(self, entry: WakeEntry, outcome: Outcome) -> str | None:
+        """Tell the sender the wake failed for good; whom we told (``None``: nobody)."""
+        agent = entry.agent
         body = gave_up_body(agent, entry.message_id, entry.attempt, outcome.reason)
         notice = tell_sender(Notifier(self.store), entry.message_id, f"Could not wake {agent}",
                              body)
-        self.store.wake_release(entry)  # after the notice: a crash repeats it, never loses it
-        told = notice.to[0] if notice else None
-        return Result(agent, entry.message_id, name, entry.attempt, outcome, told=told)
+        return notice.to[0] if notice else None

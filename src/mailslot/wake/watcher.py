@@ -23,6 +23,8 @@ from typing import TextIO
 
 from ..errors import MailslotError
 from ..store import Store
+from .bank import refresh_banks
+from .notify import notify_runners
 from .runner import Pass, Result, WakeRunner
 
 DEFAULT_POLL_SECONDS = 1.0
@@ -33,16 +35,23 @@ WORKERS = 8
 
 def describe(result: Result) -> str:
     """One line per outcome: names, ids and our reasons, never a subject or body."""
+    waking, woke, wake = (("notifying", "notified", "notify") if _is_notice(result)
+                          else ("waking", "woke", "wake"))
     head = f"{result.agent} ({result.method}) for {result.message_id}"
     if result.skipped:
-        return f"skipped waking {head}: {result.outcome.reason}"
+        return f"skipped {waking} {head}: {result.outcome.reason}"
     if result.outcome.ok:
-        return f"woke {head} (attempt {result.attempt})"
-    failed = f"could not wake {head} (attempt {result.attempt}): {result.outcome.reason}"
+        return f"{woke} {head} (attempt {result.attempt})"
+    failed = f"could not {wake} {head} (attempt {result.attempt}): {result.outcome.reason}"
     if result.retry_in is not None:
         return f"{failed}; trying again in {result.retry_in:g} s"
     told = f"; told {result.told}" if result.told else ""
     return f"{failed}; gave up{told}"
+
+
+def _is_notice(result: Result) -> bool:
+    """A notifier's outcome (issue 18), named ``notify[N]:KIND``."""
+    return result.method.startswith("notify[")
 
 
 def as_event(result: Result) -> dict[str, object]:
@@ -53,6 +62,9 @@ def as_event(result: Result) -> dict[str, object]:
         kind = "woke"
     else:
         kind = "failed" if result.retry_in is not None else "gave_up"
+    if _is_notice(result):  # issue 18
+        kind = {"woke": "notified", "failed": "notify_failed", "gave_up": "notify_gave_up",
+                "skipped": "notify_skipped"}[kind]
     return {"event": kind, "agent": result.agent, "method": result.method,
             "message_id": result.message_id, "attempt": result.attempt,
             "reason": None if result.outcome.ok else result.outcome.reason,
@@ -68,13 +80,18 @@ class Watcher:
         self._stop = threading.Event()
         self.runner = WakeRunner(store, stop=self._stop,
                                  report=lambda result: self.say(describe(result), as_event(result)))
+        # issue 18: one runner per notifier queue, scheduled like the wake queue's
+        self.runners: list[WakeRunner] = [
+            self.runner, *notify_runners(store, stop=self._stop, report=self.runner.report)]
+        self._banks_due = 0.0
         self._out = out
         self._kick = threading.Event()
         self._lock = threading.Lock()
-        self._busy: set[str] = set()
-        self._dirty: set[str] = set()  # looked for while busy: look again when done
-        self._due: dict[str, float] = {}
-        self._locked: set[str] = set()
+        # Keyed by (runner, agent): the runner's place in ``runners`` and the agent.
+        self._busy: set[tuple[int, str]] = set()
+        self._dirty: set[tuple[int, str]] = set()  # looked for while busy: look again
+        self._due: dict[tuple[int, str], float] = {}
+        self._locked: set[tuple[int, str]] = set()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wake")
         self._futures: list[Future[None]] = []
 
@@ -100,8 +117,9 @@ class Watcher:
         self._kick.set()
 
     def scan(self) -> None:
-        """Start a pass for every agent with queued wakes that is not in one already."""
-        agents = self.runner.agents()
+        """Start a pass for every agent with queued wakes (or notices) that is not in one
+        already."""
+        agents = [(i, a) for i, runner in enumerate(self.runners) for a in runner.agents()]
         with self._lock:
             self._due = {a: t for a, t in self._due.items() if a in agents}
             starting = [a for a in agents if a not in self._busy]
@@ -112,11 +130,19 @@ class Watcher:
         self._futures = [f for f in self._futures if not f.done()]
         self._futures += [self._pool.submit(self._work, agent) for agent in starting]
 
-    def _work(self, agent: str) -> None:
+    def refresh_banks(self) -> None:
+        """Every few seconds: notice banks pruned of done mail, their states current."""
+        if time.time() < self._banks_due:
+            return
+        self._banks_due = time.time() + RESCAN_SECONDS
+        for problem in refresh_banks(self.runner.store):
+            self.say(f"notice bank: {problem}")
+
+    def _work(self, agent: tuple[int, str]) -> None:
         try:
-            done = self.runner.run_agent(agent)
+            done = self.runners[agent[0]].run_agent(agent[1])
         except Exception as exc:  # one agent's trouble must not stop the watcher
-            self.say(f"error while waking {agent}: {type(exc).__name__}: {exc}")
+            self.say(f"error while waking {agent[1]}: {type(exc).__name__}: {exc}")
             done = Pass(next_due=time.time() + RESCAN_SECONDS)
         with self._lock:
             self._busy.discard(agent)
@@ -138,6 +164,7 @@ class Watcher:
             self._kick.clear()
             try:
                 self.scan()
+                self.refresh_banks()
             except MailslotError as exc:  # e.g. the folder was moved: say, retry
                 self.say(f"cannot read the wake queue: {exc}")
             with self._lock:
@@ -148,13 +175,16 @@ class Watcher:
         """One look: every wake due now, waiting for each to finish."""
         self.scan()
         wait(self._futures)
+        self.refresh_banks()
         with self._lock:
             later, locked = dict(self._due), set(self._locked)
-        for agent in sorted(locked):
+        for _, agent in sorted(locked):
             self.say(f"{agent}: another watcher is waking it; left to that watcher")
-        for agent, due in sorted(later.items()):
-            if agent not in locked:
-                self.say(f"{agent}: next wake attempt due at {datetime.fromtimestamp(due):%H:%M:%S}"
+        for (i, agent), due in sorted(later.items()):
+            if (i, agent) not in locked:
+                what = "wake" if i == 0 else "notifier"
+                self.say(f"{agent}: next {what} attempt due at "
+                         f"{datetime.fromtimestamp(due):%H:%M:%S}"
                          " (run watch again, or keep a watcher running)")
 
     def close(self) -> None:

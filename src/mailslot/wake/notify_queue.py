@@ -1,0 +1,69 @@
+"""What gets a notifier entry queued at delivery (issue 18): light, on the send path.
+
+The notifiers themselves, and the runner that works these queues, are in :mod:`.notify`
+(loaded by the watcher only). One entry per notifier of each recipient of a directed
+message, in that notifier's own queue (``Store.notify_queue(lane)``); not queued:
+broadcasts, mail to oneself and notices from ``mailslot`` itself, as for wakes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..config import Config
+from ..errors import MailslotError, StoreError
+from ..message import Message
+from ..names import SYSTEM_SENDER
+from ..store import Store, WakeEntry
+from ..store.records import NOTIFY_QUEUES
+from .queue import log
+
+MAX_NOTIFIERS = NOTIFY_QUEUES
+"""Notifiers per agent: each place in the list has a queue the watcher looks at."""
+NOTIFIER_KINDS = ("command", "desktop", "bank")
+
+
+def notifier_entries(config: Config, agent: str) -> list[Mapping[str, Any]]:
+    """``agent``'s ``notify`` list, its shape checked; raises :class:`StoreError` naming
+    the field."""
+    raw = config.agents().get(agent, {}).get("notify", [])
+    field = f"config.json: agents.{agent}.notify"
+    if not isinstance(raw, list):
+        raise StoreError(f"{field} must be a list of notifiers")
+    if len(raw) > MAX_NOTIFIERS:
+        raise StoreError(f"{field} holds {len(raw)} notifiers; the limit is {MAX_NOTIFIERS}")
+    for lane, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise StoreError(f"{field}[{lane}] must be an object")
+        if item.get("kind") not in NOTIFIER_KINDS:
+            raise StoreError(f"{field}[{lane}].kind must be one of: "
+                             f"{', '.join(NOTIFIER_KINDS)}")
+    return raw
+
+
+def enqueue_notices(store: Store, message: Message) -> None:
+    """Queue one entry per notifier of each recipient. Never raises: it is delivered."""
+    if message.is_broadcast or message.sender == SYSTEM_SENDER:
+        return
+    try:
+        config = Config(store.load_config())
+    except MailslotError:
+        return  # the wake queue logs the broken config already
+    for agent in message.to:
+        if agent == message.sender:
+            continue
+        try:
+            entries = notifier_entries(config, agent)
+            for lane, item in enumerate(entries):
+                log(store, "notify_queued", message.id, agent, method=label(lane, item))
+                store.notify_queue(lane).wake_enqueue(
+                    WakeEntry(message.id, agent, not_before=time.time()))
+        except MailslotError as exc:
+            log(store, "notify_skipped", message.id, agent, reason=str(exc))
+
+
+def label(lane: int, item: Mapping[str, Any]) -> str:
+    """How a notifier is named in the log and the watcher's output: ``notify[1]:desktop``."""
+    return f"notify[{lane}]:{item.get('kind')}"
