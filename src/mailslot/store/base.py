@@ -203,3 +203,9 @@ class Store(Protocol):
         share one kick. The file store uses file-system events; a server store would
         use its notifications (PostgreSQL's LISTEN/NOTIFY).
         """
+
+    # issue 16: the web page's live view ------------------------------------------------
+    def watch_mail(self, kick: Callable[[], None]) -> Watching | None:
+        """Call ``kick`` (from another thread) whenever any mailbox or broadcast may have
+        changed: a delivery, a state change, a broadcast published or retracted. ``None``:
+        this store cannot tell; the caller polls. A kick only means "look again"."""
