@@ -20,7 +20,14 @@ START_SECONDS = 30.0
 class WebServer:
     process: subprocess.Popen[str]
     login: str  # the one-time link
+    reader: threading.Thread
     lines: list[str] = field(default_factory=list)
+
+    def stop(self) -> int:
+        """Ctrl-C; returns the exit code once everything it printed has been read."""
+        code = stop(self.process)
+        self.reader.join(timeout=10)
+        return code
 
     @property
     def base(self) -> str:
@@ -54,7 +61,7 @@ def web_server(*args: str) -> Iterator[WebServer]:
         ready.wait(START_SECONDS)
         found = [m.group(0) for line in lines if (m := re.search(r"http://\S+", line))]
         assert found, f"mailslot web printed no link: {lines}"
-        yield WebServer(process, found[0], lines)
+        yield WebServer(process, found[0], reader, lines)
     finally:
         stop(process)
         reader.join(timeout=10)

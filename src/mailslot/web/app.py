@@ -47,10 +47,10 @@ def _templates() -> Environment:
 class Page:
     """Everything a route needs: the store, the sessions, the live hub, the templates."""
 
-    def __init__(self, store: Store, sessions: Sessions) -> None:
+    def __init__(self, store: Store, sessions: Sessions, hub: Hub) -> None:
         self.store = store
         self.sessions = sessions
-        self.hub = Hub(store)
+        self.hub = hub
         self.templates = _templates()
 
     # Rendering -----------------------------------------------------------------------
@@ -99,9 +99,10 @@ def _see(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
 
-def build_app(store: Store, sessions: Sessions, port: Callable[[], int]) -> Guard:
-    """The whole page as an ASGI app, behind :class:`~.security.Guard`."""
-    page = Page(store, sessions)
+def build_app(store: Store, sessions: Sessions, hub: Hub, port: Callable[[], int]) -> Guard:
+    """The whole page as an ASGI app, behind :class:`~.security.Guard`; ``hub`` runs
+    while the app does."""
+    page = Page(store, sessions, hub)
 
     def route(path: str, methods: tuple[str, ...] = ("GET",)
               ) -> Callable[[Handler], Handler]:

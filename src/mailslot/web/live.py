@@ -38,12 +38,19 @@ class Hub:
         self._stop = threading.Event()
         self._watching: Watching | None = None
         self._thread: threading.Thread | None = None
+        self._ended = False
 
     def start(self) -> None:
         self._watching = self.store.watch_mail(self._kicked.set)
         self._thread = threading.Thread(target=self._run, name="mailslot-web-live",
                                         daemon=True)
         self._thread.start()
+
+    def end_streams(self) -> None:
+        """End every open event stream now (the server is stopping: Ctrl-C)."""
+        with self._lock:
+            self._ended = True
+        self._publish(None)
 
     def stop(self) -> None:
         self._stop.set()
@@ -90,6 +97,8 @@ class Hub:
         queue: asyncio.Queue[str | None] = asyncio.Queue()
         key = (asyncio.get_running_loop(), queue)
         with self._lock:
+            if self._ended:
+                return
             self._subscribers.add(key)
         try:
             yield "retry: 2000\n\n"
@@ -105,8 +114,3 @@ class Hub:
         finally:
             with self._lock:
                 self._subscribers.discard(key)
-
-    def subscribers(self) -> int:
-        with self._lock:
-            return len(self._subscribers)
-

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import socket
 import sys
+from types import FrameType
 from typing import TextIO
 
 import uvicorn
@@ -18,6 +19,7 @@ import uvicorn
 from ..errors import StoreError
 from ..store import Store
 from .app import build_app
+from .live import Hub
 from .security import Sessions
 
 HOST = "127.0.0.1"
@@ -45,11 +47,25 @@ def serve(store: Store, port: int = DEFAULT_PORT, out: TextIO = sys.stdout) -> i
     sock = bind(port, out)
     bound = sock.getsockname()[1]
     sessions = Sessions()
-    app = build_app(store, sessions, lambda: bound)
+    hub = Hub(store)
+    app = build_app(store, sessions, hub, lambda: bound)
     print(f"mailslot web: {store.location}\n"
           f"open http://{HOST}:{bound}/login?token={sessions.token}\n"
           "(the link works once; Ctrl-C stops the page)", file=out, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False,
                             timeout_graceful_shutdown=1, server_header=False)
-    uvicorn.Server(config).run(sockets=[sock])
+    _Server(config, hub).run(sockets=[sock])
     return 0
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, ending open event streams at Ctrl-C so it stops at once (an event stream
+    never ends by itself)."""
+
+    def __init__(self, config: uvicorn.Config, hub: Hub) -> None:
+        super().__init__(config)
+        self._hub = hub
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self._hub.end_streams()
+        super().handle_exit(sig, frame)
