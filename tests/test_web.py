@@ -18,7 +18,6 @@ import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.identity import Identity
-
 from support import snapshot
 from webserver import WebServer, web_server
 
@@ -142,7 +141,7 @@ def test_every_answer_carries_a_strict_policy(server: WebServer) -> None:
         assert "default-src 'none'" in csp and "script-src 'self'" in csp, path
         assert "unsafe-inline" not in csp
         assert response.getheader("x-frame-options") == "DENY"
-        assert response.getheader("referrer-policy") == "no-referrer"
+        assert response.getheader("referrer-policy") == "same-origin"
         assert response.getheader("x-content-type-options") == "nosniff"
     assert request(server, "GET", "/", host="evil.example").getheader(
         "content-security-policy")

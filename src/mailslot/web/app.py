@@ -133,6 +133,10 @@ def build_app(store: Store, sessions: Sessions, hub: Hub, port: Callable[[], int
         response.set_cookie(COOKIE, session, httponly=True, samesite="strict", path="/")
         return response
 
+    @route("/favicon.ico")
+    async def favicon(request: Request) -> Response:
+        return RedirectResponse("/static/favicon.svg", status_code=301)
+
     @route("/")
     async def overview(request: Request) -> Response:
         rows = browse.agents(Mailbox(store))
@@ -217,7 +221,8 @@ def build_app(store: Store, sessions: Sessions, hub: Hub, port: Callable[[], int
         names = [a.name for a in Mailbox(store).who()]
         return page.render(request, "settings.html", status, forms=settings.wake_forms(store,
                            names), fields=settings.method_fields(), opt_ins=settings.OPT_INS,
-                           result=result, others=settings.other_settings(store))
+                           result=result, others=settings.other_settings(store),
+                           saved=request.query_params.get("saved"))
 
     @route("/settings/wake/{agent}", ("POST",))
     async def save_wake(request: Request) -> Response:

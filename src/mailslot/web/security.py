@@ -12,7 +12,8 @@ One ASGI layer in front of every route, so no route can forget a check:
   :meth:`Sessions.check_csrf`); other methods are refused;
 * a request body is at most :data:`MAX_BODY` bytes;
 * every response says: this strict Content-Security-Policy (no inline script, nothing
-  from the network), no framing, no sniffing, no referrer, no caching, no CORS.
+  from the network), no framing, no sniffing, no referrer beyond the page, no caching,
+  no CORS.
 """
 
 from __future__ import annotations
@@ -34,14 +35,15 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 COOKIE = "mailslot_session"
 MAX_BODY = DEFAULT_MAX_BODY_BYTES + 16 * 1024
 """A form holds at most one body of the largest size a message may have, and its fields."""
-PUBLIC = ("/login", "/static/")
+PUBLIC = ("/login", "/favicon.ico")
+"""Paths that need no session (besides everything under ``/static/``)."""
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # "no-referrer" would make a form's Origin "null"
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
     (b"cache-control", b"no-store"),
@@ -149,7 +151,7 @@ class Guard:
                 return 403, "refused: the request did not come from this page"
             if _header(scope, b"sec-fetch-site") not in (None, "same-origin", "none"):
                 return 403, "refused: the request did not come from this page"
-        public = path == PUBLIC[0] or path.startswith(PUBLIC[1])
+        public = path in PUBLIC or path.startswith("/static/")
         if not public and self.sessions.csrf(session_of(scope)) is None:
             return 401, ("no session: open the address with the token that `mailslot web` "
                          "printed (it works once; restart mailslot web for a new one)")
