@@ -342,3 +342,26 @@ def test_a_full_disk_is_one_StoreError_line_and_writes_nothing(
             assert "\n" not in str(caught.value)
     assert len(backend.store.entries("gemini", ["unread"])) == 1
     assert backend.store.load_config() == {}
+
+
+# issue 16: the web page's live view -------------------------------------------------------
+def test_watch_mail_kicks_on_any_mailbox_state_change_and_broadcast(store: Store) -> None:
+    kicked = threading.Event()
+    watching = store.watch_mail(kicked.set)
+    if watching is None:
+        return  # this backend cannot tell: the page polls, which is allowed
+    try:
+        assert watching.how
+        directed, broadcast = message(1, to=("newcomer",)), message(2, to=("all",))
+        changes = [
+            lambda: store.deliver(directed, ["newcomer"]),  # a mailbox new since the start
+            lambda: store.move("newcomer", directed.id, "done"),
+            lambda: store.publish(broadcast),
+            lambda: store.retract(broadcast.id),
+        ]
+        for change in changes:
+            kicked.clear()
+            change()
+            assert kicked.wait(30)
+    finally:
+        watching.close()

@@ -167,6 +167,7 @@ def test_the_token_opens_every_page(web: Watched, store: FileStore, clock: Clock
     assert page.locator("#state tbody tr").inner_text().split()[:2] == ["gemini", "done"]
     page.get_by_role("link", name="Read the whole thread").click()
     assert page.locator("ol.thread > li").count() == 3
+    assert page.locator("ol.thread pre.body").all_inner_texts()[2] == "Thanks, dropped them. Merging."
     shot(page, "thread", tmp_path)
 
     web.go("/broadcasts")

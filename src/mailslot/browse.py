@@ -106,18 +106,18 @@ def agents(box: Mailbox) -> list[AgentRow]:
             for info in box.who()]
 
 
-def _headers(store: Store, pairs: Iterable[tuple[str | None, str]], limit: int
-             ) -> tuple[list[Message], int]:
-    """Up to ``limit`` headers of ``(mailbox, id)`` pairs (``None``: a broadcast), and
-    how many unreadable files were skipped."""
+def _headers(store: Store, pairs: Iterable[tuple[str | None, str]], limit: int, *,
+             bodies: bool = False) -> tuple[list[Message], int]:
+    """Up to ``limit`` headers (``bodies``: whole messages) of ``(mailbox, id)`` pairs
+    (``None``: a broadcast), and how many unreadable files were skipped."""
     found: list[Message] = []
     unreadable = 0
     for agent, message_id in pairs:
         try:
             if agent is None:
-                message, _ = store.load_broadcast(message_id, header_only=True)
+                message, _ = store.load_broadcast(message_id, header_only=not bodies)
             else:
-                message, _ = store.load(agent, message_id, header_only=True)
+                message, _ = store.load(agent, message_id, header_only=not bodies)
         except NotFound:
             continue  # moved meanwhile
         except Unreadable:
@@ -157,9 +157,10 @@ def show(box: Mailbox, raw_id: str) -> Shown:
     return Shown(message, status, mine)
 
 
-def thread(store: Store, message: Message, *, limit: int = 500) -> list[Message]:
+def thread(store: Store, message: Message, *, limit: int = 500, bodies: bool = False
+           ) -> list[Message]:
     """Every message of ``message``'s thread, oldest first (its first message and every
-    later message naming it as ``thread``)."""
+    later message naming it as ``thread``); ``bodies``: whole messages."""
     root = message.thread or message.id
     seen: dict[str, tuple[str | None, str]] = {}
     for agent in store.agent_names():
@@ -171,7 +172,11 @@ def thread(store: Store, message: Message, *, limit: int = 500) -> list[Message]
             if message_id >= root:
                 seen.setdefault(message_id, (None, message_id))
     headers, _ = _headers(store, (seen[i] for i in sorted(seen)), len(seen) or 1)
-    return [m for m in headers if m.id == root or m.thread == root][:limit]
+    ids = [m.id for m in headers if m.id == root or m.thread == root][:limit]
+    if not bodies:
+        wanted = set(ids)
+        return [m for m in headers if m.id in wanted]
+    return _headers(store, (seen[i] for i in ids), len(ids) or 1, bodies=True)[0]
 
 
 def wake_log(store: Store, *, limit: int = 20) -> list[dict[str, Any]]:

@@ -165,7 +165,7 @@ def build_app(store: Store, sessions: Sessions, hub: Hub, port: Callable[[], int
     async def thread(request: Request) -> Response:
         shown = browse.show(Mailbox(store), request.path_params["id"])
         return page.render(request, "thread.html", root=shown.message,
-                           thread=browse.thread(store, shown.message))
+                           thread=browse.thread(store, shown.message, bodies=True))
 
     @route("/broadcasts")
     async def broadcasts(request: Request) -> Response:
