@@ -18,6 +18,7 @@ import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.identity import Identity
+from mailslot.web.security import MAX_BODY
 from support import snapshot
 from webserver import WebServer, web_server
 
@@ -125,6 +126,14 @@ def test_large_bodies_other_methods_and_cors_are_refused(server: WebServer) -> N
     huge = request(server, "POST", "/compose", body=b"x",
                    headers={"Cookie": cookie, "Content-Length": str(10**9)})
     assert huge.status == 413
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as raw:
+        raw.sendall(f"POST /compose HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                    f"Cookie: {cookie}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                    "Transfer-Encoding: chunked\r\n\r\n".encode())
+        chunk = b"x" * (MAX_BODY + 1)  # one chunk past the limit, then wait for the answer
+        raw.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        answer = raw.recv(200)
+        assert answer.startswith(b"HTTP/1.1 413"), answer
     for method in ("PUT", "DELETE", "OPTIONS", "PATCH"):
         response = request(server, method, "/", headers={
             "Cookie": cookie, "Origin": "http://evil.example",

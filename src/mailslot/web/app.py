@@ -75,10 +75,7 @@ class Page:
         kind = request.headers.get("content-type", "").split(";")[0].strip()
         if kind != "application/x-www-form-urlencoded":
             raise InvalidInput("a change must be sent as a form from the page")
-        try:
-            raw = await request.body()
-        except TooLarge as exc:
-            raise InvalidInput(str(exc)) from None
+        raw = await request.body()  # TooLarge past the limit: 413 (see ``route``)
         try:
             fields = parse_qs(raw.decode("utf-8"), keep_blank_values=True,
                               max_num_fields=200)
@@ -112,6 +109,8 @@ def build_app(store: Store, sessions: Sessions, hub: Hub, port: Callable[[], int
                     return await handler(request)
                 except _CsrfMissing as exc:
                     return page.problem(request, exc, 403)
+                except TooLarge as exc:
+                    return page.problem(request, str(exc), 413)
                 except NotFound as exc:
                     return page.problem(request, exc, 404)
                 except MailslotError as exc:

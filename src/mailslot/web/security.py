@@ -33,8 +33,9 @@ Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 COOKIE = "mailslot_session"
-MAX_BODY = DEFAULT_MAX_BODY_BYTES + 16 * 1024
-"""A form holds at most one body of the largest size a message may have, and its fields."""
+MAX_BODY = 3 * DEFAULT_MAX_BODY_BYTES + 16 * 1024
+"""Room for one form-encoded body of the default largest size (a byte may take three
+characters) and the form's other fields; the service still applies the real limit."""
 PUBLIC = ("/login", "/favicon.ico")
 """Paths that need no session (besides everything under ``/static/``)."""
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
