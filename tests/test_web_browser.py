@@ -342,3 +342,18 @@ def test_compose_reply_done_broadcast_and_retract_as_the_owner(
     page.get_by_role("button", name="Send as sarah").click()
     assert page.get_by_role("alert").is_visible()
     assert page.get_by_label("Message").input_value() == "kept text"
+
+
+def test_dark_mode_follows_the_system_and_a_phone_needs_no_sideways_scroll(
+        browser: Browser, server: WebServer, store: FileStore, clock: Clock) -> None:
+    as_agent(store, "claude", clock).send("gemini", "A rather long subject " * 8, "body")
+    context = browser.new_context(color_scheme="dark", viewport={"width": 390, "height": 844},
+                                  is_mobile=True)
+    page = context.new_page()
+    page.goto(server.login)
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(21, 23, 26)"  # the dark palette
+    for path in ("/", "/mail/gemini", "/settings", "/compose"):
+        page.goto(server.base + path)
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), path
+    context.close()
