@@ -124,6 +124,8 @@ def build_app(store: Store, sessions: Sessions, hub: Hub, port: Callable[[], int
 
     @route("/login")
     async def login(request: Request) -> Response:
+        if sessions.csrf(session_of(request.scope)) is not None:
+            return _see("/")  # already in: the link opened again (history, a reload)
         session = sessions.exchange(request.query_params.get("token", ""))
         if session is None:
             return page.problem(request, "this login link is wrong or was already used: "
@@ -239,13 +241,8 @@ def build_app(store: Store, sessions: Sessions, hub: Hub, port: Callable[[], int
 
     @route("/events")
     async def events(request: Request) -> Response:
-        async def stream() -> AsyncIterator[str]:
-            async for chunk in page.hub.events():
-                if await request.is_disconnected():
-                    return
-                yield chunk
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"X-Accel-Buffering": "no"})
+        # StreamingResponse ends the stream itself when the page goes away.
+        return StreamingResponse(page.hub.events(), media_type="text/event-stream")
 
     routes.append(Mount("/static", StaticFiles(packages=[("mailslot.web", "static")]),
                         name="static"))
