@@ -76,6 +76,9 @@ def test_the_token_works_once_and_gives_an_httponly_strict_cookie(server: WebSer
     cookie = login(server)
     again = request(server, "GET", server.login.split(str(server.port), 1)[1])
     assert again.status == 403  # used up: another local user cannot replay it
+    reopened = request(server, "GET", server.login.split(str(server.port), 1)[1],
+                       headers={"Cookie": cookie})
+    assert (reopened.status, reopened.getheader("location")) == (303, "/")
     assert "hello" in page(server, cookie, "/mail/sarah")
 
 
