@@ -379,3 +379,26 @@ def test_watching_the_wake_queue_kicks_for_notifier_queues_too(store: Store) -> 
         assert kicked.wait(30)
     finally:
         watching.close()
+
+
+# issue 16: the web page's live view -------------------------------------------------------
+def test_watch_mail_kicks_on_any_mailbox_state_change_and_broadcast(store: Store) -> None:
+    kicked = threading.Event()
+    watching = store.watch_mail(kicked.set)
+    if watching is None:
+        return  # this backend cannot tell: the page polls, which is allowed
+    try:
+        assert watching.how
+        directed, broadcast = message(1, to=("newcomer",)), message(2, to=("all",))
+        changes = [
+            lambda: store.deliver(directed, ["newcomer"]),  # a mailbox new since the start
+            lambda: store.move("newcomer", directed.id, "done"),
+            lambda: store.publish(broadcast),
+            lambda: store.retract(broadcast.id),
+        ]
+        for change in changes:
+            kicked.clear()
+            change()
+            assert kicked.wait(30)
+    finally:
+        watching.close()

@@ -274,6 +274,20 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
     return watch(box.store, once=args.once, poll=args.poll, as_json=args.json)
 
 
+# issue 16: the local web page -----------------------------------------------------
+@command("web")
+def _web(args: argparse.Namespace, box: Mailbox) -> int:
+    from .web.server import serve  # starlette and uvicorn only here
+
+    return serve(box.store, args.port)
+
+
+def _port(raw: str) -> int:
+    if not raw.isdigit() or int(raw) > 65535:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a port from 0 to 65535")
+    return int(raw)
+
+
 def _seconds(raw: str) -> float:
     try:
         value = float(raw)
@@ -309,6 +323,7 @@ _EXAMPLES: dict[str, list[str]] = {
     "watch": ["mailslot watch", "mailslot watch --validate",
               "mailslot watch --validate --json   # also lists every wake method's fields",
               "(wake methods and their config.json fields: docs/wake.md)"],
+    "web": ["mailslot web", "mailslot web --port 8025"],
     "completion": ["mailslot completion bash > ~/.local/share/bash-completion/completions/"
                    "mailslot", "mailslot completion zsh > ~/.zfunc/_mailslot",
                    "mailslot completion fish > ~/.config/fish/completions/mailslot.fish"],
@@ -491,6 +506,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", nargs="?", choices=["bash", "zsh", "fish"])
     p.add_argument("--words", choices=["commands", "agents", "ids"],
                    help="print the words to complete, one a line (what the scripts call)")
+    # issue 16: the local web page
+    p = add("web", "Serve a local web page (127.0.0.1 only) to watch mail live, send as the "
+                   "owner and edit wake settings; prints a one-time login link.")
+    p.add_argument("--port", type=_port, default=3344,
+                   help="port on 127.0.0.1 (default 3344; a busy port falls back to a free "
+                        "one, and 0 always picks a free one)")
     return parser
 
 

@@ -224,3 +224,9 @@ class Store(Protocol):
         notifiers alike; queues never share entries, claims or locks. ``watch(wakes=True)``
         on this store kicks for every queue.
         """
+
+    # issue 16: the web page's live view ------------------------------------------------
+    def watch_mail(self, kick: Callable[[], None]) -> Watching | None:
+        """Call ``kick`` (from another thread) whenever any mailbox or broadcast may have
+        changed: a delivery, a state change, a broadcast published or retracted. ``None``:
+        this store cannot tell; the caller polls. A kick only means "look again"."""

@@ -446,6 +446,14 @@ class FileStore(FileWakeQueue):
         observer = observe(paths, kick)
         return None if observer is None else FolderWatch(observer, f"mail for {mail_for}")
 
+    # issue 16: the web page's live view ------------------------------------------------
+    def watch_mail(self, kick: Callable[[], None]) -> Watching | None:
+        from .watching import FolderWatch, observe
+
+        paths = [self._folder("agents", create=True), self._folder("broadcast", create=True)]
+        observer = observe(paths, kick, recursive=True)
+        return None if observer is None else FolderWatch(observer, "every mailbox")
+
 
     # issue 18: notifier queues --------------------------------------------------------
     def _notify_folders(self) -> None:

@@ -81,6 +81,7 @@ class Field:
     name: str
     help: str
     required: bool = True
+    kind: str = "text"  # "text", "argv" (a JSON list of strings) or "number": for forms
 
 
 @dataclass(frozen=True)
@@ -221,7 +222,8 @@ class CommandMethod(ArgvMethod):
         "exit status 0 counts as woken; on failure the last lines of stderr are reported",
     )
     fields = (
-        Field("command", 'argv list, e.g. ["notify-codex", "{from}", "{id}"]; no shell'),
+        Field("command", 'argv list, e.g. ["notify-codex", "{from}", "{id}"]; no shell',
+              kind="argv"),
         _CWD,
     )
     batches = False

@@ -120,3 +120,9 @@ def as_text(report: Validation) -> str:
     lines += ["", "ok: every configured agent's wake settings are valid" if report.ok
               else "problems found: the agents above are not woken until they are fixed"]
     return "\n".join(lines)
+
+
+# issue 16: the settings page checks an edit before saving it --------------------------
+def validate_agent(store: Store, raw_config: dict[str, Any], agent: str) -> AgentReport:
+    """One agent's wake under a config not saved yet: the same checks as ``validate``."""
+    return _agent(store, Config(raw_config), agent)

@@ -55,9 +55,9 @@ class TmuxMethod(WakeMethod):
               required=False),
         Field("tmux_socket_path", "tmux server socket path (tmux -S)", required=False),
         Field("tmux_idle_seconds", "how long the screen must be unchanged (default 1)",
-              required=False),
+              required=False, kind="number"),
         Field("tmux_busy_seconds", "how long to wait for it to be idle (default 60)",
-              required=False),
+              required=False, kind="number"),
     )
 
     def __init__(self, target: str, program: str, server: list[str], idle: float,

@@ -1,0 +1,258 @@
+"""The page's routes: parse the request, call the service once, render a template.
+
+Reading needs no JavaScript: every page is rendered here, and message text reaches
+HTML only through Jinja's autoescaping (never ``|safe``), so a subject or body is
+always shown as text. Changes are ``POST`` forms carrying the session's CSRF token
+(see :mod:`.security`); after a change the browser is sent on (303) to the page that
+shows its result. Every change speaks as the config's ``owner``
+(:func:`mailslot.browse.owner_mailbox`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .. import browse, settings
+from ..config import Config
+from ..errors import InvalidInput, MailslotError, NotFound
+from ..mailbox import Mailbox
+from ..message import STATES
+from ..names import check_name
+from ..store import Store
+from .live import Hub
+from .security import COOKIE, Guard, Sessions, TooLarge, session_of
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _templates() -> Environment:
+    env = Environment(loader=PackageLoader("mailslot.web", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["when"] = lambda text: str(text)[:16].replace("T", " ")
+    env.filters["url"] = lambda text: quote(str(text), safe="")
+    return env
+
+
+class Page:
+    """Everything a route needs: the store, the sessions, the live hub, the templates."""
+
+    def __init__(self, store: Store, sessions: Sessions, hub: Hub) -> None:
+        self.store = store
+        self.sessions = sessions
+        self.hub = hub
+        self.templates = _templates()
+
+    # Rendering -----------------------------------------------------------------------
+    def render(self, request: Request, name: str, status: int = 200, **context: Any
+               ) -> HTMLResponse:
+        try:
+            owner = Config(self.store.load_config()).owner
+        except MailslotError:
+            owner = None
+        html = self.templates.get_template(name).render(
+            csrf=self.sessions.csrf(session_of(request.scope)) or "", owner=owner,
+            path=request.url.path, **context)
+        return HTMLResponse(html, status_code=status)
+
+    def problem(self, request: Request, error: MailslotError | str, status: int = 400
+                ) -> HTMLResponse:
+        return self.render(request, "problem.html", status, message=str(error))
+
+    async def form(self, request: Request) -> dict[str, str]:
+        """The posted form, checked: url-encoded, within the size limit, carrying this
+        session's CSRF token. Raises :class:`InvalidInput` (refused before any change)."""
+        kind = request.headers.get("content-type", "").split(";")[0].strip()
+        if kind != "application/x-www-form-urlencoded":
+            raise InvalidInput("a change must be sent as a form from the page")
+        raw = await request.body()  # TooLarge past the limit: 413 (see ``route``)
+        try:
+            fields = parse_qs(raw.decode("utf-8"), keep_blank_values=True,
+                              max_num_fields=200)
+        except (UnicodeDecodeError, ValueError):
+            raise InvalidInput("the form could not be read") from None
+        form = {k: v[-1] for k, v in fields.items()}
+        if not self.sessions.check_csrf(session_of(request.scope), form.get("csrf", "")):
+            raise _CsrfMissing("refused: the form's CSRF token is missing or wrong "
+                               "(reload the page and try again)")
+        return form
+
+
+class _CsrfMissing(InvalidInput):
+    """A change without this session's token: refused with 403, nothing changed."""
+
+
+def _see(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+def build_app(store: Store, sessions: Sessions, hub: Hub, port: Callable[[], int]) -> Guard:
+    """The whole page as an ASGI app, behind :class:`~.security.Guard`; ``hub`` runs
+    while the app does."""
+    page = Page(store, sessions, hub)
+
+    def route(path: str, methods: tuple[str, ...] = ("GET",)
+              ) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            async def guarded(request: Request) -> Response:
+                try:
+                    return await handler(request)
+                except _CsrfMissing as exc:
+                    return page.problem(request, exc, 403)
+                except TooLarge as exc:
+                    return page.problem(request, str(exc), 413)
+                except NotFound as exc:
+                    return page.problem(request, exc, 404)
+                except MailslotError as exc:
+                    return page.problem(request, exc, 400 if isinstance(exc, InvalidInput)
+                                        else 409)
+            routes.append(Route(path, guarded, methods=list(methods)))
+            return handler
+        return register
+
+    routes: list[Route | Mount] = []
+
+    @route("/login")
+    async def login(request: Request) -> Response:
+        if sessions.csrf(session_of(request.scope)) is not None:
+            return _see("/")  # already in: the link opened again (history, a reload)
+        session = sessions.exchange(request.query_params.get("token", ""))
+        if session is None:
+            return page.problem(request, "this login link is wrong or was already used: "
+                                "restart `mailslot web` for a new one", 403)
+        response = _see("/")
+        response.set_cookie(COOKIE, session, httponly=True, samesite="strict", path="/")
+        return response
+
+    @route("/favicon.ico")
+    async def favicon(request: Request) -> Response:
+        return RedirectResponse("/static/favicon.svg", status_code=301)
+
+    @route("/")
+    async def overview(request: Request) -> Response:
+        rows = browse.agents(Mailbox(store))
+        known = settings.versions(store)
+        versions = {r.info.name: known.get(r.info.name, settings.version({})) for r in rows}
+        return page.render(request, "overview.html", agents=rows, versions=versions,
+                           wakes=browse.wake_log(store),
+                           live=browse.broadcasts(store, live=True, limit=5))
+
+    @route("/mail/{agent}")
+    async def mail(request: Request) -> Response:
+        agent = check_name(request.path_params["agent"], "mailbox")
+        wanted = request.query_params.get("state", "unread")
+        state = next((s for s in STATES if s == wanted), None)
+        if state is None:
+            raise InvalidInput("state must be unread, read or done")
+        return page.render(request, "mail.html", listing=browse.listing(store, agent, state))
+
+    @route("/message/{id}")
+    async def message(request: Request) -> Response:
+        shown = browse.show(Mailbox(store), request.path_params["id"])
+        return page.render(request, "message.html", shown=shown,
+                           thread=browse.thread(store, shown.message))
+
+    @route("/thread/{id}")
+    async def thread(request: Request) -> Response:
+        shown = browse.show(Mailbox(store), request.path_params["id"])
+        return page.render(request, "thread.html", root=shown.message,
+                           thread=browse.thread(store, shown.message, bodies=True))
+
+    @route("/broadcasts")
+    async def broadcasts(request: Request) -> Response:
+        return page.render(request, "broadcasts.html",
+                           live=browse.broadcasts(store, live=True),
+                           retracted=browse.broadcasts(store, live=False))
+
+    @route("/compose")
+    async def compose(request: Request) -> Response:
+        return page.render(request, "compose.html", values=dict(request.query_params),
+                           error=None, known=Mailbox(store).known_agents())
+
+    @route("/compose", ("POST",))
+    async def send(request: Request) -> Response:
+        form = await page.form(request)
+        try:
+            box = browse.owner_mailbox(store)
+            if form.get("kind") == "broadcast":
+                sent = box.broadcast(form.get("subject", ""), form.get("body", ""))
+            else:
+                sent = box.send(form.get("to", ""), form.get("subject", ""),
+                                form.get("body", ""), expect_reply="expect_reply" in form,
+                                wake="wake" in form)
+        except MailslotError as exc:
+            return page.render(request, "compose.html", 400, values=form, error=str(exc),
+                               known=Mailbox(store).known_agents())
+        return _see(f"/message/{quote(sent.id)}")
+
+    @route("/message/{id}/reply", ("POST",))
+    async def reply(request: Request) -> Response:
+        form = await page.form(request)
+        sent = browse.owner_mailbox(store).reply(request.path_params["id"], form.get("body", ""))
+        return _see(f"/message/{quote(sent.id)}")
+
+    @route("/message/{id}/done", ("POST",))
+    async def done(request: Request) -> Response:
+        await page.form(request)
+        browse.owner_mailbox(store).done([request.path_params["id"]])
+        return _see(f"/message/{quote(request.path_params['id'])}")
+
+    @route("/broadcasts/{id}/retract", ("POST",))
+    async def retract(request: Request) -> Response:
+        await page.form(request)
+        browse.owner_mailbox(store).retract(request.path_params["id"])
+        return _see("/broadcasts")
+
+    @route("/settings")
+    async def settings_page(request: Request) -> Response:
+        return _settings(request, None)
+
+    def _settings(request: Request, result: tuple[str, settings.Saved, Mapping[str, str]] | None,
+                  status: int = 200) -> Response:
+        names = [a.name for a in Mailbox(store).who()]
+        return page.render(request, "settings.html", status, forms=settings.wake_forms(store,
+                           names), fields=settings.method_fields(), opt_ins=settings.OPT_INS,
+                           result=result, others=settings.other_settings(store),
+                           saved=request.query_params.get("saved"))
+
+    @route("/settings/wake/{agent}", ("POST",))
+    async def save_wake(request: Request) -> Response:
+        form = await page.form(request)
+        agent = request.path_params["agent"]
+        saved = settings.save_wake(store, agent, form.get("version", ""),
+                                   form.get("wake_on_mail", ""), form.get("wake_method", ""),
+                                   None if form.get("fields") == "keep" else form)
+        if saved.saved and form.get("back") == "overview":
+            return _see("/")
+        if saved.saved:
+            return _see(f"/settings?saved={quote(agent)}#wake-{quote(agent)}")
+        status = 409 if saved.conflict else 400
+        return _settings(request, (saved.current.agent, saved, form), status)
+
+    @route("/events")
+    async def events(request: Request) -> Response:
+        # StreamingResponse ends the stream itself when the page goes away.
+        return StreamingResponse(page.hub.events(), media_type="text/event-stream")
+
+    routes.append(Mount("/static", StaticFiles(packages=[("mailslot.web", "static")]),
+                        name="static"))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        page.hub.start()
+        try:
+            yield
+        finally:
+            page.hub.stop()
+
+    return Guard(Starlette(routes=routes, lifespan=lifespan), sessions, port)

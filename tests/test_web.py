@@ -1,0 +1,185 @@
+"""``mailslot web`` over HTTP: who may use it and what every answer carries.
+
+A real server process, spoken to with ``http.client`` so a test can send what a browser
+never would (a forged Host, no token, a huge body). The browser itself is in
+``test_web_browser.py``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+
+from mailslot import FileStore, Mailbox
+from mailslot.identity import Identity
+from mailslot.web.security import MAX_BODY
+from support import snapshot
+from webserver import WebServer, web_server
+
+
+@pytest.fixture
+def server(root: Path) -> Iterator[WebServer]:
+    store = FileStore(root)
+    store.save_config({"owner": "sarah", "agents": {"gemini": {"wake_on_mail": False}}})
+    Mailbox(store, Identity("claude", "--agent")).send("sarah", "hello", "hi", new=True)
+    with web_server() as running:
+        yield running
+
+
+def request(server: WebServer, method: str, path: str, *, body: bytes | None = None,
+            headers: dict[str, str] | None = None, host: str | None = None
+            ) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    sent = {"Host": f"127.0.0.1:{server.port}" if host is None else host, **(headers or {})}
+    connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+    for key, value in sent.items():
+        connection.putheader(key, value)
+    if body is not None and "Content-Length" not in sent:
+        connection.putheader("Content-Length", str(len(body)))
+    connection.endheaders(body)
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    return response
+
+
+def login(server: WebServer) -> str:
+    """Exchange the one-time token; returns the ``Cookie`` header value."""
+    response = request(server, "GET", server.login.split(str(server.port), 1)[1])
+    assert response.status == 303
+    cookie = response.getheader("set-cookie") or ""
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+    return cookie.split(";", 1)[0]
+
+
+def page(server: WebServer, cookie: str, path: str) -> str:
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    connection.request("GET", path, headers={"Cookie": cookie})
+    response = connection.getresponse()
+    assert response.status == 200, path
+    html = response.read().decode()
+    connection.close()
+    return html
+
+
+def csrf_of(html: str) -> str:
+    return html.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+
+
+def test_the_token_works_once_and_gives_an_httponly_strict_cookie(server: WebServer) -> None:
+    cookie = login(server)
+    again = request(server, "GET", server.login.split(str(server.port), 1)[1])
+    assert again.status == 403  # used up: another local user cannot replay it
+    reopened = request(server, "GET", server.login.split(str(server.port), 1)[1],
+                       headers={"Cookie": cookie})
+    assert (reopened.status, reopened.getheader("location")) == (303, "/")
+    assert "hello" in page(server, cookie, "/mail/sarah")
+
+
+def test_no_session_is_refused_everywhere_but_the_exchange(server: WebServer) -> None:
+    for path in ("/", "/settings", "/mail/sarah", "/events", "/compose"):
+        assert request(server, "GET", path).status == 401, path
+    assert request(server, "GET", "/", headers={"Cookie": "mailslot_session=guess"}).status == 401
+    assert request(server, "GET", "/static/app.css").status == 200
+
+
+def test_a_wrong_host_is_refused_even_with_a_session(server: WebServer) -> None:
+    cookie = login(server)
+    for host in ("evil.example", f"evil.example:{server.port}", "127.0.0.1:1",
+                 f"[::1]:{server.port}", ""):
+        response = request(server, "GET", "/", headers={"Cookie": cookie}, host=host)
+        assert response.status == 421, host
+    assert request(server, "GET", "/", headers={"Cookie": cookie},
+                   host=f"localhost:{server.port}").status == 200
+
+
+def test_changes_need_the_csrf_token_and_a_same_origin(server: WebServer, root: Path) -> None:
+    cookie = login(server)
+    token = csrf_of(page(server, cookie, "/compose"))
+    before = snapshot(root / "agents")
+    form = {"to": "gemini", "subject": "forged", "body": "x"}
+    kinds = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}
+    refused = [
+        request(server, "POST", "/compose", body=urlencode(form).encode(), headers=kinds),
+        request(server, "POST", "/compose", headers=kinds,
+                body=urlencode({**form, "csrf": "wrong"}).encode()),
+        request(server, "POST", "/compose", body=urlencode({**form, "csrf": token}).encode(),
+                headers={**kinds, "Origin": "http://evil.example"}),
+        request(server, "POST", "/compose", body=urlencode({**form, "csrf": token}).encode(),
+                headers={**kinds, "Sec-Fetch-Site": "cross-site"}),
+        request(server, "POST", "/compose", body=json.dumps({**form, "csrf": token}).encode(),
+                headers={**kinds, "Content-Type": "application/json"}),
+    ]
+    assert [r.status for r in refused] == [403, 403, 403, 403, 400]
+    assert snapshot(root / "agents") == before  # nothing was sent
+    sent = request(server, "POST", "/compose", body=urlencode({**form, "csrf": token}).encode(),
+                   headers={**kinds, "Origin": f"http://127.0.0.1:{server.port}"})
+    assert sent.status == 303
+    assert len(list((root / "agents" / "gemini" / "new").iterdir())) == 1
+
+
+def test_large_bodies_other_methods_and_cors_are_refused(server: WebServer) -> None:
+    cookie = login(server)
+    huge = request(server, "POST", "/compose", body=b"x",
+                   headers={"Cookie": cookie, "Content-Length": str(10**9)})
+    assert huge.status == 413
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as raw:
+        raw.sendall(f"POST /compose HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                    f"Cookie: {cookie}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                    "Transfer-Encoding: chunked\r\n\r\n".encode())
+        chunk = b"x" * (MAX_BODY + 1)  # one chunk past the limit, then wait for the answer
+        raw.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        answer = raw.recv(200)
+        assert answer.startswith(b"HTTP/1.1 413"), answer
+    for method in ("PUT", "DELETE", "OPTIONS", "PATCH"):
+        response = request(server, method, "/", headers={
+            "Cookie": cookie, "Origin": "http://evil.example",
+            "Access-Control-Request-Method": "POST"})
+        assert response.status == 405, method
+        assert not any(k.lower().startswith("access-control-") for k, _ in response.getheaders())
+
+
+def test_every_answer_carries_a_strict_policy(server: WebServer) -> None:
+    cookie = login(server)
+    for path in ("/", "/static/app.js", "/nowhere"):
+        response = request(server, "GET", path, headers={"Cookie": cookie})
+        csp = response.getheader("content-security-policy") or ""
+        assert "default-src 'none'" in csp and "script-src 'self'" in csp, path
+        assert "unsafe-inline" not in csp
+        assert response.getheader("x-frame-options") == "DENY"
+        assert response.getheader("referrer-policy") == "same-origin"
+        assert response.getheader("x-content-type-options") == "nosniff"
+    assert request(server, "GET", "/", host="evil.example").getheader(
+        "content-security-policy")
+
+
+def test_only_loopback_and_a_busy_port_falls_back(root: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        busy = taken.getsockname()[1]
+        with web_server("--port", str(busy)) as running:
+            assert running.port != busy
+            assert any(f"port {busy} is busy" in line for line in running.lines)
+            assert running.base.startswith("http://127.0.0.1:")
+
+
+def test_ctrl_c_stops_it_with_an_event_stream_open(server: WebServer) -> None:
+    cookie = login(server)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as stream:
+        stream.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                       f"Cookie: {cookie}\r\n\r\n".encode())
+        seen = b""
+        while b"retry:" not in seen:
+            chunk = stream.recv(4096)
+            assert chunk, seen
+            seen += chunk
+        assert b"200 OK" in seen and b"text/event-stream" in seen
+        assert server.stop() in (0, 130)  # ended by Ctrl-C, not killed
+    assert not [line for line in server.lines if "ERROR" in line or "Traceback" in line]
