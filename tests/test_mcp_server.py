@@ -22,7 +22,8 @@ from mailslot.mcp_server import build_server
 pytestmark = pytest.mark.anyio
 Box = Callable[[str | None], Mailbox]
 TOOLS = {"send_message", "read_messages", "mark_read", "mark_done", "reply", "broadcast",
-         "retract_broadcast", "message_status", "list_agents"}
+         "retract_broadcast", "message_status", "list_agents",
+         "gate"}  # issue 12
 
 
 @pytest.fixture

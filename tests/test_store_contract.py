@@ -383,3 +383,22 @@ def test_concurrent_registrations_one_wins(store: Store) -> None:
     for t in threads:
         t.join()
     assert sorted(results) == [False] * 7 + [True]
+
+
+def test_gates_members_and_requests(store: Store) -> None:
+    assert store.accept_of("claude") == "open"
+    store.set_accept("claude", "members")
+    assert store.accept_of("claude") == "members"
+    assert store.set_member("claude", "gemini", True)
+    assert not store.set_member("claude", "gemini", True)
+    assert store.members("claude") == ["gemini"]
+    assert store.set_member("claude", "gemini", False)
+    assert not store.set_member("claude", "gemini", False) and store.members("claude") == []
+    m = message()
+    store.set_request("claude", "codex", m.id)
+    assert store.requests("claude") == {"codex": m.id}
+    store.set_request("claude", "codex", None)
+    store.set_request("claude", "codex", None)  # gone already is fine
+    assert store.requests("claude") == {}
+    store.set_accept("claude", "open")
+    assert store.accept_of("claude") == "open"

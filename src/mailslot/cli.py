@@ -324,6 +324,55 @@ def _registry(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
+# issue 12: gates and admission ------------------------------------------------------
+@command("join")
+def _join(args: argparse.Namespace, box: Mailbox) -> int:
+    message = box.gate.join(args.name, args.note)
+    _emit(args, message.as_dict(), f"asked {message.to[0]} for access ({message.id}); "
+                                   "you are told when it answers")
+    return 0
+
+
+@command("admit")
+def _admit(args: argparse.Namespace, box: Mailbox) -> int:
+    changed = box.gate.admit(args.name)
+    _emit(args, box.gate.status(), f"admitted {args.name.lower()}" if changed
+          else f"{args.name.lower()} was a member already")
+    return 0
+
+
+@command("refuse")
+def _refuse(args: argparse.Namespace, box: Mailbox) -> int:
+    box.gate.refuse(args.name)
+    _emit(args, box.gate.status(), f"refused {args.name.lower()}'s request (it is told)")
+    return 0
+
+
+@command("revoke")
+def _revoke(args: argparse.Namespace, box: Mailbox) -> int:
+    changed = box.gate.revoke(args.name)
+    _emit(args, box.gate.status(), f"{args.name.lower()} is no longer a member" if changed
+          else f"{args.name.lower()} was not a member")
+    return 0
+
+
+@command("pending")
+def _pending(args: argparse.Namespace, box: Mailbox) -> int:
+    found = box.gate.pending()
+    _emit(args, found, "\n".join(f"{who}  {mid}" for who, mid in sorted(found.items()))
+          or "no pending requests")
+    return 0
+
+
+@command("gate")
+def _gate(args: argparse.Namespace, box: Mailbox) -> int:
+    if args.state is not None:
+        box.gate.switch(args.state == "on")
+    status = box.gate.status()
+    _emit(args, status, render.gate(status))
+    return 0
+
+
 def _seconds(raw: str) -> float:
     try:
         value = float(raw)
@@ -362,6 +411,8 @@ _EXAMPLES: dict[str, list[str]] = {
     "watch": ["mailslot watch", "mailslot watch --validate",
               "mailslot watch --validate --json   # also lists every wake method's fields",
               "(wake methods and their config.json fields: docs/wake.md)"],
+    "join": ["mailslot join gemini --note 'I review your schema PRs.'"],
+    "gate": ["mailslot gate", "mailslot gate on", "mailslot admit codex", "mailslot pending"],
     "completion": ["mailslot completion bash > ~/.local/share/bash-completion/completions/"
                    "mailslot", "mailslot completion zsh > ~/.zfunc/_mailslot",
                    "mailslot completion fish > ~/.config/fish/completions/mailslot.fish"],
@@ -562,6 +613,20 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", nargs="?", choices=["bash", "zsh", "fish"])
     p.add_argument("--words", choices=["commands", "agents", "ids"],
                    help="print the words to complete, one a line (what the scripts call)")
+
+    # issue 12: gates and admission
+    p = add("join", "Ask a gated agent for access: a request that always reaches it.")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--note", required=True, help="why you ask (shown to it as mail)")
+    for verb, text in (("admit", "Let NAME write to you (answers its request)."),
+                       ("refuse", "Turn down NAME's pending request (it is told)."),
+                       ("revoke", "Take NAME off your gate's members.")):
+        p = add(verb, text)
+        p.add_argument("name", metavar="NAME")
+    add("pending", "Requests waiting at your gate.")
+    p = add("gate", "Show your gate; 'gate on' takes mail from admitted members only, "
+                    "'gate off' from anyone.")
+    p.add_argument("state", nargs="?", choices=["on", "off"])
     return parser
 
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import authority, overview, recipients
+from . import authority, gates, overview, recipients
 from .broadcasts import to_serve
 from .config import Config
 from .errors import (
@@ -197,6 +197,7 @@ class Mailbox:
         self.notes = []
         names = recipients.parse(to)
         authority.check_send(self.principal, names)
+        gates.check(self.store, self.config, self.principal, names)
         self.notes = recipients.check_new(names, self.known_agents(), self.agent,
                                           allow_new=new)
         subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
@@ -247,6 +248,17 @@ class Mailbox:
         self._event("replied", reply.id, in_reply_to=original.message.id)
         self._settle(original, "done")
         return reply
+
+    def request(self, to: str, subject: str, body: str) -> Message:
+        """An access request (:meth:`gates.Gate.join`): it passes ``to``'s gate; the
+        credential and child rules still apply."""
+        authority.check_send(self.principal, [to])
+        return self._deliver([to], subject, body, expect_reply=True)
+
+    @property
+    def gate(self) -> gates.Gate:
+        """This agent's gate: join others', answer requests, open or close its own."""
+        return gates.Gate(self)
 
     def known_agents(self) -> list[str]:
         """Names with a mailbox, in the config, or the owner: whom a message can reach."""

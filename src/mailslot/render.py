@@ -229,3 +229,14 @@ def registered(found: list[dict[str, object]]) -> str:
         + (f"  runtime {r['runtime']}" if r["runtime"] else "")
         + ("  REVOKED" if r["revoked"] else "") + f"  since {r['created']}"
         for r in found)
+
+
+def gate(status: dict[str, object]) -> str:
+    """``gate``: whether the inbox is gated, its members and waiting requests."""
+    accept = "members only (gated)" if status["accept"] == "members" else "anyone (open)"
+    lines = [f"{status['agent']} accepts mail from {accept}"]
+    for key in ("members", "pending"):
+        names = status[key]
+        assert isinstance(names, list)
+        lines.append(f"{key}: {', '.join(names) if names else 'none'}")
+    return "\n".join(lines)
