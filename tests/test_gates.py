@@ -115,3 +115,57 @@ async def test_mcp_gate_tool(box: Box) -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def plant(root: Path, agent: str, sender: str, n: int = 0) -> str:
+    """A message file written into ``agent``'s inbox by hand, not through mailslot."""
+    from mailslot.message import to_bytes
+    from support import make_message
+
+    m = make_message(sender=sender, to=(agent,), subject="planted", body="hi", n=n)
+    folder = root / "agents" / agent / "new"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{m.id}.md").write_bytes(to_bytes(m))
+    (folder / f"{m.id}.md").chmod(0o600)
+    return m.id
+
+
+def test_a_hand_written_file_in_a_gated_inbox_is_set_aside(box: Box, root: Path) -> None:
+    box("gemini").send("claude", "before the gate", "b", new=True)
+    box("claude").gate.switch(True)
+    planted = plant(root, "claude", "gemini")
+    assert subjects(box("claude")) == ["before the gate"]
+    assert (root / "quarantine" / "agents" / "claude" / f"{planted}.md").exists()
+    told = box("gemini").inbox()
+    assert [i.message.subject for i in told] == ["your message to claude was set aside"]
+    with pytest.raises(Exception, match="no message"):
+        box("claude").read(planted)
+
+
+def test_read_by_id_meets_the_door_too(box: Box, root: Path) -> None:
+    box("claude").gate.switch(True)
+    planted = plant(root, "claude", "gemini")
+    with pytest.raises(Exception, match="set aside"):
+        box("claude").read(planted)
+
+
+def test_an_open_inbox_shows_hand_written_files(box: Box, root: Path) -> None:
+    plant(root, "claude", "gemini")
+    assert subjects(box("claude")) == ["planted"]
+
+
+def test_hooks_do_not_show_a_hand_written_file_in_a_gated_inbox(box: Box, root: Path
+                                                                ) -> None:
+    import subprocess
+    import sys
+
+    box("claude").gate.switch(True)
+    box("gemini").gate.join("claude", "let me in")
+    plant(root, "claude", "codex")
+    exe = str(Path(sys.executable).parent / "mailslot")
+    done = subprocess.run([exe, "hook", "claude", "session-start", "--agent", "claude"],
+                          input=b'{"session_id": "s1", "hook_event_name": "SessionStart"}',
+                          capture_output=True, timeout=60)
+    assert done.returncode == 0
+    assert b"Access request" in done.stdout and b"planted" not in done.stdout
+    assert "your message to claude was set aside" in subjects(box("codex"))

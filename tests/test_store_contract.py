@@ -402,3 +402,11 @@ def test_gates_members_and_requests(store: Store) -> None:
     assert store.requests("claude") == {}
     store.set_accept("claude", "open")
     assert store.accept_of("claude") == "open"
+
+
+def test_passed_ids(store: Store) -> None:
+    assert store.passed("claude") == set()
+    ids = [message(1).id, message(2).id]
+    store.add_passed("claude", ids)
+    store.add_passed("claude", [])
+    assert store.passed("claude") == set(ids)

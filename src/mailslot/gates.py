@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .config import Config
-from .errors import InvalidInput, Refused, Unreadable, UnsafePath
-from .names import SYSTEM_SENDER, check_name
+from .errors import InvalidInput, NotFound, Refused, Unreadable, UnsafePath
+from .names import SYSTEM_SENDER, check_name, is_valid_name
 from .store import Store
 from .text import MAX_SUBJECT_LENGTH, clean_body
 
@@ -80,6 +80,31 @@ def check(store: Store, config: Config, principal: Principal, recipients: list[s
         raise Refused(f"{names} accept{'s' if len(shut) == 1 else ''} mail only from "
                       f"admitted members; nothing was sent. Ask first: mailslot join "
                       f"{shut[0]} --note TEXT (or the gate tool, action join)")
+
+
+def set_aside(store: Store, agent: str, notifier: Notifier) -> list[str]:
+    """The door of a gated inbox: a message that did not come through the service (a
+    file written into the folder by hand) is moved to the quarantine, never shown, and
+    its claimed sender is told. Returns the ids set aside."""
+    if store.accept_of(agent) == "open":
+        return []
+    passed = store.passed(agent)
+    strays = [i for i, _ in store.entries(agent, ("unread", "read")) if i not in passed]
+    for message_id in strays:
+        try:
+            sender: str | None = store.load(agent, message_id, header_only=True)[0].sender
+        except (Unreadable, UnsafePath, NotFound):
+            sender = None
+        try:
+            store.quarantine(agent, message_id)
+        except NotFound:
+            continue  # moved meanwhile
+        if sender and sender not in (agent, SYSTEM_SENDER) and is_valid_name(sender):
+            notifier.tell(sender, f"your message to {agent} was set aside",
+                          f"A message from you ({message_id}) reached {agent}'s gated "
+                          f"inbox without going through mailslot, so {agent} is not shown "
+                          f"it. Ask for access: mailslot join {agent} --note TEXT.")
+    return strays
 
 
 class Gate:
@@ -141,7 +166,11 @@ class Gate:
 
     def switch(self, on: bool) -> None:
         """Gate my inbox (``on``: members only) or open it."""
-        self.box.store.set_accept(self._owner(), "members" if on else "open")
+        me = self._owner()
+        if on:  # what is already there came through the service, or before the gate
+            held = [i for i, _ in self.box.store.entries(me, ("unread", "read", "done"))]
+            self.box.store.add_passed(me, held)
+        self.box.store.set_accept(me, "members" if on else "open")
 
     def act(self, action: str, name: str | None = None, note: str | None = None
             ) -> dict[str, Any]:

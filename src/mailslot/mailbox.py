@@ -309,6 +309,8 @@ class Mailbox:
             raise InvalidInput("limit must be at least 1")
         if number < 1:
             raise InvalidInput("page must be at least 1")
+        if for_ is None:
+            gates.set_aside(self.store, self.agent, self.notifier())
         states: tuple[State, ...] = ("unread",)
         if not unread_only:
             states = ("unread", "read", "done") if include_done else ("unread", "read")
@@ -402,6 +404,9 @@ class Mailbox:
     def _find(self, message_id: str, *, header_only: bool = False) -> Item:
         """My copy of a directed message, or a broadcast I may see."""
         me = self.agent
+        if message_id in gates.set_aside(self.store, me, self.notifier()):
+            raise NotFound(f"no message {message_id} for {me} (it was set aside: it did "
+                           "not come through mailslot's gate)")
         try:
             message, state = self.store.load(me, message_id, header_only=header_only)
             return Item(message, state, me)

@@ -240,3 +240,10 @@ class Store(Protocol):
 
     def requests(self, agent: str) -> dict[str, str]:
         """Open access requests to ``agent``: requester -> request message id."""
+
+    def add_passed(self, agent: str, message_ids: Sequence[str]) -> None:
+        """Record, durably, that the service let these messages through ``agent``'s gate
+        (written before the delivery, so a reader never sees one unrecorded)."""
+
+    def passed(self, agent: str) -> set[str]:
+        """Ids the service let through ``agent``'s gate (see :meth:`add_passed`)."""

@@ -3,6 +3,7 @@
     gates/<agent>/accept            "members" when the inbox is gated (absent: open)
     gates/<agent>/members/<name>    one empty file per admitted agent
     gates/<agent>/pending/<name>    the id of <name>'s open access request
+    gates/<agent>/passed            ids the service let through the gate, one a line
 
 A part of :class:`~mailslot.store.files.FileStore` (a base class of it). Each change is
 one create, rename or unlink, so two processes answering at once never half-apply one.
@@ -16,10 +17,14 @@ import os
 from ..errors import UnsafePath
 from ..ids import is_id
 from ..names import is_valid_name
-from .fs import file_names, fsync_dir, read_file, remove, write_new
+from .fs import append, file_names, fsync_dir, read_file, read_lines, remove, write_new
 from .layout import MailboxFiles
 
 ACCEPT = ("open", "members")
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class GateFiles(MailboxFiles):
@@ -94,3 +99,13 @@ class GateFiles(MailboxFiles):
             if is_valid_name(name) and is_id(message_id):
                 found[name] = message_id
         return found
+
+    def add_passed(self, agent: str, message_ids: Sequence[str]) -> None:
+        """Record, durably and before delivery, that the service let these through."""
+        if message_ids:
+            data = "".join(f"{i}\n" for i in message_ids).encode()
+            append(os.path.join(self._gate(agent, create=True), "passed"), data, sync=True)
+
+    def passed(self, agent: str) -> set[str]:
+        """Ids the service let through ``agent``'s gate."""
+        return read_lines(os.path.join(self._gate(agent), "passed"))
