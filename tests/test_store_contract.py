@@ -410,3 +410,11 @@ def test_passed_ids(store: Store) -> None:
     store.add_passed("claude", ids)
     store.add_passed("claude", [])
     assert store.passed("claude") == set(ids)
+
+
+def test_fences(store: Store) -> None:
+    assert store.fenced_by("claude", "aaaa1111") is None
+    store.fence("claude", "aaaa1111", "bbbb2222")
+    store.fence("claude", "aaaa1111", "cccc3333")  # the first replacement stands
+    assert store.fenced_by("claude", "aaaa1111") == "bbbb2222"
+    assert store.fenced_by("gemini", "aaaa1111") is None

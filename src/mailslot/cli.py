@@ -230,9 +230,20 @@ def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
 def _serve(args: argparse.Namespace, box: Mailbox) -> int:
     box.bound_agent()  # refuse before the MCP SDK is even imported
     from . import mcp_server
+    from .fencing import new_session_id
 
-    mcp_server.serve(lambda: Mailbox.open(args.dir, args.agent, credential=args.credential,
-                                          peer_of=args.peer_of), channel=args.channel)
+    session = new_session_id()
+    for note in box.start_session(session, exclusive=args.exclusive or bool(
+            args.replace_session), replace=args.replace_session):
+        print(f"mailslot: note: {note}", file=sys.stderr)  # stdout is the MCP stream
+
+    def open_box() -> Mailbox:
+        opened = Mailbox.open(args.dir, args.agent, credential=args.credential,
+                              peer_of=args.peer_of)
+        opened.session = session
+        return opened
+
+    mcp_server.serve(open_box, channel=args.channel)
     return 0
 
 
@@ -361,6 +372,13 @@ def _pending(args: argparse.Namespace, box: Mailbox) -> int:
     found = box.gate.pending()
     _emit(args, found, "\n".join(f"{who}  {mid}" for who, mid in sorted(found.items()))
           or "no pending requests")
+    return 0
+
+
+@command("sessions")
+def _sessions(args: argparse.Namespace, box: Mailbox) -> int:
+    found = box.sessions(args.name)
+    _emit(args, found, render.sessions(found))
     return 0
 
 
@@ -568,6 +586,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="also push a notice into Claude Code when mail arrives (Claude Code "
                         "channels, research preview; see docs/claude-wake.md)")
     _credential_option(p)
+    p.add_argument("--exclusive", action="store_true",
+                   help="refuse to start while another session of this agent runs")
+    p.add_argument("--replace-session", metavar="ID",
+                   help="replace (fence) the running session ID of this agent: its next "
+                        "write is refused (implies --exclusive)")
     p.add_argument("--peer-of", metavar="P",
                    help="speak as a child of P: send and reply only to P, read only its own "
                         "inbox (default: $MAILSLOT_PEER_OF)")
@@ -624,6 +647,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = add(verb, text)
         p.add_argument("name", metavar="NAME")
     add("pending", "Requests waiting at your gate.")
+    p = add("sessions", "Running (and last seen) servers of an agent, or of every agent, "
+                        "with their session ids.")
+    p.add_argument("name", metavar="NAME", nargs="?")
     p = add("gate", "Show your gate; 'gate on' takes mail from admitted members only, "
                     "'gate off' from anyone.")
     p.add_argument("state", nargs="?", choices=["on", "off"])

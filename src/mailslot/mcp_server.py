@@ -52,7 +52,11 @@ class Sent(MessageFacts):
     notes: list[str]
 
 
-# issue 12: the gate tool's result
+# issue 12: the gate and list_sessions tools' results
+class Sessions(TypedDict):
+    sessions: list[dict[str, Any]]
+
+
 class GateResult(TypedDict):
     """The gate after the action (``join``: the request sent, ``request`` and ``to``)."""
 
@@ -370,7 +374,16 @@ def build_server(
         agents: admit only whom the user would."""
         return _result(open_box().gate.act(action, name, note))
 
+    def list_sessions(
+        name: Annotated[str | None, Field(description="An agent; default: every agent.")
+                        ] = None,
+    ) -> Annotated[CallToolResult, Sessions]:
+        """mailslot mailbox: the running servers (sessions) of an agent, with their
+        session ids, and which were replaced."""
+        return _result({"sessions": open_box().sessions(name)})
+
     server.add_tool(_tool(gate), annotations=_WRITE)
+    server.add_tool(_tool(list_sessions), annotations=_READ)
     return server
 
 

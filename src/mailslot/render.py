@@ -240,3 +240,14 @@ def gate(status: dict[str, object]) -> str:
         assert isinstance(names, list)
         lines.append(f"{key}: {', '.join(names) if names else 'none'}")
     return "\n".join(lines)
+
+
+def sessions(found: list[dict[str, object]]) -> str:
+    """``sessions``: one line per server session."""
+    if not found:
+        return "no sessions recorded"
+    return "\n".join(
+        f"{s['agent']}@{s['session'] or '-'}  {s['program'] or '?'} pid {s['pid']}  "
+        f"since {s['started']}  " + ("online" if s["online"] else "offline")
+        + (f"  replaced by {s['replaced_by']}" if s["replaced_by"] else "")
+        for s in found)

@@ -20,6 +20,7 @@ class Session:
     heartbeat: str
     stopped: str | None = None
     channel: bool = False  # started with --channel: pushes arrivals into Claude Code
+    session: str | None = None  # issue 12: the session id (fencing, name@session)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Session | None:
@@ -35,7 +36,7 @@ class Session:
             return value if isinstance(value, str) else None
 
         return cls(pid, text("hostname") or "", text("program"), text("cwd"), started, beat,
-                   text("stopped"), record.get("channel") is True)
+                   text("stopped"), record.get("channel") is True, text("session"))
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

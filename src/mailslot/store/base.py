@@ -247,3 +247,11 @@ class Store(Protocol):
 
     def passed(self, agent: str) -> set[str]:
         """Ids the service let through ``agent``'s gate (see :meth:`add_passed`)."""
+
+    # issue 12: fenced sessions (rules in mailslot.fencing) ------------------------------
+    def fence(self, agent: str, session: str, by: str) -> None:
+        """Mark ``agent``'s ``session`` replaced by session ``by``, durably (once: a
+        second fence of the same session keeps the first)."""
+
+    def fenced_by(self, agent: str, session: str) -> str | None:
+        """The session that replaced ``session``, or ``None``."""

@@ -26,6 +26,7 @@ import time
 
 from ..errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES, to_bytes
+from .fences import FenceFiles
 from .fs import (
     APPEND,
     DIR_MODE,
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 
 
 @translated
-class FileStore(FileWakeQueue, RegistryFiles, GateFiles):
+class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
     """The file store rooted at ``root`` (created on first write, 0700).
 
     Built in parts, each a base class in its own module: the layout and the one reader
@@ -64,7 +65,8 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles):
     delivery state (:class:`~mailslot.store.sessions.SessionFiles`), the wake queue
     (:class:`~mailslot.store.wakes.FileWakeQueue`), the registered agents
     (:class:`~mailslot.store.registry.RegistryFiles`) and the gates
-    (:class:`~mailslot.store.gates.GateFiles`); every rule about touching a file is
+    (:class:`~mailslot.store.gates.GateFiles`), replaced sessions
+    (:class:`~mailslot.store.fences.FenceFiles`); every rule about touching a file is
     in :mod:`~mailslot.store.fs`. The session hooks use this same class: the whole file
     store loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML at import.
     """
