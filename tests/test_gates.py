@@ -169,3 +169,13 @@ def test_hooks_do_not_show_a_hand_written_file_in_a_gated_inbox(box: Box, root: 
     assert done.returncode == 0
     assert b"Access request" in done.stdout and b"planted" not in done.stdout
     assert "your message to claude was set aside" in subjects(box("codex"))
+
+
+def test_who_marks_gated_agents_but_shows_no_members(box: Box, cli: Run) -> None:
+    box("codex").send("claude", "s", "b", new=True)
+    box("claude").gate.switch(True)
+    box("claude").gate.admit("gemini")
+    text = cli("who").out
+    assert "claude [gated]" in text and "gemini [gated]" not in text
+    listed = {a["name"]: a for a in json.loads(cli("who", "--json").out)}
+    assert listed["claude"]["gated"] is True and "members" not in listed["claude"]

@@ -162,8 +162,8 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
     """A table with a header; the last column says where mailslot knows each name from."""
     if not agents:
         return "no agents known yet"
-    rows = [(a.name, str(a.unread), _presence(a), a.wake, ", ".join(a.known_from))
-            for a in agents]
+    rows = [(a.name + (" [gated]" if a.gated else ""), str(a.unread), _presence(a), a.wake,
+             ", ".join(a.known_from)) for a in agents]
     head = ("AGENT", "UNREAD", "SERVER", "WAKE", "KNOWN FROM")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
 

@@ -147,11 +147,13 @@ class AgentInfo:
     last_seen: str | None = None  # when a server of this agent last showed life
     sessions: list[Session] = field(default_factory=list)  # its servers online now
     wake: str = "off"  # how its config lets it be woken (see wake_setting)
+    gated: bool = False  # issue 12: takes mail from admitted members only
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "unread": self.unread, "known_from": self.known_from,
                 "online": self.online, "last_seen": self.last_seen,
-                "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake}
+                "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake,
+                "gated": self.gated}
 
 
 @dataclass(frozen=True)
