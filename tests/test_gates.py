@@ -179,3 +179,11 @@ def test_who_marks_gated_agents_but_shows_no_members(box: Box, cli: Run) -> None
     assert "claude [gated]" in text and "gemini [gated]" not in text
     listed = {a["name"]: a for a in json.loads(cli("who", "--json").out)}
     assert listed["claude"]["gated"] is True and "members" not in listed["claude"]
+
+
+def test_a_registered_agents_gate_needs_its_credential(box: Box, cli: Run) -> None:
+    assert cli("agent", "add", "claude", "--yes").code == 0
+    with pytest.raises(Refused, match="registered agent"):
+        box("claude").gate.switch(True)
+    result = cli("--agent", "claude", "gate", "on")
+    assert result.code == 1 and "credential" in result.err

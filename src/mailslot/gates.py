@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .authority import check_write
 from .config import Config
 from .errors import InvalidInput, NotFound, Refused, Unreadable, UnsafePath
 from .names import SYSTEM_SENDER, check_name, is_valid_name
@@ -41,6 +42,9 @@ class Speaker(Protocol):
 
     @property
     def agent(self) -> str: ...
+
+    @property
+    def config(self) -> Config: ...
 
     @property
     def principal(self) -> Principal: ...
@@ -114,8 +118,10 @@ class Gate:
         self.box = box
 
     def _owner(self) -> str:
-        """Who manages this gate: the agent itself, never a child agent."""
+        """Who manages this gate: the agent itself (with its credential, if registered),
+        never a child agent."""
         principal = self.box.principal
+        check_write(self.box.store, self.box.config, principal)
         if principal.is_child:
             raise Refused(f"{principal.name} is a child agent: it cannot change gates")
         return principal.name
