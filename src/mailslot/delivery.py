@@ -146,6 +146,7 @@ class Delivery:
         allowed = in_session_wakes(Config(self.store.load_config()), self.agent, method)
         if allowed is None:
             return None
+        self._door()
         directed = self.store.entries(self.agent, ("unread", "read"))
         if not directed:
             return []
