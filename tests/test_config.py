@@ -81,3 +81,15 @@ def test_malformed_midturn_interval_is_an_error_doctor_reports(value: object) ->
     assert config.problems() == [
         "config.json: agents.codex.midturn_interval_seconds must be a number of seconds, "
         "0 or more"]
+
+
+def test_require_credentials_fails_closed_and_doctor_names_it() -> None:  # issue 12
+    from mailslot.config import Config
+    from mailslot.errors import StoreError
+
+    assert Config({}).require_credentials is False
+    assert Config({"require_credentials": True}).require_credentials is True
+    with pytest.raises(StoreError, match="require_credentials"):
+        _ = Config({"require_credentials": "yes"}).require_credentials
+    assert any("require_credentials" in p
+               for p in Config({"require_credentials": 1}).problems())

@@ -66,7 +66,8 @@ class Config:
     def problems(self) -> list[str]:
         """Every malformed value, for ``doctor``."""
         found = []
-        for check in (lambda: self.owner, lambda: self.max_body_bytes, self._agent_values):
+        for check in (lambda: self.owner, lambda: self.max_body_bytes, self._agent_values,
+                      lambda: self.require_credentials):  # issue 12
             try:
                 check()
             except StoreError as exc:
@@ -101,3 +102,14 @@ class Config:
             raise StoreError(f"config.json: agents.{name}.midturn_interval_seconds must be "
                              "a number of seconds, 0 or more")
         return float(value)
+
+    # issue 12: bounded authority ---------------------------------------------------
+    @property
+    def require_credentials(self) -> bool:
+        """Only credentialed processes may write: exactly ``true``; a value that is not a
+        JSON boolean fails closed (refused, naming the field)."""
+        value = self.raw.get("require_credentials", False)
+        if not isinstance(value, bool):
+            raise StoreError("config.json: require_credentials must be true or false; "
+                             "writes are refused until it is fixed")
+        return value

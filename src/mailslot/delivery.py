@@ -94,6 +94,7 @@ class Delivery:
             return None  # without a session there is no telling what it was shown
         if moment == STOP and (stop_active or not self._auto_continue()):
             return None
+        self._door()
         if moment == MIDTURN and key is not None:
             notes: list[str] = []
             pending = self._midturn(key)
@@ -162,6 +163,7 @@ class Delivery:
         allowed = in_session_wakes(Config(self.store.load_config()), self.agent, method)
         if allowed is None:
             return None
+        self._door()
         directed = self.store.entries(self.agent, ("unread", "read"))
         if not directed:
             return []
@@ -194,6 +196,18 @@ class Delivery:
         """Ids of directed mail not done, in no particular order."""
         return self._attempt(
             lambda: [i for i, _ in self.store.entries(self.agent, ("unread", "read"))], [])
+
+    def _door(self) -> None:
+        """A gated inbox sets aside what did not come through the service (issue 12);
+        the rule's module is loaded only for a gated inbox, so hooks stay fast."""
+        if self._attempt(lambda: self.store.accept_of(self.agent), "open") == "open":
+            return
+        from .gates import set_aside
+        from .posting import Notifier
+
+        nothing: list[str] = []
+        self._attempt(lambda: set_aside(self.store, self.agent, Notifier(self.store)),
+                      nothing)
 
     def _pending(self) -> list[str]:
         """Ids of directed mail not done and of broadcasts not yet served, oldest first."""

@@ -81,6 +81,7 @@ def install(
     home: Path | None = None,
     cwd: Path | None = None,
     allow_outside: Sequence[str] = (),
+    credential: str | None = None,
 ) -> Report:
     """Plan every change, refuse before writing anything if one is wrong, then write.
 
@@ -134,7 +135,12 @@ def install(
                               scope == "project", real))
     else:
         serve = ["serve", "--channel"] if channel else ["serve"]
-        fields = entries.server_fields(host.mcp_style, exe, [*serve, *tail], host.mcp_fields)
+        server_tail = tail
+        if credential is not None:  # issue 12: the server's identity comes from the credential
+            serve += ["--credential", str(Path(credential).expanduser().absolute())]
+            server_tail = tail[2:]
+        fields = entries.server_fields(host.mcp_style, exe, [*serve, *server_tail],
+                                       host.mcp_fields)
         plan[mcp_path] = [partial(entries.set_server, container=host.mcp_container,
                                   fields=fields, agent=agent, where=str(mcp_path))]
     notes = list(host.notes.get(scope, ()))

@@ -60,6 +60,14 @@ def observe(
     except ImportError:
         return None
 
+    import warnings
+
+    # A folder made under a recursive watch together with one inside it is registered
+    # twice by watchdog, which then warns from its own thread: harmless (the second
+    # registration replaces the first), and nothing a user should see or act on.
+    warnings.filterwarnings("ignore", message="Callback with id .* already exists",
+                            category=RuntimeWarning)
+
     class Kick(FileSystemEventHandler):
         def on_any_event(self, event: FileSystemEvent) -> None:
             kick()

@@ -23,6 +23,9 @@ from ..store import Store
 from ..store.records import Watching
 
 POLL_SECONDS = 0.5
+RECHECK_SECONDS = 5.0
+"""With events, still look this often: a change inside a folder created a moment before
+can be missed by the file-system watch (its own watch is added after the fact)."""
 HEARTBEAT_SECONDS = 15.0
 SETTLE_SECONDS = 0.05  # a send touches several folders: look once they are all there
 
@@ -63,7 +66,7 @@ class Hub:
 
     def _run(self) -> None:
         before = self._snapshot()
-        wait = None if self._watching is not None else POLL_SECONDS
+        wait = RECHECK_SECONDS if self._watching is not None else POLL_SECONDS
         while not self._stop.is_set():
             self._kicked.wait(wait)
             if self._stop.wait(SETTLE_SECONDS):
