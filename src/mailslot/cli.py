@@ -272,6 +272,25 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
     return watch(box.store, once=args.once, poll=args.poll, as_json=args.json)
 
 
+# issue 13: creating a store and moving between stores
+@command("init")
+def _init(args: argparse.Namespace, box: Mailbox) -> int:
+    print(box.store.init())
+    return 0
+
+
+@command("migrate")
+def _migrate(args: argparse.Namespace, box: Mailbox) -> int:
+    from .transfer import migrate
+
+    copied, skipped = migrate(args.source, args.target)
+    data = {"copied": dict(copied), "unreadable": skipped}
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(copied.items()) if n)
+    text = f"copied {kinds}" if kinds else "nothing to copy: the target has everything"
+    _emit(args, data, "\n".join([text, *(f"not copied (unreadable): {s}" for s in skipped)]))
+    return 1 if skipped else 0
+
+
 def _seconds(raw: str) -> float:
     try:
         value = float(raw)
@@ -300,6 +319,8 @@ _EXAMPLES: dict[str, list[str]] = {
     "whoami": ["mailslot whoami", "mailslot --agent claude whoami --json"],
     "agent": ["mailslot agent remove gemnii"],
     "doctor": ["mailslot doctor", "mailslot doctor --fix"],
+    "init": ["mailslot init", "mailslot init --store postgresql://mailslot@db.example/mail"],
+    "migrate": ["mailslot migrate --from ~/mailslot --to postgresql://mailslot@db.example/mail"],
     "serve": ["mailslot serve --agent claude"],
     "install": ["mailslot install claude --agent claude --hooks",
                 "mailslot install codex --agent codex --dry-run"],
@@ -328,8 +349,9 @@ def _globals(parser: argparse.ArgumentParser, *, top: bool, agent_help: str = _A
         return value if top else argparse.SUPPRESS
 
     group = parser.add_argument_group("global options (before or after the command)")
-    group.add_argument("--dir", default=default(None), metavar="DIR",
-                       help="mailbox folder (default: $MAILSLOT_DIR, then ~/mailslot)")
+    group.add_argument("--dir", "--store", default=default(None), metavar="DIR|URL",
+                       help="mailbox folder or postgresql:// URL (default: $MAILSLOT_STORE, "
+                            "then $MAILSLOT_DIR, then ~/mailslot)")
     group.add_argument("--agent", default=default(None), metavar="NAME", help=agent_help)
     group.add_argument("--json", action="store_true", default=default(False),
                        help="print JSON (results on stdout, errors on stderr)")
@@ -486,6 +508,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", nargs="?", choices=["bash", "zsh", "fish"])
     p.add_argument("--words", choices=["commands", "agents", "ids"],
                    help="print the words to complete, one a line (what the scripts call)")
+    # issue 13: creating a store and moving between stores
+    add("init", "Create the mailbox (a folder, or a PostgreSQL database's schema), or "
+                "upgrade an older one; safe to run twice.")
+    p = add("migrate", "Copy every message, state, broadcast, seen set, event, queued wake "
+                       "and the config from one store to another; a second run copies "
+                       "nothing.")
+    p.add_argument("--from", dest="source", required=True, metavar="DIR|URL")
+    p.add_argument("--to", dest="target", required=True, metavar="DIR|URL")
     return parser
 
 
@@ -502,7 +532,7 @@ def _command_word(argv: Sequence[str]) -> str | None:
     for word in words:
         if word in ("-h", "--help", "--version"):
             return None
-        if word in ("--dir", "--agent"):
+        if word in ("--dir", "--store", "--agent"):
             next(words, None)
         elif not word.startswith("-"):
             return word

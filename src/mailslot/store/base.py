@@ -203,3 +203,8 @@ class Store(Protocol):
         share one kick. The file store uses file-system events; a server store would
         use its notifications (PostgreSQL's LISTEN/NOTIFY).
         """
+
+    # issue 13: creating and upgrading a store --------------------------------------------
+    def init(self) -> str:
+        """Create the store, or bring an older one up to date; return one line saying
+        what was done. Safe to run twice, and from two machines at once."""

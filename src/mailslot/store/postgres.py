@@ -96,11 +96,13 @@ class PostgresStore:
                               f"({cause}); check that it runs and try again")
         return StoreError(f"{what}: {cause} ({self.location})")
 
-    def _run(self, what: str, work: Callable[[psycopg.Connection[Any]], Any]) -> Any:
-        """``work(connection)`` under the store's lock, database errors made one line."""
+    def _run(self, what: str, work: Callable[[psycopg.Connection[Any]], Any], *,
+             schema: bool = True) -> Any:
+        """``work(connection)`` under the store's lock, database errors made one line;
+        with ``schema``, the schema is brought up to date first."""
         with self._lock:
             try:
-                return work(self._db())
+                return work(self._db() if schema else self._connect())
             except psycopg.Error as exc:
                 raise self._error(exc, what) from None
 
@@ -111,11 +113,8 @@ class PostgresStore:
         self._run(what, lambda db: db.execute(sql, params))
 
     def exists(self) -> bool:
-        with self._lock:
-            try:
-                return schema_version(self._connect()) is not None
-            except psycopg.Error as exc:
-                raise self._error(exc, "cannot open the mailbox") from None
+        return bool(self._run("cannot open the mailbox",
+                              lambda db: schema_version(db) is not None, schema=False))
 
     def close(self) -> None:
         """Close the connection (a later call opens a new one)."""
@@ -502,6 +501,14 @@ class PostgresStore:
         with self._lock:
             self._db()  # the schema exists before anyone listens
         return Notifications(self, kick, relevant, f"{how} (PostgreSQL notifications)")
+
+    # issue 13: creating and upgrading a store --------------------------------------------
+    def init(self) -> str:
+        """Apply the migrations this database lacks (each in one transaction)."""
+        applied = self._run("cannot create the schema", migrate, schema=False)
+        self._ready = True
+        return (f"{self.location}: schema at version {LATEST} ({applied} migration"
+                f"{'' if applied == 1 else 's'} applied)")
 
 
 class WakeLock:

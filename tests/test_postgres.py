@@ -1,0 +1,109 @@
+"""The PostgreSQL store beyond the contract suite: creating the schema, choosing the
+store from the command line, and moving a mailbox between stores (on a real server)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from mailslot import Mailbox
+from mailslot.identity import Identity
+from mailslot.store import open_store
+from pgcluster import Cluster
+from support import files_in, run_cli
+
+
+@pytest.fixture
+def url(pg_cluster: Cluster) -> str:
+    return pg_cluster.new_database()
+
+
+def test_init_creates_the_schema_once_even_from_two_machines_at_once(url: str) -> None:
+    racers = [subprocess.Popen([sys.executable, "-m", "mailslot", "init", "--store", url],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+              for _ in range(4)]
+    outs = [racer.communicate(timeout=60) for racer in racers]
+    assert [racer.returncode for racer in racers] == [0] * 4, outs
+    assert sorted(out.decode() for out, _ in outs).count(
+        f"{url}: schema at version 1 (1 migration applied)\n") == 1
+    again = run_cli("init", "--store", url)
+    assert again.returncode == 0 and "(0 migrations applied)" in again.stdout
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version FROM mailslot_schema").fetchall() == [(1,)]
+
+
+def test_the_cli_sends_and_reads_through_MAILSLOT_STORE(url: str) -> None:
+    env = {**os.environ, "MAILSLOT_STORE": url}
+    sent = run_cli("--agent", "claude", "send", "--to", "gemini", "--subject", "hi",
+                   "--body", "over the network", env=env)
+    assert sent.returncode == 0, sent.stderr
+    inbox = run_cli("--agent", "gemini", "inbox", "--json", env=env)
+    assert [m["subject"] for m in json.loads(inbox.stdout)] == ["hi"]
+    # --store beats MAILSLOT_STORE: an empty folder has no mail for gemini
+    elsewhere = run_cli("--store", str(Path.cwd() / "box"), "--agent", "gemini", "inbox",
+                        "--json", env=env)
+    assert json.loads(elsewhere.stdout) == []
+
+
+def test_an_unreachable_database_is_one_clear_line() -> None:
+    result = run_cli("--store", "postgresql://nobody@127.0.0.1:1/none", "--agent", "claude",
+                     "send", "--to", "gemini", "--subject", "s", "--body", "b")
+    assert result.returncode == 1
+    assert result.stderr.startswith("mailslot: error: ")
+    assert "cannot reach the database at postgresql://nobody@127.0.0.1:1/none" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_password_never_shows_in_the_location() -> None:
+    store = open_store("postgresql://ann:s3cret@db.example:5433/mail")
+    assert store.location == "postgresql://ann@db.example:5433/mail"
+
+
+def _contents(root: Path) -> dict[str, bytes]:
+    """Every message file under ``agents/`` and ``broadcast/``, by its place."""
+    found = {}
+    for top in ("agents", "broadcast"):
+        for path in sorted((root / top).rglob("*.md")):
+            found[str(path.relative_to(root))] = path.read_bytes()
+    return found
+
+
+def test_files_to_postgres_to_files_is_byte_identical_and_idempotent(
+        url: str, tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    claude = Mailbox(open_store(str(first)), Identity("claude", "--agent"))
+    gemini = Mailbox(open_store(str(first)), Identity("gemini", "--agent"))
+    one = claude.send(["gemini", "codex"], "plan", "step one\n\n  indented\ttab ü")
+    two = claude.send("gemini", "second", "---\nnot a header\n", expect_reply=True)
+    claude.send("codex", "empty", "")
+    gemini.read(one.id)
+    gemini.done([two.id])
+    kept = claude.broadcast("freeze", "main is frozen")
+    gone = claude.broadcast("old", "never mind")
+    claude.retract(gone.id)
+    gemini.read(kept.id)  # a broadcast read: a seen set
+    first_store = open_store(str(first))
+    first_store.update_config(lambda c: c.update(owner="sarah") is None)
+
+    copied = run_cli("migrate", "--from", str(first), "--to", url)
+    assert copied.returncode == 0, copied.stderr
+    assert "4 messages" in copied.stdout and "2 broadcasts" in copied.stdout
+    again = run_cli("migrate", "--from", str(first), "--to", url, "--json")
+    assert json.loads(again.stdout) == {"copied": {}, "unreadable": []}
+
+    back = tmp_path / "back"
+    assert run_cli("migrate", "--from", url, "--to", str(back)).returncode == 0
+    assert _contents(back) == _contents(first)
+    assert files_in(back / "broadcast" / "retracted") == [f"{gone.id}.md"]
+    assert files_in(back / "broadcast" / "live") == [f"{kept.id}.md"]
+    assert (back / "broadcast" / "seen" / "gemini").read_text().split() == \
+        (first / "broadcast" / "seen" / "gemini").read_text().split()
+    assert json.loads((back / "config.json").read_text()) == first_store.load_config()
+    events = [e["event"] for e in open_store(str(back)).events()]
+    assert events == [e["event"] for e in first_store.events()]
