@@ -1,10 +1,11 @@
 """Moving a mailbox between stores (``mailslot migrate --from DIR|URL --to DIR|URL``).
 
 Everything goes through the :class:`~mailslot.store.Store` protocol, so any pair of
-backends works (files → PostgreSQL, back, or folder to folder). Idempotent: what the
-target already has is left alone, so a second run copies nothing and an interrupted run
-is finished by running it again. Message text is carried as the message itself, which
-both stores write as the same bytes; states only move forward, as everywhere.
+backends works (files → PostgreSQL, back, or folder to folder). Registered agents
+(issue 12) move with their credentials' hashes, so every credential file still works.
+Idempotent: what the target already has is left alone, so a second run copies nothing
+and an interrupted run is finished by running it again. Message text is carried as the
+message itself, which both stores write as the same bytes; states only move forward.
 
 Not copied: presence and per-session state (they describe running processes, which
 announce themselves again), archived mailboxes and quarantined messages (set aside on
@@ -78,7 +79,7 @@ def _broadcasts(source: Store, target: Store, copied: Counter[str],
 
 
 def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
-    """Seen sets, the events log, the config and queued wakes."""
+    """Seen sets, the events log, the config, registered agents and queued wakes."""
     for agent in source.agent_names():
         missing = sorted(source.seen(agent) - target.seen(agent))
         target.add_seen(agent, missing)
@@ -91,6 +92,8 @@ def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
     if config and not target.load_config():
         target.save_config(config)
         copied["config"] += 1
+    for record in source.registered_agents():
+        copied["registrations"] += target.register_agent(record)
     for agent in source.wake_agents():
         for entry in source.wake_pending(agent):
             copied["wakes"] += target.wake_enqueue(entry)

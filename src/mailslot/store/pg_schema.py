@@ -44,6 +44,10 @@ MIGRATIONS: tuple[str, ...] = (
         touched timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (agent, session));
     CREATE TABLE claims (agent text PRIMARY KEY, path text NOT NULL);
     """,
+    # 2 (issue 12): registered agents, one JSON record each (never the secret itself).
+    """
+    CREATE TABLE registry (name text PRIMARY KEY, record bytea NOT NULL);
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"

@@ -23,11 +23,13 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import errors as pg
 
-from ..errors import IdTaken, NotFound, StoreError
+from ..errors import IdTaken, NotFound, StoreError, Unreadable
 from ..message import STATES, Message, State, to_bytes
 from .layout import _parse
 from .pg_schema import LATEST, migrate, schema_version
-from .records import StoredFile, WakeEntry
+from .records import AgentRecord, StoredFile, WakeEntry
+from .registry import _decode as decode_record
+from .registry import _encode as encode_record
 
 CHANNEL = "mailslot"
 """The one NOTIFY channel; payloads are ``mail:<agent>``, ``wake:<agent>``, ``waiter:<agent>``."""
@@ -509,6 +511,38 @@ class PostgresStore:
         self._ready = True
         return (f"{self.location}: schema at version {LATEST} ({applied} migration"
                 f"{'' if applied == 1 else 's'} applied)")
+
+
+    # issue 12: registered agents (rules in mailslot.authority) ----------------------------
+    # The same JSON record the file store keeps in registry/<name>.json, one row each.
+    def register_agent(self, record: AgentRecord) -> bool:
+        return bool(self._rows(f"cannot register {record.name}",
+                               "INSERT INTO registry VALUES (%s, %s) ON CONFLICT DO NOTHING "
+                               "RETURNING 1", (record.name, encode_record(record))))
+
+    def _record(self, name: str, data: bytes) -> AgentRecord:
+        return decode_record(bytes(data), name, f"{self.location}#registry/{name}")
+
+    def registered(self, name: str) -> AgentRecord | None:
+        rows = self._rows(f"cannot read {name}'s registration",
+                          "SELECT record FROM registry WHERE name = %s", (name,))
+        return self._record(name, rows[0][0]) if rows else None
+
+    def registered_agents(self) -> list[AgentRecord]:
+        found = []
+        for name, data in self._rows("cannot list the registered agents",
+                                     "SELECT name, record FROM registry ORDER BY name"):
+            try:
+                found.append(self._record(name, data))
+            except Unreadable:
+                continue  # doctor names it; a listing goes on
+        return found
+
+    def replace_registered(self, record: AgentRecord) -> None:
+        if not self._rows(f"cannot update {record.name}'s registration",
+                          "UPDATE registry SET record = %s WHERE name = %s RETURNING 1",
+                          (encode_record(record), record.name)):
+            raise NotFound(f"no registered agent {record.name}")
 
 
 class WakeLock:
