@@ -1,7 +1,8 @@
 """Where the mailbox is, and the one way to open a store there.
 
-``--store``/``--dir`` beat ``MAILSLOT_STORE`` beats ``MAILSLOT_DIR`` beats ``~/mailslot``;
-the answer is a folder (the file store) or a ``postgresql://`` URL (the PostgreSQL store,
+``--store``/``--dir`` beat ``MAILSLOT_STORE`` beats ``MAILSLOT_DIR`` beats the machine's
+settings file (``$XDG_CONFIG_HOME/mailslot/store``, one line) beats ``~/mailslot``; the
+answer is a folder (the file store) or a ``postgresql://`` URL (the PostgreSQL store,
 whose module and driver are imported only then). Every front end and
 :meth:`mailslot.mailbox.Mailbox.open` come through :func:`open_store`; no module outside
 ``store/`` builds a backend itself. On the hook path, so it imports only ``os``.
@@ -24,11 +25,23 @@ DEFAULT_ROOT = "~/mailslot"
 
 
 def store_location(explicit: str | None = None, env: Mapping[str, str] = os.environ) -> str:
-    """``--store``/``--dir`` beat ``MAILSLOT_STORE`` beats ``MAILSLOT_DIR`` beats
-    ``~/mailslot`` (a folder path is expanded)."""
+    """``--store``/``--dir`` beat ``MAILSLOT_STORE`` beats ``MAILSLOT_DIR`` beats the
+    settings file beats ``~/mailslot`` (a folder path is expanded)."""
     location = (explicit or env.get("MAILSLOT_STORE") or env.get("MAILSLOT_DIR")
-                or DEFAULT_ROOT)
+                or _settings_file(env) or DEFAULT_ROOT)
     return location if "://" in location else os.path.expanduser(location)
+
+
+def _settings_file(env: Mapping[str, str]) -> str:
+    """The first line of ``$XDG_CONFIG_HOME/mailslot/store``: where this machine's
+    mailbox is, said once (a URL there holds no password: libpq's PGPASSFILE does)."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    config = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    try:
+        with open(os.path.join(config, "mailslot", "store"), encoding="utf-8") as file:
+            return file.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def open_store(location: str | None = None, env: Mapping[str, str] = os.environ
