@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from mailslot import Mailbox
+from mailslot.errors import StoreError
 from mailslot.identity import Identity
 from mailslot.store import open_store
 from mailslot.store.pg_schema import LATEST
@@ -112,3 +113,40 @@ def test_files_to_postgres_to_files_is_byte_identical_and_idempotent(
     assert json.loads((back / "config.json").read_text()) == first_store.load_config()
     events = [e["event"] for e in open_store(str(back)).events()]
     assert events == [e["event"] for e in first_store.events()]
+
+
+def test_an_agent_role_reads_only_its_mail_and_sends_only_as_itself(
+        url: str, pg_cluster: Cluster) -> None:
+    admin = open_store(url)
+    claude = Mailbox(admin, Identity("claude", "--agent"))
+    to_gemini = claude.send("gemini", "for gemini", "x")
+    to_codex = claude.send("codex", "for codex", "secret")
+    granted = run_cli("--store", url, "pg", "grant", "gemini")
+    assert granted.returncode == 0 and "role mailslot_gemini" in granted.stdout
+    assert run_cli("--store", url, "pg", "grant", "gemini").returncode == 0  # twice: fine
+    as_gemini = url.replace("postgres@", "mailslot_gemini@")
+    with psycopg.connect(as_gemini, autocommit=True) as conn:
+        rows = conn.execute("SELECT agent, id FROM mail").fetchall()
+        assert rows == [("gemini", to_gemini.id)]  # codex's copy is invisible
+        assert conn.execute("UPDATE mail SET state = 'done' WHERE agent = 'codex'"
+                            ).rowcount == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES "
+                         "('codex', 'forged', 'unread', '', 'claude')")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("UPDATE config SET data = '{}'")
+    # the store as gemini's role works for gemini, and cannot send as another
+    gemini = Mailbox(open_store(as_gemini), Identity("gemini", "--agent"))
+    assert [i.message.id for i in gemini.inbox()] == [to_gemini.id]
+    gemini.send("claude", "reply", "ok")
+    forged = Mailbox(open_store(as_gemini), Identity("codex", "--agent"))
+    with pytest.raises(StoreError, match="permission denied"):
+        forged.send("claude", "forged", "x")
+    assert admin.state_of("codex", to_codex.id) == "unread"
+
+
+def test_pg_grant_on_a_folder_is_one_clear_line() -> None:
+    result = run_cli("pg", "grant", "gemini")
+    assert result.returncode == 2
+    assert result.stderr == ("mailslot: error: pg grant needs a postgresql:// store "
+                             "(--store URL or MAILSLOT_STORE)\n")

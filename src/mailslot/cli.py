@@ -343,6 +343,16 @@ def _migrate(args: argparse.Namespace, box: Mailbox) -> int:
     return 1 if skipped else 0
 
 
+@command("pg")
+def _pg(args: argparse.Namespace, box: Mailbox) -> int:
+    grant = getattr(box.store, "grant", None)
+    if grant is None:
+        raise InvalidInput("pg grant needs a postgresql:// store (--store URL or "
+                           "MAILSLOT_STORE)")
+    print(grant(args.name))
+    return 0
+
+
 def _seconds(raw: str) -> float:
     try:
         value = float(raw)
@@ -375,6 +385,7 @@ _EXAMPLES: dict[str, list[str]] = {
               "mailslot agent list", "mailslot agent rotate claude --yes"],
     "doctor": ["mailslot doctor", "mailslot doctor --fix"],
     "init": ["mailslot init", "mailslot init --store postgresql://mailslot@db.example/mail"],
+    "pg": ["mailslot pg grant gemini --store postgresql://admin@db.example/mail"],
     "migrate": ["mailslot migrate --from ~/mailslot --to postgresql://mailslot@db.example/mail"],
     "serve": ["mailslot serve --agent claude"],
     "install": ["mailslot install claude --agent claude --hooks",
@@ -592,6 +603,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                        "nothing.")
     p.add_argument("--from", dest="source", required=True, metavar="DIR|URL")
     p.add_argument("--to", dest="target", required=True, metavar="DIR|URL")
+    p = add("pg", "PostgreSQL administration (as the admin role): grant NAME creates the "
+                  "database role mailslot_NAME, which reads only NAME's mail and sends only "
+                  "as NAME.")
+    p.add_argument("action", choices=["grant"])
+    p.add_argument("name", metavar="NAME")
     return parser
 
 

@@ -48,6 +48,20 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE registry (name text PRIMARY KEY, record bytea NOT NULL);
     """,
+    # 3: row-level security for agent roles (``mailslot pg grant``): a role reads and
+    # moves only its agent's copies and inserts only messages its agent sent. The owner
+    # (the admin role that runs migrations) is not bound by the policies.
+    """
+    ALTER TABLE mail ADD COLUMN sender text NOT NULL DEFAULT '';
+    CREATE TABLE agent_roles (role name PRIMARY KEY, agent text NOT NULL);
+    CREATE FUNCTION mailslot_me() RETURNS text LANGUAGE sql STABLE SECURITY DEFINER
+        SET search_path FROM CURRENT
+        AS $$ SELECT agent FROM agent_roles WHERE role = session_user $$;
+    ALTER TABLE mail ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY mail_read ON mail FOR SELECT USING (agent = mailslot_me());
+    CREATE POLICY mail_move ON mail FOR UPDATE USING (agent = mailslot_me());
+    CREATE POLICY mail_send ON mail FOR INSERT WITH CHECK (sender = mailslot_me());
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
@@ -77,3 +91,37 @@ def migrate(conn: Any) -> int:
             conn.execute("INSERT INTO mailslot_schema (version) VALUES (%s)", (number,))
             applied += 1
     return applied
+
+
+SHARED = ("broadcasts", "seen", "events", "presence", "wakes", "shown", "waiters", "claims")
+"""Tables every agent role reads and writes whole (only ``mail`` is per agent)."""
+READ_ONLY = ("config", "registry", "mailslot_schema")
+"""Tables an agent role may read but only the admin role changes."""
+
+
+def grant(conn: Any, agent: str) -> str:
+    """Create (or refresh) the login role ``mailslot_<agent>`` for one agent, bound by
+    the row-level policies of migration 3; return the role's name."""
+    from psycopg import sql
+
+    role = f"mailslot_{agent}"
+    who = sql.Identifier(role)
+    with conn.transaction():
+        conn.execute(_LOCK)
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+            conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(who))
+        schema = conn.execute("SELECT current_schema(), current_database()").fetchone()
+        conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
+            sql.Identifier(schema[1]), who))
+        conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
+            sql.Identifier(schema[0]), who))
+        conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON mail TO {}").format(who))
+        for table in SHARED:
+            conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(
+                sql.Identifier(table), who))
+        for table in READ_ONLY:
+            conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier(table), who))
+        conn.execute(sql.SQL("GRANT USAGE ON SEQUENCE events_seq_seq TO {}").format(who))
+        conn.execute("INSERT INTO agent_roles VALUES (%s, %s) ON CONFLICT (role) DO UPDATE "
+                     "SET agent = excluded.agent", (role, agent))
+    return role

@@ -25,8 +25,9 @@ from psycopg import errors as pg
 
 from ..errors import IdTaken, NotFound, StoreError, Unreadable
 from ..message import STATES, Message, State, to_bytes
+from ..names import check_name
 from .layout import _parse
-from .pg_schema import LATEST, migrate, schema_version
+from .pg_schema import LATEST, grant, migrate, schema_version
 from .records import AgentRecord, StoredFile, WakeEntry
 from .registry import _decode as decode_record
 from .registry import _encode as encode_record
@@ -150,8 +151,9 @@ class PostgresStore:
     def deliver(self, message: Message, recipients: Sequence[str]) -> None:
         names = list(recipients)
         self._insert_message(f"cannot deliver {message.id} to {', '.join(names)}", message, [
-            ("INSERT INTO mail (agent, id, state, data) SELECT a, %s, 'unread', %s "
-             "FROM unnest(%s::text[]) a", (message.id, to_bytes(message), names)),
+            ("INSERT INTO mail (agent, id, state, data, sender) SELECT a, %s, 'unread', %s, "
+             "%s FROM unnest(%s::text[]) a",
+             (message.id, to_bytes(message), message.sender, names)),
             ("SELECT pg_notify(%s, 'mail:' || a) FROM unnest(%s::text[]) a", (CHANNEL, names)),
         ], "a recipient's mailbox")
 
@@ -543,6 +545,16 @@ class PostgresStore:
                           "UPDATE registry SET record = %s WHERE name = %s RETURNING 1",
                           (encode_record(record), record.name)):
             raise NotFound(f"no registered agent {record.name}")
+
+
+    # issue 13: agent roles -----------------------------------------------------------------
+    def grant(self, agent: str) -> str:
+        """Create the database role for ``agent`` (``mailslot pg grant``); one line back."""
+        name = check_name(agent, "agent name")
+        role = self._run(f"cannot create a role for {name}", lambda db: grant(db, name))
+        return (f"role {role} may now use {self.location} as {name}: it reads and moves "
+                f"only {name}'s mail and sends only as {name}; give it a password (ALTER "
+                f"ROLE {role} PASSWORD ...) or a client certificate (docs/multi-host.md)")
 
 
 class WakeLock:
