@@ -58,9 +58,10 @@ class Cluster:
 
 
 @contextmanager
-def cluster() -> Iterator[Cluster]:
-    """Start a cluster (fsync off: it is thrown away; the server is never killed
-    under the tests) and remove it whatever happens."""
+def cluster(*, durable: bool = False) -> Iterator[Cluster]:
+    """Start a cluster and remove it whatever happens. Not ``durable`` (the tests):
+    fsync off, since it is thrown away and the server is never killed under them;
+    ``durable`` (the benchmarks): a commit is synced to disk, as in use."""
     found = bindir()
     if found is None:
         raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql)")
@@ -79,8 +80,9 @@ def cluster() -> Iterator[Cluster]:
         subprocess.run([*as_user, os.path.join(found, "initdb"), "-D", data, "-U", "postgres",
                         "--auth=trust", "-E", "UTF8", "--no-sync"],
                        check=True, capture_output=True)
-        options = (f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c max_connections=200"
+        if not durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         subprocess.run([*pg_ctl, "-w", "-t", "120", "-l", os.path.join(folder, "log"),
                         "-o", options, "start"], check=True, capture_output=True)
         try:

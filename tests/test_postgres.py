@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import psycopg
@@ -150,3 +151,35 @@ def test_pg_grant_on_a_folder_is_one_clear_line() -> None:
     assert result.returncode == 2
     assert result.stderr == ("mailslot: error: pg grant needs a postgresql:// store "
                              "(--store URL or MAILSLOT_STORE)\n")
+
+
+def test_a_dropped_connection_is_one_line_then_the_store_reconnects(
+        url: str, pg_cluster: Cluster) -> None:
+    store = open_store(url)
+    box = Mailbox(store, Identity("claude", "--agent"))
+    first = box.send("gemini", "before", "x")
+    database = url.rsplit("/", 1)[1]
+    pg_cluster.admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                     f"datname = '{database}' AND pid <> pg_backend_pid()")
+    with pytest.raises(StoreError, match="cannot reach the database") as caught:
+        box.send("gemini", "during", "x")
+    assert "\n" not in str(caught.value)
+    second = box.send("gemini", "after", "x")  # the next call connects again
+    ids = sorted(i for i, _ in store.entries("gemini", ["unread"]))
+    assert ids == sorted([first.id, second.id])  # the failed send left nothing
+
+
+def test_a_watch_reconnects_by_itself_and_looks_again(url: str, pg_cluster: Cluster) -> None:
+    store = open_store(url)
+    kicked = threading.Event()
+    watching = store.watch(kicked.set, mail_for="gemini")
+    try:
+        database = url.rsplit("/", 1)[1]
+        pg_cluster.admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                         f"datname = '{database}' AND pid <> pg_backend_pid()")
+        assert kicked.wait(60)  # reconnected: a kick, since mail may have come meanwhile
+        kicked.clear()
+        Mailbox(open_store(url), Identity("claude", "--agent")).send("gemini", "s", "x")
+        assert kicked.wait(60)
+    finally:
+        watching.close()
