@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-pg lint bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ lint: $(STAMP)
 
 test: lint
 	$(PY) -m pytest -q
+
+# the heavy PostgreSQL checks (8 processes x 200 sends, SIGKILLed writers): about a minute
+test-pg: $(STAMP)
+	$(PY) -m pytest -q -m heavy
 
 bench: $(STAMP)
 	$(PY) bench/run.py
