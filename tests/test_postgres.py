@@ -14,6 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from hookkit import fixture
 from mailslot import Mailbox
 from mailslot.errors import StoreError
 from mailslot.identity import Identity
@@ -183,3 +184,15 @@ def test_a_watch_reconnects_by_itself_and_looks_again(url: str, pg_cluster: Clus
         assert kicked.wait(60)
     finally:
         watching.close()
+
+
+def test_a_session_hook_shows_mail_from_the_database_and_never_fails(url: str) -> None:
+    Mailbox(open_store(url), Identity("claude", "--agent")).send("gemini", "over the wire", "x")
+    env = {**os.environ, "MAILSLOT_STORE": url}
+    shown = run_cli("hook", "claude", "session-start", "--agent", "gemini",
+                    stdin=fixture("claude-session-start"), env=env)
+    assert shown.returncode == 0 and "over the wire" in shown.stdout
+    down = {**env, "MAILSLOT_STORE": "postgresql://nobody@127.0.0.1:1/none"}
+    silent = run_cli("hook", "claude", "session-start", "--agent", "gemini",
+                     stdin=fixture("claude-session-start"), env=down)
+    assert (silent.returncode, silent.stdout) == (0, "")
