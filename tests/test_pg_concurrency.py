@@ -17,8 +17,8 @@ from mailslot.message import STATES
 from mailslot.store import Store, open_store
 from mailslot.transfer import migrate
 from pgcluster import Cluster
-from support import finish, promised, worker
-from test_concurrency import PER_SENDER, READERS, RECIPIENTS, SENDERS
+from support import promised, worker
+from test_concurrency import RECIPIENTS, SENDERS, send_and_read_at_once
 from test_crash import check_file, kill_at_random
 
 pytestmark = pytest.mark.heavy
@@ -40,25 +40,7 @@ def held(store: Store, agent: str) -> dict[str, str]:
 
 def test_concurrent_senders_and_readers_lose_nothing_and_duplicate_nothing(
         url: str, tmp_path: Path) -> None:
-    stop = tmp_path / "stop"
-    outs = [tmp_path / f"sent-{i}" for i in range(SENDERS)]
-    readers = [worker("read", url, agent, 100 + i, stop) for i, agent in enumerate(READERS)]
-    senders = [worker("send", url, f"sender-{i}", PER_SENDER, i, outs[i], *RECIPIENTS)
-               for i in range(SENDERS)]
-    for proc in senders:
-        finish(proc, timeout=240)
-    stop.touch()
-    for proc in readers:
-        finish(proc)
-
-    expected: dict[str, set[str]] = {r: set() for r in RECIPIENTS}
-    total = 0
-    for out in outs:
-        for mid, to in promised(out):
-            total += 1
-            for name in to:
-                expected[name].add(mid)
-    assert total == SENDERS * PER_SENDER
+    expected, total = send_and_read_at_once(url, tmp_path)
     store = open_store(url)
     for agent in RECIPIENTS:
         found = held(store, agent)
