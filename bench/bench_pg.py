@@ -1,5 +1,6 @@
 """The PostgreSQL store next to the file store: send (one recipient and ten), the
-inbox's first page at 100,000 messages, and send -> wake across two "machines".
+inbox's first page at 100,000 messages, send -> wake across two "machines", and the
+session hook's whole-process time.
 
 Runs a throwaway cluster (``tests/pgcluster.py``) with fsync on, on this machine's
 disk, so a send pays for a real commit; the file store's rows are measured in the same
@@ -11,13 +12,15 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
+from bench_hooks import FIXTURE
 from bench_store import BODY, _fill, _scratch
 from bench_wake import TARGET_P99, measure
-from common import ROOT, Row, ms, percentile
+from common import ROOT, VENV_BIN, Row, ms, percentile
 from mailslot import Mailbox
 from mailslot.identity import Identity
 from mailslot.message import Message, to_bytes
@@ -97,9 +100,30 @@ def _wake_row(pg: Cluster) -> Row:
                p99 <= TARGET_P99)
 
 
+def _hook_row(pg: Cluster, folder: Path) -> Row:
+    """The session hook as a whole process on the database (driver import, connect,
+    read), against ``python -c pass``, interleaved."""
+    location = pg.new_database()
+    Mailbox(open_store(location), Identity("claude", "--agent")).send("gemini", "s", BODY)
+    env = {**os.environ, "MAILSLOT_STORE": location, "HOME": str(folder)}
+    stdin = FIXTURE.read_bytes()
+    hook = [str(VENV_BIN / "mailslot"), "hook", "claude", "session-start", "--agent", "gemini"]
+    times: dict[str, list[float]] = {"hook": [], "bare": []}
+    for _ in range(15):
+        for name, argv in (("hook", hook), ("bare", [sys.executable, "-c", "pass"])):
+            start = time.perf_counter()
+            subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL, env=env, check=True)
+            times[name].append(time.perf_counter() - start)
+    hook_t, bare_t = statistics.median(times["hook"]), statistics.median(times["bare"])
+    return Row("PostgreSQL session-start hook process (median of 15)",
+               f"{ms(hook_t)} ({hook_t / bare_t:.1f}x)", f"python -c pass {ms(bare_t)}",
+               "<= 3.0x", hook_t <= 3 * bare_t)
+
+
 def run() -> list[Row]:
     with cluster(durable=True) as pg, _scratch() as folder:
-        return [*_send_rows(pg, folder), _inbox_row(pg, folder), _wake_row(pg)]
+        return [*_send_rows(pg, folder), _inbox_row(pg, folder), _wake_row(pg),
+                _hook_row(pg, folder)]
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mailslot.config import Config
+from mailslot.config import Config, this_machine
 from mailslot.errors import InvalidInput, StoreError
 from mailslot.store import open_store, store_location
 from mailslot.text import DEFAULT_MAX_BODY_BYTES
@@ -75,3 +75,11 @@ def test_malformed_values_fail_closed_naming_the_field(raw: dict[str, object], r
 
 def test_unknown_keys_are_kept() -> None:
     assert Config({"theirs": {"a": 1}}).raw == {"theirs": {"a": 1}}
+
+
+def test_an_agents_host_says_which_machine_wakes_it() -> None:
+    config = Config({"agents": {"a": {"host": "laptop"}, "b": {}, "c": {"host": 3}}})
+    assert config.wakes_on("a", "laptop") and not config.wakes_on("a", "vm")
+    assert config.wakes_on("b", "vm")  # no host: any machine's watcher
+    assert not config.wakes_on("c", "vm")  # not text: none (fails closed)
+    assert this_machine({"MAILSLOT_HOST": "vm"}) == "vm"

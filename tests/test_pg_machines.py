@@ -28,11 +28,11 @@ def url(pg_cluster: Cluster) -> str:
 
 
 def machine(tmp_path: Path, name: str, url: str) -> dict[str, str]:
-    """The environment of one machine: its own HOME, the shared database."""
+    """The environment of one machine: its own HOME and host name, the shared database."""
     home = tmp_path / name
     home.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "MAILSLOT_DIR"}
-    return {**env, "HOME": str(home), "MAILSLOT_STORE": url}
+    return {**env, "HOME": str(home), "MAILSLOT_STORE": url, "MAILSLOT_HOST": name}
 
 
 @contextmanager
@@ -49,9 +49,9 @@ def watcher(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]
             proc.wait(10)
 
 
-def configure(url: str, bin_dir: Path, agents: list[str]) -> None:
+def configure(url: str, bin_dir: Path, agents: list[str], **more: str) -> None:
     command = {"wake_on_mail": True, "wake_method": "command",
-               "command": [str(bin_dir / "notify"), "{id}"]}
+               "command": [str(bin_dir / "notify"), "{id}"], **more}
     open_store(url).save_config({"owner": "sarah", "agents": dict.fromkeys(agents, command)})
 
 
@@ -112,5 +112,33 @@ def test_a_watcher_killed_mid_wake_leaves_it_to_the_other_machine_once(
             with suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
     assert [c["argv"] for c in calls(record)] == [[m.id], [m.id]]
+    assert [(e["event"], e["attempt"]) for e in wake_events(url)] == [
+        ("wake_attempt", 1), ("wake_failed", 1), ("wake_attempt", 2), ("wake_ok", 2)]
+
+
+def test_an_agent_is_woken_only_on_its_host_even_when_that_watcher_dies(
+        url: str, bin_dir: Path, tmp_path: Path) -> None:
+    record = fake_host(bin_dir, "notify", hang_first=True)
+    hung = Path(f"{record}.hung")
+    configure(url, bin_dir, ["gemini"], host="b")
+    box = Mailbox(open_store(url), Identity("claude", "--agent"))
+    a, b = machine(tmp_path, "a", url), machine(tmp_path, "b", url)
+    try:
+        with watcher(a, tmp_path / "a.log"):
+            with watcher(b, tmp_path / "b.log") as on_b:
+                m = box.send("gemini", "s", "x", wake=True)
+                wait_until(hung.exists, 60, what="the wake on b to hang")
+                on_b.send_signal(signal.SIGKILL)
+                on_b.wait(10)
+            with watcher(b, tmp_path / "b2.log"):  # b restarted: it finishes its wake
+                wait_until(lambda: len(calls(record)) == 2 and not open_store(url).wake_agents(),
+                           60, what="the restarted b to finish the wake")
+    finally:
+        pid = int(hung.read_text() or 0) if hung.exists() else 0
+        if pid:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert [(c["argv"], c["env"]["HOME"]) for c in calls(record)] == [([m.id], b["HOME"])] * 2
+    assert "woke" not in (tmp_path / "a.log").read_text()  # a was told, and left it alone
     assert [(e["event"], e["attempt"]) for e in wake_events(url)] == [
         ("wake_attempt", 1), ("wake_failed", 1), ("wake_attempt", 2), ("wake_ok", 2)]
