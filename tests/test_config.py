@@ -77,6 +77,18 @@ def test_unknown_keys_are_kept() -> None:
     assert Config({"theirs": {"a": 1}}).raw == {"theirs": {"a": 1}}
 
 
+def test_require_credentials_fails_closed_and_doctor_names_it() -> None:  # issue 12
+    from mailslot.config import Config
+    from mailslot.errors import StoreError
+
+    assert Config({}).require_credentials is False
+    assert Config({"require_credentials": True}).require_credentials is True
+    with pytest.raises(StoreError, match="require_credentials"):
+        _ = Config({"require_credentials": "yes"}).require_credentials
+    assert any("require_credentials" in p
+               for p in Config({"require_credentials": 1}).problems())
+
+
 def test_an_agents_host_says_which_machine_wakes_it() -> None:
     config = Config({"agents": {"a": {"host": "laptop"}, "b": {}, "c": {"host": 3}}})
     assert config.wakes_on("a", "laptop") and not config.wakes_on("a", "vm")

@@ -98,6 +98,9 @@ def test_files_to_postgres_to_files_is_byte_identical_and_idempotent(
     gemini.read(kept.id)  # a broadcast read: a seen set
     first_store = open_store(str(first))
     first_store.update_config(lambda c: c.update(owner="sarah") is None)
+    first_store.set_accept("gemini", "members")
+    first_store.set_member("gemini", "claude", True)
+    first_store.add_passed("gemini", [one.id, two.id])
 
     copied = run_cli("migrate", "--from", str(first), "--to", url)
     assert copied.returncode == 0, copied.stderr
@@ -115,6 +118,9 @@ def test_files_to_postgres_to_files_is_byte_identical_and_idempotent(
     assert json.loads((back / "config.json").read_text()) == first_store.load_config()
     events = [e["event"] for e in open_store(str(back)).events()]
     assert events == [e["event"] for e in first_store.events()]
+    returned = open_store(str(back))
+    assert (returned.accept_of("gemini"), returned.members("gemini")) == ("members", ["claude"])
+    assert returned.passed("gemini") == {one.id, two.id}
 
 
 def test_an_agent_role_reads_only_its_mail_and_sends_only_as_itself(

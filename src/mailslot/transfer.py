@@ -7,9 +7,10 @@ Idempotent: what the target already has is left alone, so a second run copies no
 and an interrupted run is finished by running it again. Message text is carried as the
 message itself, which both stores write as the same bytes; states only move forward.
 
-Not copied: presence and per-session state (they describe running processes, which
-announce themselves again), archived mailboxes and quarantined messages (set aside on
-purpose; they stay in the source). Unreadable messages cannot be carried and are named.
+Not copied: presence, per-session state and fenced sessions (they describe running
+processes, which announce themselves again), archived mailboxes and quarantined
+messages (set aside on purpose; they stay in the source). Unreadable messages cannot be
+carried and are named.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def _broadcasts(source: Store, target: Store, copied: Counter[str],
 
 
 def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
-    """Seen sets, the events log, the config, registered agents and queued wakes."""
+    """Seen sets, the events log, the config, registered agents, gates and queued wakes."""
     for agent in source.agent_names():
         missing = sorted(source.seen(agent) - target.seen(agent))
         target.add_seen(agent, missing)
@@ -94,6 +95,28 @@ def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
         copied["config"] += 1
     for record in source.registered_agents():
         copied["registrations"] += target.register_agent(record)
+    names = set(source.agent_names()) | {r.name for r in source.registered_agents()}
+    for agent in sorted(names):
+        _gate(source, target, agent, copied)
     for agent in source.wake_agents():
         for entry in source.wake_pending(agent):
             copied["wakes"] += target.wake_enqueue(entry)
+
+
+def _gate(source: Store, target: Store, agent: str, copied: Counter[str]) -> None:
+    """``agent``'s gate, members, open requests and what passed it (issue 12): without
+    the last, mail that came through the gate would be set aside in the target."""
+    accept = source.accept_of(agent)
+    if accept != target.accept_of(agent):
+        target.set_accept(agent, accept)
+        copied["gates"] += 1
+    for member in source.members(agent):
+        copied["members"] += target.set_member(agent, member, True)
+    there = target.requests(agent)
+    for requester, message_id in source.requests(agent).items():
+        if there.get(requester) != message_id:
+            target.set_request(agent, requester, message_id)
+            copied["requests"] += 1
+    missing = sorted(source.passed(agent) - target.passed(agent))
+    target.add_passed(agent, missing)
+    copied["passed"] += len(missing)

@@ -62,6 +62,18 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE POLICY mail_move ON mail FOR UPDATE USING (agent = mailslot_me());
     CREATE POLICY mail_send ON mail FOR INSERT WITH CHECK (sender = mailslot_me());
     """,
+    # 4 (issue 12): gates, admitted members, access requests, what passed a gate, and
+    # replaced (fenced) sessions.
+    """
+    CREATE TABLE gates (agent text PRIMARY KEY, accept text NOT NULL);
+    CREATE TABLE members (agent text NOT NULL, member text NOT NULL,
+        PRIMARY KEY (agent, member));
+    CREATE TABLE requests (agent text NOT NULL, requester text NOT NULL, id text NOT NULL,
+        PRIMARY KEY (agent, requester));
+    CREATE TABLE passed (agent text NOT NULL, id text NOT NULL, PRIMARY KEY (agent, id));
+    CREATE TABLE fences (agent text NOT NULL, session text NOT NULL, by_session text NOT NULL,
+        PRIMARY KEY (agent, session));
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
@@ -93,7 +105,8 @@ def migrate(conn: Any) -> int:
     return applied
 
 
-SHARED = ("broadcasts", "seen", "events", "presence", "wakes", "shown", "waiters", "claims")
+SHARED = ("broadcasts", "seen", "events", "presence", "wakes", "shown", "waiters", "claims",
+          "gates", "members", "requests", "passed", "fences")
 """Tables every agent role reads and writes whole (only ``mail`` is per agent)."""
 READ_ONLY = ("config", "registry", "mailslot_schema")
 """Tables an agent role may read but only the admin role changes."""

@@ -547,6 +547,68 @@ class PostgresStore:
             raise NotFound(f"no registered agent {record.name}")
 
 
+    # issue 12: gates (rules in mailslot.gates) --------------------------------------------
+    def set_accept(self, agent: str, accept: str) -> None:
+        self._do(f"cannot set {agent}'s gate",
+                 "INSERT INTO gates VALUES (%s, %s) ON CONFLICT (agent) DO UPDATE "
+                 "SET accept = excluded.accept", (agent, accept))
+
+    def accept_of(self, agent: str) -> str:
+        """``"open"`` when never set; anything unknown reads as ``"members"`` (shut)."""
+        rows = self._rows(f"cannot read {agent}'s gate",
+                          "SELECT accept FROM gates WHERE agent = %s", (agent,))
+        value = rows[0][0] if rows else "open"
+        return value if value in ("open", "members") else "members"
+
+    def set_member(self, agent: str, member: str, admitted: bool) -> bool:
+        sql = ("INSERT INTO members VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING 1"
+               if admitted else
+               "DELETE FROM members WHERE agent = %s AND member = %s RETURNING 1")
+        return bool(self._rows(f"cannot change {agent}'s members", sql, (agent, member)))
+
+    def members(self, agent: str) -> list[str]:
+        return [r[0] for r in self._rows(f"cannot read {agent}'s members",
+                                         "SELECT member FROM members WHERE agent = %s "
+                                         "ORDER BY member", (agent,))]
+
+    def set_request(self, agent: str, requester: str, message_id: str | None) -> None:
+        if message_id is None:
+            self._do(f"cannot close a request to {agent}",
+                     "DELETE FROM requests WHERE agent = %s AND requester = %s",
+                     (agent, requester))
+        else:
+            self._do(f"cannot record a request to {agent}",
+                     "INSERT INTO requests VALUES (%s, %s, %s) ON CONFLICT (agent, "
+                     "requester) DO UPDATE SET id = excluded.id", (agent, requester,
+                                                                    message_id))
+
+    def requests(self, agent: str) -> dict[str, str]:
+        return dict(self._rows(f"cannot read the requests to {agent}",
+                               "SELECT requester, id FROM requests WHERE agent = %s",
+                               (agent,)))
+
+    def add_passed(self, agent: str, message_ids: Sequence[str]) -> None:
+        if message_ids:
+            self._do(f"cannot record what passed {agent}'s gate",
+                     "INSERT INTO passed SELECT %s, unnest(%s::text[]) ON CONFLICT DO NOTHING",
+                     (agent, list(message_ids)))
+
+    def passed(self, agent: str) -> set[str]:
+        return {r[0] for r in self._rows(f"cannot read what passed {agent}'s gate",
+                                         "SELECT id FROM passed WHERE agent = %s", (agent,))}
+
+    # issue 12: fenced sessions (rules in mailslot.fencing) ---------------------------------
+    def fence(self, agent: str, session: str, by: str) -> None:
+        """Once: a second fence of the same session keeps the first."""
+        self._do(f"cannot fence {agent}'s session", "INSERT INTO fences VALUES (%s, %s, %s) "
+                 "ON CONFLICT DO NOTHING", (agent, session, by))
+
+    def fenced_by(self, agent: str, session: str) -> str | None:
+        rows = self._rows(f"cannot read {agent}'s sessions",
+                          "SELECT by_session FROM fences WHERE agent = %s AND session = %s",
+                          (agent, session))
+        return str(rows[0][0]) if rows else None
+
     # issue 13: agent roles -----------------------------------------------------------------
     def grant(self, agent: str) -> str:
         """Create the database role for ``agent`` (``mailslot pg grant``); one line back."""
