@@ -55,6 +55,24 @@ def configure(url: str, bin_dir: Path, agents: list[str], **more: str) -> None:
     open_store(url).save_config({"owner": "sarah", "agents": dict.fromkeys(agents, command)})
 
 
+@contextmanager
+def hanging_notify(bin_dir: Path) -> Iterator[tuple[Path, Path]]:
+    """A ``notify`` program whose first run hangs (a host stuck mid-wake): its record
+    file and the file naming the hung process, which is killed at the end."""
+    record = fake_host(bin_dir, "notify", hang_first=True)
+    hung = Path(f"{record}.hung")
+    try:
+        yield record, hung
+    finally:
+        pid = int(hung.read_text() or 0) if hung.exists() else 0
+        if pid:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+RETRIED_ONCE = [("wake_attempt", 1), ("wake_failed", 1), ("wake_attempt", 2), ("wake_ok", 2)]
+
+
 def wake_events(url: str) -> list[dict[str, Any]]:
     return [e for e in open_store(url).events() if str(e.get("event")).startswith("wake_")
             and e["event"] != "wake_queued"]
@@ -93,11 +111,9 @@ def test_two_machines_wake_each_message_once(
 
 def test_a_watcher_killed_mid_wake_leaves_it_to_the_other_machine_once(
         url: str, bin_dir: Path, tmp_path: Path) -> None:
-    record = fake_host(bin_dir, "notify", hang_first=True)
-    hung = Path(f"{record}.hung")
     configure(url, bin_dir, ["gemini"])
     box = Mailbox(open_store(url), Identity("claude", "--agent"))
-    try:
+    with hanging_notify(bin_dir) as (record, hung):
         with watcher(machine(tmp_path, "a", url), tmp_path / "a.log") as first:
             m = box.send("gemini", "s", "x", wake=True)
             wait_until(hung.exists, 60, what="the first wake to hang")
@@ -106,39 +122,24 @@ def test_a_watcher_killed_mid_wake_leaves_it_to_the_other_machine_once(
         with watcher(machine(tmp_path, "b", url), tmp_path / "b.log"):
             wait_until(lambda: len(calls(record)) == 2 and not open_store(url).wake_agents(),
                        60, what="the other machine to finish the wake")
-    finally:
-        pid = int(hung.read_text() or 0) if hung.exists() else 0
-        if pid:
-            with suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
     assert [c["argv"] for c in calls(record)] == [[m.id], [m.id]]
-    assert [(e["event"], e["attempt"]) for e in wake_events(url)] == [
-        ("wake_attempt", 1), ("wake_failed", 1), ("wake_attempt", 2), ("wake_ok", 2)]
+    assert [(e["event"], e["attempt"]) for e in wake_events(url)] == RETRIED_ONCE
 
 
 def test_an_agent_is_woken_only_on_its_host_even_when_that_watcher_dies(
         url: str, bin_dir: Path, tmp_path: Path) -> None:
-    record = fake_host(bin_dir, "notify", hang_first=True)
-    hung = Path(f"{record}.hung")
     configure(url, bin_dir, ["gemini"], host="b")
     box = Mailbox(open_store(url), Identity("claude", "--agent"))
     a, b = machine(tmp_path, "a", url), machine(tmp_path, "b", url)
-    try:
-        with watcher(a, tmp_path / "a.log"):
-            with watcher(b, tmp_path / "b.log") as on_b:
-                m = box.send("gemini", "s", "x", wake=True)
-                wait_until(hung.exists, 60, what="the wake on b to hang")
-                on_b.send_signal(signal.SIGKILL)
-                on_b.wait(10)
-            with watcher(b, tmp_path / "b2.log"):  # b restarted: it finishes its wake
-                wait_until(lambda: len(calls(record)) == 2 and not open_store(url).wake_agents(),
-                           60, what="the restarted b to finish the wake")
-    finally:
-        pid = int(hung.read_text() or 0) if hung.exists() else 0
-        if pid:
-            with suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+    with hanging_notify(bin_dir) as (record, hung), watcher(a, tmp_path / "a.log"):
+        with watcher(b, tmp_path / "b.log") as on_b:
+            m = box.send("gemini", "s", "x", wake=True)
+            wait_until(hung.exists, 60, what="the wake on b to hang")
+            on_b.send_signal(signal.SIGKILL)
+            on_b.wait(10)
+        with watcher(b, tmp_path / "b2.log"):  # b restarted: it finishes its wake
+            wait_until(lambda: len(calls(record)) == 2 and not open_store(url).wake_agents(),
+                       60, what="the restarted b to finish the wake")
     assert [(c["argv"], c["env"]["HOME"]) for c in calls(record)] == [([m.id], b["HOME"])] * 2
     assert "woke" not in (tmp_path / "a.log").read_text()  # a was told, and left it alone
-    assert [(e["event"], e["attempt"]) for e in wake_events(url)] == [
-        ("wake_attempt", 1), ("wake_failed", 1), ("wake_attempt", 2), ("wake_ok", 2)]
+    assert [(e["event"], e["attempt"]) for e in wake_events(url)] == RETRIED_ONCE
