@@ -622,7 +622,9 @@ class PostgresStore:
 class WakeLock:
     """``wake_lock``'s context: a session advisory lock on the store's connection, so
     the database releases it when the holder's connection ends (it died or lost its
-    network)."""
+    network). Other processes and machines are kept out; within one process the lock is
+    shared by its threads (PostgreSQL's advisory locks are re-entrant per connection),
+    which the watcher never needs, running at most one pass per agent at a time."""
 
     def __init__(self, store: PostgresStore, agent: str) -> None:
         self._store, self._agent = store, agent
