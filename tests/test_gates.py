@@ -187,3 +187,19 @@ def test_a_registered_agents_gate_needs_its_credential(box: Box, cli: Run) -> No
         box("claude").gate.switch(True)
     result = cli("--agent", "claude", "gate", "on")
     assert result.code == 1 and "credential" in result.err
+
+
+@pytest.mark.anyio
+async def test_mcp_read_messages_meets_the_door(box: Box, root: Path) -> None:
+    from mcp import Client
+
+    from mailslot.mcp_server import build_server
+
+    box("claude").gate.switch(True)
+    box("claude").send("claude", "a note to self", "b")
+    plant(root, "claude", "gemini")
+    async with Client(build_server(lambda: box("claude"))) as claude:
+        result = await claude.call_tool("read_messages", {})
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    assert "a note to self" in text and "planted" not in text
+    assert len((result.structured_content or {})["messages"]) == 1
