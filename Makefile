@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-hosts lint bench clean
+.PHONY: demo test test-hosts test-pg lint bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ HOSTS ?= pinned
 test-hosts: $(STAMP)
 	MAILSLOT_HOSTS=$(HOSTS) MAILSLOT_HOSTS_BIN="$$($(PY) tests/hosts/install_hosts.py $(if $(filter latest,$(HOSTS)),--latest))" \
 		$(PY) -m pytest -v tests/hosts
+
+# the heavy PostgreSQL checks (8 processes x 200 sends, SIGKILLed writers): about a minute
+test-pg: $(STAMP)
+	$(PY) -m pytest -q -m heavy
 
 bench: $(STAMP)
 	$(PY) bench/run.py

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from common import VENV_BIN, Row, ms, percentile
-from mailslot import FileStore, Mailbox
+from mailslot import Mailbox
 from mailslot.identity import Identity
+from mailslot.store import open_store
 
 TARGET_P99 = 0.250
 PEERS = "peers poll every 5-60 s (mean wait 2.5-30 s)"
@@ -53,21 +54,26 @@ def _notifier(command: list[str]) -> dict[str, Any]:
 
 def measure(count: int, *, agents: int = 4, gap: float = 0.025,
             poll: float | None = None,
-            entry: Callable[[list[str]], dict[str, Any]] = _wake) -> list[float]:
+            entry: Callable[[list[str]], dict[str, Any]] = _wake,
+            location: str | None = None) -> list[float]:
     """Latencies (seconds) of ``count`` sends spread over ``agents`` agents whose config
-    is ``entry(command)``."""
+    is ``entry(command)``, on a fresh folder or the (fresh) store at ``location``; the
+    watcher runs with its own HOME, as on another machine."""
     with tempfile.TemporaryDirectory() as tmp:
         root, starts, script = Path(tmp, "box"), Path(tmp, "starts.txt"), Path(tmp, "rec.py")
         script.write_text(_RECORDER)
         command = [sys.executable, "-S", "-E", str(script), "{id}", str(starts)]
-        store = FileStore(root)
+        where = location or str(root)
+        store = open_store(where)
         store.save_config({"agents": {f"agent{i}": entry(command) for i in range(agents)}})
         log = Path(tmp, "watch.log")
-        argv = [str(VENV_BIN / "mailslot"), "--dir", str(root), "watch"]
+        argv = [str(VENV_BIN / "mailslot"), "--store", where, "watch"]
         if poll is not None:
             argv += ["--poll", str(poll)]
+        Path(tmp, "home").mkdir()
         with log.open("w") as out:
-            watcher = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+            watcher = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                       env={**os.environ, "HOME": str(Path(tmp, "home"))})
         try:
             _wait_for(lambda: "watching" in log.read_text(), 10)
             box = Mailbox(store, Identity("bench", "--agent"))

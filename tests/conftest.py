@@ -14,6 +14,7 @@ import pytest
 from mailslot import FileStore, Mailbox
 from mailslot.cli import main
 from mailslot.identity import Identity
+from pgcluster import Cluster, cluster
 
 
 @pytest.fixture(autouse=True)
@@ -80,3 +81,10 @@ def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
     return folder
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """One throwaway PostgreSQL cluster for the whole run (see tests/pgcluster.py)."""
+    with cluster() as running:
+        yield running

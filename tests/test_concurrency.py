@@ -24,13 +24,14 @@ RECIPIENTS = ["ann", "bob", "cat"]
 READERS = ["ann", "ann", "bob", "cat"]
 
 
-def test_concurrent_senders_and_readers_lose_nothing_and_duplicate_nothing(
-    root: Path, tmp_path: Path
-) -> None:
+def send_and_read_at_once(location: str | Path, tmp_path: Path) -> tuple[dict[str, set[str]], int]:
+    """Run the senders and readers on the store at ``location`` to the end; return the
+    ids promised to each recipient and how many messages were sent (any backend)."""
     stop = tmp_path / "stop"
     outs = [tmp_path / f"sent-{i}" for i in range(SENDERS)]
-    readers = [worker("read", root, agent, 100 + i, stop) for i, agent in enumerate(READERS)]
-    senders = [worker("send", root, f"sender-{i}", PER_SENDER, i, outs[i], *RECIPIENTS)
+    readers = [worker("read", location, agent, 100 + i, stop)
+               for i, agent in enumerate(READERS)]
+    senders = [worker("send", location, f"sender-{i}", PER_SENDER, i, outs[i], *RECIPIENTS)
                for i in range(SENDERS)]
     for proc in senders:
         finish(proc, timeout=240)
@@ -46,7 +47,13 @@ def test_concurrent_senders_and_readers_lose_nothing_and_duplicate_nothing(
             for name in to:
                 expected[name].add(mid)
     assert total == SENDERS * PER_SENDER
+    return expected, total
 
+
+def test_concurrent_senders_and_readers_lose_nothing_and_duplicate_nothing(
+    root: Path, tmp_path: Path
+) -> None:
+    expected, total = send_and_read_at_once(root, tmp_path)
     for agent in RECIPIENTS:
         found = copies(root, agent)
         assert set(found) == expected[agent]

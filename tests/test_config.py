@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mailslot.config import Config
+from mailslot.config import Config, this_machine
 from mailslot.errors import InvalidInput, StoreError
 from mailslot.store import open_store, store_location
 from mailslot.text import DEFAULT_MAX_BODY_BYTES
@@ -16,13 +16,25 @@ def test_root_order_is_flag_then_env_then_home() -> None:
     env = {"MAILSLOT_DIR": "/from/env"}
     assert store_location("/from/flag", env) == "/from/flag"
     assert store_location(None, env) == "/from/env"
+    url = "postgresql://db/mail"
+    assert store_location(None, {**env, "MAILSLOT_STORE": url}) == url
+    assert store_location("/from/flag", {"MAILSLOT_STORE": url}) == "/from/flag"
+
+
+def test_the_machine_settings_file_comes_after_the_environment(tmp_path: Path) -> None:
+    settings = tmp_path / "mailslot" / "store"
+    settings.parent.mkdir()
+    settings.write_text("postgresql://ann@db.example/mail\n")
+    env = {"XDG_CONFIG_HOME": str(tmp_path)}
+    assert store_location(None, env) == "postgresql://ann@db.example/mail"
+    assert store_location(None, {**env, "MAILSLOT_DIR": "/from/env"}) == "/from/env"
     assert store_location(None, {}) == str(Path("~/mailslot").expanduser())
     assert store_location(None, {"MAILSLOT_DIR": ""}) == str(Path("~/mailslot").expanduser())
 
 
 def test_an_unknown_store_scheme_is_one_clear_line() -> None:
-    with pytest.raises(InvalidInput, match="postgresql:// stores are not supported"):
-        open_store("postgresql://db/mail", {})
+    with pytest.raises(InvalidInput, match="mysql:// stores are not supported"):
+        open_store("mysql://db/mail", {})
 
 
 def test_defaults_for_an_empty_config() -> None:
@@ -93,3 +105,11 @@ def test_require_credentials_fails_closed_and_doctor_names_it() -> None:  # issu
         _ = Config({"require_credentials": "yes"}).require_credentials
     assert any("require_credentials" in p
                for p in Config({"require_credentials": 1}).problems())
+
+
+def test_an_agents_host_says_which_machine_wakes_it() -> None:
+    config = Config({"agents": {"a": {"host": "laptop"}, "b": {}, "c": {"host": 3}}})
+    assert config.wakes_on("a", "laptop") and not config.wakes_on("a", "vm")
+    assert config.wakes_on("b", "vm")  # no host: any machine's watcher
+    assert not config.wakes_on("c", "vm")  # not text: none (fails closed)
+    assert this_machine({"MAILSLOT_HOST": "vm"}) == "vm"

@@ -1,9 +1,9 @@
 """The store contract: what every backend of :class:`mailslot.store.Store` must do.
 
-Every test takes ``backend``, parametrised over the backends mailslot has (today the
-file store). A new backend (PostgreSQL, in a later issue) is one more entry in
-``BACKENDS`` and a :class:`Backend` subclass that knows how to break it: plant a link,
-refuse a permission, fill the disk. The tests themselves use the protocol only.
+Every test takes ``backend``, parametrised over the backends mailslot has: the file
+store and PostgreSQL (a real server: a throwaway cluster, see tests/pgcluster.py). Each
+backend is a :class:`Backend` subclass that knows how to break it: plant a link, refuse
+a permission, fill the disk. The tests themselves use the protocol only.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pytest
 from mailslot.errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from mailslot.message import Message
 from mailslot.store import AgentRecord, FileStore, Store, WakeEntry, open_store
+from pgcluster import Cluster
 from support import fail_os, finish, make_message, worker
 
 
@@ -78,13 +79,76 @@ def _full_disk(fd: int, data: object) -> int:
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
-BACKENDS = ["files"]
+class Faults:
+    """A fault the database raises by itself, switched by setting an attribute, so a
+    ``monkeypatch`` undoes it like any other: a trigger raising ``sqlstate`` on writes."""
+
+    def __init__(self, cluster: Cluster, database: str, sqlstate: str, tables: list[str],
+                 only_agent: str | None = None) -> None:
+        self.cluster, self.database, self.sqlstate = cluster, database, sqlstate
+        self.tables, self.only_agent = tables, only_agent
+        self._on = False
+
+    @property
+    def on(self) -> bool:
+        return self._on
+
+    @on.setter
+    def on(self, value: bool) -> None:
+        name = f"fault_{self.sqlstate}"
+        if value:
+            test = (f"NEW.agent = '{self.only_agent}'" if self.only_agent else "true")
+            sql = [f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                   f"IF {test} THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = "
+                   f"'{self.sqlstate}'; END IF; RETURN NEW; END $$"]
+            sql += [f"CREATE TRIGGER {name} BEFORE INSERT OR UPDATE ON {t} FOR EACH ROW "
+                    f"EXECUTE FUNCTION {name}()" for t in self.tables]
+        else:
+            sql = [f"DROP FUNCTION {name}() CASCADE"]
+        for statement in sql:
+            self.cluster.admin(statement, self.database)
+        self._on = value
+
+
+class Postgres(Backend):
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.location = cluster.new_database()
+        self.database = self.location.rsplit("/", 1)[1]
+        self.store = open_store(self.location)
+
+    def plant_link(self, agent: str) -> None:
+        pytest.skip("a database has no links to plant; its rows cannot lead elsewhere")
+
+    def deny(self, monkeypatch: pytest.MonkeyPatch, agent: str) -> None:
+        fault = Faults(self.cluster, self.database, "42501", ["mail"], only_agent=agent)
+        monkeypatch.setattr(fault, "on", True)
+
+    def fill(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        fault = Faults(self.cluster, self.database, "53100", ["mail", "config", "seen"])
+        monkeypatch.setattr(fault, "on", True)
+
+    def corrupt(self, agent: str, message_id: str) -> None:
+        self.store.exists() or self.store.save_config({})  # the schema, made by first use
+        self.store.load_config()
+        import psycopg
+
+        with psycopg.connect(self.location, autocommit=True) as conn:
+            conn.execute("INSERT INTO mail VALUES (%s, %s, 'unread', %s)",
+                         (agent, message_id, b"---\nnot: [a message\n"))
+
+
+BACKENDS = ["files", "postgres"]
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, root: Path, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "files":
         yield Files(root, tmp_path)
+    else:
+        running = Postgres(request.getfixturevalue("pg_cluster"))
+        yield running
+        running.store.close()
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from mailslot import FileStore, Mailbox
+from mailslot import Mailbox, open_store
 from mailslot.identity import Identity
 
 
@@ -33,7 +33,8 @@ def subject_for(agent: str, seq: int, lines: int) -> str:
 
 
 def _box(root: str, agent: str) -> Mailbox:
-    return Mailbox(FileStore(Path(root)), Identity(agent, "--agent"))
+    """The service as ``agent`` on the store at ``root`` (a folder or a database URL)."""
+    return Mailbox(open_store(root), Identity(agent, "--agent"))
 
 
 def send(root: str, agent: str, count: int, seed: int, out: str, recipients: list[str]) -> None:
@@ -83,7 +84,7 @@ def edit_config(root: str, agent: str, held: str, release: str) -> None:
         config.setdefault("agents", {})[agent] = {"wake_on_mail": True}  # type: ignore[index]
         return True
 
-    FileStore(Path(root)).update_config(change)
+    open_store(root).update_config(change)
 
 
 def race(location: str, agent: str, message_id: str, go: str, out: str) -> None:

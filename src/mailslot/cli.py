@@ -407,6 +407,35 @@ def _gate(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
+# issue 13: creating a store and moving between stores
+@command("init")
+def _init(args: argparse.Namespace, box: Mailbox) -> int:
+    print(box.store.init())
+    return 0
+
+
+@command("migrate")
+def _migrate(args: argparse.Namespace, box: Mailbox) -> int:
+    from .transfer import migrate
+
+    copied, skipped = migrate(args.source, args.target)
+    data = {"copied": dict(copied), "unreadable": skipped}
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(copied.items()) if n)
+    text = f"copied {kinds}" if kinds else "nothing to copy: the target has everything"
+    _emit(args, data, "\n".join([text, *(f"not copied (unreadable): {s}" for s in skipped)]))
+    return 1 if skipped else 0
+
+
+@command("pg")
+def _pg(args: argparse.Namespace, box: Mailbox) -> int:
+    grant = getattr(box.store, "grant", None)
+    if grant is None:
+        raise InvalidInput("pg grant needs a postgresql:// store (--store URL or "
+                           "MAILSLOT_STORE)")
+    print(grant(args.name))
+    return 0
+
+
 def _seconds(raw: str) -> float:
     try:
         value = float(raw)
@@ -438,6 +467,9 @@ _EXAMPLES: dict[str, list[str]] = {
               "mailslot agent add reviewer --parent claude --yes",
               "mailslot agent list", "mailslot agent rotate claude --yes"],
     "doctor": ["mailslot doctor", "mailslot doctor --fix"],
+    "init": ["mailslot init", "mailslot init --store postgresql://mailslot@db.example/mail"],
+    "pg": ["mailslot pg grant gemini --store postgresql://admin@db.example/mail"],
+    "migrate": ["mailslot migrate --from ~/mailslot --to postgresql://mailslot@db.example/mail"],
     "serve": ["mailslot serve --agent claude"],
     "install": ["mailslot install claude --agent claude --hooks",
                 "mailslot install codex --agent codex --dry-run"],
@@ -469,8 +501,9 @@ def _globals(parser: argparse.ArgumentParser, *, top: bool, agent_help: str = _A
         return value if top else argparse.SUPPRESS
 
     group = parser.add_argument_group("global options (before or after the command)")
-    group.add_argument("--dir", default=default(None), metavar="DIR",
-                       help="mailbox folder (default: $MAILSLOT_DIR, then ~/mailslot)")
+    group.add_argument("--dir", "--store", default=default(None), metavar="DIR|URL",
+                       help="mailbox folder or postgresql:// URL (default: $MAILSLOT_STORE, "
+                            "then $MAILSLOT_DIR, then ~/mailslot)")
     group.add_argument("--agent", default=default(None), metavar="NAME", help=agent_help)
     group.add_argument("--json", action="store_true", default=default(False),
                        help="print JSON (results on stdout, errors on stderr)")
@@ -679,6 +712,20 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("gate", "Show your gate; 'gate on' takes mail from admitted members only, "
                     "'gate off' from anyone.")
     p.add_argument("state", nargs="?", choices=["on", "off"])
+
+    # issue 13: creating a store and moving between stores
+    add("init", "Create the mailbox (a folder, or a PostgreSQL database's schema), or "
+                "upgrade an older one; safe to run twice.")
+    p = add("migrate", "Copy every message, state, broadcast, seen set, event, queued wake "
+                       "and the config from one store to another; a second run copies "
+                       "nothing.")
+    p.add_argument("--from", dest="source", required=True, metavar="DIR|URL")
+    p.add_argument("--to", dest="target", required=True, metavar="DIR|URL")
+    p = add("pg", "PostgreSQL administration (as the admin role): grant NAME creates the "
+                  "database role mailslot_NAME, which reads only NAME's mail and sends only "
+                  "as NAME.")
+    p.add_argument("action", choices=["grant"])
+    p.add_argument("name", metavar="NAME")
     return parser
 
 
@@ -695,7 +742,7 @@ def _command_word(argv: Sequence[str]) -> str | None:
     for word in words:
         if word in ("-h", "--help", "--version"):
             return None
-        if word in ("--dir", "--agent"):
+        if word in ("--dir", "--store", "--agent"):
             next(words, None)
         elif not word.startswith("-"):
             return word

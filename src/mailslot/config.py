@@ -7,6 +7,7 @@ something fails closed: the action is refused with a message naming the field.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 from .errors import InvalidInput, StoreError
@@ -113,3 +114,19 @@ class Config:
             raise StoreError("config.json: require_credentials must be true or false; "
                              "writes are refused until it is fixed")
         return value
+
+    # issue 13: agents on several machines --------------------------------------------
+    def wakes_on(self, name: str, machine: str) -> bool:
+        """May the watcher on ``machine`` wake ``name``? Yes unless its ``host`` names
+        another machine (an agent without ``host`` is woken by any watcher; a ``host``
+        that is not text, by none)."""
+        host = self.agent(name).get("host")
+        return host is None or host == machine
+
+
+def this_machine(env: Mapping[str, str] = os.environ) -> str:
+    """This machine's name for ``agents.NAME.host``: ``MAILSLOT_HOST``, else the host
+    name."""
+    import socket
+
+    return env.get("MAILSLOT_HOST") or socket.gethostname()

@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-_GLOBAL = ("--dir", "--agent")
+_GLOBAL = ("--dir", "--store", "--agent")
 _FLAGS = ("--json", "--no-color")  # global flags a hook has no use for (it prints host JSON)
 
 
@@ -53,7 +53,8 @@ def main() -> int:
         from .hooks.run import run_hook
 
         host, event, options = hook
-        code = run_hook(host, event, agent=options.get("agent"), root=options.get("dir"))
+        root = options.get("dir") or options.get("store")
+        code = run_hook(host, event, agent=options.get("agent"), root=root)
         # Everything is written and flushed; skipping the interpreter's teardown of the
         # loaded modules is a tenth of the hook's own time.
         for stream in (sys.stdout, sys.stderr):

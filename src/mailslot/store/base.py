@@ -285,3 +285,8 @@ class Store(Protocol):
 
     def fenced_by(self, agent: str, session: str) -> str | None:
         """The session that replaced ``session``, or ``None``."""
+
+    # issue 13: creating and upgrading a store --------------------------------------------
+    def init(self) -> str:
+        """Create the store, or bring an older one up to date; return one line saying
+        what was done. Safe to run twice, and from two machines at once."""

@@ -480,6 +480,13 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         view._queue = ("wake", f"notify-{lane}")  # inside wake/: watch(wakes=True) sees it
         return view
 
+    # issue 13: creating and upgrading a store --------------------------------------------
+    def init(self) -> str:
+        """Create the mailbox folder (0700); files need no upgrade."""
+        existed = self.exists()
+        self._folder(create=True)
+        return f"{self.root} {'was already' if existed else 'is now'} a mailbox (files)"
+
 
 def _try_remove(path: str) -> None:
     """Remove ``path`` if possible: cleaning up after a failure must not hide it."""

@@ -1,7 +1,9 @@
 """Where the mailbox is, and the one way to open a store there.
 
-``--dir`` beats ``MAILSLOT_DIR`` beats ``~/mailslot``; the answer is a folder (the file
-store) or, later, a ``scheme://`` address of another backend. Every front end and
+``--store``/``--dir`` beat ``MAILSLOT_STORE`` beats ``MAILSLOT_DIR`` beats the machine's
+settings file (``$XDG_CONFIG_HOME/mailslot/store``, one line) beats ``~/mailslot``; the
+answer is a folder (the file store) or a ``postgresql://`` URL (the PostgreSQL store,
+whose module and driver are imported only then). Every front end and
 :meth:`mailslot.mailbox.Mailbox.open` come through :func:`open_store`; no module outside
 ``store/`` builds a backend itself. On the hook path, so it imports only ``os``.
 """
@@ -17,27 +19,50 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from .files import FileStore
+    from .postgres import PostgresStore
 
 DEFAULT_ROOT = "~/mailslot"
 
 
 def store_location(explicit: str | None = None, env: Mapping[str, str] = os.environ) -> str:
-    """``--dir`` beats ``MAILSLOT_DIR`` beats ``~/mailslot`` (a folder path is expanded)."""
-    location = explicit or env.get("MAILSLOT_DIR") or DEFAULT_ROOT
+    """``--store``/``--dir`` beat ``MAILSLOT_STORE`` beats ``MAILSLOT_DIR`` beats the
+    settings file beats ``~/mailslot`` (a folder path is expanded)."""
+    location = (explicit or env.get("MAILSLOT_STORE") or env.get("MAILSLOT_DIR")
+                or _settings_file(env) or DEFAULT_ROOT)
     return location if "://" in location else os.path.expanduser(location)
 
 
-def open_store(location: str | None = None, env: Mapping[str, str] = os.environ) -> FileStore:
+def _settings_file(env: Mapping[str, str]) -> str:
+    """The first line of ``$XDG_CONFIG_HOME/mailslot/store``: where this machine's
+    mailbox is, said once (a URL there holds no password: libpq's PGPASSFILE does)."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    config = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    try:
+        with open(os.path.join(config, "mailslot", "store"), encoding="utf-8") as file:
+            return file.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def open_store(location: str | None = None, env: Mapping[str, str] = os.environ
+               ) -> FileStore | PostgresStore:
     """The store at ``location`` (resolved by :func:`store_location` when ``None``).
 
-    A folder gives the file store; an address with a scheme mailslot does not know is
-    refused in one line.
+    A folder gives the file store, a ``postgresql://`` URL the PostgreSQL store; an
+    address with a scheme mailslot does not know is refused in one line.
     """
     where = store_location(location, env)
+    if where.startswith(("postgresql://", "postgres://")):
+        try:
+            from .postgres import PostgresStore
+        except ImportError:
+            raise InvalidInput("a postgresql:// store needs the psycopg driver: "
+                               "pip install 'mailslot[postgres]'") from None
+        return PostgresStore(where)
     if "://" in where:
         scheme = where.split("://", 1)[0]
-        raise InvalidInput(f"{scheme}:// stores are not supported yet; use a folder path "
-                           "for --dir or MAILSLOT_DIR")
+        raise InvalidInput(f"{scheme}:// stores are not supported; use a folder path or "
+                           "a postgresql:// URL for --store or MAILSLOT_STORE")
     from .files import FileStore
 
     return FileStore(where)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..config import Config
+from ..config import Config, this_machine
 from ..errors import MailslotError, NotFound
 from ..invocation import invocation
 from ..message import Message
@@ -91,8 +91,14 @@ class WakeRunner:
                 self.report(result)
 
     def agents(self) -> list[str]:
-        """Agents that have wakes queued or claimed."""
-        return self.store.wake_agents()
+        """Agents that have wakes queued or claimed and may be woken on this machine
+        (``agents.NAME.host``, issue 13)."""
+        queued = self.store.wake_agents()
+        try:
+            config, here = Config(self.store.load_config()), this_machine()
+            return [agent for agent in queued if config.wakes_on(agent, here)]
+        except MailslotError:
+            return queued  # a broken config: each of their wakes fails naming the field
 
     def run_agent(self, agent: str) -> Pass:
         """Recover orphaned claims, then wake ``agent`` for everything due, until none is."""

@@ -1,0 +1,140 @@
+"""The PostgreSQL store's schema, as numbered migrations.
+
+Each migration runs in its own transaction under one advisory lock, after reading the
+version the database is at: running ``mailslot init`` twice, or from two machines at
+once, applies each migration exactly once. A migration is never edited once released;
+a change is a new one appended to :data:`MIGRATIONS`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: everything the file store keeps, one table per kind of thing.
+    """
+    CREATE TABLE mail (
+        agent text NOT NULL,
+        id text NOT NULL,
+        state text NOT NULL CHECK (state IN ('unread', 'read', 'done')),
+        data bytea NOT NULL,
+        PRIMARY KEY (agent, id));
+    CREATE TABLE archived_mail (
+        box text NOT NULL, agent text NOT NULL, id text NOT NULL,
+        state text NOT NULL, data bytea NOT NULL, PRIMARY KEY (box, id));
+    CREATE TABLE quarantine (
+        agent text NOT NULL, id text NOT NULL, data bytea NOT NULL,
+        PRIMARY KEY (agent, id));
+    CREATE TABLE broadcasts (id text PRIMARY KEY, live boolean NOT NULL, data bytea NOT NULL);
+    CREATE TABLE seen (agent text NOT NULL, id text NOT NULL, PRIMARY KEY (agent, id));
+    CREATE TABLE events (seq bigserial PRIMARY KEY, record text NOT NULL);
+    CREATE TABLE config (one boolean PRIMARY KEY DEFAULT true CHECK (one), data text NOT NULL);
+    CREATE TABLE presence (
+        agent text NOT NULL, key text NOT NULL, record text NOT NULL,
+        PRIMARY KEY (agent, key));
+    CREATE TABLE wakes (
+        agent text NOT NULL, id text NOT NULL, claim text NOT NULL DEFAULT '',
+        attempt integer NOT NULL, not_before double precision NOT NULL,
+        PRIMARY KEY (agent, id, claim));
+    CREATE TABLE shown (
+        agent text NOT NULL, session text NOT NULL, id text NOT NULL,
+        touched timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (agent, session, id));
+    CREATE TABLE waiters (
+        agent text NOT NULL, session text NOT NULL, pid integer NOT NULL,
+        touched timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (agent, session));
+    CREATE TABLE claims (agent text PRIMARY KEY, path text NOT NULL);
+    """,
+    # 2 (issue 12): registered agents, one JSON record each (never the secret itself).
+    """
+    CREATE TABLE registry (name text PRIMARY KEY, record bytea NOT NULL);
+    """,
+    # 3: row-level security for agent roles (``mailslot pg grant``): a role reads and
+    # moves only its agent's copies and inserts only messages its agent sent. The owner
+    # (the admin role that runs migrations) is not bound by the policies.
+    """
+    ALTER TABLE mail ADD COLUMN sender text NOT NULL DEFAULT '';
+    CREATE TABLE agent_roles (role name PRIMARY KEY, agent text NOT NULL);
+    CREATE FUNCTION mailslot_me() RETURNS text LANGUAGE sql STABLE SECURITY DEFINER
+        SET search_path FROM CURRENT
+        AS $$ SELECT agent FROM agent_roles WHERE role = session_user $$;
+    ALTER TABLE mail ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY mail_read ON mail FOR SELECT USING (agent = mailslot_me());
+    CREATE POLICY mail_move ON mail FOR UPDATE USING (agent = mailslot_me());
+    CREATE POLICY mail_send ON mail FOR INSERT WITH CHECK (sender = mailslot_me());
+    """,
+    # 4 (issue 12): gates, admitted members, access requests, what passed a gate, and
+    # replaced (fenced) sessions.
+    """
+    CREATE TABLE gates (agent text PRIMARY KEY, accept text NOT NULL);
+    CREATE TABLE members (agent text NOT NULL, member text NOT NULL,
+        PRIMARY KEY (agent, member));
+    CREATE TABLE requests (agent text NOT NULL, requester text NOT NULL, id text NOT NULL,
+        PRIMARY KEY (agent, requester));
+    CREATE TABLE passed (agent text NOT NULL, id text NOT NULL, PRIMARY KEY (agent, id));
+    CREATE TABLE fences (agent text NOT NULL, session text NOT NULL, by_session text NOT NULL,
+        PRIMARY KEY (agent, session));
+    """,
+)
+LATEST = len(MIGRATIONS)
+_LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
+
+
+def schema_version(conn: Any) -> int | None:
+    """The version the database is at; ``None`` when mailslot never ran there."""
+    row = conn.execute("SELECT to_regclass('mailslot_schema') IS NOT NULL").fetchone()
+    if not row[0]:
+        return None
+    row = conn.execute("SELECT coalesce(max(version), 0) FROM mailslot_schema").fetchone()
+    return int(row[0])
+
+
+def migrate(conn: Any) -> int:
+    """Bring the schema to :data:`LATEST` (``conn`` in autocommit mode); return how
+    many migrations were applied. Safe to run twice and from two machines at once."""
+    applied = 0
+    for number, sql in enumerate(MIGRATIONS, start=1):
+        with conn.transaction():
+            conn.execute(_LOCK)
+            conn.execute("CREATE TABLE IF NOT EXISTS mailslot_schema (version integer "
+                         "PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())")
+            if (schema_version(conn) or 0) >= number:
+                continue
+            conn.execute(sql)
+            conn.execute("INSERT INTO mailslot_schema (version) VALUES (%s)", (number,))
+            applied += 1
+    return applied
+
+
+SHARED = ("broadcasts", "seen", "events", "presence", "wakes", "shown", "waiters", "claims",
+          "gates", "members", "requests", "passed", "fences")
+"""Tables every agent role reads and writes whole (only ``mail`` is per agent)."""
+READ_ONLY = ("config", "registry", "mailslot_schema")
+"""Tables an agent role may read but only the admin role changes."""
+
+
+def grant(conn: Any, agent: str) -> str:
+    """Create (or refresh) the login role ``mailslot_<agent>`` for one agent, bound by
+    the row-level policies of migration 3; return the role's name."""
+    from psycopg import sql
+
+    role = f"mailslot_{agent}"
+    who = sql.Identifier(role)
+    with conn.transaction():
+        conn.execute(_LOCK)
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+            conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(who))
+        schema = conn.execute("SELECT current_schema(), current_database()").fetchone()
+        conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
+            sql.Identifier(schema[1]), who))
+        conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
+            sql.Identifier(schema[0]), who))
+        conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON mail TO {}").format(who))
+        for table in SHARED:
+            conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(
+                sql.Identifier(table), who))
+        for table in READ_ONLY:
+            conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier(table), who))
+        conn.execute(sql.SQL("GRANT USAGE ON SEQUENCE events_seq_seq TO {}").format(who))
+        conn.execute("INSERT INTO agent_roles VALUES (%s, %s) ON CONFLICT (role) DO UPDATE "
+                     "SET agent = excluded.agent", (role, agent))
+    return role

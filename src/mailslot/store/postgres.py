@@ -1,0 +1,707 @@
+"""The server store: the same :class:`~mailslot.store.base.Store` on PostgreSQL, for
+agents on several machines (see docs/multi-host.md).
+
+Opened by :func:`~mailslot.store.location.open_store` for a ``postgresql://`` URL; this
+module (and psycopg with it) is imported only then, never on the file store's paths.
+One connection per store, opened on first use, in autocommit mode; every change that
+must be all or nothing is one transaction. Message text is stored as the exact bytes
+the file store writes, so moving between stores is lossless. Changes are announced with
+``NOTIFY mailslot, '<kind>:<agent>'`` inside their transaction, so a listener hears of
+them only once they are committed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, NoReturn
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import errors as pg
+
+from ..errors import IdTaken, NotFound, StoreError, Unreadable
+from ..message import STATES, Message, State, to_bytes
+from ..names import check_name
+from .layout import _parse
+from .pg_schema import LATEST, grant, migrate, schema_version
+from .records import AgentRecord, StoredFile, WakeEntry
+from .registry import _decode as decode_record
+from .registry import _encode as encode_record
+
+CHANNEL = "mailslot"
+"""The one NOTIFY channel; payloads are ``mail:<agent>``, ``wake:<agent>``, ``waiter:<agent>``."""
+BATCH = 1000
+"""Events are read this many at a time (the log can be long)."""
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password, for people and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class PostgresStore:
+    """The store in the PostgreSQL database at ``url`` (credentials from the URL or
+    libpq's own sources: ``PGPASSFILE``, ``PGSERVICE``, the environment)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.location = redacted(url)
+        self._conn: psycopg.Connection[Any] | None = None
+        self._ready = False
+        self._lock = threading.RLock()
+
+    # Connection and errors -------------------------------------------------------------
+    def _connect(self) -> psycopg.Connection[Any]:
+        """The open connection, made (again) if there is none or it broke."""
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            try:
+                self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
+            except psycopg.Error as exc:
+                self._conn = None
+                raise self._error(exc, "cannot connect") from None
+            self._ready = False
+        return self._conn
+
+    def _db(self) -> psycopg.Connection[Any]:
+        """The connection, with the schema at the version this mailslot knows."""
+        conn = self._connect()
+        if not self._ready:
+            version = schema_version(conn)
+            if version is None or version < LATEST:
+                migrate(conn)
+            elif version > LATEST:
+                raise StoreError(f"the database at {self.location} has schema version "
+                                 f"{version}, newer than this mailslot knows ({LATEST}); "
+                                 "upgrade mailslot")
+            self._ready = True
+        return conn
+
+    def _error(self, exc: psycopg.Error, what: str) -> StoreError:
+        """One line for a failed database call: the place, the cause, what to do."""
+        cause = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if isinstance(exc, pg.DiskFull):
+            return StoreError(f"{what}: the disk is full at {self.location} ({cause}); "
+                              "free some space and try again (nothing was written)")
+        if isinstance(exc, pg.InsufficientPrivilege):
+            return StoreError(f"{what}: permission denied at {self.location} ({cause}); "
+                              "the database role lacks the right (see docs/multi-host.md)")
+        if isinstance(exc, psycopg.OperationalError):
+            return StoreError(f"{what}: cannot reach the database at {self.location} "
+                              f"({cause}); check that it runs and try again")
+        return StoreError(f"{what}: {cause} ({self.location})")
+
+    def _run(self, what: str, work: Callable[[psycopg.Connection[Any]], Any], *,
+             schema: bool = True) -> Any:
+        """``work(connection)`` under the store's lock, database errors made one line;
+        with ``schema``, the schema is brought up to date first."""
+        with self._lock:
+            try:
+                return work(self._db() if schema else self._connect())
+            except psycopg.Error as exc:
+                raise self._error(exc, what) from None
+
+    def _rows(self, what: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return self._run(what, lambda db: db.execute(sql, params).fetchall())  # type: ignore[no-any-return]
+
+    def _do(self, what: str, sql: str, params: Sequence[Any] = ()) -> None:
+        self._run(what, lambda db: db.execute(sql, params))
+
+    def exists(self) -> bool:
+        return bool(self._run("cannot open the mailbox",
+                              lambda db: schema_version(db) is not None, schema=False))
+
+    def close(self) -> None:
+        """Close the connection (a later call opens a new one)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __del__(self) -> None:
+        """A store dropped without :meth:`close` still ends its connection cleanly."""
+        conn = getattr(self, "_conn", None)
+        if conn is not None:
+            conn.close()
+
+    # Directed mail ---------------------------------------------------------------------
+    def _insert_message(self, what: str, message: Message,
+                        statements: Sequence[tuple[str, Sequence[Any]]], owner: str) -> None:
+        """Run ``statements`` in one transaction; a taken id is ``IdTaken``."""
+        def work(db: psycopg.Connection[Any]) -> None:
+            with db.transaction():
+                for sql, params in statements:
+                    db.execute(sql, params)
+        try:
+            self._run(what, work)
+        except StoreError as exc:
+            if isinstance(exc.__context__, pg.UniqueViolation):
+                raise IdTaken(f"{message.id} is already taken in {owner}; nothing was "
+                              "written") from None
+            raise
+
+    def deliver(self, message: Message, recipients: Sequence[str]) -> None:
+        names = list(recipients)
+        self._insert_message(f"cannot deliver {message.id} to {', '.join(names)}", message, [
+            ("INSERT INTO mail (agent, id, state, data, sender) SELECT a, %s, 'unread', %s, "
+             "%s FROM unnest(%s::text[]) a",
+             (message.id, to_bytes(message), message.sender, names)),
+            ("SELECT pg_notify(%s, 'mail:' || a) FROM unnest(%s::text[]) a", (CHANNEL, names)),
+        ], "a recipient's mailbox")
+
+    def entries(self, agent: str, states: Iterable[State]) -> list[tuple[str, State]]:
+        return [(i, s) for i, s in self._rows(
+            f"cannot list {agent}'s mail",
+            "SELECT id, state FROM mail WHERE agent = %s AND state = ANY(%s)",
+            (agent, list(states)))]
+
+    def load(self, agent: str, message_id: str, *, header_only: bool = False
+             ) -> tuple[Message, State]:
+        rows = self._rows(f"cannot read {message_id}",
+                          "SELECT data, state FROM mail WHERE agent = %s AND id = %s",
+                          (agent, message_id))
+        if not rows:
+            raise NotFound(f"no message {message_id} for {agent}")
+        data, state = rows[0]
+        return _parse(bytes(data), message_id, self._place(agent, message_id),
+                      header_only), state
+
+    def state_of(self, agent: str, message_id: str) -> State | None:
+        rows = self._rows(f"cannot read {message_id}",
+                          "SELECT state FROM mail WHERE agent = %s AND id = %s",
+                          (agent, message_id))
+        return rows[0][0] if rows else None
+
+    def move(self, agent: str, message_id: str, to: State) -> State:
+        def work(db: psycopg.Connection[Any]) -> State:
+            with db.transaction():
+                row = db.execute("SELECT state FROM mail WHERE agent = %s AND id = %s "
+                                 "FOR UPDATE", (agent, message_id)).fetchone()
+                if row is None:
+                    raise NotFound(f"no message {message_id} for {agent}")
+                state: State = row[0]
+                if STATES.index(state) < STATES.index(to):
+                    db.execute("UPDATE mail SET state = %s WHERE agent = %s AND id = %s",
+                               (to, agent, message_id))
+                return state
+        return self._run(f"cannot move {message_id}", work)  # type: ignore[no-any-return]
+
+    def _place(self, agent: str, message_id: str) -> str:
+        return f"{self.location}#{agent}/{message_id}"
+
+    def path_of(self, agent: str, message_id: str) -> str | None:
+        return None if self.state_of(agent, message_id) is None else self._place(
+            agent, message_id)
+
+    # Broadcasts ------------------------------------------------------------------------
+    def publish(self, message: Message) -> None:
+        self._insert_message(f"cannot publish {message.id}", message, [
+            ("INSERT INTO broadcasts (id, live, data) VALUES (%s, true, %s)",
+             (message.id, to_bytes(message))),
+            ("SELECT pg_notify(%s, 'mail:*')", (CHANNEL,)),
+        ], "the broadcasts")
+
+    def broadcast_ids(self, *, live: bool = True) -> list[str]:
+        return [r[0] for r in self._rows("cannot list the broadcasts",
+                                         "SELECT id FROM broadcasts WHERE live = %s", (live,))]
+
+    def load_broadcast(self, message_id: str, *, header_only: bool = False
+                       ) -> tuple[Message, bool]:
+        rows = self._rows(f"cannot read broadcast {message_id}",
+                          "SELECT data, live FROM broadcasts WHERE id = %s", (message_id,))
+        if not rows:
+            raise NotFound(f"no broadcast {message_id}")
+        data, live = rows[0]
+        return _parse(bytes(data), message_id, self._place("broadcast", message_id),
+                      header_only), live
+
+    def retract(self, message_id: str) -> bool:
+        rows = self._rows(f"cannot retract {message_id}",
+                          "WITH b AS (SELECT live FROM broadcasts WHERE id = %s FOR UPDATE), "
+                          "u AS (UPDATE broadcasts SET live = false WHERE id = %s AND live) "
+                          "SELECT live FROM b", (message_id, message_id))
+        if not rows:
+            raise NotFound(f"no broadcast {message_id}")
+        return bool(rows[0][0])
+
+    def seen(self, agent: str) -> set[str]:
+        return {r[0] for r in self._rows(f"cannot read what {agent} has seen",
+                                         "SELECT id FROM seen WHERE agent = %s", (agent,))}
+
+    def add_seen(self, agent: str, message_ids: Sequence[str]) -> None:
+        if message_ids:
+            self._do(f"cannot record what {agent} has seen",
+                     "INSERT INTO seen SELECT %s, unnest(%s::text[]) ON CONFLICT DO NOTHING",
+                     (agent, list(message_ids)))
+
+    def archive_mailbox(self, agent: str, stamp: str) -> str:
+        box = f"{agent}-{stamp}"
+
+        def work(db: psycopg.Connection[Any]) -> int:
+            with db.transaction():
+                moved = db.execute("WITH gone AS (DELETE FROM mail WHERE agent = %s "
+                                   "RETURNING agent, id, state, data) INSERT INTO "
+                                   "archived_mail SELECT %s, * FROM gone", (agent, box))
+                return moved.rowcount
+        if not self._run(f"cannot archive {agent}'s mailbox", work):
+            raise NotFound(f"no mailbox for {agent}")
+        return f"{self.location}#archive/{box}"
+
+    # Everything else -------------------------------------------------------------------
+    def agent_names(self) -> list[str]:
+        return [r[0] for r in self._rows("cannot list the mailboxes",
+                                         "SELECT DISTINCT agent FROM mail ORDER BY agent")]
+
+    def append_event(self, event: Mapping[str, Any]) -> None:
+        line = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+        self._do("cannot add to the events log", "INSERT INTO events (record) VALUES (%s)",
+                 (line,))
+
+    def events(self, *, newest_first: bool = False) -> Iterator[dict[str, Any]]:
+        order, compare = ("DESC", "<") if newest_first else ("ASC", ">")
+        sql = (f"SELECT seq, record FROM events WHERE seq {compare} %s "
+               f"ORDER BY seq {order} LIMIT {BATCH}")
+        after = 2**62 if newest_first else 0
+        while True:
+            rows = self._rows("cannot read the events log", sql, (after,))
+            for seq, line in rows:
+                after = seq
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict):
+                    yield record
+            if len(rows) < BATCH:
+                return
+
+    def load_config(self) -> dict[str, Any]:
+        rows = self._rows("cannot read the config", "SELECT data FROM config")
+        return _config(rows[0][0]) if rows else {}
+
+    def update_config(self, change: Callable[[dict[str, Any]], bool]) -> bool:
+        def work(db: psycopg.Connection[Any]) -> bool:
+            with db.transaction():
+                db.execute("INSERT INTO config (data) VALUES ('{}') ON CONFLICT DO NOTHING")
+                row = db.execute("SELECT data FROM config FOR UPDATE").fetchone()
+                config = _config(row[0] if row else "{}")
+                changed = change(config)
+                if changed:
+                    db.execute("UPDATE config SET data = %s", (_json(config),))
+                return changed
+        return self._run("cannot save the config", work)  # type: ignore[no-any-return]
+
+    def save_config(self, config: Mapping[str, Any]) -> None:
+        self._do("cannot save the config",
+                 "INSERT INTO config (data) VALUES (%s) ON CONFLICT (one) DO UPDATE "
+                 "SET data = excluded.data", (_json(config),))
+
+    def staging(self) -> list[StoredFile]:
+        """Nothing is staged: a transaction that did not commit left nothing."""
+        return []
+
+    def remove_staging(self, item: StoredFile) -> None:
+        """Nothing to remove (see :meth:`staging`)."""
+
+    def problems(self) -> list[str]:
+        """The database's own checks keep rows whole; what is left to report is a
+        schema this mailslot does not know."""
+        version = self._run("cannot read the schema version", schema_version)
+        if version is not None and version > LATEST:
+            return [f"{self.location} has schema version {version}; this mailslot knows "
+                    f"{LATEST} (upgrade mailslot)"]
+        return []
+
+    def unreadable(self) -> list[tuple[str | None, str, str]]:
+        found: list[tuple[str | None, str, str]] = []
+        for agent in self.agent_names():
+            for message_id, _ in self.entries(agent, STATES):
+                try:
+                    self.load(agent, message_id)
+                except StoreError as exc:
+                    found.append((agent, message_id, str(exc)))
+                except NotFound:
+                    continue
+        for live in (True, False):
+            for message_id in self.broadcast_ids(live=live):
+                try:
+                    self.load_broadcast(message_id)
+                except StoreError as exc:
+                    found.append((None, message_id, str(exc)))
+                except NotFound:
+                    continue
+        return found
+
+    def quarantine(self, agent: str | None, message_id: str) -> str:
+        if agent is None:
+            sql = ("WITH gone AS (DELETE FROM broadcasts WHERE id = %s RETURNING id, data) "
+                   "INSERT INTO quarantine SELECT '', id, data FROM gone")
+            params: tuple[str, ...] = (message_id,)
+        else:
+            sql = ("WITH gone AS (DELETE FROM mail WHERE agent = %s AND id = %s RETURNING "
+                   "agent, id, data) INSERT INTO quarantine SELECT * FROM gone")
+            params = (agent, message_id)
+
+        def work(db: psycopg.Connection[Any]) -> int:
+            with db.transaction():
+                return db.execute(sql, params).rowcount
+        if not self._run(f"cannot quarantine {message_id}", work):
+            raise NotFound(f"no message {message_id} for {agent or 'the broadcasts'}")
+        return f"{self.location}#quarantine/{agent or 'broadcast'}/{message_id}"
+
+    def fix_permissions(self) -> int:
+        """Nothing to tighten: access is the database's roles (``mailslot pg grant``)."""
+        return 0
+
+    # Presence --------------------------------------------------------------------------
+    def write_presence(self, agent: str, key: str, record: Mapping[str, Any]) -> None:
+        self._do(f"cannot record presence of {agent}",
+                 "INSERT INTO presence VALUES (%s, %s, %s) ON CONFLICT (agent, key) "
+                 "DO UPDATE SET record = excluded.record", (agent, key, _json(record)))
+
+    def presence(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        for agent, key, line in self._rows("cannot read presence",
+                                           "SELECT agent, key, record FROM presence "
+                                           "ORDER BY agent, key"):
+            record = _config(line)
+            found.append({**record, "agent": agent, "key": key})
+        return found
+
+    def remove_presence(self, agent: str, key: str) -> None:
+        self._do(f"cannot remove presence of {agent}",
+                 "DELETE FROM presence WHERE agent = %s AND key = %s", (agent, key))
+
+    # Wake queue ------------------------------------------------------------------------
+    # One row per queued wake (claim '') and per claimed one (claim = the taker's token):
+    # a claim is one UPDATE of a queued row, so of two watchers exactly one gets it.
+    def wake_enqueue(self, entry: WakeEntry) -> bool:
+        rows = self._rows(f"cannot queue a wake for {entry.agent}",
+                          "WITH n AS (INSERT INTO wakes (agent, id, attempt, not_before) "
+                          "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING agent) "
+                          "SELECT pg_notify(%s, 'wake:' || agent) FROM n",
+                          (entry.agent, entry.message_id, entry.attempt, entry.not_before,
+                           CHANNEL))
+        return bool(rows)
+
+    def wake_agents(self) -> list[str]:
+        return [r[0] for r in self._rows("cannot read the wake queue",
+                                         "SELECT DISTINCT agent FROM wakes ORDER BY agent")]
+
+    def _wakes(self, agent: str, claimed: bool) -> list[WakeEntry]:
+        rows = self._rows(f"cannot read {agent}'s wakes",
+                          "SELECT id, attempt, not_before, claim FROM wakes WHERE agent = %s "
+                          "AND (claim <> '') = %s", (agent, claimed))
+        return [WakeEntry(i, agent, a, nb, c or None) for i, a, nb, c in rows]
+
+    def wake_pending(self, agent: str) -> list[WakeEntry]:
+        return self._wakes(agent, claimed=False)
+
+    def wake_claim(self, entry: WakeEntry) -> WakeEntry | None:
+        token = f"{entry.message_id}.{socket.gethostname()}.{os.getpid()}.{os.urandom(4).hex()}"
+        rows = self._rows(f"cannot claim a wake for {entry.agent}",
+                          "UPDATE wakes SET claim = %s WHERE agent = %s AND id = %s AND "
+                          "claim = '' RETURNING attempt, not_before",
+                          (token, entry.agent, entry.message_id))
+        if not rows:
+            return None
+        return WakeEntry(entry.message_id, entry.agent, rows[0][0], rows[0][1], token)
+
+    def wake_release(self, claimed: WakeEntry, retry: WakeEntry | None = None) -> None:
+        if claimed.claim is None:
+            raise ValueError("wake_release needs a claimed entry")
+        token = claimed.claim
+
+        def work(db: psycopg.Connection[Any]) -> None:
+            with db.transaction():
+                if retry is not None:
+                    db.execute("INSERT INTO wakes (agent, id, attempt, not_before) VALUES "
+                               "(%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                               (retry.agent, retry.message_id, retry.attempt,
+                                retry.not_before))
+                    db.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"wake:{retry.agent}"))
+                db.execute("DELETE FROM wakes WHERE agent = %s AND id = %s AND claim = %s",
+                           (claimed.agent, claimed.message_id, token))
+        self._run(f"cannot release a wake for {claimed.agent}", work)
+
+    def wake_lock(self, agent: str) -> WakeLock:
+        return WakeLock(self, agent)
+
+    def wake_orphans(self, agent: str) -> list[WakeEntry]:
+        return self._wakes(agent, claimed=True)
+
+    # Per-session delivery state ----------------------------------------------------------
+    def shown(self, agent: str, session: str) -> set[str]:
+        return {r[0] for r in self._rows(f"cannot read {agent}'s session",
+                                         "SELECT id FROM shown WHERE agent = %s AND "
+                                         "session = %s", (agent, session))}
+
+    def add_shown(self, agent: str, session: str, message_ids: Sequence[str]) -> None:
+        if message_ids:
+            self._do(f"cannot record {agent}'s session",
+                     "INSERT INTO shown (agent, session, id) SELECT %s, %s, "
+                     "unnest(%s::text[]) ON CONFLICT (agent, session, id) DO UPDATE SET "
+                     "touched = now()", (agent, session, list(message_ids)))
+
+    def prune_sessions(self, agent: str, older_than: float) -> None:
+        """Untouched by the database's clock, the same for every machine."""
+        def work(db: psycopg.Connection[Any]) -> None:
+            with db.transaction():
+                db.execute("DELETE FROM shown WHERE agent = %(a)s AND session IN (SELECT "
+                           "session FROM shown WHERE agent = %(a)s GROUP BY session HAVING "
+                           "max(touched) < now() - make_interval(secs => %(s)s))",
+                           {"a": agent, "s": older_than})
+                db.execute("DELETE FROM waiters WHERE agent = %s AND touched < now() - "
+                           "make_interval(secs => %s)", (agent, older_than))
+        self._run(f"cannot prune {agent}'s sessions", work)
+
+    def claim(self, agent: str, path: str) -> str:
+        rows = self._rows(f"cannot claim {agent}",
+                          "INSERT INTO claims VALUES (%s, %s) ON CONFLICT (agent) DO UPDATE "
+                          "SET path = claims.path RETURNING path", (agent, path))
+        return str(rows[0][0])
+
+    def replace_claim(self, agent: str, path: str) -> None:
+        self._do(f"cannot claim {agent}", "INSERT INTO claims VALUES (%s, %s) ON CONFLICT "
+                 "(agent) DO UPDATE SET path = excluded.path", (agent, path))
+
+    def set_waiter(self, agent: str, session: str, pid: int) -> None:
+        self._do(f"cannot record {agent}'s waiter",
+                 "WITH w AS (INSERT INTO waiters (agent, session, pid) VALUES (%s, %s, %s) "
+                 "ON CONFLICT (agent, session) DO UPDATE SET pid = excluded.pid, "
+                 "touched = now() RETURNING agent) SELECT pg_notify(%s, 'waiter:' || agent) "
+                 "FROM w", (agent, session, pid, CHANNEL))
+
+    def waiter(self, agent: str, session: str) -> int | None:
+        rows = self._rows(f"cannot read {agent}'s waiter", "SELECT pid FROM waiters WHERE "
+                          "agent = %s AND session = %s", (agent, session))
+        return int(rows[0][0]) if rows else None
+
+    def waiter_pids(self, agent: str) -> list[int]:
+        return [int(r[0]) for r in self._rows(f"cannot read {agent}'s waiters",
+                                              "SELECT pid FROM waiters WHERE agent = %s",
+                                              (agent,))]
+
+    # Watching --------------------------------------------------------------------------
+    def watch(self, kick: Callable[[], None], *, mail_for: str | None = None,
+              waiters_of: str | None = None, wakes: bool = False) -> Notifications:
+        wanted = set()
+        if mail_for is not None:
+            wanted |= {f"mail:{mail_for}", "mail:*"}
+        if waiters_of is not None:
+            wanted.add(f"waiter:{waiters_of}")
+        how = "the wake queue" if wakes else f"mail for {mail_for}"
+
+        def relevant(payload: str) -> bool:
+            return payload in wanted or (wakes and payload.startswith("wake:"))
+        with self._lock:
+            self._db()  # the schema exists before anyone listens
+        return Notifications(self, kick, relevant, f"{how} (PostgreSQL notifications)")
+
+    # issue 13: creating and upgrading a store --------------------------------------------
+    def init(self) -> str:
+        """Apply the migrations this database lacks (each in one transaction)."""
+        applied = self._run("cannot create the schema", migrate, schema=False)
+        self._ready = True
+        return (f"{self.location}: schema at version {LATEST} ({applied} migration"
+                f"{'' if applied == 1 else 's'} applied)")
+
+
+    # issue 12: registered agents (rules in mailslot.authority) ----------------------------
+    # The same JSON record the file store keeps in registry/<name>.json, one row each.
+    def register_agent(self, record: AgentRecord) -> bool:
+        return bool(self._rows(f"cannot register {record.name}",
+                               "INSERT INTO registry VALUES (%s, %s) ON CONFLICT DO NOTHING "
+                               "RETURNING 1", (record.name, encode_record(record))))
+
+    def _record(self, name: str, data: bytes) -> AgentRecord:
+        return decode_record(bytes(data), name, f"{self.location}#registry/{name}")
+
+    def registered(self, name: str) -> AgentRecord | None:
+        rows = self._rows(f"cannot read {name}'s registration",
+                          "SELECT record FROM registry WHERE name = %s", (name,))
+        return self._record(name, rows[0][0]) if rows else None
+
+    def registered_agents(self) -> list[AgentRecord]:
+        found = []
+        for name, data in self._rows("cannot list the registered agents",
+                                     "SELECT name, record FROM registry ORDER BY name"):
+            try:
+                found.append(self._record(name, data))
+            except Unreadable:
+                continue  # doctor names it; a listing goes on
+        return found
+
+    def replace_registered(self, record: AgentRecord) -> None:
+        if not self._rows(f"cannot update {record.name}'s registration",
+                          "UPDATE registry SET record = %s WHERE name = %s RETURNING 1",
+                          (encode_record(record), record.name)):
+            raise NotFound(f"no registered agent {record.name}")
+
+
+    # issue 12: gates (rules in mailslot.gates) --------------------------------------------
+    def set_accept(self, agent: str, accept: str) -> None:
+        self._do(f"cannot set {agent}'s gate",
+                 "INSERT INTO gates VALUES (%s, %s) ON CONFLICT (agent) DO UPDATE "
+                 "SET accept = excluded.accept", (agent, accept))
+
+    def accept_of(self, agent: str) -> str:
+        """``"open"`` when never set; anything unknown reads as ``"members"`` (shut)."""
+        rows = self._rows(f"cannot read {agent}'s gate",
+                          "SELECT accept FROM gates WHERE agent = %s", (agent,))
+        value = rows[0][0] if rows else "open"
+        return value if value in ("open", "members") else "members"
+
+    def set_member(self, agent: str, member: str, admitted: bool) -> bool:
+        sql = ("INSERT INTO members VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING 1"
+               if admitted else
+               "DELETE FROM members WHERE agent = %s AND member = %s RETURNING 1")
+        return bool(self._rows(f"cannot change {agent}'s members", sql, (agent, member)))
+
+    def members(self, agent: str) -> list[str]:
+        return [r[0] for r in self._rows(f"cannot read {agent}'s members",
+                                         "SELECT member FROM members WHERE agent = %s "
+                                         "ORDER BY member", (agent,))]
+
+    def set_request(self, agent: str, requester: str, message_id: str | None) -> None:
+        if message_id is None:
+            self._do(f"cannot close a request to {agent}",
+                     "DELETE FROM requests WHERE agent = %s AND requester = %s",
+                     (agent, requester))
+        else:
+            self._do(f"cannot record a request to {agent}",
+                     "INSERT INTO requests VALUES (%s, %s, %s) ON CONFLICT (agent, "
+                     "requester) DO UPDATE SET id = excluded.id", (agent, requester,
+                                                                    message_id))
+
+    def requests(self, agent: str) -> dict[str, str]:
+        return dict(self._rows(f"cannot read the requests to {agent}",
+                               "SELECT requester, id FROM requests WHERE agent = %s",
+                               (agent,)))
+
+    def add_passed(self, agent: str, message_ids: Sequence[str]) -> None:
+        if message_ids:
+            self._do(f"cannot record what passed {agent}'s gate",
+                     "INSERT INTO passed SELECT %s, unnest(%s::text[]) ON CONFLICT DO NOTHING",
+                     (agent, list(message_ids)))
+
+    def passed(self, agent: str) -> set[str]:
+        return {r[0] for r in self._rows(f"cannot read what passed {agent}'s gate",
+                                         "SELECT id FROM passed WHERE agent = %s", (agent,))}
+
+    # issue 12: fenced sessions (rules in mailslot.fencing) ---------------------------------
+    def fence(self, agent: str, session: str, by: str) -> None:
+        """Once: a second fence of the same session keeps the first."""
+        self._do(f"cannot fence {agent}'s session", "INSERT INTO fences VALUES (%s, %s, %s) "
+                 "ON CONFLICT DO NOTHING", (agent, session, by))
+
+    def fenced_by(self, agent: str, session: str) -> str | None:
+        rows = self._rows(f"cannot read {agent}'s sessions",
+                          "SELECT by_session FROM fences WHERE agent = %s AND session = %s",
+                          (agent, session))
+        return str(rows[0][0]) if rows else None
+
+    # issue 13: agent roles -----------------------------------------------------------------
+    def grant(self, agent: str) -> str:
+        """Create the database role for ``agent`` (``mailslot pg grant``); one line back."""
+        name = check_name(agent, "agent name")
+        role = self._run(f"cannot create a role for {name}", lambda db: grant(db, name))
+        return (f"role {role} may now use {self.location} as {name}: it reads and moves "
+                f"only {name}'s mail and sends only as {name}; give it a password (ALTER "
+                f"ROLE {role} PASSWORD ...) or a client certificate (docs/multi-host.md)")
+
+
+class WakeLock:
+    """``wake_lock``'s context: a session advisory lock on the store's connection, so
+    the database releases it when the holder's connection ends (it died or lost its
+    network). Other processes and machines are kept out; within one process the lock is
+    shared by its threads (PostgreSQL's advisory locks are re-entrant per connection),
+    which the watcher never needs, running at most one pass per agent at a time."""
+
+    def __init__(self, store: PostgresStore, agent: str) -> None:
+        self._store, self._agent = store, agent
+        self._held = False
+
+    def __enter__(self) -> bool:
+        self._held = bool(self._store._rows(
+            f"cannot lock {self._agent}'s wakes",
+            "SELECT pg_try_advisory_lock(hashtextextended('mailslot wake ' || %s, 0))",
+            (self._agent,))[0][0])
+        return self._held
+
+    def __exit__(self, *exc: object) -> None:
+        if self._held:
+            self._store._rows(f"cannot unlock {self._agent}'s wakes",
+                              "SELECT pg_advisory_unlock(hashtextextended('mailslot wake ' "
+                              "|| %s, 0))", (self._agent,))
+
+
+class Notifications:
+    """A running watch: its own connection LISTENing on :data:`CHANNEL`, in a thread
+    that calls ``kick`` for each relevant notification and reconnects by itself (with
+    a kick, since changes may have been missed meanwhile)."""
+
+    def __init__(self, store: PostgresStore, kick: Callable[[], None],
+                 relevant: Callable[[str], bool], how: str) -> None:
+        self.how = how
+        self._store, self._kick, self._relevant = store, kick, relevant
+        self._stop = threading.Event()
+        self._conn: psycopg.Connection[Any] | None = self._listen()
+        self._thread = threading.Thread(target=self._run, name="mailslot-listen",
+                                        daemon=True)
+        self._thread.start()
+
+    def _listen(self) -> psycopg.Connection[Any]:
+        try:
+            conn = psycopg.connect(self._store.url, autocommit=True, connect_timeout=5)
+            conn.execute(f"LISTEN {CHANNEL}")
+        except psycopg.Error as exc:
+            raise self._store._error(exc, "cannot listen for mail") from None
+        return conn
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self._conn is None:
+                    self._conn = self._listen()
+                    self._kick()
+                for note in self._conn.notifies(timeout=0.5):
+                    if self._relevant(note.payload):
+                        self._kick()
+            except (psycopg.Error, StoreError):
+                self._drop()
+                self._stop.wait(1.0)  # the server restarts; try again soon
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self._drop()
+
+
+def _json(value: Mapping[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _config(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise StoreError(f"the stored config is not valid JSON ({exc})") from None
+    return value if isinstance(value, dict) else _not_an_object()
+
+
+def _not_an_object() -> NoReturn:
+    raise StoreError("the stored config must be a JSON object")

@@ -1,0 +1,122 @@
+"""Moving a mailbox between stores (``mailslot migrate --from DIR|URL --to DIR|URL``).
+
+Everything goes through the :class:`~mailslot.store.Store` protocol, so any pair of
+backends works (files → PostgreSQL, back, or folder to folder). Registered agents
+(issue 12) move with their credentials' hashes, so every credential file still works.
+Idempotent: what the target already has is left alone, so a second run copies nothing
+and an interrupted run is finished by running it again. Message text is carried as the
+message itself, which both stores write as the same bytes; states only move forward.
+
+Not copied: presence, per-session state and fenced sessions (they describe running
+processes, which announce themselves again), archived mailboxes and quarantined
+messages (set aside on purpose; they stay in the source). Unreadable messages cannot be
+carried and are named.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .errors import InvalidInput, NotFound, Unreadable
+from .message import STATES
+from .store import Store, open_store
+
+
+def migrate(source_location: str, target_location: str) -> tuple[Counter[str], list[str]]:
+    """Copy the store at ``source_location`` into ``target_location`` (created if need
+    be): what was copied, by kind, and the messages that could not be read."""
+    source, target = open_store(source_location), open_store(target_location)
+    if source.location == target.location:
+        raise InvalidInput(f"--from and --to are the same store ({source.location})")
+    if not source.exists():
+        raise NotFound(f"no mailbox at {source.location}")
+    target.init()
+    copied: Counter[str] = Counter()
+    skipped: list[str] = []
+    _mail(source, target, copied, skipped)
+    _broadcasts(source, target, copied, skipped)
+    _rest(source, target, copied)
+    return +copied, skipped  # (+ drops the kinds with nothing copied)
+
+
+def _mail(source: Store, target: Store, copied: Counter[str], skipped: list[str]) -> None:
+    for agent in source.agent_names():
+        for message_id, state in sorted(source.entries(agent, STATES)):
+            there = target.state_of(agent, message_id)
+            if there is None:
+                try:
+                    message, state = source.load(agent, message_id)
+                except Unreadable as exc:
+                    skipped.append(f"{agent}/{message_id}: {exc}")
+                    continue
+                except NotFound:
+                    continue  # quarantined or archived meanwhile
+                target.deliver(message, [agent])
+                copied["messages"] += 1
+                there = "unread"
+            if STATES.index(there) < STATES.index(state):
+                target.move(agent, message_id, state)
+                copied["states"] += 1
+
+
+def _broadcasts(source: Store, target: Store, copied: Counter[str],
+                skipped: list[str]) -> None:
+    for live in (True, False):
+        for message_id in sorted(source.broadcast_ids(live=live)):
+            try:
+                _, standing = target.load_broadcast(message_id, header_only=True)
+            except NotFound:
+                try:
+                    message, _ = source.load_broadcast(message_id)
+                except Unreadable as exc:
+                    skipped.append(f"broadcast/{message_id}: {exc}")
+                    continue
+                target.publish(message)
+                copied["broadcasts"] += 1
+                standing = True
+            if standing and not live:
+                target.retract(message_id)
+                copied["retractions"] += 1
+
+
+def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
+    """Seen sets, the events log, the config, registered agents, gates and queued wakes."""
+    for agent in source.agent_names():
+        missing = sorted(source.seen(agent) - target.seen(agent))
+        target.add_seen(agent, missing)
+        copied["seen"] += len(missing)
+    if next(target.events(), None) is None:  # a log is copied whole, once
+        for event in source.events():
+            target.append_event(event)
+            copied["events"] += 1
+    config = source.load_config()
+    if config and not target.load_config():
+        target.save_config(config)
+        copied["config"] += 1
+    for record in source.registered_agents():
+        copied["registrations"] += target.register_agent(record)
+    names = set(source.agent_names()) | {r.name for r in source.registered_agents()}
+    for agent in sorted(names):
+        _gate(source, target, agent, copied)
+    for agent in source.wake_agents():
+        for entry in source.wake_pending(agent):
+            copied["wakes"] += target.wake_enqueue(entry)
+
+
+def _gate(source: Store, target: Store, agent: str, copied: Counter[str]) -> None:
+    """``agent``'s gate, members, open requests and what passed it (issue 12): without
+    the last, mail that came through the gate would be set aside in the target."""
+    accept = source.accept_of(agent)
+    if accept != target.accept_of(agent):
+        target.set_accept(agent, accept)
+        copied["gates"] += 1
+    for member in source.members(agent):
+        copied["members"] += target.set_member(agent, member, True)
+    there = target.requests(agent)
+    for requester, message_id in source.requests(agent).items():
+        if there.get(requester) != message_id:
+            target.set_request(agent, requester, message_id)
+            copied["requests"] += 1
+    missing = sorted(source.passed(agent) - target.passed(agent))
+    target.add_passed(agent, missing)
+    copied["passed"] += len(missing)

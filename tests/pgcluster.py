@@ -1,0 +1,94 @@
+"""A throwaway PostgreSQL cluster for the tests: Debian's ``initdb`` and ``pg_ctl`` in a
+temporary folder, on a free loopback port, run as the unprivileged ``postgres`` user
+when the tests run as root (``initdb`` refuses root), removed afterwards."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from itertools import count
+
+
+def bindir() -> str | None:
+    """Where ``initdb`` is: ``pg_config --bindir``, else the newest Debian version."""
+    try:
+        found = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True,
+                               check=True).stdout.strip()
+        if os.path.exists(os.path.join(found, "initdb")):
+            return found
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+                      key=lambda p: int(p.split("/")[-3]))
+    return os.path.dirname(versions[-1]) if versions else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Cluster:
+    """A running cluster; :meth:`new_database` gives each test its own database."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self._numbers = count()
+
+    def url(self, database: str) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def admin(self, sql: str, database: str = "postgres") -> None:
+        import psycopg
+
+        with psycopg.connect(self.url(database), autocommit=True) as conn:
+            conn.execute(sql)  # type: ignore[arg-type]
+
+    def new_database(self) -> str:
+        name = f"t{os.getpid()}_{next(self._numbers)}"
+        self.admin(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+
+@contextmanager
+def cluster(*, durable: bool = False) -> Iterator[Cluster]:
+    """Start a cluster and remove it whatever happens. Not ``durable`` (the tests):
+    fsync off, since it is thrown away and the server is never killed under them;
+    ``durable`` (the benchmarks): a commit is synced to disk, as in use."""
+    found = bindir()
+    if found is None:
+        raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql)")
+    folder = tempfile.mkdtemp(prefix="mailslot-pg-")
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        import pwd
+
+        user = pwd.getpwnam("postgres")
+        os.chmod(folder, 0o700)
+        os.chown(folder, user.pw_uid, user.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data, port = os.path.join(folder, "data"), _free_port()
+    pg_ctl = [*as_user, os.path.join(found, "pg_ctl"), "-D", data]
+    try:
+        subprocess.run([*as_user, os.path.join(found, "initdb"), "-D", data, "-U", "postgres",
+                        "--auth=trust", "-E", "UTF8", "--no-sync"],
+                       check=True, capture_output=True)
+        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c max_connections=200"
+        if not durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        subprocess.run([*pg_ctl, "-w", "-t", "120", "-l", os.path.join(folder, "log"),
+                        "-o", options, "start"], check=True, capture_output=True)
+        try:
+            yield Cluster(port)
+        finally:
+            subprocess.run([*pg_ctl, "-m", "immediate", "stop"], capture_output=True,
+                           check=False)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

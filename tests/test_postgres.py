@@ -1,0 +1,204 @@
+"""The PostgreSQL store beyond the contract suite: creating the schema, choosing the
+store from the command line, and moving a mailbox between stores (on a real server)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from hookkit import fixture
+from mailslot import Mailbox
+from mailslot.errors import StoreError
+from mailslot.identity import Identity
+from mailslot.store import open_store
+from mailslot.store.pg_schema import LATEST
+from pgcluster import Cluster
+from support import files_in, run_cli
+
+
+@pytest.fixture
+def url(pg_cluster: Cluster) -> str:
+    return pg_cluster.new_database()
+
+
+def test_init_creates_the_schema_once_even_from_two_machines_at_once(url: str) -> None:
+    racers = [subprocess.Popen([sys.executable, "-m", "mailslot", "init", "--store", url],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+              for _ in range(4)]
+    outs = [racer.communicate(timeout=60) for racer in racers]
+    assert [racer.returncode for racer in racers] == [0] * 4, outs
+    said = [re.fullmatch(rf"{url}: schema at version {LATEST} \((\d+) migrations? applied\)\n",
+                         out.decode()) for out, _ in outs]
+    assert all(said), outs
+    assert sum(int(m[1]) for m in said if m) == LATEST  # each applied exactly once
+    again = run_cli("init", "--store", url)
+    assert again.returncode == 0 and "(0 migrations applied)" in again.stdout
+    with psycopg.connect(url) as conn:
+        versions = conn.execute("SELECT version FROM mailslot_schema ORDER BY 1").fetchall()
+    assert versions == [(n,) for n in range(1, LATEST + 1)]
+
+
+def test_the_cli_sends_and_reads_through_MAILSLOT_STORE(url: str) -> None:
+    env = {**os.environ, "MAILSLOT_STORE": url}
+    sent = run_cli("--agent", "claude", "send", "--to", "gemini", "--subject", "hi",
+                   "--body", "over the network", env=env)
+    assert sent.returncode == 0, sent.stderr
+    inbox = run_cli("--agent", "gemini", "inbox", "--json", env=env)
+    assert [m["subject"] for m in json.loads(inbox.stdout)] == ["hi"]
+    # --store beats MAILSLOT_STORE: an empty folder has no mail for gemini
+    elsewhere = run_cli("--store", str(Path.cwd() / "box"), "--agent", "gemini", "inbox",
+                        "--json", env=env)
+    assert json.loads(elsewhere.stdout) == []
+
+
+def test_an_unreachable_database_is_one_clear_line() -> None:
+    result = run_cli("--store", "postgresql://nobody@127.0.0.1:1/none", "--agent", "claude",
+                     "send", "--to", "gemini", "--subject", "s", "--body", "b")
+    assert result.returncode == 1
+    assert result.stderr.startswith("mailslot: error: ")
+    assert "cannot reach the database at postgresql://nobody@127.0.0.1:1/none" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_password_never_shows_in_the_location() -> None:
+    store = open_store("postgresql://ann:s3cret@db.example:5433/mail")
+    assert store.location == "postgresql://ann@db.example:5433/mail"
+
+
+def _contents(root: Path) -> dict[str, bytes]:
+    """Every message file under ``agents/`` and ``broadcast/``, by its place."""
+    found = {}
+    for top in ("agents", "broadcast"):
+        for path in sorted((root / top).rglob("*.md")):
+            found[str(path.relative_to(root))] = path.read_bytes()
+    return found
+
+
+def test_files_to_postgres_to_files_is_byte_identical_and_idempotent(
+        url: str, tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    claude = Mailbox(open_store(str(first)), Identity("claude", "--agent"))
+    gemini = Mailbox(open_store(str(first)), Identity("gemini", "--agent"))
+    one = claude.send(["gemini", "codex"], "plan", "step one\n\n  indented\ttab ü")
+    two = claude.send("gemini", "second", "---\nnot a header\n", expect_reply=True)
+    claude.send("codex", "empty", "")
+    gemini.read(one.id)
+    gemini.done([two.id])
+    kept = claude.broadcast("freeze", "main is frozen")
+    gone = claude.broadcast("old", "never mind")
+    claude.retract(gone.id)
+    gemini.read(kept.id)  # a broadcast read: a seen set
+    first_store = open_store(str(first))
+    first_store.update_config(lambda c: c.update(owner="sarah") is None)
+    first_store.set_accept("gemini", "members")
+    first_store.set_member("gemini", "claude", True)
+    first_store.add_passed("gemini", [one.id, two.id])
+
+    copied = run_cli("migrate", "--from", str(first), "--to", url)
+    assert copied.returncode == 0, copied.stderr
+    assert "4 messages" in copied.stdout and "2 broadcasts" in copied.stdout
+    again = run_cli("migrate", "--from", str(first), "--to", url, "--json")
+    assert json.loads(again.stdout) == {"copied": {}, "unreadable": []}
+
+    back = tmp_path / "back"
+    assert run_cli("migrate", "--from", url, "--to", str(back)).returncode == 0
+    assert _contents(back) == _contents(first)
+    assert files_in(back / "broadcast" / "retracted") == [f"{gone.id}.md"]
+    assert files_in(back / "broadcast" / "live") == [f"{kept.id}.md"]
+    assert (back / "broadcast" / "seen" / "gemini").read_text().split() == \
+        (first / "broadcast" / "seen" / "gemini").read_text().split()
+    assert json.loads((back / "config.json").read_text()) == first_store.load_config()
+    events = [e["event"] for e in open_store(str(back)).events()]
+    assert events == [e["event"] for e in first_store.events()]
+    returned = open_store(str(back))
+    assert (returned.accept_of("gemini"), returned.members("gemini")) == ("members", ["claude"])
+    assert returned.passed("gemini") == {one.id, two.id}
+
+
+def test_an_agent_role_reads_only_its_mail_and_sends_only_as_itself(
+        url: str, pg_cluster: Cluster) -> None:
+    admin = open_store(url)
+    claude = Mailbox(admin, Identity("claude", "--agent"))
+    to_gemini = claude.send("gemini", "for gemini", "x")
+    to_codex = claude.send("codex", "for codex", "secret")
+    granted = run_cli("--store", url, "pg", "grant", "gemini")
+    assert granted.returncode == 0 and "role mailslot_gemini" in granted.stdout
+    assert run_cli("--store", url, "pg", "grant", "gemini").returncode == 0  # twice: fine
+    as_gemini = url.replace("postgres@", "mailslot_gemini@")
+    with psycopg.connect(as_gemini, autocommit=True) as conn:
+        rows = conn.execute("SELECT agent, id FROM mail").fetchall()
+        assert rows == [("gemini", to_gemini.id)]  # codex's copy is invisible
+        assert conn.execute("UPDATE mail SET state = 'done' WHERE agent = 'codex'"
+                            ).rowcount == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES "
+                         "('codex', 'forged', 'unread', '', 'claude')")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("UPDATE config SET data = '{}'")
+    # the store as gemini's role works for gemini, and cannot send as another
+    gemini = Mailbox(open_store(as_gemini), Identity("gemini", "--agent"))
+    assert [i.message.id for i in gemini.inbox()] == [to_gemini.id]
+    gemini.send("claude", "reply", "ok")
+    forged = Mailbox(open_store(as_gemini), Identity("codex", "--agent"))
+    with pytest.raises(StoreError, match="permission denied"):
+        forged.send("claude", "forged", "x")
+    assert admin.state_of("codex", to_codex.id) == "unread"
+
+
+def test_pg_grant_on_a_folder_is_one_clear_line() -> None:
+    result = run_cli("pg", "grant", "gemini")
+    assert result.returncode == 2
+    assert result.stderr == ("mailslot: error: pg grant needs a postgresql:// store "
+                             "(--store URL or MAILSLOT_STORE)\n")
+
+
+def test_a_dropped_connection_is_one_line_then_the_store_reconnects(
+        url: str, pg_cluster: Cluster) -> None:
+    store = open_store(url)
+    box = Mailbox(store, Identity("claude", "--agent"))
+    first = box.send("gemini", "before", "x")
+    database = url.rsplit("/", 1)[1]
+    pg_cluster.admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                     f"datname = '{database}' AND pid <> pg_backend_pid()")
+    with pytest.raises(StoreError, match="cannot reach the database") as caught:
+        box.send("gemini", "during", "x")
+    assert "\n" not in str(caught.value)
+    second = box.send("gemini", "after", "x")  # the next call connects again
+    ids = sorted(i for i, _ in store.entries("gemini", ["unread"]))
+    assert ids == sorted([first.id, second.id])  # the failed send left nothing
+
+
+def test_a_watch_reconnects_by_itself_and_looks_again(url: str, pg_cluster: Cluster) -> None:
+    store = open_store(url)
+    kicked = threading.Event()
+    watching = store.watch(kicked.set, mail_for="gemini")
+    try:
+        database = url.rsplit("/", 1)[1]
+        pg_cluster.admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                         f"datname = '{database}' AND pid <> pg_backend_pid()")
+        assert kicked.wait(60)  # reconnected: a kick, since mail may have come meanwhile
+        kicked.clear()
+        Mailbox(open_store(url), Identity("claude", "--agent")).send("gemini", "s", "x")
+        assert kicked.wait(60)
+    finally:
+        watching.close()
+
+
+def test_a_session_hook_shows_mail_from_the_database_and_never_fails(url: str) -> None:
+    Mailbox(open_store(url), Identity("claude", "--agent")).send("gemini", "over the wire", "x")
+    env = {**os.environ, "MAILSLOT_STORE": url}
+    shown = run_cli("hook", "claude", "session-start", "--agent", "gemini",
+                    stdin=fixture("claude-session-start"), env=env)
+    assert shown.returncode == 0 and "over the wire" in shown.stdout
+    down = {**env, "MAILSLOT_STORE": "postgresql://nobody@127.0.0.1:1/none"}
+    silent = run_cli("hook", "claude", "session-start", "--agent", "gemini",
+                     stdin=fixture("claude-session-start"), env=down)
+    assert (silent.returncode, silent.stdout) == (0, "")
