@@ -21,7 +21,7 @@ from mailslot.identity import Identity
 from mailslot.store import open_store
 from mailslot.store.pg_schema import LATEST
 from pgcluster import Cluster
-from support import files_in, run_cli
+from support import files_in, make_message, run_cli
 
 
 @pytest.fixture
@@ -202,3 +202,43 @@ def test_a_session_hook_shows_mail_from_the_database_and_never_fails(url: str) -
     silent = run_cli("hook", "claude", "session-start", "--agent", "gemini",
                      stdin=fixture("claude-session-start"), env=down)
     assert (silent.returncode, silent.stdout) == (0, "")
+
+
+def test_an_upgrade_keeps_queued_wakes_and_gives_granted_roles_the_new_tables(
+        url: str) -> None:
+    """A database at schema 4 with a queued wake and an agent role granted then: after
+    `mailslot init` the wake is still queued (in the wake queue, not a notifier's) and
+    the role can record its latest session, a table that did not exist when granted."""
+    from mailslot.store.pg_schema import MIGRATIONS
+
+    m = make_message(sender="claude", to=("gemini",))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE mailslot_schema (version integer PRIMARY KEY, "
+                     "applied timestamptz NOT NULL DEFAULT now())")
+        for number, sql in enumerate(MIGRATIONS[:4], start=1):
+            conn.execute(sql)  # type: ignore[arg-type]
+            conn.execute("INSERT INTO mailslot_schema (version) VALUES (%s)", (number,))
+        conn.execute("INSERT INTO wakes (agent, id, attempt, not_before) VALUES "
+                     "('gemini', %s, 2, 0)", (m.id,))
+        conn.execute("DO $$ BEGIN CREATE ROLE mailslot_gemini LOGIN; EXCEPTION WHEN "
+                     "duplicate_object THEN NULL; END $$")
+        conn.execute("INSERT INTO agent_roles VALUES ('mailslot_gemini', 'gemini')")
+    upgraded = run_cli("init", "--store", url)
+    assert upgraded.returncode == 0 and f"({LATEST - 4} migration" in upgraded.stdout
+    store = open_store(url)
+    assert [(e.message_id, e.attempt) for e in store.wake_pending("gemini")] == [(m.id, 2)]
+    assert store.notify_queue(0).wake_pending("gemini") == []
+    as_gemini = open_store(url.replace("postgres@", "mailslot_gemini@"))
+    as_gemini.set_latest_session("gemini", "codex", "019a-new")
+    assert store.latest_session("gemini", "codex") == "019a-new"
+
+
+def test_a_planted_latest_session_is_never_handed_to_a_wake(url: str) -> None:
+    """The table is shared by every agent role: a value that is not a session key (an
+    option, say) written there by direct SQL reads as no session at all."""
+    store = open_store(url)
+    store.set_latest_session("gemini", "codex", "019a-real")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE latest_sessions SET session = '--dangerously-bypass' "
+                     "WHERE agent = 'gemini'")
+    assert store.latest_session("gemini", "codex") is None

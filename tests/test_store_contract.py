@@ -20,6 +20,7 @@ import pytest
 from mailslot.errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from mailslot.message import Message
 from mailslot.store import AgentRecord, FileStore, Store, WakeEntry, open_store
+from mailslot.store.records import NOTIFY_QUEUES
 from pgcluster import Cluster
 from support import fail_os, finish, make_message, worker
 
@@ -321,6 +322,34 @@ def test_session_state_claims_and_waiters(store: Store) -> None:
     assert store.waiter("gemini", "s1") == 42 and store.waiter_pids("gemini") == [42]
 
 
+# issue 9: when a session was last shown mail, and each host's latest session ----------
+def test_shown_at_says_when_a_session_was_last_shown_anything(store: Store) -> None:
+    assert store.shown_at("gemini", "s1") is None
+    before = time.time()
+    store.add_shown("gemini", "s1", ["a"])
+    at = store.shown_at("gemini", "s1")
+    assert at is not None and before - 5 <= at <= time.time() + 5
+    assert store.shown_at("gemini", "s2") is None and store.shown_at("codex", "s1") is None
+    store.prune_sessions("gemini", older_than=-1)
+    assert store.shown_at("gemini", "s1") is None
+
+
+def test_latest_session_per_agent_and_host(store: Store) -> None:
+    assert store.latest_session("gemini", "codex") is None
+    store.set_latest_session("gemini", "codex", "019a-first")
+    store.set_latest_session("gemini", "codex", "019a-second")  # the newest replaces it
+    store.set_latest_session("gemini", "grok", "g-1")
+    store.set_latest_session("claude", "codex", "c-1")
+    assert store.latest_session("gemini", "codex") == "019a-second"
+    assert store.latest_session("gemini", "grok") == "g-1"
+    assert store.latest_session("claude", "codex") == "c-1"
+    assert store.latest_session("claude", "grok") is None
+    for unsafe in ("--yolo", "a b", "../x", ""):  # it becomes an argument of a wake
+        with pytest.raises(UnsafePath):
+            store.set_latest_session("gemini", "codex", unsafe)
+    assert store.latest_session("gemini", "codex") == "019a-second"
+
+
 # The wake queue ------------------------------------------------------------------------
 def test_wake_queue_enqueue_claim_release_and_orphans(store: Store) -> None:
     m = message()
@@ -425,8 +454,27 @@ def test_notifier_queues_are_apart_from_the_wake_queue_and_from_each_other(store
     assert lane0.wake_agents() == [] and lane1.wake_agents() == ["gemini"]
     assert [e.message_id for e in store.wake_pending("gemini")] == [m.id]
     assert lane1.state_of("gemini", m.id) == "unread"  # the rest is the same store
-    with pytest.raises(UnsafePath):
-        store.notify_queue(-1)
+    for lane in (-1, NOTIFY_QUEUES, True, "0"):
+        with pytest.raises(UnsafePath):
+            store.notify_queue(lane)  # type: ignore[arg-type]
+
+
+def test_each_queue_has_its_own_lock_between_processes(backend: Backend) -> None:
+    """Another process (here: another store object, its own descriptor or connection)
+    is kept out of the same queue's lock only."""
+    other = open_store(backend.location)
+    try:
+        with backend.store.notify_queue(0).wake_lock("gemini") as held:
+            assert held
+            with other.notify_queue(0).wake_lock("gemini") as again:
+                assert not again
+            for elsewhere in (other, other.notify_queue(1)):
+                with elsewhere.wake_lock("gemini") as free:
+                    assert free
+        with other.notify_queue(0).wake_lock("gemini") as after:
+            assert after  # released on leaving
+    finally:
+        getattr(other, "close", lambda: None)()
 
 
 def test_watching_the_wake_queue_kicks_for_notifier_queues_too(store: Store) -> None:
@@ -463,6 +511,8 @@ def test_watch_mail_kicks_on_any_mailbox_state_change_and_broadcast(store: Store
             lambda: store.move("gemini", earlier.id, "done"),
             lambda: store.publish(broadcast),
             lambda: store.retract(broadcast.id),
+            lambda: store.quarantine("gemini", earlier.id),
+            lambda: store.archive_mailbox("newcomer", "20261201T080000"),
         ]
         for change in changes:
             kicked.clear()

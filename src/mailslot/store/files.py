@@ -465,19 +465,17 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
     def _notify_folders(self) -> None:
         """Every notifier queue's folders, made before watching: a folder made under a
         recursive watch together with the one inside it is reported twice by watchdog."""
-        from .records import NOTIFY_QUEUES
+        from .records import NOTIFY_QUEUES, notify_lane
 
         for lane in range(NOTIFY_QUEUES):
             for kind in ("pending", "claimed", "locks"):
-                self._folder("wake", f"notify-{lane}", kind, create=True)
+                self._folder("wake", notify_lane(lane), kind, create=True)
 
     def notify_queue(self, lane: int) -> FileStore:
-        from .records import NOTIFY_QUEUES
+        from .records import notify_lane
 
-        if isinstance(lane, bool) or not isinstance(lane, int) or not 0 <= lane < NOTIFY_QUEUES:
-            raise UnsafePath(f"{lane!r} is not a notifier queue; not used as a folder")
         view = FileStore(self.root)
-        view._queue = ("wake", f"notify-{lane}")  # inside wake/: watch(wakes=True) sees it
+        view._queue = ("wake", notify_lane(lane))  # inside wake/: watch(wakes=True) sees it
         return view
 
     # issue 13: creating and upgrading a store --------------------------------------------

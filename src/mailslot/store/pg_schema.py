@@ -74,6 +74,15 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE fences (agent text NOT NULL, session text NOT NULL, by_session text NOT NULL,
         PRIMARY KEY (agent, session));
     """,
+    # 5 (issues 9 and 18): each agent's latest session per host, and the notifier queues
+    # beside the wake queue: a wake row names its queue ('wake' or 'notify-N'), part of
+    # its key, so queues never share an entry or a claim.
+    """
+    CREATE TABLE latest_sessions (agent text NOT NULL, host text NOT NULL,
+        session text NOT NULL, PRIMARY KEY (agent, host));
+    ALTER TABLE wakes ADD COLUMN queue text NOT NULL DEFAULT 'wake';
+    ALTER TABLE wakes DROP CONSTRAINT wakes_pkey, ADD PRIMARY KEY (queue, agent, id, claim);
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
@@ -101,12 +110,24 @@ def migrate(conn: Any) -> int:
                 continue
             conn.execute(sql)
             conn.execute("INSERT INTO mailslot_schema (version) VALUES (%s)", (number,))
+            if number == LATEST:  # every table of SHARED exists only now
+                _regrant(conn)
             applied += 1
     return applied
 
 
+def _regrant(conn: Any) -> None:
+    """Give the agent roles granted before a migration what it added (a new shared
+    table), so upgrading never locks an agent out of a part of the store."""
+    if not conn.execute("SELECT to_regclass('agent_roles') IS NOT NULL").fetchone()[0]:
+        return
+    for (role,) in conn.execute("SELECT role FROM agent_roles WHERE role IN "
+                                "(SELECT rolname FROM pg_roles)").fetchall():
+        _privileges(conn, role)
+
+
 SHARED = ("broadcasts", "seen", "events", "presence", "wakes", "shown", "waiters", "claims",
-          "gates", "members", "requests", "passed", "fences")
+          "gates", "members", "requests", "passed", "fences", "latest_sessions")
 """Tables every agent role reads and writes whole (only ``mail`` is per agent)."""
 READ_ONLY = ("config", "registry", "mailslot_schema")
 """Tables an agent role may read but only the admin role changes."""
@@ -118,23 +139,30 @@ def grant(conn: Any, agent: str) -> str:
     from psycopg import sql
 
     role = f"mailslot_{agent}"
-    who = sql.Identifier(role)
     with conn.transaction():
         conn.execute(_LOCK)
         if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
-            conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(who))
-        schema = conn.execute("SELECT current_schema(), current_database()").fetchone()
-        conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
-            sql.Identifier(schema[1]), who))
-        conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
-            sql.Identifier(schema[0]), who))
-        conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON mail TO {}").format(who))
-        for table in SHARED:
-            conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(
-                sql.Identifier(table), who))
-        for table in READ_ONLY:
-            conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier(table), who))
-        conn.execute(sql.SQL("GRANT USAGE ON SEQUENCE events_seq_seq TO {}").format(who))
+            conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+        _privileges(conn, role)
         conn.execute("INSERT INTO agent_roles VALUES (%s, %s) ON CONFLICT (role) DO UPDATE "
                      "SET agent = excluded.agent", (role, agent))
     return role
+
+
+def _privileges(conn: Any, role: str) -> None:
+    """Grant ``role`` what an agent role may do (again: granting twice is harmless)."""
+    from psycopg import sql
+
+    who = sql.Identifier(role)
+    schema = conn.execute("SELECT current_schema(), current_database()").fetchone()
+    conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
+        sql.Identifier(schema[1]), who))
+    conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
+        sql.Identifier(schema[0]), who))
+    conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON mail TO {}").format(who))
+    for table in SHARED:
+        conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(
+            sql.Identifier(table), who))
+    for table in READ_ONLY:
+        conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier(table), who))
+    conn.execute(sql.SQL("GRANT USAGE ON SEQUENCE events_seq_seq TO {}").format(who))

@@ -12,10 +12,12 @@ them only once they are committed.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 from urllib.parse import urlsplit, urlunsplit
@@ -23,17 +25,20 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import errors as pg
 
-from ..errors import IdTaken, NotFound, StoreError, Unreadable
+from ..errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES, Message, State, to_bytes
-from ..names import check_name
+from ..names import SESSION_KEY, check_name
 from .layout import _parse
 from .pg_schema import LATEST, grant, migrate, schema_version
-from .records import AgentRecord, StoredFile, WakeEntry
+from .records import AgentRecord, StoredFile, WakeEntry, notify_lane
 from .registry import _decode as decode_record
 from .registry import _encode as encode_record
 
 CHANNEL = "mailslot"
-"""The one NOTIFY channel; payloads are ``mail:<agent>``, ``wake:<agent>``, ``waiter:<agent>``."""
+"""The one NOTIFY channel; payloads are ``mail:<agent>`` (a delivery, a state change, an
+archived or quarantined message), ``mail:*`` (a broadcast published, retracted or
+quarantined), ``wake:<agent>`` (an entry in the wake queue or any notifier queue) and
+``waiter:<agent>``."""
 BATCH = 1000
 """Events are read this many at a time (the log can be long)."""
 
@@ -55,26 +60,27 @@ class PostgresStore:
     def __init__(self, url: str) -> None:
         self.url = url
         self.location = redacted(url)
-        self._conn: psycopg.Connection[Any] | None = None
-        self._ready = False
-        self._lock = threading.RLock()
+        self._link = Link()
+        self._queue = "wake"
+        """Which queue the ``wake_*`` methods act on (:meth:`notify_queue`)."""
 
     # Connection and errors -------------------------------------------------------------
     def _connect(self) -> psycopg.Connection[Any]:
         """The open connection, made (again) if there is none or it broke."""
-        if self._conn is None or self._conn.closed or self._conn.broken:
+        link = self._link
+        if link.conn is None or link.conn.closed or link.conn.broken:
             try:
-                self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
+                link.conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
             except psycopg.Error as exc:
-                self._conn = None
+                link.conn = None
                 raise self._error(exc, "cannot connect") from None
-            self._ready = False
-        return self._conn
+            link.ready = False
+        return link.conn
 
     def _db(self) -> psycopg.Connection[Any]:
         """The connection, with the schema at the version this mailslot knows."""
         conn = self._connect()
-        if not self._ready:
+        if not self._link.ready:
             version = schema_version(conn)
             if version is None or version < LATEST:
                 migrate(conn)
@@ -82,7 +88,7 @@ class PostgresStore:
                 raise StoreError(f"the database at {self.location} has schema version "
                                  f"{version}, newer than this mailslot knows ({LATEST}); "
                                  "upgrade mailslot")
-            self._ready = True
+            self._link.ready = True
         return conn
 
     def _error(self, exc: psycopg.Error, what: str) -> StoreError:
@@ -103,7 +109,7 @@ class PostgresStore:
              schema: bool = True) -> Any:
         """``work(connection)`` under the store's lock, database errors made one line;
         with ``schema``, the schema is brought up to date first."""
-        with self._lock:
+        with self._link.lock:
             try:
                 return work(self._db() if schema else self._connect())
             except psycopg.Error as exc:
@@ -121,16 +127,10 @@ class PostgresStore:
 
     def close(self) -> None:
         """Close the connection (a later call opens a new one)."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __del__(self) -> None:
-        """A store dropped without :meth:`close` still ends its connection cleanly."""
-        conn = getattr(self, "_conn", None)
-        if conn is not None:
-            conn.close()
+        with self._link.lock:
+            if self._link.conn is not None:
+                self._link.conn.close()
+                self._link.conn = None
 
     # Directed mail ---------------------------------------------------------------------
     def _insert_message(self, what: str, message: Message,
@@ -191,8 +191,14 @@ class PostgresStore:
                 if STATES.index(state) < STATES.index(to):
                     db.execute("UPDATE mail SET state = %s WHERE agent = %s AND id = %s",
                                (to, agent, message_id))
+                    self._announce(db, agent)
                 return state
         return self._run(f"cannot move {message_id}", work)  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _announce(db: psycopg.Connection[Any], agent: str) -> None:
+        """Tell listeners ``agent``'s mailbox changed (``*``: the broadcasts), on commit."""
+        db.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"mail:{agent}"))
 
     def _place(self, agent: str, message_id: str) -> str:
         return f"{self.location}#{agent}/{message_id}"
@@ -224,13 +230,18 @@ class PostgresStore:
                       header_only), live
 
     def retract(self, message_id: str) -> bool:
-        rows = self._rows(f"cannot retract {message_id}",
-                          "WITH b AS (SELECT live FROM broadcasts WHERE id = %s FOR UPDATE), "
-                          "u AS (UPDATE broadcasts SET live = false WHERE id = %s AND live) "
-                          "SELECT live FROM b", (message_id, message_id))
-        if not rows:
-            raise NotFound(f"no broadcast {message_id}")
-        return bool(rows[0][0])
+        def work(db: psycopg.Connection[Any]) -> bool:
+            with db.transaction():
+                row = db.execute("SELECT live FROM broadcasts WHERE id = %s FOR UPDATE",
+                                 (message_id,)).fetchone()
+                if row is None:
+                    raise NotFound(f"no broadcast {message_id}")
+                if row[0]:
+                    db.execute("UPDATE broadcasts SET live = false WHERE id = %s",
+                               (message_id,))
+                    self._announce(db, "*")
+                return bool(row[0])
+        return self._run(f"cannot retract {message_id}", work)  # type: ignore[no-any-return]
 
     def seen(self, agent: str) -> set[str]:
         return {r[0] for r in self._rows(f"cannot read what {agent} has seen",
@@ -250,6 +261,8 @@ class PostgresStore:
                 moved = db.execute("WITH gone AS (DELETE FROM mail WHERE agent = %s "
                                    "RETURNING agent, id, state, data) INSERT INTO "
                                    "archived_mail SELECT %s, * FROM gone", (agent, box))
+                if moved.rowcount:
+                    self._announce(db, agent)
                 return moved.rowcount
         if not self._run(f"cannot archive {agent}'s mailbox", work):
             raise NotFound(f"no mailbox for {agent}")
@@ -352,7 +365,10 @@ class PostgresStore:
 
         def work(db: psycopg.Connection[Any]) -> int:
             with db.transaction():
-                return db.execute(sql, params).rowcount
+                gone = db.execute(sql, params).rowcount
+                if gone:
+                    self._announce(db, agent or "*")
+                return gone
         if not self._run(f"cannot quarantine {message_id}", work):
             raise NotFound(f"no message {message_id} for {agent or 'the broadcasts'}")
         return f"{self.location}#quarantine/{agent or 'broadcast'}/{message_id}"
@@ -382,24 +398,29 @@ class PostgresStore:
 
     # Wake queue ------------------------------------------------------------------------
     # One row per queued wake (claim '') and per claimed one (claim = the taker's token):
-    # a claim is one UPDATE of a queued row, so of two watchers exactly one gets it.
+    # a claim is one UPDATE of a queued row, so of two watchers exactly one gets it. Each
+    # row names its queue: 'wake', or a notifier queue 'notify-N' (issue 18).
+    _ENQUEUE = ("INSERT INTO wakes (queue, agent, id, attempt, not_before) VALUES "
+                "(%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING")
+
     def wake_enqueue(self, entry: WakeEntry) -> bool:
         rows = self._rows(f"cannot queue a wake for {entry.agent}",
-                          "WITH n AS (INSERT INTO wakes (agent, id, attempt, not_before) "
-                          "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING agent) "
+                          f"WITH n AS ({self._ENQUEUE} RETURNING agent) "
                           "SELECT pg_notify(%s, 'wake:' || agent) FROM n",
-                          (entry.agent, entry.message_id, entry.attempt, entry.not_before,
-                           CHANNEL))
+                          (self._queue, entry.agent, entry.message_id, entry.attempt,
+                           entry.not_before, CHANNEL))
         return bool(rows)
 
     def wake_agents(self) -> list[str]:
         return [r[0] for r in self._rows("cannot read the wake queue",
-                                         "SELECT DISTINCT agent FROM wakes ORDER BY agent")]
+                                         "SELECT DISTINCT agent FROM wakes WHERE queue = %s "
+                                         "ORDER BY agent", (self._queue,))]
 
     def _wakes(self, agent: str, claimed: bool) -> list[WakeEntry]:
         rows = self._rows(f"cannot read {agent}'s wakes",
-                          "SELECT id, attempt, not_before, claim FROM wakes WHERE agent = %s "
-                          "AND (claim <> '') = %s", (agent, claimed))
+                          "SELECT id, attempt, not_before, claim FROM wakes WHERE queue = %s "
+                          "AND agent = %s AND (claim <> '') = %s",
+                          (self._queue, agent, claimed))
         return [WakeEntry(i, agent, a, nb, c or None) for i, a, nb, c in rows]
 
     def wake_pending(self, agent: str) -> list[WakeEntry]:
@@ -408,9 +429,9 @@ class PostgresStore:
     def wake_claim(self, entry: WakeEntry) -> WakeEntry | None:
         token = f"{entry.message_id}.{socket.gethostname()}.{os.getpid()}.{os.urandom(4).hex()}"
         rows = self._rows(f"cannot claim a wake for {entry.agent}",
-                          "UPDATE wakes SET claim = %s WHERE agent = %s AND id = %s AND "
-                          "claim = '' RETURNING attempt, not_before",
-                          (token, entry.agent, entry.message_id))
+                          "UPDATE wakes SET claim = %s WHERE queue = %s AND agent = %s AND "
+                          "id = %s AND claim = '' RETURNING attempt, not_before",
+                          (token, self._queue, entry.agent, entry.message_id))
         if not rows:
             return None
         return WakeEntry(entry.message_id, entry.agent, rows[0][0], rows[0][1], token)
@@ -423,17 +444,16 @@ class PostgresStore:
         def work(db: psycopg.Connection[Any]) -> None:
             with db.transaction():
                 if retry is not None:
-                    db.execute("INSERT INTO wakes (agent, id, attempt, not_before) VALUES "
-                               "(%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                               (retry.agent, retry.message_id, retry.attempt,
-                                retry.not_before))
+                    db.execute(self._ENQUEUE, (self._queue, retry.agent, retry.message_id,
+                                               retry.attempt, retry.not_before))
                     db.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"wake:{retry.agent}"))
-                db.execute("DELETE FROM wakes WHERE agent = %s AND id = %s AND claim = %s",
-                           (claimed.agent, claimed.message_id, token))
+                db.execute("DELETE FROM wakes WHERE queue = %s AND agent = %s AND id = %s "
+                           "AND claim = %s", (self._queue, claimed.agent, claimed.message_id,
+                                              token))
         self._run(f"cannot release a wake for {claimed.agent}", work)
 
     def wake_lock(self, agent: str) -> WakeLock:
-        return WakeLock(self, agent)
+        return WakeLock(self, agent, f"mailslot {self._queue} {agent}")
 
     def wake_orphans(self, agent: str) -> list[WakeEntry]:
         return self._wakes(agent, claimed=True)
@@ -443,6 +463,14 @@ class PostgresStore:
         return {r[0] for r in self._rows(f"cannot read {agent}'s session",
                                          "SELECT id FROM shown WHERE agent = %s AND "
                                          "session = %s", (agent, session))}
+
+    def shown_at(self, agent: str, session: str) -> float | None:
+        """By this machine's clock: the database says how long ago (its own clock), so
+        a machine whose clock is off still waits the interval it was asked to."""
+        rows = self._rows(f"cannot read {agent}'s session",
+                          "SELECT extract(epoch FROM clock_timestamp() - max(touched)) FROM "
+                          "shown WHERE agent = %s AND session = %s", (agent, session))
+        return None if rows[0][0] is None else time.time() - float(rows[0][0])
 
     def add_shown(self, agent: str, session: str, message_ids: Sequence[str]) -> None:
         if message_ids:
@@ -462,6 +490,21 @@ class PostgresStore:
                 db.execute("DELETE FROM waiters WHERE agent = %s AND touched < now() - "
                            "make_interval(secs => %s)", (agent, older_than))
         self._run(f"cannot prune {agent}'s sessions", work)
+
+    def set_latest_session(self, agent: str, host: str, session: str) -> None:
+        if not (SESSION_KEY.fullmatch(session) and SESSION_KEY.fullmatch(host)):
+            raise UnsafePath(f"session {session!r} of {host!r} is not safe to record")
+        self._do(f"cannot record {agent}'s latest session",
+                 "INSERT INTO latest_sessions VALUES (%s, %s, %s) ON CONFLICT (agent, host) "
+                 "DO UPDATE SET session = excluded.session", (agent, host, session))
+
+    def latest_session(self, agent: str, host: str) -> str | None:
+        """Only a safe session key: the table is shared by every agent role, and the id
+        becomes an argument of the wake command."""
+        rows = self._rows(f"cannot read {agent}'s latest session",
+                          "SELECT session FROM latest_sessions WHERE agent = %s AND host = %s",
+                          (agent, host))
+        return rows[0][0] if rows and SESSION_KEY.fullmatch(rows[0][0]) else None
 
     def claim(self, agent: str, path: str) -> str:
         rows = self._rows(f"cannot claim {agent}",
@@ -502,15 +545,31 @@ class PostgresStore:
 
         def relevant(payload: str) -> bool:
             return payload in wanted or (wakes and payload.startswith("wake:"))
-        with self._lock:
+        return self._listen(kick, relevant, how)
+
+    def _listen(self, kick: Callable[[], None], relevant: Callable[[str], bool],
+                how: str) -> Notifications:
+        with self._link.lock:
             self._db()  # the schema exists before anyone listens
         return Notifications(self, kick, relevant, f"{how} (PostgreSQL notifications)")
+
+    # issue 18: notifier queues --------------------------------------------------------------
+    def notify_queue(self, lane: int) -> PostgresStore:
+        """A view sharing this store's connection (and its lock)."""
+        view = copy.copy(self)
+        view._queue = notify_lane(lane)
+        return view
+
+    # issue 16: the web page's live view ------------------------------------------------------
+    def watch_mail(self, kick: Callable[[], None]) -> Notifications:
+        return self._listen(kick, lambda payload: payload.startswith("mail:"),
+                            "every mailbox")
 
     # issue 13: creating and upgrading a store --------------------------------------------
     def init(self) -> str:
         """Apply the migrations this database lacks (each in one transaction)."""
         applied = self._run("cannot create the schema", migrate, schema=False)
-        self._ready = True
+        self._link.ready = True
         return (f"{self.location}: schema at version {LATEST} ({applied} migration"
                 f"{'' if applied == 1 else 's'} applied)")
 
@@ -619,29 +678,47 @@ class PostgresStore:
                 f"ROLE {role} PASSWORD ...) or a client certificate (docs/multi-host.md)")
 
 
+class Link:
+    """A store's one connection (opened on first use) and the lock its calls take turns
+    under, shared with its notifier-queue views (:meth:`PostgresStore.notify_queue`)."""
+
+    def __init__(self) -> None:
+        self.conn: psycopg.Connection[Any] | None = None
+        self.ready = False
+        """Whether the schema is known to be at :data:`LATEST` on this connection."""
+        self.lock = threading.RLock()
+
+    def __del__(self) -> None:
+        """A store dropped without :meth:`PostgresStore.close` still ends its connection
+        cleanly."""
+        if self.conn is not None:
+            self.conn.close()
+
+
 class WakeLock:
     """``wake_lock``'s context: a session advisory lock on the store's connection, so
     the database releases it when the holder's connection ends (it died or lost its
     network). Other processes and machines are kept out; within one process the lock is
     shared by its threads (PostgreSQL's advisory locks are re-entrant per connection),
-    which the watcher never needs, running at most one pass per agent at a time."""
+    which the watcher never needs, running at most one pass per agent at a time. The key
+    names the queue and the agent (``mailslot wake gemini``, ``mailslot notify-3
+    gemini``), so a running wake never holds up a notifier, nor one notifier another."""
 
-    def __init__(self, store: PostgresStore, agent: str) -> None:
-        self._store, self._agent = store, agent
+    def __init__(self, store: PostgresStore, agent: str, key: str) -> None:
+        self._store, self._agent, self._key = store, agent, key
         self._held = False
 
     def __enter__(self) -> bool:
         self._held = bool(self._store._rows(
             f"cannot lock {self._agent}'s wakes",
-            "SELECT pg_try_advisory_lock(hashtextextended('mailslot wake ' || %s, 0))",
-            (self._agent,))[0][0])
+            "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._key,))[0][0])
         return self._held
 
     def __exit__(self, *exc: object) -> None:
         if self._held:
             self._store._rows(f"cannot unlock {self._agent}'s wakes",
-                              "SELECT pg_advisory_unlock(hashtextextended('mailslot wake ' "
-                              "|| %s, 0))", (self._agent,))
+                              "SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
+                              (self._key,))
 
 
 class Notifications:

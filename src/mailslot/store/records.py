@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..errors import UnsafePath
+
 
 @dataclass(frozen=True)
 class StoredFile:
@@ -65,3 +67,11 @@ class Watching(Protocol):
 NOTIFY_QUEUES = 8
 """How many notifier queues a store keeps (issue 18): one per place in an agent's
 ``notify`` list, so at most this many notifiers per agent."""
+
+
+def notify_lane(lane: int) -> str:
+    """The name of notifier queue ``lane`` (``notify-3``), the same in every store;
+    anything but ``0 <= lane < NOTIFY_QUEUES`` is :class:`UnsafePath` (never a name)."""
+    if isinstance(lane, bool) or not isinstance(lane, int) or not 0 <= lane < NOTIFY_QUEUES:
+        raise UnsafePath(f"{lane!r} is not a notifier queue (0 to {NOTIFY_QUEUES - 1})")
+    return f"notify-{lane}"
