@@ -80,3 +80,12 @@ class Config:
             return self.agent(name).get("auto_continue_on_stop") is True
         except StoreError:
             return False
+
+    # issue 15: starting sessions ---------------------------------------------------------
+    def launch(self) -> dict[str, Any]:
+        """The ``launch`` section (guardrails for ``mailslot start``; rules in
+        :mod:`mailslot.launch`); absent is ``{}``, anything but an object is an error."""
+        section = self.raw.get("launch", {})
+        if not isinstance(section, dict):
+            raise StoreError("config.json: launch must be an object")
+        return section

@@ -340,6 +340,39 @@ def build_server(
         (retract_broadcast, _RETRACT), (message_status, _READ), (list_agents, _READ),
     ):
         server.add_tool(_tool(fn), annotations=hints)
+
+    # issue 15: starting agent sessions (one tool, the host an argument: docs/launch.md)
+    def start_session(
+        host: Annotated[Literal["claude", "codex", "gemini", "copilot", "antigravity"],
+                        Field(description="Which agent host to start.")],
+        folder: Annotated[str, Field(description="Absolute path of an existing folder.")],
+        prompt: Annotated[str, Field(description="The first prompt. mailslot opens it "
+                                                 "with a notice naming you as its sender.")],
+        name: Annotated[str | None, Field(description="Session name or title.")] = None,
+        model: str | None = None,
+        effort: str | None = None,
+        permission_mode: str | None = None,
+        handoff: Annotated[Literal["background", "tmux"], Field(
+            description="background: unattended; tmux: a window the person can attach "
+                        "to and mailslot can wake.")] = "background",
+        project: Annotated[str | None, Field(description="Antigravity project id.")] = None,
+        register_as: Annotated[str | None, Field(
+            description="Also register the session as this new recipient name.")] = None,
+    ) -> CallToolResult:
+        """mailslot: start another coding agent's session, if the person allowed you to
+        (config.json launch.allowed_callers). Their guardrails decide the model and
+        permission mode; a refusal says which rule. Returns the outcome and session id."""
+        from .launch import Request, start
+
+        started = start(open_box(), Request(
+            host, folder, prompt, name=name, model=model, effort=effort,
+            permission_mode=permission_mode, handoff=handoff, project=project,
+            register_as=register_as), via="mcp")
+        return _result(started.as_dict())
+
+    server.add_tool(_tool(start_session), annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+        open_world_hint=True))
     return server
 
 

@@ -16,6 +16,7 @@ from .text import for_terminal
 
 if TYPE_CHECKING:
     from .install.run import Report
+    from .launch import Started
 
 _MARK = {"unread": "*", "read": "·", "done": "✓"}
 _LEGEND = "* unread   · read, not done   ✓ done"
@@ -216,3 +217,29 @@ def installed(report: Report) -> str:
         lines.append(f"{report.host.title} already runs mailslot as agent "
                      f"'{report.agent}'; nothing to do.")
     return "\n".join(lines)
+
+
+# issue 15: starting agent sessions
+def started(result: Started) -> str:
+    """What ``start`` did: the outcome, where the session runs, and how to reach it."""
+    lines = [f"{result.host}: {result.outcome.replace('_', ' ')}"
+             + (f": {result.error}" if result.error else "")]
+    for label, value in (("folder", result.folder), ("model", result.model),
+                         ("mode", result.permission_mode), ("session", result.session_id),
+                         ("pid", result.pid), ("tmux", result.tmux_target),
+                         ("agent", result.register_as)):
+        if value is not None:
+            lines.append(f"  {label + ':':9}{for_terminal(str(value))}")
+    return "\n".join(lines)
+
+
+def started_sessions(records: list[dict[str, object]]) -> str:
+    """The session log, one line each: when, host, outcome, folder, from whom."""
+    if not records:
+        return "no sessions started yet"
+    return "\n".join(
+        for_terminal(f"{r.get('ts', '?')}  {r.get('launcher', '?'):11} "
+                     f"{r.get('outcome', '?'):11} {r.get('folder', '?')}  from "
+                     f"{r.get('from') or '?'}" + (f" as {r['register_as']}"
+                                                  if r.get("register_as") else ""))
+        for r in records)

@@ -203,3 +203,10 @@ class Store(Protocol):
         share one kick. The file store uses file-system events; a server store would
         use its notifications (PostgreSQL's LISTEN/NOTIFY).
         """
+
+    # issue 15: the session log (sessions started by mailslot; rules in mailslot.launch) --
+    def log_session(self, record: Mapping[str, Any]) -> None:
+        """Add one started (or failed) session to the private session log, durably."""
+
+    def started_sessions(self) -> list[dict[str, Any]]:
+        """Every readable record of the session log, oldest first."""
