@@ -342,3 +342,23 @@ def test_a_full_disk_is_one_StoreError_line_and_writes_nothing(
             assert "\n" not in str(caught.value)
     assert len(backend.store.entries("gemini", ["unread"])) == 1
     assert backend.store.load_config() == {}
+
+
+# issue 15: the session log -----------------------------------------------------------
+def test_the_session_log_keeps_records_in_order_and_reopens(backend: Backend) -> None:
+    store = backend.store
+    assert store.started_sessions() == []
+    first = {"ts": "2026-12-01T07:00:00+00:00", "launcher": "claude", "outcome": "background",
+             "prompt": "line one\nline two ✓", "pid": 12, "register_as": None}
+    second = {**first, "launcher": "codex", "outcome": "failed"}
+    store.log_session(first)
+    store.log_session(second)
+    assert store.started_sessions() == [first, second]
+    assert open_store(backend.location).started_sessions() == [first, second]
+
+
+def test_the_session_log_is_private(root: Path) -> None:
+    FileStore(root).log_session({"launcher": "claude"})
+    path = root / "log" / "sessions.jsonl"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700

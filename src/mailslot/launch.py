@@ -160,6 +160,10 @@ class Guardrails:
     def executable(self) -> str:
         return self._text("executable") or self.host.program
 
+    def tmux_program(self) -> str:
+        """What tmux shows as the session's program when it is at its prompt."""
+        return self._text("tmux_program") or self.host.program
+
     def max_running(self) -> int:
         value = self.section.get("max_running", DEFAULT_MAX_RUNNING)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -413,7 +417,7 @@ def _register(box: Mailbox, name: str, host: Host, result: Started, rails: Guard
     entry: dict[str, Any] = {"wake_on_mail": False, "wake_method": "unsupported"}
     if result.tmux_target is not None:
         entry = {"wake_on_mail": True, "wake_method": "tmux", "tmux_target": result.tmux_target,
-                 "tmux_program": host.program}
+                 "tmux_program": rails.tmux_program()}
         server = rails.tmux_server()
         if server:
             entry["tmux_socket"] = server[1]
