@@ -3,6 +3,7 @@ argv, env and stdin (and a real tmux server for the tmux handoff)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -40,10 +41,8 @@ def started_pids() -> Iterator[list[int]]:
     pids: list[int] = []
     yield pids
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def launch(root: Path, **section: Any) -> None:
@@ -110,7 +109,7 @@ def test_malformed_blocked_models_refuses_every_start(
         box: Box, root: Path, bin_dir: Path, project: Path, blocked: object) -> None:
     record = fake_host(bin_dir, "gemini")
     launch(root, gemini={"blocked_models": blocked})
-    with pytest.raises(Refused, match="launch.gemini.blocked_models"):
+    with pytest.raises(Refused, match=r"launch\.gemini\.blocked_models"):
         start(box("orchestrator"), Request("gemini", str(project), "hi",
                                            model="gemini-2.5-flash"), via="mcp")
     assert not calls(record) and not log(root)
@@ -184,7 +183,7 @@ def test_mcp_callers_are_refused_unless_the_owner_listed_them(
         box: Box, root: Path, bin_dir: Path, project: Path) -> None:
     record = fake_host(bin_dir, "codex")
     configure(root, {})
-    with pytest.raises(Refused, match="launch.allowed_callers"):
+    with pytest.raises(Refused, match=r"launch\.allowed_callers"):
         start(box("orchestrator"), Request("codex", str(project), "hi"), via="mcp")
     launch(root)
     with pytest.raises(Refused, match="'intruder' may not start"):

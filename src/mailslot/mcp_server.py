@@ -358,7 +358,7 @@ def build_server(
         project: Annotated[str | None, Field(description="Antigravity project id.")] = None,
         register_as: Annotated[str | None, Field(
             description="Also register the session as this new recipient name.")] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, StartedInfo]:
         """mailslot: start another coding agent's session, if the person allowed you to
         (config.json launch.allowed_callers). Their guardrails decide the model and
         permission mode; a refusal says which rule. Returns the outcome and session id."""
@@ -372,7 +372,7 @@ def build_server(
 
     server.add_tool(_tool(start_session), annotations=ToolAnnotations(
         read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-        open_world_hint=True))
+        open_world_hint=False))
     return server
 
 
@@ -394,3 +394,20 @@ def serve(open_box: Callable[[], Mailbox], *, channel: bool = False) -> None:
     """Run the stdio server until the host closes stdin."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     build_server(open_box, program=parent_program(), channel=channel).run("stdio")
+
+
+# issue 15: what start_session returns (no secret, never the prompt)
+class StartedInfo(TypedDict):
+    host: str
+    outcome: str
+    folder: str
+    name: str | None
+    model: str | None
+    permission_mode: str | None
+    handoff: str
+    session_id: str | None
+    register_as: str | None
+    project: str | None
+    pid: int | None
+    tmux_target: str | None
+    error: str | None
