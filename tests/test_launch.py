@@ -378,3 +378,27 @@ def test_tmux_handoff_opens_a_window_that_a_wake_reaches(
         assert message.id in lines
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+@pytest.mark.parametrize("via", ["mcp", "cli"])
+def test_a_child_agent_may_never_start_a_session(root: Path, bin_dir: Path, project: Path,
+                                                 via: str) -> None:
+    from mailslot.identity import Identity
+
+    record = fake_host(bin_dir, "codex")
+    launch(root, allowed_callers=["kid"])
+    child = Mailbox(FileStore(root), Identity("kid", "--agent"), peer_of="orchestrator")
+    with pytest.raises(Refused, match="child agent"):
+        start(child, Request("codex", str(project), "hi"), via=via)
+    assert not calls(record) and not log(root)
+
+
+def test_register_as_a_registered_agent_is_refused(box: Box, root: Path,
+                                                   project: Path, isolated: Path) -> None:
+    from mailslot import authority
+
+    launch(root)
+    authority.register(FileStore(root), "builder", path=str(isolated / "builder.cred"))
+    with pytest.raises(Refused, match="already an agent"):
+        start(box("orchestrator"), Request("codex", str(project), "hi",
+                                           register_as="builder"), via="mcp")

@@ -62,7 +62,8 @@ class Config:
     def problems(self) -> list[str]:
         """Every malformed value, for ``doctor``."""
         found = []
-        for check in (lambda: self.owner, lambda: self.max_body_bytes, self.agents):
+        for check in (lambda: self.owner, lambda: self.max_body_bytes, self.agents,
+                      lambda: self.require_credentials):  # issue 12
             try:
                 check()
             except StoreError as exc:
@@ -80,6 +81,17 @@ class Config:
             return self.agent(name).get("auto_continue_on_stop") is True
         except StoreError:
             return False
+
+    # issue 12: bounded authority ---------------------------------------------------
+    @property
+    def require_credentials(self) -> bool:
+        """Only credentialed processes may write: exactly ``true``; a value that is not a
+        JSON boolean fails closed (refused, naming the field)."""
+        value = self.raw.get("require_credentials", False)
+        if not isinstance(value, bool):
+            raise StoreError("config.json: require_credentials must be true or false; "
+                             "writes are refused until it is fixed")
+        return value
 
     # issue 15: starting sessions ---------------------------------------------------------
     def launch(self) -> dict[str, Any]:

@@ -247,7 +247,8 @@ def _check_register(box: Mailbox, raw: str) -> str:
     """``register_as`` must be a new name: not reserved, no agent, in no message."""
     name = check_name(raw, "register_as")
     store = box.store
-    if name in box.config.agents() or name in store.agent_names():
+    if (name in box.config.agents() or name in store.agent_names()
+            or store.registered(name) is not None):
         raise Refused(f"register_as {name!r} is already an agent")
     ids = [i for agent in store.agent_names()
            for i, _ in store.entries(agent, ("unread", "read", "done"))]
@@ -257,6 +258,18 @@ def _check_register(box: Mailbox, raw: str) -> str:
     return name
 
 
+def _caller(box: Mailbox, via: str) -> str | None:
+    """Who asks (``None``: a person at the CLI with no identity); never a child agent
+    (issue 12's bounded authority: a child may only talk to its parent)."""
+    if via == "cli" and box.identity is None and box.credential is None:
+        return None
+    principal = box.principal
+    if principal.is_child:
+        raise Refused(f"{principal.name} is a child agent of {principal.parent}; a child "
+                      "agent may never start sessions")
+    return principal.name
+
+
 def start(box: Mailbox, request: Request, *, via: str) -> Started:
     """Check every rule, then start the session; ``via`` is ``"cli"`` or ``"mcp"``."""
     host = HOSTS.get(request.host)
@@ -264,14 +277,10 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
         raise InvalidInput(f"host {request.host!r} is not one of: " + ", ".join(HOSTS))
     config = box.config
     rails = Guardrails(config.launch(), host)
-    caller: str | None
-    if via == "mcp":
-        caller = box.agent
-        if caller not in rails.allowed_callers():
-            raise Refused(f"agent {caller!r} may not start sessions (config.json: "
-                          "launch.allowed_callers does not list it)")
-    else:
-        caller = box.agent if box.identity is not None else None
+    caller = _caller(box, via)
+    if via == "mcp" and caller not in rails.allowed_callers():
+        raise Refused(f"agent {caller!r} may not start sessions (config.json: "
+                      "launch.allowed_callers does not list it)")
     if request.handoff not in host.handoffs:
         raise InvalidInput(f"handoff {request.handoff!r} is not one of {host.name}'s: "
                            + ", ".join(host.handoffs))

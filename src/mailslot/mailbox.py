@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import overview, recipients
+from . import authority, fencing, gates, overview, recipients
 from .broadcasts import to_serve
 from .config import Config
 from .errors import (
@@ -37,6 +37,8 @@ from .store import Store, open_store
 from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
 
 if TYPE_CHECKING:
+    from .authority import Principal
+    from .credentials import Credential
     from .presence import Beacon
 
 _REPLY_PREFIX = "Re: "
@@ -51,11 +53,20 @@ class Mailbox:
         identity: Identity | None = None,
         *,
         clock: Callable[[], datetime] = now,
+        credential: Credential | None = None,
+        peer_of: str | None = None,
     ) -> None:
         self.store = store
         self.identity = identity
         self._clock = clock
         self._config: Config | None = None
+        self.credential = credential
+        """The credential this process speaks with (issue 12), checked at first use."""
+        self.peer_of = peer_of
+        """``--peer-of``: speak as a child of this agent without a registration."""
+        self._principal: Principal | None = None
+        self.session: str | None = None
+        """The server session this process is (issue 12): a fenced one may not write."""
         self.notes: list[str] = []
         """What the last send wants its caller told (a new mailbox, a wake not allowed)."""
 
@@ -67,15 +78,43 @@ class Mailbox:
         *,
         env: Mapping[str, str] = os.environ,
         cwd: Path | None = None,
+        credential: str | None = None,
+        peer_of: str | None = None,
     ) -> Mailbox:
-        """The store at ``--dir``/``MAILSLOT_DIR``/``~/mailslot`` as ``agent``."""
+        """The store at ``--dir``/``MAILSLOT_DIR``/``~/mailslot`` as ``agent``.
+
+        With a ``credential`` file (or ``MAILSLOT_CREDENTIAL``) the identity is the
+        credential's agent, checked against the store at first use, and the store is the
+        credential's unless one is named. ``peer_of`` (or ``MAILSLOT_PEER_OF``) binds the
+        child rules to an unregistered agent.
+        """
+        from .credentials import read_credential
+
+        path = credential or env.get("MAILSLOT_CREDENTIAL") or None
+        held = read_credential(path) if path else None
+        if held is not None and root is None and not env.get("MAILSLOT_DIR"):
+            root = held.store
         store = open_store(root, env)
-        return cls(store, derive_identity(agent, env, cwd))
+        if held is None:
+            identity = derive_identity(agent, env, cwd)
+        else:
+            if agent is not None and check_name(agent, "--agent") != held.agent:
+                raise InvalidInput(f"--agent {agent} does not match the credential, which "
+                                   f"is {held.agent}'s; drop one of the two")
+            if held.store != store.location:
+                raise InvalidInput(f"the credential {path} is for the mailbox at "
+                                   f"{held.store}, not {store.location}")
+            identity = Identity(held.agent, "credential")
+        parent = peer_of or env.get("MAILSLOT_PEER_OF") or None
+        return cls(store, identity, credential=held,
+                   peer_of=check_name(parent, "--peer-of") if parent else None)
 
     # Identity and config -------------------------------------------------------
     @property
     def agent(self) -> str:
         """The identity this process speaks as; raises if there is none."""
+        if self.credential is not None:
+            return self.principal.name
         if self.identity is None:
             raise NoIdentity(
                 "no identity: pass --agent NAME, set MAILSLOT_AGENT, or run inside a git checkout"
@@ -83,6 +122,18 @@ class Mailbox:
         if self.identity.source == "git":
             return self._git_name(self.identity)
         return check_name(self.identity.name, f"agent name (from {self.identity.source})")
+
+    @property
+    def principal(self) -> Principal:
+        """Who this process speaks as, with its bounds (issue 12): the credential is
+        checked against the store once per service object, so a server that opens one per
+        call refuses a rotated or revoked credential at its next call."""
+        if self._principal is None:
+            if self.credential is not None:
+                self._principal = authority.verify(self.store, self.credential)
+            else:
+                self._principal = authority.Principal(self.agent, parent=self.peer_of)
+        return self._principal
 
     @staticmethod
     def _git_name(identity: Identity) -> str:
@@ -124,6 +175,8 @@ class Mailbox:
     # Sending -------------------------------------------------------------------
     def _deliver(self, to: list[str], subject: str, body: str, **fields: Any) -> Message:
         """Write the message for every recipient, then queue the wakes it may cause."""
+        authority.check_write(self.store, self.config, self.principal)
+        self._unfenced()
         message = post(self.store, self._clock, self.agent, to, subject, body, **fields)
         self._after_delivery(message)
         return message
@@ -146,6 +199,8 @@ class Mailbox:
         """
         self.notes = []
         names = recipients.parse(to)
+        authority.check_send(self.principal, names)
+        gates.check(self.store, self.config, self.principal, names)
         self.notes = recipients.check_new(names, self.known_agents(), self.agent,
                                           allow_new=new)
         subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
@@ -163,6 +218,7 @@ class Mailbox:
 
     def broadcast(self, subject: str, body: str) -> Message:
         """A message every agent but the sender is served once (later agents too)."""
+        authority.check_broadcast(self.principal)
         subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
         body = clean_body(body, self.max_body_bytes)
         return self._deliver([BROADCAST_RECIPIENT], subject, body)
@@ -180,6 +236,7 @@ class Mailbox:
         if original.message.is_broadcast and sender == self.agent:
             raise Refused("that is your own broadcast; there is no one to reply to")
         recipient = check_name(sender, "original sender")
+        authority.check_reply(self.principal, recipient)
         subject = original.message.subject
         if not subject.lower().startswith(_REPLY_PREFIX.lower()):
             subject = _REPLY_PREFIX + subject
@@ -195,6 +252,17 @@ class Mailbox:
         self._settle(original, "done")
         return reply
 
+    def request(self, to: str, subject: str, body: str) -> Message:
+        """An access request (:meth:`gates.Gate.join`): it passes ``to``'s gate; the
+        credential and child rules still apply."""
+        authority.check_send(self.principal, [to])
+        return self._deliver([to], subject, body, expect_reply=True)
+
+    @property
+    def gate(self) -> gates.Gate:
+        """This agent's gate: join others', answer requests, open or close its own."""
+        return gates.Gate(self)
+
     def known_agents(self) -> list[str]:
         """Names with a mailbox, in the config, or the owner: whom a message can reach."""
         return recipients.known(self.store, self.config)
@@ -203,6 +271,8 @@ class Mailbox:
     def _mailboxes(self, for_: str | None) -> list[str]:
         if for_ is None:
             return [self.agent]
+        if self.credential is not None or self.peer_of is not None:
+            authority.check_read(self.principal, for_.lower())
         if for_.lower() == BROADCAST_RECIPIENT:
             return self.store.agent_names()
         return [check_name(for_, "mailbox")]
@@ -242,6 +312,8 @@ class Mailbox:
             raise InvalidInput("limit must be at least 1")
         if number < 1:
             raise InvalidInput("page must be at least 1")
+        if for_ is None:
+            gates.set_aside(self.store, self.agent, self.notifier())
         states: tuple[State, ...] = ("unread",)
         if not unread_only:
             states = ("unread", "read", "done") if include_done else ("unread", "read")
@@ -335,6 +407,9 @@ class Mailbox:
     def _find(self, message_id: str, *, header_only: bool = False) -> Item:
         """My copy of a directed message, or a broadcast I may see."""
         me = self.agent
+        if message_id in gates.set_aside(self.store, me, self.notifier()):
+            raise NotFound(f"no message {message_id} for {me} (it was set aside: it did "
+                           "not come through mailslot's gate)")
         try:
             message, state = self.store.load(me, message_id, header_only=header_only)
             return Item(message, state, me)
@@ -350,9 +425,28 @@ class Mailbox:
         shown: State = "read" if seen or message.sender == me else "unread"
         return Item(message, shown, BROADCAST_RECIPIENT)
 
+    def _unfenced(self) -> None:
+        """A replaced (fenced) server session writes nothing (issue 12)."""
+        if self.session is not None:
+            fencing.check(self.store, self.agent, self.session)
+
+    def start_session(self, session: str, *, exclusive: bool = False,
+                      replace: str | None = None) -> list[str]:
+        """Become server session ``session`` of this agent (see :mod:`fencing`)."""
+        notes = fencing.start(self.store, self.bound_agent(), session, exclusive=exclusive,
+                              replace=replace, now=self._clock())
+        self.session = session
+        return notes
+
+    def sessions(self, name: str | None = None) -> list[dict[str, Any]]:
+        """The running (and last seen) servers of ``name``, or of every agent."""
+        agent = check_name(name, "agent") if name is not None else None
+        return fencing.sessions(self.store, agent, self._clock())
+
     def _settle(self, item: Item, to: State) -> State:
         """Move my copy forward to ``to`` (a broadcast is simply recorded as served)."""
         me = self.agent
+        self._unfenced()
         if item.mailbox == BROADCAST_RECIPIENT:
             if item.state == "unread" and item.message.sender != me:
                 self.store.add_seen(me, [item.message.id])
@@ -416,6 +510,7 @@ class Mailbox:
             raise NotFound(f"no broadcast {message_id}") from None
         if message.sender != self.agent:
             raise Refused(f"only its sender, {message.sender}, can retract {message_id}")
+        authority.check_write(self.store, self.config, self.principal)
         if self.store.retract(message_id):
             self._event("retracted", message_id)
         return message
@@ -478,7 +573,7 @@ class Mailbox:
         """The presence record of this process's server (``bound_agent``'s)."""
         from .presence import Beacon
 
-        return Beacon(self.store, self.bound_agent(), **options)
+        return Beacon(self.store, self.bound_agent(), session=self.session, **options)
 
     def read_page(
         self, for_: str | None = None, *, unread_only: bool = True, limit: int = 20

@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..message import Message, State
-from .records import StoredFile, WakeEntry, Watching
+from .records import AgentRecord, StoredFile, WakeEntry, Watching
 
 Event = Mapping[str, Any]
 """One line of the events log: ``{"ts": ..., "event": "delivered", "id": ..., ...}``."""
@@ -203,6 +203,58 @@ class Store(Protocol):
         share one kick. The file store uses file-system events; a server store would
         use its notifications (PostgreSQL's LISTEN/NOTIFY).
         """
+
+    # issue 12: registered agents (rules in mailslot.authority) ------------------------
+    def register_agent(self, record: AgentRecord) -> bool:
+        """Add ``record`` durably; ``False`` (nothing written) if ``record.name`` is
+        registered already, revoked or not."""
+
+    def registered(self, name: str) -> AgentRecord | None:
+        """The record of ``name``, or ``None`` if it was never registered."""
+
+    def registered_agents(self) -> list[AgentRecord]:
+        """Every readable record, sorted by name."""
+
+    def replace_registered(self, record: AgentRecord) -> None:
+        """Replace the record of ``record.name`` atomically (rotate, revoke); ``NotFound``
+        if it was never registered."""
+
+    # issue 12: gates (who may write to a gated inbox; rules in mailslot.gates) -----------
+    def set_accept(self, agent: str, accept: str) -> None:
+        """Open (``"open"``) or gate (``"members"``) ``agent``'s inbox, durably."""
+
+    def accept_of(self, agent: str) -> str:
+        """``"open"`` (also when never set) or ``"members"``; a gate setting that cannot
+        be read is ``"members"`` (it stays shut)."""
+
+    def set_member(self, agent: str, member: str, admitted: bool) -> bool:
+        """Admit ``member`` to ``agent``'s members (or remove it); ``False`` if nothing
+        changed."""
+
+    def members(self, agent: str) -> list[str]:
+        """``agent``'s admitted members, sorted."""
+
+    def set_request(self, agent: str, requester: str, message_id: str | None) -> None:
+        """Record ``requester``'s open access request to ``agent`` (the id of the message
+        carrying it), or with ``None`` close it (gone already is fine)."""
+
+    def requests(self, agent: str) -> dict[str, str]:
+        """Open access requests to ``agent``: requester -> request message id."""
+
+    def add_passed(self, agent: str, message_ids: Sequence[str]) -> None:
+        """Record, durably, that the service let these messages through ``agent``'s gate
+        (written before the delivery, so a reader never sees one unrecorded)."""
+
+    def passed(self, agent: str) -> set[str]:
+        """Ids the service let through ``agent``'s gate (see :meth:`add_passed`)."""
+
+    # issue 12: fenced sessions (rules in mailslot.fencing) ------------------------------
+    def fence(self, agent: str, session: str, by: str) -> None:
+        """Mark ``agent``'s ``session`` replaced by session ``by``, durably (once: a
+        second fence of the same session keeps the first)."""
+
+    def fenced_by(self, agent: str, session: str) -> str | None:
+        """The session that replaced ``session``, or ``None``."""
 
     # issue 15: the session log (sessions started by mailslot; rules in mailslot.launch) --
     def log_session(self, record: Mapping[str, Any]) -> None:
