@@ -29,6 +29,7 @@ from .errors import InvalidInput, Refused, StoreError
 from .ids import sender_of
 from .names import check_name
 from .posting import now
+from .presence import pid_alive
 from .wake.agentapi import TOKEN_ENV, read_credentials
 from .wake.launchers import HOSTS, Antigravity, Host, Start
 from .wake.methods import bypass_flag
@@ -223,24 +224,11 @@ def _claude_trusted(folder: str) -> bool:
     return isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie has ended
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
 def running(box: Mailbox) -> int:
     """How many started sessions are alive now (those mailslot has a process id for)."""
     return sum(1 for r in box.store.started_sessions()
                if r.get("outcome") in ("background", "handed_off", "still_running")
-               and isinstance(r.get("pid"), int) and _alive(r["pid"]))
+               and isinstance(r.get("pid"), int) and pid_alive(r["pid"]))
 
 
 def _check_register(box: Mailbox, raw: str) -> str:

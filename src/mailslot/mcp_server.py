@@ -33,6 +33,7 @@ from typing_extensions import TypedDict
 
 from . import __version__, framing
 from .errors import MailslotError
+from .launch import Request, Started, start  # issue 15
 from .mailbox import Mailbox
 from .message import Message
 from .presence import HEARTBEAT_SECONDS, Beacon, parent_program
@@ -402,12 +403,10 @@ def build_server(
         project: Annotated[str | None, Field(description="Antigravity project id.")] = None,
         register_as: Annotated[str | None, Field(
             description="Also register the session as this new recipient name.")] = None,
-    ) -> Annotated[CallToolResult, StartedInfo]:
+    ) -> Annotated[CallToolResult, Started]:
         """mailslot: start another coding agent's session, if the person allowed you to
         (config.json launch.allowed_callers). Their guardrails decide the model and
         permission mode; a refusal says which rule. Returns the outcome and session id."""
-        from .launch import Request, start
-
         started = start(open_box(), Request(
             host, folder, prompt, name=name, model=model, effort=effort,
             permission_mode=permission_mode, handoff=handoff, project=project,
@@ -439,19 +438,3 @@ def serve(open_box: Callable[[], Mailbox], *, channel: bool = False) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     build_server(open_box, program=parent_program(), channel=channel).run("stdio")
 
-
-# issue 15: what start_session returns (no secret, never the prompt)
-class StartedInfo(TypedDict):
-    host: str
-    outcome: str
-    folder: str
-    name: str | None
-    model: str | None
-    permission_mode: str | None
-    handoff: str
-    session_id: str | None
-    register_as: str | None
-    project: str | None
-    pid: int | None
-    tmux_target: str | None
-    error: str | None
