@@ -402,3 +402,50 @@ def test_register_as_a_registered_agent_is_refused(box: Box, root: Path,
     with pytest.raises(Refused, match="already an agent"):
         start(box("orchestrator"), Request("codex", str(project), "hi",
                                            register_as="builder"), via="mcp")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.parametrize("opted_in", [True, False])
+def test_recovery_starts_a_gone_agent_once_and_only_when_opted_in(
+        box: Box, root: Path, bin_dir: Path, project: Path, monkeypatch: pytest.MonkeyPatch,
+        opted_in: bool) -> None:
+    monkeypatch.delenv("TMUX", raising=False)
+    socket = f"mailslot-restart-{uuid.uuid4().hex[:10]}"
+    record = bin_dir / "claude.jsonl"
+    program = bin_dir / "claude"
+    program.write_text(FAKE_TUI.format(python=sys.executable, record=str(record)))
+    program.chmod(0o755)
+    agent: dict[str, Any] = {"wake_on_mail": True, "wake_method": "tmux", "tmux_target": "%999",
+                             "tmux_program": Path(sys.executable).name,
+                             "tmux_socket": socket, "tmux_idle_seconds": 0.3}
+    if opted_in:
+        agent["restart"] = {"host": "claude", "folder": str(project), "continue": True,
+                            "handoff": "tmux"}
+    configure(root, {"builder": agent})
+
+    def watch_once() -> str:
+        done = subprocess.run([sys.executable, "-m", "mailslot", "watch", "--once"],
+                              capture_output=True, text=True, timeout=60)
+        return done.stdout + done.stderr
+
+    lines = Path(f"{record}.lines")
+    try:
+        first = box("orchestrator").send("builder", "wake up", "one")
+        out = watch_once()
+        if not opted_in:
+            assert not calls(record) and "was not found" in out and not log(root)
+            return
+        (seen,) = calls(record)
+        assert seen["argv"] == ["--continue", "--permission-mode=default"]
+        assert seen["env"]["MAILSLOT_AGENT"] == "builder" and seen["cwd"] == str(project)
+        wait_until(lambda: lines.exists() and first.id in lines.read_text(), what="the wake")
+        (entry,) = log(root)
+        assert entry["via"] == "watch" and entry["outcome"] == "handed_off"
+        assert FileStore(root).load_config()["agents"]["builder"]["tmux_target"] == entry[
+            "tmux_target"]
+        second = box("orchestrator").send("builder", "again", "two")
+        watch_once()
+        wait_until(lambda: second.id in lines.read_text(), what="the second wake")
+        assert len(calls(record)) == 1 and len(log(root)) == 1  # started once
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)

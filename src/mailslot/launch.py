@@ -327,14 +327,15 @@ def _run(box: Mailbox, host: Host, rails: Guardrails, plan: Start, argv: list[st
         if host.name == "antigravity":
             return outcome("handed_off", **_conversation(rails, plan, env))
         if plan.handoff == "tmux":
-            target, pid = _tmux(rails.tmux_server(), argv, env, folder, plan.name or host.name)
+            target, pid = open_window(rails.tmux_server(), argv, env, folder,
+                                      plan.name or host.name)
             return outcome("handed_off", pid=pid, tmux_target=target)
         return outcome("background", pid=_background(argv, env, folder))
-    except _Failed as exc:
+    except Failed as exc:
         return outcome("failed", error=str(exc))
 
 
-class _Failed(Exception):
+class Failed(Exception):
     """A start that was tried and did not happen (logged as ``failed``)."""
 
 
@@ -345,13 +346,13 @@ def _background(argv: list[str], env: dict[str, str], folder: str) -> int:
                                 stderr=subprocess.DEVNULL, start_new_session=True,
                                 close_fds=True)
     except OSError as exc:
-        raise _Failed(f"{os.path.basename(argv[0])} could not be started "
+        raise Failed(f"{os.path.basename(argv[0])} could not be started "
                       f"({exc.strerror or type(exc).__name__})") from None
     threading.Thread(target=proc.wait, daemon=True).start()  # reap it, never a zombie
     return proc.pid
 
 
-def _tmux(server: list[str], argv: list[str], env: dict[str, str], folder: str,
+def open_window(server: list[str], argv: list[str], env: dict[str, str], folder: str,
           title: str) -> tuple[str, int]:
     """Start ``argv`` in a new window of the ``mailslot`` tmux session (made if absent);
     with several arguments tmux runs the program itself, never through a shell."""
@@ -360,7 +361,7 @@ def _tmux(server: list[str], argv: list[str], env: dict[str, str], folder: str,
             return subprocess.run(["tmux", *server, *args], capture_output=True, text=True,
                                   timeout=_HOST_TIMEOUT, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise _Failed(f"tmux could not be run ({type(exc).__name__})") from None
+            raise Failed(f"tmux could not be run ({type(exc).__name__})") from None
 
     where = ["-c", folder, "-n", title, "-P", "-F", "#{pane_id} #{pane_pid}"]
     where += [part for k, v in env.items() for part in ("-e", f"{k}={v}")]
@@ -370,7 +371,7 @@ def _tmux(server: list[str], argv: list[str], env: dict[str, str], folder: str,
         done = tmux("new-session", "-d", "-s", TMUX_SESSION, *where, "--", *argv)
     target, _, pid = done.stdout.strip().partition(" ")
     if done.returncode != 0 or not target.startswith("%") or not pid.isdigit():
-        raise _Failed("tmux could not open a window: " + done.stderr.strip()[:200])
+        raise Failed("tmux could not open a window: " + done.stderr.strip()[:200])
     return target, int(pid)
 
 
@@ -379,20 +380,20 @@ def _conversation(rails: Guardrails, plan: Start, env: dict[str, str]) -> dict[s
     new conversation's id."""
     raw = rails.entry.get("credentials_file")
     if not isinstance(raw, str) or not raw:
-        raise _Failed("config.json: launch.antigravity.credentials_file is not set")
+        raise Failed("config.json: launch.antigravity.credentials_file is not set")
     found = read_credentials(Path(raw).expanduser())
     if isinstance(found, str):
-        raise _Failed(found)
+        raise Failed(found)
     argv = Antigravity.conversation_argv(rails.executable(), found.address, plan)
     try:
         done = subprocess.run(argv, env={**os.environ, **env, TOKEN_ENV: found.token},
                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=_HOST_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise _Failed(f"agentapi could not be run ({type(exc).__name__})") from None
+        raise Failed(f"agentapi could not be run ({type(exc).__name__})") from None
     conversation = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     if done.returncode != 0 or not _PROJECT.fullmatch(conversation):
-        raise _Failed(f"agentapi new-conversation failed (exit status {done.returncode})")
+        raise Failed(f"agentapi new-conversation failed (exit status {done.returncode})")
     return {"session_id": conversation}
 
 

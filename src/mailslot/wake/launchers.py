@@ -56,6 +56,14 @@ class Host:
         """The whole argv, ``argv[0]`` being ``executable``."""
         raise NotImplementedError
 
+    mode_flag: ClassVar[str] = "--permission-mode"
+    continues: ClassVar[tuple[str, ...]] = ()
+    """How the host continues its latest session in a folder (empty: it cannot)."""
+
+    def continue_argv(self, executable: str, mode: str | None) -> list[str]:
+        """Continue the latest session in the current folder (recovery: ``restart``)."""
+        return [executable, *self.continues, *_opt(self.mode_flag, mode)]
+
 
 def _opt(flag: str, value: str | None) -> list[str]:
     """``--flag=value`` in one argument (a value starting with ``-`` stays a value)."""
@@ -72,6 +80,7 @@ class Claude(Host):
     efforts = True
     session_ids = True
     wake_method = ClaudeMethod.name
+    continues = ("--continue",)
 
     def argv(self, executable: str, start: Start) -> list[str]:
         argv = [executable] + (["-p"] if start.handoff == "background" else [])
@@ -89,6 +98,8 @@ class Codex(Host):
     bypass = frozenset({"danger-full-access"})
     default_mode = "workspace-write"
     efforts = True
+    continues = ("resume", "--last")
+    mode_flag = "--sandbox"
 
     def argv(self, executable: str, start: Start) -> list[str]:
         argv = [executable] + (["exec"] if start.handoff == "background" else [])
@@ -107,6 +118,8 @@ class Gemini(Host):
     default_mode = "default"
     session_ids = True
     wake_method = GeminiMethod.name
+    continues = ("--resume", "latest")
+    mode_flag = "--approval-mode"
 
     def argv(self, executable: str, start: Start) -> list[str]:
         argv = [executable, *_opt("--model", start.model)]
