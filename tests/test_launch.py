@@ -342,16 +342,23 @@ while True:
 """
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-def test_tmux_handoff_opens_a_window_that_a_wake_reaches(
-        box: Box, root: Path, bin_dir: Path, project: Path, isolated: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def tmux_claude(bin_dir: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+                ) -> tuple[str, Path]:
+    """A fake interactive ``claude`` (it records its start, then reads lines) and the
+    name of a private tmux server for it."""
     monkeypatch.delenv("TMUX", raising=False)
-    socket = f"mailslot-launch-{uuid.uuid4().hex[:10]}"
     record = bin_dir / "claude.jsonl"
     program = bin_dir / "claude"
     program.write_text(FAKE_TUI.format(python=sys.executable, record=str(record)))
     program.chmod(0o755)
+    return f"mailslot-{kind}-{uuid.uuid4().hex[:10]}", record
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_tmux_handoff_opens_a_window_that_a_wake_reaches(
+        box: Box, root: Path, bin_dir: Path, project: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    socket, record = tmux_claude(bin_dir, monkeypatch, "launch")
     launch(root, tmux_socket=socket, claude={"tmux_program": Path(sys.executable).name})
     canary = isolated / "pwned"
     try:
@@ -409,12 +416,7 @@ def test_register_as_a_registered_agent_is_refused(box: Box, root: Path,
 def test_recovery_starts_a_gone_agent_once_and_only_when_opted_in(
         box: Box, root: Path, bin_dir: Path, project: Path, monkeypatch: pytest.MonkeyPatch,
         opted_in: bool) -> None:
-    monkeypatch.delenv("TMUX", raising=False)
-    socket = f"mailslot-restart-{uuid.uuid4().hex[:10]}"
-    record = bin_dir / "claude.jsonl"
-    program = bin_dir / "claude"
-    program.write_text(FAKE_TUI.format(python=sys.executable, record=str(record)))
-    program.chmod(0o755)
+    socket, record = tmux_claude(bin_dir, monkeypatch, "restart")
     agent: dict[str, Any] = {"wake_on_mail": True, "wake_method": "tmux", "tmux_target": "%999",
                              "tmux_program": Path(sys.executable).name,
                              "tmux_socket": socket, "tmux_idle_seconds": 0.3}
