@@ -113,3 +113,12 @@ class Config:
             raise StoreError("config.json: require_credentials must be true or false; "
                              "writes are refused until it is fixed")
         return value
+
+    # issue 15: starting sessions ---------------------------------------------------------
+    def launch(self) -> dict[str, Any]:
+        """The ``launch`` section (guardrails for ``mailslot start``; rules in
+        :mod:`mailslot.launch`); absent is ``{}``, anything but an object is an error."""
+        section = self.raw.get("launch", {})
+        if not isinstance(section, dict):
+            raise StoreError("config.json: launch must be an object")
+        return section
