@@ -23,7 +23,8 @@ pytestmark = pytest.mark.anyio
 Box = Callable[[str | None], Mailbox]
 TOOLS = {"send_message", "read_messages", "mark_read", "mark_done", "reply", "broadcast",
          "retract_broadcast", "message_status", "list_agents",
-         "gate", "list_sessions"}  # issue 12
+         "gate", "list_sessions",  # issue 12
+         "start_session"}  # issue 15
 
 
 @pytest.fixture
@@ -292,3 +293,24 @@ async def test_mark_done_names_at_most_twenty_unknown_ids(connect: Any, box: Box
         done = await call(gemini, "mark_done", message_ids=[first.id, *unknown])
     assert done["messages"] == [{"id": first.id, "state": "done"}]
     assert done["not_found"] == unknown[:20] and done["not_found_count"] == 20_000
+
+
+# issue 15: start_session ---------------------------------------------------------------
+async def test_start_session_is_refused_by_default_and_allowed_when_listed(
+        connect: Any, box: Box, tmp_path: Any, bin_dir: Any) -> None:
+    from wake_helpers import calls, configure, fake_host, wait_until
+
+    record = fake_host(bin_dir, "codex")
+    folder = str(tmp_path / "work")
+    async with connect("claude") as claude:
+        refused = await claude.call_tool("start_session", {"host": "codex", "folder": folder,
+                                                           "prompt": "hi"})
+        assert refused.is_error and "launch.allowed_callers" in text(refused)
+    configure(tmp_path / "mailbox", {},
+              launch={"allowed_callers": ["claude"]})
+    async with connect("claude") as claude:
+        started = await call(claude, "start_session", host="codex", folder=folder,
+                             prompt="review PR 3")
+    assert started["outcome"] == "background" and started["permission_mode"] == "workspace-write"
+    argv = wait_until(lambda: calls(record))[0]["argv"]
+    assert "agent claude" in argv[-1] and argv[-1].endswith("review PR 3")

@@ -231,6 +231,8 @@ def test_an_upgrade_keeps_queued_wakes_and_gives_granted_roles_the_new_tables(
     as_gemini = open_store(url.replace("postgres@", "mailslot_gemini@"))
     as_gemini.set_latest_session("gemini", "codex", "019a-new")
     assert store.latest_session("gemini", "codex") == "019a-new"
+    as_gemini.log_session({"launcher": "codex", "outcome": "background"})
+    assert store.started_sessions() == [{"launcher": "codex", "outcome": "background"}]
 
 
 def test_a_planted_latest_session_is_never_handed_to_a_wake(url: str) -> None:

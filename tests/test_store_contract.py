@@ -596,3 +596,23 @@ def test_fences(store: Store) -> None:
     store.fence("claude", "aaaa1111", "cccc3333")  # the first replacement stands
     assert store.fenced_by("claude", "aaaa1111") == "bbbb2222"
     assert store.fenced_by("gemini", "aaaa1111") is None
+
+
+# issue 15: the session log -----------------------------------------------------------
+def test_the_session_log_keeps_records_in_order_and_reopens(backend: Backend) -> None:
+    store = backend.store
+    assert store.started_sessions() == []
+    first = {"ts": "2026-12-01T07:00:00+00:00", "launcher": "claude", "outcome": "background",
+             "prompt": "line one\nline two ✓", "pid": 12, "register_as": None}
+    second = {**first, "launcher": "codex", "outcome": "failed"}
+    store.log_session(first)
+    store.log_session(second)
+    assert store.started_sessions() == [first, second]
+    assert open_store(backend.location).started_sessions() == [first, second]
+
+
+def test_the_session_log_is_private(root: Path) -> None:
+    FileStore(root).log_session({"launcher": "claude"})
+    path = root / "log" / "sessions.jsonl"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700

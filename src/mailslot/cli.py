@@ -305,6 +305,22 @@ def _port(raw: str) -> int:
     return int(raw)
 
 
+# issue 15: starting agent sessions -------------------------------------------------
+@command("start")
+def _start(args: argparse.Namespace, box: Mailbox) -> int:
+    from .launch import Request, start
+
+    if args.prompt is None and (sys.stdin is None or sys.stdin.isatty()):
+        raise InvalidInput("no prompt: pass --prompt TEXT or pipe it on stdin")
+    prompt = args.prompt or read_body(sys.stdin.buffer, box.max_body_bytes)
+    started = start(box, Request(
+        args.host, args.folder, prompt, name=args.name, model=args.model, effort=args.effort,
+        permission_mode=args.permission_mode, handoff=args.handoff, project=args.project,
+        register_as=args.register_as), via="cli")
+    _emit(args, started.as_dict(), render.started(started))
+    return 1 if started.outcome == "failed" else 0
+
+
 # issue 12: registered agents and credentials ----------------------------------------
 def _confirm(args: argparse.Namespace, question: str) -> None:
     """Administration asks on a terminal; elsewhere it needs ``--yes``."""
@@ -393,6 +409,10 @@ def _pending(args: argparse.Namespace, box: Mailbox) -> int:
 
 @command("sessions")
 def _sessions(args: argparse.Namespace, box: Mailbox) -> int:
+    if args.started:  # issue 15: the sessions mailslot started
+        records = box.store.started_sessions()
+        _emit(args, records, render.started_sessions(records))
+        return 0
     found = box.sessions(args.name)
     _emit(args, found, render.sessions(found))
     return 0
@@ -483,6 +503,10 @@ _EXAMPLES: dict[str, list[str]] = {
     "completion": ["mailslot completion bash > ~/.local/share/bash-completion/completions/"
                    "mailslot", "mailslot completion zsh > ~/.zfunc/_mailslot",
                    "mailslot completion fish > ~/.config/fish/completions/mailslot.fish"],
+    # issue 15: starting agent sessions
+    "start": ["mailslot start claude --folder ~/src/app --handoff tmux --register-as "
+              "builder-1 --prompt 'Fix issue 12; mail orchestrator when done.'"],
+    "sessions": ["mailslot sessions --started", "mailslot sessions --started --json"],
 }
 _COMMAND_NAMES: list[str] = []
 _AGENT_HELP = "who this process speaks as (default: $MAILSLOT_AGENT, then the git toplevel's name)"
@@ -709,6 +733,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("sessions", "Running (and last seen) servers of an agent, or of every agent, "
                         "with their session ids.")
     p.add_argument("name", metavar="NAME", nargs="?")
+    p.add_argument("--started", action="store_true",  # issue 15
+                   help="the sessions mailslot started (the session log), "
+                        "oldest first")
     p = add("gate", "Show your gate; 'gate on' takes mail from admitted members only, "
                     "'gate off' from anyone.")
     p.add_argument("state", nargs="?", choices=["on", "off"])
@@ -726,6 +753,23 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                   "as NAME.")
     p.add_argument("action", choices=["grant"])
     p.add_argument("name", metavar="NAME")
+
+    # issue 15: starting agent sessions
+    p = add("start", "Start an agent session (claude, codex, gemini, copilot, antigravity) "
+                     "under the owner's guardrails (config.json: launch; docs/launch.md).")
+    p.add_argument("host", choices=["claude", "codex", "gemini", "copilot", "antigravity"])
+    p.add_argument("--folder", required=True, help="absolute path of an existing folder")
+    p.add_argument("--prompt", help="the first prompt (default: read from stdin)")
+    p.add_argument("--name", help="the session's name or title (also its tmux window)")
+    p.add_argument("--model", help="default: launch.HOST.default_model, then the host's")
+    p.add_argument("--effort", help="reasoning effort, where the host has one")
+    p.add_argument("--permission-mode", help="one of the host's modes the owner allows")
+    p.add_argument("--handoff", choices=["background", "tmux"], default="background",
+                   help="background (unattended; default) or tmux (a window you can "
+                        "attach to and mailslot can wake)")
+    p.add_argument("--project", help="antigravity: the project id")
+    p.add_argument("--register-as", metavar="NAME",
+                   help="also register the session as a new recipient NAME that wakes it")
     return parser
 
 

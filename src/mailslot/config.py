@@ -123,6 +123,15 @@ class Config:
         host = self.agent(name).get("host")
         return host is None or host == machine
 
+    # issue 15: starting sessions ---------------------------------------------------------
+    def launch(self) -> dict[str, Any]:
+        """The ``launch`` section (guardrails for ``mailslot start``; rules in
+        :mod:`mailslot.launch`); absent is ``{}``, anything but an object is an error."""
+        section = self.raw.get("launch", {})
+        if not isinstance(section, dict):
+            raise StoreError("config.json: launch must be an object")
+        return section
+
 
 def this_machine(env: Mapping[str, str] = os.environ) -> str:
     """This machine's name for ``agents.NAME.host``: ``MAILSLOT_HOST``, else the host

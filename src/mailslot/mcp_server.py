@@ -34,6 +34,7 @@ from typing_extensions import TypedDict
 from . import __version__, framing
 from .errors import MailslotError
 from .invocation import invocation
+from .launch import Request, Started, start  # issue 15
 from .mailbox import Mailbox
 from .message import Message
 from .presence import HEARTBEAT_SECONDS, Beacon, parent_program
@@ -392,6 +393,37 @@ def build_server(
 
     server.add_tool(_tool(gate), annotations=_WRITE)
     server.add_tool(_tool(list_sessions), annotations=_READ)
+
+    # issue 15: starting agent sessions (one tool, the host an argument: docs/launch.md)
+    def start_session(
+        host: Annotated[Literal["claude", "codex", "gemini", "copilot", "antigravity"],
+                        Field(description="Which agent host to start.")],
+        folder: Annotated[str, Field(description="Absolute path of an existing folder.")],
+        prompt: Annotated[str, Field(description="The first prompt. mailslot opens it "
+                                                 "with a notice naming you as its sender.")],
+        name: Annotated[str | None, Field(description="Session name or title.")] = None,
+        model: str | None = None,
+        effort: str | None = None,
+        permission_mode: str | None = None,
+        handoff: Annotated[Literal["background", "tmux"], Field(
+            description="background: unattended; tmux: a window the person can attach "
+                        "to and mailslot can wake.")] = "background",
+        project: Annotated[str | None, Field(description="Antigravity project id.")] = None,
+        register_as: Annotated[str | None, Field(
+            description="Also register the session as this new recipient name.")] = None,
+    ) -> Annotated[CallToolResult, Started]:
+        """mailslot: start another coding agent's session, if the person allowed you to
+        (config.json launch.allowed_callers). Their guardrails decide the model and
+        permission mode; a refusal says which rule. Returns the outcome and session id."""
+        started = start(open_box(), Request(
+            host, folder, prompt, name=name, model=model, effort=effort,
+            permission_mode=permission_mode, handoff=handoff, project=project,
+            register_as=register_as), via="mcp")
+        return _result(started.as_dict())
+
+    server.add_tool(_tool(start_session), annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+        open_world_hint=False))
     return server
 
 
@@ -413,3 +445,4 @@ def serve(open_box: Callable[[], Mailbox], *, channel: bool = False) -> None:
     """Run the stdio server until the host closes stdin."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     build_server(open_box, program=parent_program(), channel=channel).run("stdio")
+

@@ -16,6 +16,7 @@ from .text import for_terminal
 
 if TYPE_CHECKING:
     from .install.run import Report
+    from .launch import Started
 
 _MARK = {"unread": "*", "read": "·", "done": "✓"}
 _LEGEND = "* unread   · read, not done   ✓ done"
@@ -251,3 +252,29 @@ def sessions(found: list[dict[str, object]]) -> str:
         f"since {s['started']}  " + ("online" if s["online"] else "offline")
         + (f"  replaced by {s['replaced_by']}" if s["replaced_by"] else "")
         for s in found)
+
+
+# issue 15: starting agent sessions
+def started(result: Started) -> str:
+    """What ``start`` did: the outcome, where the session runs, and how to reach it."""
+    lines = [f"{result.host}: {result.outcome.replace('_', ' ')}"
+             + (f": {result.error}" if result.error else "")]
+    for label, value in (("folder", result.folder), ("model", result.model),
+                         ("mode", result.permission_mode), ("session", result.session_id),
+                         ("pid", result.pid), ("tmux", result.tmux_target),
+                         ("agent", result.register_as)):
+        if value is not None:
+            lines.append(f"  {label + ':':9}{for_terminal(str(value))}")
+    return "\n".join(lines)
+
+
+def started_sessions(records: list[dict[str, object]]) -> str:
+    """The session log, one line each: when, host, outcome, folder, from whom."""
+    if not records:
+        return "no sessions started yet"
+    return "\n".join(
+        for_terminal(f"{r.get('ts', '?')}  {r.get('launcher', '?'):11} "
+                     f"{r.get('outcome', '?'):11} {r.get('folder', '?')}  from "
+                     f"{r.get('from') or '?'}" + (f" as {r['register_as']}"
+                                                  if r.get("register_as") else ""))
+        for r in records)

@@ -286,6 +286,13 @@ class Store(Protocol):
     def fenced_by(self, agent: str, session: str) -> str | None:
         """The session that replaced ``session``, or ``None``."""
 
+    # issue 15: the session log (sessions started by mailslot; rules in mailslot.launch) --
+    def log_session(self, record: Mapping[str, Any]) -> None:
+        """Add one started (or failed) session to the private session log, durably."""
+
+    def started_sessions(self) -> list[dict[str, Any]]:
+        """Every readable record of the session log, oldest first."""
+
     # issue 13: creating and upgrading a store --------------------------------------------
     def init(self) -> str:
         """Create the store, or bring an older one up to date; return one line saying

@@ -32,6 +32,7 @@ from .fs import (
     DIR_MODE,
     FILE_MODE,
     LOCK,
+    append,
     file_names,
     fsync_dir,
     not_followed,
@@ -478,12 +479,41 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         view._queue = ("wake", notify_lane(lane))  # inside wake/: watch(wakes=True) sees it
         return view
 
+    # issue 15: the session log -----------------------------------------------------------
+    def log_session(self, record: Mapping[str, Any]) -> None:
+        """One line in ``log/sessions.jsonl`` (0600), synced: it is the owner's record."""
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        folder = self._folder("log", create=True)
+        append(os.path.join(folder, SESSIONS), line.encode("utf-8"), sync=True)
+
+    def started_sessions(self) -> list[dict[str, Any]]:
+        path = os.path.join(self._folder("log"), SESSIONS)
+        try:
+            data = read_file(path)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise store_error(exc, "cannot read the session log") from None
+        records = []
+        for line in data.decode("utf-8", "replace").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a line cut by a crash
+            if isinstance(record, dict):
+                records.append(record)
+        return records
+
     # issue 13: creating and upgrading a store --------------------------------------------
     def init(self) -> str:
         """Create the mailbox folder (0700); files need no upgrade."""
         existed = self.exists()
         self._folder(create=True)
         return f"{self.root} {'was already' if existed else 'is now'} a mailbox (files)"
+
+
+SESSIONS = "sessions.jsonl"
+"""The session log, in ``log/`` (issue 15)."""
 
 
 def _try_remove(path: str) -> None:

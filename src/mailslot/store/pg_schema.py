@@ -74,12 +74,14 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE fences (agent text NOT NULL, session text NOT NULL, by_session text NOT NULL,
         PRIMARY KEY (agent, session));
     """,
-    # 5 (issues 9 and 18): each agent's latest session per host, and the notifier queues
+    # 5 (issues 9, 15 and 18): each agent's latest session per host, the log of sessions
+    # mailslot started (one JSON record each, like events), and the notifier queues
     # beside the wake queue: a wake row names its queue ('wake' or 'notify-N'), part of
     # its key, so queues never share an entry or a claim.
     """
     CREATE TABLE latest_sessions (agent text NOT NULL, host text NOT NULL,
         session text NOT NULL, PRIMARY KEY (agent, host));
+    CREATE TABLE session_log (seq bigserial PRIMARY KEY, record text NOT NULL);
     ALTER TABLE wakes ADD COLUMN queue text NOT NULL DEFAULT 'wake';
     ALTER TABLE wakes DROP CONSTRAINT wakes_pkey, ADD PRIMARY KEY (queue, agent, id, claim);
     """,
@@ -127,7 +129,8 @@ def _regrant(conn: Any) -> None:
 
 
 SHARED = ("broadcasts", "seen", "events", "presence", "wakes", "shown", "waiters", "claims",
-          "gates", "members", "requests", "passed", "fences", "latest_sessions")
+          "gates", "members", "requests", "passed", "fences", "latest_sessions",
+          "session_log")
 """Tables every agent role reads and writes whole (only ``mail`` is per agent)."""
 READ_ONLY = ("config", "registry", "mailslot_schema")
 """Tables an agent role may read but only the admin role changes."""
@@ -165,4 +168,6 @@ def _privileges(conn: Any, role: str) -> None:
             sql.Identifier(table), who))
     for table in READ_ONLY:
         conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier(table), who))
-    conn.execute(sql.SQL("GRANT USAGE ON SEQUENCE events_seq_seq TO {}").format(who))
+    for sequence in ("events_seq_seq", "session_log_seq_seq"):
+        conn.execute(sql.SQL("GRANT USAGE ON SEQUENCE {} TO {}").format(
+            sql.Identifier(sequence), who))

@@ -274,9 +274,8 @@ class PostgresStore:
                                          "SELECT DISTINCT agent FROM mail ORDER BY agent")]
 
     def append_event(self, event: Mapping[str, Any]) -> None:
-        line = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
         self._do("cannot add to the events log", "INSERT INTO events (record) VALUES (%s)",
-                 (line,))
+                 (_line(event),))
 
     def events(self, *, newest_first: bool = False) -> Iterator[dict[str, Any]]:
         order, compare = ("DESC", "<") if newest_first else ("ASC", ">")
@@ -287,11 +286,8 @@ class PostgresStore:
             rows = self._rows("cannot read the events log", sql, (after,))
             for seq, line in rows:
                 after = seq
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict):
+                record = _log_record(line)
+                if record is not None:
                     yield record
             if len(rows) < BATCH:
                 return
@@ -565,6 +561,17 @@ class PostgresStore:
         return self._listen(kick, lambda payload: payload.startswith("mail:"),
                             "every mailbox")
 
+    # issue 15: the session log (rules in mailslot.launch) -------------------------------------
+    def log_session(self, record: Mapping[str, Any]) -> None:
+        """One row, committed before returning (the file store's ``sessions.jsonl``)."""
+        self._do("cannot add to the session log",
+                 "INSERT INTO session_log (record) VALUES (%s)", (_line(record),))
+
+    def started_sessions(self) -> list[dict[str, Any]]:
+        rows = self._rows("cannot read the session log",
+                          "SELECT record FROM session_log ORDER BY seq")
+        return [r for r in (_log_record(line) for (line,) in rows) if r is not None]
+
     # issue 13: creating and upgrading a store --------------------------------------------
     def init(self) -> str:
         """Apply the migrations this database lacks (each in one transaction)."""
@@ -770,6 +777,20 @@ class Notifications:
 
 def _json(value: Mapping[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def _line(record: Mapping[str, Any]) -> str:
+    """A log record (events, the session log) as the file store writes its line."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def _log_record(line: str) -> dict[str, Any] | None:
+    """A stored log record, or ``None`` for one that is not a JSON object (skipped)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _config(text: str) -> dict[str, Any]:

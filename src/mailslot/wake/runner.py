@@ -29,6 +29,7 @@ from .notice import gave_up_body, wake_notice
 from .policy import Retry, WakeSettings, refusal, settings_for
 from .queue import log, tell_sender
 from .registry import method_for
+from .restart import recover
 
 _SOON = 0.5  # seconds until a pass is tried again when it could not claim anything
 
@@ -186,7 +187,14 @@ class WakeRunner:
 
     def _wake(self, agent: str, plan: _Plan, live: Sequence[tuple[WakeEntry, Message]]
               ) -> Outcome:
-        assert plan.method is not None
+        assert plan.settings is not None  # a method was built from them
+        restarted = recover(self.store, agent, plan.settings.fields)  # issue 15: recovery
+        if restarted is not None:
+            if not restarted.ok:
+                return restarted
+            plan = self._plan(agent)  # the method, pointed at the new session
+        if plan.method is None:
+            return Outcome(False, plan.problem or "no wake method", retry=False)
         messages = tuple(m for _, m in live)
         notice = wake_notice(agent, messages, invocation(agent, str(self.store.location)))
         job = Job(agent, messages, notice, self.store,

@@ -1,0 +1,454 @@
+"""Starting sessions: every guardrail, the notice, the log, with fake hosts that record
+argv, env and stdin (and a real tmux server for the tmux handoff)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mailslot import FileStore, Mailbox
+from mailslot.errors import InvalidInput, Refused
+from mailslot.guardrails import matches
+from mailslot.launch import Request, start
+from wake_helpers import calls, configure, fake_host, wait_until
+
+Box = Callable[[str | None], Mailbox]
+TOKEN = "tok-5ecret-never-shown"
+
+
+@pytest.fixture
+def project(isolated: Path) -> Path:
+    folder = isolated / "project"
+    folder.mkdir()
+    (isolated / "home" / ".claude.json").write_text(json.dumps(
+        {"projects": {str(folder): {"hasTrustDialogAccepted": True}}}))
+    return folder
+
+
+@pytest.fixture
+def started_pids() -> Iterator[list[int]]:
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def launch(root: Path, **section: Any) -> None:
+    configure(root, {}, launch={"allowed_callers": ["orchestrator"], **section})
+
+
+def log(root: Path) -> list[dict[str, Any]]:
+    return FileStore(root).started_sessions()
+
+
+def one_call(record: Path) -> dict[str, Any]:
+    return wait_until(lambda: calls(record), what="the fake host to run")[0]
+
+
+def test_claude_background_gets_the_notice_the_prompt_after_dashes_and_its_identity(
+        box: Box, root: Path, bin_dir: Path, project: Path) -> None:
+    record = fake_host(bin_dir, "claude")
+    launch(root)
+    result = start(box("orchestrator"), Request(
+        "claude", str(project), "Fix issue 12", register_as="builder-1"), via="mcp")
+    seen = one_call(record)
+    argv = seen["argv"]
+    assert argv[0] == "-p" and argv[-2] == "--"
+    assert argv[-1].startswith("[mailslot] This prompt came from agent orchestrator through "
+                               "mailslot, not from sarah directly.")
+    assert argv[-1].endswith("\n\nFix issue 12")
+    assert "--permission-mode=default" in argv
+    assert f"--session-id={result.session_id}" in argv
+    assert seen["env"]["MAILSLOT_AGENT"] == "builder-1"
+    assert seen["env"]["MAILSLOT_DIR"] == str(root)
+    assert seen["cwd"] == str(project) and seen["stdin"] == ""
+    assert result.outcome == "background"
+    agent = FileStore(root).load_config()["agents"]["builder-1"]
+    assert agent["wake_method"] == "claude" and agent["session_id"] == result.session_id
+
+
+def test_untrusted_claude_folder_is_refused(box: Box, root: Path, bin_dir: Path,
+                                            isolated: Path) -> None:
+    record = fake_host(bin_dir, "claude")
+    launch(root)
+    with pytest.raises(Refused, match="not a folder you trusted"):
+        start(box("orchestrator"), Request("claude", str(isolated), "hi"), via="mcp")
+    assert not calls(record) and not log(root)
+
+
+@pytest.mark.parametrize("folder", ["relative/path", "/no/such/folder"])
+def test_folder_must_be_absolute_and_exist(box: Box, root: Path, folder: str) -> None:
+    launch(root)
+    with pytest.raises(InvalidInput, match="folder"):
+        start(box("orchestrator"), Request("codex", folder, "hi"), via="mcp")
+
+
+def test_a_blocked_default_model_is_refused_naming_model_and_pattern(
+        box: Box, root: Path, bin_dir: Path, project: Path) -> None:
+    record = fake_host(bin_dir, "codex")
+    launch(root, codex={"default_model": "GPT-5-Pro", "blocked_models": ["gpt-*-pro"]})
+    with pytest.raises(Refused, match=r"'GPT-5-Pro' is blocked by 'gpt-\*-pro'"):
+        start(box("orchestrator"), Request("codex", str(project), "hi"), via="mcp")
+    assert not calls(record) and not log(root)
+
+
+@pytest.mark.parametrize("blocked", ["opus", [""], [1], {"x": 1}])
+def test_malformed_blocked_models_refuses_every_start(
+        box: Box, root: Path, bin_dir: Path, project: Path, blocked: object) -> None:
+    record = fake_host(bin_dir, "gemini")
+    launch(root, gemini={"blocked_models": blocked})
+    with pytest.raises(Refused, match=r"launch\.gemini\.blocked_models"):
+        start(box("orchestrator"), Request("gemini", str(project), "hi",
+                                           model="gemini-2.5-flash"), via="mcp")
+    assert not calls(record) and not log(root)
+
+
+def test_blocked_list_without_any_model_fails_closed(box: Box, root: Path,
+                                                     project: Path) -> None:
+    launch(root, copilot={"blocked_models": ["*"]})
+    with pytest.raises(Refused, match="cannot be checked"):
+        start(box("orchestrator"), Request("copilot", str(project), "hi"), via="mcp")
+
+
+def test_globs_are_whole_string_case_insensitive_with_only_star_special() -> None:
+    assert matches("claude-opus-*", "Claude-Opus-4")
+    assert not matches("opus", "claude-opus-4")
+    assert not matches("gpt-5.?", "gpt-5.1") and matches("gpt-5.?", "gpt-5.?")
+    assert matches("*", "anything")
+
+
+@pytest.mark.parametrize(("host", "mode"), [("claude", "bypassPermissions"),
+                                            ("codex", "danger-full-access"),
+                                            ("gemini", "yolo"), ("gemini", "auto_edit"),
+                                            ("copilot", "allow-all-tools")])
+def test_a_bypass_mode_not_listed_is_refused(box: Box, root: Path, bin_dir: Path,
+                                             project: Path, host: str, mode: str) -> None:
+    record = fake_host(bin_dir, host)
+    launch(root)
+    with pytest.raises(Refused, match=f"'{mode}' skips the host's permission prompts"):
+        start(box("orchestrator"), Request(host, str(project), "hi", permission_mode=mode),
+              via="mcp")
+    assert not calls(record) and not log(root)
+
+
+@pytest.mark.parametrize(("host", "mode", "flag"), [
+    ("claude", "bypassPermissions", "--permission-mode=bypassPermissions"),
+    ("codex", "danger-full-access", "--sandbox=danger-full-access"),
+    ("gemini", "yolo", "--approval-mode=yolo"),
+    ("copilot", "allow-all-tools", "--allow-all-tools")])
+def test_a_bypass_mode_the_owner_listed_is_passed(box: Box, root: Path, bin_dir: Path,
+                                                  project: Path, host: str, mode: str,
+                                                  flag: str) -> None:
+    record = fake_host(bin_dir, host)
+    launch(root, **{host: {"allowed_permission_modes": [mode]}})
+    start(box("orchestrator"), Request(host, str(project), "hi", permission_mode=mode),
+          via="mcp")
+    assert flag in one_call(record)["argv"]
+
+
+def test_missing_list_falls_back_to_the_default_modes(box: Box, root: Path, bin_dir: Path,
+                                                      project: Path) -> None:
+    record = fake_host(bin_dir, "claude")
+    launch(root, claude={"default_model": "sonnet"})
+    for mode in ("auto", "default", "acceptEdits", "plan"):
+        start(box("orchestrator"), Request("claude", str(project), "hi", permission_mode=mode),
+              via="mcp")
+    with pytest.raises(Refused, match="'dontAsk' is not in"):
+        start(box("orchestrator"), Request("claude", str(project), "hi",
+                                           permission_mode="dontAsk"), via="mcp")
+    wait_until(lambda: len(calls(record)) == 4, what="four starts")
+    assert all("--model=sonnet" in c["argv"] for c in calls(record))
+
+
+def test_a_blocked_default_permission_mode_is_refused(box: Box, root: Path,
+                                                      project: Path) -> None:
+    launch(root, codex={"default_permission_mode": "danger-full-access"})
+    with pytest.raises(Refused, match="danger-full-access"):
+        start(box("orchestrator"), Request("codex", str(project), "hi"), via="mcp")
+
+
+def test_mcp_callers_are_refused_unless_the_owner_listed_them(
+        box: Box, root: Path, bin_dir: Path, project: Path) -> None:
+    record = fake_host(bin_dir, "codex")
+    configure(root, {})
+    with pytest.raises(Refused, match=r"launch\.allowed_callers"):
+        start(box("orchestrator"), Request("codex", str(project), "hi"), via="mcp")
+    launch(root)
+    with pytest.raises(Refused, match="'intruder' may not start"):
+        start(box("intruder"), Request("codex", str(project), "hi"), via="mcp")
+    assert not calls(record) and not log(root)
+
+
+def test_hostile_prompt_and_name_stay_single_arguments(
+        box: Box, root: Path, bin_dir: Path, project: Path, isolated: Path) -> None:
+    record = fake_host(bin_dir, "codex")
+    launch(root)
+    canary = isolated / "pwned"
+    prompt = f"--yolo; touch {canary} $(touch {canary}) `touch {canary}`"
+    start(box("orchestrator"), Request("codex", str(project), prompt, effort="high"),
+          via="mcp")
+    argv = one_call(record)["argv"]
+    assert argv[:4] == ["exec", "--sandbox=workspace-write", "-c", "model_reasoning_effort=high"]
+    assert argv[-2] == "--" and argv[-1].endswith(prompt)
+    assert not canary.exists()
+    with pytest.raises(InvalidInput, match="name"):
+        start(box("orchestrator"), Request("codex", str(project), "hi", name="a\nb"),
+              via="mcp")
+    with pytest.raises(InvalidInput, match="model"):
+        start(box("orchestrator"), Request("codex", str(project), "hi", model="--yolo"),
+              via="mcp")
+
+
+def test_copilot_and_gemini_prompts_are_glued_to_their_flag(
+        box: Box, root: Path, bin_dir: Path, project: Path) -> None:
+    copilot, gemini = fake_host(bin_dir, "copilot"), fake_host(bin_dir, "gemini")
+    launch(root)
+    start(box("orchestrator"), Request("copilot", str(project), "-p x", name="-rf"),
+          via="mcp")
+    start(box("orchestrator"), Request("gemini", str(project), "hi"), via="mcp")
+    argv = one_call(copilot)["argv"]
+    assert "--name=-rf" in argv and argv[-1].startswith("--prompt=[mailslot]")
+    assert argv[-1].endswith("-p x")
+    argv = one_call(gemini)["argv"]
+    assert argv[-1].startswith("--prompt=[mailslot]") and "--approval-mode=default" in argv
+
+
+def test_the_cli_person_gets_no_notice_and_the_log_has_every_field(
+        cli: Callable[..., Any], root: Path, bin_dir: Path, project: Path) -> None:
+    record = fake_host(bin_dir, "claude")
+    configure(root, {})
+    done = cli("--agent", "sarah", "start", "claude", "--folder", str(project),
+               "--prompt", "Ship it", "--name", "Builder one", "--model", "opus",
+               "--effort", "high", "--permission-mode", "plan", "--json")
+    assert done.code == 0, done.err
+    assert one_call(record)["argv"][-2:] == ["--", "Ship it"]
+    path = root / "log" / "sessions.jsonl"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    (entry,) = log(root)
+    assert {k: entry[k] for k in ("launcher", "from", "via", "folder", "name", "model",
+                                  "effort", "permission_mode", "handoff", "outcome",
+                                  "project", "register_as", "prompt")} == {
+        "launcher": "claude", "from": "sarah", "via": "cli", "folder": str(project),
+        "name": "Builder one", "model": "opus", "effort": "high", "permission_mode": "plan",
+        "handoff": "background", "outcome": "background", "project": None,
+        "register_as": None, "prompt": "Ship it"}
+    assert entry["session_id"] == json.loads(done.out)["session_id"] and entry["ts"]
+    listed = cli("sessions", "--started", "--json")
+    assert json.loads(listed.out) == [entry]
+    assert "claude" in cli("sessions", "--started").out
+
+
+def test_a_start_that_fails_is_logged_as_failed(cli: Callable[..., Any], root: Path,
+                                                project: Path) -> None:
+    configure(root, {}, launch={"codex": {"executable": "/no/such/codex"}})
+    done = cli("--agent", "sarah", "start", "codex", "--folder", str(project),
+               "--prompt", "hi")
+    assert done.code == 1 and "failed" in done.out
+    assert [e["outcome"] for e in log(root)] == ["failed"]
+
+
+@pytest.mark.parametrize(("name", "why"), [("all", "reserved"), ("_x", "reserved"),
+                                           ("-x", "not valid"), ("gemini", "already an agent"),
+                                           ("ghost", "sender")])
+def test_register_as_refusals_start_nothing(box: Box, root: Path, bin_dir: Path,
+                                            project: Path, name: str, why: str) -> None:
+    record = fake_host(bin_dir, "codex")
+    launch(root)
+    box("ghost").send("claude", "hello", "body")  # ghost: a sender with no mailbox
+    config = FileStore(root).load_config()
+    FileStore(root).save_config({**config, "agents": {"gemini": {}}})
+    with pytest.raises((Refused, InvalidInput), match=why):
+        start(box("orchestrator"), Request("codex", str(project), "hi", register_as=name),
+              via="mcp")
+    assert not calls(record) and not log(root)
+
+
+def test_max_running_counts_live_started_sessions(box: Box, root: Path, bin_dir: Path,
+                                                  project: Path, started_pids: list[int]
+                                                  ) -> None:
+    record = fake_host(bin_dir, "codex", hang_first=True)
+    launch(root, max_running=1)
+    first = start(box("orchestrator"), Request("codex", str(project), "one"), via="mcp")
+    assert first.pid is not None
+    started_pids.append(first.pid)
+    with pytest.raises(Refused, match="1 started sessions are running"):
+        start(box("orchestrator"), Request("codex", str(project), "two"), via="mcp")
+    wait_until(lambda: calls(record), what="the first start")
+    os.killpg(first.pid, signal.SIGKILL)
+
+    def again() -> bool:
+        try:
+            start(box("orchestrator"), Request("codex", str(project), "three"), via="mcp")
+        except Refused:
+            return False
+        return True
+
+    wait_until(again, what="a slot once the first ended")
+
+
+def test_antigravity_token_only_in_the_environment(
+        box: Box, root: Path, bin_dir: Path, project: Path, isolated: Path) -> None:
+    creds = isolated / "creds.json"
+    creds.write_text(json.dumps({"address": "http://127.0.0.1:9", "token": TOKEN,
+                                 "pid": os.getpid()}))
+    creds.chmod(0o600)
+    program = bin_dir / "agentapi"
+    program.write_text(f"#!{sys.executable}\nimport json, os, sys\n"
+                       f"open({str(bin_dir / 'agentapi.jsonl')!r}, 'a').write(json.dumps("
+                       "{'argv': sys.argv[1:], 'env': dict(os.environ)}) + '\\n')\n"
+                       "print('conv-42')\n")
+    program.chmod(0o755)
+    launch(root, antigravity={"credentials_file": str(creds)})
+    result = start(box("orchestrator"), Request(
+        "antigravity", str(project), "hi", project="proj-1", name="Review",
+        register_as="reviewer"), via="mcp")
+    seen = one_call(bin_dir / "agentapi.jsonl")
+    assert seen["env"]["AGENTAPI_TOKEN"] == TOKEN and TOKEN not in " ".join(seen["argv"])
+    assert seen["argv"][:4] == ["new-conversation", "--address", "http://127.0.0.1:9",
+                                "--project=proj-1"]
+    assert result.outcome == "handed_off" and result.session_id == "conv-42"
+    assert TOKEN not in json.dumps(result.as_dict())
+    assert TOKEN not in (root / "log" / "sessions.jsonl").read_text()
+    assert TOKEN not in (root / "config.json").read_text()
+    agent = FileStore(root).load_config()["agents"]["reviewer"]
+    assert (agent["wake_method"], agent["conversation_id"], agent["project_id"]) == (
+        "agentapi", "conv-42", "proj-1")
+
+
+FAKE_TUI = """#!{python}
+import json, os, sys
+with open({record!r}, "a") as f:
+    f.write(json.dumps({{"argv": sys.argv[1:], "env": dict(os.environ),
+                        "cwd": os.getcwd()}}) + "\\n")
+while True:
+    try:
+        line = input("agent> ")
+    except EOFError:
+        break
+    with open({record!r} + ".lines", "a") as f:
+        f.write(line + "\\n")
+"""
+
+
+def tmux_claude(bin_dir: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+                ) -> tuple[str, Path]:
+    """A fake interactive ``claude`` (it records its start, then reads lines) and the
+    name of a private tmux server for it."""
+    monkeypatch.delenv("TMUX", raising=False)
+    record = bin_dir / "claude.jsonl"
+    program = bin_dir / "claude"
+    program.write_text(FAKE_TUI.format(python=sys.executable, record=str(record)))
+    program.chmod(0o755)
+    return f"mailslot-{kind}-{uuid.uuid4().hex[:10]}", record
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_tmux_handoff_opens_a_window_that_a_wake_reaches(
+        box: Box, root: Path, bin_dir: Path, project: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    socket, record = tmux_claude(bin_dir, monkeypatch, "launch")
+    launch(root, tmux_socket=socket, claude={"tmux_program": Path(sys.executable).name})
+    canary = isolated / "pwned"
+    try:
+        result = start(box("orchestrator"), Request(
+            "claude", str(project), f"go; touch {canary}", name="-t evil; rm -rf /",
+            handoff="tmux", register_as="builder-2"), via="mcp")
+        seen = one_call(record)
+        assert seen["argv"][-1].endswith(f"go; touch {canary}") and not canary.exists()
+        assert seen["env"]["MAILSLOT_AGENT"] == "builder-2" and seen["cwd"] == str(project)
+        windows = subprocess.run(["tmux", "-L", socket, "list-windows", "-a", "-F",
+                                  "#{window_name}|#{pane_id}"], capture_output=True,
+                                 text=True, check=True).stdout
+        assert f"-t evil; rm -rf /|{result.tmux_target}" in windows
+        assert result.outcome == "handed_off" and result.pid
+        agent = FileStore(root).load_config()["agents"]["builder-2"]
+        assert (agent["wake_method"], agent["tmux_target"], agent["tmux_socket"]) == (
+            "tmux", result.tmux_target, socket)
+        message = box("orchestrator").send("builder-2", "Done?", "status please")
+        woke = subprocess.run([sys.executable, "-m", "mailslot", "watch", "--once"],
+                              capture_output=True, text=True, timeout=60)
+        assert woke.returncode == 0, woke.stderr
+        lines = wait_until(lambda: Path(f"{record}.lines").exists()
+                           and Path(f"{record}.lines").read_text(), what="the wake notice")
+        assert message.id in lines
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+@pytest.mark.parametrize("via", ["mcp", "cli"])
+def test_a_child_agent_may_never_start_a_session(root: Path, bin_dir: Path, project: Path,
+                                                 via: str) -> None:
+    from mailslot.identity import Identity
+
+    record = fake_host(bin_dir, "codex")
+    launch(root, allowed_callers=["kid"])
+    child = Mailbox(FileStore(root), Identity("kid", "--agent"), peer_of="orchestrator")
+    with pytest.raises(Refused, match="child agent"):
+        start(child, Request("codex", str(project), "hi"), via=via)
+    assert not calls(record) and not log(root)
+
+
+def test_register_as_a_registered_agent_is_refused(box: Box, root: Path,
+                                                   project: Path, isolated: Path) -> None:
+    from mailslot import authority
+
+    launch(root)
+    authority.register(FileStore(root), "builder", path=str(isolated / "builder.cred"))
+    with pytest.raises(Refused, match="already an agent"):
+        start(box("orchestrator"), Request("codex", str(project), "hi",
+                                           register_as="builder"), via="mcp")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.parametrize("opted_in", [True, False])
+def test_recovery_starts_a_gone_agent_once_and_only_when_opted_in(
+        box: Box, root: Path, bin_dir: Path, project: Path, monkeypatch: pytest.MonkeyPatch,
+        opted_in: bool) -> None:
+    socket, record = tmux_claude(bin_dir, monkeypatch, "restart")
+    agent: dict[str, Any] = {"wake_on_mail": True, "wake_method": "tmux", "tmux_target": "%999",
+                             "tmux_program": Path(sys.executable).name,
+                             "tmux_socket": socket, "tmux_idle_seconds": 0.3}
+    if opted_in:
+        agent["restart"] = {"host": "claude", "folder": str(project), "continue": True,
+                            "handoff": "tmux"}
+    configure(root, {"builder": agent})
+
+    def watch_once() -> str:
+        done = subprocess.run([sys.executable, "-m", "mailslot", "watch", "--once"],
+                              capture_output=True, text=True, timeout=60)
+        return done.stdout + done.stderr
+
+    lines = Path(f"{record}.lines")
+    try:
+        first = box("orchestrator").send("builder", "wake up", "one")
+        out = watch_once()
+        if not opted_in:
+            assert not calls(record) and "was not found" in out and not log(root)
+            return
+        (seen,) = calls(record)
+        assert seen["argv"] == ["--continue", "--permission-mode=default"]
+        assert seen["env"]["MAILSLOT_AGENT"] == "builder" and seen["cwd"] == str(project)
+        wait_until(lambda: lines.exists() and first.id in lines.read_text(), what="the wake")
+        (entry,) = log(root)
+        assert entry["via"] == "watch" and entry["outcome"] == "handed_off"
+        assert FileStore(root).load_config()["agents"]["builder"]["tmux_target"] == entry[
+            "tmux_target"]
+        second = box("orchestrator").send("builder", "again", "two")
+        watch_once()
+        wait_until(lambda: second.id in lines.read_text(), what="the second wake")
+        assert len(calls(record)) == 1 and len(log(root)) == 1  # started once
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
