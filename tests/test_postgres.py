@@ -18,7 +18,7 @@ from hookkit import fixture
 from mailslot import Mailbox
 from mailslot.errors import StoreError
 from mailslot.identity import Identity
-from mailslot.store import open_store
+from mailslot.store import WakeEntry, open_store
 from mailslot.store.pg_schema import LATEST
 from pgcluster import Cluster
 from support import files_in, make_message, run_cli
@@ -101,6 +101,9 @@ def test_files_to_postgres_to_files_is_byte_identical_and_idempotent(
     first_store.set_accept("gemini", "members")
     first_store.set_member("gemini", "claude", True)
     first_store.add_passed("gemini", [one.id, two.id])
+    first_store.notify_queue(2).wake_enqueue(WakeEntry(one.id, "gemini", attempt=3))
+    started = {"ts": "2026-12-01T08:00:00+00:00", "launcher": "codex", "prompt": "go ✓"}
+    first_store.log_session(started)
 
     copied = run_cli("migrate", "--from", str(first), "--to", url)
     assert copied.returncode == 0, copied.stderr
@@ -121,6 +124,10 @@ def test_files_to_postgres_to_files_is_byte_identical_and_idempotent(
     returned = open_store(str(back))
     assert (returned.accept_of("gemini"), returned.members("gemini")) == ("members", ["claude"])
     assert returned.passed("gemini") == {one.id, two.id}
+    notices = returned.notify_queue(2).wake_pending("gemini")
+    assert [(e.message_id, e.attempt) for e in notices] == [(one.id, 3)]
+    assert returned.notify_queue(1).wake_agents() == returned.wake_agents() == []
+    assert returned.started_sessions() == [started]
 
 
 def test_an_agent_role_reads_only_its_mail_and_sends_only_as_itself(

@@ -20,6 +20,7 @@ from collections import Counter
 from .errors import InvalidInput, NotFound, Unreadable
 from .message import STATES
 from .store import Store, open_store
+from .store.records import NOTIFY_QUEUES
 
 
 def migrate(source_location: str, target_location: str) -> tuple[Counter[str], list[str]]:
@@ -80,7 +81,8 @@ def _broadcasts(source: Store, target: Store, copied: Counter[str],
 
 
 def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
-    """Seen sets, the events log, the config, registered agents, gates and queued wakes."""
+    """Seen sets, the events log, the config, registered agents, gates, queued wakes and
+    notices (issue 18) and the session log (issue 15)."""
     for agent in source.agent_names():
         missing = sorted(source.seen(agent) - target.seen(agent))
         target.add_seen(agent, missing)
@@ -98,9 +100,20 @@ def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
     names = set(source.agent_names()) | {r.name for r in source.registered_agents()}
     for agent in sorted(names):
         _gate(source, target, agent, copied)
+    _queued(source, target, copied, "wakes")
+    for lane in range(NOTIFY_QUEUES):
+        _queued(source.notify_queue(lane), target.notify_queue(lane), copied, "notices")
+    if not target.started_sessions():  # the session log, like the events log: whole, once
+        for record in source.started_sessions():
+            target.log_session(record)
+            copied["sessions started"] += 1
+
+
+def _queued(source: Store, target: Store, copied: Counter[str], kind: str) -> None:
+    """The entries queued (not claimed) in one queue: the wake queue or a notifier's."""
     for agent in source.wake_agents():
         for entry in source.wake_pending(agent):
-            copied["wakes"] += target.wake_enqueue(entry)
+            copied[kind] += target.wake_enqueue(entry)
 
 
 def _gate(source: Store, target: Store, agent: str, copied: Counter[str]) -> None:
