@@ -104,8 +104,8 @@ def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
     for lane in range(NOTIFY_QUEUES):
         _queued(source.notify_queue(lane), target.notify_queue(lane), copied, "notices")
     if not target.started_sessions():  # the session log, like the events log: whole, once
-        for record in source.started_sessions():
-            target.log_session(record)
+        for started in source.started_sessions():
+            target.log_session(started)
             copied["sessions started"] += 1
 
 
