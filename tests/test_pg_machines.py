@@ -143,3 +143,21 @@ def test_an_agent_is_woken_only_on_its_host_even_when_that_watcher_dies(
     assert [(c["argv"], c["env"]["HOME"]) for c in calls(record)] == [([m.id], b["HOME"])] * 2
     assert "woke" not in (tmp_path / "a.log").read_text()  # a was told, and left it alone
     assert [(e["event"], e["attempt"]) for e in wake_events(url)] == RETRIED_ONCE
+
+
+def test_a_notifier_and_a_wake_for_one_message_each_run_once_across_machines(
+        url: str, bin_dir: Path, tmp_path: Path) -> None:
+    """Issue 18 on PostgreSQL: the notifier's queue is apart from the wake queue (its
+    own rows, claims and lock), and the other machine's watcher hears of both."""
+    woken, told = fake_host(bin_dir, "notify"), fake_host(bin_dir, "tell-me")
+    configure(url, bin_dir, ["gemini"])
+    store = open_store(url)
+    store.update_config(lambda c: c["agents"]["gemini"].update(notify=[
+        {"kind": "command", "command": [str(bin_dir / "tell-me"), "{id}"]}]) is None)
+    with watcher(machine(tmp_path, "b", url), tmp_path / "b.log"):
+        m = Mailbox(store, Identity("claude", "--agent")).send("gemini", "s", "x", wake=True)
+        wait_until(lambda: calls(woken) and calls(told) and not store.wake_agents()
+                   and not store.notify_queue(0).wake_agents(), 60,
+                   what="the wake and the notifier on the other machine")
+    assert [c["argv"] for c in calls(woken)] == [[m.id]]
+    assert [c["argv"] for c in calls(told)] == [[m.id]]
