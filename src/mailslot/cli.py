@@ -272,6 +272,37 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
     return watch(box.store, once=args.once, poll=args.poll, as_json=args.json)
 
 
+# issue 17: search, threads and the search index ----------------------------------
+@command("search")
+def _search(args: argparse.Namespace, box: Mailbox) -> int:
+    from . import finding
+
+    items = finding.search(box, args.query, sender=args.from_, recipient=args.to,
+                           since=args.since, until=args.until, states=args.state or (),
+                           thread=args.thread, limit=args.limit)
+    _emit(args, [i.as_dict(with_body=True) for i in items],
+          render.found(items, style=_style(args)))
+    return 0
+
+
+@command("thread")
+def _thread(args: argparse.Namespace, box: Mailbox) -> int:
+    from . import finding
+
+    entries = finding.thread(box, args.id)
+    _emit(args, [e.as_dict() for e in entries], render.thread(entries, style=_style(args)))
+    return 0
+
+
+@command("index")
+def _index(args: argparse.Namespace, box: Mailbox) -> int:
+    from . import finding
+
+    count = finding.reindex(box)
+    _emit(args, {"indexed": count}, f"search index rebuilt: {count} message(s)")
+    return 0
+
+
 def _seconds(raw: str) -> float:
     try:
         value = float(raw)
@@ -310,6 +341,12 @@ _EXAMPLES: dict[str, list[str]] = {
     "completion": ["mailslot completion bash > ~/.local/share/bash-completion/completions/"
                    "mailslot", "mailslot completion zsh > ~/.zfunc/_mailslot",
                    "mailslot completion fish > ~/.config/fish/completions/mailslot.fish"],
+    # issue 17: search, threads and the search index
+    "search": ["mailslot search 'database migration'",
+               "mailslot search '\"schema change\" OR deploy*' --from codex --since 2026-09-01",
+               "mailslot search 'release NOT staging' --state unread --json"],
+    "thread": ["mailslot thread 7f3a9c"],
+    "index": ["mailslot index --rebuild"],
 }
 _COMMAND_NAMES: list[str] = []
 _AGENT_HELP = "who this process speaks as (default: $MAILSLOT_AGENT, then the git toplevel's name)"
@@ -486,6 +523,28 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", nargs="?", choices=["bash", "zsh", "fish"])
     p.add_argument("--words", choices=["commands", "agents", "ids"],
                    help="print the words to complete, one a line (what the scripts call)")
+
+    # issue 17: search, threads and the search index
+    p = add("search", "Find your mail by words in subjects and bodies, best match first.")
+    p.add_argument("query", help="words (all must appear), \"a phrase\", prefix*, AND, OR, "
+                                 "NOT, -word, (groups)")
+    p.add_argument("--from", dest="from_", metavar="NAME", help="only mail from this agent")
+    p.add_argument("--to", metavar="NAME", help="only mail addressed to this agent (or all)")
+    p.add_argument("--since", metavar="DATE", help="only mail from this date or time on "
+                                                   "(ISO 8601; a date is your local day)")
+    p.add_argument("--until", metavar="DATE", help="only mail before this time (a date "
+                                                   "includes that whole day)")
+    p.add_argument("--state", action="append", choices=["unread", "read", "done"],
+                   help="only mail in this state for you; repeat for several")
+    p.add_argument("--thread", metavar="ID", help="only the thread of this message")
+    limit_option(p)
+
+    p = add("thread", "Show a conversation in order, with each message's state.")
+    p.add_argument("id")
+
+    p = add("index", "Manage the search index (derived from the messages; safe to rebuild).")
+    p.add_argument("--rebuild", action="store_true", required=True,
+                   help="build it again from the message files")
     return parser
 
 

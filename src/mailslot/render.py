@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .message import Message
-from .results import AgentInfo, DoctorReport, InboxPage, Item, Status, WhoAmI
+from .results import AgentInfo, DoctorReport, InboxPage, Item, Status, ThreadEntry, WhoAmI
 from .text import for_terminal
 
 if TYPE_CHECKING:
@@ -216,3 +216,38 @@ def installed(report: Report) -> str:
         lines.append(f"{report.host.title} already runs mailslot as agent "
                      f"'{report.agent}'; nothing to do.")
     return "\n".join(lines)
+
+
+# issue 17: search and threads ---------------------------------------------------------
+def found(items: list[Item], *, style: Style = PLAIN) -> str:
+    """Search hits, best first: the inbox's line, then the body's first line."""
+    if not items:
+        return "no messages match"
+    lines = []
+    for item in items:
+        m = item.message
+        kind = " (broadcast)" if m.is_broadcast else ""
+        first = for_terminal(next((ln for ln in m.body.splitlines() if ln.strip()), ""))
+        lines.append(f"{_MARK[item.state]} {style.accent(item.shown_id)}  "
+                     f"{style.dim(_date(m.date))}  {m.sender}{kind}: "
+                     f"{for_terminal(m.subject)}")
+        if first:
+            lines.append(f"    {first[:100]}")
+    lines.append(style.dim(_LEGEND))
+    return "\n".join(lines)
+
+
+def thread(entries: list[ThreadEntry], *, style: Style = PLAIN) -> str:
+    """A conversation, oldest first: each message whole, with every recipient's state."""
+    if not entries:
+        return "no messages in this thread"
+    parts = []
+    for entry in entries:
+        m = entry.message
+        states = ", ".join(f"{r.agent} {r.state or 'missing'}"
+                           for r in entry.status.recipients)
+        head = (f"{style.accent(m.id)}  {style.dim(_date(m.date))}\n"
+                f"{m.sender} → {', '.join(m.to)}: {style.bold(for_terminal(m.subject))}\n"
+                f"[{states or 'no recipients yet'}]")
+        parts.append(head + "\n\n" + for_terminal(m.body))
+    return "\n\n".join(parts)

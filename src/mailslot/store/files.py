@@ -50,7 +50,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..message import Message, State
+    from ..query import Search
     from .records import StoredFile, Watching
+    from .search_index import SearchIndex
 
 
 @translated
@@ -68,6 +70,7 @@ class FileStore(FileWakeQueue):
     def __init__(self, root: str | os.PathLike[str]) -> None:
         super().__init__(os.path.abspath(os.path.expanduser(os.fspath(root))))
         self.location = self.root
+        self._index: SearchIndex | None = None
 
     # Writing -------------------------------------------------------------------
     def _place(self, message: Message, folders: Sequence[tuple[str, str]]) -> None:
@@ -107,9 +110,11 @@ class FileStore(FileWakeQueue):
         for r in recipients:  # refuse a planted link before creating any recipient's folder
             self._box(r, "unread")
         self._place(message, [(self._box(r, "unread", create=True), r) for r in recipients])
+        self._search_index().add([message])
 
     def publish(self, message: Message) -> None:
         self._place(message, [(self._folder("broadcast", "live", create=True), "broadcast")])
+        self._search_index().add([message])
 
     # Reading (load, load_broadcast, state_of: the shared reader in store/layout.py) --
     def path_of(self, agent: str, message_id: str) -> str | None:
@@ -444,6 +449,20 @@ class FileStore(FileWakeQueue):
             paths.append(self.waiters_folder(waiters_of))
         observer = observe(paths, kick)
         return None if observer is None else FolderWatch(observer, f"mail for {mail_for}")
+
+    # issue 17: search (the index is derived from the files; see store/search_index.py) --
+    def _search_index(self) -> SearchIndex:
+        if self._index is None:
+            from .search_index import SearchIndex  # on first use: the hook path never needs it
+
+            self._index = SearchIndex(self)
+        return self._index
+
+    def search(self, request: Search) -> list[str]:
+        return self._search_index().search(request)
+
+    def reindex(self) -> int:
+        return self._search_index().rebuild()
 
 
 def _try_remove(path: str) -> None:
