@@ -133,6 +133,8 @@ class _Parser:
             self.pos += 1
             parts.append(self.both())
         kept = [p for p in parts if p is not None]
+        if not kept and len(parts) == 1:
+            return None  # no word at all: parse() says so
         if len(kept) != len(parts):
             raise InvalidInput("OR needs a term on each side in the query")
         return kept[0] if len(kept) == 1 else Any(tuple(kept))
