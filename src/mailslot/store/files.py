@@ -455,7 +455,7 @@ class FileStore(FileWakeQueue):
         if self._index is None:
             from .search_index import SearchIndex  # on first use: the hook path never needs it
 
-            self._index = SearchIndex(self)
+            self._index = SearchIndex(self, self.agent_names)
         return self._index
 
     def search(self, request: Search) -> list[str]:

@@ -31,11 +31,11 @@ from .fs import CREATE, remove
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     from ..message import Message
     from ..query import Node
-    from .files import FileStore
+    from .layout import MailboxFiles
 
 INDEX_FILE = "search.sqlite"
 STALE_FILE = "stale"
@@ -76,10 +76,11 @@ def fts(node: Node) -> str:
 
 
 class SearchIndex:
-    """The index of one :class:`~mailslot.store.files.FileStore` (opened on first use)."""
+    """The index of one file store (opened on first use); ``agents`` lists its mailboxes."""
 
-    def __init__(self, store: FileStore) -> None:
+    def __init__(self, store: MailboxFiles, agents: Callable[[], list[str]]) -> None:
         self.store = store
+        self._agents = agents
         self._db: sqlite3.Connection | None = None
 
     def _folder(self, *, create: bool = False) -> str:
@@ -129,7 +130,7 @@ class SearchIndex:
         """Every readable message in the store, each once (for a rebuild)."""
         store = self.store
         seen: set[str] = set()
-        for agent in store.agent_names():
+        for agent in self._agents():
             for message_id, _ in store.entries(agent, STATES):
                 if message_id in seen:
                     continue
