@@ -135,9 +135,9 @@ class SearchIndex:
         own order is the order of time, which ranking relies on)."""
         store = self.store
         where: dict[str, str | None] = {}
-        for agent in self._agents():
-            for message_id, _ in store.entries(agent, STATES):
-                where.setdefault(message_id, agent)
+        for name in self._agents():
+            for message_id, _ in store.entries(name, STATES):
+                where.setdefault(message_id, name)
         for live in (True, False):
             for message_id in store.broadcast_ids(live=live):
                 where.setdefault(message_id, None)
