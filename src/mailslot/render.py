@@ -11,7 +11,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .message import Message
-from .results import AgentInfo, DoctorReport, InboxPage, Item, Status, ThreadEntry, WhoAmI
+from .results import (AgentInfo, DoctorReport, InboxPage, Item, RecipientStatus, Status,
+                      ThreadEntry, WhoAmI)
 from .text import for_terminal
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def sent_list(page: list[Status], *, style: Style = PLAIN) -> str:
     lines = []
     for st in page:
         m = st.message
-        states = ", ".join(f"{r.agent} {r.state or 'missing'}" for r in st.recipients)
+        states = _states(st.recipients)
         extra = " (retracted)" if st.retracted else ""
         lines.append(f"{style.accent(st.short or m.id)}  {style.dim(_date(m.date))}  "
                      f"to {', '.join(m.to)}{extra}: {m.subject}")
@@ -244,10 +245,14 @@ def thread(entries: list[ThreadEntry], *, style: Style = PLAIN) -> str:
     parts = []
     for entry in entries:
         m = entry.message
-        states = ", ".join(f"{r.agent} {r.state or 'missing'}"
-                           for r in entry.status.recipients)
+        states = _states(entry.status.recipients)
         head = (f"{style.accent(m.id)}  {style.dim(_date(m.date))}\n"
                 f"{m.sender} → {', '.join(m.to)}: {style.bold(for_terminal(m.subject))}\n"
                 f"[{states or 'no recipients yet'}]")
         parts.append(head + "\n\n" + for_terminal(m.body))
     return "\n\n".join(parts)
+
+
+def _states(recipients: list[RecipientStatus]) -> str:
+    """``gemini read, codex missing``: each recipient's state, in one line."""
+    return ", ".join(f"{r.agent} {r.state or 'missing'}" for r in recipients)

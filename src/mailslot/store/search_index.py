@@ -9,9 +9,12 @@ cannot be written (locked too long, damaged, a full disk) a ``stale`` marker is 
 and the next search rebuilds the index from the files first. ``mailslot index
 --rebuild`` does the same on demand (after messages were copied in by hand, say).
 
-Written with ``synchronous=NORMAL`` in WAL mode: a delivery does not pay a second fsync
-for a disposable copy. A power loss may drop the last few index entries (never a
-message): ``mailslot index --rebuild`` brings them back (docs/keep.md).
+Written with ``synchronous=OFF`` and a rollback journal: a delivery does not pay more
+fsyncs for a disposable copy, and the index file changes only when a transaction
+commits (no write-ahead log left behind by a process that ends). A power loss may drop
+the last index entries or damage the file (never a message): a damaged index marks
+itself stale on the next delivery, and a rebuild starts from an empty file
+(docs/keep.md).
 
 Loaded by the file store on first use only: the hook path never loads it (nor
 ``sqlite3``, ``contextlib`` or ``dataclasses``).
@@ -91,7 +94,8 @@ class SearchIndex:
         return self.store._folder("index", create=create)
 
     def _connect(self, *, create: bool) -> sqlite3.Connection | None:
-        """The index, opened once; ``None`` if there is none yet and not ``create``."""
+        """The index, opened once; ``None`` if there is none yet and not ``create``.
+        Raises ``sqlite3.Error`` for a file SQLite cannot use (callers decide)."""
         if self._db is not None:
             return self._db
         path = os.path.join(self._folder(create=create), INDEX_FILE)
@@ -102,15 +106,15 @@ class SearchIndex:
                 return None
             with contextlib.suppress(FileExistsError):
                 os.close(os.open(path, CREATE, 0o600))  # 0600 before SQLite opens it
+        db = sqlite3.connect(path, timeout=_BUSY_MS / 1000, isolation_level=None,
+                             check_same_thread=False)
         try:
-            db = sqlite3.connect(path, timeout=_BUSY_MS / 1000, isolation_level=None,
-                                 check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA journal_mode=DELETE")
+            db.execute("PRAGMA synchronous=OFF")
             db.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
-            raise StoreError(f"the search index {path} cannot be used ({exc}); run "
-                             "mailslot index --rebuild") from None
+        except sqlite3.Error:
+            db.close()
+            raise
         self._db = db
         return db
 
@@ -151,27 +155,48 @@ class SearchIndex:
 
     def rebuild(self) -> int:
         """Build the index again from the files, in one transaction (deliveries meanwhile
-        wait, or mark it stale again); return how many messages it holds."""
-        db = self._connect(create=True)
-        assert db is not None
+        wait, or mark it stale again); return how many messages it holds. A file SQLite
+        cannot read (damaged, not a database) is replaced by a new one."""
         try:
-            with _transaction(db):
-                with contextlib.suppress(FileNotFoundError):
-                    remove(self._stale_path())
-                db.execute("DELETE FROM messages")
-                db.execute("DELETE FROM words")
-                _add(db, self._stored())
-                count: int = db.execute("SELECT count(*) FROM messages").fetchone()[0]
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return self._rebuild()
+        except sqlite3.DatabaseError:
+            self._discard()
+        try:
+            return self._rebuild()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot rebuild the search index ({exc}); try again") from None
+
+    def _rebuild(self) -> int:
+        db = self._connect(create=True)
+        assert db is not None
+        with _transaction(db):
+            with contextlib.suppress(FileNotFoundError):
+                remove(self._stale_path())
+            db.execute("DELETE FROM messages")
+            db.execute("DELETE FROM words")
+            _add(db, self._stored())
+            count: int = db.execute("SELECT count(*) FROM messages").fetchone()[0]
         return count
+
+    def _discard(self) -> None:
+        """Close and delete a damaged index file (it is derived: nothing is lost)."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+        for suffix in ("", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                remove(os.path.join(self._folder(), INDEX_FILE + suffix))
 
     def search(self, request: Search) -> list[str]:
         """Ids of the messages ``request`` finds: best first with words, else oldest first."""
         if not self.store.exists():
             return []
-        if os.path.lexists(self._stale_path()) or self._connect(create=False) is None:
+        try:
+            fresh = os.path.lexists(self._stale_path()) or self._connect(create=False) is None
+        except sqlite3.Error:
+            fresh = True  # damaged: rebuild replaces it
+        if fresh:
             self.rebuild()
         db = self._connect(create=False)
         assert db is not None
