@@ -11,8 +11,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .message import Message
-from .results import (AgentInfo, DoctorReport, InboxPage, Item, RecipientStatus, Status,
-                      ThreadEntry, WhoAmI)
+from .results import (
+    AgentInfo,
+    DoctorReport,
+    InboxPage,
+    Item,
+    RecipientStatus,
+    Status,
+    ThreadEntry,
+    WhoAmI,
+)
 from .text import for_terminal
 
 if TYPE_CHECKING:
