@@ -303,6 +303,18 @@ def _index(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
+@command("export")
+def _export(args: argparse.Namespace, box: Mailbox) -> int:
+    from . import exporting
+
+    count = exporting.export(box.store, args.format, args.output, agent=args.for_,
+                             since=args.since)
+    if args.output != "-":
+        _emit(args, {"exported": count, "output": args.output},
+              f"exported {count} message(s) to {args.output}")
+    return 0
+
+
 def _seconds(raw: str) -> float:
     try:
         value = float(raw)
@@ -347,6 +359,8 @@ _EXAMPLES: dict[str, list[str]] = {
                "mailslot search 'release NOT staging' --state unread --json"],
     "thread": ["mailslot thread 7f3a9c"],
     "index": ["mailslot index --rebuild"],
+    "export": ["mailslot export > mail.jsonl", "mailslot export --format mbox --output mail.mbox",
+               "mailslot export --format maildir --for gemini --output gemini-mail"],
 }
 _COMMAND_NAMES: list[str] = []
 _AGENT_HELP = "who this process speaks as (default: $MAILSLOT_AGENT, then the git toplevel's name)"
@@ -545,6 +559,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("index", "Manage the search index (derived from the messages; safe to rebuild).")
     p.add_argument("--rebuild", action="store_true", required=True,
                    help="build it again from the message files")
+
+    p = add("export", "Write every message with each recipient's state (jsonl, mbox, maildir); "
+                      "the output is private (0600) and never overwrites.")
+    p.add_argument("--format", choices=["jsonl", "mbox", "maildir"], default="jsonl",
+                   help="jsonl (default; one message a line), mbox (one file) or maildir "
+                        "(a folder), the last two readable by mutt or Thunderbird")
+    p.add_argument("--output", default="-", metavar="PATH",
+                   help="a new file (jsonl, mbox) or folder (maildir); jsonl default: stdout")
+    p.add_argument("--for", dest="for_", metavar="NAME",
+                   help="only mail to or from this agent (maildir: its state sets the flags)")
+    p.add_argument("--since", metavar="DATE", help="only mail from this date or time on")
     return parser
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from .errors import InvalidInput
 
@@ -52,6 +53,15 @@ Node = Term | Not | All | Any
 
 _TOKEN = re.compile(r'\s*(?:(")([^"]*)("?)|(\()|(\))|(-?)([^\s()"]+))')
 _WORD = re.compile(r"\w+")
+
+
+def utc(date: str) -> str:
+    """A message's date in UTC, as searches and exports compare dates (unparseable: as
+    written)."""
+    try:
+        return datetime.fromisoformat(date).astimezone(UTC).isoformat()
+    except ValueError:
+        return date
 
 
 def words_of(text: str) -> list[str]:

@@ -25,11 +25,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from datetime import UTC, datetime
 
 from ..errors import MailslotError, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES
-from ..query import All, Any, Not, Search, Term
+from ..query import All, Any, Not, Search, Term, utc
 from .fs import CREATE, remove
 
 TYPE_CHECKING = False
@@ -56,14 +55,6 @@ CREATE INDEX IF NOT EXISTS messages_utc ON messages(utc);
 CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(
     subject, body, tokenize='unicode61 remove_diacritics 2', prefix='2 3 4');
 """
-
-
-def utc(date: str) -> str:
-    """A message's date in UTC, as the index compares dates (unparseable: as written)."""
-    try:
-        return datetime.fromisoformat(date).astimezone(UTC).isoformat()
-    except ValueError:
-        return date
 
 
 def fts(node: Node) -> str:
