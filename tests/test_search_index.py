@@ -94,3 +94,18 @@ def test_accents_and_case_are_ignored_and_prefixes_use_the_index(box: Box, root:
     sent = box("claude").send("gemini", "Café RÉSUMÉ", "Naïve approach")
     assert find(root, "cafe") == find(root, "résumé") == find(root, "NAIVE") == [sent.id]
     assert find(root, "resu*") == find(root, "na*") == [sent.id]
+
+
+def test_eight_processes_sending_at_once_are_all_found(root: Path) -> None:
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom mailslot import FileStore, Mailbox\n"
+              "from mailslot.identity import Identity\n"
+              "box = Mailbox(FileStore(sys.argv[1]), Identity(sys.argv[2], '--agent'))\n"
+              "for n in range(10):\n"
+              "    box.send('gemini', f'load {sys.argv[2]} {n}', 'concurrent words', new=True)\n")
+    workers = [subprocess.Popen([sys.executable, "-c", script, str(root), f"w{i}"])
+               for i in range(8)]
+    assert [w.wait(timeout=120) for w in workers] == [0] * 8
+    assert len(FileStore(root).search(Search(match=parse("concurrent"), limit=500))) == 80
