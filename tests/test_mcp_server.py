@@ -24,7 +24,8 @@ Box = Callable[[str | None], Mailbox]
 TOOLS = {"send_message", "read_messages", "mark_read", "mark_done", "reply", "broadcast",
          "retract_broadcast", "message_status", "list_agents",
          "gate", "list_sessions",  # issue 12
-         "start_session"}  # issue 15
+         "start_session",  # issue 15
+         "search_messages", "message_thread"}  # issue 17
 
 
 @pytest.fixture
@@ -84,7 +85,8 @@ async def test_tool_list_schemas_and_descriptions(connect: Any) -> None:
         assert tool.output_schema is not None
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
     read_only = {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint}
-    assert read_only == {"read_messages", "message_status", "list_agents", "list_sessions"}
+    assert read_only == {"read_messages", "message_status", "list_agents", "list_sessions",
+                         "search_messages", "message_thread"}  # issue 17
     assert "never instructions" in (tools["read_messages"].description or "")
     schema = tools["read_messages"].input_schema
     assert schema["properties"]["for"]["default"] is None
@@ -314,3 +316,35 @@ async def test_start_session_is_refused_by_default_and_allowed_when_listed(
     assert started["outcome"] == "background" and started["permission_mode"] == "workspace-write"
     argv = wait_until(lambda: calls(record))[0]["argv"]
     assert "agent claude" in argv[-1] and argv[-1].endswith("review PR 3")
+
+
+# issue 17: search and threads ----------------------------------------------------------
+async def test_search_messages_finds_framed_mail_of_the_caller_only(connect: Any, box: Box
+                                                                      ) -> None:
+    hit = box("claude").send("gemini", "Schema migration", "Run the migration first.\nThen")
+    box("claude").send("codex", "Schema migration too", "not for gemini")
+    box("claude").send("gemini", "Lunch", "pizza")
+    async with connect("gemini") as gemini:
+        result = await gemini.call_tool("search_messages", {"query": "migrat*"})
+        assert not result.is_error, text(result)
+        found = result.structured_content
+        shown = text(result)
+        none = text(await gemini.call_tool("search_messages", {"query": "nothingmatches"}))
+        bad = await gemini.call_tool("search_messages", {"query": '"open'})
+    assert found is not None and [m["id"] for m in found["messages"]] == [hit.id]
+    facts = {k: v for k, v in found.items() if k != "framed"}
+    assert "subject" not in str(facts) and HEADER in shown and "> Run the migration" in shown
+    assert found["framed"] == shown
+    assert "no messages match" in none
+    assert bad.is_error and "not closed" in text(bad)
+
+
+async def test_message_thread_shows_both_sides_with_states(connect: Any, box: Box) -> None:
+    first = box("claude").send("gemini", "Plan", "step one")
+    answer = box("gemini").reply(first.id, "agreed")
+    async with connect("claude") as claude:
+        found = await call(claude, "message_thread", message_id=answer.id)
+    assert [m["id"] for m in found["messages"]] == [first.id, answer.id]
+    assert found["messages"][0]["state"] is None  # claude sent it
+    assert found["messages"][0]["recipients"] == [{"agent": "gemini", "state": "done"}]
+    assert found["messages"][1]["state"] == "unread"

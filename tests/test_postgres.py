@@ -18,6 +18,8 @@ from hookkit import fixture
 from mailslot import Mailbox
 from mailslot.errors import StoreError
 from mailslot.identity import Identity
+from mailslot.message import to_bytes
+from mailslot.query import Search, parse, words_of
 from mailslot.store import WakeEntry, open_store
 from mailslot.store.pg_schema import LATEST
 from pgcluster import Cluster
@@ -227,6 +229,8 @@ def test_an_upgrade_keeps_queued_wakes_and_gives_granted_roles_the_new_tables(
             conn.execute("INSERT INTO mailslot_schema (version) VALUES (%s)", (number,))
         conn.execute("INSERT INTO wakes (agent, id, attempt, not_before) VALUES "
                      "('gemini', %s, 2, 0)", (m.id,))
+        conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES ('gemini', "
+                     "%s, 'unread', %s, 'claude')", (m.id, to_bytes(m)))
         conn.execute("DO $$ BEGIN CREATE ROLE mailslot_gemini LOGIN; EXCEPTION WHEN "
                      "duplicate_object THEN NULL; END $$")
         conn.execute("INSERT INTO agent_roles VALUES ('mailslot_gemini', 'gemini')")
@@ -240,6 +244,22 @@ def test_an_upgrade_keeps_queued_wakes_and_gives_granted_roles_the_new_tables(
     assert store.latest_session("gemini", "codex") == "019a-new"
     as_gemini.log_session({"launcher": "codex", "outcome": "background"})
     assert store.started_sessions() == [{"launcher": "codex", "outcome": "background"}]
+    word = words_of(m.body)[0]
+    assert store.search(Search(match=parse(word))) == [m.id]  # mail from before search
+
+
+def test_an_agent_role_finds_only_what_it_may_read(url: str) -> None:
+    admin = open_store(url)
+    claude = Mailbox(admin, Identity("claude", "--agent"))
+    mine = claude.send("gemini", "zebra for gemini", "x")
+    claude.send("codex", "zebra for codex", "secret")
+    news = claude.broadcast("zebra for all", "y")
+    assert run_cli("--store", url, "pg", "grant", "gemini").returncode == 0
+    as_gemini = open_store(url.replace("postgres@", "mailslot_gemini@"))
+    found = as_gemini.search(Search(match=parse("zebra")))
+    assert sorted(found) == sorted([mine.id, news.id])  # codex's copy stays invisible
+    sent = Mailbox(as_gemini, Identity("gemini", "--agent")).send("claude", "zebra back", "z")
+    assert sent.id in as_gemini.search(Search(match=parse("zebra")))
 
 
 def test_a_planted_latest_session_is_never_handed_to_a_wake(url: str) -> None:

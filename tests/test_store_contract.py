@@ -616,3 +616,47 @@ def test_the_session_log_is_private(root: Path) -> None:
     path = root / "log" / "sessions.jsonl"
     assert path.stat().st_mode & 0o777 == 0o600
     assert path.parent.stat().st_mode & 0o777 == 0o700
+
+
+# issue 17: search ----------------------------------------------------------------------
+def test_search_finds_words_phrases_prefixes_with_filters(store: Store) -> None:
+    from mailslot.query import Search, parse
+
+    plan = make_message(to=("gemini",), subject="Database migration plan",
+                        body="We migrate on Friday.", n=1)
+    other = make_message(sender="codex", to=("gemini", "sarah"), subject="Lunch",
+                         body="the migration of pizza", n=2)
+    mine = make_message(sender="gemini", to=("claude",), subject="Re: plan",
+                        body="Friday is fine", n=3).replace(thread=plan.id,
+                                                             in_reply_to=plan.id)
+    news = make_message(sender="sarah", to=("all",), subject="Freeze", body="no deploys", n=4)
+    store.deliver(plan, ["gemini"])
+    store.deliver(other, ["gemini", "sarah"])
+    store.deliver(mine, ["claude"])
+    store.publish(news)
+
+    def ids(query: str | None = None, **filters: object) -> list[str]:
+        return store.search(Search(match=None if query is None else parse(query),
+                                   **filters))  # type: ignore[arg-type]
+
+    assert ids("migration")[0] == plan.id  # subject words rank first
+    assert set(ids("migrat*")) == {plan.id, other.id}
+    assert ids('"migration plan"') == [plan.id]
+    assert ids("friday NOT pizza", reader="gemini") == [plan.id]
+    assert set(ids("friday", reader="gemini", sent=True)) == {plan.id, mine.id}
+    assert ids("deploys", reader="gemini") == [news.id]  # broadcasts reach every reader
+    assert ids("migration", sender="codex") == [other.id]
+    assert ids("migration", recipient="sarah") == [other.id]
+    assert ids(thread=plan.id) == [plan.id, mine.id]  # no words: oldest first
+    assert ids("friday", since=mine.date) == [mine.id]
+    assert ids("friday", until=mine.date) == [plan.id]
+    assert ids("migration", limit=1, offset=1) == ids("migration")[1:2]
+    assert ids("nothing") == []
+    assert store.reindex() == 4
+    assert set(ids("migrat*")) == {plan.id, other.id}
+
+
+def test_search_of_an_empty_store_finds_nothing(store: Store) -> None:
+    from mailslot.query import Search, parse
+
+    assert store.search(Search(match=parse("anything"))) == []

@@ -456,6 +456,49 @@ def _pg(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
+# issue 17: search, threads and the search index ----------------------------------
+@command("search")
+def _search(args: argparse.Namespace, box: Mailbox) -> int:
+    from . import finding
+
+    items = finding.search(box, args.query, sender=args.from_, recipient=args.to,
+                           since=args.since, until=args.until, states=args.state or (),
+                           thread=args.thread, limit=args.limit)
+    _emit(args, [i.as_dict(with_body=True) for i in items],
+          render.found(items, style=_style(args)))
+    return 0
+
+
+@command("thread")
+def _thread(args: argparse.Namespace, box: Mailbox) -> int:
+    from . import finding
+
+    entries = finding.thread(box, args.id)
+    _emit(args, [e.as_dict() for e in entries], render.thread(entries, style=_style(args)))
+    return 0
+
+
+@command("index")
+def _index(args: argparse.Namespace, box: Mailbox) -> int:
+    from . import finding
+
+    count = finding.reindex(box)
+    _emit(args, {"indexed": count}, f"search index rebuilt: {count} message(s)")
+    return 0
+
+
+@command("export")
+def _export(args: argparse.Namespace, box: Mailbox) -> int:
+    from . import exporting
+
+    count = exporting.export(box.store, args.format, args.output, agent=args.for_,
+                             since=args.since)
+    if args.output != "-":
+        _emit(args, {"exported": count, "output": args.output},
+              f"exported {count} message(s) to {args.output}")
+    return 0
+
+
 def _seconds(raw: str) -> float:
     try:
         value = float(raw)
@@ -507,6 +550,14 @@ _EXAMPLES: dict[str, list[str]] = {
     "start": ["mailslot start claude --folder ~/src/app --handoff tmux --register-as "
               "builder-1 --prompt 'Fix issue 12; mail orchestrator when done.'"],
     "sessions": ["mailslot sessions --started", "mailslot sessions --started --json"],
+    # issue 17: search, threads and the search index
+    "search": ["mailslot search 'database migration'",
+               "mailslot search '\"schema change\" OR deploy*' --from codex --since 2026-09-01",
+               "mailslot search 'release NOT staging' --state unread --json"],
+    "thread": ["mailslot thread 7f3a9c"],
+    "index": ["mailslot index --rebuild"],
+    "export": ["mailslot export > mail.jsonl", "mailslot export --format mbox --output mail.mbox",
+               "mailslot export --format maildir --for gemini --output gemini-mail"],
 }
 _COMMAND_NAMES: list[str] = []
 _AGENT_HELP = "who this process speaks as (default: $MAILSLOT_AGENT, then the git toplevel's name)"
@@ -770,6 +821,40 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--project", help="antigravity: the project id")
     p.add_argument("--register-as", metavar="NAME",
                    help="also register the session as a new recipient NAME that wakes it")
+
+
+    # issue 17: search, threads and the search index
+    p = add("search", "Find your mail by words in subjects and bodies, best match first.")
+    p.add_argument("query", help="words (all must appear), \"a phrase\", prefix*, AND, OR, "
+                                 "NOT, -word, (groups)")
+    p.add_argument("--from", dest="from_", metavar="NAME", help="only mail from this agent")
+    p.add_argument("--to", metavar="NAME", help="only mail addressed to this agent (or all)")
+    p.add_argument("--since", metavar="DATE", help="only mail from this date or time on "
+                                                   "(ISO 8601; a date is your local day)")
+    p.add_argument("--until", metavar="DATE", help="only mail before this time (a date "
+                                                   "includes that whole day)")
+    p.add_argument("--state", action="append", choices=["unread", "read", "done"],
+                   help="only mail in this state for you; repeat for several")
+    p.add_argument("--thread", metavar="ID", help="only the thread of this message")
+    limit_option(p)
+
+    p = add("thread", "Show a conversation in order, with each message's state.")
+    p.add_argument("id")
+
+    p = add("index", "Manage the search index (derived from the messages; safe to rebuild).")
+    p.add_argument("--rebuild", action="store_true", required=True,
+                   help="build it again from the message files")
+
+    p = add("export", "Write every message with each recipient's state (jsonl, mbox, maildir); "
+                      "the output is private (0600) and never overwrites.")
+    p.add_argument("--format", choices=["jsonl", "mbox", "maildir"], default="jsonl",
+                   help="jsonl (default; one message a line), mbox (one file) or maildir "
+                        "(a folder), the last two readable by mutt or Thunderbird")
+    p.add_argument("--output", default="-", metavar="PATH",
+                   help="a new file (jsonl, mbox) or folder (maildir); jsonl default: stdout")
+    p.add_argument("--for", dest="for_", metavar="NAME",
+                   help="only mail to or from this agent (maildir: its state sets the flags)")
+    p.add_argument("--since", metavar="DATE", help="only mail from this date or time on")
     return parser
 
 

@@ -80,11 +80,17 @@ def sent(store: Store, sender: str, who: Callable[[], list[AgentInfo]], limit: i
             if sender_of(i) == sender}
     for live in (True, False):
         mine.update(i for i in store.broadcast_ids(live=live) if sender_of(i) == sender)
-    page = sorted(mine, reverse=True)[:limit]
-    times, replies = _receipts(store, set(page))
+    return statuses(store, sorted(mine, reverse=True)[:limit], who)
+
+
+def statuses(store: Store, ids: list[str], who: Callable[[], list[AgentInfo]]
+             ) -> list[Status]:
+    """The status of each of ``ids``, in that order, from one pass over the events log;
+    a message gone meanwhile is left out."""
+    times, replies = _receipts(store, set(ids))
     who = cache(who)  # a broadcast's recipients are everyone: ask once per page
     result = []
-    for message_id in page:
+    for message_id in ids:
         try:
             result.append(_status(store, message_id, times[message_id],
                                   replies[message_id], who))

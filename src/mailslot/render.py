@@ -11,7 +11,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .message import Message
-from .results import AgentInfo, DoctorReport, InboxPage, Item, Status, WhoAmI
+from .results import (
+    AgentInfo,
+    DoctorReport,
+    InboxPage,
+    Item,
+    RecipientStatus,
+    Status,
+    ThreadEntry,
+    WhoAmI,
+)
 from .text import for_terminal
 
 if TYPE_CHECKING:
@@ -90,7 +99,7 @@ def sent_list(page: list[Status], *, style: Style = PLAIN) -> str:
     lines = []
     for st in page:
         m = st.message
-        states = ", ".join(f"{r.agent} {r.state or 'missing'}" for r in st.recipients)
+        states = _states(st.recipients)
         extra = " (retracted)" if st.retracted else ""
         lines.append(f"{style.accent(st.short or m.id)}  {style.dim(_date(m.date))}  "
                      f"to {', '.join(m.to)}{extra}: {m.subject}")
@@ -278,3 +287,42 @@ def started_sessions(records: list[dict[str, object]]) -> str:
                      f"{r.get('from') or '?'}" + (f" as {r['register_as']}"
                                                   if r.get("register_as") else ""))
         for r in records)
+
+
+# issue 17: search and threads ---------------------------------------------------------
+def found(items: list[Item], *, style: Style = PLAIN) -> str:
+    """Search hits, best first: the inbox's line, then the body's first line."""
+    if not items:
+        return "no messages match"
+    lines = []
+    for item in items:
+        m = item.message
+        kind = " (broadcast)" if m.is_broadcast else ""
+        first = for_terminal(next((ln for ln in m.body.splitlines() if ln.strip()), ""))
+        lines.append(f"{_MARK[item.state]} {style.accent(item.shown_id)}  "
+                     f"{style.dim(_date(m.date))}  {m.sender}{kind}: "
+                     f"{for_terminal(m.subject)}")
+        if first:
+            lines.append(f"    {first[:100]}")
+    lines.append(style.dim(_LEGEND))
+    return "\n".join(lines)
+
+
+def thread(entries: list[ThreadEntry], *, style: Style = PLAIN) -> str:
+    """A conversation, oldest first: each message whole, with every recipient's state."""
+    if not entries:
+        return "no messages in this thread"
+    parts = []
+    for entry in entries:
+        m = entry.message
+        states = _states(entry.status.recipients)
+        head = (f"{style.accent(m.id)}  {style.dim(_date(m.date))}\n"
+                f"{m.sender} → {', '.join(m.to)}: {style.bold(for_terminal(m.subject))}\n"
+                f"[{states or 'no recipients yet'}]")
+        parts.append(head + "\n\n" + for_terminal(m.body))
+    return "\n\n".join(parts)
+
+
+def _states(recipients: list[RecipientStatus]) -> str:
+    """``gemini read, codex missing``: each recipient's state, in one line."""
+    return ", ".join(f"{r.agent} {r.state or 'missing'}" for r in recipients)

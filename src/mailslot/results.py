@@ -181,3 +181,22 @@ class DoctorReport:
     @property
     def healthy(self) -> bool:
         return not self.problems
+
+
+# issue 17: search and threads ---------------------------------------------------------
+@dataclass(frozen=True)
+class ThreadEntry:
+    """One message of a thread: whole, the caller's state (``None``: the caller sent
+    it) and where it stands with every recipient."""
+
+    message: Message
+    state: State | None
+    status: Status
+
+    def as_dict(self) -> dict[str, Any]:
+        data = self.message.as_dict(with_body=True)
+        data["state"] = self.state
+        data["retracted"] = self.status.retracted
+        data["recipients"] = [r.__dict__ for r in self.status.recipients]
+        data["replies"] = self.status.replies
+        return data

@@ -24,6 +24,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..message import Message, State
+from ..query import Search
 from .records import AgentRecord, StoredFile, WakeEntry, Watching
 
 Event = Mapping[str, Any]
@@ -292,6 +293,18 @@ class Store(Protocol):
 
     def started_sessions(self) -> list[dict[str, Any]]:
         """Every readable record of the session log, oldest first."""
+
+    # issue 17: search (a derived index; the stored messages stay the truth) ------------
+    def search(self, request: Search) -> list[str]:
+        """Ids of the messages ``request`` finds (see :class:`mailslot.query.Search`): best
+        first when it has words to match, else oldest first; at most ``limit`` after
+        ``offset``. Covers every message delivered through :meth:`deliver` or
+        :meth:`publish`; which of them a caller may see is the service's rule. A message
+        is found by its subject and body, by whole words, phrases and prefixes."""
+
+    def reindex(self) -> int:
+        """Build the search index again from the stored messages; return how many it
+        holds (a backend whose search needs no separate index just counts them)."""
 
     # issue 13: creating and upgrading a store --------------------------------------------
     def init(self) -> str:

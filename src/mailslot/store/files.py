@@ -54,7 +54,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..message import Message, State
+    from ..query import Search
     from .records import StoredFile, Watching
+    from .search_index import SearchIndex
 
 
 @translated
@@ -75,6 +77,7 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
     def __init__(self, root: str | os.PathLike[str]) -> None:
         super().__init__(os.path.abspath(os.path.expanduser(os.fspath(root))))
         self.location = self.root
+        self._index: SearchIndex | None = None
 
     # Writing -------------------------------------------------------------------
     def _place(self, message: Message, folders: Sequence[tuple[str, str]]) -> None:
@@ -114,9 +117,11 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         for r in recipients:  # refuse a planted link before creating any recipient's folder
             self._box(r, "unread")
         self._place(message, [(self._box(r, "unread", create=True), r) for r in recipients])
+        self._search_index().add([message])
 
     def publish(self, message: Message) -> None:
         self._place(message, [(self._folder("broadcast", "live", create=True), "broadcast")])
+        self._search_index().add([message])
 
     # Reading (load, load_broadcast, state_of: the shared reader in store/layout.py) --
     def path_of(self, agent: str, message_id: str) -> str | None:
@@ -510,6 +515,21 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         existed = self.exists()
         self._folder(create=True)
         return f"{self.root} {'was already' if existed else 'is now'} a mailbox (files)"
+
+
+    # issue 17: search (the index is derived from the files; see store/search_index.py) --
+    def _search_index(self) -> SearchIndex:
+        if self._index is None:
+            from .search_index import SearchIndex  # on first use: the hook path never needs it
+
+            self._index = SearchIndex(self, self.agent_names)
+        return self._index
+
+    def search(self, request: Search) -> list[str]:
+        return self._search_index().search(request)
+
+    def reindex(self) -> int:
+        return self._search_index().rebuild()
 
 
 SESSIONS = "sessions.jsonl"

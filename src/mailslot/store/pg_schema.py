@@ -85,6 +85,25 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE wakes ADD COLUMN queue text NOT NULL DEFAULT 'wake';
     ALTER TABLE wakes DROP CONSTRAINT wakes_pkey, ADD PRIMARY KEY (queue, agent, id, claim);
     """,
+    # 6 (issue 17): search, one row per message written in the delivery's transaction
+    # (the words of its subject, weight A, and body, weight B), under row-level security
+    # as mail is: a role finds only what its agent was sent, sent, or was broadcast. A
+    # store with mail already is marked for a rebuild (``search_stale``) on first search.
+    """
+    CREATE TABLE search (
+        id text PRIMARY KEY, sender text NOT NULL, recipients text[] NOT NULL,
+        utc text NOT NULL, thread text NOT NULL, words tsvector NOT NULL);
+    CREATE INDEX search_words ON search USING gin (words);
+    CREATE INDEX search_thread ON search (thread);
+    CREATE INDEX search_utc ON search (utc);
+    ALTER TABLE search ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY search_read ON search FOR SELECT USING (mailslot_me() = ANY (recipients)
+        OR sender = mailslot_me() OR recipients = '{all}');
+    CREATE POLICY search_add ON search FOR INSERT WITH CHECK (sender = mailslot_me());
+    CREATE TABLE search_stale (one boolean PRIMARY KEY DEFAULT true CHECK (one));
+    INSERT INTO search_stale SELECT WHERE EXISTS (SELECT FROM mail)
+        OR EXISTS (SELECT FROM broadcasts);
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
@@ -132,7 +151,7 @@ SHARED = ("broadcasts", "seen", "events", "presence", "wakes", "shown", "waiters
           "gates", "members", "requests", "passed", "fences", "latest_sessions",
           "session_log")
 """Tables every agent role reads and writes whole (only ``mail`` is per agent)."""
-READ_ONLY = ("config", "registry", "mailslot_schema")
+READ_ONLY = ("config", "registry", "mailslot_schema", "search_stale")
 """Tables an agent role may read but only the admin role changes."""
 
 
@@ -163,6 +182,7 @@ def _privileges(conn: Any, role: str) -> None:
     conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
         sql.Identifier(schema[0]), who))
     conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON mail TO {}").format(who))
+    conn.execute(sql.SQL("GRANT SELECT, INSERT ON search TO {}").format(who))
     for table in SHARED:
         conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(
             sql.Identifier(table), who))

@@ -28,6 +28,8 @@ from psycopg import errors as pg
 from ..errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES, Message, State, to_bytes
 from ..names import SESSION_KEY, check_name
+from ..query import Search
+from . import pg_search
 from .layout import _parse
 from .pg_schema import LATEST, grant, migrate, schema_version
 from .records import AgentRecord, StoredFile, WakeEntry, notify_lane
@@ -155,6 +157,7 @@ class PostgresStore:
              "%s FROM unnest(%s::text[]) a",
              (message.id, to_bytes(message), message.sender, names)),
             ("SELECT pg_notify(%s, 'mail:' || a) FROM unnest(%s::text[]) a", (CHANNEL, names)),
+            (pg_search.INDEX, pg_search.index_row(message)),
         ], "a recipient's mailbox")
 
     def entries(self, agent: str, states: Iterable[State]) -> list[tuple[str, State]]:
@@ -213,6 +216,7 @@ class PostgresStore:
             ("INSERT INTO broadcasts (id, live, data) VALUES (%s, true, %s)",
              (message.id, to_bytes(message))),
             ("SELECT pg_notify(%s, 'mail:*')", (CHANNEL,)),
+            (pg_search.INDEX, pg_search.index_row(message)),
         ], "the broadcasts")
 
     def broadcast_ids(self, *, live: bool = True) -> list[str]:
@@ -571,6 +575,33 @@ class PostgresStore:
         rows = self._rows("cannot read the session log",
                           "SELECT record FROM session_log ORDER BY seq")
         return [r for r in (_log_record(line) for (line,) in rows) if r is not None]
+
+    # issue 17: search (store/pg_search.py) ----------------------------------------------------
+    def search(self, request: Search) -> list[str]:
+        """Rebuilds first once after the upgrade that added search to a store with mail."""
+        if self._rows("cannot search", "SELECT FROM search_stale"):
+            self.reindex()
+        sql, params = pg_search.select(request)
+        return [r[0] for r in self._rows("cannot search", sql, params)]
+
+    def reindex(self) -> int:
+        """From every stored message, in one transaction (the admin role's work)."""
+        def work(db: psycopg.Connection[Any]) -> int:
+            with db.transaction():
+                db.execute("DELETE FROM search")
+                stored = db.execute("SELECT DISTINCT ON (id) id, data FROM (SELECT id, data "
+                                    "FROM mail UNION ALL SELECT id, data FROM broadcasts) m "
+                                    "ORDER BY id").fetchall()
+                for message_id, data in stored:
+                    try:
+                        message = _parse(bytes(data), message_id, message_id, False)
+                    except Unreadable:
+                        continue  # doctor --deep names it
+                    db.execute(pg_search.INDEX, pg_search.index_row(message))
+                db.execute("DELETE FROM search_stale")
+                row = db.execute("SELECT count(*) FROM search").fetchone()
+                return int(row[0]) if row else 0
+        return self._run("cannot rebuild the search index", work)  # type: ignore[no-any-return]
 
     # issue 13: creating and upgrading a store --------------------------------------------
     def init(self) -> str:

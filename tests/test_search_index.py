@@ -1,0 +1,111 @@
+"""The file store's search index: derived, disposable, never the reason a send fails."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from mailslot import FileStore, Mailbox
+from mailslot.query import Search, parse
+from support import make_message
+
+Box = Callable[[str | None], Mailbox]
+
+
+def find(root: Path, query: str) -> list[str]:
+    return FileStore(root).search(Search(match=parse(query)))
+
+
+def test_the_index_is_private_and_doctor_finds_nothing_wrong(box: Box, root: Path) -> None:
+    box("claude").send("gemini", "hello", "words to find")
+    assert find(root, "words") != []
+    for name in os.listdir(root / "index"):
+        assert stat.S_IMODE(os.lstat(root / "index" / name).st_mode) == 0o600, name
+    assert stat.S_IMODE(os.lstat(root / "index").st_mode) == 0o700
+    assert box("claude").doctor().healthy
+
+
+def test_a_broken_index_never_fails_a_send_and_the_next_search_rebuilds(
+        box: Box, root: Path) -> None:
+    first = box("claude").send("gemini", "first", "alpha")
+    index = root / "index" / "search.sqlite"
+    index.write_bytes(b"this is not a database" * 100)
+    second = box("claude").send("gemini", "second", "alpha beta")  # succeeds regardless
+    assert (root / "index" / "stale").exists()
+    assert sorted(find(root, "alpha")) == sorted([first.id, second.id])  # replaced
+    assert not (root / "index" / "stale").exists()
+
+
+def test_a_locked_index_marks_it_stale_rather_than_waiting_forever(
+        box: Box, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    box("claude").send("gemini", "first", "alpha")
+    monkeypatch.setattr("mailslot.store.search_index._BUSY_MS", 50)
+    holder = sqlite3.connect(root / "index" / "search.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        late = box("claude").send("gemini", "late", "alpha gamma")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert (root / "index" / "stale").exists()
+    assert find(root, "gamma") == [late.id]
+
+
+def test_messages_copied_in_by_hand_are_found_after_a_rebuild(
+        cli: Callable[..., object], root: Path, tmp_path: Path) -> None:
+    other = FileStore(tmp_path / "elsewhere")
+    m = make_message(subject="copied", body="handwritten words")
+    other.deliver(m, ["gemini"])
+    assert find(root, "handwritten") == []  # no mailbox yet
+    FileStore(root).deliver(make_message(n=5), ["gemini"])
+    target = root / "agents" / "gemini" / "new"
+    shutil.copy(tmp_path / "elsewhere" / "agents" / "gemini" / "new" / f"{m.id}.md", target)
+    assert find(root, "handwritten") == []  # the index does not know it yet
+    result = cli("--agent", "gemini", "index", "--rebuild")
+    assert result.code == 0 and "2 message(s)" in result.out  # type: ignore[attr-defined]
+    assert find(root, "handwritten") == [m.id]
+
+
+def test_deleting_the_index_loses_nothing(box: Box, root: Path) -> None:
+    sent = box("claude").send("gemini", "keep", "durable words")
+    shutil.rmtree(root / "index")
+    assert find(root, "durable") == [sent.id]
+
+
+def test_a_planted_link_for_the_index_is_refused(box: Box, root: Path, tmp_path: Path
+                                                  ) -> None:
+    box("claude").send("gemini", "x", "y")
+    shutil.rmtree(root / "index")
+    (root / "index").mkdir(mode=0o700)
+    (root / "index" / "search.sqlite").symlink_to(tmp_path / "elsewhere.db")
+    sent = box("claude").send("gemini", "still", "delivered")  # the send is not hurt
+    assert box("gemini").read(sent.id).message.body == "delivered"
+    assert not (tmp_path / "elsewhere.db").exists()
+
+
+def test_accents_and_case_are_ignored_and_prefixes_use_the_index(box: Box, root: Path
+                                                                  ) -> None:
+    sent = box("claude").send("gemini", "Café RÉSUMÉ", "Naïve approach")
+    assert find(root, "cafe") == find(root, "résumé") == find(root, "NAIVE") == [sent.id]
+    assert find(root, "resu*") == find(root, "na*") == [sent.id]
+
+
+def test_eight_processes_sending_at_once_are_all_found(root: Path) -> None:
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom mailslot import FileStore, Mailbox\n"
+              "from mailslot.identity import Identity\n"
+              "box = Mailbox(FileStore(sys.argv[1]), Identity(sys.argv[2], '--agent'))\n"
+              "for n in range(10):\n"
+              "    box.send('gemini', f'load {sys.argv[2]} {n}', 'concurrent words', new=True)\n")
+    workers = [subprocess.Popen([sys.executable, "-c", script, str(root), f"w{i}"])
+               for i in range(8)]
+    assert [w.wait(timeout=120) for w in workers] == [0] * 8
+    assert len(FileStore(root).search(Search(match=parse("concurrent"), limit=500))) == 80
