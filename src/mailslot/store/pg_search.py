@@ -2,8 +2,8 @@
 
 One row per message, written in the transaction that delivers or publishes it, so the
 index is never behind the mail; its words are PostgreSQL's full-text ``tsvector`` of the
-words :func:`mailslot.query.words_of` finds (the subject's weighted above the body's,
-so subject words rank first). A query's tree (:mod:`mailslot.query`) becomes a
+words :func:`mailslot.query.words_of` finds (a subject word weighs four times a body
+word, as in the file store's ranking). A query's tree (:mod:`mailslot.query`) becomes a
 ``tsquery`` whose every word is quoted: no text a user types is read as PostgreSQL's
 own query syntax. The same filters and order as the file store's index
 (:mod:`.search_index`): the newest :data:`~.search_index.CANDIDATES` matches ranked,
@@ -73,9 +73,9 @@ def select(request: Search) -> tuple[str, list[Any]]:
             params.append(value)
     condition = " WHERE " + " AND ".join(where) if where else ""
     if request.match is not None:
-        sql = ("SELECT id FROM (SELECT id, utc, ts_rank(words, to_tsquery('simple', %s)) "
-               f"AS score FROM search{condition} ORDER BY utc DESC LIMIT {CANDIDATES}) c "
-               "ORDER BY score DESC, utc DESC")
+        sql = ("SELECT id FROM (SELECT id, utc, ts_rank('{0.1, 0.2, 0.25, 1.0}', words, "
+               "to_tsquery('simple', %s)) AS score FROM search" + condition +
+               f" ORDER BY utc DESC LIMIT {CANDIDATES}) c ORDER BY score DESC, utc DESC")
         params.insert(0, tsquery(request.match))
     else:
         sql = f"SELECT id FROM search{condition} ORDER BY utc, id"
