@@ -236,6 +236,8 @@ def test_an_upgrade_keeps_queued_wakes_and_gives_granted_roles_the_new_tables(
         conn.execute("INSERT INTO agent_roles VALUES ('mailslot_gemini', 'gemini')")
     upgraded = run_cli("init", "--store", url)
     assert upgraded.returncode == 0 and f"({LATEST - 4} migration" in upgraded.stdout
+    with psycopg.connect(url) as conn:  # init built the search of the older mail
+        assert conn.execute("SELECT id FROM search").fetchall() == [(m.id,)]
     store = open_store(url)
     assert [(e.message_id, e.attempt) for e in store.wake_pending("gemini")] == [(m.id, 2)]
     assert store.notify_queue(0).wake_pending("gemini") == []

@@ -88,7 +88,8 @@ MIGRATIONS: tuple[str, ...] = (
     # 6 (issue 17): search, one row per message written in the delivery's transaction
     # (the words of its subject, weight A, and body, weight B), under row-level security
     # as mail is: a role finds only what its agent was sent, sent, or was broadcast. A
-    # store with mail already is marked for a rebuild (``search_stale``) on first search.
+    # store with mail already is marked for a rebuild (``search_stale``): by ``init``, or
+    # the first search.
     """
     CREATE TABLE search (
         id text PRIMARY KEY, sender text NOT NULL, recipients text[] NOT NULL,

@@ -605,9 +605,13 @@ class PostgresStore:
 
     # issue 13: creating and upgrading a store --------------------------------------------
     def init(self) -> str:
-        """Apply the migrations this database lacks (each in one transaction)."""
+        """Apply the migrations this database lacks (each in one transaction); as the
+        admin role, so the search an upgrade adds is built here, not by an agent role's
+        first search (which may not rebuild it)."""
         applied = self._run("cannot create the schema", migrate, schema=False)
         self._link.ready = True
+        if self._rows("cannot search", "SELECT FROM search_stale"):
+            self.reindex()
         return (f"{self.location}: schema at version {LATEST} ({applied} migration"
                 f"{'' if applied == 1 else 's'} applied)")
 
