@@ -1,0 +1,246 @@
+"""``serve --http``: a real uvicorn server on 127.0.0.1, the SDK's Streamable HTTP client.
+
+Credentials here come from a table (the test's ``authenticate``); the door, the sessions
+and the tools are the real ones.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+import pytest
+import uvicorn
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, TextContent
+
+from mailslot import Mailbox
+from mailslot.errors import InvalidInput, Refused
+from mailslot.http_guard import RateLimit
+from mailslot.http_server import Listen, build_app, config, parse_listen
+
+pytestmark = pytest.mark.anyio
+Box = Callable[[str | None], Mailbox]
+SECRETS = {"s-claude": "claude", "s-gemini": "gemini"}
+TOOLS = {"send_message", "read_messages", "mark_read", "mark_done", "reply", "broadcast",
+         "retract_broadcast", "message_status", "list_agents"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@dataclass
+class Running:
+    url: str
+    port: int
+    secrets: dict[str, str]
+
+
+def _start(box: Box, listen_names: tuple[str, ...] = (), rate: int = 600,
+           max_body: int = 64 * 1024) -> Iterator[Running]:
+    secrets = dict(SECRETS)
+
+    def authenticate(secret: str) -> Mailbox:
+        agent = secrets.get(secret)
+        if agent is None:
+            raise Refused("unauthorized")
+        return box(agent)
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    listen = Listen("127.0.0.1", port, names=listen_names)
+    app = build_app(authenticate, listen.door(max_body_bytes=max_body, rate_per_minute=rate))
+    server = uvicorn.Server(config(app, listen))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
+        time.sleep(0.01)
+    try:
+        yield Running(f"http://127.0.0.1:{port}/mcp", port, secrets)
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+@pytest.fixture
+def running(box: Box) -> Iterator[Running]:
+    yield from _start(box)
+
+
+@asynccontextmanager
+async def connect(running: Running, secret: str) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {secret}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http, \
+            Client(streamable_http_client(running.url, http_client=http)) as client:
+        yield client
+
+
+def text(result: CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text(result)
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+def post(running: Running, headers: dict[str, str], body: bytes = b"{}") -> httpx2.Response:
+    base = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    return httpx2.post(running.url, content=body, headers={**base, **headers}, timeout=30)
+
+
+async def test_every_tool_over_http(running: Running) -> None:
+    async with connect(running, "s-claude") as claude:
+        assert {t.name for t in (await claude.list_tools()).tools} == TOOLS
+        sent = await call(claude, "send_message", to="gemini", subject="hi", body="hello")
+        assert sent["from"] == "claude"
+        cast = await call(claude, "broadcast", subject="all", body="everyone")
+        assert (await call(claude, "retract_broadcast", message_id=cast["id"]))["retracted"]
+        status = await call(claude, "message_status", message_id=sent["id"])
+        assert status["recipients"][0]["agent"] == "gemini"
+        agents = await call(claude, "list_agents")
+        assert agents["you"] == "claude"
+    async with connect(running, "s-gemini") as gemini:
+        page = await call(gemini, "read_messages")
+        assert [m["id"] for m in page["messages"]] == [sent["id"]]
+        assert (await call(gemini, "mark_read", message_id=sent["id"]))["state"] == "read"
+        answer = await call(gemini, "reply", message_id=sent["id"], body="got it")
+        assert answer["from"] == "gemini" and answer["to"] == ["claude"]
+        done = await call(gemini, "mark_done", message_ids=[sent["id"]])
+        assert done["messages"][0]["state"] == "done"
+
+
+async def test_one_credential_never_reads_anothers_mail(running: Running, box: Box) -> None:
+    box("gemini").send("claude", "private", "for claude only")
+    async with connect(running, "s-gemini") as gemini:
+        page = await call(gemini, "read_messages")
+        assert page["messages"] == []
+        sent = await call(gemini, "send_message", to="claude", subject="x", body="y")
+        assert sent["from"] == "gemini"  # the credential decides, not an argument
+
+
+def test_auth_failures_are_401_and_say_nothing(running: Running) -> None:
+    answers = [post(running, h) for h in (
+        {}, {"authorization": "Bearer"}, {"authorization": "Basic czpz"},
+        {"authorization": "Bearer wrong"})]
+    running.secrets.pop("s-gemini")  # revoked
+    answers.append(post(running, {"authorization": "Bearer s-gemini"}))
+    assert {a.status_code for a in answers} == {401}
+    assert {a.text for a in answers} == {'{"error": "unauthorized"}'}
+    assert all(a.headers["www-authenticate"].startswith("Bearer") for a in answers)
+
+
+async def test_a_revoked_credential_is_refused_mid_session(running: Running) -> None:
+    async with connect(running, "s-gemini") as gemini:
+        await call(gemini, "list_agents")
+        running.secrets.pop("s-gemini")
+        with pytest.raises(MCPError):
+            await gemini.call_tool("list_agents", {})
+
+
+def test_a_session_of_one_credential_does_not_exist_for_another(running: Running) -> None:
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}
+    opened = post(running, {"authorization": "Bearer s-claude"}, json.dumps(init).encode())
+    assert opened.status_code == 200
+    session = opened.headers["mcp-session-id"]
+    ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode()
+    mine = post(running, {"authorization": "Bearer s-claude", "mcp-session-id": session,
+                          "mcp-protocol-version": "2025-11-25"}, ping)
+    theirs = post(running, {"authorization": "Bearer s-gemini", "mcp-session-id": session,
+                            "mcp-protocol-version": "2025-11-25"}, ping)
+    assert mine.status_code == 200
+    assert theirs.status_code == 404
+
+
+def test_host_and_origin_are_checked(running: Running) -> None:
+    auth = {"authorization": "Bearer s-claude"}
+    assert post(running, {**auth, "host": "evil.example"}).status_code == 421
+    assert post(running, {**auth, "host": f"evil.example:{running.port}"}).status_code == 421
+    assert post(running, {**auth, "origin": "http://evil.example"}).status_code == 403
+    assert post(running, {**auth, "origin": f"http://localhost:{running.port}"}
+                ).status_code != 403
+
+
+def test_oversized_requests_are_refused(running: Running) -> None:
+    auth = {"authorization": "Bearer s-claude"}
+    assert post(running, auth, b"x" * (65 * 1024)).status_code == 413
+    huge = {**auth, "x-filler": "y" * (17 * 1024)}
+    assert post(running, huge).status_code in (400, 431)
+
+
+def test_rate_limit_per_credential(box: Box) -> None:
+    for running in _start(box, rate=5):
+        auth = {"authorization": "Bearer s-claude"}
+        codes = [post(running, auth).status_code for _ in range(6)]
+        assert codes[:5] != [429] * 5 and codes[5] == 429
+        refused = post(running, auth)
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+        assert post(running, {"authorization": "Bearer s-gemini"}).status_code != 429
+
+
+def test_access_log_holds_no_subject_body_or_secret(
+        running: Running, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO", logger="mailslot.http.access")
+    send = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "send_message", "arguments": {"to": "gemini", "subject": "SUBJ-42",
+                                              "body": "BODY-42"}}}
+    post(running, {"authorization": "Bearer s-claude"}, json.dumps(send).encode())
+    post(running, {"authorization": "Bearer s-gemini?x=1"})
+    lines = [r.getMessage() for r in caplog.records if r.name == "mailslot.http.access"]
+    assert lines and all("POST /mcp" in line for line in lines)
+    logged = "\n".join(lines)
+    for secret in ("SUBJ-42", "BODY-42", "s-claude", "s-gemini", "claude", "gemini"):
+        assert secret not in logged
+
+
+def test_token_bucket_refills() -> None:
+    now = [0.0]
+    rate = RateLimit(60, clock=lambda: now[0])
+    assert all(rate.wait_for("k") == 0 for _ in range(60))
+    assert rate.wait_for("k") == pytest.approx(1.0)
+    now[0] += 1.0
+    assert rate.wait_for("k") == 0
+
+
+def test_listening_rules() -> None:
+    assert parse_listen("8080") == ("127.0.0.1", 8080)
+    assert parse_listen("[::1]:8080") == ("::1", 8080)
+    assert parse_listen("0.0.0.0:9") == ("0.0.0.0", 9)
+    for bad in ("", "x", "1:0", "1:70000"):
+        with pytest.raises(InvalidInput):
+            parse_listen(bad)
+    Listen("::1", 1)
+    Listen("localhost", 1)
+    with pytest.raises(InvalidInput, match="TLS"):
+        Listen("0.0.0.0", 8080)
+    with pytest.raises(InvalidInput, match="together"):
+        Listen("0.0.0.0", 8080, tls_cert="c")
+    Listen("0.0.0.0", 8080, tls_cert="c", tls_key="k")
+    proxied = Listen("10.0.0.5", 8080, proxy="10.0.0.1", names=("mail.example.org",))
+    door = proxied.door(max_body_bytes=1, rate_per_minute=1)
+    assert door.proxy == "10.0.0.1"
+    assert "mail.example.org" in door.allowed_hosts
+    assert "https://mail.example.org" in door.allowed_origins
+    with pytest.raises(InvalidInput):
+        Listen("10.0.0.5", 8080, proxy="not-an-ip")
