@@ -7,26 +7,22 @@ and the tools are the real ones.
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
+from httpkit import Running, start
 from mailslot import Mailbox
-from mailslot.errors import InvalidInput, Refused
+from mailslot.errors import InvalidInput
 from mailslot.http_guard import RateLimit
-from mailslot.http_server import Listen, build_app, config, parse_listen
+from mailslot.http_server import Listen, parse_listen
 
 pytestmark = pytest.mark.anyio
 Box = Callable[[str | None], Mailbox]
@@ -40,46 +36,9 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@dataclass
-class Running:
-    url: str
-    port: int
-    secrets: dict[str, str]
-
-
-def _start(box: Box, listen_names: tuple[str, ...] = (), rate: int = 600,
-           max_body: int = 64 * 1024) -> Iterator[Running]:
-    secrets = dict(SECRETS)
-
-    def authenticate(secret: str) -> Mailbox:
-        agent = secrets.get(secret)
-        if agent is None:
-            raise Refused("unauthorized")
-        return box(agent)
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    listen = Listen("127.0.0.1", port, names=listen_names)
-    app = build_app(authenticate, listen.door(max_body_bytes=max_body, rate_per_minute=rate))
-    server = uvicorn.Server(config(app, listen))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
-        time.sleep(0.01)
-    try:
-        yield Running(f"http://127.0.0.1:{port}/mcp", port, secrets)
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
-
-
 @pytest.fixture
 def running(box: Box) -> Iterator[Running]:
-    yield from _start(box)
+    yield from start(box)
 
 
 @asynccontextmanager
@@ -190,7 +149,7 @@ def test_oversized_requests_are_refused(running: Running) -> None:
 
 
 def test_rate_limit_per_credential(box: Box) -> None:
-    for running in _start(box, rate=5):
+    for running in start(box, rate=5):
         auth = {"authorization": "Bearer s-claude"}
         codes = [post(running, auth).status_code for _ in range(6)]
         assert codes[:5] != [429] * 5 and codes[5] == 429

@@ -224,6 +224,8 @@ def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
 
 @command("serve")
 def _serve(args: argparse.Namespace, box: Mailbox) -> int:
+    if args.http is not None:  # issue 14
+        return _serve_http(args, box)
     box.bound_agent()  # refuse before the MCP SDK is even imported
     from . import mcp_server
 
@@ -252,7 +254,8 @@ def _hook(args: argparse.Namespace) -> int:
     """
     from .hooks.run import run_hook
 
-    return run_hook(args.host, args.event, agent=args.agent, root=args.dir)
+    return run_hook(args.host, args.event, agent=args.agent, root=args.dir,
+                    remote=args.remote, credential=args.credential)
 
 
 _UNTRANSLATED: dict[str, Callable[[argparse.Namespace], int]] = {"hook": _hook}
@@ -270,6 +273,45 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
     from .wake.watcher import watch  # the only import of watchdog, and only here
 
     return watch(box.store, once=args.once, poll=args.poll, as_json=args.json)
+
+
+# issue 14: serve --http, and the everyday commands against it (--remote URL) ----------
+def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
+    from .http_server import Listen, parse_listen, serve_http
+
+    host, port = parse_listen(args.http)
+    listen = Listen(host, port, args.tls_cert, args.tls_key, args.behind_proxy,
+                    tuple(args.allow_host))
+    serve_http(_authenticate(box), listen, max_body_bytes=4 * box.max_body_bytes + 65536,
+               rate_per_minute=args.rate_limit)
+    return 0
+
+
+def _authenticate(box: Mailbox) -> Callable[[str], Mailbox]:
+    """Where each request's bearer secret becomes its agent's mailbox: registered agents'
+    credentials (issue 12). Without them there is nothing to check a secret against, so
+    the server refuses to start rather than serve anyone unauthenticated."""
+    raise Refused("serve --http needs registered agents' credentials (issue 12), which "
+                  "this version of mailslot does not have")
+
+
+def _remote_or_local(name: str) -> None:
+    """``--remote URL`` runs the command against ``serve --http``; else as before."""
+    local = _COMMANDS[name]
+
+    def handler(args: argparse.Namespace, box: Mailbox) -> int:
+        if args.remote is None:
+            return local(args, box)
+        from . import remote_cli
+
+        return remote_cli.run(name, args)
+
+    _COMMANDS[name] = handler
+
+
+_REMOTE_COMMANDS = ("send", "inbox", "read", "done", "reply")
+for _name in _REMOTE_COMMANDS:
+    _remote_or_local(_name)
 
 
 def _seconds(raw: str) -> float:
@@ -486,6 +528,32 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", nargs="?", choices=["bash", "zsh", "fish"])
     p.add_argument("--words", choices=["commands", "agents", "ids"],
                    help="print the words to complete, one a line (what the scripts call)")
+    # issue 14: serve --http, remote hooks and the remote everyday commands
+    def remote_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--remote", metavar="URL",
+                       help="run against a 'mailslot serve --http' server at URL (see "
+                            "docs/remote.md); the identity is the credential's")
+        p.add_argument("--credential", metavar="FILE",
+                       help="with --remote: the credential file holding the secret "
+                            "(default: $MAILSLOT_SECRET)")
+
+    for name in (*_REMOTE_COMMANDS, "hook"):
+        if name in sub.choices:
+            remote_options(sub.choices[name])
+    if "serve" in sub.choices:
+        p = sub.choices["serve"]
+        p.add_argument("--http", metavar="[ADDR:]PORT",
+                       help="serve the MCP tools over Streamable HTTP instead of stdio, to "
+                            "agents with credentials; loopback unless ADDR says otherwise")
+        p.add_argument("--tls-cert", metavar="FILE", help="--http: TLS certificate (PEM)")
+        p.add_argument("--tls-key", metavar="FILE", help="--http: TLS private key (PEM)")
+        p.add_argument("--behind-proxy", metavar="ADDR",
+                       help="--http: a TLS proxy at this IP address forwards to us; no one "
+                            "else may connect")
+        p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="--http: another Host name clients use (repeatable)")
+        p.add_argument("--rate-limit", type=int, default=600, metavar="N",
+                       help="--http: requests per minute per credential (default 600)")
     return parser
 
 

@@ -156,11 +156,16 @@ def _headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
 
 async def _refuse(send: Any, status: int, reason: str,
                   extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = json.dumps({"error": reason}).encode()
-    headers = [(b"content-type", b"application/json"),
-               (b"content-length", str(len(body)).encode())]
     if status == 401:
-        headers.append((b"www-authenticate", b'Bearer realm="mailslot"'))
-    await send({"type": "http.response.start", "status": status,
-                "headers": headers + (extra or [])})
-    await send({"type": "http.response.body", "body": body})
+        extra = [(b"www-authenticate", b'Bearer realm="mailslot"')]
+    await answer(send, status, {"error": reason}, extra)
+
+
+async def answer(send: Any, status: int, body: Any,
+                 extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    """A whole JSON response."""
+    data = json.dumps(body, ensure_ascii=False).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+        (b"cache-control", b"no-store"), *(extra or [])]})
+    await send({"type": "http.response.body", "body": data})

@@ -30,9 +30,11 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from .errors import InvalidInput
-from .http_guard import Authenticate, Door, Guard
+from .http_api import serve_api
+from .http_guard import Authenticate, Door, Guard, answer
 from .mailbox import Mailbox
 from .mcp_server import build_server
+from .remote_wire import API
 
 MCP_PATH = "/mcp"
 GRACE_SECONDS = 10
@@ -156,17 +158,17 @@ def build_app(
     *,
     session_idle: float = SESSION_IDLE_SECONDS,
 ) -> Callable[[dict[str, Any], Any, Any], Any]:
-    """The whole ASGI application: lifespan, the door, ``/mcp``."""
+    """The whole ASGI application: lifespan, the door, ``/mcp`` and ``/api/``."""
     sessions = Sessions(max_body_bytes=door.max_body_bytes, session_idle=session_idle)
 
     async def route(scope: dict[str, Any], receive: Any, send: Any,
                     open_box: Callable[[], Mailbox], key: str) -> None:
         if scope["path"].rstrip("/") == MCP_PATH:
             await sessions.serve(scope, receive, send, open_box, key)
-            return
-        await send({"type": "http.response.start", "status": 404,
-                    "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body", "body": b'{"error": "not found"}'})
+        elif scope["path"].startswith(API):
+            await serve_api(scope, receive, send, open_box, door.max_body_bytes)
+        else:
+            await answer(send, 404, {"error": "not found"})
 
     guard = Guard(route, door, authenticate)
 
