@@ -1,0 +1,146 @@
+"""The JSON API of ``serve --http`` through its real clients: ``mailslot hook … --remote``
+(a separate process, as a host runs it) and the everyday commands with ``--remote``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import Result
+from httpkit import Box, Running, start
+from mailslot.errors import InvalidInput
+from mailslot.remote_client import Remote, read_secret
+
+
+@pytest.fixture
+def running(box: Box) -> Iterator[Running]:
+    yield from start(box)
+
+
+@pytest.fixture
+def credential(tmp_path: Path) -> Callable[[str], str]:
+    def write(secret: str) -> str:
+        path = tmp_path / f"{secret}.json"
+        path.write_text(json.dumps({"agent": "x", "secret": secret}))
+        path.chmod(0o600)
+        return str(path)
+
+    return write
+
+
+def hook(running: Running, credential: str, event: str, payload: dict[str, object],
+         host: str = "claude") -> tuple[str, float]:
+    """Run the remote hook as a host would: a new process, JSON on stdin."""
+    env = {k: v for k, v in os.environ.items() if k != "MAILSLOT_DIR"}
+    began = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "mailslot", "hook", host, event, "--remote",
+         f"http://127.0.0.1:{running.port}", "--credential", credential],
+        input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0
+    return done.stdout, time.monotonic() - began
+
+
+def context(out: str) -> str:
+    if out in ("", "{}"):
+        return ""
+    return str(json.loads(out)["hookSpecificOutput"]["additionalContext"])
+
+
+def test_remote_hook_shows_mail_then_records_it(
+        running: Running, box: Box, credential: Callable[[str], str]) -> None:
+    first = box("claude").send("gemini", "schema", "ready for review")
+    cast = box("claude").broadcast("freeze", "main is frozen")
+    secret = credential("s-gemini")
+    out, took = hook(running, secret, "session-start",
+                     {"session_id": "abc", "hook_event_name": "SessionStart",
+                      "source": "startup"})
+    shown = context(out)
+    assert first.id in shown and cast.id in shown and "> ready for review" in shown
+    assert took < 3.0  # within the hook's own bound (a whole process, on a busy machine)
+    # the prompt hook of the same session has nothing new; the broadcast is served once
+    again, _ = hook(running, secret, "user-prompt-submit",
+                    {"session_id": "abc", "hook_event_name": "UserPromptSubmit",
+                     "prompt": "hi"})
+    assert context(again) == ""
+    fresh, _ = hook(running, secret, "session-start",
+                    {"session_id": "other", "hook_event_name": "SessionStart"})
+    assert first.id in context(fresh) and cast.id not in context(fresh)
+
+
+def test_remote_hook_never_fails_a_session(
+        running: Running, credential: Callable[[str], str]) -> None:
+    for secret in (credential("wrong"), "/no/such/file"):
+        out, _ = hook(running, secret, "session-start", {"session_id": "abc"})
+        assert out in ("", "{}")
+    out, took = hook(Running("http://127.0.0.1:9/mcp", 9, {}), credential("s-gemini"),
+                     "session-start", {"session_id": "abc"})
+    assert out in ("", "{}") and took < 3.5
+
+
+def test_remote_cli_everyday_commands(
+        running: Running, cli: Callable[..., Result], box: Box,
+        credential: Callable[[str], str]) -> None:
+    url = f"http://127.0.0.1:{running.port}"
+    claude = ["--remote", url, "--credential", credential("s-claude")]
+    gemini = ["--remote", url, "--credential", credential("s-gemini")]
+    sent = cli("send", "--to", "gemini", "--subject", "hello", "--body", "from afar",
+               "--json", *claude)
+    assert sent.code == 0, sent.err
+    message = json.loads(sent.out)
+    assert message["from"] == "claude"
+    listed = cli("inbox", *gemini)
+    assert "hello" in listed.out and "claude" in listed.out
+    read = cli("read", message["id"], "--json", *gemini)
+    assert json.loads(read.out)["body"] == "from afar"
+    assert json.loads(read.out)["state"] == "read"
+    replied = cli("reply", message["id"], "--body", "thanks", *gemini)
+    assert replied.code == 0 and "sent " in replied.out
+    assert box("gemini").read(message["id"]).state == "done"
+    back = json.loads(cli("inbox", "--json", *claude).out)
+    assert [m["subject"] for m in back] == ["Re: hello"]
+    done = cli("done", back[0]["id"], *claude)
+    assert done.code == 0 and back[0]["id"] in done.out
+
+
+def test_remote_cli_errors_keep_their_exit_codes(
+        running: Running, cli: Callable[..., Result], credential: Callable[[str], str]) -> None:
+    url = f"http://127.0.0.1:{running.port}"
+    me = ["--remote", url, "--credential", credential("s-claude")]
+    missing = cli("read", "2026-01-01_000000.000000_a_to_b_deadbeef", *me)
+    assert missing.code == 1 and "mailslot: error:" in missing.err
+    bad = cli("send", "--to", "ALL", "--subject", "x", "--body", "y", *me)
+    assert bad.code == 2
+    refused = cli("inbox", "--remote", url, "--credential", credential("nope"))
+    assert refused.code == 1
+    assert "refused the credential" in refused.err
+    assert "nope" not in refused.err
+
+
+def test_api_checks_what_it_records(running: Running) -> None:
+    api = Remote(running.url, "s-gemini")
+    with pytest.raises(InvalidInput):
+        api.post("seen", {"moment": "start", "session": "a", "shown": ["../../etc"]})
+    with pytest.raises(InvalidInput):
+        api.post("seen", {"moment": "later", "shown": []})
+    with pytest.raises(InvalidInput):
+        api.get("pending", moment="start", limit="many")
+
+
+def test_secret_from_file_or_environment(tmp_path: Path) -> None:
+    assert read_secret(None, {"MAILSLOT_SECRET": " s3 "}) == "s3"
+    with pytest.raises(InvalidInput, match="MAILSLOT_SECRET"):
+        read_secret(None, {})
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    with pytest.raises(InvalidInput, match="no secret"):
+        read_secret(str(bad), {})
+    with pytest.raises(InvalidInput):
+        Remote("ftp://x", "s")
