@@ -19,7 +19,7 @@ import pytest
 
 from mailslot.errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from mailslot.message import Message
-from mailslot.store import FileStore, Store, WakeEntry, open_store
+from mailslot.store import AgentRecord, FileStore, Store, WakeEntry, open_store
 from support import fail_os, finish, make_message, worker
 
 
@@ -342,3 +342,44 @@ def test_a_full_disk_is_one_StoreError_line_and_writes_nothing(
             assert "\n" not in str(caught.value)
     assert len(backend.store.entries("gemini", ["unread"])) == 1
     assert backend.store.load_config() == {}
+
+
+# issue 12: registered agents -----------------------------------------------------------
+def _record(name: str = "claude", **fields: object) -> AgentRecord:
+    return AgentRecord(**{"name": name, "secret_hash": "sha256:" + "0" * 64,
+                          "created": "2026-12-01T07:00:00+00:00", **fields})  # type: ignore[arg-type]
+
+
+def test_registered_agents_round_trip(store: Store) -> None:
+    assert store.registered("claude") is None and store.registered_agents() == []
+    parent = _record(runtime="claude-code")
+    child = _record("reviewer", parent="claude", parent_generation=1)
+    assert store.register_agent(parent) and store.register_agent(child)
+    assert store.registered("claude") == parent
+    assert store.registered_agents() == [parent, child]
+
+
+def test_register_never_replaces(store: Store) -> None:
+    assert store.register_agent(_record())
+    assert not store.register_agent(_record(generation=7))
+    assert store.registered("claude") == _record()
+
+
+def test_replace_registered(store: Store) -> None:
+    with pytest.raises(NotFound):
+        store.replace_registered(_record())
+    store.register_agent(_record())
+    rotated = _record(generation=2, secret_hash="sha256:" + "1" * 64, revoked=True)
+    store.replace_registered(rotated)
+    assert store.registered("claude") == rotated
+
+
+def test_concurrent_registrations_one_wins(store: Store) -> None:
+    results: list[bool] = []
+    threads = [threading.Thread(target=lambda n=n: results.append(
+        store.register_agent(_record(generation=n + 1)))) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [False] * 7 + [True]

@@ -195,6 +195,10 @@ def _who(args: argparse.Namespace, box: Mailbox) -> int:
 
 @command("agent")
 def _agent(args: argparse.Namespace, box: Mailbox) -> int:
+    if args.action != "remove":
+        return _registry(args, box)  # issue 12
+    if args.name is None:
+        raise InvalidInput("name the agent: mailslot agent remove NAME")
     where = box.remove_agent(args.name)
     _emit(args, {"name": args.name.lower(), "archived": where},
           f"archived {args.name.lower()}'s mailbox: {where} (kept on disk; out of who)")
@@ -229,7 +233,8 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
     box.bound_agent()  # refuse before the MCP SDK is even imported
     from . import mcp_server
 
-    mcp_server.serve(lambda: Mailbox.open(args.dir, args.agent), channel=args.channel)
+    mcp_server.serve(lambda: Mailbox.open(args.dir, args.agent, credential=args.credential,
+                                          peer_of=args.peer_of), channel=args.channel)
     return 0
 
 
@@ -242,6 +247,7 @@ def _install(args: argparse.Namespace, box: Mailbox) -> int:
         channel=args.channel, dry_run=args.dry_run,
         mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"),
         allow_outside=args.allow_outside,
+        credential=args.credential,
     )
     print(render.installed(report))
     return 0
@@ -273,6 +279,52 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
     from .wake.watcher import watch  # the only import of watchdog, and only here
 
     return watch(box.store, once=args.once, poll=args.poll, as_json=args.json)
+
+
+# issue 12: registered agents and credentials ----------------------------------------
+def _confirm(args: argparse.Namespace, question: str) -> None:
+    """Administration asks on a terminal; elsewhere it needs ``--yes``."""
+    if args.yes:
+        return
+    if sys.stdin is None or not sys.stdin.isatty():
+        raise InvalidInput(f"{question.rstrip('?')}: confirm with --yes (not on a terminal)")
+    if input(f"{question} [y/N] ").strip().lower() not in ("y", "yes"):
+        raise InvalidInput("not confirmed; nothing was changed")
+
+
+def _registry(args: argparse.Namespace, box: Mailbox) -> int:
+    """``agent add|list|show|rotate|revoke``: the secret is written to its file, never
+    printed."""
+    from . import authority
+
+    if args.action == "list":
+        found = [authority.describe(r) for r in authority.records(box.store)]
+        _emit(args, found, render.registered(found))
+        return 0
+    if args.name is None:
+        raise InvalidInput(f"name the agent: mailslot agent {args.action} NAME")
+    if args.action == "show":
+        one = authority.describe(authority.record(box.store, args.name))
+        _emit(args, one, render.registered([one]))
+        return 0
+    name = args.name.lower()
+    if args.action == "revoke":
+        _confirm(args, f"Revoke {name} for good (its children too)?")
+        one = authority.describe(authority.revoke(box.store, name))
+        _emit(args, one, f"revoked {name}: its credential (and its children's) no longer "
+                         "works")
+        return 0
+    if args.action == "add":
+        _confirm(args, f"Register {name} and write its credential?")
+        issued = authority.register(box.store, name, parent=args.parent,
+                                    runtime=args.runtime, path=args.credential_file)
+    else:
+        _confirm(args, f"Rotate {name}'s credential (the old one stops working)?")
+        issued = authority.rotate(box.store, name, path=args.credential_file)
+    data = {**authority.describe(issued.record), "credential_file": issued.path}
+    _emit(args, data, f"{args.action}: {name} generation {issued.record.generation}; "
+                      f"credential written to {issued.path} (0600; keep it private)")
+    return 0
 
 
 # issue 14: serve --http, and the everyday commands against it (--remote URL) ----------
@@ -340,7 +392,10 @@ _EXAMPLES: dict[str, list[str]] = {
     "status": ["mailslot status 7f3a9c"],
     "who": ["mailslot who", "mailslot who --json"],
     "whoami": ["mailslot whoami", "mailslot --agent claude whoami --json"],
-    "agent": ["mailslot agent remove gemnii"],
+    "agent": ["mailslot agent remove gemnii",
+              "mailslot agent add claude --runtime claude-code --yes",
+              "mailslot agent add reviewer --parent claude --yes",
+              "mailslot agent list", "mailslot agent rotate claude --yes"],
     "doctor": ["mailslot doctor", "mailslot doctor --fix"],
     "serve": ["mailslot serve --agent claude"],
     "install": ["mailslot install claude --agent claude --hooks",
@@ -377,6 +432,13 @@ def _globals(parser: argparse.ArgumentParser, *, top: bool, agent_help: str = _A
                        help="print JSON (results on stdout, errors on stderr)")
     group.add_argument("--no-color", action="store_true", default=default(False),
                        help="no colour even on a terminal (NO_COLOR does the same)")
+
+
+def _credential_option(p: argparse.ArgumentParser | _Skipped) -> None:
+    """``--credential FILE`` (issue 12): the identity comes from the credential."""
+    p.add_argument("--credential", metavar="FILE",
+                   help="speak as the registered agent this credential file names "
+                        "(default: $MAILSLOT_CREDENTIAL)")
 
 
 class _Skipped:
@@ -471,9 +533,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     add("whoami", "The identity in use and where it came from, the mailbox folder and store.")
 
-    p = add("agent", "Manage the roster: 'agent remove NAME' archives a mailbox.")
-    p.add_argument("action", choices=["remove"])
-    p.add_argument("name", metavar="NAME")
+    p = add("agent", "Manage the roster: 'agent remove NAME' archives a mailbox; 'agent "
+                     "add|list|show|rotate|revoke' manage registered agents and credentials.")
+    p.add_argument("action", choices=["remove", "add", "list", "show", "rotate", "revoke"])
+    p.add_argument("name", metavar="NAME", nargs="?")
+    p.add_argument("--parent", metavar="P", help="add: a child agent of P (it may talk to "
+                                                  "P only)")
+    p.add_argument("--runtime", metavar="R", help="add: the host it runs in (claude-code, "
+                                                   "codex-cli, gemini-cli, ... or free text)")
+    p.add_argument("--credential-file", metavar="FILE",
+                   help="add, rotate: where to write the credential (default: "
+                        "$XDG_CONFIG_HOME/mailslot/credentials/NAME.json)")
+    p.add_argument("--yes", action="store_true", help="confirm without asking")
 
     p = add("doctor", "Check the mailbox folder's permissions, config and leftovers.")
     p.add_argument("--deep", action="store_true",
@@ -487,6 +558,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--channel", action="store_true",
                    help="also push a notice into Claude Code when mail arrives (Claude Code "
                         "channels, research preview; see docs/claude-wake.md)")
+    _credential_option(p)
+    p.add_argument("--peer-of", metavar="P",
+                   help="speak as a child of P: send and reply only to P, read only its own "
+                        "inbox (default: $MAILSLOT_PEER_OF)")
 
     p = add("install", "Register mailslot with an agent host (its MCP server; with --hooks "
                        "its hooks), as the agent given by --agent.", server=True)
@@ -507,6 +582,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--allow-outside", action="append", default=[], metavar="REAL_PATH",
                    help="write a project settings file that links out of the project, to "
                         "this real path (refused otherwise)")
+    _credential_option(p)
 
     p = add("hook", "Show pending mail to an agent from a host's hook (prints the host's JSON).")
     p.add_argument("host", metavar="HOST", help="claude, codex, gemini, cursor or copilot")
@@ -602,7 +678,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in _UNTRANSLATED:
         return _UNTRANSLATED[args.command](args)
     try:
-        box = Mailbox.open(args.dir, args.agent)
+        box = Mailbox.open(args.dir, args.agent, credential=getattr(args, "credential", None),
+                           peer_of=getattr(args, "peer_of", None))
         return _COMMANDS[args.command](args, box)
     except MailslotError as exc:
         code = next(c for kind, c in _CODES if isinstance(exc, kind))

@@ -80,3 +80,14 @@ class Config:
             return self.agent(name).get("auto_continue_on_stop") is True
         except StoreError:
             return False
+
+    # issue 12: bounded authority ---------------------------------------------------
+    @property
+    def require_credentials(self) -> bool:
+        """Only credentialed processes may write: exactly ``true``; a value that is not a
+        JSON boolean fails closed (refused, naming the field)."""
+        value = self.raw.get("require_credentials", False)
+        if not isinstance(value, bool):
+            raise StoreError("config.json: require_credentials must be true or false; "
+                             "writes are refused until it is fixed")
+        return value

@@ -7,6 +7,8 @@ The tree is shallow so a front end can translate it in one place::
     │   └── NoIdentity          no --agent, no MAILSLOT_AGENT, no git toplevel
     ├── NotFound                no such message for this agent          (CLI exit 1)
     ├── Refused                 a rule says no (retracting another's broadcast)  (exit 1)
+    │   └── Unauthorized        a credential that is wrong, rotated or revoked (which of
+    │                           the three is never said)
     └── StoreError              the store cannot do what was asked: permissions, an
         │                       unsafe owner or mode, config, a full disk  (exit 1)
         ├── UnsafePath          a planted symlink or odd file in the mailbox: never followed
@@ -57,3 +59,8 @@ class Unreadable(StoreError):
 
 class IdTaken(StoreError):
     """A message with this id already exists; nothing was written (retry with a new id)."""
+
+
+# issue 12: bounded authority
+class Unauthorized(Refused):
+    """A credential the store does not accept (wrong, rotated or revoked: never which)."""

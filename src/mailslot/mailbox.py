@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import overview, recipients
+from . import authority, overview, recipients
 from .broadcasts import to_serve
 from .config import Config
 from .errors import (
@@ -37,6 +37,8 @@ from .store import Store, open_store
 from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
 
 if TYPE_CHECKING:
+    from .authority import Principal
+    from .credentials import Credential
     from .presence import Beacon
 
 _REPLY_PREFIX = "Re: "
@@ -51,11 +53,18 @@ class Mailbox:
         identity: Identity | None = None,
         *,
         clock: Callable[[], datetime] = now,
+        credential: Credential | None = None,
+        peer_of: str | None = None,
     ) -> None:
         self.store = store
         self.identity = identity
         self._clock = clock
         self._config: Config | None = None
+        self.credential = credential
+        """The credential this process speaks with (issue 12), checked at first use."""
+        self.peer_of = peer_of
+        """``--peer-of``: speak as a child of this agent without a registration."""
+        self._principal: Principal | None = None
         self.notes: list[str] = []
         """What the last send wants its caller told (a new mailbox, a wake not allowed)."""
 
@@ -67,15 +76,43 @@ class Mailbox:
         *,
         env: Mapping[str, str] = os.environ,
         cwd: Path | None = None,
+        credential: str | None = None,
+        peer_of: str | None = None,
     ) -> Mailbox:
-        """The store at ``--dir``/``MAILSLOT_DIR``/``~/mailslot`` as ``agent``."""
+        """The store at ``--dir``/``MAILSLOT_DIR``/``~/mailslot`` as ``agent``.
+
+        With a ``credential`` file (or ``MAILSLOT_CREDENTIAL``) the identity is the
+        credential's agent, checked against the store at first use, and the store is the
+        credential's unless one is named. ``peer_of`` (or ``MAILSLOT_PEER_OF``) binds the
+        child rules to an unregistered agent.
+        """
+        from .credentials import read_credential
+
+        path = credential or env.get("MAILSLOT_CREDENTIAL") or None
+        held = read_credential(path) if path else None
+        if held is not None and root is None and not env.get("MAILSLOT_DIR"):
+            root = held.store
         store = open_store(root, env)
-        return cls(store, derive_identity(agent, env, cwd))
+        if held is None:
+            identity = derive_identity(agent, env, cwd)
+        else:
+            if agent is not None and check_name(agent, "--agent") != held.agent:
+                raise InvalidInput(f"--agent {agent} does not match the credential, which "
+                                   f"is {held.agent}'s; drop one of the two")
+            if held.store != store.location:
+                raise InvalidInput(f"the credential {path} is for the mailbox at "
+                                   f"{held.store}, not {store.location}")
+            identity = Identity(held.agent, "credential")
+        parent = peer_of or env.get("MAILSLOT_PEER_OF") or None
+        return cls(store, identity, credential=held,
+                   peer_of=check_name(parent, "--peer-of") if parent else None)
 
     # Identity and config -------------------------------------------------------
     @property
     def agent(self) -> str:
         """The identity this process speaks as; raises if there is none."""
+        if self.credential is not None:
+            return self.principal.name
         if self.identity is None:
             raise NoIdentity(
                 "no identity: pass --agent NAME, set MAILSLOT_AGENT, or run inside a git checkout"
@@ -83,6 +120,18 @@ class Mailbox:
         if self.identity.source == "git":
             return self._git_name(self.identity)
         return check_name(self.identity.name, f"agent name (from {self.identity.source})")
+
+    @property
+    def principal(self) -> Principal:
+        """Who this process speaks as, with its bounds (issue 12): the credential is
+        checked against the store once per service object, so a server that opens one per
+        call refuses a rotated or revoked credential at its next call."""
+        if self._principal is None:
+            if self.credential is not None:
+                self._principal = authority.verify(self.store, self.credential)
+            else:
+                self._principal = authority.Principal(self.agent, parent=self.peer_of)
+        return self._principal
 
     @staticmethod
     def _git_name(identity: Identity) -> str:
@@ -124,6 +173,7 @@ class Mailbox:
     # Sending -------------------------------------------------------------------
     def _deliver(self, to: list[str], subject: str, body: str, **fields: Any) -> Message:
         """Write the message for every recipient, then queue the wakes it may cause."""
+        authority.check_write(self.store, self.config, self.principal)
         message = post(self.store, self._clock, self.agent, to, subject, body, **fields)
         self._after_delivery(message)
         return message
@@ -146,6 +196,7 @@ class Mailbox:
         """
         self.notes = []
         names = recipients.parse(to)
+        authority.check_send(self.principal, names)
         self.notes = recipients.check_new(names, self.known_agents(), self.agent,
                                           allow_new=new)
         subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
@@ -163,6 +214,7 @@ class Mailbox:
 
     def broadcast(self, subject: str, body: str) -> Message:
         """A message every agent but the sender is served once (later agents too)."""
+        authority.check_broadcast(self.principal)
         subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
         body = clean_body(body, self.max_body_bytes)
         return self._deliver([BROADCAST_RECIPIENT], subject, body)
@@ -180,6 +232,7 @@ class Mailbox:
         if original.message.is_broadcast and sender == self.agent:
             raise Refused("that is your own broadcast; there is no one to reply to")
         recipient = check_name(sender, "original sender")
+        authority.check_reply(self.principal, recipient)
         subject = original.message.subject
         if not subject.lower().startswith(_REPLY_PREFIX.lower()):
             subject = _REPLY_PREFIX + subject
@@ -203,6 +256,8 @@ class Mailbox:
     def _mailboxes(self, for_: str | None) -> list[str]:
         if for_ is None:
             return [self.agent]
+        if self.credential is not None or self.peer_of is not None:
+            authority.check_read(self.principal, for_.lower())
         if for_.lower() == BROADCAST_RECIPIENT:
             return self.store.agent_names()
         return [check_name(for_, "mailbox")]
@@ -416,6 +471,7 @@ class Mailbox:
             raise NotFound(f"no broadcast {message_id}") from None
         if message.sender != self.agent:
             raise Refused(f"only its sender, {message.sender}, can retract {message_id}")
+        authority.check_write(self.store, self.config, self.principal)
         if self.store.retract(message_id):
             self._event("retracted", message_id)
         return message

@@ -216,3 +216,16 @@ def installed(report: Report) -> str:
         lines.append(f"{report.host.title} already runs mailslot as agent "
                      f"'{report.agent}'; nothing to do.")
     return "\n".join(lines)
+
+
+# issue 12: registered agents
+def registered(found: list[dict[str, object]]) -> str:
+    """``agent list`` / ``agent show``: one line per registered agent (no secret, no hash)."""
+    if not found:
+        return "no registered agents (mailslot agent add NAME)"
+    return "\n".join(
+        f"{r['name']}  generation {r['generation']}"
+        + (f"  child of {r['parent']}" if r["parent"] else "")
+        + (f"  runtime {r['runtime']}" if r["runtime"] else "")
+        + ("  REVOKED" if r["revoked"] else "") + f"  since {r['created']}"
+        for r in found)

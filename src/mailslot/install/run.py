@@ -79,6 +79,7 @@ def install(
     home: Path | None = None,
     cwd: Path | None = None,
     allow_outside: Sequence[str] = (),
+    credential: str | None = None,
 ) -> Report:
     """Plan every change, refuse before writing anything if one is wrong, then write.
 
@@ -114,7 +115,12 @@ def install(
     mcp_path = where(host.mcp_path[scope])
     container = "mcp_servers" if host.mcp_format == "toml" else "mcpServers"
     serve = ["serve", "--channel"] if channel else ["serve"]
-    fields = {**host.mcp_fields, "command": exe, "args": [*serve, *tail]}
+    if credential is not None:  # issue 12: the server's identity comes from the credential
+        serve += ["--credential", str(Path(credential).expanduser().absolute())]
+        tail_of_server = tail[2:]
+    else:
+        tail_of_server = tail
+    fields = {**host.mcp_fields, "command": exe, "args": [*serve, *tail_of_server]}
     plan[mcp_path] = [partial(entries.set_server, container=container, fields=fields,
                               agent=agent, where=str(mcp_path))]
     notes = list(host.notes.get(scope, ()))

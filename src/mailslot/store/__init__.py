@@ -15,11 +15,12 @@ if TYPE_CHECKING:
     from .base import Event, Store
     from .files import FileStore
     from .location import open_store, store_location
-    from .records import StoredFile, WakeEntry
+    from .records import AgentRecord, StoredFile, WakeEntry
 
-__all__ = ["Event", "FileStore", "Store", "StoredFile", "WakeEntry", "open_store",
-           "store_location"]
+__all__ = ["AgentRecord", "Event", "FileStore", "Store", "StoredFile", "WakeEntry",
+           "open_store", "store_location"]
 
 _LAZY = {"Event": "base", "Store": "base", "StoredFile": "records", "WakeEntry": "records",
-         "FileStore": "files", "open_store": "location", "store_location": "location"}
+         "AgentRecord": "records", "FileStore": "files", "open_store": "location",
+         "store_location": "location"}
 __getattr__ = exports(__name__, _LAZY)

@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..message import Message, State
-from .records import StoredFile, WakeEntry, Watching
+from .records import AgentRecord, StoredFile, WakeEntry, Watching
 
 Event = Mapping[str, Any]
 """One line of the events log: ``{"ts": ..., "event": "delivered", "id": ..., ...}``."""
@@ -203,3 +203,18 @@ class Store(Protocol):
         share one kick. The file store uses file-system events; a server store would
         use its notifications (PostgreSQL's LISTEN/NOTIFY).
         """
+
+    # issue 12: registered agents (rules in mailslot.authority) ------------------------
+    def register_agent(self, record: AgentRecord) -> bool:
+        """Add ``record`` durably; ``False`` (nothing written) if ``record.name`` is
+        registered already, revoked or not."""
+
+    def registered(self, name: str) -> AgentRecord | None:
+        """The record of ``name``, or ``None`` if it was never registered."""
+
+    def registered_agents(self) -> list[AgentRecord]:
+        """Every readable record, sorted by name."""
+
+    def replace_registered(self, record: AgentRecord) -> None:
+        """Replace the record of ``record.name`` atomically (rotate, revoke); ``NotFound``
+        if it was never registered."""

@@ -42,6 +42,7 @@ from .fs import (
     unsafe_owner,
 )
 from .layout import event_segments
+from .registry import RegistryFiles
 from .wakes import FileWakeQueue
 
 TYPE_CHECKING = False  # on the hook path: no typing, pathlib or dataclasses at load time
@@ -54,13 +55,14 @@ if TYPE_CHECKING:
 
 
 @translated
-class FileStore(FileWakeQueue):
+class FileStore(FileWakeQueue, RegistryFiles):
     """The file store rooted at ``root`` (created on first write, 0700).
 
     Built in parts, each a base class in its own module: the layout and the one reader
     of message files (:class:`~mailslot.store.layout.MailboxFiles`), the per-session
     delivery state (:class:`~mailslot.store.sessions.SessionFiles`), the wake queue
-    (:class:`~mailslot.store.wakes.FileWakeQueue`); every rule about touching a file is
+    (:class:`~mailslot.store.wakes.FileWakeQueue`), the registered agents
+    (:class:`~mailslot.store.registry.RegistryFiles`); every rule about touching a file is
     in :mod:`~mailslot.store.fs`. The session hooks use this same class: the whole file
     store loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML at import.
     """

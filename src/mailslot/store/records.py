@@ -32,6 +32,26 @@ class WakeEntry:
     claim: str | None = None
 
 
+@dataclass(frozen=True)
+class AgentRecord:
+    """A registered agent as the store keeps it (issue 12; rules in mailslot.authority).
+
+    ``secret_hash`` is ``"sha256:<hex>"`` of the credential's secret: the secret itself is
+    never stored. ``generation`` grows by one at each rotation; a child (``parent`` set)
+    holds authority only while its ``parent_generation`` equals its parent's current
+    ``generation`` and neither is revoked. ``created`` is ISO 8601 with an offset.
+    """
+
+    name: str
+    secret_hash: str
+    generation: int = 1
+    parent: str | None = None
+    parent_generation: int | None = None
+    runtime: str | None = None
+    revoked: bool = False
+    created: str = ""
+
+
 class Watching(Protocol):
     """A running watch (see :meth:`Store.watch`)."""
 
