@@ -14,25 +14,15 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from httpkit import Box, Running, start
+from httpkit import Running, start
+from mailslot import authority
 from mailslot.errors import InvalidInput
 from mailslot.remote_client import Remote, read_secret
 
 
 @pytest.fixture
-def running(box: Box) -> Iterator[Running]:
-    yield from start(box)
-
-
-@pytest.fixture
-def credential(tmp_path: Path) -> Callable[[str], str]:
-    def write(secret: str) -> str:
-        path = tmp_path / f"{secret}.json"
-        path.write_text(json.dumps({"agent": "x", "secret": secret}))
-        path.chmod(0o600)
-        return str(path)
-
-    return write
+def running(root: Path) -> Iterator[Running]:
+    yield from start(root)
 
 
 def hook(running: Running, credential: str, event: str, payload: dict[str, object],
@@ -55,10 +45,10 @@ def context(out: str) -> str:
 
 
 def test_remote_hook_shows_mail_then_records_it(
-        running: Running, box: Box, credential: Callable[[str], str]) -> None:
-    first = box("claude").send("gemini", "schema", "ready for review")
-    cast = box("claude").broadcast("freeze", "main is frozen")
-    secret = credential("s-gemini")
+        running: Running) -> None:
+    first = running.box("claude").send("gemini", "schema", "ready for review")
+    cast = running.box("claude").broadcast("freeze", "main is frozen")
+    secret = running.files["gemini"]
     out, took = hook(running, secret, "session-start",
                      {"session_id": "abc", "hook_event_name": "SessionStart",
                       "source": "startup"})
@@ -75,22 +65,24 @@ def test_remote_hook_shows_mail_then_records_it(
     assert first.id in context(fresh) and cast.id not in context(fresh)
 
 
-def test_remote_hook_never_fails_a_session(
-        running: Running, credential: Callable[[str], str]) -> None:
-    for secret in (credential("wrong"), "/no/such/file"):
+def test_remote_hook_never_fails_a_session(running: Running, tmp_path: Path) -> None:
+    wrong = tmp_path / "wrong.credential"
+    held = json.loads(Path(running.files["gemini"]).read_text())
+    wrong.write_text(json.dumps({**held, "secret": "x" + held["secret"]}))
+    wrong.chmod(0o600)
+    for secret in (str(wrong), "/no/such/file"):
         out, _ = hook(running, secret, "session-start", {"session_id": "abc"})
         assert out in ("", "{}")
-    out, took = hook(Running("http://127.0.0.1:9/mcp", 9, {}), credential("s-gemini"),
-                     "session-start", {"session_id": "abc"})
+    nowhere = Running("http://127.0.0.1:9/mcp", 9, running.store, {})
+    out, took = hook(nowhere, running.files["gemini"], "session-start", {"session_id": "abc"})
     assert out in ("", "{}") and took < 3.5
 
 
 def test_remote_cli_everyday_commands(
-        running: Running, cli: Callable[..., Result], box: Box,
-        credential: Callable[[str], str]) -> None:
+        running: Running, cli: Callable[..., Result]) -> None:
     url = f"http://127.0.0.1:{running.port}"
-    claude = ["--remote", url, "--credential", credential("s-claude")]
-    gemini = ["--remote", url, "--credential", credential("s-gemini")]
+    claude = ["--remote", url, "--credential", running.files["claude"]]
+    gemini = ["--remote", url, "--credential", running.files["gemini"]]
     sent = cli("send", "--to", "gemini", "--subject", "hello", "--body", "from afar",
                "--json", *claude)
     assert sent.code == 0, sent.err
@@ -103,7 +95,7 @@ def test_remote_cli_everyday_commands(
     assert json.loads(read.out)["state"] == "read"
     replied = cli("reply", message["id"], "--body", "thanks", *gemini)
     assert replied.code == 0 and "sent " in replied.out
-    assert box("gemini").read(message["id"]).state == "done"
+    assert running.box("gemini").read(message["id"]).state == "done"
     back = json.loads(cli("inbox", "--json", *claude).out)
     assert [m["subject"] for m in back] == ["Re: hello"]
     done = cli("done", back[0]["id"], *claude)
@@ -111,21 +103,24 @@ def test_remote_cli_everyday_commands(
 
 
 def test_remote_cli_errors_keep_their_exit_codes(
-        running: Running, cli: Callable[..., Result], credential: Callable[[str], str]) -> None:
+        running: Running, cli: Callable[..., Result]) -> None:
     url = f"http://127.0.0.1:{running.port}"
-    me = ["--remote", url, "--credential", credential("s-claude")]
+    me = ["--remote", url, "--credential", running.files["claude"]]
     missing = cli("read", "2026-01-01_000000.000000_a_to_b_deadbeef", *me)
     assert missing.code == 1 and "mailslot: error:" in missing.err
     bad = cli("send", "--to", "ALL", "--subject", "x", "--body", "y", *me)
     assert bad.code == 2
-    refused = cli("inbox", "--remote", url, "--credential", credential("nope"))
+    secret = running.secret("claude")
+    new = Path(running.files["claude"]).parent / "rotated.credential"
+    authority.rotate(running.store, "claude", path=str(new))
+    refused = cli("inbox", *me)
     assert refused.code == 1
     assert "refused the credential" in refused.err
-    assert "nope" not in refused.err
+    assert secret not in refused.err
 
 
 def test_api_checks_what_it_records(running: Running) -> None:
-    api = Remote(running.url, "s-gemini")
+    api = Remote(running.url, running.secret("gemini"))
     with pytest.raises(InvalidInput):
         api.post("seen", {"moment": "start", "session": "a", "shown": ["../../etc"]})
     with pytest.raises(InvalidInput):
@@ -140,7 +135,8 @@ def test_secret_from_file_or_environment(tmp_path: Path) -> None:
         read_secret(None, {})
     bad = tmp_path / "bad.json"
     bad.write_text("[]")
-    with pytest.raises(InvalidInput, match="no secret"):
+    bad.chmod(0o600)
+    with pytest.raises(InvalidInput, match="not a mailslot credential"):
         read_secret(str(bad), {})
     with pytest.raises(InvalidInput):
         Remote("ftp://x", "s")

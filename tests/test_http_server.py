@@ -7,8 +7,9 @@ and the tools are the real ones.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -19,14 +20,12 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
 from httpkit import Running, start
-from mailslot import Mailbox
+from mailslot import authority
 from mailslot.errors import InvalidInput
 from mailslot.http_guard import RateLimit
 from mailslot.http_server import Listen, parse_listen
 
 pytestmark = pytest.mark.anyio
-Box = Callable[[str | None], Mailbox]
-SECRETS = {"s-claude": "claude", "s-gemini": "gemini"}
 TOOLS = {"send_message", "read_messages", "mark_read", "mark_done", "reply", "broadcast",
          "retract_broadcast", "message_status", "list_agents"}
 
@@ -37,13 +36,13 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def running(box: Box) -> Iterator[Running]:
-    yield from start(box)
+def running(root: Path) -> Iterator[Running]:
+    yield from start(root)
 
 
 @asynccontextmanager
-async def connect(running: Running, secret: str) -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {secret}"}
+async def connect(running: Running, agent: str) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {running.secret(agent)}"}
     async with httpx2.AsyncClient(headers=headers, timeout=30) as http, \
             Client(streamable_http_client(running.url, http_client=http)) as client:
         yield client
@@ -62,13 +61,17 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     return result.structured_content
 
 
+def bearer(secret: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {secret}"}
+
+
 def post(running: Running, headers: dict[str, str], body: bytes = b"{}") -> httpx2.Response:
     base = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     return httpx2.post(running.url, content=body, headers={**base, **headers}, timeout=30)
 
 
 async def test_every_tool_over_http(running: Running) -> None:
-    async with connect(running, "s-claude") as claude:
+    async with connect(running, "claude") as claude:
         assert {t.name for t in (await claude.list_tools()).tools} == TOOLS
         sent = await call(claude, "send_message", to="gemini", subject="hi", body="hello")
         assert sent["from"] == "claude"
@@ -78,7 +81,7 @@ async def test_every_tool_over_http(running: Running) -> None:
         assert status["recipients"][0]["agent"] == "gemini"
         agents = await call(claude, "list_agents")
         assert agents["you"] == "claude"
-    async with connect(running, "s-gemini") as gemini:
+    async with connect(running, "gemini") as gemini:
         page = await call(gemini, "read_messages")
         assert [m["id"] for m in page["messages"]] == [sent["id"]]
         assert (await call(gemini, "mark_read", message_id=sent["id"]))["state"] == "read"
@@ -88,30 +91,45 @@ async def test_every_tool_over_http(running: Running) -> None:
         assert done["messages"][0]["state"] == "done"
 
 
-async def test_one_credential_never_reads_anothers_mail(running: Running, box: Box) -> None:
-    box("gemini").send("claude", "private", "for claude only")
-    async with connect(running, "s-gemini") as gemini:
+async def test_one_credential_never_reads_anothers_mail(running: Running) -> None:
+    running.box("gemini").send("claude", "private", "for claude only")
+    async with connect(running, "gemini") as gemini:
         page = await call(gemini, "read_messages")
         assert page["messages"] == []
         sent = await call(gemini, "send_message", to="claude", subject="x", body="y")
         assert sent["from"] == "gemini"  # the credential decides, not an argument
 
 
+async def test_a_childs_credential_is_limited_like_a_child(running: Running) -> None:
+    async with connect(running, "helper") as helper:
+        refused = await helper.call_tool("send_message", {"to": "gemini", "subject": "x",
+                                                          "body": "y"})
+        assert refused.is_error and "child agent" in text(refused)
+        refused = await helper.call_tool("broadcast", {"subject": "x", "body": "y"})
+        assert refused.is_error
+        sent = await call(helper, "send_message", to="claude", subject="done", body="ok")
+        assert sent["from"] == "helper"
+
+
 def test_auth_failures_are_401_and_say_nothing(running: Running) -> None:
     answers = [post(running, h) for h in (
         {}, {"authorization": "Bearer"}, {"authorization": "Basic czpz"},
         {"authorization": "Bearer wrong"})]
-    running.secrets.pop("s-gemini")  # revoked
-    answers.append(post(running, {"authorization": "Bearer s-gemini"}))
+    rotated = running.secret("gemini")
+    authority.rotate(running.store, "gemini", path=running.files["gemini"])
+    answers.append(post(running, bearer(rotated)))
+    authority.revoke(running.store, "claude")
+    answers.append(post(running, bearer(running.secret("claude"))))
+    answers.append(post(running, bearer(running.secret("helper"))))  # its parent revoked
     assert {a.status_code for a in answers} == {401}
     assert {a.text for a in answers} == {'{"error": "unauthorized"}'}
     assert all(a.headers["www-authenticate"].startswith("Bearer") for a in answers)
 
 
 async def test_a_revoked_credential_is_refused_mid_session(running: Running) -> None:
-    async with connect(running, "s-gemini") as gemini:
+    async with connect(running, "gemini") as gemini:
         await call(gemini, "list_agents")
-        running.secrets.pop("s-gemini")
+        authority.revoke(running.store, "gemini")
         with pytest.raises(MCPError):
             await gemini.call_tool("list_agents", {})
 
@@ -120,20 +138,20 @@ def test_a_session_of_one_credential_does_not_exist_for_another(running: Running
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "t", "version": "1"}}}
-    opened = post(running, {"authorization": "Bearer s-claude"}, json.dumps(init).encode())
+    opened = post(running, bearer(running.secret("claude")), json.dumps(init).encode())
     assert opened.status_code == 200
     session = opened.headers["mcp-session-id"]
     ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode()
-    mine = post(running, {"authorization": "Bearer s-claude", "mcp-session-id": session,
+    mine = post(running, {**bearer(running.secret("claude")), "mcp-session-id": session,
                           "mcp-protocol-version": "2025-11-25"}, ping)
-    theirs = post(running, {"authorization": "Bearer s-gemini", "mcp-session-id": session,
+    theirs = post(running, {**bearer(running.secret("gemini")), "mcp-session-id": session,
                             "mcp-protocol-version": "2025-11-25"}, ping)
     assert mine.status_code == 200
     assert theirs.status_code == 404
 
 
 def test_host_and_origin_are_checked(running: Running) -> None:
-    auth = {"authorization": "Bearer s-claude"}
+    auth = bearer(running.secret("claude"))
     assert post(running, {**auth, "host": "evil.example"}).status_code == 421
     assert post(running, {**auth, "host": f"evil.example:{running.port}"}).status_code == 421
     assert post(running, {**auth, "origin": "http://evil.example"}).status_code == 403
@@ -142,20 +160,20 @@ def test_host_and_origin_are_checked(running: Running) -> None:
 
 
 def test_oversized_requests_are_refused(running: Running) -> None:
-    auth = {"authorization": "Bearer s-claude"}
+    auth = bearer(running.secret("claude"))
     assert post(running, auth, b"x" * (65 * 1024)).status_code == 413
     huge = {**auth, "x-filler": "y" * (17 * 1024)}
     assert post(running, huge).status_code in (400, 431)
 
 
-def test_rate_limit_per_credential(box: Box) -> None:
-    for running in start(box, rate=5):
-        auth = {"authorization": "Bearer s-claude"}
+def test_rate_limit_per_credential(root: Path) -> None:
+    for running in start(root, rate=5):
+        auth = bearer(running.secret("claude"))
         codes = [post(running, auth).status_code for _ in range(6)]
         assert codes[:5] != [429] * 5 and codes[5] == 429
         refused = post(running, auth)
         assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
-        assert post(running, {"authorization": "Bearer s-gemini"}).status_code != 429
+        assert post(running, bearer(running.secret("gemini"))).status_code != 429
 
 
 def test_access_log_holds_no_subject_body_or_secret(
@@ -164,12 +182,13 @@ def test_access_log_holds_no_subject_body_or_secret(
     send = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "send_message", "arguments": {"to": "gemini", "subject": "SUBJ-42",
                                               "body": "BODY-42"}}}
-    post(running, {"authorization": "Bearer s-claude"}, json.dumps(send).encode())
-    post(running, {"authorization": "Bearer s-gemini?x=1"})
+    post(running, bearer(running.secret("claude")), json.dumps(send).encode())
+    post(running, bearer("wrong-secret"))
     lines = [r.getMessage() for r in caplog.records if r.name == "mailslot.http.access"]
     assert lines and all("POST /mcp" in line for line in lines)
     logged = "\n".join(lines)
-    for secret in ("SUBJ-42", "BODY-42", "s-claude", "s-gemini", "claude", "gemini"):
+    for secret in ("SUBJ-42", "BODY-42", "wrong-secret", running.secret("claude"), "claude",
+                   "gemini"):
         assert secret not in logged
 
 

@@ -331,6 +331,9 @@ def _registry(args: argparse.Namespace, box: Mailbox) -> int:
 def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
     from .http_server import Listen, parse_listen, serve_http
 
+    if args.agent or args.credential or args.peer_of:
+        raise InvalidInput("serve --http speaks as each request's credential: drop "
+                           "--agent, --credential and --peer-of")
     host, port = parse_listen(args.http)
     listen = Listen(host, port, args.tls_cert, args.tls_key, args.behind_proxy,
                     tuple(args.allow_host))
@@ -340,11 +343,11 @@ def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 def _authenticate(box: Mailbox) -> Callable[[str], Mailbox]:
-    """Where each request's bearer secret becomes its agent's mailbox: registered agents'
-    credentials (issue 12). Without them there is nothing to check a secret against, so
-    the server refuses to start rather than serve anyone unauthenticated."""
-    raise Refused("serve --http needs registered agents' credentials (issue 12), which "
-                  "this version of mailslot does not have")
+    """Where each request's bearer secret becomes its agent's checked mailbox (the
+    registered agents' credentials of issue 12); the one place ``--http`` authenticates."""
+    from .bearer import Bearers
+
+    return Bearers(box.store).open
 
 
 def _remote_or_local(name: str) -> None:

@@ -1,8 +1,8 @@
 """The client of ``serve --http``'s JSON API, for remote hooks and the remote CLI.
 
 Standard library only (``urllib``), loaded only when ``--remote`` is given, so a local
-hook pays nothing for it. The secret is read from the credential file (the JSON file
-``mailslot agent add`` writes; its ``secret`` key) or, when no file is named, from
+hook pays nothing for it. The secret is read from the credential file (the 0600 file
+``mailslot agent add`` writes, with its checks) or, when no file is named, from
 ``MAILSLOT_SECRET``; it is sent only as ``Authorization: Bearer`` and never printed.
 HTTPS certificates are verified (a private CA: set ``SSL_CERT_FILE``).
 """
@@ -27,16 +27,9 @@ def read_secret(credential: str | None, env: Mapping[str, str] = os.environ) -> 
         if not secret:
             raise InvalidInput(f"--remote needs --credential FILE or {SECRET_ENV}")
         return secret
-    try:
-        with open(credential, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(f"cannot read the credential file {credential}: "
-                           f"{getattr(exc, 'strerror', None) or 'not JSON'}") from None
-    held = data.get("secret") if isinstance(data, dict) else None
-    if not isinstance(held, str) or not held:
-        raise InvalidInput(f"the credential file {credential} holds no secret")
-    return held
+    from .credentials import read_credential
+
+    return read_credential(credential).secret
 
 
 class Remote:
