@@ -1,5 +1,5 @@
 """``mailslot serve --http`` as a process: refusals at start, and what a stop does to
-sends in flight (SIGTERM: finished, then exit 0; kill -9: every acknowledged send kept)."""
+sends in flight (SIGTERM: finished first; kill -9: every acknowledged send kept)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from support import wait_for
 
 from mailslot import FileStore, authority
 from mailslot.credentials import read_credential
 from mailslot.errors import MailslotError
 from mailslot.remote_client import Remote
+from support import wait_for
 
 
 def free_port() -> int:

@@ -96,6 +96,12 @@ async def test_one_credential_never_reads_anothers_mail(running: Running) -> Non
     async with connect(running, "gemini") as gemini:
         page = await call(gemini, "read_messages")
         assert page["messages"] == []
+        for other in ("claude", "all", "CLAUDE"):
+            refused = await gemini.call_tool("read_messages", {"for": other})
+            assert refused.is_error and "only its own inbox" in text(refused)
+            assert "private" not in text(refused)
+        own = await call(gemini, "read_messages", **{"for": "gemini"})
+        assert own["messages"] == []
         sent = await call(gemini, "send_message", to="claude", subject="x", body="y")
         assert sent["from"] == "gemini"  # the credential decides, not an argument
 

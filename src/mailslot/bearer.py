@@ -7,6 +7,9 @@ local ``--credential``: wrong, rotated and revoked secrets, and children whose p
 was rotated or revoked, are all ``Unauthorized``, never saying which. Found names are
 remembered by hash so a request reads one record, not all; the check itself runs on
 every call, so a rotated or revoked credential is refused at its next request.
+
+Over HTTP an agent lists only its own inbox (:class:`Remote`): the credential, not the
+folder's permissions, is what keeps one agent out of another's mail there.
 """
 
 from __future__ import annotations
@@ -15,10 +18,21 @@ import hashlib
 import threading
 
 from .credentials import Credential, secret_matches
-from .errors import Unauthorized
+from .errors import Refused, Unauthorized
 from .identity import Identity
 from .mailbox import Mailbox
 from .store import Store
+
+
+class Remote(Mailbox):
+    """The mailbox of a caller over HTTP. Locally the folder is no secrecy boundary
+    (``inbox --for NAME`` shows others' headers); over HTTP the credential is the only
+    key, so it opens its own inbox and nothing else."""
+
+    def _mailboxes(self, for_: str | None) -> list[str]:
+        if for_ is not None and for_.lower() != self.agent:
+            raise Refused(f"{self.agent} reads only its own inbox over HTTP")
+        return super()._mailboxes(for_)
 
 
 class Bearers:
@@ -43,6 +57,6 @@ class Bearers:
             self._names[key] = record.name
         held = Credential(record.name, secret, self.store.location, record.generation,
                           record.parent_generation)
-        box = Mailbox(self.store, Identity(record.name, "credential"), credential=held)
+        box = Remote(self.store, Identity(record.name, "credential"), credential=held)
         box.principal  # noqa: B018  (checked now: revoked, or a child of a rotated parent)
         return box
