@@ -53,6 +53,7 @@ class Remote:
         return self._call("POST", name, json.dumps(body).encode())
 
     def _call(self, method: str, path: str, data: bytes | None) -> Any:
+        from http.client import HTTPException
         from urllib.error import HTTPError, URLError
         from urllib.request import Request, urlopen
 
@@ -64,7 +65,7 @@ class Remote:
                 return json.loads(response.read())
         except HTTPError as exc:
             raise _error(exc.code, exc.read()) from None
-        except (URLError, OSError, ValueError) as exc:
+        except (URLError, OSError, ValueError, HTTPException) as exc:  # cut mid-answer too
             reason = getattr(exc, "reason", None) or exc
             raise StoreError(f"cannot reach {self.base}: {reason}") from None
 
