@@ -79,7 +79,9 @@ def test_remote_hook_never_fails_a_session(running: Running, tmp_path: Path) -> 
 
 
 def test_remote_cli_everyday_commands(
-        running: Running, cli: Callable[..., Result]) -> None:
+        running: Running, cli: Callable[..., Result], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAILSLOT_DIR", str(tmp_path / "elsewhere"))  # another machine's
     url = f"http://127.0.0.1:{running.port}"
     claude = ["--remote", url, "--credential", running.files["claude"]]
     gemini = ["--remote", url, "--credential", running.files["gemini"]]

@@ -242,12 +242,13 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
 def _install(args: argparse.Namespace, box: Mailbox) -> int:
     from .install.run import install as register
 
+    agent = _remote_agent(args) if args.remote is not None else box.bound_agent()
     report = register(
-        args.host, box.bound_agent(), scope=args.scope, hooks=args.hooks, wake=args.wake,
+        args.host, agent, scope=args.scope, hooks=args.hooks, wake=args.wake,
         channel=args.channel, dry_run=args.dry_run,
         mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"),
         allow_outside=args.allow_outside,
-        credential=args.credential,
+        credential=args.credential, remote=args.remote,
     )
     print(render.installed(report))
     return 0
@@ -348,6 +349,16 @@ def _authenticate(box: Mailbox) -> Callable[[str], Mailbox]:
     from .bearer import Bearers
 
     return Bearers(box.store).open
+
+
+def _remote_agent(args: argparse.Namespace) -> str:
+    """``install --remote``: the agent is the credential's (its file is read, not sent)."""
+    from .credentials import read_credential
+
+    if args.credential is None:
+        raise InvalidInput("install --remote needs --credential FILE: it names the agent, "
+                           "and the hooks read its secret from it")
+    return read_credential(args.credential).agent
 
 
 def _remote_or_local(name: str) -> None:
@@ -619,6 +630,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name in (*_REMOTE_COMMANDS, "hook"):
         if name in sub.choices:
             remote_options(sub.choices[name])
+    if "install" in sub.choices:  # its --credential is issue 12's
+        sub.choices["install"].add_argument(
+            "--remote", metavar="URL",
+            help="register a 'mailslot serve --http' server at URL instead of a local one "
+                 "(claude, codex, gemini, cursor); needs --credential FILE, whose secret "
+                 "the host reads from $MAILSLOT_SECRET (see docs/remote.md)")
     if "serve" in sub.choices:
         p = sub.choices["serve"]
         p.add_argument("--http", metavar="[ADDR:]PORT",
@@ -681,7 +698,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in _UNTRANSLATED:
         return _UNTRANSLATED[args.command](args)
     try:
-        box = Mailbox.open(args.dir, args.agent, credential=getattr(args, "credential", None),
+        remote = getattr(args, "remote", None)  # issue 14: the credential is the server's
+        box = Mailbox.open(args.dir, args.agent,
+                           credential=None if remote else getattr(args, "credential", None),
                            peer_of=getattr(args, "peer_of", None))
         return _COMMANDS[args.command](args, box)
     except MailslotError as exc:

@@ -14,8 +14,10 @@ from pathlib import Path
 from ..errors import InvalidInput, MailslotError
 from ..identity import git_toplevel
 from ..mailbox import Mailbox
+from ..remote_client import SECRET_ENV
 from . import entries, files
 from .hosts import HOSTS, Host, Scope
+from .remote import LOCAL_KEYS, remote_entry
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ def install(
     cwd: Path | None = None,
     allow_outside: Sequence[str] = (),
     credential: str | None = None,
+    remote: str | None = None,
 ) -> Report:
     """Plan every change, refuse before writing anything if one is wrong, then write.
 
@@ -123,6 +126,16 @@ def install(
     fields = {**host.mcp_fields, "command": exe, "args": [*serve, *tail_of_server]}
     plan[mcp_path] = [partial(entries.set_server, container=container, fields=fields,
                               agent=agent, where=str(mcp_path))]
+    if remote is not None:  # issue 14: the host reaches `serve --http` at remote
+        if wake or channel:
+            raise InvalidInput("--wake and --channel need the mailbox on this machine; "
+                               "not with --remote")
+        plan[mcp_path] = [partial(entries.set_server, container=container,
+                                  fields=remote_entry(host.name, remote), agent=agent,
+                                  where=str(mcp_path), drop=LOCAL_KEYS)]
+        tail = ["--remote", remote]
+        if credential is not None:
+            tail += ["--credential", str(Path(credential).expanduser().absolute())]
     notes = list(host.notes.get(scope, ()))
     if hooks and host.hooks is not None:
         spec = host.hooks
@@ -157,7 +170,10 @@ def install(
             if change.changed:
                 files.write_atomic(change.path, change.after, change.before)
     method = "claude-rewake" if wake else "claude-channel" if channel else None
-    if method is not None:
+    if remote is not None:
+        notes.append(f"{host.title} reads the secret from ${SECRET_ENV}: export it from "
+                     "the credential file in the agent's environment (docs/remote.md)")
+    elif method is not None:
         notes.append(_choose_wake(agent, method, mailbox_dir, dry_run))
     elif host.name == "claude":
         notes += _drop_wake(agent, mailbox_dir, dry_run)
