@@ -10,20 +10,19 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, TextContent
 
 from httpkit import Running, start
 from mailslot import authority
 from mailslot.errors import InvalidInput
 from mailslot.http_guard import RateLimit
 from mailslot.http_server import Listen, parse_listen
+from test_mcp_server import call, text
 
 pytestmark = pytest.mark.anyio
 TOOLS = {"send_message", "read_messages", "mark_read", "mark_done", "reply", "broadcast",
@@ -46,19 +45,6 @@ async def connect(running: Running, agent: str) -> AsyncIterator[Client]:
     async with httpx2.AsyncClient(headers=headers, timeout=30) as http, \
             Client(streamable_http_client(running.url, http_client=http)) as client:
         yield client
-
-
-def text(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, text(result)
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 def bearer(secret: str) -> dict[str, str]:

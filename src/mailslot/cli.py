@@ -618,6 +618,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", nargs="?", choices=["bash", "zsh", "fish"])
     p.add_argument("--words", choices=["commands", "agents", "ids"],
                    help="print the words to complete, one a line (what the scripts call)")
+
     # issue 14: serve --http, remote hooks and the remote everyday commands
     def remote_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--remote", metavar="URL",
