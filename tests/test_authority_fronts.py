@@ -135,13 +135,23 @@ async def test_no_secret_in_any_output_log_event_error_or_file(
         run("agent", "add", f"claude{len(fmt)}", "--yes", *fmt)  # an error
     folder = creds(isolated)
     cred = str(folder / "claude0.json")
-    run("--credential", cred, "send", "--to", "gemini", "--subject", "s", "--body", "b",
-        "--new", "--json")
-    run("--credential", str(folder / "kid0.json"), "send", "--to", "gemini", "--subject",
-        "s", "--body", "b", "--json")  # refused: child of a rotated parent
-    run("--credential", cred, "whoami", "--json")
-    run("--credential", cred, "who", "--json")
-    run("--credential", cred, "doctor", "--deep")
+    codes = []
+
+    def as_(path: str, *argv: str) -> None:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("MAILSLOT_CREDENTIAL", path)
+            result: Result = cli(*argv)
+        outputs.extend([result.out, result.err])
+        codes.append(result.code)
+
+    as_(cred, "send", "--to", "gemini", "--subject", "s", "--body", "b", "--new", "--json")
+    as_(str(folder / "kid0.json"), "send", "--to", "claude0", "--subject", "s", "--body",
+        "b", "--json")  # refused: a child of a rotated parent
+    as_(cred, "whoami", "--json")
+    as_(cred, "who", "--json")
+    as_(cred, "inbox", "--json")
+    run("doctor", "--deep")
+    assert codes == [0, 1, 0, 0, 0]
     async with Client(params(root, isolated / "home", "--credential", cred)) as claude:
         for name, arguments in [("send_message", {"to": "gemini", "subject": "s",
                                                   "body": "b"}),
@@ -149,7 +159,8 @@ async def test_no_secret_in_any_output_log_event_error_or_file(
             result = await claude.call_tool(name, arguments)
             outputs.append(result.model_dump_json())
     run("agent", "revoke", "claude0", "--yes")
-    run("--credential", cred, "send", "--to", "gemini", "--subject", "s", "--body", "b")
+    as_(cred, "send", "--to", "gemini", "--subject", "s", "--body", "b")
+    assert codes[-1] == 1
     secrets = [json.loads(p.read_text())["secret"] for p in folder.iterdir()]
     assert len(secrets) == 4 and (root / "log" / "events.jsonl").exists()
     everything = "\n".join(outputs)

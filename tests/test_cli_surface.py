@@ -210,7 +210,7 @@ def test_bash_completion_completes_commands_agents_and_ids(cli: Cli, tmp_path: P
                              capture_output=True, text=True, timeout=30, check=True).stdout
         return out.split()
 
-    assert complete("mailslot se") == ["send", "sent", "serve"]
+    assert complete("mailslot se") == ["send", "sent", "serve", "sessions"]  # issue 12: sessions
     assert complete("mailslot send --to gem") == ["gemini"]
     assert complete("mailslot --agent gemini read ") == [mid.rsplit("_", 1)[1]]
 

@@ -63,3 +63,15 @@ def test_malformed_values_fail_closed_naming_the_field(raw: dict[str, object], r
 
 def test_unknown_keys_are_kept() -> None:
     assert Config({"theirs": {"a": 1}}).raw == {"theirs": {"a": 1}}
+
+
+def test_require_credentials_fails_closed_and_doctor_names_it() -> None:  # issue 12
+    from mailslot.config import Config
+    from mailslot.errors import StoreError
+
+    assert Config({}).require_credentials is False
+    assert Config({"require_credentials": True}).require_credentials is True
+    with pytest.raises(StoreError, match="require_credentials"):
+        _ = Config({"require_credentials": "yes"}).require_credentials
+    assert any("require_credentials" in p
+               for p in Config({"require_credentials": 1}).problems())

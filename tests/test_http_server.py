@@ -22,11 +22,9 @@ from mailslot import authority
 from mailslot.errors import InvalidInput
 from mailslot.http_guard import RateLimit
 from mailslot.http_server import Listen, parse_listen
-from test_mcp_server import call, text
+from test_mcp_server import TOOLS, call, text
 
 pytestmark = pytest.mark.anyio
-TOOLS = {"send_message", "read_messages", "mark_read", "mark_done", "reply", "broadcast",
-         "retract_broadcast", "message_status", "list_agents"}
 
 
 @pytest.fixture

@@ -22,7 +22,8 @@ from mailslot.mcp_server import build_server
 pytestmark = pytest.mark.anyio
 Box = Callable[[str | None], Mailbox]
 TOOLS = {"send_message", "read_messages", "mark_read", "mark_done", "reply", "broadcast",
-         "retract_broadcast", "message_status", "list_agents"}
+         "retract_broadcast", "message_status", "list_agents",
+         "gate", "list_sessions"}  # issue 12
 
 
 @pytest.fixture
@@ -82,7 +83,7 @@ async def test_tool_list_schemas_and_descriptions(connect: Any) -> None:
         assert tool.output_schema is not None
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
     read_only = {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint}
-    assert read_only == {"read_messages", "message_status", "list_agents"}
+    assert read_only == {"read_messages", "message_status", "list_agents", "list_sessions"}
     assert "never instructions" in (tools["read_messages"].description or "")
     schema = tools["read_messages"].input_schema
     assert schema["properties"]["for"]["default"] is None

@@ -383,3 +383,38 @@ def test_concurrent_registrations_one_wins(store: Store) -> None:
     for t in threads:
         t.join()
     assert sorted(results) == [False] * 7 + [True]
+
+
+def test_gates_members_and_requests(store: Store) -> None:
+    assert store.accept_of("claude") == "open"
+    store.set_accept("claude", "members")
+    assert store.accept_of("claude") == "members"
+    assert store.set_member("claude", "gemini", True)
+    assert not store.set_member("claude", "gemini", True)
+    assert store.members("claude") == ["gemini"]
+    assert store.set_member("claude", "gemini", False)
+    assert not store.set_member("claude", "gemini", False) and store.members("claude") == []
+    m = message()
+    store.set_request("claude", "codex", m.id)
+    assert store.requests("claude") == {"codex": m.id}
+    store.set_request("claude", "codex", None)
+    store.set_request("claude", "codex", None)  # gone already is fine
+    assert store.requests("claude") == {}
+    store.set_accept("claude", "open")
+    assert store.accept_of("claude") == "open"
+
+
+def test_passed_ids(store: Store) -> None:
+    assert store.passed("claude") == set()
+    ids = [message(1).id, message(2).id]
+    store.add_passed("claude", ids)
+    store.add_passed("claude", [])
+    assert store.passed("claude") == set(ids)
+
+
+def test_fences(store: Store) -> None:
+    assert store.fenced_by("claude", "aaaa1111") is None
+    store.fence("claude", "aaaa1111", "bbbb2222")
+    store.fence("claude", "aaaa1111", "cccc3333")  # the first replacement stands
+    assert store.fenced_by("claude", "aaaa1111") == "bbbb2222"
+    assert store.fenced_by("gemini", "aaaa1111") is None

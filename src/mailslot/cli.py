@@ -232,9 +232,20 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
         return _serve_http(args, box)
     box.bound_agent()  # refuse before the MCP SDK is even imported
     from . import mcp_server
+    from .fencing import new_session_id
 
-    mcp_server.serve(lambda: Mailbox.open(args.dir, args.agent, credential=args.credential,
-                                          peer_of=args.peer_of), channel=args.channel)
+    session = new_session_id()
+    for note in box.start_session(session, exclusive=args.exclusive or bool(
+            args.replace_session), replace=args.replace_session):
+        print(f"mailslot: note: {note}", file=sys.stderr)  # stdout is the MCP stream
+
+    def open_box() -> Mailbox:
+        opened = Mailbox.open(args.dir, args.agent, credential=args.credential,
+                              peer_of=args.peer_of)
+        opened.session = session
+        return opened
+
+    mcp_server.serve(open_box, channel=args.channel)
     return 0
 
 
@@ -328,13 +339,70 @@ def _registry(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
+# issue 12: gates and admission ------------------------------------------------------
+@command("join")
+def _join(args: argparse.Namespace, box: Mailbox) -> int:
+    message = box.gate.join(args.name, args.note)
+    _emit(args, message.as_dict(), f"asked {message.to[0]} for access ({message.id}); "
+                                   "you are told when it answers")
+    return 0
+
+
+@command("admit")
+def _admit(args: argparse.Namespace, box: Mailbox) -> int:
+    changed = box.gate.admit(args.name)
+    _emit(args, box.gate.status(), f"admitted {args.name.lower()}" if changed
+          else f"{args.name.lower()} was a member already")
+    return 0
+
+
+@command("refuse")
+def _refuse(args: argparse.Namespace, box: Mailbox) -> int:
+    box.gate.refuse(args.name)
+    _emit(args, box.gate.status(), f"refused {args.name.lower()}'s request (it is told)")
+    return 0
+
+
+@command("revoke")
+def _revoke(args: argparse.Namespace, box: Mailbox) -> int:
+    changed = box.gate.revoke(args.name)
+    _emit(args, box.gate.status(), f"{args.name.lower()} is no longer a member" if changed
+          else f"{args.name.lower()} was not a member")
+    return 0
+
+
+@command("pending")
+def _pending(args: argparse.Namespace, box: Mailbox) -> int:
+    found = box.gate.pending()
+    _emit(args, found, "\n".join(f"{who}  {mid}" for who, mid in sorted(found.items()))
+          or "no pending requests")
+    return 0
+
+
+@command("sessions")
+def _sessions(args: argparse.Namespace, box: Mailbox) -> int:
+    found = box.sessions(args.name)
+    _emit(args, found, render.sessions(found))
+    return 0
+
+
+@command("gate")
+def _gate(args: argparse.Namespace, box: Mailbox) -> int:
+    if args.state is not None:
+        box.gate.switch(args.state == "on")
+    status = box.gate.status()
+    _emit(args, status, render.gate(status))
+    return 0
+
+
 # issue 14: serve --http, and the everyday commands against it (--remote URL) ----------
 def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
     from .http_server import Listen, parse_listen, serve_http
 
-    if args.agent or args.credential or args.peer_of:
-        raise InvalidInput("serve --http speaks as each request's credential: drop "
-                           "--agent, --credential and --peer-of")
+    if args.agent or args.credential or args.peer_of or args.exclusive \
+            or args.replace_session:
+        raise InvalidInput("serve --http speaks as each request's credential: drop --agent, "
+                           "--credential, --peer-of, --exclusive and --replace-session")
     host, port = parse_listen(args.http)
     listen = Listen(host, port, args.tls_cert, args.tls_key, args.behind_proxy,
                     tuple(args.allow_host))
@@ -418,6 +486,8 @@ _EXAMPLES: dict[str, list[str]] = {
     "watch": ["mailslot watch", "mailslot watch --validate",
               "mailslot watch --validate --json   # also lists every wake method's fields",
               "(wake methods and their config.json fields: docs/wake.md)"],
+    "join": ["mailslot join gemini --note 'I review your schema PRs.'"],
+    "gate": ["mailslot gate", "mailslot gate on", "mailslot admit codex", "mailslot pending"],
     "completion": ["mailslot completion bash > ~/.local/share/bash-completion/completions/"
                    "mailslot", "mailslot completion zsh > ~/.zfunc/_mailslot",
                    "mailslot completion fish > ~/.config/fish/completions/mailslot.fish"],
@@ -573,6 +643,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="also push a notice into Claude Code when mail arrives (Claude Code "
                         "channels, research preview; see docs/claude-wake.md)")
     _credential_option(p)
+    p.add_argument("--exclusive", action="store_true",
+                   help="refuse to start while another session of this agent runs")
+    p.add_argument("--replace-session", metavar="ID",
+                   help="replace (fence) the running session ID of this agent: its next "
+                        "write is refused (implies --exclusive)")
     p.add_argument("--peer-of", metavar="P",
                    help="speak as a child of P: send and reply only to P, read only its own "
                         "inbox (default: $MAILSLOT_PEER_OF)")
@@ -618,6 +693,23 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", nargs="?", choices=["bash", "zsh", "fish"])
     p.add_argument("--words", choices=["commands", "agents", "ids"],
                    help="print the words to complete, one a line (what the scripts call)")
+
+    # issue 12: gates and admission
+    p = add("join", "Ask a gated agent for access: a request that always reaches it.")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--note", required=True, help="why you ask (shown to it as mail)")
+    for verb, text in (("admit", "Let NAME write to you (answers its request)."),
+                       ("refuse", "Turn down NAME's pending request (it is told)."),
+                       ("revoke", "Take NAME off your gate's members.")):
+        p = add(verb, text)
+        p.add_argument("name", metavar="NAME")
+    add("pending", "Requests waiting at your gate.")
+    p = add("sessions", "Running (and last seen) servers of an agent, or of every agent, "
+                        "with their session ids.")
+    p.add_argument("name", metavar="NAME", nargs="?")
+    p = add("gate", "Show your gate; 'gate on' takes mail from admitted members only, "
+                    "'gate off' from anyone.")
+    p.add_argument("state", nargs="?", choices=["on", "off"])
 
     # issue 14: serve --http, remote hooks and the remote everyday commands
     def remote_options(p: argparse.ArgumentParser) -> None:

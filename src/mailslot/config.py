@@ -62,7 +62,8 @@ class Config:
     def problems(self) -> list[str]:
         """Every malformed value, for ``doctor``."""
         found = []
-        for check in (lambda: self.owner, lambda: self.max_body_bytes, self.agents):
+        for check in (lambda: self.owner, lambda: self.max_body_bytes, self.agents,
+                      lambda: self.require_credentials):  # issue 12
             try:
                 check()
             except StoreError as exc:

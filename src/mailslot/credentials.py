@@ -21,15 +21,15 @@ hash), not in any output, error, event or ``repr``.
 
 Why SHA-256 and not a slow password hash: the secret is 256 random bits, not a password
 a person chose, so it cannot be guessed from its hash however fast the hash is.
+
+hashlib, hmac and secrets are imported where they are used: loading them (OpenSSL) costs
+more than a short CLI command's whole budget, and most commands never touch a secret.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
-import secrets
 import stat
 from collections.abc import Mapping
 
@@ -60,16 +60,22 @@ class Credential:
 
 def new_secret() -> str:
     """A fresh secret of 256 random bits."""
+    import secrets
+
     return secrets.token_urlsafe(32)
 
 
 def hash_secret(secret: str) -> str:
     """What the store keeps in place of ``secret``."""
+    import hashlib
+
     return _PREFIX + hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
 def secret_matches(stored_hash: str, secret: str) -> bool:
     """Does ``secret`` hash to ``stored_hash``? Compared in constant time."""
+    import hmac
+
     return hmac.compare_digest(stored_hash.encode("ascii", "replace"),
                                hash_secret(secret).encode("ascii"))
 
@@ -104,7 +110,7 @@ def write_credential(credential: Credential, path: str) -> str:
             "store": credential.store, "generation": credential.generation}
     if credential.parent_generation is not None:
         data["parent_generation"] = credential.parent_generation
-    tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:

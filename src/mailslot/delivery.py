@@ -86,6 +86,7 @@ class Delivery:
         if moment == STOP and (stop_active or not self._auto_continue()):
             return None
         notes = self._claim_notes()
+        self._door()
         pending = self._pending()
         if moment != START and key is not None and pending:
             shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
@@ -145,6 +146,7 @@ class Delivery:
         allowed = in_session_wakes(Config(self.store.load_config()), self.agent, method)
         if allowed is None:
             return None
+        self._door()
         directed = self.store.entries(self.agent, ("unread", "read"))
         if not directed:
             return []
@@ -157,6 +159,18 @@ class Delivery:
         self.store.add_shown(self.agent, session_key(session), [m.id for m in messages])
 
     # Rules -----------------------------------------------------------------------------
+    def _door(self) -> None:
+        """A gated inbox sets aside what did not come through the service (issue 12);
+        the rule's module is loaded only for a gated inbox, so hooks stay fast."""
+        if self._attempt(lambda: self.store.accept_of(self.agent), "open") == "open":
+            return
+        from .gates import set_aside
+        from .posting import Notifier
+
+        nothing: list[str] = []
+        self._attempt(lambda: set_aside(self.store, self.agent, Notifier(self.store)),
+                      nothing)
+
     def _pending(self) -> list[str]:
         """Ids of directed mail not done and of broadcasts not yet served, oldest first."""
         directed: list[str] = self._attempt(

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import authority, overview, recipients
+from . import authority, fencing, gates, overview, recipients
 from .broadcasts import to_serve
 from .config import Config
 from .errors import (
@@ -65,6 +65,8 @@ class Mailbox:
         self.peer_of = peer_of
         """``--peer-of``: speak as a child of this agent without a registration."""
         self._principal: Principal | None = None
+        self.session: str | None = None
+        """The server session this process is (issue 12): a fenced one may not write."""
         self.notes: list[str] = []
         """What the last send wants its caller told (a new mailbox, a wake not allowed)."""
 
@@ -174,6 +176,7 @@ class Mailbox:
     def _deliver(self, to: list[str], subject: str, body: str, **fields: Any) -> Message:
         """Write the message for every recipient, then queue the wakes it may cause."""
         authority.check_write(self.store, self.config, self.principal)
+        self._unfenced()
         message = post(self.store, self._clock, self.agent, to, subject, body, **fields)
         self._after_delivery(message)
         return message
@@ -197,6 +200,7 @@ class Mailbox:
         self.notes = []
         names = recipients.parse(to)
         authority.check_send(self.principal, names)
+        gates.check(self.store, self.config, self.principal, names)
         self.notes = recipients.check_new(names, self.known_agents(), self.agent,
                                           allow_new=new)
         subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
@@ -248,6 +252,17 @@ class Mailbox:
         self._settle(original, "done")
         return reply
 
+    def request(self, to: str, subject: str, body: str) -> Message:
+        """An access request (:meth:`gates.Gate.join`): it passes ``to``'s gate; the
+        credential and child rules still apply."""
+        authority.check_send(self.principal, [to])
+        return self._deliver([to], subject, body, expect_reply=True)
+
+    @property
+    def gate(self) -> gates.Gate:
+        """This agent's gate: join others', answer requests, open or close its own."""
+        return gates.Gate(self)
+
     def known_agents(self) -> list[str]:
         """Names with a mailbox, in the config, or the owner: whom a message can reach."""
         return recipients.known(self.store, self.config)
@@ -297,6 +312,8 @@ class Mailbox:
             raise InvalidInput("limit must be at least 1")
         if number < 1:
             raise InvalidInput("page must be at least 1")
+        if for_ is None:
+            gates.set_aside(self.store, self.agent, self.notifier())
         states: tuple[State, ...] = ("unread",)
         if not unread_only:
             states = ("unread", "read", "done") if include_done else ("unread", "read")
@@ -390,6 +407,9 @@ class Mailbox:
     def _find(self, message_id: str, *, header_only: bool = False) -> Item:
         """My copy of a directed message, or a broadcast I may see."""
         me = self.agent
+        if message_id in gates.set_aside(self.store, me, self.notifier()):
+            raise NotFound(f"no message {message_id} for {me} (it was set aside: it did "
+                           "not come through mailslot's gate)")
         try:
             message, state = self.store.load(me, message_id, header_only=header_only)
             return Item(message, state, me)
@@ -405,9 +425,28 @@ class Mailbox:
         shown: State = "read" if seen or message.sender == me else "unread"
         return Item(message, shown, BROADCAST_RECIPIENT)
 
+    def _unfenced(self) -> None:
+        """A replaced (fenced) server session writes nothing (issue 12)."""
+        if self.session is not None:
+            fencing.check(self.store, self.agent, self.session)
+
+    def start_session(self, session: str, *, exclusive: bool = False,
+                      replace: str | None = None) -> list[str]:
+        """Become server session ``session`` of this agent (see :mod:`fencing`)."""
+        notes = fencing.start(self.store, self.bound_agent(), session, exclusive=exclusive,
+                              replace=replace, now=self._clock())
+        self.session = session
+        return notes
+
+    def sessions(self, name: str | None = None) -> list[dict[str, Any]]:
+        """The running (and last seen) servers of ``name``, or of every agent."""
+        agent = check_name(name, "agent") if name is not None else None
+        return fencing.sessions(self.store, agent, self._clock())
+
     def _settle(self, item: Item, to: State) -> State:
         """Move my copy forward to ``to`` (a broadcast is simply recorded as served)."""
         me = self.agent
+        self._unfenced()
         if item.mailbox == BROADCAST_RECIPIENT:
             if item.state == "unread" and item.message.sender != me:
                 self.store.add_seen(me, [item.message.id])
@@ -534,7 +573,7 @@ class Mailbox:
         """The presence record of this process's server (``bound_agent``'s)."""
         from .presence import Beacon
 
-        return Beacon(self.store, self.bound_agent(), **options)
+        return Beacon(self.store, self.bound_agent(), session=self.session, **options)
 
     def read_page(
         self, for_: str | None = None, *, unread_only: bool = True, limit: int = 20

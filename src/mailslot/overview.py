@@ -168,7 +168,8 @@ def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
         seen = store.seen(name) if live else set()
         pending = len(to_serve(live, seen, name))
         info = AgentInfo(name, unread.get(name, 0) + pending, known[name],
-                         wake=wake_setting(config, name))
+                         wake=wake_setting(config, name),
+                         gated=store.accept_of(name) == "members")
         if name in presence:
             here = presence[name]
             info = replace(info, online=here.online, last_seen=here.last_seen,

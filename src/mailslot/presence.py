@@ -137,6 +137,7 @@ class Beacon:
         cwd: str | None = None,
         channel: bool = False,
         clock: Callable[[], datetime] = _now,
+        session: str | None = None,
     ) -> None:
         self.store = store
         self.agent = agent
@@ -152,6 +153,8 @@ class Beacon:
             "started": clock().isoformat(),
             "channel": channel,
         }
+        if session is not None:  # issue 12: fencing names a server by its session id
+            self._record["session"] = session
 
     def announce(self) -> None:
         """Write the record, first forgetting this agent's servers that are gone."""

@@ -162,8 +162,8 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
     """A table with a header; the last column says where mailslot knows each name from."""
     if not agents:
         return "no agents known yet"
-    rows = [(a.name, str(a.unread), _presence(a), a.wake, ", ".join(a.known_from))
-            for a in agents]
+    rows = [(a.name + (" [gated]" if a.gated else ""), str(a.unread), _presence(a), a.wake,
+             ", ".join(a.known_from)) for a in agents]
     head = ("AGENT", "UNREAD", "SERVER", "WAKE", "KNOWN FROM")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
 
@@ -229,3 +229,25 @@ def registered(found: list[dict[str, object]]) -> str:
         + (f"  runtime {r['runtime']}" if r["runtime"] else "")
         + ("  REVOKED" if r["revoked"] else "") + f"  since {r['created']}"
         for r in found)
+
+
+def gate(status: dict[str, object]) -> str:
+    """``gate``: whether the inbox is gated, its members and waiting requests."""
+    accept = "members only (gated)" if status["accept"] == "members" else "anyone (open)"
+    lines = [f"{status['agent']} accepts mail from {accept}"]
+    for key in ("members", "pending"):
+        names = status[key]
+        assert isinstance(names, list)
+        lines.append(f"{key}: {', '.join(names) if names else 'none'}")
+    return "\n".join(lines)
+
+
+def sessions(found: list[dict[str, object]]) -> str:
+    """``sessions``: one line per server session."""
+    if not found:
+        return "no sessions recorded"
+    return "\n".join(
+        f"{s['agent']}@{s['session'] or '-'}  {s['program'] or '?'} pid {s['pid']}  "
+        f"since {s['started']}  " + ("online" if s["online"] else "offline")
+        + (f"  replaced by {s['replaced_by']}" if s["replaced_by"] else "")
+        for s in found)

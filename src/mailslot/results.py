@@ -20,6 +20,7 @@ class Session:
     heartbeat: str
     stopped: str | None = None
     channel: bool = False  # started with --channel: pushes arrivals into Claude Code
+    session: str | None = None  # issue 12: the session id (fencing, name@session)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Session | None:
@@ -35,7 +36,7 @@ class Session:
             return value if isinstance(value, str) else None
 
         return cls(pid, text("hostname") or "", text("program"), text("cwd"), started, beat,
-                   text("stopped"), record.get("channel") is True)
+                   text("stopped"), record.get("channel") is True, text("session"))
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -146,11 +147,13 @@ class AgentInfo:
     last_seen: str | None = None  # when a server of this agent last showed life
     sessions: list[Session] = field(default_factory=list)  # its servers online now
     wake: str = "off"  # how its config lets it be woken (see wake_setting)
+    gated: bool = False  # issue 12: takes mail from admitted members only
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "unread": self.unread, "known_from": self.known_from,
                 "online": self.online, "last_seen": self.last_seen,
-                "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake}
+                "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake,
+                "gated": self.gated}
 
 
 @dataclass(frozen=True)

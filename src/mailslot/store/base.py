@@ -218,3 +218,40 @@ class Store(Protocol):
     def replace_registered(self, record: AgentRecord) -> None:
         """Replace the record of ``record.name`` atomically (rotate, revoke); ``NotFound``
         if it was never registered."""
+
+    # issue 12: gates (who may write to a gated inbox; rules in mailslot.gates) -----------
+    def set_accept(self, agent: str, accept: str) -> None:
+        """Open (``"open"``) or gate (``"members"``) ``agent``'s inbox, durably."""
+
+    def accept_of(self, agent: str) -> str:
+        """``"open"`` (also when never set) or ``"members"``; a gate setting that cannot
+        be read is ``"members"`` (it stays shut)."""
+
+    def set_member(self, agent: str, member: str, admitted: bool) -> bool:
+        """Admit ``member`` to ``agent``'s members (or remove it); ``False`` if nothing
+        changed."""
+
+    def members(self, agent: str) -> list[str]:
+        """``agent``'s admitted members, sorted."""
+
+    def set_request(self, agent: str, requester: str, message_id: str | None) -> None:
+        """Record ``requester``'s open access request to ``agent`` (the id of the message
+        carrying it), or with ``None`` close it (gone already is fine)."""
+
+    def requests(self, agent: str) -> dict[str, str]:
+        """Open access requests to ``agent``: requester -> request message id."""
+
+    def add_passed(self, agent: str, message_ids: Sequence[str]) -> None:
+        """Record, durably, that the service let these messages through ``agent``'s gate
+        (written before the delivery, so a reader never sees one unrecorded)."""
+
+    def passed(self, agent: str) -> set[str]:
+        """Ids the service let through ``agent``'s gate (see :meth:`add_passed`)."""
+
+    # issue 12: fenced sessions (rules in mailslot.fencing) ------------------------------
+    def fence(self, agent: str, session: str, by: str) -> None:
+        """Mark ``agent``'s ``session`` replaced by session ``by``, durably (once: a
+        second fence of the same session keeps the first)."""
+
+    def fenced_by(self, agent: str, session: str) -> str | None:
+        """The session that replaced ``session``, or ``None``."""

@@ -26,6 +26,7 @@ import time
 
 from ..errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES, to_bytes
+from .fences import FenceFiles
 from .fs import (
     APPEND,
     DIR_MODE,
@@ -41,6 +42,7 @@ from .fs import (
     translated,
     unsafe_owner,
 )
+from .gates import GateFiles
 from .layout import event_segments
 from .registry import RegistryFiles
 from .wakes import FileWakeQueue
@@ -55,14 +57,16 @@ if TYPE_CHECKING:
 
 
 @translated
-class FileStore(FileWakeQueue, RegistryFiles):
+class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
     """The file store rooted at ``root`` (created on first write, 0700).
 
     Built in parts, each a base class in its own module: the layout and the one reader
     of message files (:class:`~mailslot.store.layout.MailboxFiles`), the per-session
     delivery state (:class:`~mailslot.store.sessions.SessionFiles`), the wake queue
     (:class:`~mailslot.store.wakes.FileWakeQueue`), the registered agents
-    (:class:`~mailslot.store.registry.RegistryFiles`); every rule about touching a file is
+    (:class:`~mailslot.store.registry.RegistryFiles`) and the gates
+    (:class:`~mailslot.store.gates.GateFiles`), replaced sessions
+    (:class:`~mailslot.store.fences.FenceFiles`); every rule about touching a file is
     in :mod:`~mailslot.store.fs`. The session hooks use this same class: the whole file
     store loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML at import.
     """

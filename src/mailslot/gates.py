@@ -1,0 +1,210 @@
+"""Gates and admission: an agent may close its inbox to all but admitted members.
+
+API (issue 12), reached as ``Mailbox.gate`` (a :class:`Gate` over the service)::
+
+    passes(store, config, principal, recipient) -> bool
+                            may ``principal`` write to ``recipient`` now?
+    check(store, config, principal, recipients)
+                            ``Refused`` (nothing sent) naming each gated recipient and how
+                            to ask
+    Gate.join(name, note)   an access request: always passes the gate, reaches ``name``
+                            as a message (framed like all mail), and stays pending
+    Gate.admit / refuse / revoke(name), Gate.pending(), Gate.switch(on), Gate.status()
+                            the gate's owner answers and manages it (never a child agent)
+
+Who passes a gate of ``members``: admitted members, the agent itself, its registered
+parent and children (and a ``--peer-of`` child of it), the config's ``owner`` and
+mailslot's own notices. Replies are not gated: they answer mail the gated agent chose
+to be part of.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .authority import check_write
+from .config import Config
+from .errors import InvalidInput, NotFound, Refused, Unreadable, UnsafePath
+from .names import SYSTEM_SENDER, check_name, is_valid_name
+from .store import Store
+from .text import MAX_SUBJECT_LENGTH, clean_body
+
+if TYPE_CHECKING:
+    from .authority import Principal
+    from .message import Message
+    from .posting import Notifier
+
+
+class Speaker(Protocol):
+    """What a gate needs of the service (:class:`~mailslot.mailbox.Mailbox`)."""
+
+    store: Store
+
+    @property
+    def agent(self) -> str: ...
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def principal(self) -> Principal: ...
+
+    @property
+    def max_body_bytes(self) -> int: ...
+
+    def request(self, to: str, subject: str, body: str) -> Message: ...
+
+    def notifier(self) -> Notifier: ...
+
+
+def _family(store: Store, sender: str, recipient: str) -> bool:
+    """Is one the registered parent of the other?"""
+    try:
+        mine, theirs = store.registered(sender), store.registered(recipient)
+    except (Unreadable, UnsafePath):
+        return False
+    return (mine is not None and mine.parent == recipient) or \
+        (theirs is not None and theirs.parent == sender)
+
+
+def passes(store: Store, config: Config, principal: Principal, recipient: str) -> bool:
+    if store.accept_of(recipient) == "open":
+        return True
+    sender = principal.name
+    if sender in (recipient, SYSTEM_SENDER, config.owner) or principal.parent == recipient:
+        return True
+    return sender in store.members(recipient) or _family(store, sender, recipient)
+
+
+def check(store: Store, config: Config, principal: Principal, recipients: list[str]
+          ) -> None:
+    shut = [r for r in recipients if not passes(store, config, principal, r)]
+    if shut:
+        names = ", ".join(shut)
+        raise Refused(f"{names} accept{'s' if len(shut) == 1 else ''} mail only from "
+                      f"admitted members; nothing was sent. Ask first: mailslot join "
+                      f"{shut[0]} --note TEXT (or the gate tool, action join)")
+
+
+def set_aside(store: Store, agent: str, notifier: Notifier) -> list[str]:
+    """The door of a gated inbox: a message that did not come through the service (a
+    file written into the folder by hand) is moved to the quarantine, never shown, and
+    its claimed sender is told. Returns the ids set aside."""
+    if store.accept_of(agent) == "open":
+        return []
+    passed = store.passed(agent)
+    strays = [i for i, _ in store.entries(agent, ("unread", "read")) if i not in passed]
+    for message_id in strays:
+        try:
+            sender: str | None = store.load(agent, message_id, header_only=True)[0].sender
+        except (Unreadable, UnsafePath, NotFound):
+            sender = None
+        try:
+            store.quarantine(agent, message_id)
+        except NotFound:
+            continue  # moved meanwhile
+        if sender and sender not in (agent, SYSTEM_SENDER) and is_valid_name(sender):
+            notifier.tell(sender, f"your message to {agent} was set aside",
+                          f"A message from you ({message_id}) reached {agent}'s gated "
+                          f"inbox without going through mailslot, so {agent} is not shown "
+                          f"it. Ask for access: mailslot join {agent} --note TEXT.")
+    return strays
+
+
+class Gate:
+    """The gate of the agent a :class:`~mailslot.mailbox.Mailbox` speaks as."""
+
+    def __init__(self, box: Speaker) -> None:
+        self.box = box
+
+    def _owner(self) -> str:
+        """Who manages this gate: the agent itself (with its credential, if registered),
+        never a child agent."""
+        principal = self.box.principal
+        check_write(self.box.store, self.box.config, principal)
+        if principal.is_child:
+            raise Refused(f"{principal.name} is a child agent: it cannot change gates")
+        return principal.name
+
+    def join(self, name: str, note: str) -> Message:
+        """Ask ``name`` for access: a message that always passes its gate."""
+        me, target = self.box.agent, check_name(name, "agent")
+        if self.box.store.accept_of(target) == "open":
+            raise InvalidInput(f"{target}'s inbox is open: send to it directly")
+        if me in self.box.store.members(target):
+            raise InvalidInput(f"you are already a member of {target}'s gate")
+        body = clean_body(note, self.box.max_body_bytes)
+        subject = f"Access request: {me} asks to write to you"[:MAX_SUBJECT_LENGTH]
+        text = (f"{body}\n\n(answer with `mailslot admit {me}` or `mailslot refuse {me}`, "
+                "or the gate tool)")
+        message = self.box.request(target, subject, text)
+        self.box.store.set_request(target, me, message.id)
+        return message
+
+    def admit(self, name: str) -> bool:
+        """Let ``name`` write to me, answering its request if any (it is told);
+        ``False`` if it was a member already."""
+        me, who = self._owner(), check_name(name, "agent")
+        asked = who in self.box.store.requests(me)
+        changed = self.box.store.set_member(me, who, True)
+        self.box.store.set_request(me, who, None)
+        if asked or changed:
+            self.box.notifier().tell(who, f"{me} admitted you",
+                                     f"{me} admitted you: you may now write to {me}.")
+        return changed
+
+    def refuse(self, name: str) -> None:
+        """Turn down ``name``'s pending request (it is told)."""
+        me, who = self._owner(), check_name(name, "agent")
+        if who not in self.box.store.requests(me):
+            raise InvalidInput(f"{who} has no pending request (see mailslot pending)")
+        self.box.store.set_request(me, who, None)
+        self.box.notifier().tell(who, f"{me} refused your request",
+                                 f"{me} refused your request to write to {me}.")
+
+    def revoke(self, name: str) -> bool:
+        """Take ``name`` off my members; ``False`` if it was not one."""
+        return self.box.store.set_member(self._owner(), check_name(name, "agent"), False)
+
+    def pending(self) -> dict[str, str]:
+        """Open requests to write to me: requester -> request message id."""
+        return self.box.store.requests(self.box.agent)
+
+    def switch(self, on: bool) -> None:
+        """Gate my inbox (``on``: members only) or open it."""
+        me = self._owner()
+        if on:  # what is already there came through the service, or before the gate
+            held = [i for i, _ in self.box.store.entries(me, ("unread", "read", "done"))]
+            self.box.store.add_passed(me, held)
+        self.box.store.set_accept(me, "members" if on else "open")
+
+    def act(self, action: str, name: str | None = None, note: str | None = None
+            ) -> dict[str, Any]:
+        """One entry for the MCP ``gate`` tool: ``action`` is ``status``, ``on``,
+        ``off``, ``pending``, ``join``, ``admit``, ``refuse`` or ``revoke`` (the last four
+        name an agent; ``join`` also takes a ``note``). Returns the gate's status after it,
+        or for ``join`` the request sent."""
+        if action in ("join", "admit", "refuse", "revoke") and not name:
+            raise InvalidInput(f"action {action} needs the name of an agent")
+        if action == "join":
+            message = self.join(str(name), note or "")
+            return {"request": message.id, "to": message.to[0]}
+        if action in ("on", "off"):
+            self.switch(action == "on")
+        elif action == "admit":
+            self.admit(str(name))
+        elif action == "refuse":
+            self.refuse(str(name))
+        elif action == "revoke":
+            self.revoke(str(name))
+        elif action not in ("status", "pending"):
+            raise InvalidInput(f"unknown action {action!r}: status, on, off, pending, join, "
+                               "admit, refuse or revoke")
+        return {**self.status(), "requests": self.pending()}
+
+    def status(self) -> dict[str, Any]:
+        """My gate in full: members are shown to the agent itself only."""
+        me = self.box.agent
+        return {"agent": me, "accept": self.box.store.accept_of(me),
+                "members": self.box.store.members(me),
+                "pending": sorted(self.box.store.requests(me))}

@@ -1,0 +1,189 @@
+"""Gates and admission (issue 12): the service, the CLI and the MCP tool."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import Result
+from mailslot.errors import InvalidInput, Refused
+from mailslot.mailbox import Mailbox
+from mailslot.store import FileStore
+
+Box = Callable[[str | None], Mailbox]
+Run = Callable[..., Result]
+
+
+def subjects(box: Mailbox) -> list[str]:
+    return [i.message.subject for i in box.inbox()]
+
+
+def test_gated_inbox_refuses_others_and_the_request_passes(box: Box) -> None:
+    box("claude").send("gemini", "hello", "b", new=True)
+    box("claude").gate.switch(True)
+    with pytest.raises(Refused, match="mailslot join claude") as caught:
+        box("gemini").send("claude", "secret plan", "the text")
+    assert "nothing was sent" in str(caught.value)
+    assert "secret plan" not in subjects(box("claude"))
+    request = box("gemini").gate.join("claude", "I review your PRs")
+    assert box("claude").gate.pending() == {"gemini": request.id}
+    assert "Access request: gemini asks to write to you" in subjects(box("claude"))
+    assert box("claude").gate.admit("gemini")
+    assert box("claude").gate.pending() == {}
+    assert "claude admitted you" in subjects(box("gemini"))
+    box("gemini").send("claude", "now allowed", "b")
+    assert box("claude").gate.revoke("gemini")
+    with pytest.raises(Refused):
+        box("gemini").send("claude", "again", "b")
+
+
+def test_refuse_tells_the_requester(box: Box) -> None:
+    box("claude").gate.switch(True)
+    box("gemini").gate.join("claude", "please")
+    box("claude").gate.refuse("gemini")
+    assert "claude refused your request" in subjects(box("gemini"))
+    with pytest.raises(InvalidInput, match="no pending request"):
+        box("claude").gate.refuse("gemini")
+
+
+def test_who_passes_a_gate(box: Box, root: Path, cli: Run) -> None:
+    FileStore(root).save_config({"owner": "sarah"})
+    box("claude").gate.switch(True)
+    box("sarah").send("claude", "from the owner", "b")
+    box("claude").send("claude", "to myself", "b")
+    replying = box("gemini")
+    box("claude").send("gemini", "question", "b", new=True)
+    replying.reply(replying.inbox()[0].message.id, "answer")  # replies are not gated
+    Mailbox.open(agent="helper", peer_of="claude").send("claude", "from a peer child", "b")
+    assert {"from the owner", "to myself", "Re: question", "from a peer child"} <= set(
+        subjects(box("claude")))
+
+
+def test_join_an_open_inbox_is_pointless(box: Box) -> None:
+    with pytest.raises(InvalidInput, match="open"):
+        box("gemini").gate.join("claude", "hi")
+
+
+def test_child_cannot_change_gates(box: Box) -> None:
+    child = Mailbox.open(agent="helper", peer_of="claude")
+    with pytest.raises(Refused, match="cannot change gates"):
+        child.gate.switch(True)
+
+
+def test_cli_gate_commands(cli: Run) -> None:
+    assert cli("--agent", "claude", "gate", "on").code == 0
+    refused = cli("--agent", "gemini", "send", "--to", "claude", "--subject", "s",
+                  "--body", "b", "--new")
+    assert refused.code == 1 and "mailslot join claude" in refused.err
+    assert cli("--agent", "gemini", "join", "claude", "--note", "hi").code == 0
+    pending = cli("--agent", "claude", "pending", "--json")
+    assert list(json.loads(pending.out)) == ["gemini"]
+    assert cli("--agent", "claude", "admit", "gemini").code == 0
+    shown = cli("--agent", "claude", "gate", "--json")
+    assert json.loads(shown.out) == {"agent": "claude", "accept": "members",
+                                     "members": ["gemini"], "pending": []}
+    assert cli("--agent", "claude", "revoke", "gemini").code == 0
+    assert cli("--agent", "claude", "gate", "off").code == 0
+    assert "anyone" in cli("--agent", "claude", "gate").out
+
+
+@pytest.mark.anyio
+async def test_mcp_gate_tool(box: Box) -> None:
+    from mcp import Client
+
+    from mailslot.mcp_server import build_server
+
+    async with Client(build_server(lambda: box("claude"))) as claude, \
+            Client(build_server(lambda: box("gemini"))) as gemini:
+        result = await claude.call_tool("gate", {"action": "on"})
+        assert (result.structured_content or {})["accept"] == "members"
+        result = await gemini.call_tool("send_message", {"to": "claude", "subject": "s",
+                                                         "body": "b"})
+        assert result.is_error and "join" in str(result.content[0])
+        result = await gemini.call_tool("gate", {"action": "join", "name": "claude",
+                                                 "note": "please"})
+        assert not result.is_error
+        result = await claude.call_tool("gate", {"action": "admit", "name": "gemini"})
+        assert (result.structured_content or {})["members"] == ["gemini"]
+        result = await claude.call_tool("gate", {"action": "admit"})
+        assert result.is_error
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def plant(root: Path, agent: str, sender: str, n: int = 0) -> str:
+    """A message file written into ``agent``'s inbox by hand, not through mailslot."""
+    from mailslot.message import to_bytes
+    from support import make_message
+
+    m = make_message(sender=sender, to=(agent,), subject="planted", body="hi", n=n)
+    folder = root / "agents" / agent / "new"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{m.id}.md").write_bytes(to_bytes(m))
+    (folder / f"{m.id}.md").chmod(0o600)
+    return m.id
+
+
+def test_a_hand_written_file_in_a_gated_inbox_is_set_aside(box: Box, root: Path) -> None:
+    box("gemini").send("claude", "before the gate", "b", new=True)
+    box("claude").gate.switch(True)
+    planted = plant(root, "claude", "gemini")
+    assert subjects(box("claude")) == ["before the gate"]
+    assert (root / "quarantine" / "agents" / "claude" / f"{planted}.md").exists()
+    told = box("gemini").inbox()
+    assert [i.message.subject for i in told] == ["your message to claude was set aside"]
+    with pytest.raises(Exception, match="no message"):
+        box("claude").read(planted)
+
+
+def test_read_by_id_meets_the_door_too(box: Box, root: Path) -> None:
+    box("claude").gate.switch(True)
+    planted = plant(root, "claude", "gemini")
+    with pytest.raises(Exception, match="set aside"):
+        box("claude").read(planted)
+
+
+def test_an_open_inbox_shows_hand_written_files(box: Box, root: Path) -> None:
+    plant(root, "claude", "gemini")
+    assert subjects(box("claude")) == ["planted"]
+
+
+def test_hooks_do_not_show_a_hand_written_file_in_a_gated_inbox(box: Box, root: Path
+                                                                ) -> None:
+    import subprocess
+    import sys
+
+    box("claude").gate.switch(True)
+    box("gemini").gate.join("claude", "let me in")
+    plant(root, "claude", "codex")
+    exe = str(Path(sys.executable).parent / "mailslot")
+    done = subprocess.run([exe, "hook", "claude", "session-start", "--agent", "claude"],
+                          input=b'{"session_id": "s1", "hook_event_name": "SessionStart"}',
+                          capture_output=True, timeout=60)
+    assert done.returncode == 0
+    assert b"Access request" in done.stdout and b"planted" not in done.stdout
+    assert "your message to claude was set aside" in subjects(box("codex"))
+
+
+def test_who_marks_gated_agents_but_shows_no_members(box: Box, cli: Run) -> None:
+    box("codex").send("claude", "s", "b", new=True)
+    box("claude").gate.switch(True)
+    box("claude").gate.admit("gemini")
+    text = cli("who").out
+    assert "claude [gated]" in text and "gemini [gated]" not in text
+    listed = {a["name"]: a for a in json.loads(cli("who", "--json").out)}
+    assert listed["claude"]["gated"] is True and "members" not in listed["claude"]
+
+
+def test_a_registered_agents_gate_needs_its_credential(box: Box, cli: Run) -> None:
+    assert cli("agent", "add", "claude", "--yes").code == 0
+    with pytest.raises(Refused, match="registered agent"):
+        box("claude").gate.switch(True)
+    result = cli("--agent", "claude", "gate", "on")
+    assert result.code == 1 and "credential" in result.err
