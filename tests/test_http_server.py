@@ -65,6 +65,8 @@ async def test_every_tool_over_http(running: Running) -> None:
         assert status["recipients"][0]["agent"] == "gemini"
         agents = await call(claude, "list_agents")
         assert agents["you"] == "claude"
+        mine = (await call(claude, "list_sessions", name="claude"))["sessions"]
+        assert [(s["program"], s["online"]) for s in mine] == [("http", True)]
     async with connect(running, "gemini") as gemini:
         page = await call(gemini, "read_messages")
         assert [m["id"] for m in page["messages"]] == [sent["id"]]
@@ -99,6 +101,16 @@ async def test_a_childs_credential_is_limited_like_a_child(running: Running) -> 
         assert refused.is_error
         sent = await call(helper, "send_message", to="claude", subject="done", body="ok")
         assert sent["from"] == "helper"
+
+
+async def test_a_replaced_http_session_writes_nothing(running: Running) -> None:
+    async with connect(running, "claude") as claude:
+        await call(claude, "send_message", to="gemini", subject="a", body="b")
+        session = (await call(claude, "list_sessions", name="claude"))["sessions"][0]
+        running.box("claude").start_session("newer", replace=session["session"])
+        refused = await claude.call_tool("send_message", {"to": "gemini", "subject": "c",
+                                                          "body": "d"})
+        assert refused.is_error and "replaced" in text(refused)
 
 
 def test_auth_failures_are_401_and_say_nothing(running: Running) -> None:

@@ -5,7 +5,9 @@ differs is who is speaking. Each request's identity comes only from its bearer
 credential (:mod:`mailslot.http_guard` checks it, and every other rule of the door). Each
 credential gets its own MCP server and the SDK's own session manager, so a session made
 with one credential does not exist for another, and a tool call re-opens its mailbox
-with the credential (a rotated or revoked one is refused at the next call). Sessions
+with the credential (a rotated or revoked one is refused at the next call). That server
+is one server session of its agent (``mailslot sessions``, presence, fencing: a session
+replaced with ``serve --exclusive --replace-session ID`` writes nothing more). Sessions
 whose clients are gone are closed after ``session_idle`` seconds without a request.
 
 Listening: loopback by default. Any other address needs TLS (``--tls-cert``/``--tls-key``)
@@ -30,6 +32,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from .errors import InvalidInput
+from .fencing import new_session_id
 from .http_api import serve_api
 from .http_guard import Authenticate, Door, Guard, answer
 from .mailbox import Mailbox
@@ -124,8 +127,16 @@ class Sessions:
         async with self._lock:
             manager = self._managers.get(key)
             if manager is None:
+                session = new_session_id()
+
+                def bound() -> Mailbox:  # a server session of the agent (issue 12 fencing)
+                    box = open_box()
+                    box.session = session
+                    return box
+
+                await anyio.to_thread.run_sync(lambda: bound().start_session(session))
                 server = await anyio.to_thread.run_sync(
-                    lambda: build_server(open_box, program="http"))
+                    lambda: build_server(bound, program="http"))
                 server.streamable_http_app(
                     streamable_http_path=MCP_PATH, max_request_body_size=self.max_body_bytes,
                     session_idle_timeout=self.session_idle,
