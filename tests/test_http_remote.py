@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -26,16 +25,15 @@ def running(root: Path) -> Iterator[Running]:
 
 
 def hook(running: Running, credential: str, event: str, payload: dict[str, object],
-         host: str = "claude") -> tuple[str, float]:
+         host: str = "claude") -> str:
     """Run the remote hook as a host would: a new process, JSON on stdin."""
     env = {k: v for k, v in os.environ.items() if k != "MAILSLOT_DIR"}
-    began = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "mailslot", "hook", host, event, "--remote",
          f"http://127.0.0.1:{running.port}", "--credential", credential],
         input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0
-    return done.stdout, time.monotonic() - began
+    return done.stdout
 
 
 def context(out: str) -> str:
@@ -49,18 +47,19 @@ def test_remote_hook_shows_mail_then_records_it(
     first = running.box("claude").send("gemini", "schema", "ready for review")
     cast = running.box("claude").broadcast("freeze", "main is frozen")
     secret = running.files["gemini"]
-    out, took = hook(running, secret, "session-start",
+    out = hook(running, secret, "session-start",
                      {"session_id": "abc", "hook_event_name": "SessionStart",
                       "source": "startup"})
     shown = context(out)
     assert first.id in shown and cast.id in shown and "> ready for review" in shown
-    assert took < 3.0  # within the hook's own bound (a whole process, on a busy machine)
+    # shown at all means it finished inside the hook's 3-second bound, which ends the
+    # process (exit 0, nothing printed) however it is stuck
     # the prompt hook of the same session has nothing new; the broadcast is served once
-    again, _ = hook(running, secret, "user-prompt-submit",
+    again = hook(running, secret, "user-prompt-submit",
                     {"session_id": "abc", "hook_event_name": "UserPromptSubmit",
                      "prompt": "hi"})
     assert context(again) == ""
-    fresh, _ = hook(running, secret, "session-start",
+    fresh = hook(running, secret, "session-start",
                     {"session_id": "other", "hook_event_name": "SessionStart"})
     assert first.id in context(fresh) and cast.id not in context(fresh)
 
@@ -71,11 +70,11 @@ def test_remote_hook_never_fails_a_session(running: Running, tmp_path: Path) -> 
     wrong.write_text(json.dumps({**held, "secret": "x" + held["secret"]}))
     wrong.chmod(0o600)
     for secret in (str(wrong), "/no/such/file"):
-        out, _ = hook(running, secret, "session-start", {"session_id": "abc"})
+        out = hook(running, secret, "session-start", {"session_id": "abc"})
         assert out in ("", "{}")
     nowhere = Running("http://127.0.0.1:9/mcp", 9, running.store, {})
-    out, took = hook(nowhere, running.files["gemini"], "session-start", {"session_id": "abc"})
-    assert out in ("", "{}") and took < 3.5
+    out = hook(nowhere, running.files["gemini"], "session-start", {"session_id": "abc"})
+    assert out in ("", "{}")
 
 
 def test_remote_cli_everyday_commands(

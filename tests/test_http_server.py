@@ -169,10 +169,9 @@ def test_oversized_requests_are_refused(running: Running) -> None:
 
 
 def test_rate_limit_per_credential(root: Path) -> None:
-    for running in start(root, rate=5):
+    for running in start(root, rate=2):  # a token back every 30 s: no test is that slow
         auth = bearer(running.secret("claude"))
-        codes = [post(running, auth).status_code for _ in range(6)]
-        assert codes[:5] != [429] * 5 and codes[5] == 429
+        assert [post(running, auth).status_code != 429 for _ in range(2)] == [True, True]
         refused = post(running, auth)
         assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
         assert post(running, bearer(running.secret("gemini"))).status_code != 429
