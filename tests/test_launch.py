@@ -441,14 +441,15 @@ def test_recovery_starts_a_gone_agent_once_and_only_when_opted_in(
         (seen,) = calls(record)
         assert seen["argv"] == ["--continue", "--permission-mode=default"]
         assert seen["env"]["MAILSLOT_AGENT"] == "builder" and seen["cwd"] == str(project)
-        wait_until(lambda: lines.exists() and first.id in lines.read_text(), what="the wake")
+        wait_until(lambda: lines.exists() and first.id in lines.read_text(), 60,
+                   what="the wake")
         (entry,) = log(root)
         assert entry["via"] == "watch" and entry["outcome"] == "handed_off"
         assert FileStore(root).load_config()["agents"]["builder"]["tmux_target"] == entry[
             "tmux_target"]
         second = box("orchestrator").send("builder", "again", "two")
         watch_once()
-        wait_until(lambda: second.id in lines.read_text(), what="the second wake")
+        wait_until(lambda: second.id in lines.read_text(), 60, what="the second wake")
         assert len(calls(record)) == 1 and len(log(root)) == 1  # started once
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)

@@ -183,3 +183,19 @@ def test_ctrl_c_stops_it_with_an_event_stream_open(server: WebServer) -> None:
         assert b"200 OK" in seen and b"text/event-stream" in seen
         assert server.stop() in (0, 130)  # ended by Ctrl-C, not killed
     assert not [line for line in server.lines if "ERROR" in line or "Traceback" in line]
+
+
+def test_the_overview_shows_gates_and_notifiers(root: Path) -> None:
+    """Issues 12 and 18 on the page: a gated inbox is tagged, each agent's notifiers named."""
+    store = FileStore(root)
+    store.save_config({"owner": "sarah", "agents": {
+        "gemini": {"notify": [{"kind": "bank"}, {"kind": "desktop"}]}}})
+    gemini = Mailbox(store, Identity("gemini", "--agent"))
+    gemini.send("sarah", "hello", "hi", new=True)
+    gemini.gate.switch(True)
+    with web_server() as running:
+        html = page(running, login(running), "/")
+    row = html.split('<th scope="row"><a href="/mail/gemini"', 1)[1].split("</tr>", 1)[0]
+    assert ">gated</span>" in row and "bank, desktop" in row
+    sarah = html.split('<th scope="row"><a href="/mail/sarah"', 1)[1].split("</tr>", 1)[0]
+    assert ">gated</span>" not in sarah and ">none</span>" in sarah

@@ -228,6 +228,8 @@ def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
 
 @command("serve")
 def _serve(args: argparse.Namespace, box: Mailbox) -> int:
+    if args.http is not None:  # issue 14
+        return _serve_http(args, box)
     box.bound_agent()  # refuse before the MCP SDK is even imported
     from . import mcp_server
     from .fencing import new_session_id
@@ -251,12 +253,13 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
 def _install(args: argparse.Namespace, box: Mailbox) -> int:
     from .install.run import install as register
 
+    agent = _remote_agent(args) if args.remote is not None else box.bound_agent()
     report = register(
-        args.host, box.bound_agent(), scope=args.scope, hooks=args.hooks, wake=args.wake,
+        args.host, agent, scope=args.scope, hooks=args.hooks, wake=args.wake,
         channel=args.channel, dry_run=args.dry_run,
         mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"),
         allow_outside=args.allow_outside,
-        credential=args.credential,
+        credential=args.credential, remote=args.remote,
     )
     print(render.installed(report))
     for warning in report.warnings:
@@ -271,7 +274,8 @@ def _hook(args: argparse.Namespace) -> int:
     """
     from .hooks.run import run_hook
 
-    return run_hook(args.host, args.event, agent=args.agent, root=args.dir)
+    return run_hook(args.host, args.event, agent=args.agent, root=args.dir,
+                    remote=args.remote, credential=args.credential)
 
 
 _UNTRANSLATED: dict[str, Callable[[argparse.Namespace], int]] = {"hook": _hook}
@@ -497,6 +501,59 @@ def _export(args: argparse.Namespace, box: Mailbox) -> int:
         _emit(args, {"exported": count, "output": args.output},
               f"exported {count} message(s) to {args.output}")
     return 0
+
+
+# issue 14: serve --http, and the everyday commands against it (--remote URL) ----------
+def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
+    from .http_server import Listen, parse_listen, serve_http
+
+    if args.agent or args.credential or args.peer_of or args.exclusive \
+            or args.replace_session:
+        raise InvalidInput("serve --http speaks as each request's credential: drop --agent, "
+                           "--credential, --peer-of, --exclusive and --replace-session")
+    host, port = parse_listen(args.http)
+    listen = Listen(host, port, args.tls_cert, args.tls_key, args.behind_proxy,
+                    tuple(args.allow_host))
+    serve_http(_authenticate(box), listen, max_body_bytes=4 * box.max_body_bytes + 65536,
+               rate_per_minute=args.rate_limit)
+    return 0
+
+
+def _authenticate(box: Mailbox) -> Callable[[str], Mailbox]:
+    """Where each request's bearer secret becomes its agent's checked mailbox (the
+    registered agents' credentials of issue 12); the one place ``--http`` authenticates."""
+    from .bearer import Bearers
+
+    return Bearers(box.store).open
+
+
+def _remote_agent(args: argparse.Namespace) -> str:
+    """``install --remote``: the agent is the credential's (its file is read, not sent)."""
+    from .credentials import read_credential
+
+    if args.credential is None:
+        raise InvalidInput("install --remote needs --credential FILE: it names the agent, "
+                           "and the hooks read its secret from it")
+    return read_credential(args.credential).agent
+
+
+def _remote_or_local(name: str) -> None:
+    """``--remote URL`` runs the command against ``serve --http``; else as before."""
+    local = _COMMANDS[name]
+
+    def handler(args: argparse.Namespace, box: Mailbox) -> int:
+        if args.remote is None:
+            return local(args, box)
+        from . import remote_cli
+
+        return remote_cli.run(name, args)
+
+    _COMMANDS[name] = handler
+
+
+_REMOTE_COMMANDS = ("send", "inbox", "read", "done", "reply")
+for _name in _REMOTE_COMMANDS:
+    _remote_or_local(_name)
 
 
 def _seconds(raw: str) -> float:
@@ -855,6 +912,39 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--for", dest="for_", metavar="NAME",
                    help="only mail to or from this agent (maildir: its state sets the flags)")
     p.add_argument("--since", metavar="DATE", help="only mail from this date or time on")
+
+    # issue 14: serve --http, remote hooks and the remote everyday commands
+    def remote_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--remote", metavar="URL",
+                       help="run against a 'mailslot serve --http' server at URL (see "
+                            "docs/remote.md); the identity is the credential's")
+        p.add_argument("--credential", metavar="FILE",
+                       help="with --remote: the credential file holding the secret "
+                            "(default: $MAILSLOT_SECRET)")
+
+    for name in (*_REMOTE_COMMANDS, "hook"):
+        if name in sub.choices:
+            remote_options(sub.choices[name])
+    if "install" in sub.choices:  # its --credential is issue 12's
+        sub.choices["install"].add_argument(
+            "--remote", metavar="URL",
+            help="register a 'mailslot serve --http' server at URL instead of a local one "
+                 "(claude, codex, gemini, cursor); needs --credential FILE, whose secret "
+                 "the host reads from $MAILSLOT_SECRET (see docs/remote.md)")
+    if "serve" in sub.choices:
+        p = sub.choices["serve"]
+        p.add_argument("--http", metavar="[ADDR:]PORT",
+                       help="serve the MCP tools over Streamable HTTP instead of stdio, to "
+                            "agents with credentials; loopback unless ADDR says otherwise")
+        p.add_argument("--tls-cert", metavar="FILE", help="--http: TLS certificate (PEM)")
+        p.add_argument("--tls-key", metavar="FILE", help="--http: TLS private key (PEM)")
+        p.add_argument("--behind-proxy", metavar="ADDR",
+                       help="--http: a TLS proxy at this IP address forwards to us; no one "
+                            "else may connect")
+        p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="--http: another Host name clients use (repeatable)")
+        p.add_argument("--rate-limit", type=int, default=600, metavar="N",
+                       help="--http: requests per minute per credential (default 600)")
     return parser
 
 
@@ -903,7 +993,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in _UNTRANSLATED:
         return _UNTRANSLATED[args.command](args)
     try:
-        box = Mailbox.open(args.dir, args.agent, credential=getattr(args, "credential", None),
+        remote = getattr(args, "remote", None)  # issue 14: the credential is the server's
+        box = Mailbox.open(args.dir, args.agent,
+                           credential=None if remote else getattr(args, "credential", None),
                            peer_of=getattr(args, "peer_of", None))
         return _COMMANDS[args.command](args, box)
     except MailslotError as exc:

@@ -38,6 +38,8 @@ def run_hook(
     agent: str | None = None,
     root: str | None = None,
     env: Mapping[str, str] = os.environ,
+    remote: str | None = None,
+    credential: str | None = None,
 ) -> int:
     """Run one hook on this process's stdin and stdout; always returns 0.
 
@@ -51,7 +53,10 @@ def run_hook(
     restore = _bound(BOUND_SECONDS)
     problem: str | None
     try:
-        problem = _run(host, event, agent, root, env, sys.stdin, sys.stdout)
+        if remote is not None:  # issue 14: the store is behind `serve --http`
+            problem = _run_remote(host, event, remote, credential, env)
+        else:
+            problem = _run(host, event, agent, root, env, sys.stdin, sys.stdout)
     except MailslotError as exc:
         problem = str(exc)
     except BaseException as exc:  # a hook never fails a session, whatever happened
@@ -97,6 +102,17 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
     if call.moment == START and call.session:
         delivery.started(call.caller, call.session)
     return delivery.problems[0] if delivery.problems else None
+
+
+def _run_remote(host: str, event: str, url: str, credential: str | None,
+                env: Mapping[str, str]) -> str | None:
+    call = hosts.request(host, event, hosts.parse_payload(read_input(sys.stdin)), env)
+    if call is None:
+        return f"unknown hook {host!r} {event!r} (see docs/hooks.md)"
+    from .remote import run_remote
+
+    run_remote(call, url, credential, sys.stdout)
+    return None
 
 
 def _bound(seconds: float) -> Callable[[], None]:

@@ -68,8 +68,9 @@ def _server_argv(entry: Mapping[str, Any]) -> list[Any] | None:
 
 
 def set_server(doc: Doc, container: str, fields: Mapping[str, Any], agent: str,
-               where: str) -> None:
-    """Add or update the ``mailslot`` server; its other keys (``env``...) are kept."""
+               where: str, drop: Sequence[str] = ()) -> None:
+    """Add or update the ``mailslot`` server; its other keys (``env``...) are kept, but
+    for the ``drop`` keys (what a stdio entry has and a remote one must not, issue 14)."""
     servers = _section(doc, container, where)
     current = servers.get(SERVER_NAME)
     if current is None:
@@ -83,6 +84,8 @@ def set_server(doc: Doc, container: str, fields: Mapping[str, Any], agent: str,
     for key, value in fields.items():
         if current.get(key) != value:
             current[key] = value
+    for key in drop:
+        current.pop(key, None)
 
 
 def runs_our_hook(command: str) -> bool:

@@ -15,8 +15,10 @@ from pathlib import Path
 from ..errors import InvalidInput, MailslotError
 from ..identity import git_toplevel
 from ..mailbox import Mailbox
+from ..remote_client import SECRET_ENV
 from . import entries, files, pi
 from .hosts import CLAUDE_HOOK_FILES, HOSTS, Host, Scope
+from .remote import LOCAL_KEYS, remote_entry
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ def install(
     cwd: Path | None = None,
     allow_outside: Sequence[str] = (),
     credential: str | None = None,
+    remote: str | None = None,
 ) -> Report:
     """Plan every change, refuse before writing anything if one is wrong, then write.
 
@@ -143,6 +146,16 @@ def install(
                                        host.mcp_fields)
         plan[mcp_path] = [partial(entries.set_server, container=host.mcp_container,
                                   fields=fields, agent=agent, where=str(mcp_path))]
+    if remote is not None:  # issue 14: the host reaches `serve --http` at remote
+        if wake or channel:
+            raise InvalidInput("--wake and --channel need the mailbox on this machine; "
+                               "not with --remote")
+        plan[mcp_path] = [partial(entries.set_server, container=host.mcp_container,
+                                  fields=remote_entry(host.name, remote), agent=agent,
+                                  where=str(mcp_path), drop=LOCAL_KEYS)]
+        tail = ["--remote", remote]
+        if credential is not None:
+            tail += ["--credential", str(Path(credential).expanduser().absolute())]
     notes = list(host.notes.get(scope, ()))
     if hooks and host.hooks is not None:
         spec = host.hooks
@@ -172,7 +185,10 @@ def install(
                 files.write_atomic(change.path, change.after, change.before)
     warnings = _speaks_as_another(project, agent) if host.name == "copilot" else []
     method = "claude-rewake" if wake else "claude-channel" if channel else None
-    if method is not None:
+    if remote is not None:
+        notes.append(f"{host.title} reads the secret from ${SECRET_ENV}: export it from "
+                     "the credential file in the agent's environment (docs/remote.md)")
+    elif method is not None:
         notes.append(_choose_wake(agent, method, mailbox_dir, dry_run))
     elif host.name == "claude":
         notes += _drop_wake(agent, mailbox_dir, dry_run)

@@ -1,0 +1,224 @@
+"""``mailslot serve --http [ADDR:]PORT``: the MCP tools over Streamable HTTP, under uvicorn.
+
+The same tools and results as stdio (:func:`mailslot.mcp_server.build_server`); what
+differs is who is speaking. Each request's identity comes only from its bearer
+credential (:mod:`mailslot.http_guard` checks it, and every other rule of the door). Each
+credential gets its own MCP server and the SDK's own session manager, so a session made
+with one credential does not exist for another, and a tool call re-opens its mailbox
+with the credential (a rotated or revoked one is refused at the next call). That server
+is one server session of its agent (``mailslot sessions``, presence, fencing: a session
+replaced with ``serve --exclusive --replace-session ID`` writes nothing more). Sessions
+whose clients are gone are closed after ``session_idle`` seconds without a request.
+
+Listening: loopback by default. Any other address needs TLS (``--tls-cert``/``--tls-key``)
+or ``--behind-proxy ADDR`` (then only that address may connect). Shutdown (SIGINT or
+SIGTERM) stops accepting, lets requests in flight finish (up to ``GRACE_SECONDS``), then
+closes the sessions. Only ``serve --http`` imports this module.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import sys
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from .errors import InvalidInput
+from .fencing import new_session_id
+from .http_api import serve_api
+from .http_guard import Authenticate, Door, Guard, answer
+from .mailbox import Mailbox
+from .mcp_server import build_server
+from .remote_wire import API
+
+MCP_PATH = "/mcp"
+GRACE_SECONDS = 10
+SESSION_IDLE_SECONDS = 30 * 60.0
+DEFAULT_RATE_PER_MINUTE = 600
+
+
+@dataclass(frozen=True)
+class Listen:
+    """Where and how to listen, checked: a non-loopback address has TLS or a proxy."""
+
+    host: str
+    port: int
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    proxy: str | None = None
+    names: tuple[str, ...] = ()
+    """Extra ``Host`` names clients use (``--allow-host``), e.g. the proxy's public name."""
+
+    def __post_init__(self) -> None:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise InvalidInput("--tls-cert and --tls-key go together")
+        if self.tls_cert is not None and self.proxy is not None:
+            raise InvalidInput("use --tls-cert/--tls-key or --behind-proxy, not both")
+        if self.proxy is not None:
+            _address(self.proxy, "--behind-proxy")
+        if not self.loopback and self.tls_cert is None and self.proxy is None:
+            raise InvalidInput(
+                f"--http {self.host}: a non-loopback address needs TLS (--tls-cert and "
+                "--tls-key) or --behind-proxy ADDR (the proxy that terminates TLS)")
+
+    @property
+    def loopback(self) -> bool:
+        return self.host == "localhost" or _address(self.host, "--http").is_loopback
+
+    def door(self, *, max_body_bytes: int, rate_per_minute: int) -> Door:
+        """The allow-lists for this listener: its own address, loopback names, ``names``."""
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        hosts = {f"{shown}:{self.port}"}
+        if self.loopback:
+            hosts |= {f"localhost:{self.port}", f"127.0.0.1:{self.port}", f"[::1]:{self.port}"}
+        for name in (n.lower() for n in self.names):
+            hosts |= {name} if ":" in name else {name, f"{name}:{self.port}"}
+        scheme = "http" if self.tls_cert is None and self.proxy is None else "https"
+        origins = {f"{scheme}://{h}" for h in hosts}
+        if scheme == "https":  # a browser omits the default port from Origin
+            origins |= {f"https://{h.removesuffix(':443')}" for h in hosts}
+        return Door(frozenset(hosts), frozenset(origins), max_body_bytes, rate_per_minute,
+                    proxy=self.proxy)
+
+
+def parse_listen(spec: str) -> tuple[str, int]:
+    """``[ADDR:]PORT`` (``[::1]:8080`` for IPv6) → address and port; loopback by default."""
+    host, _, port = spec.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise InvalidInput(f"--http {spec}: expected [ADDR:]PORT with a port from 1 to 65535")
+    return host, int(port)
+
+
+def _address(text: str, option: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        raise InvalidInput(f"{option} {text}: expected an IP address (or localhost)") from None
+
+
+class Sessions:
+    """One MCP server and session manager per credential, started on its first request
+    and run until shutdown."""
+
+    def __init__(self, *, max_body_bytes: int, session_idle: float) -> None:
+        self.max_body_bytes = max_body_bytes
+        self.session_idle = session_idle
+        self._managers: dict[str, StreamableHTTPSessionManager] = {}
+        self._tasks: TaskGroup | None = None
+        self._lock: anyio.Lock | None = None
+
+    async def serve(self, scope: dict[str, Any], receive: Any, send: Any,
+                    open_box: Callable[[], Mailbox], key: str) -> None:
+        manager = await self._manager(open_box, key)
+        await manager.handle_request(scope, receive, send)
+
+    async def _manager(self, open_box: Callable[[], Mailbox],
+                       key: str) -> StreamableHTTPSessionManager:
+        assert self._tasks is not None and self._lock is not None, "serve() outside run()"
+        async with self._lock:
+            manager = self._managers.get(key)
+            if manager is None:
+                session = new_session_id()
+
+                def bound() -> Mailbox:  # a server session of the agent (issue 12 fencing)
+                    box = open_box()
+                    box.session = session
+                    return box
+
+                await anyio.to_thread.run_sync(lambda: bound().start_session(session))
+                server = await anyio.to_thread.run_sync(
+                    lambda: build_server(bound, program="http"))
+                server.streamable_http_app(
+                    streamable_http_path=MCP_PATH, max_request_body_size=self.max_body_bytes,
+                    session_idle_timeout=self.session_idle,
+                    # the door (http_guard) has checked Host and Origin already
+                    transport_security=TransportSecuritySettings(
+                        enable_dns_rebinding_protection=False),
+                )
+                manager = server.session_manager
+                await self._tasks.start(_run, manager)
+                self._managers[key] = manager
+        return manager
+
+    async def run(self, stack: AsyncExitStack) -> None:
+        """Open the task group the managers run in; ``stack`` closes it at shutdown."""
+        self._lock = anyio.Lock()
+        self._tasks = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(self._tasks.cancel_scope.cancel)
+
+
+async def _run(manager: StreamableHTTPSessionManager, *,
+               task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    async with manager.run():
+        task_status.started()
+        await anyio.sleep_forever()
+
+
+def build_app(
+    authenticate: Authenticate,
+    door: Door,
+    *,
+    session_idle: float = SESSION_IDLE_SECONDS,
+) -> Callable[[dict[str, Any], Any, Any], Any]:
+    """The whole ASGI application: lifespan, the door, ``/mcp`` and ``/api/``."""
+    sessions = Sessions(max_body_bytes=door.max_body_bytes, session_idle=session_idle)
+
+    async def route(scope: dict[str, Any], receive: Any, send: Any,
+                    open_box: Callable[[], Mailbox], key: str) -> None:
+        if scope["path"].rstrip("/") == MCP_PATH:
+            await sessions.serve(scope, receive, send, open_box, key)
+        elif scope["path"].startswith(API):
+            await serve_api(scope, receive, send, open_box, door.max_body_bytes)
+        else:
+            await answer(send, 404, {"error": "not found"})
+
+    guard = Guard(route, door, authenticate)
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await guard(scope, receive, send)
+            return
+        async with AsyncExitStack() as stack:
+            await receive()  # lifespan.startup
+            await sessions.run(stack)
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown, after requests in flight have finished
+        await send({"type": "lifespan.shutdown.complete"})
+
+    return app
+
+
+def serve_http(authenticate: Authenticate, listen: Listen, *, max_body_bytes: int,
+               rate_per_minute: int = DEFAULT_RATE_PER_MINUTE) -> None:
+    """Run until SIGINT/SIGTERM; the access log goes to stderr."""
+    import uvicorn
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
+                        format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("mailslot.http.access").setLevel(logging.INFO)
+    app = build_app(authenticate, listen.door(max_body_bytes=max_body_bytes,
+                                              rate_per_minute=rate_per_minute))
+    uvicorn.Server(config(app, listen)).run()
+
+
+def config(app: Callable[..., Any], listen: Listen) -> Any:
+    """uvicorn's settings: no server header, no proxy headers trusted, our access log."""
+    import uvicorn
+
+    from .http_guard import MAX_HEADER_BYTES
+
+    return uvicorn.Config(
+        app, host=listen.host, port=listen.port, ssl_certfile=listen.tls_cert,
+        ssl_keyfile=listen.tls_key, lifespan="on", access_log=False, server_header=False,
+        proxy_headers=False, timeout_graceful_shutdown=GRACE_SECONDS,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES, log_level="warning",
+    )

@@ -1,0 +1,105 @@
+"""``mailslot serve --http`` as a process: refusals at start, and what a stop does to
+sends in flight (SIGTERM: finished first; kill -9: every acknowledged send kept)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from mailslot import FileStore, authority
+from mailslot.credentials import read_credential
+from mailslot.errors import MailslotError
+from mailslot.remote_client import Remote
+from support import wait_for
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve(log: Path, *argv: str) -> subprocess.Popen[bytes]:
+    with log.open("wb") as err:
+        return subprocess.Popen([sys.executable, "-m", "mailslot", "serve", *argv],
+                                stdout=subprocess.DEVNULL, stderr=err)
+
+
+def refusal(*argv: str) -> tuple[int, str]:
+    done = subprocess.run([sys.executable, "-m", "mailslot", "serve", *argv],
+                          capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stderr
+
+
+def test_refused_at_start_in_one_line() -> None:
+    for argv, why in (
+        (["--http", "0.0.0.0:8080"], "needs TLS"),
+        (["--http", "10.1.2.3:8080", "--tls-cert", "c.pem"], "go together"),
+        (["--http", "8080", "--agent", "claude"], "drop --agent"),
+        (["--http", "99999"], "port from 1 to 65535"),
+        (["--http", "0.0.0.0:8080", "--behind-proxy", "proxy.example"], "IP address"),
+    ):
+        code, err = refusal(*argv)
+        assert code == 2 and err.startswith("mailslot: error:") and why in err, err
+        assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL])
+def test_a_stop_mid_load_loses_nothing_acknowledged(root: Path, stop: signal.Signals) -> None:
+    store = FileStore(root)
+    secret_of = {}
+    for name in ("claude", "gemini"):
+        path = authority.register(store, name, path=str(root.parent / f"{name}.cred")).path
+        secret_of[name] = read_credential(path).secret
+    port = free_port()
+    log = root.parent / "server.log"
+    server = serve(log, "--http", str(port), "--rate-limit", "100000")
+    remote = Remote(f"http://127.0.0.1:{port}", secret_of["claude"], timeout=30)
+
+    def up() -> bool:
+        try:
+            remote.get("inbox", limit=1)
+        except MailslotError:
+            return False
+        return True
+
+    wait_for(up, what="the server to answer")
+    acked: list[str] = []
+    failed: list[str] = []
+    lock = threading.Lock()
+
+    def sender(n: int) -> None:
+        client = Remote(f"http://127.0.0.1:{port}", secret_of["claude"], timeout=30)
+        for i in range(10_000):
+            try:
+                sent = client.post("send", {"to": "gemini", "subject": f"{n}-{i}",
+                                            "body": "load"})
+            except MailslotError as exc:
+                with lock:
+                    failed.append(str(exc))
+                return
+            with lock:
+                acked.append(sent["message"]["id"])
+
+    threads = [threading.Thread(target=sender, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: len(acked) >= 30, what="some sends acknowledged")
+    os.kill(server.pid, stop)
+    for t in threads:
+        t.join(60)
+    code = server.wait(60)
+    stored = {i for i, _ in store.entries("gemini", ("unread", "read", "done"))}
+    assert set(acked) <= stored  # nothing acknowledged is lost
+    assert len(acked) == len(set(acked))  # nor given twice
+    if stop == signal.SIGTERM:  # uvicorn finishes, then ends as the signal asked
+        assert code == -signal.SIGTERM
+        assert all("cannot reach" in f for f in failed), failed  # never cut midway
+        assert "Traceback" not in log.read_text()
