@@ -321,6 +321,8 @@ class Mailbox:
         candidates: list[tuple[str, State, str]] = []
         for box in self._mailboxes(for_):
             candidates.extend((i, s, box) for i, s in self.store.entries(box, states))
+        # My own ids in those states, already listed: short forms need not list them again.
+        listed = [c[0] for c in candidates] if for_ is None else []
         live = self.store.broadcast_ids()
         if everyone:
             candidates.extend((i, "unread", BROADCAST_RECIPIENT) for i in live)
@@ -337,7 +339,8 @@ class Mailbox:
             candidates = [c for c in candidates if c[0] < last]
         skip = (number - 1) * limit
         loaded = self._load_newest(candidates, skip, limit, bodies=bodies)
-        forms = self._short_forms([i.message.id for i in loaded], everywhere=for_ is not None)
+        forms = self._short_forms([i.message.id for i in loaded], everywhere=for_ is not None,
+                                  listed=listed, listed_states=states if listed else ())
         items = Page([replace(i, short=forms[i.message.id]) for i in loaded], loaded.unreadable)
         more = max(0, len(candidates) - skip - limit)
         done = 0
@@ -390,19 +393,27 @@ class Mailbox:
         owner = "" if everywhere else self.agent
         return check_id(resolve(raw, self._nameable(everywhere), owner=owner))
 
-    def _nameable(self, everywhere: bool) -> Iterable[str]:
-        """Ids a short form may stand for, listed lazily (a whole id needs none)."""
+    def _nameable(self, everywhere: bool, listed: Sequence[str] = (),
+                  listed_states: Sequence[State] = ()) -> Iterable[str]:
+        """Ids a short form may stand for, listed lazily (a whole id needs none).
+
+        ``listed``: my own ids in ``listed_states``, which the caller already listed
+        (never with ``everywhere``): only my other states are listed here.
+        """
+        yield from listed
+        rest = tuple(s for s in STATES if s not in listed_states)
         for box in self.store.agent_names() if everywhere else [self.agent]:
-            for message_id, _ in self.store.entries(box, STATES):
+            for message_id, _ in self.store.entries(box, rest):
                 yield message_id
         yield from self.store.broadcast_ids()
         yield from self.store.broadcast_ids(live=False)
 
-    def _short_forms(self, ids: list[str], *, everywhere: bool) -> dict[str, str]:
+    def _short_forms(self, ids: list[str], *, everywhere: bool, listed: Sequence[str] = (),
+                     listed_states: Sequence[State] = ()) -> dict[str, str]:
         """The short form of each id that :meth:`resolve_id` turns back into it."""
         if not ids:
             return {}
-        return short_forms(ids, self._nameable(everywhere))
+        return short_forms(ids, self._nameable(everywhere, listed, listed_states))
 
     def _find(self, message_id: str, *, header_only: bool = False) -> Item:
         """My copy of a directed message, or a broadcast I may see."""
