@@ -12,6 +12,7 @@ from typing import Any
 
 from .errors import InvalidInput, Refused
 from .wake.launchers import Host
+from .wake.tmux import SOCKET_NAME
 
 DEFAULT_MAX_RUNNING = 4
 TMUX_SESSION = "mailslot"
@@ -115,8 +116,7 @@ class Guardrails:
         socket = self.section.get("tmux_socket")
         if socket is None:
             return []
-        if not isinstance(socket, str) or not re.fullmatch(r"[A-Za-z0-9_.][A-Za-z0-9_.-]{0,63}",
-                                                           socket):
+        if not isinstance(socket, str) or not SOCKET_NAME.fullmatch(socket):
             raise Refused("config.json: launch.tmux_socket must be a tmux socket name")
         return ["-L", socket]
 

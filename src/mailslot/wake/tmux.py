@@ -22,7 +22,7 @@ from .methods import OK, Field, Job, Outcome, WakeMethod, text_field, where
 
 _TARGET = re.compile(r"[A-Za-z0-9_%$@.:+=][A-Za-z0-9_%$@.:+=-]{0,127}")
 _PROGRAM = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,63}")
-_SOCKET = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.-]{0,63}")
+SOCKET_NAME = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.-]{0,63}")
 _POLL_SECONDS = 0.1
 _ENTER_DELAY_SECONDS = 0.1
 _CONFIRM_SECONDS = 3.0
@@ -72,7 +72,7 @@ class TmuxMethod(WakeMethod):
     def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> TmuxMethod:
         target = text_field(agent, cfg, "tmux_target", pattern=_TARGET, what="a tmux pane target")
         program = text_field(agent, cfg, "tmux_program", pattern=_PROGRAM, what="a program name")
-        socket = text_field(agent, cfg, "tmux_socket", required=False, pattern=_SOCKET,
+        socket = text_field(agent, cfg, "tmux_socket", required=False, pattern=SOCKET_NAME,
                             what="a tmux socket name")
         path = text_field(agent, cfg, "tmux_socket_path", required=False)
         if socket and path:
