@@ -199,3 +199,51 @@ def test_the_overview_shows_gates_and_notifiers(root: Path) -> None:
     assert ">gated</span>" in row and "bank, desktop" in row
     sarah = html.split('<th scope="row"><a href="/mail/sarah"', 1)[1].split("</tr>", 1)[0]
     assert ">gated</span>" not in sarah and ">none</span>" in sarah
+
+
+def test_search_is_a_plain_form_over_the_owners_mail_only(root: Path) -> None:
+    """``/search`` needs no script (a GET form) and finds only what the owner may read."""
+    store = FileStore(root)
+    store.save_config({"owner": "sarah"})
+    claude = Mailbox(store, Identity("claude", "--agent"))
+    claude.send("sarah", "Migration plan", "the database migration runs at noon")
+    claude.send("gemini", "Private migration notes", "the database migration is gemini's")
+    claude.broadcast("Freeze", "no database migration after six")
+    with web_server() as running:
+        cookie = login(running)
+        empty = page(running, cookie, "/search")
+        assert '<form method="get" action="/search"' in empty and "found" not in empty
+        html = page(running, cookie, "/search?" + urlencode({"q": "database migration"}))
+        assert "Migration plan" in html and "Freeze" in html
+        assert "Private migration notes" not in html  # gemini's mail, not the owner's
+        assert "2 found" in html
+        html = page(running, cookie, "/search?" + urlencode({"q": "migration",
+                                                              "state": "done"}))
+        assert "0 found" in html and "Nothing matches." in html
+        bad = request(running, "GET", "/search?" + urlencode({"q": "NOT"}),
+                      headers={"Cookie": cookie})
+        assert bad.status == 400
+
+
+def test_a_gate_changes_from_a_plain_form_with_the_token_only(root: Path) -> None:
+    store = FileStore(root)
+    store.save_config({"owner": "sarah", "agents": {"gemini": {}}})
+    with web_server() as running:
+        cookie = login(running)
+        token = csrf_of(page(running, cookie, "/settings"))
+        kinds = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}
+        forged = request(running, "POST", "/settings/gate/gemini", headers=kinds,
+                         body=urlencode({"action": "on"}).encode())
+        assert forged.status == 403 and store.accept_of("gemini") == "open"
+        for form in ({"action": "on"}, {"action": "admit", "name": "codex"}):
+            done = request(running, "POST", "/settings/gate/gemini", headers=kinds,
+                           body=urlencode({**form, "csrf": token}).encode())
+            assert done.status == 303
+        assert (store.accept_of("gemini"), store.members("gemini")) == ("members", ["codex"])
+        html = page(running, cookie, "/settings")
+        card = html.split('id="gate-gemini"', 1)[1].split('class="card gate"', 1)[0]
+        assert "gated (members only)" in card and "<span>codex</span>" in card
+        refused = request(running, "POST", "/settings/gate/gemini", headers=kinds,
+                          body=urlencode({"action": "admit", "name": "../x",
+                                          "csrf": token}).encode())
+        assert refused.status == 400 and store.members("gemini") == ["codex"]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -357,3 +359,203 @@ def test_dark_mode_follows_the_system_and_a_phone_needs_no_sideways_scroll(
         page.goto(server.base + path)
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), path
     context.close()
+
+
+# Issue 16, second pass: gates, notifiers, search, no script, labels, phone, hostile -------
+def test_gates_and_notifiers_are_edited_on_the_settings_page(
+        web: Watched, store: FileStore, clock: Clock) -> None:
+    web.expected.append("status of 400")  # the malformed notifier list below
+    page = web.go("/settings")
+    page.get_by_role("button", name="Gate gemini’s inbox (members only)").click()
+    page.get_by_text("Changed gemini’s gate.").wait_for()
+    assert store.accept_of("gemini") == "members"
+    gate = page.locator("#gate-gemini")
+    assert "gated (members only)" in gate.locator("h3").inner_text()
+    gate.get_by_label("Admit an agent to gemini’s members").fill("codex")
+    gate.get_by_role("button", name="Admit").click()
+    page.get_by_text("Changed gemini’s gate.").wait_for()
+    assert store.members("gemini") == ["codex"]
+    as_agent(store, "codex", clock).send("gemini", "member mail", "passes the gate")
+    page.get_by_role("button", name="Remove codex from gemini’s members").click()
+    page.get_by_text("Changed gemini’s gate.").wait_for()
+    assert store.members("gemini") == []
+
+    form = page.locator("#wake-codex")
+    form.get_by_label("Notifiers").fill('[{"kind": "desktop"}, {"kind": "pager"}]')
+    before = json.dumps(config(store), sort_keys=True)
+    form.get_by_role("button", name="Save codex").click()
+    assert "kind must be one of" in page.locator("#wake-codex .error").inner_text()
+    assert json.dumps(config(store), sort_keys=True) == before
+    page.locator("#wake-codex").get_by_label("Notifiers").fill('[{"kind": "bank"}]')
+    page.locator("#wake-codex").get_by_role("button", name="Save codex").click()
+    page.wait_for_url("**/settings?saved=codex*")
+    saved = config(store)
+    assert saved["agents"]["codex"]["notify"] == [{"kind": "bank"}]  # type: ignore[index]
+    assert saved["custom"] == {"kept": True}
+    assert saved["agents"]["claude"]["blocked_models"] == ["*opus*"]  # type: ignore[index]
+    # launch guardrails are shown, never as a field the page could send
+    assert page.locator("[name=blocked_models], [name=default_model]").count() == 0
+    assert "*opus*" in page.locator("#wake-claude .readonly").inner_text()
+
+
+def test_every_page_works_without_javascript(browser: Browser, server: WebServer,
+                                             store: FileStore, clock: Clock) -> None:
+    """Reading, sending, saving settings, gates and search are plain links and forms."""
+    first = as_agent(store, "claude", clock).send("sarah", "Index rebuild", "the search index")
+    context = browser.new_context(java_script_enabled=False)
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    page.goto(server.login)
+    for path in ("/", "/mail/sarah", f"/message/{first.id}", f"/thread/{first.id}",
+                 "/broadcasts", "/compose", "/settings", "/search"):
+        response = page.goto(server.base + path)
+        assert response is not None and response.status == 200, path
+    assert not page.evaluate("document.documentElement.classList.contains('js')")
+
+    page.goto(server.base + "/search")
+    page.get_by_label("Words").fill("index")
+    page.get_by_role("button", name="Search").click()
+    page.get_by_role("link", name="Index rebuild").click()
+    assert page.locator("h1").inner_text() == "Index rebuild"
+    page.get_by_label("Reply to claude").fill("Done, rebuilt.")
+    page.get_by_role("button", name="Send reply").click()
+    assert page.locator("h1").inner_text() == "Re: Index rebuild"
+
+    page.goto(server.base + "/settings")
+    form = page.locator("#wake-gemini")
+    assert form.get_by_label("tmux_target").is_visible()  # every method's fields show
+    form.get_by_label("tmux_target").fill("work:4.0")
+    form.get_by_role("button", name="Save gemini").click()
+    assert config(store)["agents"]["gemini"]["tmux_target"] == "work:4.0"  # type: ignore[index]
+    page.get_by_role("button", name="Gate codex’s inbox (members only)").click()
+    assert store.accept_of("codex") == "members"
+    context.close()
+
+
+FORM_CONTROLS = "input:not([type=hidden]), select, textarea, button"
+UNLABELLED = """(selector) => Array.from(document.querySelectorAll(selector)).filter(el => {
+  const named = (el.labels && el.labels.length) || el.getAttribute('aria-label') ||
+    el.getAttribute('aria-labelledby') || (el.tagName === 'BUTTON' && el.textContent.trim());
+  return !named;
+}).map(el => el.outerHTML.slice(0, 80))"""
+
+
+def test_every_control_has_a_label_and_the_keyboard_reaches_it(
+        web: Watched, store: FileStore, clock: Clock) -> None:
+    message = as_agent(store, "claude", clock).send("sarah", "Labels", "a body")
+    store.set_member("gemini", "codex", True)
+    for path in ("/", "/mail/sarah", f"/message/{message.id}", "/compose", "/settings",
+                 "/search?q=body", "/broadcasts"):
+        page = web.go(path)
+        assert page.evaluate(UNLABELLED, FORM_CONTROLS) == [], path
+        assert page.locator("h1").count() == 1, path
+        assert page.locator("main#main").count() == 1, path
+
+    page = web.go("/search")
+    page.keyboard.press("Tab")  # the skip link first, then into the page
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    page.keyboard.press("Enter")
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.id") == "q":
+            break
+    assert page.evaluate("document.activeElement.id") == "q"
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none"  # a visible focus ring
+    page.keyboard.type("Labels")
+    page.keyboard.press("Enter")  # submits the form from the keyboard
+    page.get_by_role("link", name="Labels").wait_for()
+
+
+def test_a_phone_reads_and_edits_every_page_without_sideways_scroll(
+        browser: Browser, server: WebServer, store: FileStore, clock: Clock) -> None:
+    sent = as_agent(store, "claude", clock).send(
+        "sarah", "Phones " * 20, "a_long_unbroken_line_" * 20, expect_reply=True)
+    store.set_member("gemini", "a-rather-long-agent-name-for-a-phone", True)
+    context = browser.new_context(viewport={"width": 360, "height": 740}, is_mobile=True,
+                                  has_touch=True)
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    page.goto(server.login)
+    for path in ("/", "/mail/sarah", f"/message/{sent.id}", f"/thread/{sent.id}",
+                 "/settings", "/compose", "/search?q=phones", "/broadcasts"):
+        page.goto(server.base + path)
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), path
+    page.goto(server.base + "/settings")
+    button = page.get_by_role("button", name="Save gemini")
+    button.scroll_into_view_if_needed()
+    box = button.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360
+    assert box["height"] >= 24  # a target a thumb can hit
+    context.close()
+
+
+class Canary:
+    """A listener on another local port: a hostile ``<img>``, stylesheet or frame pointed at
+    it would connect. The test asserts nothing ever does."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.hits = 0
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.hits += 1
+            connection.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+
+def test_hostile_mail_loads_nothing_and_the_policy_forbids_it(
+        web: Watched, store: FileStore, clock: Clock) -> None:
+    canary = Canary()
+    try:
+        hostile = [
+            (f'<img src="{canary.url}/s.png">',
+             f'<script src="{canary.url}/x.js"></script><img src={canary.url}/b.png '
+             f'onerror=window.pwned=1><link rel=stylesheet href="{canary.url}/c.css">'),
+            ('<style>@import "' + canary.url + '/i.css";</style>',
+             f'<iframe src="{canary.url}/f"></iframe><object data="{canary.url}/o">'
+             f'<video poster="{canary.url}/p.png"></video>'),
+        ]
+        claude = as_agent(store, "claude", clock)
+        sent = [claude.send("sarah", subject, body) for subject, body in hostile]
+        store.save_config({**config(store), "agents": {
+            **config(store)["agents"],  # type: ignore[dict-item]
+            "codex": {"notify": [{"kind": "command", "command": [f"<img src={canary.url}>"]}]}}})
+        for path in ["/", "/mail/sarah", "/search?q=img", "/settings",
+                     *(f"/message/{m.id}" for m in sent), f"/thread/{sent[0].id}"]:
+            response = web.page.goto(web.server.base + path)
+            assert response is not None
+            policy = response.headers["content-security-policy"]
+            assert "default-src 'none'" in policy and "script-src 'self'" in policy
+            assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+            web.page.wait_for_load_state("load")
+            assert web.page.evaluate("window.pwned") is None, path
+            assert web.page.locator("img, script[src*=':'], iframe, object, video, "
+                                    "link[href*=':']").count() == 0, path
+        page = web.go(f"/message/{sent[0].id}")
+        assert page.locator("pre.body").inner_text() == hostile[0][1]
+        page = web.go("/search?q=img")
+        assert page.get_by_role("link", name=hostile[0][0]).is_visible()
+    finally:
+        canary.close()
+    assert canary.hits == 0  # nothing in the page reached for the hostile address
+    # and the Watched fixture checks no request left the page's own origin

@@ -11,6 +11,8 @@ API (issue 12), reached as ``Mailbox.gate`` (a :class:`Gate` over the service)::
                             as a message (framed like all mail), and stays pending
     Gate.admit / refuse / revoke(name), Gate.pending(), Gate.switch(on), Gate.status()
                             the gate's owner answers and manages it (never a child agent)
+    ManagedGate(box)        the same gate, managed by the mailbox's owner from the settings
+                            page (issue 16): the same code, without the agent's credential
 
 Who passes a gate of ``members``: admitted members, the agent itself, its registered
 parent and children (and a ``--peer-of`` child of it), the config's ``owner`` and
@@ -208,3 +210,17 @@ class Gate:
         return {"agent": me, "accept": self.box.store.accept_of(me),
                 "members": self.box.store.members(me),
                 "pending": sorted(self.box.store.requests(me))}
+
+
+class ManagedGate(Gate):
+    """An agent's gate as the mailbox's owner manages it from ``mailslot web``'s settings
+    page (issue 16; :func:`mailslot.settings.managed_gate`).
+
+    The person running the page owns the mailbox folder and could rewrite the gate's files
+    anyway (and passes every gate as the config's ``owner``), so no agent credential is
+    asked. Every change is still :class:`Gate`'s own code: the switch that records what
+    the inbox already holds, admit telling the requester, refuse, revoke.
+    """
+
+    def _owner(self) -> str:
+        return self.box.agent

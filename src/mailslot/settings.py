@@ -1,12 +1,14 @@
-"""Editing settings from a form (the web page): each agent's wake, checked with the same
-rules as ``watch --validate``, saved atomically with every other key kept, and never
-over an edit someone else made since the form was shown.
+"""Editing settings from a form (the web page): each agent's wake and notifiers, checked
+with the same rules as ``watch --validate``, saved atomically with every other key kept,
+and never over an edit someone else made since the form was shown; and each agent's gate,
+managed through :class:`mailslot.gates.ManagedGate` (the CLI's own gate code).
 
 A form carries the *version* of the agent's entry it was built from (a hash of that
 entry as stored). Saving re-reads the config under the store's config lock; if the
 entry's version changed meanwhile (another page, an editor, ``install --wake``), nothing
 is written and the caller gets both sides to show. Only the keys the form manages are
-written: ``wake_on_mail``, ``wake_method`` and the chosen method's fields. Everything
+written: ``wake_on_mail``, ``wake_method``, the chosen method's fields and ``notify``
+(issue 18's notifiers, entered as a JSON list). Everything
 else, including keys mailslot does not know and settings edited by hand only (launch
 guardrails such as ``blocked_models``), is kept as it was.
 """
@@ -22,15 +24,19 @@ from typing import Any
 
 from .config import Config
 from .errors import InvalidInput, StoreError
+from .gates import ManagedGate
+from .identity import Identity
+from .mailbox import Mailbox
 from .names import check_name
 from .store import Store
 from .wake.methods import Field
+from .wake.notify import KINDS
 from .wake.registry import METHODS
 from .wake.report import AgentReport, validate_agent
 
 OPT_INS: dict[str, object] = {"true": True, "requested": "requested", "false": False}
 """The form's choices for ``wake_on_mail`` and the JSON value each one stores."""
-MANAGED = ("wake_on_mail", "wake_method")
+MANAGED = ("wake_on_mail", "wake_method", "notify")
 HAND_EDITED = ("blocked_models", "default_model")
 """Keys the page shows but never writes (edited by hand only)."""
 
@@ -60,6 +66,7 @@ class WakeForm:
     version: str
     report: AgentReport
     hand_edited: dict[str, str] = field(default_factory=dict)
+    notify: str = ""  # the notifiers as JSON text ("" when there are none)
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,11 @@ def method_fields() -> dict[str, tuple[Field, ...]]:
     return {name: method.fields for name, method in METHODS.items()}
 
 
+def notifier_fields() -> dict[str, tuple[Field, ...]]:
+    """Every notifier kind's fields (besides ``kind``), by kind."""
+    return {kind: method.fields for kind, method in KINDS.items()}
+
+
 def _form(store: Store, raw: Mapping[str, Any], agent: str) -> WakeForm:
     entry = _entry(raw, agent)
     stored = entry.get("wake_on_mail", False)
@@ -86,8 +98,12 @@ def _form(store: Store, raw: Mapping[str, Any], agent: str) -> WakeForm:
     names = {f.name for fields in method_fields().values() for f in fields}
     values = {name: shown(entry.get(name)) for name in sorted(names)}
     hand = {k: shown(entry[k]) for k in HAND_EDITED if k in entry}
+    notify = entry.get("notify")
+    notify_text = "" if notify in (None, []) else json.dumps(notify, indent=1,
+                                                             ensure_ascii=False)
     return WakeForm(agent, opt_in, shown(entry.get("wake_method")), values,
-                    version(entry), validate_agent(store, dict(raw), agent), hand)
+                    version(entry), validate_agent(store, dict(raw), agent), hand,
+                    notify_text)
 
 
 def _entry(raw: Mapping[str, Any], agent: str) -> dict[str, Any]:
@@ -130,14 +146,26 @@ def _value(spec: Field, text: str) -> object:
     return text
 
 
+def _notifiers(text: str) -> list[Any]:
+    """The ``notify`` list a form's text stands for; raises saying what is expected."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, list):
+        raise InvalidInput('notifiers must be a JSON list such as [{"kind": "desktop"}]')
+    return value
+
+
 def save_wake(store: Store, agent: str, seen_version: str, opt_in: str, method: str,
-              values: Mapping[str, str] | None) -> Saved:
+              values: Mapping[str, str] | None, notify: str | None = None) -> Saved:
     """Save ``agent``'s wake from a form built at ``seen_version``.
 
     Refused with ``problems`` (nothing written) when a value is malformed or ``watch
     --validate`` would reject the result; a ``conflict`` when the entry changed since.
     ``values`` holds each field as ``METHOD.FIELD`` (several methods share field names);
-    ``None`` keeps the fields as they are (a switch turned on or off).
+    ``None`` keeps the fields as they are (a switch turned on or off). ``notify`` is the
+    notifier list as JSON text (empty: none); ``None`` keeps it as it is.
     """
     name = check_name(agent, "agent")
     if opt_in not in OPT_INS:
@@ -173,6 +201,13 @@ def save_wake(store: Store, agent: str, seen_version: str, opt_in: str, method: 
                 entry[spec.name] = _value(spec, text)
             except InvalidInput as exc:
                 outcome["problems"].append(str(exc))
+        if notify is not None and not notify.strip():
+            entry.pop("notify", None)
+        elif notify is not None:
+            try:
+                entry["notify"] = _notifiers(notify)
+            except InvalidInput as exc:
+                outcome["problems"].append(str(exc))
         if not outcome["problems"]:
             outcome["problems"] = validate_agent(store, candidate, name).problems
         if outcome["problems"]:
@@ -191,3 +226,47 @@ def other_settings(store: Store) -> dict[str, str]:
     raw = store.load_config()
     return {k: json.dumps(v, indent=2, ensure_ascii=False)
             for k, v in sorted(raw.items()) if k not in ("agents", "owner")}
+
+
+# Gates (issue 12), managed from the page as the mailbox's owner --------------------------
+GATE_ACTIONS = ("on", "off", "admit", "refuse", "revoke")
+GATE_SOURCE = "the settings page (mailbox owner)"
+
+
+@dataclass(frozen=True)
+class GateView:
+    """One agent's gate as the settings page shows it."""
+
+    agent: str
+    accept: str  # "open" or "members"
+    members: list[str]
+    pending: list[str]
+
+
+def managed_gate(store: Store, agent: str) -> ManagedGate:
+    """``agent``'s gate, run by the CLI's own gate code as the mailbox's owner."""
+    return ManagedGate(Mailbox(store, Identity(check_name(agent, "agent"), GATE_SOURCE)))
+
+
+def gate_views(store: Store, names: list[str]) -> list[GateView]:
+    """The gate of every agent in ``names``."""
+    views = []
+    for name in sorted(set(names)):
+        status = managed_gate(store, name).status()
+        views.append(GateView(name, status["accept"], list(status["members"]),
+                              list(status["pending"])))
+    return views
+
+
+def change_gate(store: Store, agent: str, action: str, name: str = "") -> None:
+    """Open or close ``agent``'s gate, or admit, refuse or revoke ``name``.
+
+    Each change is one idempotent store operation naming the state it wants (the gate
+    open, a member in or out), so two pages changing the same gate cannot lose an edit:
+    the last change stands, and the page shows the result.
+    """
+    if action not in GATE_ACTIONS:
+        raise InvalidInput(f"unknown gate action {action!r}: {', '.join(GATE_ACTIONS)}")
+    if action in ("admit", "refuse", "revoke") and not name.strip():
+        raise InvalidInput(f"{action} needs the name of an agent")
+    managed_gate(store, agent).act(action, name.strip() or None)

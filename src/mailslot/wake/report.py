@@ -124,5 +124,7 @@ def as_text(report: Validation) -> str:
 
 # issue 16: the settings page checks an edit before saving it --------------------------
 def validate_agent(store: Store, raw_config: dict[str, Any], agent: str) -> AgentReport:
-    """One agent's wake under a config not saved yet: the same checks as ``validate``."""
-    return _agent(store, Config(raw_config), agent)
+    """One agent's wake and notifiers under a config not saved yet: the same checks as
+    ``validate``."""
+    config = Config(raw_config)
+    return _with_notifiers(store, config, _agent(store, config, agent))

@@ -22,7 +22,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .. import browse, settings
+from .. import browse, finding, settings
 from ..config import Config
 from ..errors import InvalidInput, MailslotError, NotFound
 from ..mailbox import Mailbox
@@ -33,6 +33,7 @@ from .live import Hub
 from .security import COOKIE, Guard, Sessions, TooLarge, session_of
 
 Handler = Callable[[Request], Awaitable[Response]]
+SEARCH_SHOWN = 100  # the best hits a search page lists
 
 
 def _templates() -> Environment:
@@ -174,6 +175,23 @@ def build_app(store: Store, sessions: Sessions, hub: Hub, port: Callable[[], int
                            live=browse.broadcasts(store, live=True),
                            retracted=browse.broadcasts(store, live=False))
 
+    @route("/search")
+    async def search(request: Request) -> Response:
+        query = request.query_params.get("q", "").strip()
+        sender = request.query_params.get("from", "").strip()
+        state = request.query_params.get("state", "")
+        shown: dict[str, Any] = {"q": query, "sender": sender, "state": state,
+                                 "hits": None, "more": False, "error": None}
+        if not query:
+            return page.render(request, "search.html", **shown)
+        try:
+            hits = finding.search(browse.owner_mailbox(store), query, sender=sender or None,
+                                  states=(state,) if state else (), limit=SEARCH_SHOWN + 1)
+        except InvalidInput as exc:
+            return page.render(request, "search.html", 400, **{**shown, "error": str(exc)})
+        return page.render(request, "search.html", **{**shown, "hits": hits[:SEARCH_SHOWN],
+                                                      "more": len(hits) > SEARCH_SHOWN})
+
     @route("/compose")
     async def compose(request: Request) -> Response:
         return page.render(request, "compose.html", values=dict(request.query_params),
@@ -218,12 +236,16 @@ def build_app(store: Store, sessions: Sessions, hub: Hub, port: Callable[[], int
         return _settings(request, None)
 
     def _settings(request: Request, result: tuple[str, settings.Saved, Mapping[str, str]] | None,
-                  status: int = 200) -> Response:
+                  status: int = 200, gate_error: tuple[str, str] | None = None) -> Response:
         names = [a.name for a in Mailbox(store).who()]
-        return page.render(request, "settings.html", status, forms=settings.wake_forms(store,
-                           names), fields=settings.method_fields(), opt_ins=settings.OPT_INS,
-                           result=result, others=settings.other_settings(store),
-                           saved=request.query_params.get("saved"))
+        forms = settings.wake_forms(store, names)
+        return page.render(request, "settings.html", status, forms=forms,
+                           fields=settings.method_fields(), opt_ins=settings.OPT_INS,
+                           kinds=settings.notifier_fields(), result=result,
+                           others=settings.other_settings(store),
+                           gates=settings.gate_views(store, [f.agent for f in forms]),
+                           gate_error=gate_error, saved=request.query_params.get("saved"),
+                           gate_saved=request.query_params.get("gate"))
 
     @route("/settings/wake/{agent}", ("POST",))
     async def save_wake(request: Request) -> Response:
@@ -231,13 +253,24 @@ def build_app(store: Store, sessions: Sessions, hub: Hub, port: Callable[[], int
         agent = request.path_params["agent"]
         saved = settings.save_wake(store, agent, form.get("version", ""),
                                    form.get("wake_on_mail", ""), form.get("wake_method", ""),
-                                   None if form.get("fields") == "keep" else form)
+                                   None if form.get("fields") == "keep" else form,
+                                   form.get("notify"))
         if saved.saved and form.get("back") == "overview":
             return _see("/")
         if saved.saved:
             return _see(f"/settings?saved={quote(agent)}#wake-{quote(agent)}")
         status = 409 if saved.conflict else 400
         return _settings(request, (saved.current.agent, saved, form), status)
+
+    @route("/settings/gate/{agent}", ("POST",))
+    async def save_gate(request: Request) -> Response:
+        form = await page.form(request)
+        agent = check_name(request.path_params["agent"], "agent")
+        try:
+            settings.change_gate(store, agent, form.get("action", ""), form.get("name", ""))
+        except MailslotError as exc:
+            return _settings(request, None, 400, (agent, str(exc)))
+        return _see(f"/settings?gate={quote(agent)}#gate-{quote(agent)}")
 
     @route("/events")
     async def events(request: Request) -> Response:
