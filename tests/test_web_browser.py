@@ -421,6 +421,11 @@ def test_every_page_works_without_javascript(browser: Browser, server: WebServer
     page.get_by_role("button", name="Send reply").click()
     assert page.locator("h1").inner_text() == "Re: Index rebuild"
 
+    page.goto(server.base + "/")
+    page.get_by_role("switch", name="Wake gemini on mail (tmux)").click()
+    assert page.url == server.base + "/"
+    assert config(store)["agents"]["gemini"]["wake_on_mail"] is False  # type: ignore[index]
+
     page.goto(server.base + "/settings")
     form = page.locator("#wake-gemini")
     assert form.get_by_label("tmux_target").is_visible()  # every method's fields show
@@ -465,6 +470,13 @@ def test_every_control_has_a_label_and_the_keyboard_reaches_it(
     page.keyboard.type("Labels")
     page.keyboard.press("Enter")  # submits the form from the keyboard
     page.get_by_role("link", name="Labels").wait_for()
+
+    page = web.go("/")  # the wake switch answers the space bar
+    page.get_by_role("switch", name="Wake gemini on mail (tmux)").focus()
+    page.keyboard.press("Space")
+    page.get_by_role("switch", name="Wake gemini on mail (tmux)").and_(
+        page.locator("[aria-checked=false]")).wait_for()
+    assert config(store)["agents"]["gemini"]["wake_on_mail"] is False  # type: ignore[index]
 
 
 def test_a_phone_reads_and_edits_every_page_without_sideways_scroll(
