@@ -90,7 +90,7 @@ def unsealer(identity_file: str | None, secret: str | None) -> Sealer:
         def with_passphrase(sealed: BinaryIO, out: BinaryIO) -> None:
             try:
                 out.write(age.passphrase.decrypt(sealed.read(), secret))
-            except age.DecryptError:
+            except (age.DecryptError, ValueError):
                 raise Refused("cannot decrypt the backup with that passphrase (or it was "
                               "changed): refused, nothing was restored") from None
 
@@ -102,7 +102,7 @@ def unsealer(identity_file: str | None, secret: str | None) -> Sealer:
     def with_keys(sealed: BinaryIO, out: BinaryIO) -> None:
         try:
             age.decrypt_io(sealed, out, identities)
-        except age.DecryptError as exc:
+        except (age.DecryptError, OSError, ValueError) as exc:  # a changed chunk: OSError
             raise Refused(f"cannot decrypt the backup with {identity_file} ({exc}): "
                           "refused, nothing was restored") from None
 
