@@ -536,6 +536,18 @@ def _restore(args: argparse.Namespace, box: Mailbox) -> int:
     return 1 if summary.skipped else 0
 
 
+@command("import")
+def _import(args: argparse.Namespace, box: Mailbox) -> int:
+    from .importing import import_mail
+
+    report = import_mail(box.store, args.format, args.path)
+    added = ", ".join(f"{n} {kind}" for kind, n in sorted(report.added.items()) if n)
+    _emit(args, report.as_dict(),
+          "\n".join([f"imported {added}" if added else "nothing to import: the mailbox "
+                      "has everything", *(f"not mapped: {u}" for u in report.unmapped)]))
+    return 0
+
+
 # issue 14: serve --http, and the everyday commands against it (--remote URL) ----------
 def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
     from .http_server import Listen, parse_listen, serve_http
@@ -654,6 +666,9 @@ _EXAMPLES: dict[str, list[str]] = {
     "restore": ["mailslot restore mail-2026-09-21.tar.gz --into ~/mailslot-restored",
                 "mailslot restore mail.tar.gz.age --identity ~/keys/mailslot.txt --merge",
                 "mailslot restore mail.tar.gz --into postgresql://mailslot@db.example/mail"],
+    "import": ["mailslot import jsonl mail.jsonl",
+               "mailslot import letterbox ~/.letterbox",
+               "mailslot import a2a-mailbox ~/.agents-mailbox --json"],
 }
 _COMMAND_NAMES: list[str] = []
 _AGENT_HELP = "who this process speaks as (default: $MAILSLOT_AGENT, then the git toplevel's name)"
@@ -977,6 +992,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--passphrase", action="store_true",
                    help="an encrypted backup: ask for its passphrase (or "
                         "$MAILSLOT_PASSPHRASE)")
+
+    p = add("import", "Bring in mail from another agent mailbox (or a mailslot export); "
+                      "a second run adds nothing; prints what could not be mapped.")
+    p.add_argument("format", metavar="FORMAT",
+                   choices=["jsonl", "dead-drop", "repo-mailbox", "a2a-mailbox", "letterbox",
+                            "agent-mailbox", "mcp-agent-mail"],
+                   help="jsonl (mailslot export), dead-drop, repo-mailbox, a2a-mailbox, "
+                        "letterbox, agent-mailbox, mcp-agent-mail")
+    p.add_argument("path", metavar="PATH", help="the file or folder of that mailbox")
 
     # issue 14: serve --http, remote hooks and the remote everyday commands
     def remote_options(p: argparse.ArgumentParser) -> None:
