@@ -46,6 +46,7 @@ from . import __version__
 from .errors import InvalidInput, NotFound, Refused, StoreError, Unreadable
 from .message import STATES, Message, State, to_bytes
 from .store import FileStore, Store, open_store
+from .store.fs import fsync_dir
 from .store.layout import FOLDER_OF
 from .transfer import carry_records, migrate
 
@@ -270,9 +271,12 @@ def restore(source: str, target_location: str, *, merge: bool = False,
     """Check the backup at ``source`` whole, then copy it into the store at
     ``target_location``: refused if that store is not empty, unless ``merge``."""
     target = open_store(target_location)
-    if not merge and not is_empty(target):
+    empty = is_empty(target)
+    if not merge and not empty:
         raise Refused(f"{target.location} is not empty; restore adds to a mailbox only "
                       "with --merge (nothing there is overwritten)")
+    if empty and isinstance(target, FileStore):
+        return _whole(source, target.root, unseal)
     staging = tempfile.mkdtemp(prefix="mailslot-restore-")  # 0700, private to the user
     try:
         unpacked = os.path.join(staging, "mailbox")
@@ -282,6 +286,36 @@ def restore(source: str, target_location: str, *, merge: bool = False,
         shutil.rmtree(staging, ignore_errors=True)
     summary = Summary(copied, skipped)
     return summary
+
+
+def _whole(source: str, root: str, unseal: Callable[[BinaryIO, BinaryIO], None] | None
+           ) -> Summary:
+    """Restore into an empty folder: unpack and check beside it, then move the checked
+    folder into place in one rename (the backup is the file store's layout already), so
+    the folder is the backup exactly, and a failed check leaves nothing there."""
+    parent, name = os.path.split(os.path.abspath(root))
+    try:
+        os.makedirs(parent, mode=0o700, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=f".{name}.restoring-", dir=parent)
+    except OSError as exc:
+        raise StoreError(f"cannot restore into {root}: {exc.strerror or exc}") from None
+    try:
+        unpacked = os.path.join(staging, "mailbox")
+        manifest = _unpack(source, staging, unpacked, unseal)
+        os.sync()  # every unpacked file durable before the rename makes it the mailbox
+        try:
+            if os.path.isdir(root) and not os.path.islink(root):
+                os.rmdir(root)  # empty (checked above); a file put there meanwhile stays
+            os.rename(unpacked, root)
+        except OSError as exc:
+            raise StoreError(f"cannot restore into {root}: {exc.strerror or exc} "
+                             "(nothing was restored)") from None
+        fsync_dir(parent)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    counts = manifest.get("counts")
+    return Summary(Counter({str(k): int(v) for k, v in counts.items()}
+                           if isinstance(counts, dict) else {}))
 
 
 def is_empty(store: Store) -> bool:
