@@ -196,3 +196,27 @@ def test_a_file_backup_restores_into_postgresql_and_back(
     again = run_cli("restore", str(backup), "--into", url, "--merge")
     assert again.returncode == 0 and "nothing to restore" in again.stdout
     assert os.listdir(back)
+
+
+def test_a_delivery_half_done_when_listed_is_waited_for(root: Path, tmp_path: Path) -> None:
+    """A message seen in one recipient's mailbox but not yet in the other's: the backup
+    looks again until the delivery has finished, and holds both copies."""
+    import threading
+
+    from mailslot.backup import backup
+    from mailslot.message import Message
+
+    store = FileStore(root)
+    message = Message(id="2026-09-21_144808.123456_claude_to_codex+1_7f3a9c2e",
+                      date="2026-09-21T14:48:08+00:00", sender="claude",
+                      to=("codex", "gemini"), subject="Half way", body="x")
+    store.deliver(message, ["codex"])  # gemini's copy is still to come
+    late = threading.Timer(0.3, lambda: store.deliver(message, ["gemini"]))
+    late.start()
+    out = tmp_path / "mail.tar.gz"
+    backup(store, str(out))
+    late.join()
+    with tarfile.open(out) as tar:
+        names = tar.getnames()
+    assert f"agents/codex/new/{message.id}.md" in names
+    assert f"agents/gemini/new/{message.id}.md" in names

@@ -57,6 +57,10 @@ SETTLE_SECONDS = 2.0
 the others (a delivery takes milliseconds; past this its copies are taken as they are:
 a mailbox archived or a copy set aside by hand)."""
 
+MAX_MEMBER_BYTES = 1 << 30
+"""No file of a mailbox comes near this (a message is at most a few MiB, the events log
+is rolled at 8 MiB): a member past it is a hostile archive, refused unread."""
+
 _PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:+-]{0,254}")
 _SKIPPED_TOP = {"tmp", "index", "presence", "sessions", "archive", "quarantine"}
 """Parts of a file-store folder a backup never holds: staging, the derived search
@@ -385,6 +389,8 @@ def _check(path: str, shown: str, unpacked: str) -> dict[str, object]:
             for member in tar:
                 if not member.isfile() or not _safe(member.name):
                     raise refuse(f"holds {member.name!r}, which no backup holds")
+                if member.size > MAX_MEMBER_BYTES:
+                    raise refuse(f"holds {member.name}, larger than any mailbox file")
                 reader = tar.extractfile(member)
                 assert reader is not None  # a regular file
                 data = reader.read()
