@@ -145,3 +145,13 @@ def test_bad_sources_are_one_line_and_write_nothing(cli: Callable[..., Any], roo
     next((copy / "channels" / "schema-review").glob("msg-*.json")).write_text("{broken")
     partial = cli("import", "letterbox", str(copy))
     assert partial.code == 0 and "unreadable" in partial.out
+
+
+def test_mail_imported_into_a_gated_inbox_stays_readable(cli: Callable[..., Any],
+                                                        box: Box) -> None:
+    assert cli("--agent", "claude", "gate", "on").code == 0
+    imported_twice(cli, "letterbox", FIXTURES / "letterbox")
+    inbox = cli("--agent", "claude", "inbox", "--all", "--json")
+    assert inbox.code == 0, inbox.err
+    subjects = {m["subject"] for m in json.loads(inbox.out)}
+    assert "Nits fixed. Merging at 18:00." in subjects

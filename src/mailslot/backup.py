@@ -83,6 +83,8 @@ def backup(store: Store, output: str, *,
            seal: Callable[[BinaryIO, BinaryIO], None] | None = None) -> Summary:
     """Write a backup of ``store`` to ``output``, a new 0600 file (never over an existing
     one); ``seal`` (from :mod:`mailslot.sealing`) encrypts it as it is written."""
+    if output == "-":
+        raise InvalidInput("a backup needs a file (it is checked and never overwritten)")
     if not store.exists():
         raise NotFound(f"no mailbox at {store.location}")
     try:

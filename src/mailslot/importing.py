@@ -186,6 +186,8 @@ def _bring(store: Store, fmt: str, item: Foreign, ids: dict[str, str],
     for agent in message.to:
         there = store.state_of(agent, message.id)
         if there is None:
+            if store.accept_of(agent) != "open":  # the owner brought it in: it passed
+                store.add_passed(agent, [message.id])
             store.deliver(message, [agent])
             report.added["copies"] += 1
             fresh, there = True, "unread"
