@@ -503,6 +503,51 @@ def _export(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
+@command("backup")
+def _backup(args: argparse.Namespace, box: Mailbox) -> int:
+    from . import backup, sealing
+
+    seal = None
+    if args.encrypt or args.recipient or args.passphrase:
+        secret = sealing.passphrase(confirm=True) if args.passphrase else None
+        seal = sealing.sealer(args.recipient or [], secret)
+    summary = backup.backup(box.store, args.file, seal=seal)
+    _emit(args, {"output": args.file, "encrypted": seal is not None, **summary.as_dict()},
+          f"backed up {', '.join(backup.members(summary)) or 'an empty mailbox'} to "
+          f"{args.file}" + "".join(f"\nnot backed up (unreadable): {s}"
+                                   for s in summary.skipped))
+    return 1 if summary.skipped else 0
+
+
+@command("restore")
+def _restore(args: argparse.Namespace, box: Mailbox) -> int:
+    from . import backup, sealing
+
+    unseal = None
+    if args.identity or args.passphrase:
+        secret = sealing.passphrase(confirm=False) if args.passphrase else None
+        unseal = sealing.unsealer(args.identity, secret)
+    into = args.into or box.store.location
+    summary = backup.restore(args.file, into, merge=args.merge, unseal=unseal)
+    _emit(args, {"into": into, **summary.as_dict()},
+          (f"restored {', '.join(backup.members(summary))} into {into}"
+           if summary.counts else f"nothing to restore: {into} has everything")
+          + "".join(f"\nnot restored (unreadable): {s}" for s in summary.skipped))
+    return 1 if summary.skipped else 0
+
+
+@command("import")
+def _import(args: argparse.Namespace, box: Mailbox) -> int:
+    from .importing import import_mail
+
+    report = import_mail(box.store, args.format, args.path)
+    added = ", ".join(f"{n} {kind}" for kind, n in sorted(report.added.items()) if n)
+    _emit(args, report.as_dict(),
+          "\n".join([f"imported {added}" if added else "nothing to import: the mailbox "
+                      "has everything", *(f"not mapped: {u}" for u in report.unmapped)]))
+    return 0
+
+
 # issue 14: serve --http, and the everyday commands against it (--remote URL) ----------
 def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
     from .http_server import Listen, parse_listen, serve_http
@@ -615,6 +660,15 @@ _EXAMPLES: dict[str, list[str]] = {
     "index": ["mailslot index --rebuild"],
     "export": ["mailslot export > mail.jsonl", "mailslot export --format mbox --output mail.mbox",
                "mailslot export --format maildir --for gemini --output gemini-mail"],
+    "backup": ["mailslot backup mail-2026-09-21.tar.gz",
+               "mailslot backup mail.tar.gz.age --recipient age1ql3z7hjy54pw3hyww5ayyfg7zqgv"
+               "c7w3j2elw8zmrj2kg5sfn9aqmcac8p"],
+    "restore": ["mailslot restore mail-2026-09-21.tar.gz --into ~/mailslot-restored",
+                "mailslot restore mail.tar.gz.age --identity ~/keys/mailslot.txt --merge",
+                "mailslot restore mail.tar.gz --into postgresql://mailslot@db.example/mail"],
+    "import": ["mailslot import jsonl mail.jsonl",
+               "mailslot import letterbox ~/.letterbox",
+               "mailslot import a2a-mailbox ~/.agents-mailbox --json"],
 }
 _COMMAND_NAMES: list[str] = []
 _AGENT_HELP = "who this process speaks as (default: $MAILSLOT_AGENT, then the git toplevel's name)"
@@ -912,6 +966,41 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--for", dest="for_", metavar="NAME",
                    help="only mail to or from this agent (maildir: its state sets the flags)")
     p.add_argument("--since", metavar="DATE", help="only mail from this date or time on")
+
+    p = add("backup", "Write a consistent snapshot of the mailbox to FILE (tar.gz with a "
+                      "manifest of checksums; private, never overwrites), optionally "
+                      "encrypted with age.")
+    p.add_argument("file", metavar="FILE", help="a new file")
+    p.add_argument("--encrypt", action="store_true",
+                   help="encrypt (age format) to --recipient or with --passphrase")
+    p.add_argument("--recipient", action="append", metavar="KEY",
+                   help="an age X25519 recipient (age1...); repeat for several")
+    p.add_argument("--passphrase", action="store_true",
+                   help="encrypt with a passphrase asked for on the terminal "
+                        "(or $MAILSLOT_PASSPHRASE)")
+
+    p = add("restore", "Check a backup's every checksum, then copy it into an empty "
+                       "mailbox (or, with --merge, add what one lacks); any store.")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--into", metavar="DIR|URL",
+                   help="the store to restore into (default: this mailbox, --dir/--store)")
+    p.add_argument("--merge", action="store_true",
+                   help="add to a mailbox that is not empty (never overwrites; a second run "
+                        "adds nothing)")
+    p.add_argument("--identity", metavar="FILE",
+                   help="an encrypted backup: the age identity file (age-keygen's)")
+    p.add_argument("--passphrase", action="store_true",
+                   help="an encrypted backup: ask for its passphrase (or "
+                        "$MAILSLOT_PASSPHRASE)")
+
+    p = add("import", "Bring in mail from another agent mailbox (or a mailslot export); "
+                      "a second run adds nothing; prints what could not be mapped.")
+    p.add_argument("format", metavar="FORMAT",
+                   choices=["jsonl", "dead-drop", "repo-mailbox", "a2a-mailbox", "letterbox",
+                            "agent-mailbox", "mcp-agent-mail"],
+                   help="jsonl (mailslot export), dead-drop, repo-mailbox, a2a-mailbox, "
+                        "letterbox, agent-mailbox, mcp-agent-mail")
+    p.add_argument("path", metavar="PATH", help="the file or folder of that mailbox")
 
     # issue 14: serve --http, remote hooks and the remote everyday commands
     def remote_options(p: argparse.ArgumentParser) -> None:

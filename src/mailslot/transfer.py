@@ -40,6 +40,14 @@ def migrate(source_location: str, target_location: str) -> tuple[Counter[str], l
     return +copied, skipped  # (+ drops the kinds with nothing copied)
 
 
+def carry_records(source: Store, target: Store) -> Counter[str]:
+    """Copy everything but the messages and broadcasts (what :func:`migrate` copies
+    after them) into ``target``: what a backup holds beside the mail."""
+    copied: Counter[str] = Counter()
+    _rest(source, target, copied)
+    return +copied
+
+
 def _mail(source: Store, target: Store, copied: Counter[str], skipped: list[str]) -> None:
     for agent in source.agent_names():
         for message_id, state in sorted(source.entries(agent, STATES)):

@@ -1,0 +1,106 @@
+"""Folder mailboxes: Dead Drop style drops and repo-mailbox (coord) style inboxes.
+
+dead-drop: ``<root>/.config.json`` names the agents (they become config entries);
+``<root>/<agent>/*.md`` is mail for ``<agent>``, Markdown with YAML frontmatter
+(``from``, ``to``, ``subject``, ``date``, ``id``, ``in_reply_to``, ``thread``,
+``status``/``read``); ``<agent>/read/`` holds read mail and ``<agent>/archive/`` (or
+``done/``) handled mail.
+
+repo-mailbox: one folder per repository (the agent is the repository's name, as
+mailslot's own identity is): ``<root>/<repo>/inbox/`` and ``<root>/<repo>/archive/``
+(also under ``<root>/<repo>/.mailbox/``), files in Markdown with frontmatter or JSON,
+and a seen set (``.seen``, ``seen.txt`` or ``seen.json``: ids or file names, one a
+line or a JSON list). In the inbox and seen: read; in the inbox, not seen: unread;
+archived: done.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+
+from ..errors import InvalidInput
+from ..importing import Foreign, Report, Source
+from ..message import State
+from .files import agents_of, foreign, listing, read_mail, state_of
+
+
+def open_source(fmt: str, path: str, report: Report) -> Source:
+    if not os.path.isdir(path):
+        raise InvalidInput(f"{path} is not a folder")
+    if fmt == "dead-drop":
+        return DeadDrop(path, report)
+    return RepoMailbox(path, report)
+
+
+def _boxes(root: str) -> list[str]:
+    return sorted(n for n in os.listdir(root) if not n.startswith(".")
+                  and os.path.isdir(os.path.join(root, n))
+                  and not os.path.islink(os.path.join(root, n)))
+
+
+class DeadDrop(Source):
+    def __init__(self, root: str, report: Report) -> None:
+        super().__init__(report)
+        self.root = root
+        self.agents = agents_of(os.path.join(root, ".config.json"), report, ".config.json")
+
+    def messages(self) -> Iterator[Foreign]:
+        for agent in _boxes(self.root):
+            for sub, default in (("", "unread"), ("read", "read"), ("archive", "done"),
+                                 ("done", "done")):
+                folder = os.path.join(self.root, agent, sub)
+                for name in listing(folder):
+                    shown = os.path.join(agent, sub, name)
+                    fields = read_mail(os.path.join(folder, name), self.report, shown)
+                    if fields is None:
+                        continue
+                    state: State = default  # type: ignore[assignment]
+                    yield foreign("dead-drop", str(fields.get("id") or shown), fields,
+                                  owner=agent, state=state_of(fields, state))
+
+
+class RepoMailbox(Source):
+    def __init__(self, root: str, report: Report) -> None:
+        super().__init__(report)
+        self.root = root
+
+    def messages(self) -> Iterator[Foreign]:
+        for repo in _boxes(self.root):
+            base = os.path.join(self.root, repo)
+            if os.path.isdir(os.path.join(base, ".mailbox")):
+                base = os.path.join(base, ".mailbox")
+            seen = _seen(base)
+            for sub in ("inbox", "archive"):
+                folder = os.path.join(base, sub)
+                for name in listing(folder):
+                    shown = os.path.join(repo, sub, name)
+                    fields = read_mail(os.path.join(folder, name), self.report, shown)
+                    if fields is None:
+                        continue
+                    stem = os.path.splitext(name)[0]
+                    key = str(fields.get("id") or f"{repo}/{stem}")
+                    state: State = "done" if sub == "archive" else \
+                        "read" if seen & {key, name, stem} else "unread"
+                    item = foreign("repo-mailbox", key, fields, owner=repo, state=state)
+                    item.aliases.append(stem)
+                    yield item
+
+
+def _seen(base: str) -> set[str]:
+    for name in (".seen", "seen.txt", "seen.json", ".seen.json"):
+        path = os.path.join(base, name)
+        try:
+            with open(path, encoding="utf-8") as file:
+                text = file.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if name.endswith(".json"):
+            try:
+                data = json.loads(text)
+            except ValueError:
+                return set()
+            return {str(i) for i in (data if isinstance(data, list) else data.get("seen", []))}
+        return {line.strip() for line in text.splitlines() if line.strip()}
+    return set()

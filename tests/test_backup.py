@@ -1,0 +1,222 @@
+"""Backup and restore through the real CLI: identical round trips, checksums refused
+when changed, a non-empty target refused unless --merge, a backup taken while eight
+processes send, and across stores (files -> PostgreSQL -> files)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mailslot import FileStore, Mailbox
+from mailslot.message import from_bytes
+from pgcluster import Cluster
+from support import WORKERS, run_cli
+from workers import body_for
+
+Box = Callable[[str | None], Mailbox]
+
+
+def mail(box: Box) -> None:
+    first = box("claude").send(["gemini", "codex"], "Plan: ünïcode", "line one\n---\nend")
+    box("gemini").reply(first.id, "agreed")
+    news = box("sarah").broadcast("Freeze", "no deploys")
+    box("codex").read(news.id)
+    old = box("sarah").broadcast("Old", "gone")
+    box("sarah").retract(old.id)
+    box("claude").store.save_config({"owner": "sarah", "custom": {"kept": True}})
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """What a restore must reproduce: every message, seen set, event and the config."""
+    keep = ("agents/", "broadcast/", "log/", "config.json")
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and str(p.relative_to(root)).startswith(keep)}
+
+
+def test_backup_then_restore_into_an_empty_folder_is_identical(
+        cli: Callable[..., Any], box: Box, root: Path, tmp_path: Path) -> None:
+    mail(box)
+    backup = tmp_path / "mail.tar.gz"
+    made = cli("backup", str(backup))
+    assert made.code == 0, made.err
+    assert "2 messages" in made.out and "2 broadcasts" in made.out
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+    with tarfile.open(backup) as tar:  # plain tar can read it, manifest last
+        names = tar.getnames()
+        manifest = json.load(tar.extractfile("manifest.json"))  # type: ignore[arg-type]
+    assert names[-1] == "manifest.json"
+    assert set(manifest["files"]) == set(names[:-1])
+    assert manifest["format"] == "mailslot-backup/1" and manifest["source"] == "files"
+    again = cli("backup", str(backup))
+    assert again.code == 2 and "never overwrites" in again.err
+
+    restored = tmp_path / "restored"
+    done = cli("restore", str(backup), "--into", str(restored))
+    assert done.code == 0, done.err
+    assert tree(restored) == tree(root)
+    assert stat.S_IMODE(restored.stat().st_mode) == 0o700
+    reader = Mailbox(FileStore(restored), box("codex").identity)
+    assert "Plan: ünïcode" in [i.message.subject for i in reader.inbox()]
+
+
+def test_restore_refuses_a_non_empty_target_and_merges_idempotently(
+        cli: Callable[..., Any], box: Box, root: Path, tmp_path: Path) -> None:
+    mail(box)
+    backup = tmp_path / "mail.tar.gz"
+    assert cli("backup", str(backup)).code == 0
+    target = tmp_path / "other"
+    mine = Mailbox(FileStore(target), box("claude").identity).send(["gemini"], "Mine", "x")
+    before = tree(target)
+    refused = cli("restore", str(backup), "--into", str(target))
+    assert refused.code == 1 and "--merge" in refused.err
+    assert tree(target) == before  # nothing written
+    merged = cli("restore", str(backup), "--into", str(target), "--merge")
+    assert merged.code == 0, merged.err
+    after = tree(target)
+    for name, data in before.items():  # never overwritten
+        if not name.startswith("log/"):
+            assert after[name] == data
+    assert f"agents/gemini/new/{mine.id}.md" in after
+    assert set(tree(root)) - set(after) <= {"log/events.jsonl"}  # the log: the target's own
+    twice = cli("restore", str(backup), "--into", str(target), "--merge")
+    assert twice.code == 0 and "nothing to restore" in twice.out
+    assert tree(target) == after
+
+
+def _rewrite(backup: Path, change: Callable[[str, bytes], bytes]) -> None:
+    """Rebuild the tar with ``change`` applied to each member (the manifest kept)."""
+    with tarfile.open(backup) as tar:
+        members = [(m, tar.extractfile(m).read()) for m in tar]  # type: ignore[union-attr]
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for member, data in members:
+            data = change(member.name, data)
+            member.size = len(data)
+            tar.addfile(member, io.BytesIO(data))
+    backup.write_bytes(out.getvalue())
+
+
+def test_a_changed_backup_is_refused_and_nothing_is_written(
+        cli: Callable[..., Any], box: Box, tmp_path: Path) -> None:
+    mail(box)
+    backup = tmp_path / "mail.tar.gz"
+    assert cli("backup", str(backup)).code == 0
+    _rewrite(backup, lambda name, data: data.replace(b"agreed", b"refused")
+             if name.endswith(".md") else data)
+    target = tmp_path / "restored"
+    refused = cli("restore", str(backup), "--into", str(target))
+    assert refused.code == 1 and "fails its checksum" in refused.err
+    assert len(refused.err.splitlines()) == 1
+    assert not target.exists()
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(gzip.compress(gzip.decompress(backup.read_bytes())[:1500]))
+    broken = cli("restore", str(cut), "--into", str(target))
+    assert broken.code == 1 and "refused" in broken.err and not target.exists()
+    stranger = tmp_path / "stranger.tar.gz"
+    with tarfile.open(stranger, "w:gz") as tar:
+        info = tarfile.TarInfo("../../etc/evil")
+        tar.addfile(info, io.BytesIO(b""))
+    assert cli("restore", str(stranger), "--into", str(target)).code == 1
+    assert not target.exists()
+
+
+def test_a_backup_taken_while_eight_processes_send_has_no_torn_message(
+        root: Path, tmp_path: Path, box: Box) -> None:
+    for name in ("gemini", "codex", "cursor", "copilot", "grok", "sarah", "reviewer"):
+        box("claude").send([name], "first", "before the senders")
+    agents = ["claude", "gemini", "codex", "cursor", "copilot", "grok", "sarah", "reviewer"]
+    outs = [tmp_path / f"sent-{a}" for a in agents]
+    senders = [subprocess.Popen([sys.executable, str(WORKERS), "send", str(root), agent,
+                                 "-1", str(seed), str(out), *agents, "all"])
+               for seed, (agent, out) in enumerate(zip(agents, outs, strict=True))]
+    try:
+        while sum(o.exists() and o.stat().st_size > 0 for o in outs) < len(outs):
+            assert all(s.poll() is None for s in senders), "a sender stopped"
+            time.sleep(0.05)
+        promised = {line.split()[0] for o in outs for line in o.read_text().splitlines()}
+        backup = tmp_path / "mail.tar.gz"
+        made = run_cli("backup", str(backup), "--dir", str(root))
+    finally:
+        for sender in senders:
+            sender.terminate()
+        for sender in senders:
+            sender.wait(timeout=30)
+    assert made.returncode == 0, made.stderr
+    restored = tmp_path / "restored"
+    assert run_cli("restore", str(backup), "--into", str(restored)).returncode == 0
+    copies: dict[str, set[str]] = {}
+    for path in (restored / "agents").glob("*/*/*.md"):
+        message = from_bytes(path.read_bytes(), name=path.stem)  # whole, or this raises
+        if message.subject != "first":
+            sender, seq, lines = message.subject.split()
+            assert message.body == body_for(sender, int(seq), int(lines))
+        copies.setdefault(path.stem, set()).add(path.parts[-3])
+        copies.setdefault(f"to:{path.stem}", set(message.to))
+    directed = {k for k in copies if not k.startswith("to:")}
+    assert directed, "the backup holds no mail"
+    for message_id in directed:  # every recipient's copy, never some of them
+        assert copies[message_id] == copies[f"to:{message_id}"], message_id
+    casts = {p.stem for p in (restored / "broadcast").glob("*/*.md")}
+    assert promised <= directed | casts  # what was sent before the backup began is in it
+
+
+@pytest.mark.heavy
+def test_a_file_backup_restores_into_postgresql_and_back(
+        cli: Callable[..., Any], box: Box, root: Path, tmp_path: Path,
+        pg_cluster: Cluster) -> None:
+    mail(box)
+    backup = tmp_path / "files.tar.gz"
+    assert cli("backup", str(backup)).code == 0
+    url = pg_cluster.new_database()
+    into = run_cli("restore", str(backup), "--into", url)
+    assert into.returncode == 0, into.stderr
+    from_pg = tmp_path / "pg.tar.gz"
+    made = run_cli("backup", str(from_pg), "--store", url, "--json")
+    assert made.returncode == 0, made.stderr
+    with tarfile.open(from_pg) as tar:
+        assert json.load(tar.extractfile("manifest.json"))["source"] == "postgresql"  # type: ignore[arg-type]
+    back = tmp_path / "back"
+    assert run_cli("restore", str(from_pg), "--into", str(back)).returncode == 0
+    mine, theirs = tree(root), tree(back)
+    messages = {k for k in mine if k.startswith(("agents/", "broadcast/"))}
+    assert {k: mine[k] for k in messages} == {k: theirs[k] for k in messages}
+    assert json.loads(theirs["config.json"]) == json.loads(mine["config.json"])
+    again = run_cli("restore", str(backup), "--into", url, "--merge")
+    assert again.returncode == 0 and "nothing to restore" in again.stdout
+    assert os.listdir(back)
+
+
+def test_a_delivery_half_done_when_listed_is_waited_for(root: Path, tmp_path: Path) -> None:
+    """A message seen in one recipient's mailbox but not yet in the other's: the backup
+    looks again until the delivery has finished, and holds both copies."""
+    import threading
+
+    from mailslot.backup import backup
+    from mailslot.message import Message
+
+    store = FileStore(root)
+    message = Message(id="2026-09-21_144808.123456_claude_to_codex+1_7f3a9c2e",
+                      date="2026-09-21T14:48:08+00:00", sender="claude",
+                      to=("codex", "gemini"), subject="Half way", body="x")
+    store.deliver(message, ["codex"])  # gemini's copy is still to come
+    late = threading.Timer(0.3, lambda: store.deliver(message, ["gemini"]))
+    late.start()
+    out = tmp_path / "mail.tar.gz"
+    backup(store, str(out))
+    late.join()
+    with tarfile.open(out) as tar:
+        names = tar.getnames()
+    assert f"agents/codex/new/{message.id}.md" in names
+    assert f"agents/gemini/new/{message.id}.md" in names
