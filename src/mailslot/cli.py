@@ -233,8 +233,10 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
     box.bound_agent()  # refuse before the MCP SDK is even imported
     from . import mcp_server
     from .fencing import new_session_id
+    from .hooks.host import host_process
 
     session = new_session_id()
+    host = host_process()[0]
     for note in box.start_session(session, exclusive=args.exclusive or bool(
             args.replace_session), replace=args.replace_session):
         print(f"mailslot: note: {note}", file=sys.stderr)  # stdout is the MCP stream
@@ -243,6 +245,7 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
         opened = Mailbox.open(args.dir, args.agent, credential=args.credential,
                               peer_of=args.peer_of)
         opened.session = session
+        opened.host_pid = host
         return opened
 
     mcp_server.serve(open_box, channel=args.channel)
@@ -838,8 +841,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = add(verb, text)
         p.add_argument("name", metavar="NAME")
     add("pending", "Requests waiting at your gate.")
-    p = add("sessions", "Running (and last seen) servers of an agent, or of every agent, "
-                        "with their session ids.")
+    p = add("sessions", "Sessions of an agent, or of every agent: its servers and the "
+                        "host sessions its hooks ran in, with their session ids.")
     p.add_argument("name", metavar="NAME", nargs="?")
     p.add_argument("--started", action="store_true",  # issue 15
                    help="the sessions mailslot started (the session log), "

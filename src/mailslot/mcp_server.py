@@ -142,6 +142,7 @@ class AgentEntry(TypedDict):
     online: bool
     last_seen: str | None
     sessions: list[SessionInfo]
+    instances: NotRequired[list[str]]  # issue 12: "SHORT (program)", for name@SHORT
 
 
 class Agents(TypedDict):
@@ -275,7 +276,9 @@ def build_server(
     )
 
     def send_message(
-        to: Annotated[list[str] | str, Field(description="Recipient agent name(s).")],
+        to: Annotated[list[str] | str, Field(description=(
+            "Recipient agent name(s); `name@SESSION` (a session prefix from list_agents) "
+            "reaches one running session of an agent."))],
         subject: Annotated[str, Field(description="One line, at most 200 characters.")],
         body: Body,
         re_issue: Annotated[str | None, Field(description="Issue or ticket it is about.")] = None,
@@ -396,8 +399,9 @@ def build_server(
         name: Annotated[str | None, Field(description="An agent; default: every agent.")
                         ] = None,
     ) -> Annotated[CallToolResult, Sessions]:
-        """mailslot mailbox: the running servers (sessions) of an agent, with their
-        session ids, and which were replaced."""
+        """mailslot mailbox: the sessions of an agent (kind "server": a running
+        mailslot server; kind "hook": a host session its hooks ran in, program = the
+        host), with their session ids, whether online, and which were replaced."""
         return _result({"sessions": open_box().sessions(name)})
 
     server.add_tool(_tool(gate), annotations=_WRITE)

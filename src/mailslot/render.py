@@ -172,9 +172,10 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
     """A table with a header; the last column says where mailslot knows each name from."""
     if not agents:
         return "no agents known yet"
-    rows = [(a.name + (" [gated]" if a.gated else ""), str(a.unread), _presence(a), a.wake,
-             a.notify, ", ".join(a.known_from)) for a in agents]
-    head = ("AGENT", "UNREAD", "SERVER", "WAKE", "NOTIFY", "KNOWN FROM")
+    rows = [(a.name + (" [gated]" if a.gated else ""), str(a.unread), _presence(a),
+             ", ".join(f"@{i}" for i in a.instances) or "-", a.wake, a.notify,
+             ", ".join(a.known_from)) for a in agents]
+    head = ("AGENT", "UNREAD", "SERVER", "INSTANCES", "WAKE", "NOTIFY", "KNOWN FROM")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
 
     def line(row: tuple[str, ...]) -> str:
@@ -253,12 +254,14 @@ def gate(status: dict[str, object]) -> str:
 
 
 def sessions(found: list[dict[str, object]]) -> str:
-    """``sessions``: one line per server session."""
+    """``sessions``: one line per session, a server's or a host session its hooks ran in."""
     if not found:
         return "no sessions recorded"
     return "\n".join(
-        f"{s['agent']}@{s['session'] or '-'}  {s['program'] or '?'} pid {s['pid']}  "
+        f"{s['agent']}@{s['session'] or '-'}  {s['program'] or '?'} "
+        + ("hooks" if s.get("kind") == "hook" else "server") + f" pid {s['pid']}  "
         f"since {s['started']}  " + ("online" if s["online"] else "offline")
+        + (f" (last hook {s['last_seen']})" if s.get("kind") == "hook" else "")
         + (f"  replaced by {s['replaced_by']}" if s["replaced_by"] else "")
         for s in found)
 

@@ -177,7 +177,20 @@ class Store(Protocol):
         """Record what a session was shown (best effort: losing it shows mail again)."""
 
     def prune_sessions(self, agent: str, older_than: float) -> None:
-        """Forget sessions (and their waiters) untouched for ``older_than`` seconds."""
+        """Forget sessions (what they were shown, their waiters, their hook session
+        records) untouched for ``older_than`` seconds."""
+
+    def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any], *,
+                            replace: bool = False) -> None:
+        """Mark ``agent``'s host session ``session`` (a session key) as seen by a hook
+        now (issue 12). Its ``facts`` (host, folder, host pid...) are written when the
+        session is new, or with ``replace``; otherwise only its time is refreshed, which
+        must be cheap: every hook call does it."""
+
+    def hook_sessions(self) -> list[dict[str, Any]]:
+        """Every readable hook session of every agent: its facts with ``agent``,
+        ``session`` and ``seen`` (when a hook last ran in it, seconds since the epoch by
+        this machine's clock)."""
 
     def set_latest_session(self, agent: str, host: str, session: str) -> None:
         """Record ``session`` (the host's own id) as ``agent``'s latest in ``host``, for

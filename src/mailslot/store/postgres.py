@@ -489,7 +489,36 @@ class PostgresStore:
                            {"a": agent, "s": older_than})
                 db.execute("DELETE FROM waiters WHERE agent = %s AND touched < now() - "
                            "make_interval(secs => %s)", (agent, older_than))
+                db.execute("DELETE FROM hook_sessions WHERE agent = %s AND touched < now() "
+                           "- make_interval(secs => %s)", (agent, older_than))
         self._run(f"cannot prune {agent}'s sessions", work)
+
+    def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any], *,
+                            replace: bool = False) -> None:
+        if not SESSION_KEY.fullmatch(session):
+            raise UnsafePath(f"session key {session!r} is not safe to record")
+        self._do(f"cannot record {agent}'s session {session}",
+                 "INSERT INTO hook_sessions (agent, session, record) VALUES (%s, %s, %s) "
+                 "ON CONFLICT (agent, session) DO UPDATE SET touched = now(), record = "
+                 "CASE WHEN %s THEN excluded.record ELSE hook_sessions.record END",
+                 (agent, session, _json(facts), replace))
+
+    def hook_sessions(self) -> list[dict[str, Any]]:
+        """``seen`` by this machine's clock, from how long ago the database says."""
+        found: list[dict[str, Any]] = []
+        now = time.time()
+        for agent, session, line, ago in self._rows(
+                "cannot read the hook sessions",
+                "SELECT agent, session, record, extract(epoch FROM clock_timestamp() - "
+                "touched) FROM hook_sessions ORDER BY agent, session"):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # not one mailslot wrote: not a session
+            if isinstance(record, dict):
+                found.append({**record, "agent": agent, "session": session,
+                              "seen": now - float(ago)})
+        return found
 
     def set_latest_session(self, agent: str, host: str, session: str) -> None:
         if not (SESSION_KEY.fullmatch(session) and SESSION_KEY.fullmatch(host)):
