@@ -78,7 +78,8 @@ def _stamp(epoch: float, now: datetime) -> str:
 def start(store: Store, agent: str, session: str, *, exclusive: bool,
           replace: str | None, now: datetime) -> list[str]:
     others = [s for s in sessions(store, agent, now)
-              if s["kind"] == "server" and s["online"] and s["session"] != session and not s["replaced_by"]]
+              if s["kind"] == "server" and s["online"] and s["session"] != session
+              and not s["replaced_by"]]
     notes = []
     if replace is not None:
         if replace not in {s["session"] for s in others}:

@@ -68,7 +68,7 @@ def resolve(store: Store, agent: str, prefix: str, now: datetime) -> str:
     if len(found) > 1:
         raise InvalidInput(f"{agent}@{prefix} is ambiguous: it names sessions "
                            f"{', '.join(found)}; give more characters; nothing was sent")
-    return found[0]
+    return str(found[0])
 
 
 def short_forms(ids: Iterable[str], minimum: int = SHOWN_PREFIX) -> dict[str, str]:

@@ -66,7 +66,14 @@ def _date(iso: str) -> str:
 
 
 def sent(message: Message) -> str:
-    return f"sent {message.id} to {', '.join(message.to)}"
+    return f"sent {message.id} to {_to(message)}"
+
+
+def _to(message: Message) -> str:
+    """The recipients, with the one session an instance message is for (issue 12)."""
+    if message.instance is not None:
+        return f"{message.to[0]}@{message.instance}"
+    return ", ".join(message.to)
 
 
 def inbox(page: InboxPage, *, mailboxes: bool = False, style: Style = PLAIN) -> str:
@@ -81,6 +88,8 @@ def inbox(page: InboxPage, *, mailboxes: bool = False, style: Style = PLAIN) -> 
         m = item.message
         where = f" → {item.mailbox}" if mailboxes and not m.is_broadcast else ""
         kind = " (broadcast)" if m.is_broadcast else ""
+        if m.instance is not None:  # issue 12: for one session of the agent
+            kind = f" (for @{m.instance[:8]})"
         subject = style.bold(for_terminal(m.subject)) if item.state == "unread" \
             else for_terminal(m.subject)
         lines.append(f"{_MARK[item.state]} {style.accent(item.shown_id)}  "
@@ -102,7 +111,7 @@ def sent_list(page: list[Status], *, style: Style = PLAIN) -> str:
         states = _states(st.recipients)
         extra = " (retracted)" if st.retracted else ""
         lines.append(f"{style.accent(st.short or m.id)}  {style.dim(_date(m.date))}  "
-                     f"to {', '.join(m.to)}{extra}: {m.subject}")
+                     f"to {_to(m)}{extra}: {m.subject}")
         lines.append(f"    {states or 'no recipients yet'}")
     return "\n".join(lines)
 
@@ -136,7 +145,7 @@ def full(item: Item, path: str | None, *, style: Style = PLAIN) -> str:
     head = [
         f"id:       {style.accent(m.id)}",
         f"from:     {m.sender}",
-        f"to:       {', '.join(m.to)}",
+        f"to:       {_to(m)}",
         f"date:     {_date(m.date)}",
         f"subject:  {style.bold(for_terminal(m.subject))}",
         f"state:    {item.state}",
