@@ -135,15 +135,19 @@ class Delivery:
         if planned.moment == START:
             self.store.prune_sessions(self.agent, SESSION_MAX_AGE)
 
-    def ran(self, session: str, facts: Mapping[str, object], *, fresh: bool) -> None:
+    def ran(self, session: str, facts: Callable[[], Mapping[str, object]], *,
+            fresh: bool) -> None:
         """Record that a hook ran in host session ``session`` now (issue 12: a hook
         session is a session of its agent, listed by ``sessions`` and ``who``). Its
-        ``facts`` (host, folder, host pid) are written when it is new or ``fresh`` (a
+        ``facts()`` (host, folder, host pid) are written when it is new or ``fresh`` (a
         session start: a resumed session has a new host process); any other call only
-        refreshes its time, one ``utime`` in the file store."""
+        refreshes its time, one ``utime`` in the file store, and works out no facts."""
         key = session_key(session)
-        self._attempt(lambda: self.store.record_hook_session(self.agent, key, facts,
-                                                             replace=fresh), None)
+        if not fresh and self._attempt(
+                lambda: self.store.refresh_hook_session(self.agent, key), True):
+            return
+        self._attempt(lambda: self.store.record_hook_session(self.agent, key, facts()),
+                      None)
 
     def started(self, host: str, session: str) -> None:
         """Record ``session`` as the agent's latest in ``host``: a wake whose
@@ -206,13 +210,18 @@ class Delivery:
         return sorted(i for i in directed if i not in shown)
 
     def _for_session(self, pending: list[str], key: str | None) -> list[str]:
-        """Drop mail for another instance of the agent (``name@session``, issue 12):
-        only directed mail can be, and its header says so; a message that cannot be
-        read stays (the injection counts it)."""
+        """Drop mail for another instance of the agent (``name@session``, issue 12).
+        The store's index names such mail (one listing, usually of nothing), and only
+        those are parsed; the header decides. A message that cannot be read stays (the
+        injection counts it)."""
+        marked: dict[str, str] = self._attempt(lambda: self.store.instance_mail(self.agent),
+                                               {})
+        if not marked:
+            return pending
         kept = []
         mine = {key} if key is not None else set()
         for message_id in pending:
-            if message_id not in self._broadcasts:
+            if message_id in marked and message_id not in self._broadcasts:
                 try:
                     message, _ = self.store.load(self.agent, message_id, header_only=True)
                 except MailslotError:

@@ -102,7 +102,7 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
     if planned is not None:
         delivery.commit(planned)
     if call.session:
-        delivery.ran(call.session, _facts(call.caller), fresh=call.moment == START)
+        delivery.ran(call.session, lambda: _facts(call.caller), fresh=call.moment == START)
     if call.moment == START and call.session:
         delivery.started(call.caller, call.session)
     return delivery.problems[0] if delivery.problems else None

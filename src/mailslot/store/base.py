@@ -180,12 +180,25 @@ class Store(Protocol):
         """Forget sessions (what they were shown, their waiters, their hook session
         records) untouched for ``older_than`` seconds."""
 
-    def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any], *,
-                            replace: bool = False) -> None:
+    def refresh_hook_session(self, agent: str, session: str) -> bool:
         """Mark ``agent``'s host session ``session`` (a session key) as seen by a hook
-        now (issue 12). Its ``facts`` (host, folder, host pid...) are written when the
-        session is new, or with ``replace``; otherwise only its time is refreshed, which
-        must be cheap: every hook call does it."""
+        now (issue 12); ``False`` (nothing written) if it has no record yet. Every hook
+        call does this, so it must be cheap: one ``utime`` in the file store."""
+
+    def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any]
+                            ) -> None:
+        """Write (or replace) the record of ``agent``'s host session ``session``: its
+        ``facts`` (host, folder, host pid...), seen now."""
+
+    def add_instance_mail(self, agent: str, message_id: str, session: str) -> None:
+        """Record, durably and before the delivery, that ``agent``'s message
+        ``message_id`` is for its one session ``session`` (``name@session``, issue 12):
+        an index, so a hook parses only such mail; the message's header stays the
+        truth. Forgotten by :meth:`prune_sessions` like a session."""
+
+    def instance_mail(self, agent: str) -> dict[str, str]:
+        """``agent``'s mail recorded by :meth:`add_instance_mail`: id -> session. Cheap
+        when there is none (every hook call asks)."""
 
     def hook_sessions(self) -> list[dict[str, Any]]:
         """Every readable hook session of every agent: its facts with ``agent``,

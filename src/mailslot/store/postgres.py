@@ -489,19 +489,34 @@ class PostgresStore:
                            {"a": agent, "s": older_than})
                 db.execute("DELETE FROM waiters WHERE agent = %s AND touched < now() - "
                            "make_interval(secs => %s)", (agent, older_than))
-                db.execute("DELETE FROM hook_sessions WHERE agent = %s AND touched < now() "
-                           "- make_interval(secs => %s)", (agent, older_than))
+                for table in ("hook_sessions", "instance_mail"):
+                    db.execute(f"DELETE FROM {table} WHERE agent = %s AND touched < now() "
+                               "- make_interval(secs => %s)", (agent, older_than))
         self._run(f"cannot prune {agent}'s sessions", work)
 
-    def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any], *,
-                            replace: bool = False) -> None:
+    def refresh_hook_session(self, agent: str, session: str) -> bool:
+        return bool(self._rows(f"cannot record {agent}'s session {session}",
+                               "UPDATE hook_sessions SET touched = now() WHERE agent = %s "
+                               "AND session = %s RETURNING 1", (agent, session)))
+
+    def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any]
+                            ) -> None:
         if not SESSION_KEY.fullmatch(session):
             raise UnsafePath(f"session key {session!r} is not safe to record")
         self._do(f"cannot record {agent}'s session {session}",
                  "INSERT INTO hook_sessions (agent, session, record) VALUES (%s, %s, %s) "
-                 "ON CONFLICT (agent, session) DO UPDATE SET touched = now(), record = "
-                 "CASE WHEN %s THEN excluded.record ELSE hook_sessions.record END",
-                 (agent, session, _json(facts), replace))
+                 "ON CONFLICT (agent, session) DO UPDATE SET touched = now(), "
+                 "record = excluded.record", (agent, session, _json(facts)))
+
+    def add_instance_mail(self, agent: str, message_id: str, session: str) -> None:
+        self._do(f"cannot record {agent}'s mail {message_id}",
+                 "INSERT INTO instance_mail (agent, id, session) VALUES (%s, %s, %s) "
+                 "ON CONFLICT DO NOTHING", (agent, message_id, session))
+
+    def instance_mail(self, agent: str) -> dict[str, str]:
+        return dict(self._rows(f"cannot read {agent}'s mail",
+                               "SELECT id, session FROM instance_mail WHERE agent = %s",
+                               (agent,)))
 
     def hook_sessions(self) -> list[dict[str, Any]]:
         """``seen`` by this machine's clock, from how long ago the database says."""

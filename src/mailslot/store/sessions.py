@@ -6,6 +6,8 @@
     latest/<agent>/<host>        the id of the agent's latest session in that host
     hook-sessions/<agent>/<session>  a host session the hooks ran in (issue 12): its
                                  facts as JSON, and as its time the last hook call
+    instances/<agent>/<id>       mail for one session of <agent> (name@session): the
+                                 session's id (an index; the message's header rules)
 
 A part of :class:`~mailslot.store.files.FileStore` (a base class of it), kept in its own
 module because each part of the store has one idea. On the hook path, like all of the
@@ -20,6 +22,7 @@ import os
 import time
 
 from ..errors import UnsafePath
+from ..ids import is_id
 from ..names import SESSION_KEY
 from .fs import append, file_names, read_file, read_lines, remove, store_error, write_new
 from .layout import MailboxFiles
@@ -61,10 +64,11 @@ class SessionFiles(MailboxFiles):
         """Forget sessions (and their waiter records) untouched for ``older_than`` seconds."""
         limit = time.time() - older_than
         old: list[str] = []
-        for kind in ("sessions", "waiters", "hook-sessions"):
+        for kind in ("sessions", "waiters", "hook-sessions", "instances"):
             try:
                 with os.scandir(self._folder(kind, agent)) as it:
-                    old += [e.path for e in it if SESSION_KEY.fullmatch(e.name)
+                    old += [e.path for e in it if (SESSION_KEY.fullmatch(e.name)
+                                                   or kind == "instances")
                             and e.is_file(follow_symlinks=False)
                             and e.stat(follow_symlinks=False).st_mtime < limit]
             except FileNotFoundError:
@@ -73,24 +77,49 @@ class SessionFiles(MailboxFiles):
             remove(path)  # gone already: another hook pruned it first
 
     # Hook sessions (issue 12: every host session the hooks ran in is a session) ---------
-    def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any], *,
-                            replace: bool = False) -> None:
-        """Mark the session as seen now: one ``utime`` when its record exists (the hook
-        path's common case); the record is written when new, or ``replace``."""
+    def refresh_hook_session(self, agent: str, session: str) -> bool:
         path = self._session_of("hook-sessions", agent, session)
         try:
-            if not replace:
-                try:
-                    os.utime(path)
-                    return
-                except FileNotFoundError:
-                    pass
-            data = json.dumps(dict(facts), ensure_ascii=False).encode("utf-8")
+            os.utime(path)
+            return True
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise store_error(exc, f"cannot record {agent}'s session {session}") from None
+
+    def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any]
+                            ) -> None:
+        self._session_of("hook-sessions", agent, session)  # refuses an unsafe key first
+        data = json.dumps(dict(facts), ensure_ascii=False).encode("utf-8")
+        try:
             staged = self._stage(data, f"hook-{agent}", sync=False)
             os.replace(staged, self._session_of("hook-sessions", agent, session,
                                                 create=True))
         except OSError as exc:
             raise store_error(exc, f"cannot record {agent}'s session {session}") from None
+
+    def add_instance_mail(self, agent: str, message_id: str, session: str) -> None:
+        if not (is_id(message_id) and SESSION_KEY.fullmatch(session)):
+            raise UnsafePath(f"mail {message_id!r} for {session!r} is not safe to record")
+        path = os.path.join(self._folder("instances", agent, create=True), message_id)
+        try:
+            write_new(path, session.encode(), sync=True)
+        except FileExistsError:
+            return
+        except OSError as exc:
+            raise store_error(exc, f"cannot record {agent}'s mail {message_id}") from None
+
+    def instance_mail(self, agent: str) -> dict[str, str]:
+        folder = self._folder("instances", agent)
+        found: dict[str, str] = {}
+        for name in file_names(folder):
+            if not is_id(name):
+                continue
+            try:
+                found[name] = read_file(os.path.join(folder, name)).decode("utf-8", "replace")
+            except (OSError, UnsafePath):
+                continue
+        return found
 
     def hook_sessions(self) -> list[dict[str, Any]]:
         """Every readable hook session: its facts, ``agent``, ``session`` and ``seen``
