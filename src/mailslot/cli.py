@@ -428,7 +428,9 @@ def _sessions(args: argparse.Namespace, box: Mailbox) -> int:
 @command("gate")
 def _gate(args: argparse.Namespace, box: Mailbox) -> int:
     if args.state is not None:
-        box.gate.switch(args.state == "on")
+        box.gate.switch(args.state == "on", args.name)
+    elif args.name is not None:
+        raise InvalidInput("--name GROUP goes with 'gate on' or 'gate off'")
     status = box.gate.status()
     _emit(args, status, render.gate(status))
     return 0
@@ -850,6 +852,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("gate", "Show your gate; 'gate on' takes mail from admitted members only, "
                     "'gate off' from anyone.")
     p.add_argument("state", nargs="?", choices=["on", "off"])
+    p.add_argument("--name", metavar="GROUP",
+                   help="a group gate: every agent behind it shares its members and join "
+                        "requests (joining an existing group needs admission to it)")
 
     # issue 13: creating a store and moving between stores
     add("init", "Create the mailbox (a folder, or a PostgreSQL database's schema), or "

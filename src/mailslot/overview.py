@@ -17,6 +17,7 @@ from . import instances
 from .broadcasts import to_serve
 from .config import Config
 from .errors import MailslotError, NotFound
+from .gates import group_of
 from .ids import sender_of
 from .message import STATES, State
 from .names import RESERVED
@@ -179,7 +180,8 @@ def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
         pending = len(to_serve(live, seen, name))
         info = AgentInfo(name, unread.get(name, 0) + pending, known[name],
                          wake=wake_setting(config, name), notify=notify_setting(config, name),
-                         gated=store.accept_of(name) == "members",
+                         gated=(accept := store.accept_of(name)) != "open",
+                         gate_group=group_of(accept),
                          instances=running.get(name, []))
         if name in presence:
             here = presence[name]

@@ -181,7 +181,8 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
     """A table with a header; the last column says where mailslot knows each name from."""
     if not agents:
         return "no agents known yet"
-    rows = [(a.name + (" [gated]" if a.gated else ""), str(a.unread), _presence(a),
+    rows = [(a.name + (f" [gated: {a.gate_group}]" if a.gate_group
+                       else " [gated]" if a.gated else ""), str(a.unread), _presence(a),
              ", ".join(f"@{i}" for i in a.instances) or "-", a.wake, a.notify,
              ", ".join(a.known_from)) for a in agents]
     head = ("AGENT", "UNREAD", "SERVER", "INSTANCES", "WAKE", "NOTIFY", "KNOWN FROM")
@@ -255,6 +256,10 @@ def gate(status: dict[str, object]) -> str:
     """``gate``: whether the inbox is gated, its members and waiting requests."""
     accept = "members only (gated)" if status["accept"] == "members" else "anyone (open)"
     lines = [f"{status['agent']} accepts mail from {accept}"]
+    if status.get("group"):
+        agents = status.get("group_agents")
+        assert isinstance(agents, list)
+        lines.append(f"group gate {status['group']}, shared by {', '.join(agents)}")
     for key in ("members", "pending"):
         names = status[key]
         assert isinstance(names, list)

@@ -278,11 +278,15 @@ class Store(Protocol):
 
     # issue 12: gates (who may write to a gated inbox; rules in mailslot.gates) -----------
     def set_accept(self, agent: str, accept: str) -> None:
-        """Open (``"open"``) or gate (``"members"``) ``agent``'s inbox, durably."""
+        """Open (``"open"``) or gate (``"members"``, or ``"group:GROUP"`` for a group
+        gate) ``agent``'s inbox, durably."""
 
     def accept_of(self, agent: str) -> str:
-        """``"open"`` (also when never set) or ``"members"``; a gate setting that cannot
-        be read is ``"members"`` (it stays shut)."""
+        """``"open"`` (also when never set), ``"members"`` or ``"group:GROUP"``; a gate
+        setting that cannot be read is ``"members"`` (it stays shut).
+
+        The member and request methods below take an agent's name or a group's key
+        ``+GROUP`` (issue 12: a group gate's members and requests are shared)."""
 
     def set_member(self, agent: str, member: str, admitted: bool) -> bool:
         """Admit ``member`` to ``agent``'s members (or remove it); ``False`` if nothing

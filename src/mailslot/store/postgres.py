@@ -27,7 +27,7 @@ from psycopg import errors as pg
 
 from ..errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES, Message, State, to_bytes
-from ..names import SESSION_KEY, check_name
+from ..names import SESSION_KEY, check_name, is_accept
 from ..query import Search
 from . import pg_search
 from .layout import _parse
@@ -703,7 +703,7 @@ class PostgresStore:
         rows = self._rows(f"cannot read {agent}'s gate",
                           "SELECT accept FROM gates WHERE agent = %s", (agent,))
         value = rows[0][0] if rows else "open"
-        return value if value in ("open", "members") else "members"
+        return value if is_accept(value) else "members"
 
     def set_member(self, agent: str, member: str, admitted: bool) -> bool:
         sql = ("INSERT INTO members VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING 1"
