@@ -206,3 +206,44 @@ def test_hook_output_for_another_instance_is_an_empty_object(cli: Cli, root: Pat
     r = cli("--agent", "gemini", "hook", "claude", "user-prompt-submit",
             stdin=payload("UserPromptSubmit", B, prompt="go"))
     assert shown(r) == [] and json.loads(r.out) == {}
+
+
+# Through a real MCP server (stdio, the SDK's client) -----------------------------------
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_a_real_server_shows_its_host_s_instance_mail_and_its_own(
+        root: Path, isolated: Path) -> None:
+    from mcp import Client, StdioServerParameters
+
+    from test_fencing import MAILSLOT
+
+    store = FileStore(root)
+    claude = sender(root, "claude")
+    claude.send("gemini", "hello", "x", new=True)
+    facts = {"host": "claude", "hostname": hostname(), "started": time.time()}
+    store.record_hook_session("gemini", A, {**facts, "pid": os.getpid()})  # the server's host
+    store.record_hook_session("gemini", B, {**facts, "pid": 1})  # another host process
+    for_a = claude.send("gemini@aaaa", "for a", "x").id
+    for_b = claude.send("gemini@bbbb", "for b", "x").id
+    params = StdioServerParameters(command=MAILSLOT, args=["serve", "--agent", "gemini"],
+                                   env={"MAILSLOT_DIR": str(root),
+                                        "HOME": str(isolated / "home")})
+    async with Client(params) as server:
+        listed = await server.call_tool("read_messages", {})
+        text = str(listed.structured_content or listed.content)
+        assert for_a in text and for_b not in text
+        refused = await server.call_tool("mark_read", {"message_id": for_b})
+        assert refused.is_error
+        sessions = (await server.call_tool("list_sessions", {"name": "gemini"})
+                    ).structured_content or {}
+        [own] = [s["session"] for s in sessions["sessions"] if s["kind"] == "server"]
+        for_server = claude.send(f"gemini@{own[:6]}", "for the server", "x").id
+        listed = await server.call_tool("read_messages", {})
+        assert for_server in str(listed.structured_content or listed.content)
+        gone = await server.call_tool("send_message", {"to": "claude@zzzz", "subject": "s",
+                                                      "body": "b"})
+        assert gone.is_error and "claude has no running session zzzz" in str(gone.content)
