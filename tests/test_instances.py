@@ -247,3 +247,17 @@ async def test_a_real_server_shows_its_host_s_instance_mail_and_its_own(
         gone = await server.call_tool("send_message", {"to": "claude@zzzz", "subject": "s",
                                                       "body": "b"})
         assert gone.is_error and "claude has no running session zzzz" in str(gone.content)
+
+
+def test_a_channel_pushes_no_arrival_meant_for_another_session(cli: Cli, root: Path) -> None:
+    from mailslot.arrivals import Arrivals
+
+    two_sessions(cli, root)
+    configure(root, {"gemini": {"wake_on_mail": True, "wake_method": "claude-channel"}})
+    box = Mailbox(FileStore(root), Identity("gemini", "--agent"))
+    box.session, box.host_pid = "srv1", 1  # a server no hook session belongs to
+    arrivals = Arrivals(box, "claude-channel")
+    claude = sender(root, "claude")
+    claude.send("gemini@aaaa", "for a", "x")
+    plain = claude.send("gemini", "for all", "x").id
+    assert [m.id for m in arrivals.new()] == [plain]
