@@ -214,6 +214,8 @@ class Delivery:
         The store's index names such mail (one listing, usually of nothing), and only
         those are parsed; the header decides. A message that cannot be read stays (the
         injection counts it)."""
+        if not pending:
+            return pending
         marked: dict[str, str] = self._attempt(lambda: self.store.instance_mail(self.agent),
                                                {})
         if not marked:
