@@ -57,6 +57,7 @@ class Arrivals:
                 message, _ = self._box.store.load(self._agent, message_id, header_only=True)
             except NotFound:
                 continue  # finished already: nothing to wake for
-            if allowed(message) and message.shown_to(self._box.my_instances()):
+            if allowed(message) and (message.instance is None
+                                     or message.shown_to(self._box.my_instances())):
                 found.append(message)  # (issue 12: not another session's name@session)
         return found

@@ -379,7 +379,7 @@ class Mailbox:
                 except Unreadable:
                     page.unreadable += 1
                     continue
-                if box != BROADCAST_RECIPIENT and not message.shown_to(self.my_instances()):
+                if box != BROADCAST_RECIPIENT and not self._for_me(message):
                     continue  # another instance's mail (name@session)
                 page.append(Item(message, state, box))
                 if len(page) == limit:
@@ -435,7 +435,7 @@ class Mailbox:
         except NotFound:
             pass
         else:
-            if not message.shown_to(self.my_instances()):
+            if not self._for_me(message):
                 raise NotFound(f"no message {message_id} for this session of {me} (it is "
                                f"for its session {message.instance})")
             return Item(message, state, me)
@@ -473,6 +473,11 @@ class Mailbox:
             self._mine = instances.of_server(self.store, self.agent, self.session,
                                              self.host_pid or os.getppid(), hostname())
         return self._mine
+
+    def _for_me(self, message: Message) -> bool:
+        """May this process see ``message`` (not another session's ``name@session``)?
+        The sessions it is are looked up only for such mail."""
+        return message.instance is None or message.shown_to(self.my_instances())
 
     def sessions(self, name: str | None = None) -> list[dict[str, Any]]:
         """The sessions of ``name``, or of every agent: servers and hook sessions."""
