@@ -203,3 +203,48 @@ async def test_mcp_read_messages_meets_the_door(box: Box, root: Path) -> None:
     text = "".join(getattr(block, "text", "") for block in result.content)
     assert "a note to self" in text and "planted" not in text
     assert len((result.structured_content or {})["messages"]) == 1
+
+
+# Group gates: members and join requests shared by the group ------------------------------
+def test_a_group_gate_shares_its_members_and_requests(box: Box, cli: Run) -> None:
+    for name in ("claude", "codex", "gemini", "qwen"):
+        box(name).send(name, "hello", "b", new=True)  # every one has a mailbox
+    box("claude").gate.switch(True, "reviewers")
+    # Joining an existing group needs admission to it (else one could admit anyone).
+    with pytest.raises(Refused, match="group reviewers is kept by claude"):
+        box("codex").gate.switch(True, "reviewers")
+    box("claude").gate.admit("codex")
+    box("codex").gate.switch(True, "reviewers")
+    assert box("codex").gate.status()["group_agents"] == ["claude", "codex"]
+    # A request to one of them is pending for both; an admission by one opens both.
+    with pytest.raises(Refused, match="mailslot join"):
+        box("gemini").send("codex", "let me in", "b")
+    request = box("gemini").gate.join("codex", "I test")
+    assert box("claude").gate.pending() == {"gemini": request.id}
+    box("claude").gate.admit("gemini")
+    assert box("codex").gate.pending() == {}
+    box("gemini").send("codex", "to codex", "b")
+    box("gemini").send("claude", "to claude", "b")
+    assert "every agent of group reviewers (claude, codex)" in \
+        box("gemini").read(box("gemini").inbox()[0].message.id).message.body
+    with pytest.raises(Refused):
+        box("qwen").send("claude", "no", "b")
+    # who tags the group; off leaves it (the others keep it) and needs the right name.
+    who = cli("who")
+    assert "claude [gated: reviewers]" in who.out and "codex [gated: reviewers]" in who.out
+    r = cli("--agent", "codex", "gate", "off", "--name", "other")
+    assert r.code == 2 and "not behind group other" in r.err
+    r = cli("--agent", "codex", "--json", "gate", "off", "--name", "reviewers")
+    assert r.code == 0 and json.loads(r.out)["accept"] == "open"
+    box("qwen").send("codex", "open again", "b")
+    assert box("claude").gate.status()["group_agents"] == ["claude"]
+    r = cli("--agent", "claude", "gate", "--name", "reviewers")
+    assert r.code == 2 and "goes with 'gate on'" in r.err
+    assert "group gate reviewers, shared by claude" in cli("--agent", "claude", "gate").out
+
+
+def test_a_child_cannot_change_a_group_gate(box: Box) -> None:
+    box("claude").gate.switch(True, "team")
+    child = Mailbox.open(agent="helper", peer_of="claude")
+    with pytest.raises(Refused, match="child agent"):
+        child.gate.switch(True, "team")

@@ -103,6 +103,9 @@ def test_files_to_postgres_to_files_is_byte_identical_and_idempotent(
     first_store.set_accept("gemini", "members")
     first_store.set_member("gemini", "claude", True)
     first_store.add_passed("gemini", [one.id, two.id])
+    first_store.set_accept("codex", "group:red")  # issue 12: a group gate, its members
+    first_store.set_member("+red", "claude", True)
+    first_store.add_instance_mail("gemini", one.id, "s1")  # and the index of instance mail
     first_store.notify_queue(2).wake_enqueue(WakeEntry(one.id, "gemini", attempt=3))
     started = {"ts": "2026-12-01T08:00:00+00:00", "launcher": "codex", "prompt": "go ✓"}
     first_store.log_session(started)
@@ -126,6 +129,8 @@ def test_files_to_postgres_to_files_is_byte_identical_and_idempotent(
     returned = open_store(str(back))
     assert (returned.accept_of("gemini"), returned.members("gemini")) == ("members", ["claude"])
     assert returned.passed("gemini") == {one.id, two.id}
+    assert (returned.accept_of("codex"), returned.members("+red")) == ("group:red", ["claude"])
+    assert returned.instance_mail("gemini") == {one.id: "s1"}
     notices = returned.notify_queue(2).wake_pending("gemini")
     assert [(e.message_id, e.attempt) for e in notices] == [(one.id, 3)]
     assert returned.notify_queue(1).wake_agents() == returned.wake_agents() == []

@@ -334,6 +334,43 @@ def test_shown_at_says_when_a_session_was_last_shown_anything(store: Store) -> N
     assert store.shown_at("gemini", "s1") is None
 
 
+# issue 12: hook sessions --------------------------------------------------------------
+def test_hook_sessions_keep_their_facts_refresh_their_time_and_are_pruned(
+        store: Store) -> None:
+    assert store.hook_sessions() == []
+    before = time.time()
+    assert store.refresh_hook_session("gemini", "s1") is False  # no record: nothing
+    store.record_hook_session("gemini", "s1", {"host": "claude", "pid": 7})
+    assert store.refresh_hook_session("gemini", "s1") is True  # the time only
+    store.record_hook_session("claude", "s2", {"host": "codex"})
+    found = store.hook_sessions()
+    assert [(r["agent"], r["session"], r["host"]) for r in found] == [
+        ("claude", "s2", "codex"), ("gemini", "s1", "claude")]
+    assert found[1]["pid"] == 7 and before - 5 <= found[1]["seen"] <= time.time() + 5
+    store.record_hook_session("gemini", "s1", {"host": "claude", "pid": 9})
+    assert [r["pid"] for r in store.hook_sessions() if r["agent"] == "gemini"] == [9]
+    store.prune_sessions("gemini", older_than=3600)
+    assert len(store.hook_sessions()) == 2  # recent: kept
+    store.prune_sessions("gemini", older_than=-1)
+    assert [r["agent"] for r in store.hook_sessions()] == ["claude"]
+    with pytest.raises(UnsafePath):
+        store.record_hook_session("gemini", "../x", {})
+
+
+def test_instance_mail_is_indexed_until_pruned(store: Store) -> None:
+    one, two = make_message(n=1).id, make_message(n=2).id
+    assert store.instance_mail("gemini") == {}
+    store.add_instance_mail("gemini", one, "s1")
+    store.add_instance_mail("gemini", one, "s1")  # again: fine
+    store.add_instance_mail("gemini", two, "s2")
+    assert store.instance_mail("gemini") == {one: "s1", two: "s2"}
+    assert store.instance_mail("claude") == {}
+    store.prune_sessions("gemini", older_than=3600)
+    assert len(store.instance_mail("gemini")) == 2
+    store.prune_sessions("gemini", older_than=-1)
+    assert store.instance_mail("gemini") == {}
+
+
 def test_latest_session_per_agent_and_host(store: Store) -> None:
     assert store.latest_session("gemini", "codex") is None
     store.set_latest_session("gemini", "codex", "019a-first")

@@ -241,3 +241,21 @@ def test_notice_lists_a_batch_and_holds_nothing_a_shell_acts_on() -> None:
     assert re.fullmatch(r"[A-Za-z0-9 ,.:_/\[\]-]+", notice)
     many = wake_notice("gemini", mail * 5, cli)
     assert "and 5 more" in many and "\n" not in many
+
+
+def test_latest_wakes_the_one_session_instance_mail_is_for(
+        box: Box, root: Path, bin_dir: Path, cli: Callable[..., Result]) -> None:
+    """Issue 12: mail to ``gemini@older`` resumes that session, not the latest."""
+    record = fake_host(bin_dir, "claude")
+    box("claude").send("codex", "warm-up", "so the mailbox exists")
+    start = json.dumps({"hook_event_name": "SessionStart", "session_id": "older-1",
+                        "source": "startup", "cwd": str(root)})
+    for session in ("older-1", SESSION):
+        assert cli("--agent", "gemini", "hook", "claude", "session-start",
+                   stdin=start.replace("older-1", session)).code == 0
+    configure(root, {"gemini": {"wake_on_mail": True, "wake_method": "claude",
+                                "session_id": "latest", "cwd": str(root)}})
+    box("claude").send("gemini@olde", "Private subject", "secret body")
+    WakeRunner(FileStore(root)).run_agent("gemini")
+    [call] = calls(record)
+    assert call["argv"][-2:] == ["--resume", "older-1"]

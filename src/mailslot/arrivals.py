@@ -2,8 +2,9 @@
 
 The rule, in one place: a message counts as arrived once, when it first shows up among
 the agent's directed mail not yet done; what was there when watching began does not
-count (the session was already shown it at its start). Broadcasts never count, and
-only what the agent's config lets ``method`` wake it for is reported (principle 7).
+count (the session was already shown it at its start). Broadcasts never count, mail for
+another session of the agent (``name@session``) never counts, and only what the agent's
+config lets ``method`` wake it for is reported (principle 7).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class Arrivals:
                 message, _ = self._box.store.load(self._agent, message_id, header_only=True)
             except NotFound:
                 continue  # finished already: nothing to wake for
-            if allowed(message):
-                found.append(message)
+            if allowed(message) and (message.instance is None
+                                     or message.shown_to(self._box.my_instances())):
+                found.append(message)  # (issue 12: not another session's name@session)
         return found

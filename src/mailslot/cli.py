@@ -233,8 +233,10 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
     box.bound_agent()  # refuse before the MCP SDK is even imported
     from . import mcp_server
     from .fencing import new_session_id
+    from .hooks.host import host_process
 
     session = new_session_id()
+    host = host_process()[0]
     for note in box.start_session(session, exclusive=args.exclusive or bool(
             args.replace_session), replace=args.replace_session):
         print(f"mailslot: note: {note}", file=sys.stderr)  # stdout is the MCP stream
@@ -243,6 +245,7 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
         opened = Mailbox.open(args.dir, args.agent, credential=args.credential,
                               peer_of=args.peer_of)
         opened.session = session
+        opened.host_pid = host
         return opened
 
     mcp_server.serve(open_box, channel=args.channel)
@@ -425,7 +428,9 @@ def _sessions(args: argparse.Namespace, box: Mailbox) -> int:
 @command("gate")
 def _gate(args: argparse.Namespace, box: Mailbox) -> int:
     if args.state is not None:
-        box.gate.switch(args.state == "on")
+        box.gate.switch(args.state == "on", args.name)
+    elif args.name is not None:
+        raise InvalidInput("--name GROUP goes with 'gate on' or 'gate off'")
     status = box.gate.status()
     _emit(args, status, render.gate(status))
     return 0
@@ -892,8 +897,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = add(verb, text)
         p.add_argument("name", metavar="NAME")
     add("pending", "Requests waiting at your gate.")
-    p = add("sessions", "Running (and last seen) servers of an agent, or of every agent, "
-                        "with their session ids.")
+    p = add("sessions", "Sessions of an agent, or of every agent: its servers and the "
+                        "host sessions its hooks ran in, with their session ids.")
     p.add_argument("name", metavar="NAME", nargs="?")
     p.add_argument("--started", action="store_true",  # issue 15
                    help="the sessions mailslot started (the session log), "
@@ -901,6 +906,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("gate", "Show your gate; 'gate on' takes mail from admitted members only, "
                     "'gate off' from anyone.")
     p.add_argument("state", nargs="?", choices=["on", "off"])
+    p.add_argument("--name", metavar="GROUP",
+                   help="a group gate: every agent behind it shares its members and join "
+                        "requests (joining an existing group needs admission to it)")
 
     # issue 13: creating a store and moving between stores
     add("init", "Create the mailbox (a folder, or a PostgreSQL database's schema), or "

@@ -36,7 +36,7 @@ from .names import SESSION_KEY
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any, TypeVar
 
     from .identity import Identity
@@ -104,6 +104,7 @@ class Delivery:
         if moment not in (START, MIDTURN) and key is not None and pending:
             shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
             pending = [i for i in pending if i not in shown]
+        pending = self._for_session(pending, key)
         if moment != START and not pending:
             return None
         scope = (f"waiting for {self.agent}" if moment == START
@@ -133,6 +134,20 @@ class Delivery:
                                          "agent": self.agent, "via": "hook"})
         if planned.moment == START:
             self.store.prune_sessions(self.agent, SESSION_MAX_AGE)
+
+    def ran(self, session: str, facts: Callable[[], Mapping[str, object]], *,
+            fresh: bool) -> None:
+        """Record that a hook ran in host session ``session`` now (issue 12: a hook
+        session is a session of its agent, listed by ``sessions`` and ``who``). Its
+        ``facts()`` (host, folder, host pid) are written when it is new or ``fresh`` (a
+        session start: a resumed session has a new host process); any other call only
+        refreshes its time, one ``utime`` in the file store, and works out no facts."""
+        key = session_key(session)
+        if not fresh and self._attempt(
+                lambda: self.store.refresh_hook_session(self.agent, key), True):
+            return
+        self._attempt(lambda: self.store.record_hook_session(self.agent, key, facts()),
+                      None)
 
     def started(self, host: str, session: str) -> None:
         """Record ``session`` as the agent's latest in ``host``: a wake whose
@@ -167,9 +182,11 @@ class Delivery:
         directed = self.store.entries(self.agent, ("unread", "read"))
         if not directed:
             return []
-        shown = self.store.shown(self.agent, session_key(session))
+        key = session_key(session)
+        shown = self.store.shown(self.agent, key)
         fresh = sorted(i for i, _ in directed if i not in shown)
-        return [m for m in map(self._load, fresh) if m is not None and allowed(m)]
+        return [m for m in map(self._load, fresh)
+                if m is not None and m.shown_to({key}) and allowed(m)]
 
     def announce(self, session: str, messages: Sequence[Message]) -> None:
         """Record that the session was told of ``messages``; call after the notice is out."""
@@ -191,6 +208,30 @@ class Delivery:
             return []
         shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
         return sorted(i for i in directed if i not in shown)
+
+    def _for_session(self, pending: list[str], key: str | None) -> list[str]:
+        """Drop mail for another instance of the agent (``name@session``, issue 12).
+        The store's index names such mail (one listing, usually of nothing), and only
+        those are parsed; the header decides. A message that cannot be read stays (the
+        injection counts it)."""
+        if not pending:
+            return pending
+        marked: dict[str, str] = self._attempt(lambda: self.store.instance_mail(self.agent),
+                                               {})
+        if not marked:
+            return pending
+        kept = []
+        mine = {key} if key is not None else set()
+        for message_id in pending:
+            if message_id in marked and message_id not in self._broadcasts:
+                try:
+                    message, _ = self.store.load(self.agent, message_id, header_only=True)
+                except MailslotError:
+                    message = None
+                if message is not None and not message.shown_to(mine):
+                    continue
+            kept.append(message_id)
+        return kept
 
     def _directed(self) -> list[str]:
         """Ids of directed mail not done, in no particular order."""

@@ -3,8 +3,10 @@
 API (issue 12)::
 
     new_session_id() -> str        a short random id, given to each ``serve`` at start
-    sessions(store, agent, now)    the servers of ``agent`` (or of everyone): session id,
-                                   program, pid, started, online, replaced by
+    sessions(store, agent, now)    the sessions of ``agent`` (or of everyone): its
+                                   servers and the host sessions its hooks ran in, each
+                                   with kind, session id, program, pid, started, online,
+                                   last seen, replaced by
     start(store, agent, session, *, exclusive, replace) -> list[str]
                                    before a server serves: with ``exclusive`` it refuses
                                    while another session of the agent is online, unless
@@ -15,7 +17,9 @@ API (issue 12)::
 
 Presence (:mod:`mailslot.presence`) records each server with its session id; a fence is
 kept by the store, so the replaced server learns it at its next write whichever
-process, or machine, it runs on.
+process, or machine, it runs on. Hook sessions (a host session the hooks ran in, recorded
+by every hook call) are listed beside the servers but never fenced: a hook only reads,
+and a host session cannot be stopped from outside.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from .errors import InvalidInput, Refused
-from .presence import hostname, is_online
+from .presence import hook_online, hostname, is_online
 from .results import Session
 from .store import Store
 
@@ -46,14 +50,36 @@ def sessions(store: Store, agent: str | None, now: datetime) -> list[dict[str, A
         found.append({"agent": record["agent"], "session": session.session,
                       "program": session.program, "pid": session.pid,
                       "started": session.started, "online": is_online(session, now, here),
-                      "replaced_by": fenced})
-    return sorted(found, key=lambda s: (s["agent"], s["started"]))
+                      "replaced_by": fenced, "kind": "server",
+                      "last_seen": session.last_seen})
+    for record in store.hook_sessions():
+        if agent is not None and record["agent"] != agent:
+            continue
+        found.append(hook_session(record, now))
+    return sorted(found, key=lambda s: (s["agent"], str(s["started"])))
+
+
+def hook_session(record: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """A hook session as ``sessions`` lists it: online while a hook ran in it within
+    :data:`~mailslot.presence.HOOK_ONLINE_SECONDS`."""
+    seen = float(record["seen"])
+    started = record.get("started")
+    return {"agent": record["agent"], "session": record["session"],
+            "program": record.get("host"), "pid": record.get("pid"),
+            "started": _stamp(started, now) if isinstance(started, (int, float)) else None,
+            "online": hook_online(seen, now), "replaced_by": None, "kind": "hook",
+            "last_seen": _stamp(seen, now), "cwd": record.get("cwd")}
+
+
+def _stamp(epoch: float, now: datetime) -> str:
+    return datetime.fromtimestamp(epoch, now.tzinfo).isoformat(timespec="seconds")
 
 
 def start(store: Store, agent: str, session: str, *, exclusive: bool,
           replace: str | None, now: datetime) -> list[str]:
     others = [s for s in sessions(store, agent, now)
-              if s["online"] and s["session"] != session and not s["replaced_by"]]
+              if s["kind"] == "server" and s["online"] and s["session"] != session
+              and not s["replaced_by"]]
     notes = []
     if replace is not None:
         if replace not in {s["session"] for s in others}:

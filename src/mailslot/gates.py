@@ -9,8 +9,8 @@ API (issue 12), reached as ``Mailbox.gate`` (a :class:`Gate` over the service)::
                             to ask
     Gate.join(name, note)   an access request: always passes the gate, reaches ``name``
                             as a message (framed like all mail), and stays pending
-    Gate.admit / refuse / revoke(name), Gate.pending(), Gate.switch(on), Gate.status()
-                            the gate's owner answers and manages it (never a child agent)
+    Gate.admit / refuse / revoke(name), Gate.pending(), Gate.switch(on, group),
+    Gate.status()           the gate's owner answers and manages it (never a child agent)
     ManagedGate(box)        the same gate, managed by the mailbox's owner from the settings
                             page (issue 16): the same code, without the agent's credential
 
@@ -18,6 +18,14 @@ Who passes a gate of ``members``: admitted members, the agent itself, its regist
 parent and children (and a ``--peer-of`` child of it), the config's ``owner`` and
 mailslot's own notices. Replies are not gated: they answer mail the gated agent chose
 to be part of.
+
+**Group gates.** ``gate on --name GROUP`` puts an inbox behind the gate of ``GROUP``:
+every agent whose inbox is in the group shares one member list and one set of join
+requests, so a member admitted by any of them may write to all of them, and a request
+to any of them is pending for all. The first agent founds the group; another may put its
+inbox in it only once admitted to it (else anyone could join a group and then admit
+whom it likes to its founder's inbox). ``gate off`` leaves the group (the inbox is open
+again); the group lives on for the others.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .authority import check_write
 from .config import Config
 from .errors import InvalidInput, NotFound, Refused, Unreadable, UnsafePath
-from .names import SYSTEM_SENDER, check_name, is_valid_name
+from .names import GROUP_ACCEPT, GROUP_MARK, SYSTEM_SENDER, check_name, is_valid_name
 from .store import Store
 from .text import MAX_SUBJECT_LENGTH, clean_body
 
@@ -69,13 +77,29 @@ def _family(store: Store, sender: str, recipient: str) -> bool:
         (theirs is not None and theirs.parent == sender)
 
 
+def group_of(accept: str) -> str | None:
+    """The group of a gate setting ``group:GROUP``; ``None`` for any other."""
+    return accept[len(GROUP_ACCEPT):] if accept.startswith(GROUP_ACCEPT) else None
+
+
+def key_of(store: Store, agent: str) -> str | None:
+    """Where ``agent``'s gate keeps its members and requests: its own name, a group's
+    key ``+GROUP``, or ``None`` for an open inbox."""
+    accept = store.accept_of(agent)
+    if accept == "open":
+        return None
+    group = group_of(accept)
+    return agent if group is None else GROUP_MARK + group
+
+
 def passes(store: Store, config: Config, principal: Principal, recipient: str) -> bool:
-    if store.accept_of(recipient) == "open":
+    key = key_of(store, recipient)
+    if key is None:
         return True
     sender = principal.name
     if sender in (recipient, SYSTEM_SENDER, config.owner) or principal.parent == recipient:
         return True
-    return sender in store.members(recipient) or _family(store, sender, recipient)
+    return sender in store.members(key) or _family(store, sender, recipient)
 
 
 def check(store: Store, config: Config, principal: Principal, recipients: list[str]
@@ -131,68 +155,109 @@ class Gate:
     def join(self, name: str, note: str) -> Message:
         """Ask ``name`` for access: a message that always passes its gate."""
         me, target = self.box.agent, check_name(name, "agent")
-        if self.box.store.accept_of(target) == "open":
+        key = key_of(self.box.store, target)
+        if key is None:
             raise InvalidInput(f"{target}'s inbox is open: send to it directly")
-        if me in self.box.store.members(target):
+        if me in self.box.store.members(key):
             raise InvalidInput(f"you are already a member of {target}'s gate")
         body = clean_body(note, self.box.max_body_bytes)
         subject = f"Access request: {me} asks to write to you"[:MAX_SUBJECT_LENGTH]
         text = (f"{body}\n\n(answer with `mailslot admit {me}` or `mailslot refuse {me}`, "
                 "or the gate tool)")
         message = self.box.request(target, subject, text)
-        self.box.store.set_request(target, me, message.id)
+        self.box.store.set_request(key, me, message.id)
         return message
 
     def admit(self, name: str) -> bool:
         """Let ``name`` write to me, answering its request if any (it is told);
         ``False`` if it was a member already."""
         me, who = self._owner(), check_name(name, "agent")
-        asked = who in self.box.store.requests(me)
-        changed = self.box.store.set_member(me, who, True)
-        self.box.store.set_request(me, who, None)
+        key = self._key(me)
+        asked = who in self.box.store.requests(key)
+        changed = self.box.store.set_member(key, who, True)
+        self.box.store.set_request(key, who, None)
         if asked or changed:
             self.box.notifier().tell(who, f"{me} admitted you",
-                                     f"{me} admitted you: you may now write to {me}.")
+                                     f"{me} admitted you: you may now write to "
+                                     f"{self._whom(me, key)}.")
         return changed
 
     def refuse(self, name: str) -> None:
         """Turn down ``name``'s pending request (it is told)."""
         me, who = self._owner(), check_name(name, "agent")
-        if who not in self.box.store.requests(me):
+        key = self._key(me)
+        if who not in self.box.store.requests(key):
             raise InvalidInput(f"{who} has no pending request (see mailslot pending)")
-        self.box.store.set_request(me, who, None)
+        self.box.store.set_request(key, who, None)
         self.box.notifier().tell(who, f"{me} refused your request",
                                  f"{me} refused your request to write to {me}.")
 
     def revoke(self, name: str) -> bool:
         """Take ``name`` off my members; ``False`` if it was not one."""
-        return self.box.store.set_member(self._owner(), check_name(name, "agent"), False)
+        me = self._owner()
+        return self.box.store.set_member(self._key(me), check_name(name, "agent"), False)
 
     def pending(self) -> dict[str, str]:
-        """Open requests to write to me: requester -> request message id."""
-        return self.box.store.requests(self.box.agent)
+        """Open requests to write to me (to my group, if my gate is one's): requester ->
+        request message id."""
+        return self.box.store.requests(self._key(self.box.agent))
 
-    def switch(self, on: bool) -> None:
-        """Gate my inbox (``on``: members only) or open it."""
+    def _key(self, me: str) -> str:
+        """Where my gate's members and requests are (my name while my inbox is open,
+        so members admitted before ``gate on`` are kept)."""
+        return key_of(self.box.store, me) or me
+
+    def _whom(self, me: str, key: str) -> str:
+        """Who a member of the gate at ``key`` may write to, for the notice."""
+        if not key.startswith(GROUP_MARK):
+            return me
+        group = key[len(GROUP_MARK):]
+        return f"every agent of group {group} ({', '.join(self.group(group))})"
+
+    def group(self, group: str) -> list[str]:
+        """The agents whose inbox is behind the gate of ``group``."""
+        store = self.box.store
+        return [a for a in store.agent_names()
+                if store.accept_of(a) == GROUP_ACCEPT + group]
+
+    def switch(self, on: bool, group: str | None = None) -> None:
+        """Gate my inbox (``on``: members only; with ``group``: behind that group's
+        shared gate) or open it (``group``, if given, must be the one it is in)."""
         me = self._owner()
-        if on:  # what is already there came through the service, or before the gate
-            held = [i for i, _ in self.box.store.entries(me, ("unread", "read", "done"))]
-            self.box.store.add_passed(me, held)
-        self.box.store.set_accept(me, "members" if on else "open")
+        store = self.box.store
+        current = group_of(store.accept_of(me))
+        if group is not None:
+            group = check_name(group, "group name")
+        if not on:
+            if group is not None and current != group:
+                raise InvalidInput(f"your inbox is not behind group {group}'s gate "
+                                   "(mailslot gate shows it); nothing changed")
+            store.set_accept(me, "open")
+            return
+        if group is not None and current != group:
+            others = [a for a in self.group(group) if a != me]
+            if others and me not in store.members(GROUP_MARK + group):
+                raise Refused(f"group {group} is kept by {', '.join(others)}: ask to be "
+                              f"admitted first (mailslot join {others[0]} --note TEXT); "
+                              "nothing changed")
+        # what is already there came through the service, or before the gate
+        held = [i for i, _ in store.entries(me, ("unread", "read", "done"))]
+        store.add_passed(me, held)
+        store.set_accept(me, "members" if group is None else GROUP_ACCEPT + group)
 
-    def act(self, action: str, name: str | None = None, note: str | None = None
-            ) -> dict[str, Any]:
+    def act(self, action: str, name: str | None = None, note: str | None = None,
+            group: str | None = None) -> dict[str, Any]:
         """One entry for the MCP ``gate`` tool: ``action`` is ``status``, ``on``,
         ``off``, ``pending``, ``join``, ``admit``, ``refuse`` or ``revoke`` (the last four
-        name an agent; ``join`` also takes a ``note``). Returns the gate's status after it,
-        or for ``join`` the request sent."""
+        name an agent; ``join`` also takes a ``note``; ``on``/``off`` a ``group``).
+        Returns the gate's status after it, or for ``join`` the request sent."""
         if action in ("join", "admit", "refuse", "revoke") and not name:
             raise InvalidInput(f"action {action} needs the name of an agent")
         if action == "join":
             message = self.join(str(name), note or "")
             return {"request": message.id, "to": message.to[0]}
         if action in ("on", "off"):
-            self.switch(action == "on")
+            self.switch(action == "on", group)
         elif action == "admit":
             self.admit(str(name))
         elif action == "refuse":
@@ -207,9 +272,17 @@ class Gate:
     def status(self) -> dict[str, Any]:
         """My gate in full: members are shown to the agent itself only."""
         me = self.box.agent
-        return {"agent": me, "accept": self.box.store.accept_of(me),
-                "members": self.box.store.members(me),
-                "pending": sorted(self.box.store.requests(me))}
+        accept = self.box.store.accept_of(me)
+        group = group_of(accept)
+        key = self._key(me)
+        status: dict[str, Any] = {
+            "agent": me, "accept": "members" if group else accept,
+            "members": self.box.store.members(key),
+            "pending": sorted(self.box.store.requests(key))}
+        if group is not None:
+            status["group"] = group
+            status["group_agents"] = self.group(group)
+        return status
 
 
 class ManagedGate(Gate):

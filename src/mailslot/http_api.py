@@ -10,13 +10,14 @@ dies in between shows the mail again (principle 5), exactly as a local hook.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
 import anyio
 
-from .delivery import MOMENTS, Delivery, Injection, session_key
+from .delivery import MOMENTS, START, Delivery, Injection, session_key
 from .errors import InvalidInput, MailslotError
 from .http_guard import answer
 from .ids import check_id
@@ -28,8 +29,14 @@ Route = Callable[[Mailbox, dict[str, Any]], Any]
 
 def _pending(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
     moment, session = _moment(q), q.get("session") or None
-    planned = _delivery(box).plan(moment, session, limit=_int(q, "limit", 10_000),
-                                  stop_active=_flag(q, "stop_active"))
+    delivery = _delivery(box)
+    planned = delivery.plan(moment, session, limit=_int(q, "limit", 10_000),
+                            stop_active=_flag(q, "stop_active"))
+    if session:  # issue 12: a remote hook's host session is a session of its agent too
+        host = q.get("host")
+        delivery.ran(str(session), lambda: {"host": str(host) if host else None,
+                                            "remote": True, "started": time.time()},
+                     fresh=moment == START)
     if planned is None:
         return {"text": None, "moment": moment, "session": None, "shown": [],
                 "broadcasts": []}

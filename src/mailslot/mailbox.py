@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import authority, fencing, gates, overview, recipients
+from . import authority, fencing, gates, instances, overview, recipients
 from .broadcasts import to_serve
 from .config import Config
 from .errors import (
@@ -67,6 +67,10 @@ class Mailbox:
         self._principal: Principal | None = None
         self.session: str | None = None
         """The server session this process is (issue 12): a fenced one may not write."""
+        self.host_pid: int | None = None
+        """The host process that started this server: its hook sessions are this
+        server's instances too (see :mod:`mailslot.instances`)."""
+        self._mine: set[str] | None = None
         self.notes: list[str] = []
         """What the last send wants its caller told (a new mailbox, a wake not allowed)."""
 
@@ -198,7 +202,7 @@ class Mailbox:
         a likely typo unless ``new``; a genuinely new one gets a mailbox and a note.
         """
         self.notes = []
-        names = recipients.parse(to)
+        names, prefix = recipients.parse_instance(to)
         authority.check_send(self.principal, names)
         gates.check(self.store, self.config, self.principal, names)
         self.notes = recipients.check_new(names, self.known_agents(), self.agent,
@@ -210,6 +214,9 @@ class Mailbox:
         }
         if re_issue is not None:
             fields["re_issue"] = clean_field(re_issue, "re_issue")
+        if prefix is not None:  # name@session: one instance of the one recipient
+            fields["instance"] = instances.resolve(self.store, names[0], prefix,
+                                                   self._clock())
         body = clean_body(body, self.max_body_bytes)
         message = self._deliver(names, subject, body, **fields)
         if wake:
@@ -372,6 +379,8 @@ class Mailbox:
                 except Unreadable:
                     page.unreadable += 1
                     continue
+                if box != BROADCAST_RECIPIENT and not self._for_me(message):
+                    continue  # another instance's mail (name@session)
                 page.append(Item(message, state, box))
                 if len(page) == limit:
                     return page
@@ -423,9 +432,13 @@ class Mailbox:
                            "not come through mailslot's gate)")
         try:
             message, state = self.store.load(me, message_id, header_only=header_only)
-            return Item(message, state, me)
         except NotFound:
             pass
+        else:
+            if not self._for_me(message):
+                raise NotFound(f"no message {message_id} for this session of {me} (it is "
+                               f"for its session {message.instance})")
+            return Item(message, state, me)
         try:
             message, live = self.store.load_broadcast(message_id, header_only=header_only)
         except NotFound:
@@ -449,8 +462,25 @@ class Mailbox:
         self.session = session
         return notes
 
+    def my_instances(self) -> set[str] | None:
+        """The sessions this process is (``None``: it is none, as the CLI): its server
+        session and its host's hook sessions (issue 12, :mod:`mailslot.instances`)."""
+        if self.session is None:
+            return None
+        if self._mine is None:
+            from .presence import hostname
+
+            self._mine = instances.of_server(self.store, self.agent, self.session,
+                                             self.host_pid or os.getppid(), hostname())
+        return self._mine
+
+    def _for_me(self, message: Message) -> bool:
+        """May this process see ``message`` (not another session's ``name@session``)?
+        The sessions it is are looked up only for such mail."""
+        return message.instance is None or message.shown_to(self.my_instances())
+
     def sessions(self, name: str | None = None) -> list[dict[str, Any]]:
-        """The running (and last seen) servers of ``name``, or of every agent."""
+        """The sessions of ``name``, or of every agent: servers and hook sessions."""
         agent = check_name(name, "agent") if name is not None else None
         return fencing.sessions(self.store, agent, self._clock())
 

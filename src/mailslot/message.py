@@ -51,7 +51,7 @@ the file is unreadable, found in one bounded read rather than a scan of the whol
 _OPEN = b"---\n"
 _CLOSE = b"\n---\n"
 _FIELDS = ("id", "date", "sender", "to", "subject", "body", "re_issue", "in_reply_to",
-           "thread", "expect_reply", "delivery")
+           "thread", "expect_reply", "delivery", "instance")
 
 
 class Message:
@@ -74,6 +74,9 @@ class Message:
     thread: str | None
     expect_reply: bool
     delivery: Delivery
+    instance: str | None
+    """Issue 12: the one session of the (single) recipient this message is for
+    (``name@session`` addressing); ``None``: any session of the recipient."""
     extra: dict[str, Any]
     """Header keys mailslot does not know, kept as read; not part of equality."""
 
@@ -90,10 +93,11 @@ class Message:
         thread: str | None = None,
         expect_reply: bool = False,
         delivery: Delivery = "inbox",
+        instance: str | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
         values = (id, date, sender, to, subject, body, re_issue, in_reply_to, thread,
-                  expect_reply, delivery, {} if extra is None else extra)
+                  expect_reply, delivery, instance, {} if extra is None else extra)
         for name, value in zip(self.__slots__, values, strict=True):
             object.__setattr__(self, name, value)
 
@@ -126,6 +130,12 @@ class Message:
     def is_broadcast(self) -> bool:
         return self.to == ("all",)
 
+    def shown_to(self, sessions: set[str] | None) -> bool:
+        """May a reader that is the sessions ``sessions`` see this message (issue 12,
+        rules in :mod:`mailslot.instances`)? ``None``: a reader that is no session (the
+        CLI) sees everything; mail for no one instance is every session's."""
+        return sessions is None or self.instance is None or self.instance in sessions
+
     def header(self) -> dict[str, Any]:
         """The frontmatter fields in file order; optional ones only when set."""
         head: dict[str, Any] = {
@@ -143,6 +153,8 @@ class Message:
             head["expect_reply"] = True
         if self.delivery != "inbox":
             head["delivery"] = self.delivery
+        if self.instance is not None:
+            head["instance"] = self.instance
         return head
 
     def as_dict(self, *, with_body: bool = True) -> dict[str, Any]:
@@ -367,7 +379,7 @@ def _from_header(head: dict[str, Any], body: str, name: str) -> Message:
     if delivery not in ("inbox", "wake"):
         raise Unreadable(f"{name}: header field 'delivery' is {delivery!r}")
     known = {"id", "date", "from", "to", "subject", "re_issue", "in_reply_to", "thread",
-             "expect_reply", "delivery"}
+             "expect_reply", "delivery", "instance"}
     return Message(
         id=text("id"),
         date=text("date"),
@@ -380,5 +392,6 @@ def _from_header(head: dict[str, Any], body: str, name: str) -> Message:
         thread=text("thread", optional=True),
         expect_reply=head.get("expect_reply") is True,
         delivery=delivery,
+        instance=text("instance", optional=True),
         extra={k: v for k, v in head.items() if k not in known},
     )

@@ -31,6 +31,25 @@ def _fold(raw: str) -> str:
     return raw.lower() if raw.isascii() else raw
 
 
+GROUP_MARK = "+"
+"""Issue 12: a group gate's members and requests are kept under ``+GROUP`` where an
+agent's are kept under its name (no agent name starts with ``+``)."""
+GROUP_ACCEPT = "group:"
+"""Issue 12: the gate setting of an inbox gated by a group is ``group:GROUP``."""
+
+
+def is_gate_key(raw: str) -> bool:
+    """Is ``raw`` an agent name or a group's key ``+GROUP`` (safe as a file name)?"""
+    return is_valid_name(raw[1:] if raw.startswith(GROUP_MARK) else raw)
+
+
+def is_accept(raw: str) -> bool:
+    """Is ``raw`` a gate setting: ``open``, ``members`` or ``group:GROUP``?"""
+    if raw.startswith(GROUP_ACCEPT):
+        return is_valid_name(raw[len(GROUP_ACCEPT):])
+    return raw in ("open", "members")
+
+
 def is_valid_name(raw: str) -> bool:
     """True when ``raw`` (any case) is a usable agent name."""
     name = _fold(raw)

@@ -13,9 +13,11 @@ from dataclasses import replace
 from datetime import datetime
 from functools import cache
 
+from . import instances
 from .broadcasts import to_serve
 from .config import Config
 from .errors import MailslotError, NotFound
+from .gates import group_of
 from .ids import sender_of
 from .message import STATES, State
 from .names import RESERVED
@@ -169,13 +171,18 @@ def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
     presence = summarize(store.presence(), now)
     for name in presence:
         note(name, "server")
+    running = instances.by_agent(store, now)  # issue 12: name@session
+    for name in running:
+        note(name, "session")
     result = []
     for name in sorted(known):
         seen = store.seen(name) if live else set()
         pending = len(to_serve(live, seen, name))
         info = AgentInfo(name, unread.get(name, 0) + pending, known[name],
                          wake=wake_setting(config, name), notify=notify_setting(config, name),
-                         gated=store.accept_of(name) == "members")
+                         gated=(accept := store.accept_of(name)) != "open",
+                         gate_group=group_of(accept),
+                         instances=running.get(name, []))
         if name in presence:
             here = presence[name]
             info = replace(info, online=here.online, last_seen=here.last_seen,

@@ -43,6 +43,8 @@ def post(store: Store, clock: Callable[[], datetime], sender: str, to: Sequence[
                 for name in to:  # issue 12: the door of a gated inbox knows this one
                     if store.accept_of(name) != "open":
                         store.add_passed(name, [message.id])
+                    if message.instance is not None:  # issue 12: for one session
+                        store.add_instance_mail(name, message.id, message.instance)
                 store.deliver(message, to)
         except IdTaken:
             continue

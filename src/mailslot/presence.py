@@ -27,10 +27,21 @@ if TYPE_CHECKING:
 
 HEARTBEAT_SECONDS = 10.0
 STALE_SECONDS = 3 * HEARTBEAT_SECONDS
+HOOK_ONLINE_SECONDS = 12 * 3600.0
+"""A host session counts as online while one of its hooks ran within this (issue 12).
+A hook runs at every prompt and tool call but a person may leave a session open and
+idle for a working day, so the window is long; the record itself is forgotten after
+:data:`mailslot.delivery.SESSION_MAX_AGE` (30 days)."""
 
 
 def _now() -> datetime:
     return datetime.now().astimezone()
+
+
+def hook_online(seen: float, now: datetime) -> bool:
+    """Does a hook session count as online: a hook ran in it within
+    :data:`HOOK_ONLINE_SECONDS` (``seen``: seconds since the epoch)?"""
+    return now.timestamp() - seen <= HOOK_ONLINE_SECONDS
 
 
 def is_online(session: Session, now: datetime, here: str) -> bool:

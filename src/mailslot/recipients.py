@@ -37,6 +37,23 @@ def parse(to: str | Sequence[str]) -> list[str]:
     return names
 
 
+def parse_instance(to: str | Sequence[str]) -> tuple[list[str], str | None]:
+    """Like :func:`parse`, where the one recipient may be ``name@session-prefix`` (an
+    instance, see :mod:`mailslot.instances`): the names and that prefix, if any."""
+    from .instances import split
+
+    raw = [to] if isinstance(to, str) else list(to)
+    parts = [p for e in raw for p in (e.split(",") if isinstance(e, str) else [e])]
+    addressed = [p for p in parts if isinstance(p, str) and "@" in p]
+    if not addressed:
+        return parse(to), None
+    if len(parts) > 1:
+        raise InvalidInput(f"{addressed[0].strip()} names one session: send it alone (one "
+                           "recipient per message to an instance)")
+    name, prefix = split(addressed[0].strip())
+    return parse(name), prefix
+
+
 def known(store: Store, config: Config) -> list[str]:
     """Names with a mailbox, in the config, or the owner: whom a message can reach."""
     names = set(store.agent_names()) | set(config.agents())

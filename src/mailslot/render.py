@@ -66,7 +66,14 @@ def _date(iso: str) -> str:
 
 
 def sent(message: Message) -> str:
-    return f"sent {message.id} to {', '.join(message.to)}"
+    return f"sent {message.id} to {_to(message)}"
+
+
+def _to(message: Message) -> str:
+    """The recipients, with the one session an instance message is for (issue 12)."""
+    if message.instance is not None:
+        return f"{message.to[0]}@{message.instance}"
+    return ", ".join(message.to)
 
 
 def inbox(page: InboxPage, *, mailboxes: bool = False, style: Style = PLAIN) -> str:
@@ -81,6 +88,8 @@ def inbox(page: InboxPage, *, mailboxes: bool = False, style: Style = PLAIN) -> 
         m = item.message
         where = f" → {item.mailbox}" if mailboxes and not m.is_broadcast else ""
         kind = " (broadcast)" if m.is_broadcast else ""
+        if m.instance is not None:  # issue 12: for one session of the agent
+            kind = f" (for @{m.instance[:8]})"
         subject = style.bold(for_terminal(m.subject)) if item.state == "unread" \
             else for_terminal(m.subject)
         lines.append(f"{_MARK[item.state]} {style.accent(item.shown_id)}  "
@@ -102,7 +111,7 @@ def sent_list(page: list[Status], *, style: Style = PLAIN) -> str:
         states = _states(st.recipients)
         extra = " (retracted)" if st.retracted else ""
         lines.append(f"{style.accent(st.short or m.id)}  {style.dim(_date(m.date))}  "
-                     f"to {', '.join(m.to)}{extra}: {m.subject}")
+                     f"to {_to(m)}{extra}: {m.subject}")
         lines.append(f"    {states or 'no recipients yet'}")
     return "\n".join(lines)
 
@@ -136,7 +145,7 @@ def full(item: Item, path: str | None, *, style: Style = PLAIN) -> str:
     head = [
         f"id:       {style.accent(m.id)}",
         f"from:     {m.sender}",
-        f"to:       {', '.join(m.to)}",
+        f"to:       {_to(m)}",
         f"date:     {_date(m.date)}",
         f"subject:  {style.bold(for_terminal(m.subject))}",
         f"state:    {item.state}",
@@ -172,9 +181,11 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
     """A table with a header; the last column says where mailslot knows each name from."""
     if not agents:
         return "no agents known yet"
-    rows = [(a.name + (" [gated]" if a.gated else ""), str(a.unread), _presence(a), a.wake,
-             a.notify, ", ".join(a.known_from)) for a in agents]
-    head = ("AGENT", "UNREAD", "SERVER", "WAKE", "NOTIFY", "KNOWN FROM")
+    rows = [(a.name + (f" [gated: {a.gate_group}]" if a.gate_group
+                       else " [gated]" if a.gated else ""), str(a.unread), _presence(a),
+             ", ".join(f"@{i}" for i in a.instances) or "-", a.wake, a.notify,
+             ", ".join(a.known_from)) for a in agents]
+    head = ("AGENT", "UNREAD", "SERVER", "INSTANCES", "WAKE", "NOTIFY", "KNOWN FROM")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
 
     def line(row: tuple[str, ...]) -> str:
@@ -245,6 +256,10 @@ def gate(status: dict[str, object]) -> str:
     """``gate``: whether the inbox is gated, its members and waiting requests."""
     accept = "members only (gated)" if status["accept"] == "members" else "anyone (open)"
     lines = [f"{status['agent']} accepts mail from {accept}"]
+    if status.get("group"):
+        agents = status.get("group_agents")
+        assert isinstance(agents, list)
+        lines.append(f"group gate {status['group']}, shared by {', '.join(agents)}")
     for key in ("members", "pending"):
         names = status[key]
         assert isinstance(names, list)
@@ -253,12 +268,14 @@ def gate(status: dict[str, object]) -> str:
 
 
 def sessions(found: list[dict[str, object]]) -> str:
-    """``sessions``: one line per server session."""
+    """``sessions``: one line per session, a server's or a host session its hooks ran in."""
     if not found:
         return "no sessions recorded"
     return "\n".join(
-        f"{s['agent']}@{s['session'] or '-'}  {s['program'] or '?'} pid {s['pid']}  "
+        f"{s['agent']}@{s['session'] or '-'}  {s['program'] or '?'} "
+        + ("hooks" if s.get("kind") == "hook" else "server") + f" pid {s['pid']}  "
         f"since {s['started']}  " + ("online" if s["online"] else "offline")
+        + (f" (last hook {s['last_seen']})" if s.get("kind") == "hook" else "")
         + (f"  replaced by {s['replaced_by']}" if s["replaced_by"] else "")
         for s in found)
 

@@ -149,12 +149,15 @@ class AgentInfo:
     wake: str = "off"  # how its config lets it be woken (see wake_setting)
     notify: str = "none"  # issue 18: its notifiers' kinds (see notify_setting)
     gated: bool = False  # issue 12: takes mail from admitted members only
+    instances: list[str] = field(default_factory=list)  # issue 12: "SHORT (program)"
+    gate_group: str | None = None  # issue 12: the group gate its inbox is behind
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "unread": self.unread, "known_from": self.known_from,
                 "online": self.online, "last_seen": self.last_seen,
                 "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake,
-                "notify": self.notify, "gated": self.gated}
+                "notify": self.notify, "gated": self.gated, "instances": self.instances,
+                "gate_group": self.gate_group}
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ Idempotent: what the target already has is left alone, so a second run copies no
 and an interrupted run is finished by running it again. Message text is carried as the
 message itself, which both stores write as the same bytes; states only move forward.
 
-Not copied: presence, per-session state and fenced sessions (they describe running
-processes, which announce themselves again), archived mailboxes and quarantined
-messages (set aside on purpose; they stay in the source). Unreadable messages cannot be
-carried and are named.
+Not copied: presence, per-session state (hook sessions too) and fenced sessions (they
+describe running processes, which announce themselves again), archived mailboxes and
+quarantined messages (set aside on purpose; they stay in the source). Unreadable
+messages cannot be carried and are named.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections import Counter
 
 from .errors import InvalidInput, NotFound, Unreadable
+from .gates import group_of
 from .message import STATES
+from .names import GROUP_MARK
 from .store import Store, open_store
 from .store.records import NOTIFY_QUEUES
 
@@ -89,12 +91,18 @@ def _broadcasts(source: Store, target: Store, copied: Counter[str],
 
 
 def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
-    """Seen sets, the events log, the config, registered agents, gates, queued wakes and
+    """Seen sets, the index of mail for one session (issue 12), the events log, the
+    config, registered agents, gates (a group gate's members too), queued wakes and
     notices (issue 18) and the session log (issue 15)."""
     for agent in source.agent_names():
         missing = sorted(source.seen(agent) - target.seen(agent))
         target.add_seen(agent, missing)
         copied["seen"] += len(missing)
+        there = target.instance_mail(agent)  # issue 12: which mail is for one session
+        for message_id, session in source.instance_mail(agent).items():
+            if message_id not in there:
+                target.add_instance_mail(agent, message_id, session)
+                copied["instance mail"] += 1
     if next(target.events(), None) is None:  # a log is copied whole, once
         for event in source.events():
             target.append_event(event)
@@ -131,13 +139,18 @@ def _gate(source: Store, target: Store, agent: str, copied: Counter[str]) -> Non
     if accept != target.accept_of(agent):
         target.set_accept(agent, accept)
         copied["gates"] += 1
-    for member in source.members(agent):
-        copied["members"] += target.set_member(agent, member, True)
-    there = target.requests(agent)
-    for requester, message_id in source.requests(agent).items():
-        if there.get(requester) != message_id:
-            target.set_request(agent, requester, message_id)
-            copied["requests"] += 1
+    keys = [agent]
+    group = group_of(accept)
+    if group is not None:  # a group gate's members and requests are the group's
+        keys.append(GROUP_MARK + group)
+    for key in keys:
+        for member in source.members(key):
+            copied["members"] += target.set_member(key, member, True)
+        there = target.requests(key)
+        for requester, message_id in source.requests(key).items():
+            if there.get(requester) != message_id:
+                target.set_request(key, requester, message_id)
+                copied["requests"] += 1
     missing = sorted(source.passed(agent) - target.passed(agent))
     target.add_passed(agent, missing)
     copied["passed"] += len(missing)

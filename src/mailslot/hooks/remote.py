@@ -26,7 +26,8 @@ def run_remote(call: hosts.Request, url: str, credential: str | None,
     planned = None
     if call.moment is not None:
         planned = remote.get("pending", moment=call.moment, session=call.session,
-                             limit=hosts.CONTEXT_LIMIT, stop_active=call.stop_active)
+                             limit=hosts.CONTEXT_LIMIT, stop_active=call.stop_active,
+                             host=call.caller)
     text = planned.get("text") if isinstance(planned, dict) else None
     stdout.write(json.dumps(hosts.output(call, text)))
     stdout.flush()

@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 from ..delivery import START, Delivery
 from ..errors import MailslotError
@@ -21,6 +22,7 @@ from ..invocation import invocation
 from ..names import check_name
 from ..store.location import open_store
 from . import hosts
+from .host import host_process
 from .reading import read_input
 
 TYPE_CHECKING = False
@@ -99,9 +101,24 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
     stdout.flush()
     if planned is not None:
         delivery.commit(planned)
+    if call.session:
+        delivery.ran(call.session, lambda: _facts(call.caller), fresh=call.moment == START)
     if call.moment == START and call.session:
         delivery.started(call.caller, call.session)
     return delivery.problems[0] if delivery.problems else None
+
+
+def _facts(host: str) -> dict[str, object]:
+    """What a hook session's record says (read by ``sessions``, ``who`` and the MCP
+    server the same host process started; see :mod:`mailslot.instances`)."""
+    pid, begun = host_process()
+    try:
+        cwd: str | None = os.getcwd()
+    except OSError:  # the folder was removed under the session
+        cwd = None
+    machine = os.uname().nodename if hasattr(os, "uname") else None
+    return {"host": host, "pid": pid, "pid_start": begun, "hostname": machine,
+            "cwd": cwd, "started": time.time()}
 
 
 def _run_remote(host: str, event: str, url: str, credential: str | None,

@@ -177,7 +177,33 @@ class Store(Protocol):
         """Record what a session was shown (best effort: losing it shows mail again)."""
 
     def prune_sessions(self, agent: str, older_than: float) -> None:
-        """Forget sessions (and their waiters) untouched for ``older_than`` seconds."""
+        """Forget sessions (what they were shown, their waiters, their hook session
+        records) untouched for ``older_than`` seconds."""
+
+    def refresh_hook_session(self, agent: str, session: str) -> bool:
+        """Mark ``agent``'s host session ``session`` (a session key) as seen by a hook
+        now (issue 12); ``False`` (nothing written) if it has no record yet. Every hook
+        call does this, so it must be cheap: one ``utime`` in the file store."""
+
+    def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any]
+                            ) -> None:
+        """Write (or replace) the record of ``agent``'s host session ``session``: its
+        ``facts`` (host, folder, host pid...), seen now."""
+
+    def add_instance_mail(self, agent: str, message_id: str, session: str) -> None:
+        """Record, durably and before the delivery, that ``agent``'s message
+        ``message_id`` is for its one session ``session`` (``name@session``, issue 12):
+        an index, so a hook parses only such mail; the message's header stays the
+        truth. Forgotten by :meth:`prune_sessions` like a session."""
+
+    def instance_mail(self, agent: str) -> dict[str, str]:
+        """``agent``'s mail recorded by :meth:`add_instance_mail`: id -> session. Cheap
+        when there is none (every hook call asks)."""
+
+    def hook_sessions(self) -> list[dict[str, Any]]:
+        """Every readable hook session of every agent: its facts with ``agent``,
+        ``session`` and ``seen`` (when a hook last ran in it, seconds since the epoch by
+        this machine's clock)."""
 
     def set_latest_session(self, agent: str, host: str, session: str) -> None:
         """Record ``session`` (the host's own id) as ``agent``'s latest in ``host``, for
@@ -252,11 +278,15 @@ class Store(Protocol):
 
     # issue 12: gates (who may write to a gated inbox; rules in mailslot.gates) -----------
     def set_accept(self, agent: str, accept: str) -> None:
-        """Open (``"open"``) or gate (``"members"``) ``agent``'s inbox, durably."""
+        """Open (``"open"``) or gate (``"members"``, or ``"group:GROUP"`` for a group
+        gate) ``agent``'s inbox, durably."""
 
     def accept_of(self, agent: str) -> str:
-        """``"open"`` (also when never set) or ``"members"``; a gate setting that cannot
-        be read is ``"members"`` (it stays shut)."""
+        """``"open"`` (also when never set), ``"members"`` or ``"group:GROUP"``; a gate
+        setting that cannot be read is ``"members"`` (it stays shut).
+
+        The member and request methods below take an agent's name or a group's key
+        ``+GROUP`` (issue 12: a group gate's members and requests are shared)."""
 
     def set_member(self, agent: str, member: str, admitted: bool) -> bool:
         """Admit ``member`` to ``agent``'s members (or remove it); ``False`` if nothing

@@ -1,6 +1,8 @@
 """The file store's gates (issue 12; rules in :mod:`mailslot.gates`)::
 
-    gates/<agent>/accept            "members" when the inbox is gated (absent: open)
+    gates/<agent>/accept            "members" when the inbox is gated, "group:<group>" when
+                                    a group gate holds it (absent: open)
+    gates/+<group>/members|pending  a group gate's members and requests (issue 12)
     gates/<agent>/members/<name>    one empty file per admitted agent
     gates/<agent>/pending/<name>    the id of <name>'s open access request
     gates/<agent>/passed            ids the service let through the gate, one a line
@@ -16,11 +18,9 @@ import os
 
 from ..errors import UnsafePath
 from ..ids import is_id
-from ..names import is_valid_name
+from ..names import is_accept, is_gate_key, is_valid_name
 from .fs import append, file_names, fsync_dir, read_file, read_lines, remove, write_new
 from .layout import MailboxFiles
-
-ACCEPT = ("open", "members")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,7 +31,9 @@ class GateFiles(MailboxFiles):
     """Gates of :class:`~mailslot.store.files.FileStore`: who may write to an agent."""
 
     def _gate(self, agent: str, *parts: str, create: bool = False) -> str:
-        for name in (agent, *parts[1:]):
+        if not is_gate_key(agent):
+            raise UnsafePath(f"gate {agent!r} is not safe as a file name")
+        for name in parts[1:]:
             if not is_valid_name(name):
                 raise UnsafePath(f"agent name {name!r} is not safe as a file name")
         if parts:
@@ -57,7 +59,7 @@ class GateFiles(MailboxFiles):
             value = read_file(path).decode("ascii", "replace").strip()
         except FileNotFoundError:
             return "open"
-        return value if value in ACCEPT else "members"
+        return value if is_accept(value) else "members"
 
     def set_member(self, agent: str, member: str, admitted: bool) -> bool:
         """Admit ``member`` to (or remove it from) ``agent``'s members; ``False`` if it

@@ -105,6 +105,16 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO search_stale SELECT WHERE EXISTS (SELECT FROM mail)
         OR EXISTS (SELECT FROM broadcasts);
     """,
+    # 7 (issue 12): the host sessions the hooks ran in, one JSON record each, touched
+    # at every hook call; and mail for one session of an agent (name@session).
+    """
+    CREATE TABLE hook_sessions (agent text NOT NULL, session text NOT NULL,
+        record text NOT NULL, touched timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (agent, session));
+    CREATE TABLE instance_mail (agent text NOT NULL, id text NOT NULL,
+        session text NOT NULL, touched timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (agent, id));
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
@@ -150,7 +160,7 @@ def _regrant(conn: Any) -> None:
 
 SHARED = ("broadcasts", "seen", "events", "presence", "wakes", "shown", "waiters", "claims",
           "gates", "members", "requests", "passed", "fences", "latest_sessions",
-          "session_log")
+          "session_log", "hook_sessions", "instance_mail")
 """Tables every agent role reads and writes whole (only ``mail`` is per agent)."""
 READ_ONLY = ("config", "registry", "mailslot_schema", "search_stale")
 """Tables an agent role may read but only the admin role changes."""

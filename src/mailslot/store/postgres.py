@@ -27,7 +27,7 @@ from psycopg import errors as pg
 
 from ..errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES, Message, State, to_bytes
-from ..names import SESSION_KEY, check_name
+from ..names import SESSION_KEY, check_name, is_accept
 from ..query import Search
 from . import pg_search
 from .layout import _parse
@@ -489,7 +489,51 @@ class PostgresStore:
                            {"a": agent, "s": older_than})
                 db.execute("DELETE FROM waiters WHERE agent = %s AND touched < now() - "
                            "make_interval(secs => %s)", (agent, older_than))
+                for table in ("hook_sessions", "instance_mail"):
+                    db.execute(f"DELETE FROM {table} WHERE agent = %s AND touched < now() "
+                               "- make_interval(secs => %s)", (agent, older_than))
         self._run(f"cannot prune {agent}'s sessions", work)
+
+    def refresh_hook_session(self, agent: str, session: str) -> bool:
+        return bool(self._rows(f"cannot record {agent}'s session {session}",
+                               "UPDATE hook_sessions SET touched = now() WHERE agent = %s "
+                               "AND session = %s RETURNING 1", (agent, session)))
+
+    def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any]
+                            ) -> None:
+        if not SESSION_KEY.fullmatch(session):
+            raise UnsafePath(f"session key {session!r} is not safe to record")
+        self._do(f"cannot record {agent}'s session {session}",
+                 "INSERT INTO hook_sessions (agent, session, record) VALUES (%s, %s, %s) "
+                 "ON CONFLICT (agent, session) DO UPDATE SET touched = now(), "
+                 "record = excluded.record", (agent, session, _json(facts)))
+
+    def add_instance_mail(self, agent: str, message_id: str, session: str) -> None:
+        self._do(f"cannot record {agent}'s mail {message_id}",
+                 "INSERT INTO instance_mail (agent, id, session) VALUES (%s, %s, %s) "
+                 "ON CONFLICT DO NOTHING", (agent, message_id, session))
+
+    def instance_mail(self, agent: str) -> dict[str, str]:
+        return dict(self._rows(f"cannot read {agent}'s mail",
+                               "SELECT id, session FROM instance_mail WHERE agent = %s",
+                               (agent,)))
+
+    def hook_sessions(self) -> list[dict[str, Any]]:
+        """``seen`` by this machine's clock, from how long ago the database says."""
+        found: list[dict[str, Any]] = []
+        now = time.time()
+        for agent, session, line, ago in self._rows(
+                "cannot read the hook sessions",
+                "SELECT agent, session, record, extract(epoch FROM clock_timestamp() - "
+                "touched) FROM hook_sessions ORDER BY agent, session"):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # not one mailslot wrote: not a session
+            if isinstance(record, dict):
+                found.append({**record, "agent": agent, "session": session,
+                              "seen": now - float(ago)})
+        return found
 
     def set_latest_session(self, agent: str, host: str, session: str) -> None:
         if not (SESSION_KEY.fullmatch(session) and SESSION_KEY.fullmatch(host)):
@@ -659,7 +703,7 @@ class PostgresStore:
         rows = self._rows(f"cannot read {agent}'s gate",
                           "SELECT accept FROM gates WHERE agent = %s", (agent,))
         value = rows[0][0] if rows else "open"
-        return value if value in ("open", "members") else "members"
+        return value if is_accept(value) else "members"
 
     def set_member(self, agent: str, member: str, admitted: bool) -> bool:
         sql = ("INSERT INTO members VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING 1"

@@ -4,6 +4,10 @@
     claims/<agent>               the git checkout that first read as <agent>
     waiters/<agent>/<session>    pid of the session's one Claude Code waiter
     latest/<agent>/<host>        the id of the agent's latest session in that host
+    hook-sessions/<agent>/<session>  a host session the hooks ran in (issue 12): its
+                                 facts as JSON, and as its time the last hook call
+    instances/<agent>/<id>       mail for one session of <agent> (name@session): the
+                                 session's id (an index; the message's header rules)
 
 A part of :class:`~mailslot.store.files.FileStore` (a base class of it), kept in its own
 module because each part of the store has one idea. On the hook path, like all of the
@@ -13,17 +17,20 @@ docs/hooks.md, "Speed").
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
 from ..errors import UnsafePath
+from ..ids import is_id
 from ..names import SESSION_KEY
-from .fs import append, file_names, read_file, read_lines, remove, write_new
+from .fs import append, file_names, read_file, read_lines, remove, store_error, write_new
 from .layout import MailboxFiles
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
+    from typing import Any
 
 
 
@@ -57,16 +64,92 @@ class SessionFiles(MailboxFiles):
         """Forget sessions (and their waiter records) untouched for ``older_than`` seconds."""
         limit = time.time() - older_than
         old: list[str] = []
-        for kind in ("sessions", "waiters"):
+        for kind in ("sessions", "waiters", "hook-sessions", "instances"):
             try:
                 with os.scandir(self._folder(kind, agent)) as it:
-                    old += [e.path for e in it if SESSION_KEY.fullmatch(e.name)
+                    old += [e.path for e in it if (SESSION_KEY.fullmatch(e.name)
+                                                   or kind == "instances")
                             and e.is_file(follow_symlinks=False)
                             and e.stat(follow_symlinks=False).st_mtime < limit]
             except FileNotFoundError:
                 continue
         for path in old:
             remove(path)  # gone already: another hook pruned it first
+
+    # Hook sessions (issue 12: every host session the hooks ran in is a session) ---------
+    def refresh_hook_session(self, agent: str, session: str) -> bool:
+        path = self._session_of("hook-sessions", agent, session)
+        try:
+            os.utime(path)
+            return True
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise store_error(exc, f"cannot record {agent}'s session {session}") from None
+
+    def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any]
+                            ) -> None:
+        self._session_of("hook-sessions", agent, session)  # refuses an unsafe key first
+        data = json.dumps(dict(facts), ensure_ascii=False).encode("utf-8")
+        try:
+            staged = self._stage(data, f"hook-{agent}", sync=False)
+            os.replace(staged, self._session_of("hook-sessions", agent, session,
+                                                create=True))
+        except OSError as exc:
+            raise store_error(exc, f"cannot record {agent}'s session {session}") from None
+
+    def add_instance_mail(self, agent: str, message_id: str, session: str) -> None:
+        if not (is_id(message_id) and SESSION_KEY.fullmatch(session)):
+            raise UnsafePath(f"mail {message_id!r} for {session!r} is not safe to record")
+        path = os.path.join(self._folder("instances", agent, create=True), message_id)
+        try:
+            write_new(path, session.encode(), sync=True)
+        except FileExistsError:
+            return
+        except OSError as exc:
+            raise store_error(exc, f"cannot record {agent}'s mail {message_id}") from None
+
+    def instance_mail(self, agent: str) -> dict[str, str]:
+        folder = self._folder("instances", agent)
+        found: dict[str, str] = {}
+        for name in file_names(folder):
+            if not is_id(name):
+                continue
+            try:
+                found[name] = read_file(os.path.join(folder, name)).decode("utf-8", "replace")
+            except (OSError, UnsafePath):
+                continue
+        return found
+
+    def hook_sessions(self) -> list[dict[str, Any]]:
+        """Every readable hook session: its facts, ``agent``, ``session`` and ``seen``
+        (when a hook last ran in it, seconds since the epoch)."""
+        folder = self._folder("hook-sessions")
+        found: list[dict[str, Any]] = []
+        try:
+            with os.scandir(folder) as it:
+                agents = sorted(e.name for e in it if e.is_dir(follow_symlinks=False))
+        except FileNotFoundError:
+            return found
+        for agent in agents:
+            for name in sorted(file_names(os.path.join(folder, agent))):
+                if not SESSION_KEY.fullmatch(name):
+                    continue
+                path = os.path.join(folder, agent, name)
+                try:
+                    seen = os.lstat(path).st_mtime
+                    record = json.loads(read_file(path))
+                except (OSError, ValueError, UnsafePath):
+                    continue  # vanished, or not ours
+                if isinstance(record, dict):
+                    found.append({**record, "agent": agent, "session": name, "seen": seen})
+        return found
+
+    def _session_of(self, kind: str, agent: str, session: str, *,
+                    create: bool = False) -> str:
+        if not SESSION_KEY.fullmatch(session):
+            raise UnsafePath(f"session key {session!r} is not safe as a file name")
+        return os.path.join(self._folder(kind, agent, create=create), session)
 
     # The agent's latest session per host (for wakes that name "latest") ----------------
     def set_latest_session(self, agent: str, host: str, session: str) -> None:

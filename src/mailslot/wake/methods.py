@@ -278,9 +278,17 @@ class ResumeMethod(ArgvMethod):
         self.session_id = session_id
 
     def session(self, job: Job) -> str | None:
-        """The session to wake: as configured, or the latest the hooks recorded."""
+        """The session to wake: as configured, or the latest the hooks recorded; with
+        ``latest``, mail for one session of the agent (``name@session``, issue 12) wakes
+        that session when it is one of this host's."""
         if self.session_id != LATEST:
             return self.session_id
+        aimed = {m.instance for m in job.messages}
+        if len(aimed) == 1 and None not in aimed:
+            one = aimed.pop()
+            if any(r["agent"] == self.agent and r["session"] == one
+                   and r.get("host") == self.program for r in job.store.hook_sessions()):
+                return one
         return job.store.latest_session(self.agent, self.program)
 
     @abstractmethod
