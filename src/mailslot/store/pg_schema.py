@@ -105,6 +105,60 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO search_stale SELECT WHERE EXISTS (SELECT FROM mail)
         OR EXISTS (SELECT FROM broadcasts);
     """,
+    # 7 (issue 13): row-level security on every table with per-agent data, so an agent
+    # role (``mailslot pg grant``) reads and changes only its own agent's rows by direct
+    # SQL too. What another agent's process must write for a delivery (a wake, a notice,
+    # what passed a gate, an access request) it may insert only for a message it sent.
+    # A broadcast names its sender, and only the sender retracts it. The events log
+    # (ids, names and outcomes, never a message's text) stays readable by every role.
+    """
+    CREATE FUNCTION mailslot_sent(recipient text, message text) RETURNS boolean
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT
+        AS $$ SELECT EXISTS (SELECT FROM mail WHERE agent = recipient AND id = message
+                                    AND sender = mailslot_me()) $$;
+    CREATE FUNCTION mailslot_foreign(recipient text, message text) RETURNS boolean
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT
+        AS $$ SELECT EXISTS (SELECT FROM mail WHERE agent = recipient AND id = message
+                                    AND sender IS DISTINCT FROM mailslot_me()) $$;
+    ALTER TABLE broadcasts ADD COLUMN sender text NOT NULL DEFAULT '';
+    ALTER TABLE session_log ADD COLUMN agent text DEFAULT mailslot_me();
+    ALTER TABLE archived_mail ENABLE ROW LEVEL SECURITY;
+    ALTER TABLE quarantine ENABLE ROW LEVEL SECURITY;
+    ALTER TABLE broadcasts ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY broadcasts_read ON broadcasts FOR SELECT USING (true);
+    CREATE POLICY broadcasts_send ON broadcasts FOR INSERT
+        WITH CHECK (sender = mailslot_me());
+    CREATE POLICY broadcasts_retract ON broadcasts FOR UPDATE
+        USING (sender = mailslot_me());
+    ALTER TABLE presence ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY presence_read ON presence FOR SELECT USING (true);
+    CREATE POLICY presence_own ON presence FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());
+    ALTER TABLE wakes ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY wakes_own ON wakes FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());
+    CREATE POLICY wakes_sent ON wakes FOR INSERT WITH CHECK (mailslot_sent(agent, id));
+    ALTER TABLE passed ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY passed_own ON passed FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());
+    CREATE POLICY passed_sent ON passed FOR INSERT
+        WITH CHECK (NOT mailslot_foreign(agent, id));
+    ALTER TABLE requests ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY requests_own ON requests FOR ALL
+        USING (agent = mailslot_me() OR requester = mailslot_me())
+        WITH CHECK (agent = mailslot_me() OR requester = mailslot_me());
+    ALTER TABLE session_log ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY session_log_own ON session_log FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());
+    """ + "".join(f"""
+    ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY {table}_own ON {table} FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());""" for table in (
+        "seen", "shown", "waiters", "claims", "latest_sessions", "fences")) + "".join(f"""
+    ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY {table}_read ON {table} FOR SELECT USING (true);
+    CREATE POLICY {table}_own ON {table} FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());""" for table in ("gates", "members")),
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"

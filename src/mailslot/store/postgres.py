@@ -43,6 +43,9 @@ quarantined), ``wake:<agent>`` (an entry in the wake queue or any notifier queue
 ``waiter:<agent>``."""
 BATCH = 1000
 """Events are read this many at a time (the log can be long)."""
+CLOCK_SECONDS = 300.0
+"""How long a measured offset between this machine's clock and the database's is used
+before it is measured again (a clock stepped by NTP is caught within this)."""
 
 
 def redacted(url: str) -> str:
@@ -126,6 +129,27 @@ class PostgresStore:
     def exists(self) -> bool:
         return bool(self._run("cannot open the mailbox",
                               lambda db: schema_version(db) is not None, schema=False))
+
+    def clock(self) -> float:
+        """The database's ``now()``: this machine's clock plus an offset measured in one
+        round trip (the midpoint of the query) and kept for :data:`CLOCK_SECONDS`, so
+        asking costs nothing most of the time. While the database is unreachable the
+        last offset measured goes on being used."""
+        link = self._link
+        if link.offset is None or time.monotonic() - link.offset_at > CLOCK_SECONDS:
+            def measure(db: psycopg.Connection[Any]) -> float:
+                before = time.time()
+                row = db.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
+                after = time.time()
+                return float(row[0]) - (before + after) / 2 if row else 0.0
+            try:
+                link.offset = self._run("cannot read the database's clock", measure,
+                                        schema=False)
+            except StoreError:
+                if link.offset is None:
+                    raise
+            link.offset_at = time.monotonic()  # unreachable: the last offset, for a while
+        return time.time() + link.offset
 
     def close(self) -> None:
         """Close the connection (a later call opens a new one)."""
@@ -213,8 +237,8 @@ class PostgresStore:
     # Broadcasts ------------------------------------------------------------------------
     def publish(self, message: Message) -> None:
         self._insert_message(f"cannot publish {message.id}", message, [
-            ("INSERT INTO broadcasts (id, live, data) VALUES (%s, true, %s)",
-             (message.id, to_bytes(message))),
+            ("INSERT INTO broadcasts (id, live, data, sender) VALUES (%s, true, %s, %s)",
+             (message.id, to_bytes(message), message.sender)),
             ("SELECT pg_notify(%s, 'mail:*')", (CHANNEL,)),
             (pg_search.INDEX, pg_search.index_row(message)),
         ], "the broadcasts")
@@ -404,12 +428,17 @@ class PostgresStore:
                 "(%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING")
 
     def wake_enqueue(self, entry: WakeEntry) -> bool:
-        rows = self._rows(f"cannot queue a wake for {entry.agent}",
-                          f"WITH n AS ({self._ENQUEUE} RETURNING agent) "
-                          "SELECT pg_notify(%s, 'wake:' || agent) FROM n",
-                          (self._queue, entry.agent, entry.message_id, entry.attempt,
-                           entry.not_before, CHANNEL))
-        return bool(rows)
+        """Without ``RETURNING``: the sender's role queues the recipient's wake, a row
+        row-level security lets it insert but not read back."""
+        def work(db: psycopg.Connection[Any]) -> bool:
+            with db.transaction():
+                added = db.execute(self._ENQUEUE, (self._queue, entry.agent,
+                                                   entry.message_id, entry.attempt,
+                                                   entry.not_before)).rowcount
+                if added:
+                    db.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"wake:{entry.agent}"))
+                return bool(added)
+        return self._run(f"cannot queue a wake for {entry.agent}", work)  # type: ignore[no-any-return]
 
     def wake_agents(self) -> list[str]:
         return [r[0] for r in self._rows("cannot read the wake queue",
@@ -729,6 +758,9 @@ class Link:
         self.ready = False
         """Whether the schema is known to be at :data:`LATEST` on this connection."""
         self.lock = threading.RLock()
+        self.offset: float | None = None
+        """The database's clock minus this machine's (:meth:`PostgresStore.clock`)."""
+        self.offset_at = 0.0
 
     def __del__(self) -> None:
         """A store dropped without :meth:`PostgresStore.close` still ends its connection
