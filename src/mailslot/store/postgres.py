@@ -43,6 +43,9 @@ quarantined), ``wake:<agent>`` (an entry in the wake queue or any notifier queue
 ``waiter:<agent>``."""
 BATCH = 1000
 """Events are read this many at a time (the log can be long)."""
+RECONNECT_SECONDS = 5.0
+"""How long a send whose connection broke waits for the server to be back (a restart
+takes a second or two) before saying whether it was sent."""
 CLOCK_SECONDS = 300.0
 """How long a measured offset between this machine's clock and the database's is used
 before it is measured again (a clock stepped by NTP is caught within this)."""
@@ -78,7 +81,8 @@ class PostgresStore:
                 link.conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
             except psycopg.Error as exc:
                 link.conn = None
-                raise self._error(exc, "cannot connect") from None
+                raise StoreError(f"{self._error(exc, 'cannot connect')}; nothing was "
+                                 "written") from None
             link.ready = False
         return link.conn
 
@@ -111,20 +115,35 @@ class PostgresStore:
         return StoreError(f"{what}: {cause} ({self.location})")
 
     def _run(self, what: str, work: Callable[[psycopg.Connection[Any]], Any], *,
-             schema: bool = True) -> Any:
+             schema: bool = True, repeat: bool = True) -> Any:
         """``work(connection)`` under the store's lock, database errors made one line;
-        with ``schema``, the schema is brought up to date first."""
+        with ``schema``, the schema is brought up to date first. A connection that broke
+        since the last call (the server restarted: a long-running server or watcher
+        finds out only now) is made again and ``work`` run once more, if it may be
+        (``repeat``: reading, or a change that is the same done twice)."""
         with self._link.lock:
-            try:
-                return work(self._db() if schema else self._connect())
-            except psycopg.Error as exc:
-                raise self._error(exc, what) from None
+            for again in (repeat, False):
+                try:
+                    return work(self._db() if schema else self._connect())
+                except psycopg.Error as exc:
+                    if not (again and self._lost(exc)):
+                        raise self._error(exc, what) from None
+            raise AssertionError("unreachable")  # the last pass returns or raises
 
-    def _rows(self, what: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        return self._run(what, lambda db: db.execute(sql, params).fetchall())  # type: ignore[no-any-return]
+    def _lost(self, exc: BaseException | None) -> bool:
+        """Did ``exc`` break the open connection (not: could not make one)?"""
+        conn = self._link.conn
+        return isinstance(exc, psycopg.OperationalError) and conn is not None and (
+            conn.broken or conn.closed)
 
-    def _do(self, what: str, sql: str, params: Sequence[Any] = ()) -> None:
-        self._run(what, lambda db: db.execute(sql, params))
+    def _rows(self, what: str, sql: str, params: Sequence[Any] = (), *,
+              repeat: bool = True) -> list[Any]:
+        return self._run(what, lambda db: db.execute(sql, params).fetchall(),  # type: ignore[no-any-return]
+                         repeat=repeat)
+
+    def _do(self, what: str, sql: str, params: Sequence[Any] = (), *,
+            repeat: bool = True) -> None:
+        self._run(what, lambda db: db.execute(sql, params), repeat=repeat)
 
     def exists(self) -> bool:
         return bool(self._run("cannot open the mailbox",
@@ -161,18 +180,70 @@ class PostgresStore:
     # Directed mail ---------------------------------------------------------------------
     def _insert_message(self, what: str, message: Message,
                         statements: Sequence[tuple[str, Sequence[Any]]], owner: str) -> None:
-        """Run ``statements`` in one transaction; a taken id is ``IdTaken``."""
+        """Run ``statements`` in one transaction; a taken id is ``IdTaken``.
+
+        A connection lost mid-send (the server restarted) is made again, waiting up to
+        :data:`RECONNECT_SECONDS`; then a send cut off before its commit runs again
+        once, and one cut off during its commit is looked up (its search row is written
+        in the same transaction), so it is neither lost nor doubled. If the server does
+        not come back, the one-line error says whether the message was sent: "nothing
+        was sent", or, lost during the commit, that it cannot be known yet."""
+        stage = ["connecting"]
+
         def work(db: psycopg.Connection[Any]) -> None:
+            stage[0] = "sending"
             with db.transaction():
                 for sql, params in statements:
                     db.execute(sql, params)
-        try:
-            self._run(what, work)
-        except StoreError as exc:
-            if isinstance(exc.__context__, pg.UniqueViolation):
-                raise IdTaken(f"{message.id} is already taken in {owner}; nothing was "
-                              "written") from None
-            raise
+                stage[0] = "committing"  # every statement done: only the commit is left
+
+        for attempt in (1, 2):
+            try:
+                self._run(what, work, repeat=False)
+                return
+            except StoreError as exc:
+                cause = exc.__context__
+                if isinstance(cause, pg.UniqueViolation):
+                    raise IdTaken(f"{message.id} is already taken in {owner}; nothing was "
+                                  "written") from None
+                if not isinstance(cause, psycopg.OperationalError):
+                    raise
+                if stage[0] == "connecting":
+                    raise  # no connection: nothing was written, and the error says so
+                if not self._reconnect():
+                    raise self._unsent(exc, message, stage[0]) from None
+                if stage[0] == "committing" and self._landed(message):
+                    return
+                if attempt == 2:  # the server is there, and the message is not
+                    raise self._unsent(exc, message, "sending") from None
+
+    def _reconnect(self) -> bool:
+        """Connect again, waiting up to :data:`RECONNECT_SECONDS` for the server."""
+        deadline = time.monotonic() + RECONNECT_SECONDS
+        while True:
+            try:
+                with self._link.lock:
+                    self._connect()
+                return True
+            except StoreError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.5)
+
+    def _landed(self, message: Message) -> bool:
+        """Did the delivery of ``message`` commit? Its search row says (a sender's role
+        may read it, and it is written in the same transaction)."""
+        return bool(self._rows(f"cannot look up {message.id}",
+                               "SELECT FROM search WHERE id = %s", (message.id,)))
+
+    @staticmethod
+    def _unsent(exc: StoreError, message: Message, stage: str) -> StoreError:
+        """``exc`` with what became of the message: never a guess."""
+        if stage == "committing":
+            return StoreError(f"{exc}; whether {message.id} was sent cannot be known until "
+                              "the database is back (the connection broke during its "
+                              "commit): look with `mailslot status ID` before sending again")
+        return StoreError(f"{exc}; nothing was sent (it never committed)")
 
     def deliver(self, message: Message, recipients: Sequence[str]) -> None:
         names = list(recipients)
@@ -303,7 +374,7 @@ class PostgresStore:
 
     def append_event(self, event: Mapping[str, Any]) -> None:
         self._do("cannot add to the events log", "INSERT INTO events (record) VALUES (%s)",
-                 (_line(event),))
+                 (_line(event),), repeat=False)  # a lost commit may have landed
 
     def events(self, *, newest_first: bool = False) -> Iterator[dict[str, Any]]:
         order, compare = ("DESC", "<") if newest_first else ("ASC", ">")
@@ -598,7 +669,8 @@ class PostgresStore:
     def log_session(self, record: Mapping[str, Any]) -> None:
         """One row, committed before returning (the file store's ``sessions.jsonl``)."""
         self._do("cannot add to the session log",
-                 "INSERT INTO session_log (record) VALUES (%s)", (_line(record),))
+                 "INSERT INTO session_log (record) VALUES (%s)", (_line(record),),
+                 repeat=False)  # a lost commit may have landed
 
     def started_sessions(self) -> list[dict[str, Any]]:
         rows = self._rows("cannot read the session log",
