@@ -6,6 +6,7 @@ cluster, so the other tests' server is left alone)."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -15,6 +16,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from hookkit import fixture
 from mailslot import Mailbox
 from mailslot.identity import Identity
 from mailslot.store import open_store
@@ -177,3 +179,23 @@ def test_a_watcher_wakes_again_after_the_server_restarted(
         proc.terminate()
         proc.wait(10)
     assert [c["argv"] for c in calls(record)] == [[sent.id]]
+
+
+@pytest.mark.parametrize("how", ["refused", "never answers"])
+def test_a_session_hook_prints_nothing_when_the_database_is_unreachable(
+        how: str, tmp_path: Path) -> None:
+    """A hook never fails a session: a database that refuses, or that takes the
+    connection and never says a word (a stuck server, a half-open network), ends the
+    hook silently with exit 0 (its time bound, hooks/run.py, is measured in
+    bench/bench_pg_hook.py)."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        if how == "never answers":
+            silent.listen(8)  # the kernel accepts; nobody ever speaks
+        port = silent.getsockname()[1]
+        env = {**env_of(f"postgresql://gemini@127.0.0.1:{port}/mail"),
+               "HOME": str(tmp_path)}
+        result = run_cli("hook", "claude", "session-start", "--agent", "gemini",
+                         stdin=fixture("claude-session-start"), env=env)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr.count("\n") <= 1
