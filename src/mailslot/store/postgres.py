@@ -122,13 +122,20 @@ class PostgresStore:
         finds out only now) is made again and ``work`` run once more, if it may be
         (``repeat``: reading, or a change that is the same done twice)."""
         with self._link.lock:
-            for again in (repeat, False):
-                try:
-                    return work(self._db() if schema else self._connect())
-                except psycopg.Error as exc:
-                    if not (again and self._lost(exc)):
-                        raise self._error(exc, what) from None
-            raise AssertionError("unreachable")  # the last pass returns or raises
+            try:
+                return work(self._db() if schema else self._connect())
+            except psycopg.Error as exc:
+                if not (repeat and self._lost(exc)):
+                    raise self._error(exc, what) from None
+                first = self._error(exc, what)
+            try:
+                return work(self._db() if schema else self._connect())
+            except psycopg.Error as exc:
+                raise self._error(exc, what) from None
+            except StoreError:
+                if self._link.conn is None:  # no new connection: the first failure is news
+                    raise first from None
+                raise
 
     def _lost(self, exc: BaseException | None) -> bool:
         """Did ``exc`` break the open connection (not: could not make one)?"""
@@ -198,12 +205,15 @@ class PostgresStore:
                 stage[0] = "committing"  # every statement done: only the commit is left
 
         for attempt in (1, 2):
+            stage[0] = "connecting"
             try:
                 self._run(what, work, repeat=False)
                 return
             except StoreError as exc:
                 cause = exc.__context__
                 if isinstance(cause, pg.UniqueViolation):
+                    if attempt == 2:  # ids are random: the first attempt landed after all
+                        return
                     raise IdTaken(f"{message.id} is already taken in {owner}; nothing was "
                                   "written") from None
                 if not isinstance(cause, psycopg.OperationalError):
