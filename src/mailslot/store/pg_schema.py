@@ -165,11 +165,17 @@ _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
 
 
 def schema_version(conn: Any) -> int | None:
-    """The version the database is at; ``None`` when mailslot never ran there."""
-    row = conn.execute("SELECT to_regclass('mailslot_schema') IS NOT NULL").fetchone()
-    if not row[0]:
+    """The version the database is at; ``None`` when mailslot never ran there. One
+    round trip (a hook pays for each): the table missing is the error, not a second
+    query first (only where a failed statement aborts nothing: autocommit, or a
+    transaction that made the table already)."""
+    from psycopg import errors
+
+    try:
+        row = conn.execute("SELECT coalesce(max(version), 0) FROM mailslot_schema"
+                           ).fetchone()
+    except errors.UndefinedTable:
         return None
-    row = conn.execute("SELECT coalesce(max(version), 0) FROM mailslot_schema").fetchone()
     return int(row[0])
 
 

@@ -153,8 +153,14 @@ class PostgresStore:
         self._run(what, lambda db: db.execute(sql, params), repeat=repeat)
 
     def exists(self) -> bool:
-        return bool(self._run("cannot open the mailbox",
-                              lambda db: schema_version(db) is not None, schema=False))
+        """Reading the schema's version once: at :data:`LATEST`, the next call need not
+        read it again (a hook's round trips)."""
+        def check(db: psycopg.Connection[Any]) -> bool:
+            version = schema_version(db)
+            if version == LATEST:
+                self._link.ready = True
+            return version is not None
+        return bool(self._run("cannot open the mailbox", check, schema=False))
 
     def clock(self) -> float:
         """The database's ``now()``: this machine's clock plus an offset measured in one
