@@ -83,6 +83,9 @@ def test_the_rows_were_there_for_their_owner(url: str, codex_mail: Message) -> N
 FORGERIES = {
     "mail from codex": "INSERT INTO mail (agent, id, state, data, sender) VALUES "
                        "('claude', 'f1', 'unread', '', 'codex')",
+    "mailslot's notice in codex's hand": "INSERT INTO mail (agent, id, state, data, "
+                                         "sender, written_by) VALUES ('claude', 'f5', "
+                                         "'unread', '', 'mailslot', 'codex')",
     "a broadcast from codex": "INSERT INTO broadcasts (id, live, data, sender) VALUES "
                               "('f2', true, '', 'codex')",
     "codex's seen set": "INSERT INTO seen VALUES ('codex', 'f3')",
@@ -127,7 +130,8 @@ def test_an_agent_role_still_does_everything_an_agent_does(
         url: str, codex_mail: Message) -> None:
     """Through mailslot as gemini's role: send to a gated, opted-in inbox (the wake,
     the request and the pass are written for codex), broadcast and retract, presence,
-    reading and marking its own mail."""
+    reading and marking its own mail; and codex's role answering the request (a notice
+    from mailslot, written by codex's role)."""
     store: Store = open_store(as_role(url, "gemini"))
     gemini = Mailbox(store, Identity("gemini", "--agent"))
     asked = gemini.gate.join("codex", "please")
@@ -137,11 +141,16 @@ def test_an_agent_role_still_does_everything_an_agent_does(
     reply = Mailbox(open_store(url), Identity("claude", "--agent")).send("gemini", "hi", "y")
     assert reply.id in [i.message.id for i in gemini.inbox()]  # and the broadcast
     gemini.done([reply.id])
+    assert open_store(url).requests("codex").get("gemini") == asked.id
+    codex = Mailbox(open_store(as_role(url, "codex")), Identity("codex", "--agent"))
+    assert codex.gate.admit("gemini")  # mailslot tells gemini, in codex's hand
     admin = open_store(url)
+    told = [admin.load("gemini", i)[0] for i, _ in admin.entries("gemini", ["unread"])]
+    assert [m.sender for m in told if m.subject == "codex admitted you"] == ["mailslot"]
     assert admin.state_of("codex", asked.id) == "unread"
     assert [e.message_id for e in admin.wake_pending("codex")] == sorted(
         [codex_mail.id, asked.id])
-    assert admin.requests("codex").get("gemini") == asked.id
+    assert "gemini" not in admin.requests("codex")  # answered
     assert admin.state_of("gemini", reply.id) == "done"
     with pytest.raises(StoreError, match="permission denied"):
         store.notify_queue(0).wake_enqueue(WakeEntry(codex_mail.id, "codex"))

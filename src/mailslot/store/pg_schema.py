@@ -109,9 +109,25 @@ MIGRATIONS: tuple[str, ...] = (
     # role (``mailslot pg grant``) reads and changes only its own agent's rows by direct
     # SQL too. What another agent's process must write for a delivery (a wake, a notice,
     # what passed a gate, an access request) it may insert only for a message it sent.
-    # A broadcast names its sender, and only the sender retracts it. The events log
-    # (ids, names and outcomes, never a message's text) stays readable by every role.
+    # A broadcast names its sender, and only the sender retracts it. A role may also
+    # write mailslot's own notices (sender 'mailslot': a gate's answer, a set-aside
+    # message, a refused wake), each row naming the role's agent that wrote it
+    # (``written_by``), never another agent's name. The events log (ids, names and
+    # outcomes, never a message's text) stays readable by every role.
     """
+    ALTER TABLE mail ADD COLUMN written_by text DEFAULT mailslot_me();
+    DROP POLICY mail_send ON mail;
+    CREATE POLICY mail_send ON mail FOR INSERT WITH CHECK (
+        written_by IS NOT DISTINCT FROM mailslot_me()
+        AND (sender = mailslot_me() OR sender = 'mailslot'));
+    ALTER TABLE search ADD COLUMN written_by text DEFAULT mailslot_me();
+    DROP POLICY search_add ON search;
+    CREATE POLICY search_add ON search FOR INSERT WITH CHECK (
+        written_by IS NOT DISTINCT FROM mailslot_me()
+        AND (sender = mailslot_me() OR sender = 'mailslot'));
+    DROP POLICY search_read ON search;
+    CREATE POLICY search_read ON search FOR SELECT USING (mailslot_me() = ANY (recipients)
+        OR sender = mailslot_me() OR recipients = '{all}' OR written_by = mailslot_me());
     CREATE FUNCTION mailslot_sent(recipient text, message text) RETURNS boolean
         LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT
         AS $$ SELECT EXISTS (SELECT FROM mail WHERE agent = recipient AND id = message
