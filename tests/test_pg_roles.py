@@ -12,10 +12,11 @@ import pytest
 from mailslot import Mailbox
 from mailslot.errors import StoreError
 from mailslot.identity import Identity
-from mailslot.message import Message
+from mailslot.message import Message, to_bytes
 from mailslot.presence import Beacon
 from mailslot.store import Store, WakeEntry, open_store
 from pgcluster import Cluster
+from support import make_message
 
 PRIVATE = ("mail", "seen", "shown", "waiters", "claims", "latest_sessions", "fences",
            "wakes", "passed", "session_log")
@@ -70,8 +71,7 @@ def test_a_role_cannot_read_or_change_another_agents_rows(
         gemini_sql: psycopg.Connection[object], table: str) -> None:
     assert gemini_sql.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
     assert gemini_sql.execute(f"UPDATE {table} SET agent = agent").rowcount == 0
-    if table not in ("mail",):  # agent roles may not delete mail at all
-        assert gemini_sql.execute(f"DELETE FROM {table}").rowcount == 0
+    assert gemini_sql.execute(f"DELETE FROM {table}").rowcount == 0
 
 
 def test_the_rows_were_there_for_their_owner(url: str, codex_mail: Message) -> None:
@@ -121,7 +121,10 @@ def test_shared_directory_tables_are_readable_but_not_writable(
     assert gemini_sql.execute("UPDATE broadcasts SET live = false").rowcount == 0
     assert gemini_sql.execute("UPDATE gates SET accept = 'open'").rowcount == 0
     assert gemini_sql.execute("DELETE FROM presence").rowcount == 0
-    for table in ("archived_mail", "quarantine", "agent_roles"):
+    assert gemini_sql.execute("SELECT count(*) FROM quarantine").fetchone() == (0,)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        gemini_sql.execute("INSERT INTO quarantine VALUES ('codex', 'x', '')")
+    for table in ("archived_mail", "agent_roles"):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             gemini_sql.execute(f"SELECT * FROM {table}")
 
@@ -154,3 +157,20 @@ def test_an_agent_role_still_does_everything_an_agent_does(
     assert admin.state_of("gemini", reply.id) == "done"
     with pytest.raises(StoreError, match="permission denied"):
         store.notify_queue(0).wake_enqueue(WakeEntry(codex_mail.id, "codex"))
+
+
+def test_mail_slipped_into_a_gated_inbox_by_sql_is_set_aside_by_its_owner_role(
+        url: str, codex_mail: Message) -> None:
+    """Gemini's role writes to codex's gated inbox by direct SQL, skipping the gate
+    (the sender really is gemini: that much the policies enforce). Codex, reading as
+    its own role, never sees it: the door sets it aside and tells gemini."""
+    stray = make_message(sender="gemini", to=("codex",))
+    with psycopg.connect(as_role(url, "gemini"), autocommit=True) as conn:
+        conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES "
+                     "('codex', %s, 'unread', %s, 'gemini')", (stray.id, to_bytes(stray)))
+    codex = Mailbox(open_store(as_role(url, "codex")), Identity("codex", "--agent"))
+    assert stray.id not in [i.message.id for i in codex.inbox()]
+    admin = open_store(url)
+    assert admin.state_of("codex", stray.id) is None
+    told = [admin.load("gemini", i)[0].subject for i, _ in admin.entries("gemini", ["unread"])]
+    assert told == ["your message to codex was set aside"]

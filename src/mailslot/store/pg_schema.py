@@ -140,6 +140,9 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE session_log ADD COLUMN agent text DEFAULT mailslot_me();
     ALTER TABLE archived_mail ENABLE ROW LEVEL SECURITY;
     ALTER TABLE quarantine ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY quarantine_own ON quarantine FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());
+    CREATE POLICY mail_set_aside ON mail FOR DELETE USING (agent = mailslot_me());
     ALTER TABLE broadcasts ENABLE ROW LEVEL SECURITY;
     CREATE POLICY broadcasts_read ON broadcasts FOR SELECT USING (true);
     CREATE POLICY broadcasts_send ON broadcasts FOR INSERT
@@ -259,6 +262,9 @@ def _privileges(conn: Any, role: str) -> None:
     conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
         sql.Identifier(schema[0]), who))
     conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON mail TO {}").format(who))
+    # a gated inbox's door sets its own strays aside (store.quarantine; migration 7)
+    conn.execute(sql.SQL("GRANT DELETE ON mail TO {}").format(who))
+    conn.execute(sql.SQL("GRANT SELECT, INSERT ON quarantine TO {}").format(who))
     conn.execute(sql.SQL("GRANT SELECT, INSERT ON search TO {}").format(who))
     for table in SHARED:
         conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(
