@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench_hooks import FIXTURE
+from bench_hooks import FIXTURES
 from bench_store import BODY, _fill, _scratch
 from bench_wake import TARGET_P99, measure
 from common import ROOT, VENV_BIN, Row, ms, percentile
@@ -28,6 +28,8 @@ from mailslot.store import open_store
 
 sys.path.insert(0, str(ROOT / "tests"))
 from pgcluster import Cluster, cluster
+
+FIXTURE = FIXTURES / "claude-session-start.json"
 
 SENDS = 200
 INBOX = 100_000

@@ -38,9 +38,20 @@ def _free_port() -> int:
 class Cluster:
     """A running cluster; :meth:`new_database` gives each test its own database."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, start: list[str] | None = None,
+                 pg_ctl: list[str] | None = None) -> None:
         self.port = port
         self._numbers = count()
+        self._start, self._pg_ctl = start or [], pg_ctl or []
+
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the server as its administrator would (``fast``: clients are cut off,
+        their open transactions rolled back)."""
+        subprocess.run([*self._pg_ctl, "-m", mode, "-w", "stop"], check=True,
+                       capture_output=True)
+
+    def start(self) -> None:
+        subprocess.run(self._start, check=True, capture_output=True)
 
     def url(self, database: str) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
@@ -83,10 +94,11 @@ def cluster(*, durable: bool = False) -> Iterator[Cluster]:
         options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c max_connections=200"
         if not durable:
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        subprocess.run([*pg_ctl, "-w", "-t", "120", "-l", os.path.join(folder, "log"),
-                        "-o", options, "start"], check=True, capture_output=True)
+        start = [*pg_ctl, "-w", "-t", "120", "-l", os.path.join(folder, "log"), "-o", options,
+                 "start"]
+        subprocess.run(start, check=True, capture_output=True)
         try:
-            yield Cluster(port)
+            yield Cluster(port, start, pg_ctl)
         finally:
             subprocess.run([*pg_ctl, "-m", "immediate", "stop"], capture_output=True,
                            check=False)

@@ -113,3 +113,6 @@ def test_an_agents_host_says_which_machine_wakes_it() -> None:
     assert config.wakes_on("b", "vm")  # no host: any machine's watcher
     assert not config.wakes_on("c", "vm")  # not text: none (fails closed)
     assert this_machine({"MAILSLOT_HOST": "vm"}) == "vm"
+    # without host, where it was last seen; a host set by hand wins over that
+    assert config.wakes_on("b", "vm", "vm") and not config.wakes_on("b", "laptop", "vm")
+    assert config.wakes_on("a", "laptop", "vm")

@@ -17,6 +17,7 @@ import pytest
 
 from mailslot import Mailbox
 from mailslot.identity import Identity
+from mailslot.presence import Beacon
 from mailslot.store import open_store
 from pgcluster import Cluster
 from wake_helpers import calls, fake_host, wait_until
@@ -161,3 +162,23 @@ def test_a_notifier_and_a_wake_for_one_message_each_run_once_across_machines(
                    what="the wake and the notifier on the other machine")
     assert [c["argv"] for c in calls(woken)] == [[m.id]]
     assert [c["argv"] for c in calls(told)] == [[m.id]]
+
+
+def test_an_agent_without_host_is_woken_where_its_presence_was_last_seen(
+        url: str, bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 13: no ``host`` in the config; the agent's server last ran on machine b, so
+    only b's watcher wakes it, while a's watcher runs beside it."""
+    record = fake_host(bin_dir, "notify")
+    configure(url, bin_dir, ["gemini"])
+    store = open_store(url)
+    monkeypatch.setenv("MAILSLOT_HOST", "b")  # gemini's MCP server runs on b
+    Beacon(store, "gemini").announce()
+    a, b = machine(tmp_path, "a", url), machine(tmp_path, "b", url)
+    with watcher(a, tmp_path / "a.log"), watcher(b, tmp_path / "b.log"):
+        box = Mailbox(store, Identity("claude", "--agent"))
+        sent = [box.send("gemini", f"m{n}", "x", wake=True).id for n in range(3)]
+        wait_until(lambda: len(calls(record)) >= 3 and not store.wake_agents(), 60,
+                   what="the wakes on b")
+    assert sorted(c["argv"][0] for c in calls(record)) == sorted(sent)
+    assert {c["env"]["HOME"] for c in calls(record)} == {b["HOME"]}
+    assert "woke" not in (tmp_path / "a.log").read_text()

@@ -174,20 +174,20 @@ def test_pg_grant_on_a_folder_is_one_clear_line() -> None:
                              "(--store URL or MAILSLOT_STORE)\n")
 
 
-def test_a_dropped_connection_is_one_line_then_the_store_reconnects(
+def test_a_dropped_connection_is_made_again_and_the_send_goes_through_once(
         url: str, pg_cluster: Cluster) -> None:
+    """Issue 13: the connection died since the last call (the server's administrator
+    ended it); the next send connects again by itself. The server down for good is
+    tests/test_pg_failure.py."""
     store = open_store(url)
     box = Mailbox(store, Identity("claude", "--agent"))
     first = box.send("gemini", "before", "x")
     database = url.rsplit("/", 1)[1]
     pg_cluster.admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
                      f"datname = '{database}' AND pid <> pg_backend_pid()")
-    with pytest.raises(StoreError, match="cannot reach the database") as caught:
-        box.send("gemini", "during", "x")
-    assert "\n" not in str(caught.value)
-    second = box.send("gemini", "after", "x")  # the next call connects again
+    second = box.send("gemini", "after", "x")
     ids = sorted(i for i, _ in store.entries("gemini", ["unread"]))
-    assert ids == sorted([first.id, second.id])  # the failed send left nothing
+    assert ids == sorted([first.id, second.id])  # once each
 
 
 def test_a_watch_reconnects_by_itself_and_looks_again(url: str, pg_cluster: Cluster) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from conftest import Result
 from mailslot import FileStore, Mailbox
-from mailslot.presence import STALE_SECONDS, hostname, pid_alive, summarize
+from mailslot.presence import STALE_SECONDS, hostname, last_machines, pid_alive, summarize
 
 Box = Callable[[str | None], Mailbox]
 NOW = datetime(2026, 9, 21, 14, 0, tzinfo=datetime.now().astimezone().tzinfo)
@@ -112,3 +112,13 @@ def test_who_shows_online_and_last_seen(cli: Callable[..., Result], root: Path) 
     data = {a["name"]: a for a in json.loads(cli("who", "--json").out)}
     assert data["claude"]["online"] is True and data["claude"]["sessions"][0]["pid"] > 0
     assert data["gemini"]["online"] is False and data["gemini"]["sessions"] == []
+
+
+def test_an_agents_machine_is_where_its_presence_was_last_seen() -> None:
+    """The default of ``agents.NAME.host`` (issue 13): the newest record's machine; a
+    record without one (older mailslot) decides nothing."""
+    earlier = NOW - timedelta(hours=1)
+    records = [{**record(1, earlier, machine="laptop"), "agent": "gemini", "key": "1"},
+               {**record(2, NOW, machine="vm"), "agent": "gemini", "key": "2"},
+               {**record(3, NOW), "agent": "codex", "key": "3"}]
+    assert last_machines(records) == {"gemini": "vm"}

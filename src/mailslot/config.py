@@ -116,11 +116,12 @@ class Config:
         return value
 
     # issue 13: agents on several machines --------------------------------------------
-    def wakes_on(self, name: str, machine: str) -> bool:
+    def wakes_on(self, name: str, machine: str, seen_on: str | None = None) -> bool:
         """May the watcher on ``machine`` wake ``name``? Yes unless its ``host`` names
-        another machine (an agent without ``host`` is woken by any watcher; a ``host``
-        that is not text, by none)."""
-        host = self.agent(name).get("host")
+        another machine. Without ``host``, the machine where its presence was last seen
+        (``seen_on``) is its host; an agent never seen and without ``host`` is woken by
+        any watcher; a ``host`` that is not text, by none."""
+        host = self.agent(name).get("host", seen_on)
         return host is None or host == machine
 
     # issue 15: starting sessions ---------------------------------------------------------

@@ -11,7 +11,7 @@ import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ from .identity import Identity, derive_identity
 from .ids import check_id, sender_of
 from .message import STATES, Message, State
 from .names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
-from .posting import Notifier, now, post, receipt
+from .posting import Notifier, post, receipt
 from .results import AgentInfo, DoctorReport, Finished, InboxPage, Item, Page, Status, WhoAmI
 from .shortids import resolve, short_forms
 from .store import Store, open_store
@@ -52,13 +52,15 @@ class Mailbox:
         store: Store,
         identity: Identity | None = None,
         *,
-        clock: Callable[[], datetime] = now,
+        clock: Callable[[], datetime] | None = None,
         credential: Credential | None = None,
         peer_of: str | None = None,
     ) -> None:
         self.store = store
         self.identity = identity
-        self._clock = clock
+        self._clock = clock or (lambda: datetime.fromtimestamp(store.clock(), UTC))
+        """Now, by the store's clock (issue 13): message dates, receipts and presence
+        agree between machines whose own clocks do not."""
         self._config: Config | None = None
         self.credential = credential
         """The credential this process speaks with (issue 12), checked at first use."""

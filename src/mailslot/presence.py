@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .config import this_machine
 from .results import Session
 
 if TYPE_CHECKING:
@@ -34,8 +35,11 @@ idle for a working day, so the window is long; the record itself is forgotten af
 :data:`mailslot.delivery.SESSION_MAX_AGE` (30 days)."""
 
 
-def _now() -> datetime:
-    return datetime.now().astimezone()
+def now_of(store: Store) -> datetime:
+    """Now by the store's clock (:meth:`~mailslot.store.Store.clock`): heartbeats are
+    stamped and judged stale by it, so machines whose clocks disagree still agree on who
+    is online."""
+    return datetime.fromtimestamp(store.clock()).astimezone()
 
 
 def hook_online(seen: float, now: datetime) -> bool:
@@ -147,7 +151,7 @@ class Beacon:
         program: str | None = None,
         cwd: str | None = None,
         channel: bool = False,
-        clock: Callable[[], datetime] = _now,
+        clock: Callable[[], datetime] | None = None,
         session: str | None = None,
     ) -> None:
         self.store = store
@@ -155,13 +159,14 @@ class Beacon:
         self.pid = os.getpid()
         self.key = str(self.pid)
         self.hostname = hostname()
-        self._clock = clock
+        self._clock = clock or (lambda: now_of(store))
         self._record: dict[str, Any] = {
             "pid": self.pid,
             "hostname": self.hostname,
+            "machine": this_machine(),  # the watcher's name for it (agents.NAME.host)
             "program": program,
             "cwd": cwd if cwd is not None else os.getcwd(),
-            "started": clock().isoformat(),
+            "started": self._clock().isoformat(),
             "channel": channel,
         }
         if session is not None:  # issue 12: fencing names a server by its session id
@@ -190,3 +195,21 @@ class Beacon:
         self.store.write_presence(
             self.agent, self.key, {**self._record, "heartbeat": now, "stopped": now}
         )
+
+
+def last_machines(records: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Each agent's machine where its presence was last seen (its record's ``machine``:
+    ``MAILSLOT_HOST``, else the host name, as the watcher names its own): the default of
+    ``agents.NAME.host``, so each machine's watcher wakes the agents living there. A
+    record without one (written before there was one) decides nothing."""
+    latest: dict[str, tuple[datetime, str]] = {}
+    for record in records:
+        session = Session.from_record(record)
+        when = _parse(session.last_seen) if session is not None else None
+        machine = record.get("machine")
+        if when is None or not isinstance(machine, str) or not machine:
+            continue
+        agent = str(record["agent"])
+        if agent not in latest or when > latest[agent][0]:
+            latest[agent] = (when, machine)
+    return {agent: machine for agent, (_, machine) in latest.items()}

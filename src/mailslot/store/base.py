@@ -41,6 +41,13 @@ class Store(Protocol):
     def exists(self) -> bool:
         """Is there a mailbox yet? (A hook without one stays silent.)"""
 
+    def clock(self) -> float:
+        """Now, as a Unix time, by the clock every process of this store agrees on: the
+        one that decides times shared between machines (a wake's ``not_before``, a
+        presence heartbeat's staleness). The file store's is this machine's own; a
+        server store's is the server's, so machines whose clocks disagree still agree
+        on what is due and who is online."""
+
     # Directed mail -------------------------------------------------------------
     def deliver(self, message: Message, recipients: Sequence[str]) -> None:
         """Make ``message`` unread for every recipient, durably, before returning.

@@ -79,6 +79,11 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         self.location = self.root
         self._index: SearchIndex | None = None
 
+    def clock(self) -> float:
+        """This machine's clock: every process of a file store shares its machine (a
+        folder shared over the network needs its machines' clocks kept in sync)."""
+        return time.time()
+
     # Writing -------------------------------------------------------------------
     def _place(self, message: Message, folders: Sequence[tuple[str, str]]) -> None:
         """Stage once, link into every folder (never overwriting), sync each folder.

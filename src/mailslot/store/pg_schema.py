@@ -115,17 +115,102 @@ MIGRATIONS: tuple[str, ...] = (
         session text NOT NULL, touched timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (agent, id));
     """,
+    # 8 (issue 13): row-level security on every table with per-agent data, so an agent
+    # role (``mailslot pg grant``) reads and changes only its own agent's rows by direct
+    # SQL too. What another agent's process must write for a delivery (a wake, a notice,
+    # what passed a gate, an access request) it may insert only for a message it sent.
+    # A broadcast names its sender, and only the sender retracts it. A role may also
+    # write mailslot's own notices (sender 'mailslot': a gate's answer, a set-aside
+    # message, a refused wake), each row naming the role's agent that wrote it
+    # (``written_by``), never another agent's name. The events log (ids, names and
+    # outcomes, never a message's text) stays readable by every role.
+    """
+    ALTER TABLE mail ADD COLUMN written_by text DEFAULT mailslot_me();
+    DROP POLICY mail_send ON mail;
+    CREATE POLICY mail_send ON mail FOR INSERT WITH CHECK (
+        written_by IS NOT DISTINCT FROM mailslot_me()
+        AND (sender = mailslot_me() OR sender = 'mailslot'));
+    ALTER TABLE search ADD COLUMN written_by text DEFAULT mailslot_me();
+    DROP POLICY search_add ON search;
+    CREATE POLICY search_add ON search FOR INSERT WITH CHECK (
+        written_by IS NOT DISTINCT FROM mailslot_me()
+        AND (sender = mailslot_me() OR sender = 'mailslot'));
+    DROP POLICY search_read ON search;
+    CREATE POLICY search_read ON search FOR SELECT USING (mailslot_me() = ANY (recipients)
+        OR sender = mailslot_me() OR recipients = '{all}' OR written_by = mailslot_me());
+    CREATE FUNCTION mailslot_sent(recipient text, message text) RETURNS boolean
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT
+        AS $$ SELECT EXISTS (SELECT FROM mail WHERE agent = recipient AND id = message
+                                    AND sender = mailslot_me()) $$;
+    CREATE FUNCTION mailslot_foreign(recipient text, message text) RETURNS boolean
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT
+        AS $$ SELECT EXISTS (SELECT FROM mail WHERE agent = recipient AND id = message
+                                    AND sender IS DISTINCT FROM mailslot_me()) $$;
+    ALTER TABLE broadcasts ADD COLUMN sender text NOT NULL DEFAULT '';
+    ALTER TABLE session_log ADD COLUMN agent text DEFAULT mailslot_me();
+    ALTER TABLE archived_mail ENABLE ROW LEVEL SECURITY;
+    ALTER TABLE quarantine ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY quarantine_own ON quarantine FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());
+    CREATE POLICY mail_set_aside ON mail FOR DELETE USING (agent = mailslot_me());
+    ALTER TABLE broadcasts ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY broadcasts_read ON broadcasts FOR SELECT USING (true);
+    CREATE POLICY broadcasts_send ON broadcasts FOR INSERT
+        WITH CHECK (sender = mailslot_me());
+    CREATE POLICY broadcasts_retract ON broadcasts FOR UPDATE
+        USING (sender = mailslot_me());
+    ALTER TABLE presence ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY presence_read ON presence FOR SELECT USING (true);
+    CREATE POLICY presence_own ON presence FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());
+    ALTER TABLE wakes ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY wakes_own ON wakes FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());
+    CREATE POLICY wakes_sent ON wakes FOR INSERT WITH CHECK (mailslot_sent(agent, id));
+    ALTER TABLE instance_mail ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY instance_mail_own ON instance_mail FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());
+    CREATE POLICY instance_mail_sent ON instance_mail FOR INSERT
+        WITH CHECK (mailslot_sent(agent, id));
+    ALTER TABLE passed ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY passed_own ON passed FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());
+    CREATE POLICY passed_sent ON passed FOR INSERT
+        WITH CHECK (NOT mailslot_foreign(agent, id));
+    ALTER TABLE requests ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY requests_own ON requests FOR ALL
+        USING (agent = mailslot_me() OR requester = mailslot_me())
+        WITH CHECK (agent = mailslot_me() OR requester = mailslot_me());
+    ALTER TABLE session_log ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY session_log_own ON session_log FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());
+    """ + "".join(f"""
+    ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY {table}_own ON {table} FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());""" for table in (
+        "seen", "shown", "waiters", "claims", "latest_sessions", "fences")) + "".join(f"""
+    ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY {table}_read ON {table} FOR SELECT USING (true);
+    CREATE POLICY {table}_own ON {table} FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());""" for table in (
+        "gates", "members", "hook_sessions")),
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
 
 
 def schema_version(conn: Any) -> int | None:
-    """The version the database is at; ``None`` when mailslot never ran there."""
-    row = conn.execute("SELECT to_regclass('mailslot_schema') IS NOT NULL").fetchone()
-    if not row[0]:
+    """The version the database is at; ``None`` when mailslot never ran there. One
+    round trip (a hook pays for each): the table missing is the error, not a second
+    query first (only where a failed statement aborts nothing: autocommit, or a
+    transaction that made the table already)."""
+    from psycopg import errors
+
+    try:
+        row = conn.execute("SELECT coalesce(max(version), 0) FROM mailslot_schema"
+                           ).fetchone()
+    except errors.UndefinedTable:
         return None
-    row = conn.execute("SELECT coalesce(max(version), 0) FROM mailslot_schema").fetchone()
     return int(row[0])
 
 
@@ -193,6 +278,9 @@ def _privileges(conn: Any, role: str) -> None:
     conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
         sql.Identifier(schema[0]), who))
     conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON mail TO {}").format(who))
+    # a gated inbox's door sets its own strays aside (store.quarantine; migration 7)
+    conn.execute(sql.SQL("GRANT DELETE ON mail TO {}").format(who))
+    conn.execute(sql.SQL("GRANT SELECT, INSERT ON quarantine TO {}").format(who))
     conn.execute(sql.SQL("GRANT SELECT, INSERT ON search TO {}").format(who))
     for table in SHARED:
         conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(

@@ -43,6 +43,12 @@ quarantined), ``wake:<agent>`` (an entry in the wake queue or any notifier queue
 ``waiter:<agent>``."""
 BATCH = 1000
 """Events are read this many at a time (the log can be long)."""
+RECONNECT_SECONDS = 5.0
+"""How long a send whose connection broke waits for the server to be back (a restart
+takes a second or two) before saying whether it was sent."""
+CLOCK_SECONDS = 300.0
+"""How long a measured offset between this machine's clock and the database's is used
+before it is measured again (a clock stepped by NTP is caught within this)."""
 
 
 def redacted(url: str) -> str:
@@ -75,7 +81,8 @@ class PostgresStore:
                 link.conn = psycopg.connect(self.url, autocommit=True, connect_timeout=5)
             except psycopg.Error as exc:
                 link.conn = None
-                raise self._error(exc, "cannot connect") from None
+                raise StoreError(f"{self._error(exc, 'cannot connect')}; nothing was "
+                                 "written") from None
             link.ready = False
         return link.conn
 
@@ -108,24 +115,73 @@ class PostgresStore:
         return StoreError(f"{what}: {cause} ({self.location})")
 
     def _run(self, what: str, work: Callable[[psycopg.Connection[Any]], Any], *,
-             schema: bool = True) -> Any:
+             schema: bool = True, repeat: bool = True) -> Any:
         """``work(connection)`` under the store's lock, database errors made one line;
-        with ``schema``, the schema is brought up to date first."""
+        with ``schema``, the schema is brought up to date first. A connection that broke
+        since the last call (the server restarted: a long-running server or watcher
+        finds out only now) is made again and ``work`` run once more, if it may be
+        (``repeat``: reading, or a change that is the same done twice)."""
         with self._link.lock:
             try:
                 return work(self._db() if schema else self._connect())
             except psycopg.Error as exc:
+                if not (repeat and self._lost(exc)):
+                    raise self._error(exc, what) from None
+                first = self._error(exc, what)
+            try:
+                return work(self._db() if schema else self._connect())
+            except psycopg.Error as exc:
                 raise self._error(exc, what) from None
+            except StoreError:
+                if self._link.conn is None:  # no new connection: the first failure is news
+                    raise first from None
+                raise
 
-    def _rows(self, what: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        return self._run(what, lambda db: db.execute(sql, params).fetchall())  # type: ignore[no-any-return]
+    def _lost(self, exc: BaseException | None) -> bool:
+        """Did ``exc`` break the open connection (not: could not make one)?"""
+        conn = self._link.conn
+        return isinstance(exc, psycopg.OperationalError) and conn is not None and (
+            conn.broken or conn.closed)
 
-    def _do(self, what: str, sql: str, params: Sequence[Any] = ()) -> None:
-        self._run(what, lambda db: db.execute(sql, params))
+    def _rows(self, what: str, sql: str, params: Sequence[Any] = (), *,
+              repeat: bool = True) -> list[Any]:
+        return self._run(what, lambda db: db.execute(sql, params).fetchall(),  # type: ignore[no-any-return]
+                         repeat=repeat)
+
+    def _do(self, what: str, sql: str, params: Sequence[Any] = (), *,
+            repeat: bool = True) -> None:
+        self._run(what, lambda db: db.execute(sql, params), repeat=repeat)
 
     def exists(self) -> bool:
-        return bool(self._run("cannot open the mailbox",
-                              lambda db: schema_version(db) is not None, schema=False))
+        """Reading the schema's version once: at :data:`LATEST`, the next call need not
+        read it again (a hook's round trips)."""
+        def check(db: psycopg.Connection[Any]) -> bool:
+            version = schema_version(db)
+            if version == LATEST:
+                self._link.ready = True
+            return version is not None
+        return bool(self._run("cannot open the mailbox", check, schema=False))
+
+    def clock(self) -> float:
+        """The database's ``now()``: this machine's clock plus an offset measured in one
+        round trip (the midpoint of the query) and kept for :data:`CLOCK_SECONDS`, so
+        asking costs nothing most of the time. While the database is unreachable the
+        last offset measured goes on being used."""
+        link = self._link
+        if link.offset is None or time.monotonic() - link.offset_at > CLOCK_SECONDS:
+            def measure(db: psycopg.Connection[Any]) -> float:
+                before = time.time()
+                row = db.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
+                after = time.time()
+                return float(row[0]) - (before + after) / 2 if row else 0.0
+            try:
+                link.offset = self._run("cannot read the database's clock", measure,
+                                        schema=False)
+            except StoreError:
+                if link.offset is None:
+                    raise
+            link.offset_at = time.monotonic()  # unreachable: the last offset, for a while
+        return time.time() + link.offset
 
     def close(self) -> None:
         """Close the connection (a later call opens a new one)."""
@@ -137,18 +193,73 @@ class PostgresStore:
     # Directed mail ---------------------------------------------------------------------
     def _insert_message(self, what: str, message: Message,
                         statements: Sequence[tuple[str, Sequence[Any]]], owner: str) -> None:
-        """Run ``statements`` in one transaction; a taken id is ``IdTaken``."""
+        """Run ``statements`` in one transaction; a taken id is ``IdTaken``.
+
+        A connection lost mid-send (the server restarted) is made again, waiting up to
+        :data:`RECONNECT_SECONDS`; then a send cut off before its commit runs again
+        once, and one cut off during its commit is looked up (its search row is written
+        in the same transaction), so it is neither lost nor doubled. If the server does
+        not come back, the one-line error says whether the message was sent: "nothing
+        was sent", or, lost during the commit, that it cannot be known yet."""
+        stage = ["connecting"]
+
         def work(db: psycopg.Connection[Any]) -> None:
+            stage[0] = "sending"
             with db.transaction():
                 for sql, params in statements:
                     db.execute(sql, params)
-        try:
-            self._run(what, work)
-        except StoreError as exc:
-            if isinstance(exc.__context__, pg.UniqueViolation):
-                raise IdTaken(f"{message.id} is already taken in {owner}; nothing was "
-                              "written") from None
-            raise
+                stage[0] = "committing"  # every statement done: only the commit is left
+
+        for attempt in (1, 2):
+            stage[0] = "connecting"
+            try:
+                self._run(what, work, repeat=False)
+                return
+            except StoreError as exc:
+                cause = exc.__context__
+                if isinstance(cause, pg.UniqueViolation):
+                    if attempt == 2:  # ids are random: the first attempt landed after all
+                        return
+                    raise IdTaken(f"{message.id} is already taken in {owner}; nothing was "
+                                  "written") from None
+                if not isinstance(cause, psycopg.OperationalError):
+                    raise
+                if stage[0] == "connecting":
+                    raise  # no connection: nothing was written, and the error says so
+                if not self._reconnect():
+                    raise self._unsent(exc, message, stage[0]) from None
+                if stage[0] == "committing" and self._landed(message):
+                    return
+                if attempt == 2:  # the server is there, and the message is not
+                    raise self._unsent(exc, message, "sending") from None
+
+    def _reconnect(self) -> bool:
+        """Connect again, waiting up to :data:`RECONNECT_SECONDS` for the server."""
+        deadline = time.monotonic() + RECONNECT_SECONDS
+        while True:
+            try:
+                with self._link.lock:
+                    self._connect()
+                return True
+            except StoreError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.5)
+
+    def _landed(self, message: Message) -> bool:
+        """Did the delivery of ``message`` commit? Its search row says (a sender's role
+        may read it, and it is written in the same transaction)."""
+        return bool(self._rows(f"cannot look up {message.id}",
+                               "SELECT FROM search WHERE id = %s", (message.id,)))
+
+    @staticmethod
+    def _unsent(exc: StoreError, message: Message, stage: str) -> StoreError:
+        """``exc`` with what became of the message: never a guess."""
+        if stage == "committing":
+            return StoreError(f"{exc}; whether {message.id} was sent cannot be known until "
+                              "the database is back (the connection broke during its "
+                              "commit): look with `mailslot status ID` before sending again")
+        return StoreError(f"{exc}; nothing was sent (it never committed)")
 
     def deliver(self, message: Message, recipients: Sequence[str]) -> None:
         names = list(recipients)
@@ -213,8 +324,8 @@ class PostgresStore:
     # Broadcasts ------------------------------------------------------------------------
     def publish(self, message: Message) -> None:
         self._insert_message(f"cannot publish {message.id}", message, [
-            ("INSERT INTO broadcasts (id, live, data) VALUES (%s, true, %s)",
-             (message.id, to_bytes(message))),
+            ("INSERT INTO broadcasts (id, live, data, sender) VALUES (%s, true, %s, %s)",
+             (message.id, to_bytes(message), message.sender)),
             ("SELECT pg_notify(%s, 'mail:*')", (CHANNEL,)),
             (pg_search.INDEX, pg_search.index_row(message)),
         ], "the broadcasts")
@@ -279,7 +390,7 @@ class PostgresStore:
 
     def append_event(self, event: Mapping[str, Any]) -> None:
         self._do("cannot add to the events log", "INSERT INTO events (record) VALUES (%s)",
-                 (_line(event),))
+                 (_line(event),), repeat=False)  # a lost commit may have landed
 
     def events(self, *, newest_first: bool = False) -> Iterator[dict[str, Any]]:
         order, compare = ("DESC", "<") if newest_first else ("ASC", ">")
@@ -404,12 +515,17 @@ class PostgresStore:
                 "(%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING")
 
     def wake_enqueue(self, entry: WakeEntry) -> bool:
-        rows = self._rows(f"cannot queue a wake for {entry.agent}",
-                          f"WITH n AS ({self._ENQUEUE} RETURNING agent) "
-                          "SELECT pg_notify(%s, 'wake:' || agent) FROM n",
-                          (self._queue, entry.agent, entry.message_id, entry.attempt,
-                           entry.not_before, CHANNEL))
-        return bool(rows)
+        """Without ``RETURNING``: the sender's role queues the recipient's wake, a row
+        row-level security lets it insert but not read back."""
+        def work(db: psycopg.Connection[Any]) -> bool:
+            with db.transaction():
+                added = db.execute(self._ENQUEUE, (self._queue, entry.agent,
+                                                   entry.message_id, entry.attempt,
+                                                   entry.not_before)).rowcount
+                if added:
+                    db.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"wake:{entry.agent}"))
+                return bool(added)
+        return self._run(f"cannot queue a wake for {entry.agent}", work)  # type: ignore[no-any-return]
 
     def wake_agents(self) -> list[str]:
         return [r[0] for r in self._rows("cannot read the wake queue",
@@ -613,7 +729,8 @@ class PostgresStore:
     def log_session(self, record: Mapping[str, Any]) -> None:
         """One row, committed before returning (the file store's ``sessions.jsonl``)."""
         self._do("cannot add to the session log",
-                 "INSERT INTO session_log (record) VALUES (%s)", (_line(record),))
+                 "INSERT INTO session_log (record) VALUES (%s)", (_line(record),),
+                 repeat=False)  # a lost commit may have landed
 
     def started_sessions(self) -> list[dict[str, Any]]:
         rows = self._rows("cannot read the session log",
@@ -773,6 +890,9 @@ class Link:
         self.ready = False
         """Whether the schema is known to be at :data:`LATEST` on this connection."""
         self.lock = threading.RLock()
+        self.offset: float | None = None
+        """The database's clock minus this machine's (:meth:`PostgresStore.clock`)."""
+        self.offset_at = 0.0
 
     def __del__(self) -> None:
         """A store dropped without :meth:`PostgresStore.close` still ends its connection

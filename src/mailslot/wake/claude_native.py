@@ -10,10 +10,9 @@ the agent, so a sender learns, after the usual retries, when no session was list
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
-from ..presence import pid_alive, summarize
+from ..presence import now_of, pid_alive, summarize
 from .methods import OK, Job, Outcome, WakeMethod
 
 
@@ -65,8 +64,7 @@ class ClaudeChannelMethod(WakeMethod):
                 "checks that one is running"]
 
     def wake(self, job: Job) -> Outcome:
-        now = datetime.now().astimezone()
-        presence = summarize(job.store.presence(), now).get(job.agent)
+        presence = summarize(job.store.presence(), now_of(job.store)).get(job.agent)
         if presence is not None and any(s.channel for s in presence.sessions):
             return OK
         return Outcome(False, "no mailslot serve --channel is running for this agent "

@@ -8,7 +8,6 @@ broadcasts, mail to oneself and notices from ``mailslot`` itself, as for wakes.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,7 +58,7 @@ def enqueue_notices(store: Store, message: Message) -> None:
             for lane, item in enumerate(entries):
                 log(store, "notify_queued", message.id, agent, method=label(lane, item))
                 store.notify_queue(lane).wake_enqueue(
-                    WakeEntry(message.id, agent, not_before=time.time()))
+                    WakeEntry(message.id, agent, not_before=store.clock()))
         except MailslotError as exc:
             log(store, "notify_skipped", message.id, agent, reason=str(exc))
 

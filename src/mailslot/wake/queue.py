@@ -16,7 +16,6 @@ a host's output or a token.
 from __future__ import annotations
 
 import contextlib
-import time
 from datetime import datetime
 from typing import Any
 
@@ -77,7 +76,7 @@ def _enqueue_one(store: Store, message: Message, agent: str, notifier: Notifier)
         if refused is None:
             # Logged first: a watcher may take the wake the instant it is queued.
             log(store, "wake_queued", message.id, agent, method=settings.method)
-            store.wake_enqueue(WakeEntry(message.id, agent, not_before=time.time()))
+            store.wake_enqueue(WakeEntry(message.id, agent, not_before=store.clock()))
             return
         if not asked and settings.opt_in != "always":
             return  # nothing was asked and nothing allowed: not worth a line

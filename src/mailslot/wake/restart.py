@@ -28,7 +28,7 @@ from ..config import Config
 from ..errors import MailslotError, StoreError
 from ..guardrails import Failed, Guardrails, open_window
 from ..posting import now
-from ..presence import summarize
+from ..presence import now_of, summarize
 from ..store import Store
 from .launchers import HOSTS
 from .methods import OK, Outcome, bypass_flag, where
@@ -71,7 +71,7 @@ def recover(store: Store, agent: str, fields: Mapping[str, Any]) -> Outcome | No
             return None
         server = ["-L", fields["tmux_socket"]] if isinstance(fields.get("tmux_socket"),
                                                              str) else []
-        online = summarize(store.presence(), now().astimezone()).get(agent)
+        online = summarize(store.presence(), now_of(store)).get(agent)
         if (online is not None and online.online) or _pane_exists(server, fields.get(
                 "tmux_target")):
             return None

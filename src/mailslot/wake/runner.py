@@ -14,7 +14,6 @@ mail already queued. After the last failed attempt the sender gets a notice from
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -23,6 +22,7 @@ from ..errors import MailslotError, NotFound
 from ..invocation import invocation
 from ..message import Message
 from ..posting import Notifier
+from ..presence import last_machines
 from ..store import Store, WakeEntry
 from .methods import Job, Outcome, WakeMethod
 from .notice import gave_up_body, wake_notice
@@ -77,11 +77,11 @@ class WakeRunner:
 
     kind = "wake"  # the events log's prefix (issue 18: notifiers run as "notify")
 
-    def __init__(self, store: Store, *, clock: Callable[[], float] = time.time,
+    def __init__(self, store: Store, *, clock: Callable[[], float] | None = None,
                  stop: threading.Event | None = None,
                  report: Callable[[Result], None] | None = None) -> None:
         self.store = store
-        self._clock = clock
+        self._clock = clock or store.clock  # not_before is by the store's clock
         self._stop = stop or threading.Event()  # set: end running wakes (the watcher stops)
         self.report = report  # told of each result as it happens, not when a pass ends
 
@@ -93,11 +93,14 @@ class WakeRunner:
 
     def agents(self) -> list[str]:
         """Agents that have wakes queued or claimed and may be woken on this machine
-        (``agents.NAME.host``, issue 13)."""
+        (``agents.NAME.host``, else where the agent was last seen: issue 13)."""
         queued = self.store.wake_agents()
+        if not queued:
+            return []
         try:
             config, here = Config(self.store.load_config()), this_machine()
-            return [agent for agent in queued if config.wakes_on(agent, here)]
+            seen = last_machines(self.store.presence())
+            return [agent for agent in queued if config.wakes_on(agent, here, seen.get(agent))]
         except MailslotError:
             return queued  # a broken config: each of their wakes fails naming the field
 

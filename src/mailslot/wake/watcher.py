@@ -130,6 +130,14 @@ class Watcher:
         self._futures = [f for f in self._futures if not f.done()]
         self._futures += [self._pool.submit(self._work, agent) for agent in starting]
 
+    def _now(self) -> float:
+        """The store's clock, which due times are on (a wake's ``not_before``); this
+        machine's while the store cannot tell (the database is unreachable)."""
+        try:
+            return self.runner.store.clock()
+        except MailslotError:
+            return time.time()
+
     def refresh_banks(self) -> None:
         """Every few seconds: notice banks pruned of done mail, their states current."""
         if time.time() < self._banks_due:
@@ -143,7 +151,7 @@ class Watcher:
             done = self.runners[agent[0]].run_agent(agent[1])
         except Exception as exc:  # one agent's trouble must not stop the watcher
             self.say(f"error while waking {agent[1]}: {type(exc).__name__}: {exc}")
-            done = Pass(next_due=time.time() + RESCAN_SECONDS)
+            done = Pass(next_due=self._now() + RESCAN_SECONDS)
         with self._lock:
             self._busy.discard(agent)
             again = agent in self._dirty or bool(done.results)
@@ -152,7 +160,7 @@ class Watcher:
                 self._locked.add(agent)
             else:
                 self._locked.discard(agent)
-            due = time.time() + LOCKED_RECHECK_SECONDS if done.locked else done.next_due
+            due = self._now() + LOCKED_RECHECK_SECONDS if done.locked else done.next_due
             if due is not None:
                 self._due[agent] = due
         if again:
@@ -167,9 +175,10 @@ class Watcher:
                 self.refresh_banks()
             except MailslotError as exc:  # e.g. the folder was moved: say, retry
                 self.say(f"cannot read the wake queue: {exc}")
+            now = self._now()
             with self._lock:
-                soonest = min(self._due.values(), default=time.time() + idle)
-            self._kick.wait(max(0.0, min(idle, soonest - time.time())))
+                soonest = min(self._due.values(), default=now + idle)
+            self._kick.wait(max(0.0, min(idle, soonest - now)))
 
     def run_once(self) -> None:
         """One look: every wake due now, waiting for each to finish."""

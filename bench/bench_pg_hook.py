@@ -1,0 +1,143 @@
+"""What a session hook pays for PostgreSQL, next to the file store in the same run: the
+driver's import, a connection with its first round trip, the whole hook process, and
+the hook against a database that never answers (it must end within the hook's bound,
+printing nothing).
+
+Whole processes are interleaved with their baselines (``python -c pass``, the file
+store's hook), so a burst of load on this shared machine hits both alike.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from bench_hooks import FIXTURES
+from bench_store import BODY, _scratch
+from common import ROOT, VENV_BIN, Row, ms
+from mailslot import Mailbox
+from mailslot.hooks.run import BOUND_SECONDS
+from mailslot.identity import Identity
+from mailslot.store import open_store
+
+sys.path.insert(0, str(ROOT / "tests"))
+from pgcluster import Cluster, cluster
+
+FIXTURE = FIXTURES / "claude-session-start.json"
+
+REPEATS = 15
+
+
+def _interleaved(commands: dict[str, tuple[Sequence[str], dict[str, str]]],
+                 repeats: int = REPEATS) -> dict[str, float]:
+    """Median wall time of each whole process, the commands taking turns."""
+    stdin = FIXTURE.read_bytes()
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, (argv, env) in commands.items():
+            start = time.perf_counter()
+            subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, env=env, check=True)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(samples) for name, samples in times.items()}
+
+
+def _median(fn: Callable[[], object], repeats: int = 30) -> float:
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def _import_row() -> Row:
+    env = dict(os.environ)
+    found = _interleaved({
+        "bare": ([sys.executable, "-c", "pass"], env),
+        "files": ([sys.executable, "-c", "import mailslot.store.files"], env),
+        "driver": ([sys.executable, "-c", "import psycopg"], env),
+        "pg": ([sys.executable, "-c", "import mailslot.store.postgres"], env)})
+    return Row(f"import psycopg / the PostgreSQL store module (process, median of {REPEATS})",
+               f"{ms(found['driver'] - found['bare'])} / {ms(found['pg'] - found['bare'])}"
+               " over python -c pass",
+               f"file store module {ms(found['files'] - found['bare'])}; "
+               f"python -c pass {ms(found['bare'])}", "(informational)", None)
+
+
+def _connect_row(url: str, folder: Path) -> Row:
+    import psycopg
+
+    def connect() -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("SELECT 1").fetchone()
+
+    def open_files() -> None:
+        open_store(str(folder)).exists()
+
+    return Row("connect + first round trip (loopback TCP, median of 30)",
+               ms(_median(connect)), f"file store open + exists {ms(_median(open_files))}",
+               "(informational)", None)
+
+
+def _hook_rows(url: str, folder: Path) -> list[Row]:
+    hook = [str(VENV_BIN / "mailslot"), "hook", "claude", "session-start", "--agent", "gemini"]
+    base = {**os.environ, "HOME": str(folder)}
+    base.pop("MAILSLOT_DIR", None)
+    found = _interleaved({
+        "bare": ([sys.executable, "-c", "pass"], base),
+        "files": (hook, {**base, "MAILSLOT_STORE": str(folder / "files")}),
+        "pg": (hook, {**base, "MAILSLOT_STORE": url})})
+    ratio = found["pg"] / found["bare"]
+    return [Row(f"session-start hook process on PostgreSQL (median of {REPEATS})",
+                f"{ms(found['pg'])} ({ratio:.1f}x pass)",
+                f"file store {ms(found['files'])} ({found['files'] / found['bare']:.1f}x); "
+                f"pass {ms(found['bare'])}", "<= 3.0x pass", ratio <= 3.0)]
+
+
+def _unreachable_row(folder: Path) -> Row:
+    """A server that takes the connection and never speaks: the hook's bound ends it."""
+    hook = [str(VENV_BIN / "mailslot"), "hook", "claude", "session-start", "--agent", "gemini"]
+    samples, printed = [], b""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        env = {**os.environ, "HOME": str(folder),
+               "MAILSLOT_STORE": f"postgresql://gemini@127.0.0.1:{silent.getsockname()[1]}/m"}
+        for _ in range(3):
+            start = time.perf_counter()
+            done = subprocess.run(hook, input=FIXTURE.read_bytes(), capture_output=True,
+                                  env=env, check=True)
+            samples.append(time.perf_counter() - start)
+            printed += done.stdout
+    worst = max(samples)
+    return Row("hook, database never answers (worst of 3)",
+               f"{ms(worst)}, {'silent' if not printed else 'PRINTED'}",
+               f"the hook's bound {BOUND_SECONDS:.0f} s", f"<= {BOUND_SECONDS + 0.5:.1f} s, silent",
+               worst <= BOUND_SECONDS + 0.5 and not printed)
+
+
+def _setup(pg: Cluster, folder: Path) -> str:
+    url = pg.new_database()
+    for location in (url, str(folder / "files")):
+        Mailbox(open_store(location), Identity("claude", "--agent")).send("gemini", "s", BODY)
+    return url
+
+
+def run() -> list[Row]:
+    with cluster(durable=True) as pg, _scratch() as folder:
+        url = _setup(pg, folder)
+        return [_import_row(), _connect_row(url, folder / "files"),
+                *_hook_rows(url, folder), _unreachable_row(folder)]
+
+
+if __name__ == "__main__":
+    from common import print_table
+
+    print_table(run())

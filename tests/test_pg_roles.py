@@ -1,0 +1,176 @@
+"""Row-level security on every table with per-agent data (issue 13): an agent role made
+by ``mailslot pg grant`` cannot read another agent's rows nor forge them, by direct SQL;
+and mailslot itself, run as that role, still does everything an agent does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from mailslot import Mailbox
+from mailslot.errors import StoreError
+from mailslot.identity import Identity
+from mailslot.message import Message, to_bytes
+from mailslot.presence import Beacon
+from mailslot.store import Store, WakeEntry, open_store
+from pgcluster import Cluster
+from support import make_message
+
+PRIVATE = ("mail", "seen", "shown", "waiters", "claims", "latest_sessions", "fences",
+           "wakes", "passed", "session_log")
+"""Tables whose rows of another agent an agent role never sees."""
+
+
+@pytest.fixture
+def url(pg_cluster: Cluster) -> str:
+    return pg_cluster.new_database()
+
+
+def as_role(url: str, agent: str) -> str:
+    return url.replace("postgres@", f"mailslot_{agent}@")
+
+
+@pytest.fixture
+def codex_mail(url: str) -> Message:
+    """Codex has a row in every table: mail from claude, and everything its own
+    processes keep (written as codex's role where the role is what stamps the row)."""
+    admin = open_store(url)
+    admin.save_config({"owner": "sarah", "agents": {"codex": {
+        "wake_on_mail": True, "wake_method": "command", "command": ["true"]}}})
+    admin.grant("gemini")
+    admin.grant("codex")
+    claude = Mailbox(admin, Identity("claude", "--agent"))
+    news = claude.broadcast("news", "for all")
+    admin.set_accept("codex", "members")
+    admin.set_member("codex", "claude", True)
+    sent = claude.send("codex", "for codex only", "secret", wake=True)
+    admin.add_passed("codex", [sent.id])
+    admin.set_request("codex", "claude", sent.id)
+    admin.add_seen("codex", [news.id])
+    admin.add_shown("codex", "s1", [sent.id])
+    admin.set_waiter("codex", "s1", 4242)
+    admin.claim("codex", "/home/codex")
+    admin.set_latest_session("codex", "claude", "s1")
+    admin.fence("codex", "s0", "s1")
+    admin.write_presence("codex", "1", {"pid": 1, "hostname": "h", "started": "x",
+                                        "heartbeat": "x"})
+    open_store(as_role(url, "codex")).log_session({"launcher": "codex", "prompt": "secret"})
+    return sent
+
+
+@pytest.fixture
+def gemini_sql(url: str, codex_mail: Message) -> Iterator[psycopg.Connection[object]]:
+    with psycopg.connect(as_role(url, "gemini"), autocommit=True) as conn:
+        yield conn  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("table", PRIVATE)
+def test_a_role_cannot_read_or_change_another_agents_rows(
+        gemini_sql: psycopg.Connection[object], table: str) -> None:
+    assert gemini_sql.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
+    assert gemini_sql.execute(f"UPDATE {table} SET agent = agent").rowcount == 0
+    assert gemini_sql.execute(f"DELETE FROM {table}").rowcount == 0
+
+
+def test_the_rows_were_there_for_their_owner(url: str, codex_mail: Message) -> None:
+    with psycopg.connect(as_role(url, "codex"), autocommit=True) as conn:
+        for table in PRIVATE:
+            assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() != (0,), table
+
+
+FORGERIES = {
+    "mail from codex": "INSERT INTO mail (agent, id, state, data, sender) VALUES "
+                       "('claude', 'f1', 'unread', '', 'codex')",
+    "mailslot's notice in codex's hand": "INSERT INTO mail (agent, id, state, data, "
+                                         "sender, written_by) VALUES ('claude', 'f5', "
+                                         "'unread', '', 'mailslot', 'codex')",
+    "a broadcast from codex": "INSERT INTO broadcasts (id, live, data, sender) VALUES "
+                              "('f2', true, '', 'codex')",
+    "codex's seen set": "INSERT INTO seen VALUES ('codex', 'f3')",
+    "codex's presence": "INSERT INTO presence VALUES ('codex', '9', '{}')",
+    "codex's gate": "INSERT INTO gates VALUES ('codex', 'open') ON CONFLICT (agent) DO "
+                    "UPDATE SET accept = 'open'",
+    "codex's members": "INSERT INTO members VALUES ('codex', 'gemini')",
+    "codex's fence": "INSERT INTO fences VALUES ('codex', 's1', 'forged')",
+    "codex's latest session": "INSERT INTO latest_sessions VALUES ('codex', 'x', 'y')",
+    "a wake for mail gemini did not send": "INSERT INTO wakes (agent, id, attempt, "
+                                           "not_before) SELECT 'codex', %s, 1, 0",
+    "a pass through codex's gate for claude's mail": "INSERT INTO passed SELECT 'codex', %s",
+    "a request in claude's name": "INSERT INTO requests VALUES ('codex', 'claude', 'f4')",
+    "a session log row of codex": "INSERT INTO session_log (record, agent) VALUES "
+                                  "('{}', 'codex')",
+}
+
+
+@pytest.mark.parametrize("what", FORGERIES)
+def test_a_role_cannot_forge_another_agents_rows(
+        gemini_sql: psycopg.Connection[object], codex_mail: Message, what: str) -> None:
+    sql = FORGERIES[what]
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        gemini_sql.execute(sql, (codex_mail.id,) if "%s" in sql else ())  # type: ignore[arg-type]
+
+
+def test_shared_directory_tables_are_readable_but_not_writable(
+        gemini_sql: psycopg.Connection[object]) -> None:
+    """Who is online, whose inbox is gated and the broadcasts are for everyone to
+    read; only their owner changes them (a broadcast: only its sender retracts it)."""
+    for table in ("presence", "gates", "members", "broadcasts"):
+        assert gemini_sql.execute(f"SELECT count(*) FROM {table}").fetchone() != (0,)
+    assert gemini_sql.execute("UPDATE broadcasts SET live = false").rowcount == 0
+    assert gemini_sql.execute("UPDATE gates SET accept = 'open'").rowcount == 0
+    assert gemini_sql.execute("DELETE FROM presence").rowcount == 0
+    assert gemini_sql.execute("SELECT count(*) FROM quarantine").fetchone() == (0,)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        gemini_sql.execute("INSERT INTO quarantine VALUES ('codex', 'x', '')")
+    for table in ("archived_mail", "agent_roles"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            gemini_sql.execute(f"SELECT * FROM {table}")
+
+
+def test_an_agent_role_still_does_everything_an_agent_does(
+        url: str, codex_mail: Message) -> None:
+    """Through mailslot as gemini's role: send to a gated, opted-in inbox (the wake,
+    the request and the pass are written for codex), broadcast and retract, presence,
+    reading and marking its own mail; and codex's role answering the request (a notice
+    from mailslot, written by codex's role)."""
+    store: Store = open_store(as_role(url, "gemini"))
+    gemini = Mailbox(store, Identity("gemini", "--agent"))
+    asked = gemini.gate.join("codex", "please")
+    own = gemini.broadcast("mine", "x")
+    gemini.retract(own.id)
+    Beacon(store, "gemini").announce()
+    reply = Mailbox(open_store(url), Identity("claude", "--agent")).send("gemini", "hi", "y")
+    assert reply.id in [i.message.id for i in gemini.inbox()]  # and the broadcast
+    gemini.done([reply.id])
+    assert open_store(url).requests("codex").get("gemini") == asked.id
+    codex = Mailbox(open_store(as_role(url, "codex")), Identity("codex", "--agent"))
+    assert codex.gate.admit("gemini")  # mailslot tells gemini, in codex's hand
+    admin = open_store(url)
+    told = [admin.load("gemini", i)[0] for i, _ in admin.entries("gemini", ["unread"])]
+    assert [m.sender for m in told if m.subject == "codex admitted you"] == ["mailslot"]
+    assert admin.state_of("codex", asked.id) == "unread"
+    assert [e.message_id for e in admin.wake_pending("codex")] == sorted(
+        [codex_mail.id, asked.id])
+    assert "gemini" not in admin.requests("codex")  # answered
+    assert admin.state_of("gemini", reply.id) == "done"
+    with pytest.raises(StoreError, match="permission denied"):
+        store.notify_queue(0).wake_enqueue(WakeEntry(codex_mail.id, "codex"))
+
+
+def test_mail_slipped_into_a_gated_inbox_by_sql_is_set_aside_by_its_owner_role(
+        url: str, codex_mail: Message) -> None:
+    """Gemini's role writes to codex's gated inbox by direct SQL, skipping the gate
+    (the sender really is gemini: that much the policies enforce). Codex, reading as
+    its own role, never sees it: the door sets it aside and tells gemini."""
+    stray = make_message(sender="gemini", to=("codex",))
+    with psycopg.connect(as_role(url, "gemini"), autocommit=True) as conn:
+        conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES "
+                     "('codex', %s, 'unread', %s, 'gemini')", (stray.id, to_bytes(stray)))
+    codex = Mailbox(open_store(as_role(url, "codex")), Identity("codex", "--agent"))
+    assert stray.id not in [i.message.id for i in codex.inbox()]
+    admin = open_store(url)
+    assert admin.state_of("codex", stray.id) is None
+    told = [admin.load("gemini", i)[0].subject for i, _ in admin.entries("gemini", ["unread"])]
+    assert told == ["your message to codex was set aside"]
