@@ -54,6 +54,16 @@ def log(root: Path) -> list[dict[str, Any]]:
     return FileStore(root).started_sessions()
 
 
+def own_server(argv: list[str]) -> list[str] | None:
+    """The args of the ``mailslot`` server a Claude argv's ``--mcp-config`` gives."""
+    given = [a for a in argv if a.startswith("--mcp-config=")]
+    if not given:
+        return None
+    server = json.loads(given[0].partition("=")[2])["mcpServers"]["mailslot"]
+    assert os.path.basename(server["command"]) == "mailslot"
+    return list(server["args"])
+
+
 def one_call(record: Path) -> dict[str, Any]:
     return wait_until(lambda: calls(record), what="the fake host to run")[0]
 
@@ -439,7 +449,8 @@ def test_recovery_starts_a_gone_agent_once_and_only_when_opted_in(
             assert not calls(record) and "was not found" in out and not log(root)
             return
         (seen,) = calls(record)
-        assert seen["argv"] == ["--continue", "--permission-mode=default"]
+        assert seen["argv"][:2] == ["--continue", "--permission-mode=default"]
+        assert own_server(seen["argv"]) == ["serve", "--agent", "builder", "--dir", str(root)]
         assert seen["env"]["MAILSLOT_AGENT"] == "builder" and seen["cwd"] == str(project)
         wait_until(lambda: lines.exists() and first.id in lines.read_text(), 60,
                    what="the wake")
@@ -453,3 +464,113 @@ def test_recovery_starts_a_gone_agent_once_and_only_when_opted_in(
         assert len(calls(record)) == 1 and len(log(root)) == 1  # started once
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+# ---- issue 15 review: each started session's own MCP server, and a clean environment --
+
+def test_register_as_gives_each_host_its_own_server_speaking_as_that_name(
+        box: Box, root: Path, bin_dir: Path, project: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder's installed server may name another agent (`--agent` beats
+    MAILSLOT_AGENT), so each host is given a `mailslot` server of the session's own."""
+    system = isolated / "gemini-system.json"
+    system.write_text(json.dumps({"admin": {"secureModeEnabled": True},
+                                  "mcpServers": {"corp": {"command": "corp-mcp"}}}))
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(system))
+    launch(root)
+    expected = ["serve", "--agent", "b-claude", "--dir", str(root)]
+    seen: dict[str, dict[str, Any]] = {}
+    for host in ("claude", "codex", "copilot", "gemini"):
+        record = fake_host(bin_dir, host)
+        start(box("orchestrator"), Request(host, str(project), "hi", register_as=f"b-{host}"),
+              via="mcp")
+        seen[host] = one_call(record)
+    assert own_server(seen["claude"]["argv"][:-2]) == expected
+    codex = seen["codex"]["argv"]
+    args = codex[codex.index("-c", codex.index("-c") + 1) + 1]
+    assert args == "mcp_servers.mailslot.args=" + json.dumps(
+        ["serve", "--agent", "b-codex", "--dir", str(root)])
+    assert codex.index("--") > codex.index(args)
+    (copilot,) = [a for a in seen["copilot"]["argv"] if a.startswith("--additional-mcp-config=")]
+    server = json.loads(copilot.partition("=")[2])["mcpServers"]["mailslot"]
+    assert server["args"] == ["serve", "--agent", "b-copilot", "--dir", str(root)]
+    private = Path(seen["gemini"]["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+    settings = json.loads(private.read_text())
+    assert settings["admin"] == {"secureModeEnabled": True}  # the admin's settings kept
+    assert settings["mcpServers"]["corp"] == {"command": "corp-mcp"}
+    assert settings["mcpServers"]["mailslot"]["args"] == [
+        "serve", "--agent", "b-gemini", "--dir", str(root)]
+    assert stat.S_IMODE(private.parent.stat().st_mode) == 0o700
+    agents = FileStore(root).load_config()["agents"]
+    assert agents["b-copilot"]["wake_method"] == "copilot"
+    assert all(agents[f"b-{h}"].get("own_server") for h in ("claude", "gemini", "copilot"))
+
+
+def test_without_register_as_no_server_is_added(box: Box, root: Path, bin_dir: Path,
+                                                project: Path) -> None:
+    record = fake_host(bin_dir, "claude")
+    launch(root)
+    start(box("orchestrator"), Request("claude", str(project), "hi"), via="mcp")
+    assert own_server(one_call(record)["argv"]) is None
+
+
+def test_unreadable_gemini_system_settings_refuse_the_start(
+        box: Box, root: Path, bin_dir: Path, project: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    system = isolated / "gemini-system.json"
+    system.write_text("{not json")
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(system))
+    record = fake_host(bin_dir, "gemini")
+    launch(root)
+    with pytest.raises(Refused, match="system settings"):
+        start(box("orchestrator"), Request("gemini", str(project), "hi", register_as="g"),
+              via="mcp")
+    assert not calls(record) and not log(root)
+
+
+@pytest.mark.parametrize("handoff", ["background", "tmux"])
+def test_the_callers_own_mailslot_environment_never_reaches_the_session(
+        box: Box, root: Path, bin_dir: Path, project: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch, handoff: str) -> None:
+    if handoff == "tmux" and shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    if handoff == "tmux":  # a fake that reads its terminal, as the real one does
+        socket, record = tmux_claude(bin_dir, monkeypatch, "env")
+    else:
+        socket, record = "unused", fake_host(bin_dir, "claude")
+    launch(root, tmux_socket=socket)
+    orchestrator = box("orchestrator")
+    leaked = {"MAILSLOT_AGENT": "orchestrator", "MAILSLOT_PEER_OF": "orchestrator",
+              "MAILSLOT_CREDENTIAL": str(isolated / "cred.json"),
+              "MAILSLOT_STORE": str(isolated / "elsewhere")}
+    for key, value in leaked.items():
+        monkeypatch.setenv(key, value)
+    try:
+        if handoff == "tmux":  # a server started with the caller's environment
+            subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "other",
+                            "sleep", "600"], check=True)
+        done = start(orchestrator, Request("claude", str(project), "hi", handoff=handoff),
+                     via="mcp")
+        assert done.outcome != "failed", done.error
+        env = one_call(record)["env"]
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+    assert env["MAILSLOT_DIR"] == str(root)
+    assert all(not env.get(key) for key in leaked), {k: env.get(k) for k in leaked}
+
+
+def test_copilot_wake_resumes_the_session_with_its_own_server(
+        root: Path, bin_dir: Path, project: Path) -> None:
+    from mailslot.wake.methods import Job
+    from mailslot.wake.registry import method_for
+
+    record = fake_host(bin_dir, "copilot")
+    cfg = {"wake_method": "copilot", "session_id": "abc-1", "cwd": str(project),
+           "own_server": True, "executable": str(bin_dir / "copilot")}
+    method = method_for("builder", "copilot").from_config("builder", cfg)
+    message = Mailbox(FileStore(root), None).store  # only its location is read
+    job = Job("builder", (), "-you have mail", message, 30)
+    assert method.wake(job).ok
+    argv = one_call(record)["argv"]
+    assert argv[:2] == ["--resume=abc-1", "--prompt=-you have mail"]
+    assert any(a.startswith("--additional-mcp-config=") and '"builder"' in a for a in argv)

@@ -12,6 +12,7 @@ from typing import Any
 
 from .errors import InvalidInput, Refused
 from .wake.launchers import Host
+from .wake.session_mcp import clean_environ
 from .wake.tmux import SOCKET_NAME
 
 DEFAULT_MAX_RUNNING = 4
@@ -130,12 +131,19 @@ def open_window(server: list[str], argv: list[str], env: dict[str, str], folder:
     """Start ``argv`` in a new window of the ``mailslot`` tmux session (made if absent);
     with several arguments tmux runs the program itself, never through a shell."""
     def tmux(*args: str) -> subprocess.CompletedProcess[str]:
-        try:
+        try:  # a server this starts must not take the caller's MAILSLOT_* as its own
             return subprocess.run(["tmux", *server, *args], capture_output=True, text=True,
-                                  timeout=HOST_TIMEOUT, check=False)
+                                  timeout=HOST_TIMEOUT, check=False, env=clean_environ())
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise Failed(f"tmux could not be run ({type(exc).__name__})") from None
 
+    # A running server's global environment is every new window's; a MAILSLOT_* there
+    # (from whoever started the server) is blanked, which mailslot reads as unset.
+    shown = tmux("show-environment", "-g").stdout if tmux("has-session").returncode == 0 \
+        else ""
+    inherited = {line.split("=", 1)[0] for line in shown.splitlines()
+                 if line.startswith("MAILSLOT_") and "=" in line}
+    env = {**dict.fromkeys(sorted(inherited - set(env)), ""), **env}
     where = ["-c", folder, "-n", title, "-P", "-F", "#{pane_id} #{pane_pid}"]
     where += [part for k, v in env.items() for part in ("-e", f"{k}={v}")]
     if tmux("has-session", "-t", f"={TMUX_SESSION}").returncode == 0:

@@ -31,6 +31,7 @@ from .ids import sender_of
 from .names import check_name
 from .posting import now
 from .presence import pid_alive
+from .wake import session_mcp
 from .wake.agentapi import TOKEN_ENV, read_credentials
 from .wake.launchers import HOSTS, Antigravity, Host, Start
 from .wake.methods import bypass_flag
@@ -191,15 +192,24 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
         raise Refused(f"{limit} started sessions are running (config.json: "
                       "launch.max_running); wait for one to end")
     session_id = str(uuid.uuid4()) if host.session_ids else None
+    location = box.store.location
+    env = session_mcp.store_env(location)
+    own = session_mcp.Override()
+    if register is not None:
+        env["MAILSLOT_AGENT"] = register
+        if host.name in session_mcp.HOSTS:  # its own server, whatever the folder's says
+            own = session_mcp.override(host.name, register, location, write=False)
     plan = Start(prompt, request.handoff, name, model, request.effort, mode, session_id,
-                 request.project)
+                 request.project, tuple(own.args))
     argv = host.argv(rails.executable(), plan)
     flag = bypass_flag(argv[:-1])
     if flag is not None and mode not in host.bypass:
         raise Refused(f"{flag} would skip {host.name}'s permission prompts")
-    env = {"MAILSLOT_DIR": box.store.location}
-    if register is not None:
-        env["MAILSLOT_AGENT"] = register
+    try:
+        if register is not None and own.env:  # now that every check passed: write it
+            env.update(session_mcp.override(host.name, register, location).env)
+    except session_mcp.SettingsError as exc:
+        raise Refused(str(exc)) from None
     result = _run(box, host, rails, plan, argv, env, folder)
     _log(box, request, result, caller, via, prompt, config.owner)
     if register is not None and result.outcome != "failed":
@@ -232,7 +242,7 @@ def _run(box: Mailbox, host: Host, rails: Guardrails, plan: Start, argv: list[st
 
 def _background(argv: list[str], env: dict[str, str], folder: str) -> int:
     try:
-        proc = subprocess.Popen(argv, cwd=folder, env={**os.environ, **env},
+        proc = subprocess.Popen(argv, cwd=folder, env={**session_mcp.clean_environ(), **env},
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True,
                                 close_fds=True)
@@ -254,7 +264,8 @@ def _conversation(rails: Guardrails, plan: Start, env: dict[str, str]) -> dict[s
         raise Failed(found)
     argv = Antigravity.conversation_argv(rails.executable(), found.address, plan)
     try:
-        done = subprocess.run(argv, env={**os.environ, **env, TOKEN_ENV: found.token},
+        done = subprocess.run(argv, env={**session_mcp.clean_environ(), **env,
+                                         TOKEN_ENV: found.token},
                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=HOST_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -290,6 +301,8 @@ def _register(box: Mailbox, name: str, host: Host, result: Started, rails: Guard
     elif host.wake_method is not None and result.session_id is not None:
         entry = {"wake_on_mail": True, "wake_method": host.wake_method,
                  "session_id": result.session_id, "cwd": result.folder}
+        if host.name in session_mcp.HOSTS:
+            entry["own_server"] = True  # a woken turn speaks as NAME too
         if host.name == "antigravity":
             entry = {"wake_on_mail": True, "wake_method": host.wake_method,
                      "conversation_id": result.session_id,

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from ..errors import StoreError
 from ..message import Message
 from ..store.base import Store
-from . import process
+from . import process, session_mcp
 from .process import Spawn
 
 BYPASS_FLAGS = frozenset({
@@ -81,7 +81,7 @@ class Field:
     name: str
     help: str
     required: bool = True
-    kind: str = "text"  # "text", "argv" (a JSON list of strings) or "number": for forms
+    kind: str = "text"  # "text", "argv" (JSON list of strings), "number", "bool": for forms
 
 
 @dataclass(frozen=True)
@@ -271,11 +271,23 @@ class ResumeMethod(ArgvMethod):
         Field("executable", "the host's program, if not the default name on PATH",
               required=False),
         _CWD,
+        Field("own_server", "true: the woken turn gets its own mailslot MCP server speaking "
+              "as this agent, whatever the folder's settings name (set by `mailslot start "
+              "--register-as`)", required=False, kind="bool"),
     )
 
-    def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None) -> None:
+    def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None,
+                 own_server: bool = False) -> None:
         super().__init__(agent, executable, cwd)
         self.session_id = session_id
+        self.own_server = own_server
+
+    def own(self, job: Job, write: bool = True) -> session_mcp.Override:
+        """The agent's own MCP server for this turn (nothing unless ``own_server``)."""
+        if not self.own_server:
+            return session_mcp.Override()
+        return session_mcp.override(self.program, self.agent, job.store.location,
+                                    write=write)
 
     def session(self, job: Job) -> str | None:
         """The session to wake: as configured, or the latest the hooks recorded."""
@@ -294,14 +306,33 @@ class ResumeMethod(ArgvMethod):
         if self.session(job) is None:
             return Outcome(False, f"no {self.program} session of {self.agent} is recorded "
                            "yet (its SessionStart hook records the latest)")
-        return super().spawn(job)
+        try:
+            own = self.own(job)
+        except session_mcp.SettingsError as exc:
+            return Outcome(False, str(exc), retry=False)
+        return Spawn([*self.argv(job), *own.args], {**child_env(job), **own.env},
+                     cwd=self.cwd)
+
+    def preview(self, job: Job) -> list[str]:
+        lines = super().preview(job)
+        own = self.own(job, write=False)
+        if own.args or own.env:
+            lines.append("own MCP server: " + " ".join([*own.args, *(
+                f"{k}={v}" for k, v in own.env.items())]))
+        return lines
 
     @classmethod
     def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ResumeMethod:
         session = text_field(agent, cfg, "session_id", pattern=SESSION_ID,
                              what="a session id (letters, digits, '.', '_', ':', '-')")
         executable = text_field(agent, cfg, "executable", required=False) or cls.program
-        return cls(agent, str(session), executable, text_field(agent, cfg, "cwd", required=False))
+        own = cfg.get("own_server", False)
+        if not isinstance(own, bool):
+            raise StoreError(f"{where(agent, 'own_server')} must be true or false")
+        if own and cls.program not in session_mcp.HOSTS:
+            raise StoreError(f"{where(agent, 'own_server')} is not supported by {cls.name}")
+        return cls(agent, str(session), executable, text_field(agent, cfg, "cwd", required=False),
+                   own)
 
 
 class ClaudeMethod(ResumeMethod):
@@ -357,6 +388,22 @@ class GeminiMethod(ResumeMethod):
 
     def resume(self, job: Job, session: str) -> list[str]:
         return [self.executable, "--resume", session, "-p", job.notice]
+
+
+class CopilotMethod(ResumeMethod):
+    name = "copilot"
+    program = "copilot"
+    summary = "resumes a Copilot CLI session: copilot --resume=ID --prompt=NOTICE"
+    needs = ("`copilot` on the watcher's PATH, logged in", "the session's id (`session_id`)",
+             "`cwd`: the folder the session ran in")
+    limits = (
+        "runs a separate non-interactive turn in that session, not inside an open terminal",
+        "keeps Copilot's tool approvals: in prompt mode a tool not allowed is refused",
+    )
+
+    def resume(self, job: Job, session: str) -> list[str]:
+        # both glued to their flag: a notice starting with "-" is still the prompt
+        return [self.executable, f"--resume={session}", f"--prompt={job.notice}"]
 
 
 class UnsupportedMethod(WakeMethod):

@@ -30,6 +30,7 @@ from ..guardrails import Failed, Guardrails, open_window
 from ..posting import now
 from ..presence import summarize
 from ..store import Store
+from . import session_mcp
 from .launchers import HOSTS
 from .methods import OK, Outcome, bypass_flag, where
 
@@ -79,12 +80,15 @@ def recover(store: Store, agent: str, fields: Mapping[str, Any]) -> Outcome | No
         host = HOSTS[recipe["host"]]
         rails = Guardrails(config.launch(), host)
         mode = rails.permission_mode(None)
-        argv = host.continue_argv(rails.executable(), mode)
+        own = session_mcp.override(host.name, agent, store.location)
+        argv = [*host.continue_argv(rails.executable(), mode), *own.args]
         flag = bypass_flag(argv)
         if flag is not None and mode not in host.bypass:
             return Outcome(False, f"restart refused: {flag}", retry=False)
-        env = {"MAILSLOT_DIR": store.location, "MAILSLOT_AGENT": agent}
+        env = {**session_mcp.store_env(store.location), "MAILSLOT_AGENT": agent, **own.env}
         target, pid = open_window(server, argv, env, recipe["folder"], agent)
+    except session_mcp.SettingsError as exc:
+        return Outcome(False, f"could not start {agent} again: {exc}", retry=False)
     except Failed as exc:
         return Outcome(False, f"could not start {agent} again: {exc}")
     except MailslotError as exc:
