@@ -19,6 +19,7 @@ DEFAULT_MAX_RUNNING = 4
 TMUX_SESSION = "mailslot"
 _MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
 HOST_TIMEOUT = 30.0
+_TOOL = re.compile(r"[A-Za-z0-9_.-]{1,64}(\([^()\x00-\x1f]{0,200}\))?")
 
 
 def matches(pattern: str, model: str) -> bool:
@@ -91,6 +92,21 @@ class Guardrails:
             raise Refused(f"permission mode {mode!r} {kind}is not in "
                           f"{self._where('allowed_permission_modes')}")
         return mode
+
+    def allow_tools(self) -> list[str]:
+        """Copilot's ``--allow-tool`` patterns the owner listed (``allow_tools``): Copilot
+        keeps no approvals between runs, so a started ``-p`` session may use a tool only
+        if the owner listed it here (e.g. ``"mailslot"``: every tool of the session's
+        mailslot server). Never a bypass: ``--allow-all-tools`` stays a permission mode."""
+        value = self.entry.get("allow_tools", [])
+        if not isinstance(value, list) or not all(
+                isinstance(t, str) and _TOOL.fullmatch(t) for t in value):
+            raise Refused(f"{self._where('allow_tools')} must be a list of Copilot tool "
+                          f"patterns such as \"mailslot\" or \"shell(git:*)\"; every "
+                          f"{self.host.name} start is refused until it is fixed")
+        if value and self.host.name != "copilot":
+            raise Refused(f"{self._where('allow_tools')} is for copilot only")
+        return [f"--allow-tool={t}" for t in value]
 
     def executable(self) -> str:
         return self._text("executable") or self.host.program

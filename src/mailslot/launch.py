@@ -200,7 +200,7 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
         if host.name in session_mcp.HOSTS:  # its own server, whatever the folder's says
             own = session_mcp.override(host.name, register, location, write=False)
     plan = Start(prompt, request.handoff, name, model, request.effort, mode, session_id,
-                 request.project, tuple(own.args))
+                 request.project, (*own.args, *rails.allow_tools()))
     argv = host.argv(rails.executable(), plan)
     flag = bypass_flag(argv[:-1])
     if flag is not None and mode not in host.bypass:
