@@ -469,41 +469,28 @@ def test_recovery_starts_a_gone_agent_once_and_only_when_opted_in(
 # ---- issue 15 review: each started session's own MCP server, and a clean environment --
 
 def test_register_as_gives_each_host_its_own_server_speaking_as_that_name(
-        box: Box, root: Path, bin_dir: Path, project: Path, isolated: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        box: Box, root: Path, bin_dir: Path, project: Path) -> None:
     """The folder's installed server may name another agent (`--agent` beats
     MAILSLOT_AGENT), so each host is given a `mailslot` server of the session's own."""
-    system = isolated / "gemini-system.json"
-    system.write_text(json.dumps({"admin": {"secureModeEnabled": True},
-                                  "mcpServers": {"corp": {"command": "corp-mcp"}}}))
-    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(system))
     launch(root)
-    expected = ["serve", "--agent", "b-claude", "--dir", str(root)]
     seen: dict[str, dict[str, Any]] = {}
-    for host in ("claude", "codex", "copilot", "gemini"):
+    for host in ("claude", "codex", "copilot"):
         record = fake_host(bin_dir, host)
         start(box("orchestrator"), Request(host, str(project), "hi", register_as=f"b-{host}"),
               via="mcp")
         seen[host] = one_call(record)
-    assert own_server(seen["claude"]["argv"][:-2]) == expected
+    assert own_server(seen["claude"]["argv"][:-2]) == [
+        "serve", "--agent", "b-claude", "--dir", str(root)]
     codex = seen["codex"]["argv"]
-    args = codex[codex.index("-c", codex.index("-c") + 1) + 1]
-    assert args == "mcp_servers.mailslot.args=" + json.dumps(
+    args = "mcp_servers.mailslot.args=" + json.dumps(
         ["serve", "--agent", "b-codex", "--dir", str(root)])
-    assert codex.index("--") > codex.index(args)
+    assert codex[codex.index(args) - 1] == "-c" and codex.index("--") > codex.index(args)
     (copilot,) = [a for a in seen["copilot"]["argv"] if a.startswith("--additional-mcp-config=")]
     server = json.loads(copilot.partition("=")[2])["mcpServers"]["mailslot"]
     assert server["args"] == ["serve", "--agent", "b-copilot", "--dir", str(root)]
-    private = Path(seen["gemini"]["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
-    settings = json.loads(private.read_text())
-    assert settings["admin"] == {"secureModeEnabled": True}  # the admin's settings kept
-    assert settings["mcpServers"]["corp"] == {"command": "corp-mcp"}
-    assert settings["mcpServers"]["mailslot"]["args"] == [
-        "serve", "--agent", "b-gemini", "--dir", str(root)]
-    assert stat.S_IMODE(private.parent.stat().st_mode) == 0o700
     agents = FileStore(root).load_config()["agents"]
     assert agents["b-copilot"]["wake_method"] == "copilot"
-    assert all(agents[f"b-{h}"].get("own_server") for h in ("claude", "gemini", "copilot"))
+    assert agents["b-claude"]["own_server"] and agents["b-copilot"]["own_server"]
 
 
 def test_without_register_as_no_server_is_added(box: Box, root: Path, bin_dir: Path,
@@ -514,18 +501,25 @@ def test_without_register_as_no_server_is_added(box: Box, root: Path, bin_dir: P
     assert own_server(one_call(record)["argv"]) is None
 
 
-def test_unreadable_gemini_system_settings_refuse_the_start(
-        box: Box, root: Path, bin_dir: Path, project: Path, isolated: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    system = isolated / "gemini-system.json"
-    system.write_text("{not json")
-    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(system))
+def test_gemini_register_as_is_refused_where_the_folder_names_another_agent(
+        box: Box, root: Path, bin_dir: Path, project: Path) -> None:
+    """Gemini has no per-session MCP settings: a folder whose server is bound to another
+    agent would make the session speak as that agent, so nothing starts."""
     record = fake_host(bin_dir, "gemini")
-    launch(root)
-    with pytest.raises(Refused, match="system settings"):
+    launch(root, gemini={"default_model": "gemini-2.5-flash"})
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"mcpServers": {"mailslot": {
+        "command": "mailslot", "args": ["serve", "--agent", "folder-default"]}}}))
+    with pytest.raises(Refused, match="registers mailslot as agent 'folder-default'"):
         start(box("orchestrator"), Request("gemini", str(project), "hi", register_as="g"),
               via="mcp")
     assert not calls(record) and not log(root)
+    settings.write_text(json.dumps({"mcpServers": {"mailslot": {
+        "command": "mailslot", "args": ["serve"]}}}))  # reads MAILSLOT_AGENT: accepted
+    start(box("orchestrator"), Request("gemini", str(project), "hi", register_as="g"),
+          via="mcp")
+    assert one_call(record)["env"]["MAILSLOT_AGENT"] == "g"
 
 
 @pytest.mark.parametrize("handoff", ["background", "tmux"])

@@ -197,19 +197,17 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
     own = session_mcp.Override()
     if register is not None:
         env["MAILSLOT_AGENT"] = register
-        if host.name in session_mcp.HOSTS:  # its own server, whatever the folder's says
-            own = session_mcp.override(host.name, register, location, write=False)
+        own = session_mcp.override(host.name, register, location)  # whatever the folder's says
+        conflict = session_mcp.gemini_conflict(folder, register) if host.name == "gemini" \
+            else None
+        if conflict is not None:
+            raise Refused(conflict)
     plan = Start(prompt, request.handoff, name, model, request.effort, mode, session_id,
                  request.project, (*own.args, *rails.allow_tools()))
     argv = host.argv(rails.executable(), plan)
     flag = bypass_flag(argv[:-1])
     if flag is not None and mode not in host.bypass:
         raise Refused(f"{flag} would skip {host.name}'s permission prompts")
-    try:
-        if register is not None and own.env:  # now that every check passed: write it
-            env.update(session_mcp.override(host.name, register, location).env)
-    except session_mcp.SettingsError as exc:
-        raise Refused(str(exc)) from None
     result = _run(box, host, rails, plan, argv, env, folder)
     _log(box, request, result, caller, via, prompt, config.owner)
     if register is not None and result.outcome != "failed":

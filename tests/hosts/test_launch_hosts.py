@@ -6,7 +6,9 @@ starts a background session registered as ``builder``, and the real host
 
 * runs, and its first request shows the prompt after the agent notice;
 * speaks as ``builder`` (its mail reaches the orchestrator from ``builder``), through the
-  per-session server mailslot gave it, not the folder's;
+  per-session server mailslot gave it, not the folder's (Gemini has no per-session MCP
+  settings: its start is refused while the folder's server names another agent, and
+  runs as ``builder`` once that server reads ``MAILSLOT_AGENT``);
 * is woken by mail to ``builder`` (claude, gemini, copilot: a resumed turn in the
   session id mailslot chose), and that turn reads ``builder``'s mail.
 
@@ -45,6 +47,18 @@ def _alive(pid: int) -> bool:
 
 def _start(w: World, host: str) -> dict[str, Any]:
     w.install("folder-default")
+    if host == "gemini":  # no per-session server: the folder's must read MAILSLOT_AGENT
+        refused = w.mailslot("--agent", "orchestrator", "start", host, "--folder",
+                             str(w.project), "--register-as", "builder", "--prompt", "x",
+                             check=False)
+        assert refused.returncode != 0 and "registers mailslot as agent 'folder-default'" \
+            in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+        settings = w.project / ".gemini" / "settings.json"
+        data = json.loads(settings.read_text())
+        data["mcpServers"]["mailslot"]["args"] = [
+            a for a in data["mcpServers"]["mailslot"]["args"]
+            if a not in ("--agent", "folder-default")]
+        settings.write_text(json.dumps(data))
     w.mailbox.mkdir(mode=0o700, exist_ok=True)
     (w.mailbox / "config.json").write_text(json.dumps(
         {"owner": "sarah", "launch": {host: LAUNCH[host]}}), encoding="utf-8")
@@ -91,4 +105,5 @@ def test_started_session_runs_speaks_as_its_name_and_is_woken(host: str,
         # the resumed turn's server read builder's inbox: the body came back as its result
         assert any("WAKE-BODY-7f3a" in t for t in texts), [r["reply"] for r in later]
     agent = json.loads((w.mailbox / "config.json").read_text())["agents"]["builder"]
-    assert agent["session_id"] == started["session_id"] and agent["own_server"] is True
+    assert agent["session_id"] == started["session_id"]
+    assert agent.get("own_server", False) is (host != "gemini")

@@ -272,8 +272,8 @@ class ResumeMethod(ArgvMethod):
               required=False),
         _CWD,
         Field("own_server", "true: the woken turn gets its own mailslot MCP server speaking "
-              "as this agent, whatever the folder's settings name (set by `mailslot start "
-              "--register-as`)", required=False, kind="bool"),
+              "as this agent, whatever the folder's settings name (claude, codex, copilot; "
+              "set by `mailslot start --register-as`)", required=False, kind="bool"),
     )
 
     def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None,
@@ -282,12 +282,11 @@ class ResumeMethod(ArgvMethod):
         self.session_id = session_id
         self.own_server = own_server
 
-    def own(self, job: Job, write: bool = True) -> session_mcp.Override:
+    def own(self, job: Job) -> session_mcp.Override:
         """The agent's own MCP server for this turn (nothing unless ``own_server``)."""
         if not self.own_server:
             return session_mcp.Override()
-        return session_mcp.override(self.program, self.agent, job.store.location,
-                                    write=write)
+        return session_mcp.override(self.program, self.agent, job.store.location)
 
     def session(self, job: Job) -> str | None:
         """The session to wake: as configured, or the latest the hooks recorded."""
@@ -306,19 +305,15 @@ class ResumeMethod(ArgvMethod):
         if self.session(job) is None:
             return Outcome(False, f"no {self.program} session of {self.agent} is recorded "
                            "yet (its SessionStart hook records the latest)")
-        try:
-            own = self.own(job)
-        except session_mcp.SettingsError as exc:
-            return Outcome(False, str(exc), retry=False)
+        own = self.own(job)
         return Spawn([*self.argv(job), *own.args], {**child_env(job), **own.env},
                      cwd=self.cwd)
 
     def preview(self, job: Job) -> list[str]:
         lines = super().preview(job)
-        own = self.own(job, write=False)
-        if own.args or own.env:
-            lines.append("own MCP server: " + " ".join([*own.args, *(
-                f"{k}={v}" for k, v in own.env.items())]))
+        own = self.own(job)
+        if own.args:
+            lines.append("own MCP server: " + " ".join(own.args))
         return lines
 
     @classmethod

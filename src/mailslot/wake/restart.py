@@ -87,8 +87,6 @@ def recover(store: Store, agent: str, fields: Mapping[str, Any]) -> Outcome | No
             return Outcome(False, f"restart refused: {flag}", retry=False)
         env = {**session_mcp.store_env(store.location), "MAILSLOT_AGENT": agent, **own.env}
         target, pid = open_window(server, argv, env, recipe["folder"], agent)
-    except session_mcp.SettingsError as exc:
-        return Outcome(False, f"could not start {agent} again: {exc}", retry=False)
     except Failed as exc:
         return Outcome(False, f"could not start {agent} again: {exc}")
     except MailslotError as exc:

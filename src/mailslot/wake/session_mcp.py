@@ -11,9 +11,12 @@ host's own per-session means (checked against each CLI's ``--help``, docs/launch
 * Codex: ``-c mcp_servers.mailslot.command=...`` and ``...args=[...]`` (config overrides
   for this run only);
 * Copilot CLI: ``--additional-mcp-config JSON``;
-* Gemini CLI: no flag, so ``GEMINI_CLI_SYSTEM_SETTINGS_PATH`` names a private copy of
-  the system settings (kept whole: an administrator's settings still apply) with the
-  ``mailslot`` server added; system settings override the user's and the project's.
+* Gemini CLI: no per-session means (no flag; a private system settings file through
+  ``GEMINI_CLI_SYSTEM_SETTINGS_PATH`` is skipped unless it and every folder above it
+  belong to root, as measured with Gemini CLI 0.61.0). A Gemini session takes its name
+  from ``MAILSLOT_AGENT``, which a ``mailslot serve`` registered without ``--agent``
+  reads; :func:`gemini_conflict` finds a registration naming another agent, and the
+  start is refused before anything runs.
 
 The mailbox is passed as ``--dir`` when it is a folder; a server URL may hold a
 password, so it is never an argument: the server reads it from ``MAILSLOT_STORE``,
@@ -26,20 +29,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 SERVER = "mailslot"
-GEMINI_SYSTEM_ENV = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
-_GEMINI_SYSTEM = {"linux": "/etc/gemini-cli/settings.json",
-                  "darwin": "/Library/Application Support/GeminiCli/settings.json",
-                  "win32": r"C:\ProgramData\gemini-cli\settings.json"}
-HOSTS = ("claude", "codex", "gemini", "copilot")
-
-
-class SettingsError(Exception):
-    """The host's own settings cannot be carried over (the start or wake fails)."""
+HOSTS = ("claude", "codex", "copilot")
+"""The hosts that take a per-session MCP server."""
 
 
 @dataclass(frozen=True)
@@ -67,9 +62,8 @@ def server_argv(agent: str, location: str) -> list[str]:
     return [*program, "serve", "--agent", agent, *tail]
 
 
-def override(host: str, agent: str, location: str, *, write: bool = True) -> Override:
-    """The per-session server for ``host`` (one of :data:`HOSTS`); ``write=False`` (a
-    preview) names Gemini's private settings file without writing it."""
+def override(host: str, agent: str, location: str) -> Override:
+    """The per-session server for ``host`` (one of :data:`HOSTS`; others: nothing)."""
     command, *args = server_argv(agent, location)
     entry: dict[str, object] = {"command": command, "args": args}
     if host == "claude":
@@ -83,39 +77,29 @@ def override(host: str, agent: str, location: str, *, write: bool = True) -> Ove
         if is_url(location):
             found.append(f'{key}.env_vars=["MAILSLOT_STORE"]')
         return Override([part for value in found for part in ("-c", value)])
-    if host == "gemini":
-        return Override(env={GEMINI_SYSTEM_ENV: str(_gemini_settings(agent, entry, write))})
-    raise ValueError(f"no per-session MCP server for {host}")
+    return Override()
 
 
-def _gemini_settings(agent: str, entry: dict[str, object], write: bool = True) -> Path:
-    """Write the private system settings for one Gemini run; returns its path."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = cache / "mailslot" / "sessions"
-    path = folder / f"gemini-{agent}.json"
-    if not write:
-        return path
-    given = os.environ.get(GEMINI_SYSTEM_ENV)
-    system = Path(given or _GEMINI_SYSTEM.get(sys.platform, _GEMINI_SYSTEM["linux"]))
-    settings: dict[str, object] = {}
-    if system.exists():
+def gemini_conflict(folder: str, agent: str) -> str | None:
+    """Why a Gemini session in ``folder`` would not speak as ``agent`` (``None``: it
+    would): a settings file Gemini reads there registers ``mailslot`` for another agent."""
+    for path in (Path(folder) / ".gemini" / "settings.json",
+                 Path.home() / ".gemini" / "settings.json"):
         try:
-            loaded = json.loads(system.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            loaded = None
-        if not isinstance(loaded, dict):
-            raise SettingsError(f"Gemini's system settings {system} cannot be read as a "
-                                "JSON object; they would be lost, so nothing was started")
-        settings = loaded
-    servers = settings.get("mcpServers")
-    settings["mcpServers"] = {**(servers if isinstance(servers, dict) else {}), SERVER: entry}
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(folder, 0o700)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".gemini-", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump(settings, out, indent=2)
-    os.replace(tmp, path)
-    return path
+            continue
+        servers = data.get("mcpServers") if isinstance(data, dict) else None
+        entry = servers.get(SERVER) if isinstance(servers, dict) else None
+        args = entry.get("args") if isinstance(entry, dict) else None
+        words = [str(w) for w in args] if isinstance(args, list) else []
+        bound = next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "--agent"), None)
+        if bound is not None and bound.lower() != agent:
+            return (f"{path} registers mailslot as agent {bound!r}, and Gemini CLI has no "
+                    f"per-session MCP settings, so the session would speak as {bound!r}, "
+                    f"not {agent!r}: register it there without --agent (mailslot serve "
+                    "then reads MAILSLOT_AGENT) or start another host")
+    return None
 
 
 def clean_environ() -> dict[str, str]:
