@@ -11,6 +11,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -568,3 +569,34 @@ def test_copilot_wake_resumes_the_session_with_its_own_server(
     argv = one_call(record)["argv"]
     assert argv[:2] == ["--resume=abc-1", "--prompt=-you have mail"]
     assert any(a.startswith("--additional-mcp-config=") and '"builder"' in a for a in argv)
+
+
+def test_a_failed_recovery_start_is_retried_once_then_the_sender_is_told(
+        box: Box, root: Path, project: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from mailslot.wake.runner import WakeRunner
+    from wake_helpers import events
+
+    configure(root, {"builder": {
+        "wake_on_mail": True, "wake_method": "tmux", "tmux_target": "%999",
+        "tmux_program": "claude", "restart": {"host": "claude", "folder": str(project), "continue": True,
+                    "handoff": "tmux"}}},
+        wake_retry={"attempts": 5, "backoff_seconds": 5, "backoff_factor": 1})
+    empty = isolated / "no-tmux-here"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))  # tmux cannot be run: every start fails
+    sent = box("orchestrator").send("builder", "wake up", "one")
+    now = [time.time() + 1]
+    runner = WakeRunner(FileStore(root), clock=lambda: now[0])
+    first = runner.run_agent("builder").results
+    assert first[0].retry_in == 5 and first[0].told is None
+    now[0] += 5
+    second = runner.run_agent("builder").results
+    assert second[0].told == "orchestrator" and runner.run_agent("builder").next_due is None
+    failed = [e for e in events(root) if e["event"] == "wake_failed"]
+    assert [(e["attempt"], e["final"]) for e in failed] == [(1, False), (2, True)]
+    assert failed[0]["reason"].startswith("could not start builder again: tmux")
+    notices = box("orchestrator").store.entries("orchestrator", ("unread",))
+    assert any(sent.id in json.dumps(box("orchestrator").read(i).as_dict(with_body=True))
+               for i, _ in notices)
+    assert not log(root)  # nothing started, nothing logged as started
