@@ -579,7 +579,8 @@ def test_a_failed_recovery_start_is_retried_once_then_the_sender_is_told(
 
     configure(root, {"builder": {
         "wake_on_mail": True, "wake_method": "tmux", "tmux_target": "%999",
-        "tmux_program": "claude", "restart": {"host": "claude", "folder": str(project), "continue": True,
+        "tmux_program": "claude",
+        "restart": {"host": "claude", "folder": str(project), "continue": True,
                     "handoff": "tmux"}}},
         wake_retry={"attempts": 5, "backoff_seconds": 5, "backoff_factor": 1})
     empty = isolated / "no-tmux-here"
