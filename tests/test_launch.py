@@ -601,3 +601,39 @@ def test_a_failed_recovery_start_is_retried_once_then_the_sender_is_told(
     assert any(sent.id in json.dumps(box("orchestrator").read(i).as_dict(with_body=True))
                for i, _ in notices)
     assert not log(root)  # nothing started, nothing logged as started
+
+
+def test_desktop_handoff_is_refused_in_one_line_where_the_app_is_absent(
+        box: Box, root: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("mailslot.guardrails.desktop_opener", lambda: None)
+    launch(root)
+    with pytest.raises(Refused, match="needs the Claude desktop app") as refused:
+        start(box("orchestrator"), Request("claude", str(project), "hi", handoff="desktop"),
+              via="mcp")
+    assert "\n" not in str(refused.value) and not log(root)
+
+
+def test_desktop_handoff_opens_a_claude_link_with_the_prompt_prefilled(
+        box: Box, root: Path, bin_dir: Path, project: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    record = fake_host(bin_dir, "opener")
+    monkeypatch.setattr("mailslot.guardrails.desktop_opener", lambda: [str(bin_dir / "opener")])
+    launch(root)
+    with pytest.raises(InvalidInput, match="cannot carry register_as"):
+        start(box("orchestrator"), Request("claude", str(project), "hi", handoff="desktop",
+                                           register_as="d"), via="mcp")
+    result = start(box("orchestrator"), Request(
+        "claude", str(project), "fix it & --dangerously-skip-permissions", handoff="desktop"),
+        via="mcp")
+    (link,) = one_call(record)["argv"]
+    parts = urlsplit(link)
+    assert (parts.scheme, parts.netloc, parts.path) == ("claude", "code", "/new")
+    query = parse_qs(parts.query)
+    assert query["folder"] == [str(project)]
+    assert query["q"][0].startswith("[mailslot] This prompt came from agent orchestrator")
+    assert query["q"][0].endswith("fix it & --dangerously-skip-permissions")
+    assert result.outcome == "handed_off" and result.pid is None
+    (entry,) = log(root)
+    assert entry["handoff"] == "desktop" and entry["outcome"] == "handed_off"

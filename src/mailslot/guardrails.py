@@ -6,9 +6,13 @@ can use them without importing the service that starts sessions for agents.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from .errors import InvalidInput, Refused
 from .wake.launchers import Host
@@ -136,6 +140,42 @@ class Guardrails:
         if not isinstance(socket, str) or not SOCKET_NAME.fullmatch(socket):
             raise Refused("config.json: launch.tmux_socket must be a tmux socket name")
         return ["-L", socket]
+
+
+DESKTOP_MAX_PROMPT = 14_000
+"""The Claude desktop app truncates a link's prompt at about this many characters."""
+
+
+def desktop_opener() -> list[str] | None:
+    """How to open a ``claude://`` link on this machine, if the Claude desktop app is
+    installed (macOS and Windows only: there is no Linux desktop app)."""
+    if sys.platform == "darwin":
+        apps = [Path("/Applications/Claude.app"), Path.home() / "Applications" / "Claude.app"]
+        return ["open"] if any(a.is_dir() for a in apps) else None
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA", "")
+        if local and (Path(local) / "AnthropicClaude").is_dir():
+            return ["rundll32", "url.dll,FileProtocolHandler"]
+    return None
+
+
+def desktop_link(prompt: str, folder: str) -> str:
+    """``claude://code/new?q=PROMPT&folder=FOLDER``: a new Code session in the desktop app
+    with the prompt prefilled (not sent: the person reads it and sends it)."""
+    return "claude://code/new?" + urlencode({"q": prompt, "folder": folder}, quote_via=quote)
+
+
+def open_link(opener: list[str], link: str) -> None:
+    """Hand ``link`` to the platform's opener, one argument, no shell."""
+    try:
+        done = subprocess.run([*opener, link], capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL,
+                              timeout=HOST_TIMEOUT, check=False, env=clean_environ())
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise Failed(f"{opener[0]} could not be run ({type(exc).__name__})") from None
+    if done.returncode != 0:
+        raise Failed(f"{opener[0]} could not open the claude:// link "
+                     f"(exit status {done.returncode})")
 
 
 class Failed(Exception):

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import guardrails
 from .errors import InvalidInput, Refused, StoreError
 from .guardrails import HOST_TIMEOUT, Failed, Guardrails, open_window
 from .ids import sender_of
@@ -39,7 +40,7 @@ from .wake.methods import bypass_flag
 if TYPE_CHECKING:
     from .mailbox import Mailbox
 
-HANDOFFS = ("background", "tmux")
+HANDOFFS = ("background", "tmux", "desktop")
 OUTCOMES = ("handed_off", "still_running", "background", "failed")
 _EFFORT = re.compile(r"[a-z]{1,16}")
 _PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
@@ -187,6 +188,7 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
     prompt = request.prompt
     if via == "mcp" or (caller is not None and caller != owner):
         prompt = notice(str(caller), owner) + prompt
+    opener = _desktop_checks(request, prompt) if request.handoff == "desktop" else None
     limit = rails.max_running()
     if running(box) >= limit:
         raise Refused(f"{limit} started sessions are running (config.json: "
@@ -208,15 +210,33 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
     flag = bypass_flag(argv[:-1])
     if flag is not None and mode not in host.bypass:
         raise Refused(f"{flag} would skip {host.name}'s permission prompts")
-    result = _run(box, host, rails, plan, argv, env, folder)
+    result = _run(box, host, rails, plan, argv, env, folder, opener)
     _log(box, request, result, caller, via, prompt, config.owner)
     if register is not None and result.outcome != "failed":
         _register(box, register, host, result, rails)
     return result
 
 
+def _desktop_checks(request: Request, prompt: str) -> list[str]:
+    """A desktop handoff only prefills a prompt in the app: it carries no model, effort,
+    identity or session id, so those are refused rather than silently dropped."""
+    opener = guardrails.desktop_opener()
+    if opener is None:
+        raise Refused("handoff desktop needs the Claude desktop app, which is not installed "
+                      "here (macOS and Windows only); use background or tmux")
+    for given, what in ((request.model, "model"), (request.effort, "effort"),
+                        (request.register_as, "register_as"), (request.name, "name")):
+        if given is not None:
+            raise InvalidInput(f"handoff desktop cannot carry {what}: the app chooses it "
+                               "(use background or tmux)")
+    if len(prompt) > guardrails.DESKTOP_MAX_PROMPT:
+        raise InvalidInput(f"handoff desktop takes a prompt of at most "
+                           f"{guardrails.DESKTOP_MAX_PROMPT} characters, notice included")
+    return opener
+
+
 def _run(box: Mailbox, host: Host, rails: Guardrails, plan: Start, argv: list[str],
-         env: dict[str, str], folder: str) -> Started:
+         env: dict[str, str], folder: str, opener: list[str] | None = None) -> Started:
     def outcome(kind: str, **more: Any) -> Started:
         fields: dict[str, Any] = {"host": host.name, "outcome": kind, "folder": folder,
                                   "name": plan.name, "model": plan.model,
@@ -229,6 +249,9 @@ def _run(box: Mailbox, host: Host, rails: Guardrails, plan: Start, argv: list[st
     try:
         if host.name == "antigravity":
             return outcome("handed_off", **_conversation(rails, plan, env))
+        if plan.handoff == "desktop" and opener is not None:
+            guardrails.open_link(opener, guardrails.desktop_link(plan.prompt, folder))
+            return outcome("handed_off", session_id=None, model=None, permission_mode=None)
         if plan.handoff == "tmux":
             target, pid = open_window(rails.tmux_server(), argv, env, folder,
                                       plan.name or host.name)

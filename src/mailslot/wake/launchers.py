@@ -83,6 +83,7 @@ class Claude(Host):
     session_ids = True
     wake_method = ClaudeMethod.name
     continues = ("--continue",)
+    handoffs = ("background", "tmux", "desktop")
 
     def argv(self, executable: str, start: Start) -> list[str]:
         argv = [executable] + (["-p"] if start.handoff == "background" else [])
