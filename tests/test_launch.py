@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from mailslot import FileStore, Mailbox
-from mailslot.errors import InvalidInput, Refused
+from mailslot.errors import InvalidInput, Refused, StoreError
 from mailslot.guardrails import matches
 from mailslot.launch import Request, start
 from wake_helpers import calls, configure, fake_host, wait_until
@@ -473,7 +473,7 @@ def test_register_as_gives_each_host_its_own_server_speaking_as_that_name(
         box: Box, root: Path, bin_dir: Path, project: Path) -> None:
     """The folder's installed server may name another agent (`--agent` beats
     MAILSLOT_AGENT), so each host is given a `mailslot` server of the session's own."""
-    launch(root)
+    launch(root, copilot={"allow_tools": ["mailslot", "shell(git:*)"]})
     seen: dict[str, dict[str, Any]] = {}
     for host in ("claude", "codex", "copilot"):
         record = fake_host(bin_dir, host)
@@ -489,8 +489,10 @@ def test_register_as_gives_each_host_its_own_server_speaking_as_that_name(
     (copilot,) = [a for a in seen["copilot"]["argv"] if a.startswith("--additional-mcp-config=")]
     server = json.loads(copilot.partition("=")[2])["mcpServers"]["mailslot"]
     assert server["args"] == ["serve", "--agent", "b-copilot", "--dir", str(root)]
+    assert "--allow-tool=shell(git:*)" in seen["copilot"]["argv"]
     agents = FileStore(root).load_config()["agents"]
     assert agents["b-copilot"]["wake_method"] == "copilot"
+    assert agents["b-copilot"]["allow_tools"] == ["mailslot", "shell(git:*)"]
     assert agents["b-claude"]["own_server"] and agents["b-copilot"]["own_server"]
 
 
@@ -561,14 +563,18 @@ def test_copilot_wake_resumes_the_session_with_its_own_server(
 
     record = fake_host(bin_dir, "copilot")
     cfg = {"wake_method": "copilot", "session_id": "abc-1", "cwd": str(project),
-           "own_server": True, "executable": str(bin_dir / "copilot")}
+           "own_server": True, "executable": str(bin_dir / "copilot"),
+           "allow_tools": ["mailslot"]}
     method = method_for("builder", "copilot").from_config("builder", cfg)
     message = Mailbox(FileStore(root), None).store  # only its location is read
     job = Job("builder", (), "-you have mail", message, 30)
     assert method.wake(job).ok
     argv = one_call(record)["argv"]
-    assert argv[:2] == ["--resume=abc-1", "--prompt=-you have mail"]
+    assert argv[:3] == ["--resume=abc-1", "--allow-tool=mailslot", "--prompt=-you have mail"]
     assert any(a.startswith("--additional-mcp-config=") and '"builder"' in a for a in argv)
+    with pytest.raises(StoreError, match="allow_tools"):
+        method_for("builder", "copilot").from_config(
+            "builder", {**cfg, "allow_tools": ["--allow-all-tools"]})
 
 
 def test_a_failed_recovery_start_is_retried_once_then_the_sender_is_told(

@@ -16,6 +16,7 @@ from urllib.parse import quote, urlencode
 
 from .errors import InvalidInput, Refused
 from .wake.launchers import Host
+from .wake.methods import COPILOT_TOOL
 from .wake.session_mcp import clean_environ
 from .wake.tmux import SOCKET_NAME
 
@@ -23,7 +24,6 @@ DEFAULT_MAX_RUNNING = 4
 TMUX_SESSION = "mailslot"
 _MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
 HOST_TIMEOUT = 30.0
-_TOOL = re.compile(r"[A-Za-z0-9_.-]{1,64}(\([^()\x00-\x1f]{0,200}\))?")
 
 
 def matches(pattern: str, model: str) -> bool:
@@ -104,13 +104,13 @@ class Guardrails:
         mailslot server). Never a bypass: ``--allow-all-tools`` stays a permission mode."""
         value = self.entry.get("allow_tools", [])
         if not isinstance(value, list) or not all(
-                isinstance(t, str) and _TOOL.fullmatch(t) for t in value):
+                isinstance(t, str) and COPILOT_TOOL.fullmatch(t) for t in value):
             raise Refused(f"{self._where('allow_tools')} must be a list of Copilot tool "
                           f"patterns such as \"mailslot\" or \"shell(git:*)\"; every "
                           f"{self.host.name} start is refused until it is fixed")
         if value and self.host.name != "copilot":
             raise Refused(f"{self._where('allow_tools')} is for copilot only")
-        return [f"--allow-tool={t}" for t in value]
+        return list(value)
 
     def executable(self) -> str:
         return self._text("executable") or self.host.program

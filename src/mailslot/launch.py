@@ -205,7 +205,8 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
         if conflict is not None:
             raise Refused(conflict)
     plan = Start(prompt, request.handoff, name, model, request.effort, mode, session_id,
-                 request.project, (*own.args, *rails.allow_tools()))
+                 request.project,
+                 (*own.args, *(f"--allow-tool={t}" for t in rails.allow_tools())))
     argv = host.argv(rails.executable(), plan)
     flag = bypass_flag(argv[:-1])
     if flag is not None and mode not in host.bypass:
@@ -324,6 +325,8 @@ def _register(box: Mailbox, name: str, host: Host, result: Started, rails: Guard
                  "session_id": result.session_id, "cwd": result.folder}
         if host.name in session_mcp.HOSTS:
             entry["own_server"] = True  # a woken turn speaks as NAME too
+        if host.name == "copilot" and rails.allow_tools():
+            entry["allow_tools"] = rails.allow_tools()  # Copilot keeps no approvals
         if host.name == "antigravity":
             entry = {"wake_on_mail": True, "wake_method": host.wake_method,
                      "conversation_id": result.session_id,

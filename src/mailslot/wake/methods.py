@@ -41,6 +41,8 @@ _BYPASS_VALUES = {
 }
 _BYPASS_CONFIG = ("approval_policy", "sandbox_mode")  # codex -c overrides
 _CONFIG = frozenset({"-c", "--config"})
+COPILOT_TOOL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(\([^()\x00-\x1f]{0,200}\))?")
+"""A Copilot ``--allow-tool`` pattern: ``server``, ``tool`` or ``server(tool)``."""
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 LATEST = "latest"
 """``session_id`` naming the agent's latest session in the host (recorded by its hook)."""
@@ -266,7 +268,7 @@ class ResumeMethod(ArgvMethod):
     """A host CLI that resumes a saved session with one prompt: the notice."""
 
     program: ClassVar[str]
-    fields = (
+    fields: ClassVar[tuple[Field, ...]] = (
         Field("session_id", 'the session to resume, or "latest": the agent\'s latest '
               "session in this host, as its SessionStart hook recorded it"),
         Field("executable", "the host's program, if not the default name on PATH",
@@ -394,12 +396,35 @@ class CopilotMethod(ResumeMethod):
              "`cwd`: the folder the session ran in")
     limits = (
         "runs a separate non-interactive turn in that session, not inside an open terminal",
-        "keeps Copilot's tool approvals: in prompt mode a tool not allowed is refused",
+        "Copilot keeps no approvals between runs: the turn may use only the tools in "
+        "`allow_tools` (each passed as --allow-tool); never --allow-all-tools",
     )
+    fields = (*ResumeMethod.fields,
+              Field("allow_tools", 'tools the woken turn may use, e.g. ["mailslot"] (copied '
+                    "from launch.copilot.allow_tools by `mailslot start`)", required=False,
+                    kind="argv"))
+
+    def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None,
+                 own_server: bool = False, allow_tools: tuple[str, ...] = ()) -> None:
+        super().__init__(agent, session_id, executable, cwd, own_server)
+        self.allow_tools = allow_tools
+
+    @classmethod
+    def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> CopilotMethod:
+        base = super().from_config(agent, cfg)
+        tools = cfg.get("allow_tools", [])
+        if not isinstance(tools, list) or not all(
+                isinstance(t, str) and COPILOT_TOOL.fullmatch(t) for t in tools):
+            raise StoreError(f"{where(agent, 'allow_tools')} must be a list of Copilot tool "
+                             'patterns such as "mailslot"')
+        assert isinstance(base, ResumeMethod)
+        return cls(agent, base.session_id, base.executable, base.cwd, base.own_server,
+                   tuple(tools))
 
     def resume(self, job: Job, session: str) -> list[str]:
         # both glued to their flag: a notice starting with "-" is still the prompt
-        return [self.executable, f"--resume={session}", f"--prompt={job.notice}"]
+        return [self.executable, f"--resume={session}",
+                *(f"--allow-tool={t}" for t in self.allow_tools), f"--prompt={job.notice}"]
 
 
 class UnsupportedMethod(WakeMethod):
