@@ -85,6 +85,7 @@ def test_claude_background_gets_the_notice_the_prompt_after_dashes_and_its_ident
     assert f"--session-id={result.session_id}" in argv
     assert seen["env"]["MAILSLOT_AGENT"] == "builder-1"
     assert seen["env"]["MAILSLOT_DIR"] == str(root)
+    assert seen["env"]["MCP_CONNECTION_NONBLOCKING"] == "false"  # waits for mailslot's server
     assert seen["cwd"] == str(project) and seen["stdin"] == ""
     assert result.outcome == "background"
     agent = FileStore(root).load_config()["agents"]["builder-1"]

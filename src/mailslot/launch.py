@@ -44,6 +44,10 @@ HANDOFFS = ("background", "tmux", "desktop")
 OUTCOMES = ("handed_off", "still_running", "background", "failed")
 _EFFORT = re.compile(r"[a-z]{1,16}")
 _PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+_CLAUDE_WAIT = {"MCP_CONNECTION_NONBLOCKING": "false", "MCP_CONNECT_TIMEOUT_MS": "60000"}
+"""``claude -p`` may ask its model before MCP servers are up (5 s by default, then it
+goes on without them): a started session exists to use mailslot, so it waits for them
+(up to a minute), unless the caller's environment already says how long."""
 _MAX_NAME = 100
 _MAX_PROMPT = 100_000
 
@@ -196,6 +200,8 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
     session_id = str(uuid.uuid4()) if host.session_ids else None
     location = box.store.location
     env = session_mcp.store_env(location)
+    if host.name == "claude" and request.handoff == "background":
+        env.update({k: v for k, v in _CLAUDE_WAIT.items() if k not in os.environ})
     own = session_mcp.Override()
     if register is not None:
         env["MAILSLOT_AGENT"] = register
