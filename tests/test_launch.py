@@ -11,6 +11,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from mailslot import FileStore, Mailbox
-from mailslot.errors import InvalidInput, Refused
+from mailslot.errors import InvalidInput, Refused, StoreError
 from mailslot.guardrails import matches
 from mailslot.launch import Request, start
 from wake_helpers import calls, configure, fake_host, wait_until
@@ -54,6 +55,16 @@ def log(root: Path) -> list[dict[str, Any]]:
     return FileStore(root).started_sessions()
 
 
+def own_server(argv: list[str]) -> list[str] | None:
+    """The args of the ``mailslot`` server a Claude argv's ``--mcp-config`` gives."""
+    given = [a for a in argv if a.startswith("--mcp-config=")]
+    if not given:
+        return None
+    server = json.loads(given[0].partition("=")[2])["mcpServers"]["mailslot"]
+    assert os.path.basename(server["command"]) == "mailslot"
+    return list(server["args"])
+
+
 def one_call(record: Path) -> dict[str, Any]:
     return wait_until(lambda: calls(record), what="the fake host to run")[0]
 
@@ -74,6 +85,7 @@ def test_claude_background_gets_the_notice_the_prompt_after_dashes_and_its_ident
     assert f"--session-id={result.session_id}" in argv
     assert seen["env"]["MAILSLOT_AGENT"] == "builder-1"
     assert seen["env"]["MAILSLOT_DIR"] == str(root)
+    assert seen["env"]["MCP_CONNECTION_NONBLOCKING"] == "false"  # waits for mailslot's server
     assert seen["cwd"] == str(project) and seen["stdin"] == ""
     assert result.outcome == "background"
     agent = FileStore(root).load_config()["agents"]["builder-1"]
@@ -439,7 +451,8 @@ def test_recovery_starts_a_gone_agent_once_and_only_when_opted_in(
             assert not calls(record) and "was not found" in out and not log(root)
             return
         (seen,) = calls(record)
-        assert seen["argv"] == ["--continue", "--permission-mode=default"]
+        assert seen["argv"][:2] == ["--continue", "--permission-mode=default"]
+        assert own_server(seen["argv"]) == ["serve", "--agent", "builder", "--dir", str(root)]
         assert seen["env"]["MAILSLOT_AGENT"] == "builder" and seen["cwd"] == str(project)
         wait_until(lambda: lines.exists() and first.id in lines.read_text(), 60,
                    what="the wake")
@@ -453,3 +466,181 @@ def test_recovery_starts_a_gone_agent_once_and_only_when_opted_in(
         assert len(calls(record)) == 1 and len(log(root)) == 1  # started once
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+# ---- issue 15 review: each started session's own MCP server, and a clean environment --
+
+def test_register_as_gives_each_host_its_own_server_speaking_as_that_name(
+        box: Box, root: Path, bin_dir: Path, project: Path) -> None:
+    """The folder's installed server may name another agent (`--agent` beats
+    MAILSLOT_AGENT), so each host is given a `mailslot` server of the session's own."""
+    launch(root, copilot={"allow_tools": ["mailslot", "shell(git:*)"]})
+    seen: dict[str, dict[str, Any]] = {}
+    for host in ("claude", "codex", "copilot"):
+        record = fake_host(bin_dir, host)
+        start(box("orchestrator"), Request(host, str(project), "hi", register_as=f"b-{host}"),
+              via="mcp")
+        seen[host] = one_call(record)
+    assert own_server(seen["claude"]["argv"][:-2]) == [
+        "serve", "--agent", "b-claude", "--dir", str(root)]
+    codex = seen["codex"]["argv"]
+    args = "mcp_servers.mailslot.args=" + json.dumps(
+        ["serve", "--agent", "b-codex", "--dir", str(root)])
+    assert codex[codex.index(args) - 1] == "-c" and codex.index("--") > codex.index(args)
+    (copilot,) = [a for a in seen["copilot"]["argv"] if a.startswith("--additional-mcp-config=")]
+    server = json.loads(copilot.partition("=")[2])["mcpServers"]["mailslot"]
+    assert server["args"] == ["serve", "--agent", "b-copilot", "--dir", str(root)]
+    assert "--allow-tool=shell(git:*)" in seen["copilot"]["argv"]
+    agents = FileStore(root).load_config()["agents"]
+    assert agents["b-copilot"]["wake_method"] == "copilot"
+    assert agents["b-copilot"]["allow_tools"] == ["mailslot", "shell(git:*)"]
+    assert agents["b-claude"]["own_server"] and agents["b-copilot"]["own_server"]
+
+
+def test_without_register_as_no_server_is_added(box: Box, root: Path, bin_dir: Path,
+                                                project: Path) -> None:
+    record = fake_host(bin_dir, "claude")
+    launch(root)
+    start(box("orchestrator"), Request("claude", str(project), "hi"), via="mcp")
+    assert own_server(one_call(record)["argv"]) is None
+
+
+def test_gemini_register_as_is_refused_where_the_folder_names_another_agent(
+        box: Box, root: Path, bin_dir: Path, project: Path) -> None:
+    """Gemini has no per-session MCP settings: a folder whose server is bound to another
+    agent would make the session speak as that agent, so nothing starts."""
+    record = fake_host(bin_dir, "gemini")
+    launch(root, gemini={"default_model": "gemini-2.5-flash"})
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"mcpServers": {"mailslot": {
+        "command": "mailslot", "args": ["serve", "--agent", "folder-default"]}}}))
+    with pytest.raises(Refused, match="registers mailslot as agent 'folder-default'"):
+        start(box("orchestrator"), Request("gemini", str(project), "hi", register_as="g"),
+              via="mcp")
+    assert not calls(record) and not log(root)
+    settings.write_text(json.dumps({"mcpServers": {"mailslot": {
+        "command": "mailslot", "args": ["serve"]}}}))  # reads MAILSLOT_AGENT: accepted
+    start(box("orchestrator"), Request("gemini", str(project), "hi", register_as="g"),
+          via="mcp")
+    assert one_call(record)["env"]["MAILSLOT_AGENT"] == "g"
+
+
+@pytest.mark.parametrize("handoff", ["background", "tmux"])
+def test_the_callers_own_mailslot_environment_never_reaches_the_session(
+        box: Box, root: Path, bin_dir: Path, project: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch, handoff: str) -> None:
+    if handoff == "tmux" and shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    if handoff == "tmux":  # a fake that reads its terminal, as the real one does
+        socket, record = tmux_claude(bin_dir, monkeypatch, "env")
+    else:
+        socket, record = "unused", fake_host(bin_dir, "claude")
+    launch(root, tmux_socket=socket)
+    orchestrator = box("orchestrator")
+    leaked = {"MAILSLOT_AGENT": "orchestrator", "MAILSLOT_PEER_OF": "orchestrator",
+              "MAILSLOT_CREDENTIAL": str(isolated / "cred.json"),
+              "MAILSLOT_STORE": str(isolated / "elsewhere")}
+    for key, value in leaked.items():
+        monkeypatch.setenv(key, value)
+    try:
+        if handoff == "tmux":  # a server started with the caller's environment
+            subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "other",
+                            "sleep", "600"], check=True)
+        done = start(orchestrator, Request("claude", str(project), "hi", handoff=handoff),
+                     via="mcp")
+        assert done.outcome != "failed", done.error
+        env = one_call(record)["env"]
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+    assert env["MAILSLOT_DIR"] == str(root)
+    assert all(not env.get(key) for key in leaked), {k: env.get(k) for k in leaked}
+
+
+def test_copilot_wake_resumes_the_session_with_its_own_server(
+        root: Path, bin_dir: Path, project: Path) -> None:
+    from mailslot.wake.methods import Job
+    from mailslot.wake.registry import method_for
+
+    record = fake_host(bin_dir, "copilot")
+    cfg = {"wake_method": "copilot", "session_id": "abc-1", "cwd": str(project),
+           "own_server": True, "executable": str(bin_dir / "copilot"),
+           "allow_tools": ["mailslot"]}
+    method = method_for("builder", "copilot").from_config("builder", cfg)
+    message = Mailbox(FileStore(root), None).store  # only its location is read
+    job = Job("builder", (), "-you have mail", message, 30)
+    assert method.wake(job).ok
+    argv = one_call(record)["argv"]
+    assert argv[:3] == ["--resume=abc-1", "--allow-tool=mailslot", "--prompt=-you have mail"]
+    assert any(a.startswith("--additional-mcp-config=") and '"builder"' in a for a in argv)
+    with pytest.raises(StoreError, match="allow_tools"):
+        method_for("builder", "copilot").from_config(
+            "builder", {**cfg, "allow_tools": ["--allow-all-tools"]})
+
+
+def test_a_failed_recovery_start_is_retried_once_then_the_sender_is_told(
+        box: Box, root: Path, project: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from mailslot.wake.runner import WakeRunner
+    from wake_helpers import events
+
+    configure(root, {"builder": {
+        "wake_on_mail": True, "wake_method": "tmux", "tmux_target": "%999",
+        "tmux_program": "claude",
+        "restart": {"host": "claude", "folder": str(project), "continue": True,
+                    "handoff": "tmux"}}},
+        wake_retry={"attempts": 5, "backoff_seconds": 5, "backoff_factor": 1})
+    empty = isolated / "no-tmux-here"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))  # tmux cannot be run: every start fails
+    sent = box("orchestrator").send("builder", "wake up", "one")
+    now = [time.time() + 1]
+    runner = WakeRunner(FileStore(root), clock=lambda: now[0])
+    first = runner.run_agent("builder").results
+    assert first[0].retry_in == 5 and first[0].told is None
+    now[0] += 5
+    second = runner.run_agent("builder").results
+    assert second[0].told == "orchestrator" and runner.run_agent("builder").next_due is None
+    failed = [e for e in events(root) if e["event"] == "wake_failed"]
+    assert [(e["attempt"], e["final"]) for e in failed] == [(1, False), (2, True)]
+    assert failed[0]["reason"].startswith("could not start builder again: tmux")
+    notices = box("orchestrator").store.entries("orchestrator", ("unread",))
+    assert any(sent.id in json.dumps(box("orchestrator").read(i).as_dict(with_body=True))
+               for i, _ in notices)
+    assert not log(root)  # nothing started, nothing logged as started
+
+
+def test_desktop_handoff_is_refused_in_one_line_where_the_app_is_absent(
+        box: Box, root: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("mailslot.guardrails.desktop_opener", lambda: None)
+    launch(root)
+    with pytest.raises(Refused, match="needs the Claude desktop app") as refused:
+        start(box("orchestrator"), Request("claude", str(project), "hi", handoff="desktop"),
+              via="mcp")
+    assert "\n" not in str(refused.value) and not log(root)
+
+
+def test_desktop_handoff_opens_a_claude_link_with_the_prompt_prefilled(
+        box: Box, root: Path, bin_dir: Path, project: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    record = fake_host(bin_dir, "opener")
+    monkeypatch.setattr("mailslot.guardrails.desktop_opener", lambda: [str(bin_dir / "opener")])
+    launch(root)
+    with pytest.raises(InvalidInput, match="cannot carry register_as"):
+        start(box("orchestrator"), Request("claude", str(project), "hi", handoff="desktop",
+                                           register_as="d"), via="mcp")
+    result = start(box("orchestrator"), Request(
+        "claude", str(project), "fix it & --dangerously-skip-permissions", handoff="desktop"),
+        via="mcp")
+    (link,) = one_call(record)["argv"]
+    parts = urlsplit(link)
+    assert (parts.scheme, parts.netloc, parts.path) == ("claude", "code", "/new")
+    query = parse_qs(parts.query)
+    assert query["folder"] == [str(project)]
+    assert query["q"][0].startswith("[mailslot] This prompt came from agent orchestrator")
+    assert query["q"][0].endswith("fix it & --dangerously-skip-permissions")
+    assert result.outcome == "handed_off" and result.pid is None
+    (entry,) = log(root)
+    assert entry["handoff"] == "desktop" and entry["outcome"] == "handed_off"

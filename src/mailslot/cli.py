@@ -934,9 +934,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--model", help="default: launch.HOST.default_model, then the host's")
     p.add_argument("--effort", help="reasoning effort, where the host has one")
     p.add_argument("--permission-mode", help="one of the host's modes the owner allows")
-    p.add_argument("--handoff", choices=["background", "tmux"], default="background",
-                   help="background (unattended; default) or tmux (a window you can "
-                        "attach to and mailslot can wake)")
+    p.add_argument("--handoff", choices=["background", "tmux", "desktop"],
+                   default="background",
+                   help="background (unattended; default), tmux (a window you can "
+                        "attach to and mailslot can wake) or desktop (claude: the prompt "
+                        "prefilled in the Claude desktop app, for you to send)")
     p.add_argument("--project", help="antigravity: the project id")
     p.add_argument("--register-as", metavar="NAME",
                    help="also register the session as a new recipient NAME that wakes it")

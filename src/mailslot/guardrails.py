@@ -6,12 +6,18 @@ can use them without importing the service that starts sessions for agents.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from .errors import InvalidInput, Refused
 from .wake.launchers import Host
+from .wake.methods import COPILOT_TOOL
+from .wake.session_mcp import clean_environ
 from .wake.tmux import SOCKET_NAME
 
 DEFAULT_MAX_RUNNING = 4
@@ -91,6 +97,21 @@ class Guardrails:
                           f"{self._where('allowed_permission_modes')}")
         return mode
 
+    def allow_tools(self) -> list[str]:
+        """Copilot's ``--allow-tool`` patterns the owner listed (``allow_tools``): Copilot
+        keeps no approvals between runs, so a started ``-p`` session may use a tool only
+        if the owner listed it here (e.g. ``"mailslot"``: every tool of the session's
+        mailslot server). Never a bypass: ``--allow-all-tools`` stays a permission mode."""
+        value = self.entry.get("allow_tools", [])
+        if not isinstance(value, list) or not all(
+                isinstance(t, str) and COPILOT_TOOL.fullmatch(t) for t in value):
+            raise Refused(f"{self._where('allow_tools')} must be a list of Copilot tool "
+                          f"patterns such as \"mailslot\" or \"shell(git:*)\"; every "
+                          f"{self.host.name} start is refused until it is fixed")
+        if value and self.host.name != "copilot":
+            raise Refused(f"{self._where('allow_tools')} is for copilot only")
+        return list(value)
+
     def executable(self) -> str:
         return self._text("executable") or self.host.program
 
@@ -121,6 +142,42 @@ class Guardrails:
         return ["-L", socket]
 
 
+DESKTOP_MAX_PROMPT = 14_000
+"""The Claude desktop app truncates a link's prompt at about this many characters."""
+
+
+def desktop_opener() -> list[str] | None:
+    """How to open a ``claude://`` link on this machine, if the Claude desktop app is
+    installed (macOS and Windows only: there is no Linux desktop app)."""
+    if sys.platform == "darwin":
+        apps = [Path("/Applications/Claude.app"), Path.home() / "Applications" / "Claude.app"]
+        return ["open"] if any(a.is_dir() for a in apps) else None
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA", "")
+        if local and (Path(local) / "AnthropicClaude").is_dir():
+            return ["rundll32", "url.dll,FileProtocolHandler"]
+    return None
+
+
+def desktop_link(prompt: str, folder: str) -> str:
+    """``claude://code/new?q=PROMPT&folder=FOLDER``: a new Code session in the desktop app
+    with the prompt prefilled (not sent: the person reads it and sends it)."""
+    return "claude://code/new?" + urlencode({"q": prompt, "folder": folder}, quote_via=quote)
+
+
+def open_link(opener: list[str], link: str) -> None:
+    """Hand ``link`` to the platform's opener, one argument, no shell."""
+    try:
+        done = subprocess.run([*opener, link], capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL,
+                              timeout=HOST_TIMEOUT, check=False, env=clean_environ())
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise Failed(f"{opener[0]} could not be run ({type(exc).__name__})") from None
+    if done.returncode != 0:
+        raise Failed(f"{opener[0]} could not open the claude:// link "
+                     f"(exit status {done.returncode})")
+
+
 class Failed(Exception):
     """A start that was tried and did not happen (logged as ``failed``)."""
 
@@ -130,12 +187,19 @@ def open_window(server: list[str], argv: list[str], env: dict[str, str], folder:
     """Start ``argv`` in a new window of the ``mailslot`` tmux session (made if absent);
     with several arguments tmux runs the program itself, never through a shell."""
     def tmux(*args: str) -> subprocess.CompletedProcess[str]:
-        try:
+        try:  # a server this starts must not take the caller's MAILSLOT_* as its own
             return subprocess.run(["tmux", *server, *args], capture_output=True, text=True,
-                                  timeout=HOST_TIMEOUT, check=False)
+                                  timeout=HOST_TIMEOUT, check=False, env=clean_environ())
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise Failed(f"tmux could not be run ({type(exc).__name__})") from None
 
+    # A running server's global environment is every new window's; a MAILSLOT_* there
+    # (from whoever started the server) is blanked, which mailslot reads as unset.
+    shown = tmux("show-environment", "-g").stdout if tmux("has-session").returncode == 0 \
+        else ""
+    inherited = {line.split("=", 1)[0] for line in shown.splitlines()
+                 if line.startswith("MAILSLOT_") and "=" in line}
+    env = {**dict.fromkeys(sorted(inherited - set(env)), ""), **env}
     where = ["-c", folder, "-n", title, "-P", "-F", "#{pane_id} #{pane_pid}"]
     where += [part for k, v in env.items() for part in ("-e", f"{k}={v}")]
     if tmux("has-session", "-t", f"={TMUX_SESSION}").returncode == 0:

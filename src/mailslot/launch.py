@@ -25,12 +25,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import guardrails
 from .errors import InvalidInput, Refused, StoreError
 from .guardrails import HOST_TIMEOUT, Failed, Guardrails, open_window
 from .ids import sender_of
 from .names import check_name
 from .posting import now
 from .presence import pid_alive
+from .wake import session_mcp
 from .wake.agentapi import TOKEN_ENV, read_credentials
 from .wake.launchers import HOSTS, Antigravity, Host, Start
 from .wake.methods import bypass_flag
@@ -38,10 +40,14 @@ from .wake.methods import bypass_flag
 if TYPE_CHECKING:
     from .mailbox import Mailbox
 
-HANDOFFS = ("background", "tmux")
+HANDOFFS = ("background", "tmux", "desktop")
 OUTCOMES = ("handed_off", "still_running", "background", "failed")
 _EFFORT = re.compile(r"[a-z]{1,16}")
 _PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+_CLAUDE_WAIT = {"MCP_CONNECTION_NONBLOCKING": "false", "MCP_CONNECT_TIMEOUT_MS": "60000"}
+"""``claude -p`` may ask its model before MCP servers are up (5 s by default, then it
+goes on without them): a started session exists to use mailslot, so it waits for them
+(up to a minute), unless the caller's environment already says how long."""
 _MAX_NAME = 100
 _MAX_PROMPT = 100_000
 
@@ -186,29 +192,58 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
     prompt = request.prompt
     if via == "mcp" or (caller is not None and caller != owner):
         prompt = notice(str(caller), owner) + prompt
+    opener = _desktop_checks(request, prompt) if request.handoff == "desktop" else None
     limit = rails.max_running()
     if running(box) >= limit:
         raise Refused(f"{limit} started sessions are running (config.json: "
                       "launch.max_running); wait for one to end")
     session_id = str(uuid.uuid4()) if host.session_ids else None
+    location = box.store.location
+    env = session_mcp.store_env(location)
+    if host.name == "claude" and request.handoff == "background":
+        env.update({k: v for k, v in _CLAUDE_WAIT.items() if k not in os.environ})
+    own = session_mcp.Override()
+    if register is not None:
+        env["MAILSLOT_AGENT"] = register
+        own = session_mcp.override(host.name, register, location)  # whatever the folder's says
+        conflict = session_mcp.gemini_conflict(folder, register) if host.name == "gemini" \
+            else None
+        if conflict is not None:
+            raise Refused(conflict)
     plan = Start(prompt, request.handoff, name, model, request.effort, mode, session_id,
-                 request.project)
+                 request.project,
+                 (*own.args, *(f"--allow-tool={t}" for t in rails.allow_tools())))
     argv = host.argv(rails.executable(), plan)
     flag = bypass_flag(argv[:-1])
     if flag is not None and mode not in host.bypass:
         raise Refused(f"{flag} would skip {host.name}'s permission prompts")
-    env = {"MAILSLOT_DIR": box.store.location}
-    if register is not None:
-        env["MAILSLOT_AGENT"] = register
-    result = _run(box, host, rails, plan, argv, env, folder)
+    result = _run(box, host, rails, plan, argv, env, folder, opener)
     _log(box, request, result, caller, via, prompt, config.owner)
     if register is not None and result.outcome != "failed":
         _register(box, register, host, result, rails)
     return result
 
 
+def _desktop_checks(request: Request, prompt: str) -> list[str]:
+    """A desktop handoff only prefills a prompt in the app: it carries no model, effort,
+    identity or session id, so those are refused rather than silently dropped."""
+    opener = guardrails.desktop_opener()
+    if opener is None:
+        raise Refused("handoff desktop needs the Claude desktop app, which is not installed "
+                      "here (macOS and Windows only); use background or tmux")
+    for given, what in ((request.model, "model"), (request.effort, "effort"),
+                        (request.register_as, "register_as"), (request.name, "name")):
+        if given is not None:
+            raise InvalidInput(f"handoff desktop cannot carry {what}: the app chooses it "
+                               "(use background or tmux)")
+    if len(prompt) > guardrails.DESKTOP_MAX_PROMPT:
+        raise InvalidInput(f"handoff desktop takes a prompt of at most "
+                           f"{guardrails.DESKTOP_MAX_PROMPT} characters, notice included")
+    return opener
+
+
 def _run(box: Mailbox, host: Host, rails: Guardrails, plan: Start, argv: list[str],
-         env: dict[str, str], folder: str) -> Started:
+         env: dict[str, str], folder: str, opener: list[str] | None = None) -> Started:
     def outcome(kind: str, **more: Any) -> Started:
         fields: dict[str, Any] = {"host": host.name, "outcome": kind, "folder": folder,
                                   "name": plan.name, "model": plan.model,
@@ -221,6 +256,9 @@ def _run(box: Mailbox, host: Host, rails: Guardrails, plan: Start, argv: list[st
     try:
         if host.name == "antigravity":
             return outcome("handed_off", **_conversation(rails, plan, env))
+        if plan.handoff == "desktop" and opener is not None:
+            guardrails.open_link(opener, guardrails.desktop_link(plan.prompt, folder))
+            return outcome("handed_off", session_id=None, model=None, permission_mode=None)
         if plan.handoff == "tmux":
             target, pid = open_window(rails.tmux_server(), argv, env, folder,
                                       plan.name or host.name)
@@ -232,7 +270,7 @@ def _run(box: Mailbox, host: Host, rails: Guardrails, plan: Start, argv: list[st
 
 def _background(argv: list[str], env: dict[str, str], folder: str) -> int:
     try:
-        proc = subprocess.Popen(argv, cwd=folder, env={**os.environ, **env},
+        proc = subprocess.Popen(argv, cwd=folder, env={**session_mcp.clean_environ(), **env},
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True,
                                 close_fds=True)
@@ -254,7 +292,8 @@ def _conversation(rails: Guardrails, plan: Start, env: dict[str, str]) -> dict[s
         raise Failed(found)
     argv = Antigravity.conversation_argv(rails.executable(), found.address, plan)
     try:
-        done = subprocess.run(argv, env={**os.environ, **env, TOKEN_ENV: found.token},
+        done = subprocess.run(argv, env={**session_mcp.clean_environ(), **env,
+                                         TOKEN_ENV: found.token},
                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=HOST_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -290,6 +329,10 @@ def _register(box: Mailbox, name: str, host: Host, result: Started, rails: Guard
     elif host.wake_method is not None and result.session_id is not None:
         entry = {"wake_on_mail": True, "wake_method": host.wake_method,
                  "session_id": result.session_id, "cwd": result.folder}
+        if host.name in session_mcp.HOSTS:
+            entry["own_server"] = True  # a woken turn speaks as NAME too
+        if host.name == "copilot" and rails.allow_tools():
+            entry["allow_tools"] = rails.allow_tools()  # Copilot keeps no approvals
         if host.name == "antigravity":
             entry = {"wake_on_mail": True, "wake_method": host.wake_method,
                      "conversation_id": result.session_id,

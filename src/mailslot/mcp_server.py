@@ -423,9 +423,11 @@ def build_server(
         model: str | None = None,
         effort: str | None = None,
         permission_mode: str | None = None,
-        handoff: Annotated[Literal["background", "tmux"], Field(
+        handoff: Annotated[Literal["background", "tmux", "desktop"], Field(
             description="background: unattended; tmux: a window the person can attach "
-                        "to and mailslot can wake.")] = "background",
+                        "to and mailslot can wake; desktop (claude): the prompt prefilled "
+                        "in the person's Claude desktop app, sent only if they send it."
+        )] = "background",
         project: Annotated[str | None, Field(description="Antigravity project id.")] = None,
         register_as: Annotated[str | None, Field(
             description="Also register the session as this new recipient name.")] = None,

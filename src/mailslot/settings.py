@@ -143,6 +143,10 @@ def _value(spec: Field, text: str) -> object:
         except ValueError:
             raise InvalidInput(f"{spec.name} must be a number") from None
         return int(number) if number.is_integer() else number
+    if spec.kind == "bool":  # issue 15: own_server
+        if text.strip().lower() not in ("true", "false"):
+            raise InvalidInput(f"{spec.name} must be true or false")
+        return text.strip().lower() == "true"
     return text
 
 

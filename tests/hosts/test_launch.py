@@ -129,6 +129,9 @@ def test_real_claude_started_runs_as_its_identity_and_is_woken_by_mail(
         "command": sys.executable, "args": ["-m", "mailslot", "serve"]}}}))
     monkeypatch.setenv("ANTHROPIC_BASE_URL", provider)
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    # -p waits MCP_CONNECT_TIMEOUT_MS for servers (mailslot start sets 60 s): on a
+    # heavily loaded box, longer
+    monkeypatch.setenv("MCP_CONNECT_TIMEOUT_MS", "120000")
     monkeypatch.setenv("PATH", f"{HOST_BIN}{os.pathsep}{os.environ['PATH']}")
     FileStore(root).save_config({"owner": "sarah"})
 

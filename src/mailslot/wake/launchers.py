@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .agentapi import AgentApiMethod
-from .methods import ClaudeMethod, CodexMethod, GeminiMethod
+from .methods import ClaudeMethod, CodexMethod, CopilotMethod, GeminiMethod
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class Start:
     permission_mode: str | None = None
     session_id: str | None = None
     project: str | None = None
+    extra: tuple[str, ...] = ()
+    """Per-session options mailslot adds (its own MCP server: :mod:`.session_mcp`)."""
 
 
 class Host:
@@ -81,13 +83,14 @@ class Claude(Host):
     session_ids = True
     wake_method = ClaudeMethod.name
     continues = ("--continue",)
+    handoffs = ("background", "tmux", "desktop")
 
     def argv(self, executable: str, start: Start) -> list[str]:
         argv = [executable] + (["-p"] if start.handoff == "background" else [])
         argv += _opt("--model", start.model) + _opt("--effort", start.effort)
         argv += _opt("--permission-mode", start.permission_mode)
         argv += _opt("--session-id", start.session_id) + _opt("--name", start.name)
-        return [*argv, "--", start.prompt]
+        return [*argv, *start.extra, "--", start.prompt]
 
 
 class Codex(Host):
@@ -106,7 +109,7 @@ class Codex(Host):
         argv += _opt("--model", start.model) + _opt("--sandbox", start.permission_mode)
         if start.effort is not None:
             argv += ["-c", f"model_reasoning_effort={start.effort}"]
-        return [*argv, "--", start.prompt]
+        return [*argv, *start.extra, "--", start.prompt]
 
 
 class Gemini(Host):
@@ -124,7 +127,7 @@ class Gemini(Host):
     def argv(self, executable: str, start: Start) -> list[str]:
         argv = [executable, *_opt("--model", start.model)]
         argv += _opt("--approval-mode", start.permission_mode)
-        argv += _opt("--session-id", start.session_id)
+        argv += _opt("--session-id", start.session_id) + list(start.extra)
         if start.handoff == "background":  # headless needs --prompt; glued, one argument
             return [*argv, f"--prompt={start.prompt}"]
         return [*argv, "--", start.prompt]
@@ -138,10 +141,13 @@ class Copilot(Host):
     bypass = frozenset({"allow-all-tools"})
     default_mode = "default"
     efforts = True
+    session_ids = True
+    wake_method = CopilotMethod.name
 
     def argv(self, executable: str, start: Start) -> list[str]:
         argv = [executable, *_opt("--model", start.model)]
         argv += _opt("--reasoning-effort", start.effort) + _opt("--name", start.name)
+        argv += _opt("--session-id", start.session_id) + list(start.extra)
         if start.permission_mode == "allow-all-tools":
             argv.append("--allow-all-tools")
         # Copilot takes no positional prompt: --prompt/--interactive glued to it, one

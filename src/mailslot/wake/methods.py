@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from ..errors import StoreError
 from ..message import Message
 from ..store.base import Store
-from . import process
+from . import process, session_mcp
 from .process import Spawn
 
 BYPASS_FLAGS = frozenset({
@@ -41,6 +41,8 @@ _BYPASS_VALUES = {
 }
 _BYPASS_CONFIG = ("approval_policy", "sandbox_mode")  # codex -c overrides
 _CONFIG = frozenset({"-c", "--config"})
+COPILOT_TOOL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(\([^()\x00-\x1f]{0,200}\))?")
+"""A Copilot ``--allow-tool`` pattern: ``server``, ``tool`` or ``server(tool)``."""
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 LATEST = "latest"
 """``session_id`` naming the agent's latest session in the host (recorded by its hook)."""
@@ -81,7 +83,7 @@ class Field:
     name: str
     help: str
     required: bool = True
-    kind: str = "text"  # "text", "argv" (a JSON list of strings) or "number": for forms
+    kind: str = "text"  # "text", "argv" (JSON list of strings), "number", "bool": for forms
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ class Outcome:
     ok: bool
     reason: str = ""
     retry: bool = True  # False: trying again cannot help (or could do harm)
+    restart: bool = False  # a failed recovery start: retried once only (wake/restart.py)
 
 
 OK = Outcome(True)
@@ -265,17 +268,28 @@ class ResumeMethod(ArgvMethod):
     """A host CLI that resumes a saved session with one prompt: the notice."""
 
     program: ClassVar[str]
-    fields = (
+    fields: ClassVar[tuple[Field, ...]] = (
         Field("session_id", 'the session to resume, or "latest": the agent\'s latest '
               "session in this host, as its SessionStart hook recorded it"),
         Field("executable", "the host's program, if not the default name on PATH",
               required=False),
         _CWD,
+        Field("own_server", "true: the woken turn gets its own mailslot MCP server speaking "
+              "as this agent, whatever the folder's settings name (claude, codex, copilot; "
+              "set by `mailslot start --register-as`)", required=False, kind="bool"),
     )
 
-    def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None) -> None:
+    def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None,
+                 own_server: bool = False) -> None:
         super().__init__(agent, executable, cwd)
         self.session_id = session_id
+        self.own_server = own_server
+
+    def own(self, job: Job) -> session_mcp.Override:
+        """The agent's own MCP server for this turn (nothing unless ``own_server``)."""
+        if not self.own_server:
+            return session_mcp.Override()
+        return session_mcp.override(self.program, self.agent, job.store.location)
 
     def session(self, job: Job) -> str | None:
         """The session to wake: as configured, or the latest the hooks recorded; with
@@ -302,14 +316,29 @@ class ResumeMethod(ArgvMethod):
         if self.session(job) is None:
             return Outcome(False, f"no {self.program} session of {self.agent} is recorded "
                            "yet (its SessionStart hook records the latest)")
-        return super().spawn(job)
+        own = self.own(job)
+        return Spawn([*self.argv(job), *own.args], {**child_env(job), **own.env},
+                     cwd=self.cwd)
+
+    def preview(self, job: Job) -> list[str]:
+        lines = super().preview(job)
+        own = self.own(job)
+        if own.args:
+            lines.append("own MCP server: " + " ".join(own.args))
+        return lines
 
     @classmethod
     def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ResumeMethod:
         session = text_field(agent, cfg, "session_id", pattern=SESSION_ID,
                              what="a session id (letters, digits, '.', '_', ':', '-')")
         executable = text_field(agent, cfg, "executable", required=False) or cls.program
-        return cls(agent, str(session), executable, text_field(agent, cfg, "cwd", required=False))
+        own = cfg.get("own_server", False)
+        if not isinstance(own, bool):
+            raise StoreError(f"{where(agent, 'own_server')} must be true or false")
+        if own and cls.program not in session_mcp.HOSTS:
+            raise StoreError(f"{where(agent, 'own_server')} is not supported by {cls.name}")
+        return cls(agent, str(session), executable, text_field(agent, cfg, "cwd", required=False),
+                   own)
 
 
 class ClaudeMethod(ResumeMethod):
@@ -365,6 +394,45 @@ class GeminiMethod(ResumeMethod):
 
     def resume(self, job: Job, session: str) -> list[str]:
         return [self.executable, "--resume", session, "-p", job.notice]
+
+
+class CopilotMethod(ResumeMethod):
+    name = "copilot"
+    program = "copilot"
+    summary = "resumes a Copilot CLI session: copilot --resume=ID --prompt=NOTICE"
+    needs = ("`copilot` on the watcher's PATH, logged in", "the session's id (`session_id`)",
+             "`cwd`: the folder the session ran in")
+    limits = (
+        "runs a separate non-interactive turn in that session, not inside an open terminal",
+        "Copilot keeps no approvals between runs: the turn may use only the tools in "
+        "`allow_tools` (each passed as --allow-tool); never --allow-all-tools",
+    )
+    fields = (*ResumeMethod.fields,
+              Field("allow_tools", 'tools the woken turn may use, e.g. ["mailslot"] (copied '
+                    "from launch.copilot.allow_tools by `mailslot start`)", required=False,
+                    kind="argv"))
+
+    def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None,
+                 own_server: bool = False, allow_tools: tuple[str, ...] = ()) -> None:
+        super().__init__(agent, session_id, executable, cwd, own_server)
+        self.allow_tools = allow_tools
+
+    @classmethod
+    def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> CopilotMethod:
+        base = super().from_config(agent, cfg)
+        tools = cfg.get("allow_tools", [])
+        if not isinstance(tools, list) or not all(
+                isinstance(t, str) and COPILOT_TOOL.fullmatch(t) for t in tools):
+            raise StoreError(f"{where(agent, 'allow_tools')} must be a list of Copilot tool "
+                             'patterns such as "mailslot"')
+        assert isinstance(base, ResumeMethod)
+        return cls(agent, base.session_id, base.executable, base.cwd, base.own_server,
+                   tuple(tools))
+
+    def resume(self, job: Job, session: str) -> list[str]:
+        # both glued to their flag: a notice starting with "-" is still the prompt
+        return [self.executable, f"--resume={session}",
+                *(f"--allow-tool={t}" for t in self.allow_tools), f"--prompt={job.notice}"]
 
 
 class UnsupportedMethod(WakeMethod):

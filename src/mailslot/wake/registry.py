@@ -15,6 +15,7 @@ from .methods import (
     CodexMethod,
     CodexQueueMethod,
     CommandMethod,
+    CopilotMethod,
     GeminiMethod,
     UnsupportedMethod,
     WakeMethod,
@@ -25,7 +26,7 @@ from .tmux import TmuxMethod
 METHODS: dict[str, type[WakeMethod]] = {
     method.name: method
     for method in (CommandMethod, TmuxMethod, ClaudeMethod, CodexMethod, CodexQueueMethod,
-                   GeminiMethod,
+                   GeminiMethod, CopilotMethod,  # issue 15: copilot
                    AgentApiMethod, ClaudeRewakeMethod, ClaudeChannelMethod, UnsupportedMethod,
                    GrokMethod)  # issue 18
 }

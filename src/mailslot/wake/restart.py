@@ -12,8 +12,9 @@ exists. Then the watcher continues the host's latest session in that folder (``c
 --continue``) in a new window of the ``mailslot`` tmux session, points the agent's
 ``tmux_target`` at it, logs the start in the session log, and wakes it as usual. The
 owner's ``launch.<host>`` guardrails apply (default model and permission mode, checked).
-A failed start is an ordinary failed wake attempt: retried with the wake backoff, and
-the sender told when the watcher gives up. Once started, the pane exists, so a second
+A failed start is a failed wake attempt, retried once (:data:`ATTEMPTS`, with the wake
+backoff, fewer if ``wake_retry.attempts`` is 1); when the second start fails too the
+sender is told, as for any wake that is given up. Once started, the pane exists, so a second
 arrival wakes that session instead of starting another.
 """
 
@@ -30,8 +31,13 @@ from ..guardrails import Failed, Guardrails, open_window
 from ..posting import now
 from ..presence import now_of, summarize
 from ..store import Store
+from . import session_mcp
 from .launchers import HOSTS
 from .methods import OK, Outcome, bypass_flag, where
+
+ATTEMPTS = 2
+"""A failed start is tried once more, then given up (the sender told): a start that
+failed twice is a problem for a person, and each try opens a window."""
 
 
 def _recipe(agent: str, fields: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -56,9 +62,12 @@ def _recipe(agent: str, fields: Mapping[str, Any]) -> dict[str, Any] | None:
 def _pane_exists(server: list[str], target: object) -> bool:
     if not isinstance(target, str):
         return False
-    done = subprocess.run(["tmux", *server, "display-message", "-p", "-t", target,
-                           "#{pane_id}"], capture_output=True, text=True, timeout=10,
-                          check=False)
+    try:
+        done = subprocess.run(["tmux", *server, "display-message", "-p", "-t", target,
+                               "#{pane_id}"], capture_output=True, text=True, timeout=10,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False  # no tmux to ask: starting it again fails, and says why
     return done.returncode == 0 and done.stdout.strip().startswith("%")
 
 
@@ -79,14 +88,15 @@ def recover(store: Store, agent: str, fields: Mapping[str, Any]) -> Outcome | No
         host = HOSTS[recipe["host"]]
         rails = Guardrails(config.launch(), host)
         mode = rails.permission_mode(None)
-        argv = host.continue_argv(rails.executable(), mode)
+        own = session_mcp.override(host.name, agent, store.location)
+        argv = [*host.continue_argv(rails.executable(), mode), *own.args]
         flag = bypass_flag(argv)
         if flag is not None and mode not in host.bypass:
             return Outcome(False, f"restart refused: {flag}", retry=False)
-        env = {"MAILSLOT_DIR": store.location, "MAILSLOT_AGENT": agent}
+        env = {**session_mcp.store_env(store.location), "MAILSLOT_AGENT": agent, **own.env}
         target, pid = open_window(server, argv, env, recipe["folder"], agent)
     except Failed as exc:
-        return Outcome(False, f"could not start {agent} again: {exc}")
+        return Outcome(False, f"could not start {agent} again: {exc}", restart=True)
     except MailslotError as exc:
         return Outcome(False, f"could not start {agent} again: {exc}", retry=False)
 

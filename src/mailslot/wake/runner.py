@@ -29,6 +29,7 @@ from .notice import gave_up_body, wake_notice
 from .policy import Retry, WakeSettings, refusal, settings_for
 from .queue import log, tell_sender
 from .registry import method_for
+from .restart import ATTEMPTS as RESTART_ATTEMPTS
 from .restart import recover
 
 _SOON = 0.5  # seconds until a pass is tried again when it could not claim anything
@@ -219,7 +220,9 @@ class WakeRunner:
                 attempt=entry.attempt)
             self.store.wake_release(entry)
             return Result(agent, entry.message_id, name, entry.attempt, outcome)
-        if outcome.retry and entry.attempt < plan.retry.attempts:
+        attempts = min(plan.retry.attempts, RESTART_ATTEMPTS) if outcome.restart \
+            else plan.retry.attempts
+        if outcome.retry and entry.attempt < attempts:
             wait = plan.retry.delay_after(entry.attempt) if delay is None else delay
             log(self.store, f"{self.kind}_failed", entry.message_id, agent, method=name,
                 attempt=entry.attempt, reason=outcome.reason, final=False, retry_in=wait)
