@@ -136,20 +136,25 @@ def read_file(path: str, *, header_only: bool = False) -> bytes:
     """
     fd = open_file(path, READ)
     try:
-        if not header_only:
-            chunks: list[bytes] = []
-            while chunk := os.read(fd, _CHUNK):
-                chunks.append(chunk)
-            return b"".join(chunks)
-        head = bytearray()
-        while len(head) <= MAX_HEADER_BYTES and (chunk := os.read(fd, _HEAD_CHUNK)):
-            start = max(0, len(head) - 4)
-            head += chunk
-            if head.find(b"\n---\n", max(start, 3)) >= 0:
-                break
-        return bytes(head)
+        return read_open(fd, header_only=header_only)
     finally:
         os.close(fd)
+
+
+def read_open(fd: int, *, header_only: bool = False) -> bytes:
+    """What :func:`read_file` reads, from a file :func:`open_file` opened."""
+    if not header_only:
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, _CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    head = bytearray()
+    while len(head) <= MAX_HEADER_BYTES and (chunk := os.read(fd, _HEAD_CHUNK)):
+        start = max(0, len(head) - 4)
+        head += chunk
+        if head.find(b"\n---\n", max(start, 3)) >= 0:
+            break
+    return bytes(head)
 
 
 def read_lines(path: str) -> set[str]:
