@@ -28,7 +28,7 @@ from typing import Annotated, Any, Literal, NotRequired
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 from typing_extensions import TypedDict
 
 from . import __version__, finding, framing
@@ -73,21 +73,21 @@ class GateResult(TypedDict):
 
 
 
+Listed = Annotated[list[dict[str, Any]], WithJsonSchema({"type": "array"})]
+"""A listed page's items: declared as a plain array. A client validates every item of a
+200-message page against an item schema, and a typed one (even "an object") made that
+the largest part of a read's time. The items' keys are in docs/mcp.md, fixed by tests."""
+
+
 class Page(TypedDict):
-    """``box="inbox"``: ``with_bodies`` and ``messages``; ``box="sent"``: ``sent``.
-
-    A listed item's schema is just "an object": a client validates every item of a
-    200-message page against the schema, and a typed item schema made that the largest
-    part of a read's time. The keys are in docs/mcp.md and fixed by tests:
-    ``messages[]``: id, short, date, from, state, mailbox, broadcast, in_reply_to,
-    expect_reply; ``sent[]``: id, short, date, to, broadcast, retracted, recipients
-    (``[{agent, state}]``).
-    """
-
+    # ``box="inbox"``: ``with_bodies`` and ``messages`` (id, short, date, from, state,
+    # mailbox, broadcast, in_reply_to, expect_reply); ``box="sent"``: ``sent`` (id,
+    # short, date, to, broadcast, retracted, recipients ``[{agent, state}]``). A comment,
+    # not a docstring: a docstring would be sent with the schema on every tools/list.
     mailbox: str
     with_bodies: NotRequired[bool]
-    messages: NotRequired[list[dict[str, Any]]]
-    sent: NotRequired[list[dict[str, Any]]]
+    messages: NotRequired[Listed]
+    sent: NotRequired[Listed]
     unreadable: NotRequired[int]
     framed: str
     """The mail as the model must see it. Also the text content: Claude Code, Codex and
@@ -150,10 +150,9 @@ class Agents(TypedDict):
 
 
 class Found(TypedDict):
-    """issue 17: ``search_messages`` (items as ``read_messages`` lists them) and
-    ``message_thread`` (facts, ``state`` and ``recipients``); sender text only framed."""
-
-    messages: list[dict[str, Any]]
+    # issue 17: ``search_messages`` (items as ``read_messages`` lists them) and
+    # ``message_thread`` (facts, ``state`` and ``recipients``); sender text only framed.
+    messages: Listed
     framed: str
     """As in ``read_messages``: hosts that show the model structured content see it."""
 
