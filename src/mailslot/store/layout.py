@@ -12,21 +12,20 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import threading
 
 from ..errors import NotFound, StoreError, Unreadable
 from ..message import STATES, from_bytes
 from .fs import (
     LOCK,
+    READ,
     Folders,
     append,
     file_names,
     ids_in,
-    READ,
     open_file,
     read_file,
-    read_open,
     read_lines,
+    read_open,
     store_error,
     write_new,
 )
@@ -208,7 +207,6 @@ class ParsedFiles:
     def __init__(self) -> None:
         self._parsed: dict[tuple[object, ...], tuple[Message, int]] = {}
         self._bytes = 0
-        self._lock = threading.Lock()
 
     def load(self, path: str, message_id: str, header_only: bool) -> Message:
         """The message in ``path`` (named ``message_id``); ``Unreadable``, or the
@@ -229,22 +227,22 @@ class ParsedFiles:
         return message
 
     def _keep(self, key: tuple[object, ...], message: Message, size: int) -> None:
-        if size > self.MAX_BYTES // 16:
+        # Lock-free (``threading`` stays off the CLI's imports): the MCP server's worker
+        # threads may race here, and the worst a race does is forget an entry early.
+        if size > self.MAX_BYTES // 16 or key in self._parsed:
             return  # a huge file would push out a page's worth of small ones
-        with self._lock:
-            if key in self._parsed:
-                return
-            self._parsed[key] = (message, size)
-            self._bytes += size
-            while len(self._parsed) > self.MAX_FILES or self._bytes > self.MAX_BYTES:
+        self._parsed[key] = (message, size)
+        self._bytes += size
+        while len(self._parsed) > self.MAX_FILES or self._bytes > self.MAX_BYTES:
+            try:
                 oldest = next(iter(self._parsed))  # dicts keep insertion order
                 self._bytes -= self._parsed.pop(oldest)[1]
+            except (StopIteration, KeyError, RuntimeError):
+                break  # another thread changed it meanwhile: trim on the next call
 
     def clear(self) -> None:
-        with self._lock:
-            self._parsed.clear()
-            self._bytes = 0
-
+        self._parsed.clear()
+        self._bytes = 0
 
 
 PARSED = ParsedFiles()
