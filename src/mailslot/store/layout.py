@@ -201,8 +201,8 @@ class ParsedFiles:
     Bounded by :data:`MAX_BYTES` of file and :data:`MAX_FILES`, oldest out first.
     """
 
-    MAX_FILES = 4096
-    MAX_BYTES = 32 << 20
+    MAX_FILES = 2048
+    MAX_BYTES = 8 << 20  # of files; parsed, they take two to three times that
 
     def __init__(self) -> None:
         self._parsed: dict[tuple[object, ...], tuple[Message, int]] = {}
