@@ -82,3 +82,9 @@ def test_replace_and_asdict() -> None:
         values.replace(light, colour="red")
     assert values.asdict(Mutable("m", light)) == {
         "name": "m", "inner": {"name": "a", "count": 1, "tags": ["x"]}}
+
+
+def test_replace_and_asdict_also_take_real_dataclasses() -> None:
+    """A module may mix both kinds (the wake runner replaces a store's WakeEntry)."""
+    assert values.replace(Real("a"), count=2) == Real("a", 2)
+    assert values.asdict(Real("a", 1, ["x"])) == {"name": "a", "count": 1, "tags": ["x"]}

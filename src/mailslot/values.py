@@ -13,7 +13,8 @@ The modules every command loads import ``dataclass``, ``field``, ``replace`` and
 dataclasses; at run time these small versions support what mailslot uses and nothing
 more: ``@dataclass`` or ``@dataclass(frozen=True)``, defaults, ``field(default_factory=...)``,
 and equality, hashing (frozen only) and ``repr`` by fields, in declaration order, as
-``dataclasses`` defines them. Modules off the hot path keep ``dataclasses``.
+``dataclasses`` defines them. Modules off the hot path keep ``dataclasses``; ``replace``
+and ``asdict`` from here work on both kinds (``dataclasses``' own refuse these).
 """
 
 from __future__ import annotations
@@ -46,8 +47,12 @@ else:
         return wrap if cls is None else wrap(cls)
 
     def replace(value, /, **changes):
-        """A copy of ``value`` with some fields changed."""
-        fields = type(value).__value_fields__
+        """A copy of ``value`` with some fields changed (a real dataclass too)."""
+        fields = getattr(type(value), "__value_fields__", None)
+        if fields is None:
+            import dataclasses
+
+            return dataclasses.replace(value, **changes)
         unknown = set(changes) - set(fields)
         if unknown:
             raise TypeError(f"{type(value).__name__} has no field {sorted(unknown)[0]!r}")
@@ -55,8 +60,13 @@ else:
 
     def asdict(value):
         """The fields as a dict, values that are themselves value classes (also in lists)
-        turned into dicts too."""
-        return {name: _plain(getattr(value, name)) for name in type(value).__value_fields__}
+        turned into dicts too (a real dataclass: as ``dataclasses.asdict``)."""
+        fields = getattr(type(value), "__value_fields__", None)
+        if fields is None:
+            import dataclasses
+
+            return dataclasses.asdict(value)
+        return {name: _plain(getattr(value, name)) for name in fields}
 
     def _plain(value):
         if hasattr(type(value), "__value_fields__"):
