@@ -197,7 +197,9 @@ class ParsedFiles:
     the parse is skipped, when the path and the open file's inode, mtime, ctime and size
     match what was parsed. mailslot never rewrites a message file in place (it writes a
     new file and links or renames it), and an editor that does changes the mtime or the
-    size. A move between state folders changes the path, so it is parsed once more.
+    size (only a same-size rewrite within one tick of the file system's clock could go
+    unseen, and only by a process that read the file in that tick). A move between
+    state folders changes the path, so it is parsed once more.
     Bounded by :data:`MAX_BYTES` of file and :data:`MAX_FILES`, oldest out first.
     """
 
@@ -239,10 +241,6 @@ class ParsedFiles:
                 self._bytes -= self._parsed.pop(oldest)[1]
             except (StopIteration, KeyError, RuntimeError):
                 break  # another thread changed it meanwhile: trim on the next call
-
-    def clear(self) -> None:
-        self._parsed.clear()
-        self._bytes = 0
 
 
 PARSED = ParsedFiles()
