@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -33,3 +35,39 @@ def test_cli_commands_stay_light(argv: list[str]) -> None:
                           text=True, timeout=60, check=False)
     report = json.loads(proc.stderr.strip().splitlines()[-1])
     assert report == {"code": 0, "heavy": []}, proc.stderr
+
+
+# Issue 11: what the everyday commands leave out, so each stays within 3x of `python -c
+# pass` (bench/bench_cli.py): dataclasses (with inspect, ast, tokenize; see
+# mailslot.values), pathlib, shutil (argparse's terminal width; see cli._columns),
+# PyYAML (the header emitter in mailslot.message) and threading.
+EVERYDAY_SKIPS = ("dataclasses", "inspect", "ast", "tokenize", "pathlib", "shutil", "yaml",
+                  "threading")
+EVERYDAY = f"""
+import json, sys
+from mailslot.entry import main
+sys.argv = ["mailslot", *sys.argv[1:]]
+try:
+    code = main()
+except SystemExit as exit:
+    code = exit.code
+loaded = sorted({{m.split(".")[0] for m in sys.modules}} & set({EVERYDAY_SKIPS!r}))
+print(json.dumps({{"code": code, "loaded": loaded}}), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--agent", "x", "send", "--to", "y", "--subject", "s", "--body", "b"],
+        ["--agent", "y", "inbox"],
+        ["who"],
+    ],
+)
+def test_everyday_commands_load_only_what_they_need(argv: list[str], tmp_path: Any) -> None:
+    env = {**os.environ, "MAILSLOT_DIR": str(tmp_path / "mailbox")}
+    env.pop("MAILSLOT_AGENT", None)
+    proc = subprocess.run([sys.executable, "-c", EVERYDAY, *argv], capture_output=True,
+                          text=True, timeout=60, check=False, env=env)
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert report == {"code": 0, "loaded": []}, proc.stderr

@@ -93,6 +93,14 @@ async def test_tool_list_schemas_and_descriptions(connect: Any) -> None:
     assert schema["properties"]["unread_only"]["default"] is True
     assert schema["properties"]["limit"]["default"] == 20
     assert set(tools["send_message"].input_schema["required"]) == {"to", "subject", "body"}
+    # Issue 11: a client validates a 200-message page against these; lists of items are
+    # plain arrays (no item schema), and no schema carries a description.
+    for name, lists in (("read_messages", ("messages", "sent")),
+                        ("search_messages", ("messages",)), ("message_thread", ("messages",))):
+        output = tools[name].output_schema or {}
+        assert all(output["properties"][key] == {"title": key.title(), "type": "array"}
+                   for key in lists)
+        assert "description" not in output
 
 
 async def test_no_tool_accepts_a_sender(connect: Any) -> None:

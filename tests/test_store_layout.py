@@ -52,3 +52,29 @@ def test_a_message_not_there_is_not_found(root: Path) -> None:
     with pytest.raises(NotFound):
         store.load("gemini", make_message().id)
     assert not os.path.exists(root)
+
+
+def test_a_file_read_again_unchanged_is_not_parsed_again(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 11: a long-running server keeps what it parsed; a changed file is read anew."""
+    from mailslot.store import layout
+
+    store = FileStore(root)
+    message = make_message(subject="first")
+    store.deliver(message, ["gemini"])
+    parsed: list[str] = []
+    real_parse = layout._parse
+    monkeypatch.setattr(layout, "_parse", lambda *a: parsed.append(a[1]) or real_parse(*a))
+    assert store.load("gemini", message.id)[0] == message
+    assert store.load("gemini", message.id)[0] == message
+    assert parsed == [message.id]
+    # Rewritten in place (another subject, same size, a later mtime): parsed again.
+    path = root / "agents" / "gemini" / "new" / f"{message.id}.md"
+    path.write_bytes(path.read_bytes().replace(b"first", b"again"))
+    os.utime(path, ns=(0, path.stat().st_mtime_ns + 1_000_000))
+    assert store.load("gemini", message.id)[0].subject == "again"
+    # A planted link is refused on every read, however often the real file was read.
+    path.unlink()
+    path.symlink_to(root / "elsewhere.md")
+    with pytest.raises(Exception, match="symlink"):
+        store.load("gemini", message.id)

@@ -33,7 +33,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -52,6 +51,7 @@ from .names import check_name
 from .posting import now
 from .store import AgentRecord, Store
 from .text import quoted
+from .values import replace
 
 RUNTIMES = ("claude-code", "codex-cli", "gemini-cli", "grok-cli", "antigravity",
             "copilot-cli", "cursor")

@@ -26,8 +26,35 @@ Handler = Callable[[argparse.Namespace, Mailbox], int]
 _COMMANDS: dict[str, Handler] = {}
 
 
+def _columns() -> int:
+    """The terminal's width, as ``shutil.get_terminal_size`` tells it to argparse (which
+    would import ``shutil``, and with it three compression modules, on every command)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+def _formatter(*, prog: str) -> argparse.HelpFormatter:
+    return argparse.HelpFormatter(prog, width=_columns() - 2)
+
+
+def _raw_formatter(*, prog: str) -> argparse.HelpFormatter:
+    return argparse.RawDescriptionHelpFormatter(prog, width=_columns() - 2)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr (JSON with --json) and exit 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         _fail(f"{message} (see '{self.prog} --help')", "usage", 2, as_json=_JSON_ASKED)
@@ -739,7 +766,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         examples = "\n".join(f"  {e}" for e in _EXAMPLES.get(name, []))
         p = sub.add_parser(name, help=help_text, description=help_text,
                            epilog=f"examples:\n{examples}" if examples else None,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+                           formatter_class=_raw_formatter)
         _globals(p, top=False, agent_help=_SERVER_AGENT_HELP if server else _AGENT_HELP)
         return p
 

@@ -10,7 +10,6 @@ is always the stored message, in its current state, never the index's copy.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from . import overview
@@ -21,6 +20,7 @@ from .message import STATES, Message, State
 from .names import check_name
 from .query import Search, parse
 from .results import Item, ThreadEntry
+from .values import replace
 
 MAX_LIMIT = 500
 MAX_THREAD = 10_000

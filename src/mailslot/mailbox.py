@@ -10,9 +10,7 @@ from __future__ import annotations
 import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import authority, fencing, gates, instances, overview, recipients
@@ -35,8 +33,11 @@ from .results import AgentInfo, DoctorReport, Finished, InboxPage, Item, Page, S
 from .shortids import resolve, short_forms
 from .store import Store, open_store
 from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
+from .values import replace
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .authority import Principal
     from .credentials import Credential
     from .presence import Beacon

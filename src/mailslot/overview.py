@@ -9,7 +9,6 @@ because they read across every mailbox rather than one agent's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime
 from functools import cache
 
@@ -24,6 +23,7 @@ from .names import RESERVED
 from .presence import summarize
 from .results import AgentInfo, DoctorReport, RecipientStatus, Status
 from .store import Store
+from .values import replace
 
 STALE_STAGING_SECONDS = 36 * 3600
 _RACING_RECEIPTS = 1000

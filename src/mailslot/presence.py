@@ -15,13 +15,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import this_machine
 from .results import Session
+from .values import dataclass
 
 if TYPE_CHECKING:
     from .store import Store
@@ -87,10 +86,16 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = _read_text(f"/proc/{pid}/stat")
     except OSError:
         return True  # no /proc (macOS): the signal check is all we have
     return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
+
+
+def _read_text(path: str) -> str:
+    """A small file's text (``open``, not ``pathlib``: every command loads this module)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
 
 
 def hostname() -> str:
@@ -107,7 +112,7 @@ def parent_program() -> str | None:
     """The name of the program that started this process (``claude``, ``codex``...)."""
     ppid = os.getppid()
     try:
-        return Path(f"/proc/{ppid}/comm").read_text().strip() or None
+        return _read_text(f"/proc/{ppid}/comm").strip() or None
     except OSError:
         pass
     if sys.platform == "win32":

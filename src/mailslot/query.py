@@ -17,10 +17,10 @@ backend understands: a bad query is one :class:`~mailslot.errors.InvalidInput` l
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from .errors import InvalidInput
+from .values import dataclass
 
 MAX_QUERY_LENGTH = 1000
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .message import Message, State
+from .values import asdict, dataclass, field
 
 
 @dataclass(frozen=True)

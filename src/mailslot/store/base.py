@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..message import Message, State
-from ..query import Search
 from .records import AgentRecord, StoredFile, WakeEntry, Watching
+
+if TYPE_CHECKING:  # the query language is loaded by whoever searches, not every command
+    from ..query import Search
 
 Event = Mapping[str, Any]
 """One line of the events log: ``{"ts": ..., "event": "delivered", "id": ..., ...}``."""

@@ -17,6 +17,7 @@ from ..errors import NotFound, StoreError, Unreadable
 from ..message import STATES, from_bytes
 from .fs import (
     LOCK,
+    READ,
     Folders,
     append,
     file_names,
@@ -24,6 +25,7 @@ from .fs import (
     open_file,
     read_file,
     read_lines,
+    read_open,
     store_error,
     write_new,
 )
@@ -99,8 +101,7 @@ class MailboxFiles(Folders):
                 break
             path = self._message_path(agent, state, message_id)
             try:
-                return _parse(read_file(path, header_only=header_only), message_id, path,
-                              header_only), state
+                return PARSED.load(path, message_id, header_only), state
             except FileNotFoundError:
                 continue
         raise NotFound(f"no message {message_id} for {agent}")
@@ -112,10 +113,9 @@ class MailboxFiles(Folders):
             for live, folder in ((True, "live"), (False, "retracted")):
                 path = os.path.join(self._folder("broadcast", folder), f"{message_id}.md")
                 try:
-                    data = read_file(path, header_only=header_only)
+                    return PARSED.load(path, message_id, header_only), live
                 except FileNotFoundError:
                     continue
-                return _parse(data, message_id, path, header_only), live
         raise NotFound(f"no broadcast {message_id}")
 
     def broadcast_ids(self, *, live: bool = True) -> list[str]:
@@ -187,3 +187,61 @@ def _parse(data: bytes, message_id: str, path: str, header_only: bool) -> Messag
         raise Unreadable(f"{path}: its header names another id ({message.id[:80]!r}); "
                          "mailslot skips it (see mailslot doctor)")
     return message
+
+
+class ParsedFiles:
+    """Message files already parsed, so a long-running reader (the MCP server, the web
+    overview) does not parse the same 200 files again on every read.
+
+    A file is still opened (safely, as :func:`~.fs.open_file` does) on every read; only
+    the parse is skipped, when the path and the open file's inode, mtime, ctime and size
+    match what was parsed. mailslot never rewrites a message file in place (it writes a
+    new file and links or renames it), and an editor that does changes the mtime or the
+    size (only a same-size rewrite within one tick of the file system's clock could go
+    unseen, and only by a process that read the file in that tick). A move between
+    state folders changes the path, so it is parsed once more.
+    Bounded by :data:`MAX_BYTES` of file and :data:`MAX_FILES`, oldest out first.
+    """
+
+    MAX_FILES = 2048
+    MAX_BYTES = 8 << 20  # of files; parsed, they take two to three times that
+
+    def __init__(self) -> None:
+        self._parsed: dict[tuple[object, ...], tuple[Message, int]] = {}
+        self._bytes = 0
+
+    def load(self, path: str, message_id: str, header_only: bool) -> Message:
+        """The message in ``path`` (named ``message_id``); ``Unreadable``, or the
+        ``OSError`` of opening it."""
+        fd = open_file(path, READ)
+        try:
+            info = os.fstat(fd)
+            key = (path, header_only, info.st_dev, info.st_ino, info.st_mtime_ns,
+                   info.st_ctime_ns, info.st_size)
+            known = self._parsed.get(key)
+            if known is not None:
+                return known[0]
+            message = _parse(read_open(fd, header_only=header_only), message_id, path,
+                             header_only)
+        finally:
+            os.close(fd)
+        self._keep(key, message, info.st_size)
+        return message
+
+    def _keep(self, key: tuple[object, ...], message: Message, size: int) -> None:
+        # Lock-free (``threading`` stays off the CLI's imports): the MCP server's worker
+        # threads may race here, and the worst a race does is forget an entry early.
+        if size > self.MAX_BYTES // 16 or key in self._parsed:
+            return  # a huge file would push out a page's worth of small ones
+        self._parsed[key] = (message, size)
+        self._bytes += size
+        while len(self._parsed) > self.MAX_FILES or self._bytes > self.MAX_BYTES:
+            try:
+                oldest = next(iter(self._parsed))  # dicts keep insertion order
+                self._bytes -= self._parsed.pop(oldest)[1]
+            except (StopIteration, KeyError, RuntimeError):
+                break  # another thread changed it meanwhile: trim on the next call
+
+
+PARSED = ParsedFiles()
+"""The process's one cache of parsed message files (see :class:`ParsedFiles`)."""

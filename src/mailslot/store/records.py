@@ -6,10 +6,10 @@ it implements (the layers point down only; see docs/architecture.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 from ..errors import UnsafePath
+from ..values import dataclass
 
 
 @dataclass(frozen=True)

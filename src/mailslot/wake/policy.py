@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..config import Config
 from ..errors import StoreError
 from ..message import Message
+from ..values import dataclass, replace
 
 OptIn = Literal["always", "requested", "never"]
 UNSUPPORTED = "unsupported"

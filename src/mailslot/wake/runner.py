@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..config import Config, this_machine
 from ..errors import MailslotError, NotFound
@@ -24,6 +24,7 @@ from ..message import Message
 from ..posting import Notifier
 from ..presence import last_machines
 from ..store import Store, WakeEntry
+from ..values import replace
 from .methods import Job, Outcome, WakeMethod
 from .notice import gave_up_body, wake_notice
 from .policy import Retry, WakeSettings, refusal, settings_for

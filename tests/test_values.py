@@ -1,0 +1,90 @@
+"""mailslot.values: the value classes every command loads behave as dataclasses do."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from mailslot import values
+
+
+@values.dataclass(frozen=True)
+class Light:
+    name: str
+    count: int = 0
+    tags: list[str] = values.field(default_factory=list)
+
+
+@dataclasses.dataclass(frozen=True)
+class Real:
+    name: str
+    count: int = 0
+    tags: list[str] = dataclasses.field(default_factory=list)
+
+
+@values.dataclass(frozen=True)
+class Point:
+    x: int
+    y: int
+
+
+@values.dataclass
+class Mutable:
+    name: str
+    inner: Light | None = None
+
+
+def test_construction_equality_and_repr_match_dataclasses() -> None:
+    for args, kwargs in (((("a",)), {}), (("a", 2), {}), (("a",), {"tags": ["x"]}),
+                         ((), {"name": "a", "count": 3})):
+        light, real = Light(*args, **kwargs), Real(*args, **kwargs)
+        assert repr(light).replace("Light", "Real") == repr(real)
+        assert (light.name, light.count, light.tags) == (real.name, real.count, real.tags)
+    assert Light("a") == Light("a") and Light("a") != Light("b")
+    assert Light("a") != Real("a")  # another class is never equal, as with dataclasses
+    assert Light("a").tags is not Light("a").tags  # a fresh default each time
+    assert hash(Point(1, 2)) == hash(Point(1, 2)) and len({Point(1, 2), Point(1, 2)}) == 1
+    for value in (Light("a"), Real("a")):  # hashed by its fields: a list one cannot be
+        with pytest.raises(TypeError):
+            hash(value)
+
+
+def test_frozen_refuses_assignment_and_mutable_allows_it() -> None:
+    light = Light("a")
+    with pytest.raises(AttributeError):
+        light.name = "b"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del light.name  # type: ignore[misc]
+    mutable = Mutable("a")
+    mutable.name = "b"
+    assert mutable == Mutable("b")
+    with pytest.raises(TypeError):
+        hash(mutable)  # eq without frozen: unhashable, as with dataclasses
+
+
+def test_wrong_arguments_are_refused() -> None:
+    with pytest.raises(TypeError):
+        Light()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Light("a", 1, [], 4)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Light("a", name="b")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Light("a", colour="red")  # type: ignore[call-arg]
+
+
+def test_replace_and_asdict() -> None:
+    light = Light("a", 1, ["x"])
+    assert values.replace(light, count=2) == Light("a", 2, ["x"])
+    assert light.count == 1
+    with pytest.raises(TypeError):
+        values.replace(light, colour="red")
+    assert values.asdict(Mutable("m", light)) == {
+        "name": "m", "inner": {"name": "a", "count": 1, "tags": ["x"]}}
+
+
+def test_replace_and_asdict_also_take_real_dataclasses() -> None:
+    """A module may mix both kinds (the wake runner replaces a store's WakeEntry)."""
+    assert values.replace(Real("a"), count=2) == Real("a", 2)
+    assert values.asdict(Real("a", 1, ["x"])) == {"name": "a", "count": 1, "tags": ["x"]}
