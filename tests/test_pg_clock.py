@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from mailslot import Mailbox
 from mailslot.identity import Identity
 from mailslot.presence import Beacon, now_of, summarize
 from mailslot.store import Store, WakeEntry, open_store
+from mailslot.values import replace
 from mailslot.wake.runner import WakeRunner
 from pgcluster import Cluster
 from wake_helpers import calls, fake_host
