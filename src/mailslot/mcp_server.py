@@ -231,12 +231,15 @@ _RETRACT = ToolAnnotations(read_only_hint=False, destructive_hint=True,
 
 
 def build_server(
-    open_box: Callable[[], Mailbox], *, program: str | None = None, channel: bool = False
+    open_box: Callable[[], Mailbox], *, program: str | None = None, channel: bool = False,
+    presence_key: str | None = None,
 ) -> MCPServer[dict[str, Any]]:
     """The server for the agent ``open_box()`` is bound to (raises ``NoIdentity`` if none).
 
     ``open_box`` gives a fresh service per call, so config changes are seen at once.
     With ``channel``, it also pushes arrivals into Claude Code (:mod:`mailslot.mcp_channel`).
+    ``presence_key`` names its presence record when one process runs several servers of
+    an agent (``serve --http``: one per MCP session); by default the process id.
     """
     agent = open_box().bound_agent()
     pushing = None
@@ -247,7 +250,7 @@ def build_server(
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-        beacon = open_box().beacon(program=program, channel=channel)
+        beacon = open_box().beacon(program=program, channel=channel, key=presence_key)
         _best_effort(beacon.announce)
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(_keep_alive, beacon)

@@ -138,11 +138,13 @@ class Beacon:
         channel: bool = False,
         clock: Callable[[], datetime] = _now,
         session: str | None = None,
+        key: str | None = None,
     ) -> None:
         self.store = store
         self.agent = agent
         self.pid = os.getpid()
-        self.key = str(self.pid)
+        self.key = key or str(self.pid)  # one record per server: several in one process
+        # (serve --http) need keys of their own
         self.hostname = hostname()
         self._clock = clock
         self._record: dict[str, Any] = {

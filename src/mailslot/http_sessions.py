@@ -1,0 +1,271 @@
+"""The MCP sessions of ``serve --http``: each one a server session of its agent.
+
+A client that opens an MCP session (the ``initialize`` handshake of the 2025 protocol
+versions, answered with an ``Mcp-Session-Id``) gets a server session of its agent of its
+own, exactly as a local ``mailslot serve`` would: a new session id, listed by
+``mailslot sessions`` and ``list_sessions`` with program ``http``, shown online while it
+lasts, fenced like any other (issue 12). So each such MCP session gets its own MCP server
+(:func:`mailslot.mcp_server.build_server`, whose lifespan keeps the presence record) and
+the SDK's session manager for it.
+
+Fencing travels in the opening request's headers, the HTTP form of ``serve --exclusive
+--replace-session ID``:
+
+- ``Mailslot-Exclusive: 1``: refuse (409) while another session of the agent is online;
+- ``Mailslot-Replace-Session: ID``: fence session ``ID`` of the agent (its next write is
+  refused) and take its place; implies ``Mailslot-Exclusive``. An unknown ID is 422.
+
+The answer to the opening request carries ``Mailslot-Session: ID``, the new session's id.
+
+A session ends, and its presence record is marked stopped, when its client ends it
+(``DELETE``), after ``idle`` seconds with no request in flight (a client that is gone: an
+open event stream counts as a request in flight), or when the server stops.
+
+Requests of the sessionless protocol (a ``Mcp-Protocol-Version`` newer than the
+handshake versions, as the SDK routes them) have no MCP session to map: all of one
+credential's share one server session, started at its first such request and ended
+after ``idle`` seconds without one, or at shutdown. The fencing headers apply to MCP
+sessions only.
+
+A session id of one credential does not exist for another (404, as for an unknown id).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, MutableMapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from .errors import InvalidInput, MailslotError
+from .fencing import new_session_id
+from .http_guard import answer
+from .mailbox import Mailbox
+from .mcp_server import build_server
+from .remote_wire import error_body
+
+MCP_PATH = "/mcp"
+EXCLUSIVE = "mailslot-exclusive"
+REPLACE = "mailslot-replace-session"
+SESSION = "mailslot-session"
+"""The response header naming the server session an opening request started."""
+
+OpenBox = Callable[[], Mailbox]
+
+
+@dataclass
+class Live:
+    """One running server session: its MCP server's manager, and how busy it is."""
+
+    owner: str  # the credential key (never the secret) that opened it
+    session: str  # the mailslot session id
+    stop: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    manager: StreamableHTTPSessionManager | None = None
+    busy: int = 0
+    last: float = field(default_factory=time.monotonic)
+
+
+class Sessions:
+    """Route each ``/mcp`` request to its server session; start, reap and stop them."""
+
+    def __init__(self, *, max_body_bytes: int, idle: float) -> None:
+        self.max_body_bytes = max_body_bytes
+        self.idle = idle
+        self._by_mcp: dict[str, Live] = {}  # Mcp-Session-Id → its session
+        self._sessionless: dict[str, Live] = {}  # credential key → its shared session
+        self._tasks: TaskGroup | None = None
+
+    async def run(self, stack: AsyncExitStack) -> None:
+        """Open the task group the sessions run in; ``stack`` stops them at shutdown."""
+        self._tasks = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(self._tasks.cancel_scope.cancel)
+        self._tasks.start_soon(self._reap)
+
+    def live(self) -> list[Live]:
+        """The sessions running now (for tests and the shutdown log)."""
+        return [*self._by_mcp.values(), *self._sessionless.values()]
+
+    async def serve(self, scope: dict[str, Any], receive: Any, send: Any,
+                    open_box: OpenBox, key: str) -> None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope["headers"]}
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            live = self._sessionless.get(key)
+            if live is None:
+                live = await self._start(open_box, key, exclusive=False, replace=None)
+                self._sessionless[key] = live
+            await self._pass(live, scope, receive, send)
+            return
+        mcp_id = headers.get("mcp-session-id")
+        if mcp_id is not None:
+            known = self._by_mcp.get(mcp_id)
+            if known is None or known.owner != key:  # another credential's: not there
+                return await _rpc_error(send, 404, "Session not found")
+            status = await self._pass(known, scope, receive, send)
+            if scope["method"] == "DELETE" and status is not None and status < 400:
+                self._end(known)
+            return
+        await self._open(scope, receive, send, open_box, key, headers)
+
+    async def _open(self, scope: dict[str, Any], receive: Any, send: Any,
+                    open_box: OpenBox, key: str, headers: dict[str, str]) -> None:
+        """A request without a session id: only an ``initialize`` POST opens one."""
+        if scope["method"] != "POST":
+            return await _rpc_error(send, 400, "Bad Request: Missing session ID")
+        try:
+            body = await _read_body(receive, self.max_body_bytes)
+        except InvalidInput:
+            return await answer(send, 413, {"error": "request body too large"})
+        if not _is_initialize(body):
+            return await _rpc_error(send, 400, "Bad Request: Missing session ID")
+        replace = headers.get(REPLACE, "").strip() or None
+        exclusive = replace is not None or headers.get(EXCLUSIVE, "").strip().lower() in (
+            "1", "true", "yes")
+        try:
+            live = await self._start(open_box, key, exclusive=exclusive, replace=replace)
+        except MailslotError as exc:
+            status, error = error_body(exc)
+            return await answer(send, status, error)
+        opened: list[str] = []
+
+        async def named_send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"mcp-session-id":
+                        opened.append(value.decode("latin-1"))
+                message = {**message, "headers": [
+                    *message.get("headers", []), (SESSION.encode(), live.session.encode())]}
+            await send(message)
+
+        replay = _replaying(body, receive)
+        await self._pass(live, scope, replay, named_send)
+        if opened:
+            self._by_mcp[opened[0]] = live
+        else:  # refused by the transport: nothing was established
+            self._end(live)
+
+    async def _start(self, open_box: OpenBox, key: str, *, exclusive: bool,
+                     replace: str | None) -> Live:
+        """A new server session of the credential's agent, its MCP server running."""
+        assert self._tasks is not None, "serve() outside run()"
+        live = Live(owner=key, session=new_session_id())
+
+        def bound() -> Mailbox:  # every tool call: a fresh, re-checked mailbox
+            box = open_box()
+            box.session = live.session
+            return box
+
+        def begin() -> StreamableHTTPSessionManager:
+            bound().start_session(live.session, exclusive=exclusive, replace=replace)
+            server = build_server(bound, program="http",
+                                  presence_key=f"http-{live.session}")
+            server.streamable_http_app(
+                streamable_http_path=MCP_PATH, max_request_body_size=self.max_body_bytes,
+                session_idle_timeout=None,  # ours: see _reap
+                # the door (http_guard) has checked Host and Origin already
+                transport_security=TransportSecuritySettings(
+                    enable_dns_rebinding_protection=False),
+            )
+            return server.session_manager
+
+        live.manager = await anyio.to_thread.run_sync(begin)
+        await self._tasks.start(_run, live)
+        return live
+
+    async def _pass(self, live: Live, scope: dict[str, Any], receive: Any,
+                    send: Any) -> int | None:
+        """Let the session's manager answer; the session is busy meanwhile."""
+        assert live.manager is not None
+        status: list[int] = []
+
+        async def watched(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            await send(message)
+
+        live.busy += 1
+        try:
+            await live.manager.handle_request(scope, receive, watched)
+        finally:
+            live.busy -= 1
+            live.last = time.monotonic()
+        return status[0] if status else None
+
+    def _end(self, live: Live) -> None:
+        """Stop a session: its presence record is marked stopped, its id answers 404."""
+        for table in (self._by_mcp, self._sessionless):
+            for name in [n for n, s in table.items() if s is live]:
+                del table[name]
+        live.stop.cancel()
+
+    async def _reap(self) -> None:
+        """End the sessions whose clients are gone: nothing in flight for ``idle`` s."""
+        every = max(0.05, min(self.idle / 4, 5.0))
+        while True:
+            await anyio.sleep(every)
+            now = time.monotonic()
+            for live in self.live():
+                if live.busy == 0 and now - live.last > self.idle:
+                    self._end(live)
+
+
+async def _run(live: Live, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    """Run one session's manager (and so its server's lifespan: the presence record)
+    until the session ends or the server stops."""
+    assert live.manager is not None
+    with live.stop:
+        async with live.manager.run():
+            task_status.started()
+            await anyio.sleep_forever()
+
+
+def _is_initialize(body: bytes) -> bool:
+    try:
+        message = json.loads(body or b"null")
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("method") == "initialize"
+
+
+async def _read_body(receive: Any, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise InvalidInput(f"request body over {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Any) -> Any:
+    """A ``receive`` that gives ``body`` (already read) first, then the client's events."""
+    given = [False]
+
+    async def again() -> dict[str, Any]:
+        if not given[0]:
+            given[0] = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return dict(await receive())
+
+    return again
+
+
+async def _rpc_error(send: Any, status: int, message: str) -> None:
+    """A JSON-RPC error without a request id, as the SDK's transport answers one."""
+    await answer(send, status, {"jsonrpc": "2.0", "id": None,
+                                "error": {"code": -32600, "message": message}})
