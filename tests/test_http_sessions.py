@@ -112,30 +112,32 @@ async def test_fencing_by_request_headers(running: Running) -> None:
     assert subjects == ["e"] and sent["from"] == "claude"
 
 
-async def test_a_session_whose_client_is_gone_is_ended(root: Path) -> None:
-    for running in start(root, session_idle=0.5):
-        async with connect(running, "gemini", delete=False) as gemini:
-            await call(gemini, "list_agents")
-            (gone,) = online(running, "gemini")
-        wait_for(lambda: online(running, "gemini") == set(), what="the idle timeout")
-        ended = listed(running, "gemini")
-        assert [(s["session"], s["online"]) for s in ended] == [(gone, False)]
-        # Its MCP session id is forgotten too: the client has to open a new one.
-        opened = initialize(running, "gemini")
-        again = httpx2.post(running.url, timeout=30, content=json.dumps(
-            {"jsonrpc": "2.0", "id": 2, "method": "ping"}), headers={
-            "authorization": f"Bearer {running.secret('gemini')}",
-            "content-type": "application/json", "accept": "application/json, text/event-stream",
-            "mcp-session-id": opened.headers["mcp-session-id"],
-            "mcp-protocol-version": "2025-11-25"})
-        assert again.status_code == 200
-        wait_for(lambda: online(running, "gemini") == set(), what="the second idle timeout")
-        late = httpx2.post(running.url, timeout=30, content=b"{}", headers={
-            "authorization": f"Bearer {running.secret('gemini')}",
-            "content-type": "application/json", "accept": "application/json, text/event-stream",
-            "mcp-session-id": opened.headers["mcp-session-id"],
-            "mcp-protocol-version": "2025-11-25"})
-        assert late.status_code == 404
+@pytest.fixture
+def quick(root: Path) -> Iterator[Running]:
+    """A server that ends a session after half a second with nothing in flight."""
+    yield from start(root, session_idle=0.5)
+
+
+async def test_a_session_whose_client_is_gone_is_ended(quick: Running) -> None:
+    async with connect(quick, "gemini", delete=False) as gemini:
+        await call(gemini, "list_agents")
+        (gone,) = online(quick, "gemini")
+    wait_for(lambda: online(quick, "gemini") == set(), what="the idle timeout")
+    ended = listed(quick, "gemini")
+    assert [(s["session"], s["online"]) for s in ended] == [(gone, False)]
+    # A session that is used stays; once ended, its MCP session id is forgotten too.
+    mcp_id = initialize(quick, "gemini").headers["mcp-session-id"]
+    assert ping(quick, "gemini", mcp_id).status_code == 200
+    wait_for(lambda: online(quick, "gemini") == set(), what="the second idle timeout")
+    assert ping(quick, "gemini", mcp_id).status_code == 404
+
+
+def ping(running: Running, agent: str, mcp_id: str) -> httpx2.Response:
+    return httpx2.post(running.url, timeout=30, content=json.dumps(
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"}), headers={
+        "authorization": f"Bearer {running.secret(agent)}",
+        "content-type": "application/json", "accept": "application/json, text/event-stream",
+        "mcp-session-id": mcp_id, "mcp-protocol-version": "2025-11-25"})
 
 
 def test_sessions_end_when_the_server_stops(root: Path) -> None:
