@@ -171,6 +171,11 @@ class Sessions:
             server.streamable_http_app(
                 streamable_http_path=MCP_PATH, max_request_body_size=self.max_body_bytes,
                 session_idle_timeout=None,  # ours: see _reap
+                # A tool call is answered with one JSON body, not an event stream: the
+                # SSE library ends every stream at SIGTERM, which would cut off the
+                # answer to a send that is still being stored (a graceful stop lets
+                # it finish and answers it). No tool sends anything mid-call.
+                json_response=True,
                 # the door (http_guard) has checked Host and Origin already
                 transport_security=TransportSecuritySettings(
                     enable_dns_rebinding_protection=False),
