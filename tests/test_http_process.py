@@ -47,6 +47,7 @@ def test_refused_at_start_in_one_line() -> None:
         (["--http", "10.1.2.3:8080", "--tls-cert", "c.pem"], "go together"),
         (["--http", "8080", "--agent", "claude"], "drop --agent"),
         (["--http", "99999"], "port from 1 to 65535"),
+        (["--http", "8080", "--session-idle", "0"], "positive number of seconds"),
         (["--http", "0.0.0.0:8080", "--behind-proxy", "proxy.example"], "IP address"),
     ):
         code, err = refusal(*argv)

@@ -131,7 +131,8 @@ def build_app(
 
 
 def serve_http(authenticate: Authenticate, listen: Listen, *, max_body_bytes: int,
-               rate_per_minute: int = DEFAULT_RATE_PER_MINUTE) -> None:
+               rate_per_minute: int = DEFAULT_RATE_PER_MINUTE,
+               session_idle: float = SESSION_IDLE_SECONDS) -> None:
     """Run until SIGINT/SIGTERM; the access log goes to stderr."""
     import uvicorn
 
@@ -139,7 +140,8 @@ def serve_http(authenticate: Authenticate, listen: Listen, *, max_body_bytes: in
                         format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("mailslot.http.access").setLevel(logging.INFO)
     app = build_app(authenticate, listen.door(max_body_bytes=max_body_bytes,
-                                              rate_per_minute=rate_per_minute))
+                                              rate_per_minute=rate_per_minute),
+                    session_idle=session_idle)
     uvicorn.Server(config(app, listen)).run()
 
 
