@@ -16,6 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from httpkit import Running, start
+from mailslot import http_sessions
 from support import wait_for
 from test_mcp_server import call, text
 
@@ -159,3 +160,13 @@ def test_only_an_initialize_opens_a_session(running: Running) -> None:
     assert httpx2.post(running.url, content=ping, headers=auth, timeout=30).status_code == 400
     assert httpx2.get(running.url, headers=auth, timeout=30).status_code == 400
     assert online(running, "claude") == set()
+
+
+def test_sessions_per_credential_are_capped(running: Running,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http_sessions, "MAX_PER_CREDENTIAL", 2)
+    assert [initialize(running, "claude").status_code for _ in range(2)] == [200, 200]
+    refused = initialize(running, "claude")
+    assert refused.status_code == 503 and "end one" in refused.text
+    assert initialize(running, "gemini").status_code == 200  # another credential's room
+    assert len(online(running, "claude")) == 2

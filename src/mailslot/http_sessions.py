@@ -53,6 +53,9 @@ from .mcp_server import build_server
 from .remote_wire import error_body
 
 MCP_PATH = "/mcp"
+MAX_PER_CREDENTIAL = 64
+"""Open MCP sessions one credential may have at once: each is a server of its own, so a
+client that opens sessions and never ends them is refused (503) rather than let grow."""
 EXCLUSIVE = "mailslot-exclusive"
 REPLACE = "mailslot-replace-session"
 SESSION = "mailslot-session"
@@ -82,9 +85,11 @@ class Sessions:
         self._by_mcp: dict[str, Live] = {}  # Mcp-Session-Id → its session
         self._sessionless: dict[str, Live] = {}  # credential key → its shared session
         self._tasks: TaskGroup | None = None
+        self._lock: anyio.Lock | None = None
 
     async def run(self, stack: AsyncExitStack) -> None:
         """Open the task group the sessions run in; ``stack`` stops them at shutdown."""
+        self._lock = anyio.Lock()
         self._tasks = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(self._tasks.cancel_scope.cancel)
         self._tasks.start_soon(self._reap)
@@ -99,10 +104,17 @@ class Sessions:
                    for k, v in scope["headers"]}
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            live = self._sessionless.get(key)
-            if live is None:
-                live = await self._start(open_box, key, exclusive=False, replace=None)
-                self._sessionless[key] = live
+            assert self._lock is not None, "serve() outside run()"
+            try:
+                async with self._lock:  # one shared session, even for a burst of firsts
+                    live = self._sessionless.get(key)
+                    if live is None:
+                        live = await self._start(open_box, key, exclusive=False,
+                                                 replace=None)
+                        self._sessionless[key] = live
+            except MailslotError as exc:
+                code, error = error_body(exc)
+                return await answer(send, code, error)
             await self._pass(live, scope, receive, send)
             return
         mcp_id = headers.get("mcp-session-id")
@@ -110,8 +122,8 @@ class Sessions:
             known = self._by_mcp.get(mcp_id)
             if known is None or known.owner != key:  # another credential's: not there
                 return await _rpc_error(send, 404, "Session not found")
-            status = await self._pass(known, scope, receive, send)
-            if scope["method"] == "DELETE" and status is not None and status < 400:
+            ended = await self._pass(known, scope, receive, send)
+            if scope["method"] == "DELETE" and ended is not None and ended < 400:
                 self._end(known)
             return
         await self._open(scope, receive, send, open_box, key, headers)
@@ -127,6 +139,9 @@ class Sessions:
             return await answer(send, 413, {"error": "request body too large"})
         if not _is_initialize(body):
             return await _rpc_error(send, 400, "Bad Request: Missing session ID")
+        if sum(live.owner == key for live in self._by_mcp.values()) >= MAX_PER_CREDENTIAL:
+            return await _rpc_error(send, 503, f"Too many open sessions for this credential "
+                                    f"({MAX_PER_CREDENTIAL}): end one (DELETE) first")
         replace = headers.get(REPLACE, "").strip() or None
         exclusive = replace is not None or headers.get(EXCLUSIVE, "").strip().lower() in (
             "1", "true", "yes")
@@ -146,12 +161,15 @@ class Sessions:
                     *message.get("headers", []), (SESSION.encode(), live.session.encode())]}
             await send(message)
 
-        replay = _replaying(body, receive)
-        await self._pass(live, scope, replay, named_send)
-        if opened:
-            self._by_mcp[opened[0]] = live
-        else:  # refused by the transport: nothing was established
-            self._end(live)
+        established = False
+        try:
+            answered = await self._pass(live, scope, _replaying(body, receive), named_send)
+            established = bool(opened) and answered is not None and answered < 400
+        finally:
+            if established:
+                self._by_mcp[opened[0]] = live
+            else:  # refused by the transport, or cut off: nothing was established
+                self._end(live)
 
     async def _start(self, open_box: OpenBox, key: str, *, exclusive: bool,
                      replace: str | None) -> Live:
