@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
@@ -29,10 +30,26 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_server_left() -> Iterator[None]:
+    """A test that fails midway leaves no server running."""
+    yield
+    while STARTED:
+        server = STARTED.pop()
+        if server.poll() is None:
+            server.kill()
+            server.wait(30)
+
+
 def serve(log: Path, *argv: str) -> subprocess.Popen[bytes]:
     with log.open("wb") as err:
-        return subprocess.Popen([sys.executable, "-m", "mailslot", "serve", *argv],
-                                stdout=subprocess.DEVNULL, stderr=err)
+        server = subprocess.Popen([sys.executable, "-m", "mailslot", "serve", *argv],
+                                  stdout=subprocess.DEVNULL, stderr=err)
+    STARTED.append(server)
+    return server
 
 
 def refusal(*argv: str) -> tuple[int, str]:
