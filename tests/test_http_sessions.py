@@ -5,7 +5,7 @@ request headers, ended by DELETE, by an idle timeout and at shutdown). A real uv
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -15,12 +15,14 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from conftest import Result
 from httpkit import Running, start
 from mailslot import http_sessions
 from support import wait_for
 from test_mcp_server import call, text
 
 pytestmark = pytest.mark.anyio
+Cli = Callable[..., Result]
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {},
     "clientInfo": {"name": "t", "version": "1"}}}
@@ -82,11 +84,16 @@ async def test_each_mcp_session_is_a_listed_session_of_its_agent(running: Runnin
     wait_for(lambda: online(running, "claude") == set(), what="both sessions ended")
 
 
-def test_the_opening_answer_names_the_new_session(running: Running) -> None:
+def test_the_opening_answer_names_the_new_session(running: Running, cli: Cli) -> None:
     opened = initialize(running, "claude")
     assert opened.status_code == 200
-    assert online(running, "claude") == {opened.headers["mailslot-session"]}
-    assert opened.headers["mcp-session-id"] != opened.headers["mailslot-session"]
+    session = opened.headers["mailslot-session"]
+    assert online(running, "claude") == {session}
+    assert opened.headers["mcp-session-id"] != session
+    shown = cli("sessions", "claude", "--json")  # what a person sees: `mailslot sessions`
+    assert shown.code == 0, shown.err
+    assert [(s["session"], s["program"], s["online"]) for s in json.loads(shown.out)] == [
+        (session, "http", True)]
 
 
 async def test_fencing_by_request_headers(running: Running) -> None:
