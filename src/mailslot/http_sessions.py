@@ -4,9 +4,11 @@ A client that opens an MCP session (the ``initialize`` handshake of the 2025 pro
 versions, answered with an ``Mcp-Session-Id``) gets a server session of its agent of its
 own, exactly as a local ``mailslot serve`` would: a new session id, listed by
 ``mailslot sessions`` and ``list_sessions`` with program ``http``, shown online while it
-lasts, fenced like any other (issue 12). So each such MCP session gets its own MCP server
-(:func:`mailslot.mcp_server.build_server`, whose lifespan keeps the presence record) and
-the SDK's session manager for it.
+lasts, fenced like any other (issue 12). Each credential has one MCP server
+(:func:`mailslot.mcp_server.build_server`, built at its first session: building the tools
+is the slow part); each MCP session has a session manager of the SDK's of its own, and a
+presence record kept while it runs. A tool call learns its session from the request that
+opened it (:data:`_CURRENT`).
 
 Fencing travels in the opening request's headers, the HTTP form of ``serve --exclusive
 --replace-session ID``:
@@ -36,11 +38,13 @@ import json
 import time
 from collections.abc import Callable, MutableMapping
 from contextlib import AsyncExitStack
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
+from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
@@ -49,7 +53,8 @@ from .errors import InvalidInput, MailslotError
 from .fencing import new_session_id
 from .http_guard import answer
 from .mailbox import Mailbox
-from .mcp_server import build_server
+from .mcp_server import build_server, keep_presence
+from .presence import Beacon
 from .remote_wire import error_body
 
 MCP_PATH = "/mcp"
@@ -63,6 +68,12 @@ SESSION = "mailslot-session"
 
 OpenBox = Callable[[], Mailbox]
 
+_CURRENT: ContextVar[tuple[OpenBox, str]] = ContextVar("mailslot_http_session")
+"""Whose session a request or tool call serves: the credential's mailbox and the session
+id. Set in the request that opens (or, sessionless, uses) a session; the session's tasks
+are started from that request and so inherit it, and the tools of a credential's one MCP
+server (:func:`_session_box`) read it."""
+
 
 @dataclass
 class Live:
@@ -72,6 +83,7 @@ class Live:
     session: str  # the mailslot session id
     stop: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     manager: StreamableHTTPSessionManager | None = None
+    beacon: Beacon | None = None
     busy: int = 0
     last: float = field(default_factory=time.monotonic)
 
@@ -84,6 +96,7 @@ class Sessions:
         self.idle = idle
         self._by_mcp: dict[str, Live] = {}  # Mcp-Session-Id → its session
         self._sessionless: dict[str, Live] = {}  # credential key → its shared session
+        self._servers: dict[str, MCPServer[Any]] = {}  # credential key → its MCP server
         self._tasks: TaskGroup | None = None
         self._lock: anyio.Lock | None = None
 
@@ -115,14 +128,14 @@ class Sessions:
             except MailslotError as exc:
                 code, error = error_body(exc)
                 return await answer(send, code, error)
-            await self._pass(live, scope, receive, send)
+            await self._pass(live, open_box, scope, receive, send)
             return
         mcp_id = headers.get("mcp-session-id")
         if mcp_id is not None:
             known = self._by_mcp.get(mcp_id)
             if known is None or known.owner != key:  # another credential's: not there
                 return await _rpc_error(send, 404, "Session not found")
-            ended = await self._pass(known, scope, receive, send)
+            ended = await self._pass(known, open_box, scope, receive, send)
             if scope["method"] == "DELETE" and ended is not None and ended < 400:
                 self._end(known)
             return
@@ -163,7 +176,8 @@ class Sessions:
 
         established = False
         try:
-            answered = await self._pass(live, scope, _replaying(body, receive), named_send)
+            answered = await self._pass(live, open_box, scope, _replaying(body, receive),
+                                         named_send)
             established = bool(opened) and answered is not None and answered < 400
         finally:
             if established:
@@ -176,37 +190,37 @@ class Sessions:
         """A new server session of the credential's agent, its MCP server running."""
         assert self._tasks is not None, "serve() outside run()"
         live = Live(owner=key, session=new_session_id())
+        _CURRENT.set((open_box, live.session))  # this request, and the session's tasks
 
-        def bound() -> Mailbox:  # every tool call: a fresh, re-checked mailbox
-            box = open_box()
-            box.session = live.session
-            return box
+        def begin() -> tuple[MCPServer[Any], Beacon]:
+            box = _session_box()
+            box.start_session(live.session, exclusive=exclusive, replace=replace)
+            server = self._servers.get(key)
+            if server is None:  # once per credential: building the tools takes a while
+                server = self._servers[key] = build_server(_session_box, program="http",
+                                                           presence=False)
+            return server, box.beacon(program="http", key=f"http-{live.session}")
 
-        def begin() -> StreamableHTTPSessionManager:
-            bound().start_session(live.session, exclusive=exclusive, replace=replace)
-            server = build_server(bound, program="http",
-                                  presence_key=f"http-{live.session}")
-            server.streamable_http_app(
-                streamable_http_path=MCP_PATH, max_request_body_size=self.max_body_bytes,
-                session_idle_timeout=None,  # ours: see _reap
-                # A tool call is answered with one JSON body, not an event stream: the
-                # SSE library ends every stream at SIGTERM, which would cut off the
-                # answer to a send that is still being stored (a graceful stop lets
-                # it finish and answers it). No tool sends anything mid-call.
-                json_response=True,
-                # the door (http_guard) has checked Host and Origin already
-                transport_security=TransportSecuritySettings(
-                    enable_dns_rebinding_protection=False),
-            )
-            return server.session_manager
-
-        live.manager = await anyio.to_thread.run_sync(begin)
+        server, live.beacon = await anyio.to_thread.run_sync(begin)
+        server.streamable_http_app(  # a new session manager: one per session
+            streamable_http_path=MCP_PATH, max_request_body_size=self.max_body_bytes,
+            session_idle_timeout=None,  # ours: see _reap
+            # A tool call is answered with one JSON body, not an event stream: the SSE
+            # library ends every stream at SIGTERM, which would cut off the answer to a
+            # send still being stored (a graceful stop lets it finish and answers it).
+            # No tool sends anything mid-call.
+            json_response=True,
+            # the door (http_guard) has checked Host and Origin already
+            transport_security=TransportSecuritySettings(
+                enable_dns_rebinding_protection=False),
+        )
+        live.manager = server.session_manager
         await self._tasks.start(_run, live)
         return live
 
-    async def _pass(self, live: Live, scope: dict[str, Any], receive: Any,
-                    send: Any) -> int | None:
-        """Let the session's manager answer; the session is busy meanwhile."""
+    async def _pass(self, live: Live, open_box: OpenBox, scope: dict[str, Any],
+                    receive: Any, send: Any) -> int | None:
+        """Let the session's manager answer, as that session; it is busy meanwhile."""
         assert live.manager is not None
         status: list[int] = []
 
@@ -216,6 +230,7 @@ class Sessions:
             await send(message)
 
         live.busy += 1
+        _CURRENT.set((open_box, live.session))
         try:
             await live.manager.handle_request(scope, receive, watched)
         finally:
@@ -242,13 +257,22 @@ class Sessions:
 
 
 async def _run(live: Live, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-    """Run one session's manager (and so its server's lifespan: the presence record)
-    until the session ends or the server stops."""
-    assert live.manager is not None
+    """Run one session's manager, and its presence record, until the session ends or
+    the server stops."""
+    assert live.manager is not None and live.beacon is not None
     with live.stop:
-        async with live.manager.run():
+        async with keep_presence(live.beacon), live.manager.run():
             task_status.started()
             await anyio.sleep_forever()
+
+
+def _session_box() -> Mailbox:
+    """The mailbox of the session the running request or tool call belongs to: a fresh,
+    re-checked one each call (the credential may have been rotated or revoked)."""
+    open_box, session = _CURRENT.get()
+    box = open_box()
+    box.session = session
+    return box
 
 
 def _is_initialize(body: bytes) -> bool:

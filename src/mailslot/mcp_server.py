@@ -22,7 +22,7 @@ import json
 import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Annotated, Any, Literal, NotRequired
 
 import anyio
@@ -232,14 +232,14 @@ _RETRACT = ToolAnnotations(read_only_hint=False, destructive_hint=True,
 
 def build_server(
     open_box: Callable[[], Mailbox], *, program: str | None = None, channel: bool = False,
-    presence_key: str | None = None,
+    presence: bool = True,
 ) -> MCPServer[dict[str, Any]]:
     """The server for the agent ``open_box()`` is bound to (raises ``NoIdentity`` if none).
 
     ``open_box`` gives a fresh service per call, so config changes are seen at once.
     With ``channel``, it also pushes arrivals into Claude Code (:mod:`mailslot.mcp_channel`).
-    ``presence_key`` names its presence record when one process runs several servers of
-    an agent (``serve --http``: one per MCP session); by default the process id.
+    Without ``presence`` the caller keeps the presence records (``serve --http``: one per
+    MCP session, see :func:`keep_presence`).
     """
     agent = open_box().bound_agent()
     pushing = None
@@ -250,17 +250,17 @@ def build_server(
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-        beacon = open_box().beacon(program=program, channel=channel, key=presence_key)
-        _best_effort(beacon.announce)
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(_keep_alive, beacon)
-            if pushing is not None:
-                tasks.start_soon(pushing.push, open_box)
-            try:
-                yield {}
-            finally:
-                tasks.cancel_scope.cancel()
-                _best_effort(beacon.stop)
+        async with AsyncExitStack() as stack:
+            if presence:
+                await stack.enter_async_context(keep_presence(
+                    open_box().beacon(program=program, channel=channel)))
+            async with anyio.create_task_group() as tasks:
+                if pushing is not None:
+                    tasks.start_soon(pushing.push, open_box)
+                try:
+                    yield {}
+                finally:
+                    tasks.cancel_scope.cancel()
 
     server: MCPServer[dict[str, Any]] = MCPServer(
         "mailslot",
@@ -488,6 +488,20 @@ def _best_effort(action: Callable[[], None]) -> None:
         action()
     except MailslotError as exc:
         logger.warning("mailslot: presence not recorded: %s", exc)
+
+
+@asynccontextmanager
+async def keep_presence(beacon: Beacon) -> AsyncIterator[None]:
+    """A server's presence record while the block runs: announced, beating every
+    ``HEARTBEAT_SECONDS``, marked stopped at the end (each step best effort)."""
+    _best_effort(beacon.announce)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_keep_alive, beacon)
+        try:
+            yield
+        finally:
+            tasks.cancel_scope.cancel()
+            _best_effort(beacon.stop)
 
 
 async def _keep_alive(beacon: Beacon) -> None:
