@@ -177,3 +177,11 @@ def test_sessions_per_credential_are_capped(running: Running,
     assert refused.status_code == 503 and "end one" in refused.text
     assert initialize(running, "gemini").status_code == 200  # another credential's room
     assert len(online(running, "claude")) == 2
+
+
+def test_each_handshake_names_its_own_agent(running: Running) -> None:
+    for agent in ("claude", "gemini", "helper", "claude"):
+        opened = initialize(running, agent)
+        data = [line[5:] for line in opened.text.splitlines() if line.startswith("data:")]
+        result = json.loads(data[-1] if data else opened.text)["result"]
+        assert f"You are agent '{agent}'" in result["instructions"]

@@ -4,11 +4,11 @@ A client that opens an MCP session (the ``initialize`` handshake of the 2025 pro
 versions, answered with an ``Mcp-Session-Id``) gets a server session of its agent of its
 own, exactly as a local ``mailslot serve`` would: a new session id, listed by
 ``mailslot sessions`` and ``list_sessions`` with program ``http``, shown online while it
-lasts, fenced like any other (issue 12). Each credential has one MCP server
-(:func:`mailslot.mcp_server.build_server`, built at its first session: building the tools
-is the slow part); each MCP session has a session manager of the SDK's of its own, and a
-presence record kept while it runs. A tool call learns its session from the request that
-opened it (:data:`_CURRENT`).
+lasts, fenced like any other (issue 12). One shared MCP server
+(:func:`mailslot.mcp_server.build_server`, built at the first session: building the tools
+is the slow part) answers for every agent; each MCP session has a session manager of the
+SDK's of its own, and a presence record kept while it runs. A tool call learns its
+agent and session from the request that opened the session (:data:`_CURRENT`).
 
 Fencing travels in the opening request's headers, the HTTP form of ``serve --exclusive
 --replace-session ID``:
@@ -71,8 +71,8 @@ OpenBox = Callable[[], Mailbox]
 _CURRENT: ContextVar[tuple[OpenBox, str]] = ContextVar("mailslot_http_session")
 """Whose session a request or tool call serves: the credential's mailbox and the session
 id. Set in the request that opens (or, sessionless, uses) a session; the session's tasks
-are started from that request and so inherit it, and the tools of a credential's one MCP
-server (:func:`_session_box`) read it."""
+are started from that request and so inherit it, and the shared server's tools
+(:func:`_session_box`) read it."""
 
 
 @dataclass
@@ -96,7 +96,7 @@ class Sessions:
         self.idle = idle
         self._by_mcp: dict[str, Live] = {}  # Mcp-Session-Id → its session
         self._sessionless: dict[str, Live] = {}  # credential key → its shared session
-        self._servers: dict[str, MCPServer[Any]] = {}  # credential key → its MCP server
+        self._server: MCPServer[Any] | None = None  # every session's tools and answers
         self._tasks: TaskGroup | None = None
         self._lock: anyio.Lock | None = None
 
@@ -195,11 +195,10 @@ class Sessions:
         def begin() -> tuple[MCPServer[Any], Beacon]:
             box = _session_box()
             box.start_session(live.session, exclusive=exclusive, replace=replace)
-            server = self._servers.get(key)
-            if server is None:  # once per credential: building the tools takes a while
-                server = self._servers[key] = build_server(_session_box, program="http",
-                                                           presence=False)
-            return server, box.beacon(program="http", key=f"http-{live.session}")
+            if self._server is None:  # once: building the tools takes a while
+                self._server = build_server(_session_box, program="http", presence=False,
+                                            shared=True)
+            return self._server, box.beacon(program="http", key=f"http-{live.session}")
 
         server, live.beacon = await anyio.to_thread.run_sync(begin)
         server.streamable_http_app(  # a new session manager: one per session
