@@ -30,8 +30,10 @@ from mailslot.credentials import read_credential
 from mailslot.identity import Identity
 
 CALLS = 200
+OPENS = 30
 CLIENTS = 50
 LOAD_CALLS = 200
+OPENS = 30
 VERSION = "2025-11-25"
 
 
@@ -65,6 +67,8 @@ class Session:
         return dict(result.get("structuredContent") or {})
 
     def close(self) -> None:
+        """End the MCP session (``DELETE``, as the SDKs do), then the connection."""
+        self.http.delete(self.url)
         self.http.close()
 
 
@@ -97,6 +101,12 @@ def _http_round_trips(url: str, secret: str) -> dict[str, list[float]]:
     calls = {"send_message": {"to": "peer", "subject": "bench", "body": "x" * 500},
              "read_messages": {"limit": 20}}
     samples: dict[str, list[float]] = {name: [] for name in calls}
+    samples["open"] = []
+    for _ in range(OPENS):  # one client's sessions, one after another, each ended
+        start = time.perf_counter()
+        opened = Session(url, secret)
+        samples["open"].append(time.perf_counter() - start)
+        opened.close()
     for name, arguments in calls.items():
         for _ in range(CALLS):
             start = time.perf_counter()
@@ -177,6 +187,9 @@ def run() -> list[Row]:
                         f"{ms(percentile(h, 50))} / {ms(percentile(h, 99))}",
                         f"stdio {ms(percentile(s, 50))} / {ms(percentile(s, 99))}",
                         "informational", None))
+    rows.append(Row("http MCP session opened, one client, p50 / p99",
+                    f"{ms(percentile(http['open'], 50))} / {ms(percentile(http['open'], 99))}",
+                    "initialize + initialized", "informational", None))
     acked = sum(len(v) for v in sent.values())
     exact = all(sorted(stored[n]) == sorted(set(sent[n])) == sorted(sent[n]) for n in sent)
     rows.append(Row(f"http load {CLIENTS} clients x {LOAD_CALLS} calls, p50 / p99",
