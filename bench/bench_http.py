@@ -3,7 +3,8 @@
 Round trips: one client, raw JSON-RPC (the legacy ``initialize`` handshake, a session
 id), ``send_message`` and ``read_messages`` as in ``bench_mcp``, whose stdio numbers are
 measured again here so both sit in one run. Load: 50 clients at once, each its own
-registered agent and MCP session, 200 calls each, sends and reads mixed; afterwards every
+registered agent and MCP session (so each a server session of its own: the time to open
+them is reported too), 200 calls each, sends and reads mixed; afterwards every
 acknowledged send must be in its recipient's mailbox exactly once.
 """
 
@@ -29,8 +30,10 @@ from mailslot.credentials import read_credential
 from mailslot.identity import Identity
 
 CALLS = 200
+OPENS = 30
 CLIENTS = 50
 LOAD_CALLS = 200
+OPENS = 30
 VERSION = "2025-11-25"
 
 
@@ -64,6 +67,8 @@ class Session:
         return dict(result.get("structuredContent") or {})
 
     def close(self) -> None:
+        """End the MCP session (``DELETE``, as the SDKs do), then the connection."""
+        self.http.delete(self.url)
         self.http.close()
 
 
@@ -96,6 +101,12 @@ def _http_round_trips(url: str, secret: str) -> dict[str, list[float]]:
     calls = {"send_message": {"to": "peer", "subject": "bench", "body": "x" * 500},
              "read_messages": {"limit": 20}}
     samples: dict[str, list[float]] = {name: [] for name in calls}
+    samples["open"] = []
+    for _ in range(OPENS):  # one client's sessions, one after another, each ended
+        start = time.perf_counter()
+        opened = Session(url, secret)
+        samples["open"].append(time.perf_counter() - start)
+        opened.close()
     for name, arguments in calls.items():
         for _ in range(CALLS):
             start = time.perf_counter()
@@ -105,9 +116,11 @@ def _http_round_trips(url: str, secret: str) -> dict[str, list[float]]:
     return samples
 
 
-def _load(url: str, secrets: dict[str, str]) -> tuple[list[float], dict[str, list[str]], float]:
+def _load(url: str, secrets: dict[str, str]
+          ) -> tuple[list[float], dict[str, list[str]], float, list[float]]:
     names = sorted(secrets)
     latencies: list[float] = []
+    opens: list[float] = []  # each client's handshake: a server session of its own
     sent: dict[str, list[str]] = {n: [] for n in names}
     lock = threading.Lock()
     failures: list[str] = []
@@ -115,7 +128,10 @@ def _load(url: str, secrets: dict[str, str]) -> tuple[list[float], dict[str, lis
     def client(me: str) -> None:
         rng = random.Random(me)
         try:
+            start = time.perf_counter()
             session = Session(url, secrets[me])
+            with lock:
+                opens.append(time.perf_counter() - start)
             for i in range(LOAD_CALLS):
                 start = time.perf_counter()
                 if i % 2 == 0:
@@ -141,7 +157,7 @@ def _load(url: str, secrets: dict[str, str]) -> tuple[list[float], dict[str, lis
         t.join()
     if failures:
         raise RuntimeError(f"{len(failures)} clients failed, first: {failures[0]}")
-    return latencies, sent, time.perf_counter() - began
+    return latencies, sent, time.perf_counter() - began, opens
 
 
 def run() -> list[Row]:
@@ -158,7 +174,7 @@ def run() -> list[Row]:
         proc, url = _serve(root)
         try:
             http = _http_round_trips(url, secrets.pop("bench"))
-            latencies, sent, took = _load(url, secrets)
+            latencies, sent, took, opens = _load(url, secrets)
         finally:
             proc.terminate()
             proc.wait(60)
@@ -171,11 +187,17 @@ def run() -> list[Row]:
                         f"{ms(percentile(h, 50))} / {ms(percentile(h, 99))}",
                         f"stdio {ms(percentile(s, 50))} / {ms(percentile(s, 99))}",
                         "informational", None))
+    rows.append(Row("http MCP session opened, one client, p50 / p99",
+                    f"{ms(percentile(http['open'], 50))} / {ms(percentile(http['open'], 99))}",
+                    "initialize + initialized", "informational", None))
     acked = sum(len(v) for v in sent.values())
     exact = all(sorted(stored[n]) == sorted(set(sent[n])) == sorted(sent[n]) for n in sent)
     rows.append(Row(f"http load {CLIENTS} clients x {LOAD_CALLS} calls, p50 / p99",
                     f"{ms(percentile(latencies, 50))} / {ms(percentile(latencies, 99))}",
                     f"{per_second(len(latencies), took)} overall", "informational", None))
+    rows.append(Row(f"http MCP session opened under load ({CLIENTS} at once), p50 / p99",
+                    f"{ms(percentile(opens, 50))} / {ms(percentile(opens, 99))}",
+                    "initialize + initialized", "informational", None))
     rows.append(Row("http load: acknowledged sends stored exactly once",
                     f"{acked} acked, {sum(len(v) for v in stored.values())} stored",
                     "every ack stored, none twice", "exact", exact))

@@ -38,7 +38,8 @@ class Running:
         return Bearers(self.store).open(self.secret(agent))
 
 
-def start(root: Path, rate: int = 600, max_body: int = 64 * 1024) -> Iterator[Running]:
+def start(root: Path, rate: int = 600, max_body: int = 64 * 1024,
+          session_idle: float = 30 * 60.0) -> Iterator[Running]:
     store = FileStore(root)
     files = {name: authority.register(store, name, parent=parent,
                                       path=str(root.parent / f"{name}.credential")).path
@@ -48,7 +49,8 @@ def start(root: Path, rate: int = 600, max_body: int = 64 * 1024) -> Iterator[Ru
     port = sock.getsockname()[1]
     listen = Listen("127.0.0.1", port)
     door = listen.door(max_body_bytes=max_body, rate_per_minute=rate)
-    server = uvicorn.Server(config(build_app(Bearers(store).open, door), listen))
+    server = uvicorn.Server(config(build_app(Bearers(store).open, door,
+                                               session_idle=session_idle), listen))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -72,3 +72,52 @@ def test_refusals(cli: Cli, credential: str) -> None:
     ):
         done = cli("install", *argv)
         assert done.code == 2 and why in done.err, done.err
+
+
+SETTINGS = {"claude": (".mcp.json", ".claude/settings.local.json"),
+            "codex": (".codex/config.toml", ".codex/hooks.json"),
+            "gemini": (".gemini/settings.json", ".gemini/settings.json"),
+            "cursor": (".cursor/mcp.json", ".cursor/hooks.json")}
+REMOTE_ONLY = {"url", "httpUrl", "headers", "bearer_token_env_var"}
+LOCAL_ONLY = {"command", "args", "env", "cwd"}
+
+
+def entry_of(work: Path, host: str) -> dict[str, Any]:
+    doc = load(work / SETTINGS[host][0])
+    return dict((doc.get("mcpServers") or doc["mcp_servers"])["mailslot"])
+
+
+def hook_commands(work: Path, host: str) -> list[str]:
+    from mailslot.install.entries import our_hook_commands
+
+    return list(our_hook_commands(load(work / SETTINGS[host][1])))
+
+
+@pytest.mark.parametrize("host", sorted(SETTINGS))
+def test_switching_between_local_and_remote_leaves_nothing_of_the_other(
+        cli: Cli, isolated: Path, credential: str, host: str) -> None:
+    work = isolated / "work"
+    local = ("install", host, "--agent", "ada", "--hooks")
+    assert cli(*local).code == 0
+    first = entry_of(work, host)
+    assert cli("install", host, "--remote", URL, "--credential", credential).code == 0
+    remote = entry_of(work, host)
+    assert not LOCAL_ONLY & set(remote)
+    assert remote.get("type") in (None, "http")  # never a stdio type beside a url
+    # the hooks, installed before, follow the entry even without --hooks this time
+    assert hook_commands(work, host) and all(f"--remote {URL}" in c
+                                             for c in hook_commands(work, host))
+    assert cli("install", host, "--agent", "ada").code == 0
+    assert entry_of(work, host) == first  # exactly the local entry again
+    assert not REMOTE_ONLY & set(entry_of(work, host))
+    assert hook_commands(work, host) and all("--remote" not in c and "--agent ada" in c
+                                             for c in hook_commands(work, host))
+
+
+def test_cursor_remote_entry_has_no_stdio_type(cli: Cli, isolated: Path,
+                                               credential: str) -> None:
+    assert cli("install", "cursor", "--agent", "ada").code == 0
+    assert entry_of(isolated / "work", "cursor")["type"] == "stdio"
+    assert cli("install", "cursor", "--remote", URL, "--credential", credential).code == 0
+    assert entry_of(isolated / "work", "cursor") == {
+        "url": f"{URL}/mcp", "headers": {"Authorization": "Bearer ${env:MAILSLOT_SECRET}"}}

@@ -589,10 +589,13 @@ def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
         raise InvalidInput("serve --http speaks as each request's credential: drop --agent, "
                            "--credential, --peer-of, --exclusive and --replace-session")
     host, port = parse_listen(args.http)
+    if not 0 < args.session_idle < float("inf"):
+        raise InvalidInput(f"--session-idle {args.session_idle:g}: expected a positive "
+                           "number of seconds")
     listen = Listen(host, port, args.tls_cert, args.tls_key, args.behind_proxy,
                     tuple(args.allow_host))
     serve_http(_authenticate(box), listen, max_body_bytes=4 * box.max_body_bytes + 65536,
-               rate_per_minute=args.rate_limit)
+               rate_per_minute=args.rate_limit, session_idle=args.session_idle)
     return 0
 
 
@@ -1071,6 +1074,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                        help="--http: another Host name clients use (repeatable)")
         p.add_argument("--rate-limit", type=int, default=600, metavar="N",
                        help="--http: requests per minute per credential (default 600)")
+        p.add_argument("--session-idle", type=float, default=1800.0, metavar="SECONDS",
+                       help="--http: end an MCP session after this long with no request "
+                            "in flight (its client is gone; default 1800)")
     return parser
 
 

@@ -2,18 +2,16 @@
 
 The same tools and results as stdio (:func:`mailslot.mcp_server.build_server`); what
 differs is who is speaking. Each request's identity comes only from its bearer
-credential (:mod:`mailslot.http_guard` checks it, and every other rule of the door). Each
-credential gets its own MCP server and the SDK's own session manager, so a session made
-with one credential does not exist for another, and a tool call re-opens its mailbox
-with the credential (a rotated or revoked one is refused at the next call). That server
-is one server session of its agent (``mailslot sessions``, presence, fencing: a session
-replaced with ``serve --exclusive --replace-session ID`` writes nothing more). Sessions
-whose clients are gone are closed after ``session_idle`` seconds without a request.
+credential (:mod:`mailslot.http_guard` checks it, and every other rule of the door), and
+a tool call re-opens its mailbox with the credential (a rotated or revoked one is
+refused at the next call). Each MCP session is a server session of its agent, listed,
+fenced and ended as :mod:`mailslot.http_sessions` says.
 
 Listening: loopback by default. Any other address needs TLS (``--tls-cert``/``--tls-key``)
 or ``--behind-proxy ADDR`` (then only that address may connect). Shutdown (SIGINT or
 SIGTERM) stops accepting, lets requests in flight finish (up to ``GRACE_SECONDS``), then
-closes the sessions. Only ``serve --http`` imports this module.
+ends the sessions (their presence records are marked stopped). Only ``serve --http``
+imports this module.
 """
 
 from __future__ import annotations
@@ -26,20 +24,13 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
-from anyio.abc import TaskGroup, TaskStatus
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
-
 from .errors import InvalidInput
-from .fencing import new_session_id
 from .http_api import serve_api
 from .http_guard import Authenticate, Door, Guard, answer
+from .http_sessions import MCP_PATH, Sessions
 from .mailbox import Mailbox
-from .mcp_server import build_server
 from .remote_wire import API
 
-MCP_PATH = "/mcp"
 GRACE_SECONDS = 10
 SESSION_IDLE_SECONDS = 30 * 60.0
 DEFAULT_RATE_PER_MINUTE = 600
@@ -105,64 +96,6 @@ def _address(text: str, option: str) -> ipaddress.IPv4Address | ipaddress.IPv6Ad
         raise InvalidInput(f"{option} {text}: expected an IP address (or localhost)") from None
 
 
-class Sessions:
-    """One MCP server and session manager per credential, started on its first request
-    and run until shutdown."""
-
-    def __init__(self, *, max_body_bytes: int, session_idle: float) -> None:
-        self.max_body_bytes = max_body_bytes
-        self.session_idle = session_idle
-        self._managers: dict[str, StreamableHTTPSessionManager] = {}
-        self._tasks: TaskGroup | None = None
-        self._lock: anyio.Lock | None = None
-
-    async def serve(self, scope: dict[str, Any], receive: Any, send: Any,
-                    open_box: Callable[[], Mailbox], key: str) -> None:
-        manager = await self._manager(open_box, key)
-        await manager.handle_request(scope, receive, send)
-
-    async def _manager(self, open_box: Callable[[], Mailbox],
-                       key: str) -> StreamableHTTPSessionManager:
-        assert self._tasks is not None and self._lock is not None, "serve() outside run()"
-        async with self._lock:
-            manager = self._managers.get(key)
-            if manager is None:
-                session = new_session_id()
-
-                def bound() -> Mailbox:  # a server session of the agent (issue 12 fencing)
-                    box = open_box()
-                    box.session = session
-                    return box
-
-                await anyio.to_thread.run_sync(lambda: bound().start_session(session))
-                server = await anyio.to_thread.run_sync(
-                    lambda: build_server(bound, program="http"))
-                server.streamable_http_app(
-                    streamable_http_path=MCP_PATH, max_request_body_size=self.max_body_bytes,
-                    session_idle_timeout=self.session_idle,
-                    # the door (http_guard) has checked Host and Origin already
-                    transport_security=TransportSecuritySettings(
-                        enable_dns_rebinding_protection=False),
-                )
-                manager = server.session_manager
-                await self._tasks.start(_run, manager)
-                self._managers[key] = manager
-        return manager
-
-    async def run(self, stack: AsyncExitStack) -> None:
-        """Open the task group the managers run in; ``stack`` closes it at shutdown."""
-        self._lock = anyio.Lock()
-        self._tasks = await stack.enter_async_context(anyio.create_task_group())
-        stack.callback(self._tasks.cancel_scope.cancel)
-
-
-async def _run(manager: StreamableHTTPSessionManager, *,
-               task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-    async with manager.run():
-        task_status.started()
-        await anyio.sleep_forever()
-
-
 def build_app(
     authenticate: Authenticate,
     door: Door,
@@ -170,7 +103,7 @@ def build_app(
     session_idle: float = SESSION_IDLE_SECONDS,
 ) -> Callable[[dict[str, Any], Any, Any], Any]:
     """The whole ASGI application: lifespan, the door, ``/mcp`` and ``/api/``."""
-    sessions = Sessions(max_body_bytes=door.max_body_bytes, session_idle=session_idle)
+    sessions = Sessions(max_body_bytes=door.max_body_bytes, idle=session_idle)
 
     async def route(scope: dict[str, Any], receive: Any, send: Any,
                     open_box: Callable[[], Mailbox], key: str) -> None:
@@ -198,7 +131,8 @@ def build_app(
 
 
 def serve_http(authenticate: Authenticate, listen: Listen, *, max_body_bytes: int,
-               rate_per_minute: int = DEFAULT_RATE_PER_MINUTE) -> None:
+               rate_per_minute: int = DEFAULT_RATE_PER_MINUTE,
+               session_idle: float = SESSION_IDLE_SECONDS) -> None:
     """Run until SIGINT/SIGTERM; the access log goes to stderr."""
     import uvicorn
 
@@ -206,7 +140,8 @@ def serve_http(authenticate: Authenticate, listen: Listen, *, max_body_bytes: in
                         format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("mailslot.http.access").setLevel(logging.INFO)
     app = build_app(authenticate, listen.door(max_body_bytes=max_body_bytes,
-                                              rate_per_minute=rate_per_minute))
+                                              rate_per_minute=rate_per_minute),
+                    session_idle=session_idle)
     uvicorn.Server(config(app, listen)).run()
 
 

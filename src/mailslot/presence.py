@@ -158,11 +158,13 @@ class Beacon:
         channel: bool = False,
         clock: Callable[[], datetime] | None = None,
         session: str | None = None,
+        key: str | None = None,
     ) -> None:
         self.store = store
         self.agent = agent
         self.pid = os.getpid()
-        self.key = str(self.pid)
+        self.key = key or str(self.pid)  # one record per server: several in one process
+        # (serve --http) need keys of their own
         self.hostname = hostname()
         self._clock = clock or (lambda: now_of(store))
         self._record: dict[str, Any] = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from ..errors import InvalidInput, Refused
@@ -70,7 +70,8 @@ def _server_argv(entry: Mapping[str, Any]) -> list[Any] | None:
 def set_server(doc: Doc, container: str, fields: Mapping[str, Any], agent: str,
                where: str, drop: Sequence[str] = ()) -> None:
     """Add or update the ``mailslot`` server; its other keys (``env``...) are kept, but
-    for the ``drop`` keys (what a stdio entry has and a remote one must not, issue 14)."""
+    for the ``drop`` keys that ``fields`` does not set (what the other kind of entry, a
+    stdio or a remote one, has and this one must not, issue 14)."""
     servers = _section(doc, container, where)
     current = servers.get(SERVER_NAME)
     if current is None:
@@ -85,12 +86,26 @@ def set_server(doc: Doc, container: str, fields: Mapping[str, Any], agent: str,
         if current.get(key) != value:
             current[key] = value
     for key in drop:
-        current.pop(key, None)
+        if key not in fields:
+            current.pop(key, None)
 
 
 def runs_our_hook(command: str) -> bool:
     """Whether a command line (or a settings file's text) runs ``mailslot hook``."""
     return _OUR_HOOK.search(command) is not None
+
+
+def our_hook_commands(value: Any) -> Iterator[str]:
+    """Every ``mailslot hook`` command line in a settings document, wherever it sits."""
+    if isinstance(value, str):
+        if runs_our_hook(value):
+            yield value
+    elif isinstance(value, Mapping):
+        for inner in value.values():
+            yield from our_hook_commands(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from our_hook_commands(inner)
 
 
 def is_ours(handler: object) -> bool:

@@ -37,5 +37,16 @@ def remote_entry(host: str, url: str) -> dict[str, Any]:
                        "into its settings")
 
 
-LOCAL_KEYS = ("command", "args", "env", "cwd")
-"""What a local (stdio) entry has and a remote one must not keep."""
+LOCAL_KEYS = ("command", "args", "env", "cwd", "type")
+"""What a local (stdio) entry has and a remote one must not keep (unless the remote entry
+sets it itself: Claude Code's ``type`` becomes ``http``; Cursor's ``"type": "stdio"``
+must go, its remote entries are ``url`` and ``headers`` only)."""
+
+REMOTE_KEYS = ("url", "httpUrl", "headers", "bearer_token_env_var", "type")
+"""What a remote entry has and a local one must not keep (``type`` stays where the local
+entry sets it: ``stdio``)."""
+
+
+def is_remote_hook(command: str) -> bool:
+    """Whether a ``mailslot hook`` command line reaches a server (``--remote``)."""
+    return "--remote" in command.split()

@@ -18,7 +18,7 @@ from ..mailbox import Mailbox
 from ..remote_client import SECRET_ENV
 from . import entries, files, pi
 from .hosts import CLAUDE_HOOK_FILES, HOSTS, Host, Scope
-from .remote import LOCAL_KEYS, remote_entry
+from .remote import LOCAL_KEYS, REMOTE_KEYS, is_remote_hook, remote_entry
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,8 @@ def install(
         fields = entries.server_fields(host.mcp_style, exe, [*serve, *server_tail],
                                        host.mcp_fields)
         plan[mcp_path] = [partial(entries.set_server, container=host.mcp_container,
-                                  fields=fields, agent=agent, where=str(mcp_path))]
+                                  fields=fields, agent=agent, where=str(mcp_path),
+                                  drop=REMOTE_KEYS)]
     if remote is not None:  # issue 14: the host reaches `serve --http` at remote
         if wake or channel:
             raise InvalidInput("--wake and --channel need the mailbox on this machine; "
@@ -157,6 +158,11 @@ def install(
         if credential is not None:
             tail += ["--credential", str(Path(credential).expanduser().absolute())]
     notes = list(host.notes.get(scope, ()))
+    if not hooks and host.hooks is not None and _hooks_of_the_other_kind(
+            where(host.hooks.path[scope]), remote=remote is not None):
+        hooks = True  # they follow the server entry: never left reaching the old place
+        notes.append("mailslot's hooks there were " + ("local" if remote else "remote")
+                     + " ones: switched to " + ("remote" if remote else "local") + " too")
     if hooks and host.hooks is not None:
         spec = host.hooks
         hook_path = where(spec.path[scope])
@@ -249,6 +255,17 @@ def _speaks_as_another(project: Path, agent: str) -> list[str]:
                        f"{names}, not as '{agent}'. Remove mailslot from it, or give both "
                        "hosts one agent name.")
     return out
+
+
+def _hooks_of_the_other_kind(path: Path, *, remote: bool) -> bool:
+    """Whether ``path`` has mailslot hooks of the kind (local or ``--remote``) this
+    install is not."""
+    try:
+        text = files.read_text(path)
+        doc = json.loads(text) if text else None
+    except (MailslotError, ValueError):
+        return False
+    return any(is_remote_hook(c) != remote for c in entries.our_hook_commands(doc))
 
 
 def _has_our_hooks(path: Path) -> bool:
