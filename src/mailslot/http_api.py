@@ -19,7 +19,7 @@ import anyio
 
 from .delivery import MOMENTS, START, Delivery, Injection, session_key
 from .errors import InvalidInput, MailslotError
-from .http_guard import answer
+from .http_guard import answer, read_body
 from .ids import check_id
 from .mailbox import Mailbox
 from .remote_wire import API, error_body
@@ -100,25 +100,12 @@ async def serve_api(scope: dict[str, Any], receive: Any, send: Any,
         if scope["method"] == "GET":
             query = {k: v[-1] for k, v in parse_qs(scope["query_string"].decode()).items()}
         else:
-            query = _object(await _body(receive, max_body_bytes))
+            query = _object(await read_body(receive, max_body_bytes))
         result = await anyio.to_thread.run_sync(lambda: route(open_box(), query))
     except MailslotError as exc:
         status, body = error_body(exc)
         return await answer(send, status, body)
     await answer(send, 200, result)
-
-
-async def _body(receive: Any, limit: int) -> bytes:
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise InvalidInput(f"request body over {limit} bytes")
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
 
 
 def _object(raw: bytes) -> dict[str, Any]:

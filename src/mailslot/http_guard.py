@@ -30,7 +30,7 @@ from typing import Any
 
 import anyio
 
-from .errors import MailslotError
+from .errors import InvalidInput, MailslotError
 from .mailbox import Mailbox
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
@@ -169,3 +169,21 @@ async def answer(send: Any, status: int, body: Any,
         (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
         (b"cache-control", b"no-store"), *(extra or [])]})
     await send({"type": "http.response.body", "body": data})
+
+
+async def read_body(receive: Any, limit: int) -> bytes:
+    """A request's whole body, refused past ``limit`` bytes before more is read (a
+    client that goes away mid-body leaves what came so far)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise InvalidInput(f"request body over {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)

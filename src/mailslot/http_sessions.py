@@ -51,7 +51,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .errors import InvalidInput, MailslotError
 from .fencing import new_session_id
-from .http_guard import answer
+from .http_guard import answer, read_body
 from .mailbox import Mailbox
 from .mcp_server import build_server, keep_presence
 from .presence import Beacon
@@ -147,7 +147,7 @@ class Sessions:
         if scope["method"] != "POST":
             return await _rpc_error(send, 400, "Bad Request: Missing session ID")
         try:
-            body = await _read_body(receive, self.max_body_bytes)
+            body = await read_body(receive, self.max_body_bytes)
         except InvalidInput:
             return await answer(send, 413, {"error": "request body too large"})
         if not _is_initialize(body):
@@ -281,21 +281,6 @@ def _is_initialize(body: bytes) -> bool:
         return False
     return isinstance(message, dict) and message.get("method") == "initialize"
 
-
-async def _read_body(receive: Any, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return b"".join(chunks)
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise InvalidInput(f"request body over {limit} bytes")
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
 
 
 def _replaying(body: bytes, receive: Any) -> Any:
