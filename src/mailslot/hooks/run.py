@@ -111,13 +111,14 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
 def _facts(host: str) -> dict[str, object]:
     """What a hook session's record says (read by ``sessions``, ``who`` and the MCP
     server the same host process started; see :mod:`mailslot.instances`)."""
+    from ..presence import hostname  # only for a new session: off the hook's usual path
+
     pid, begun = host_process()
     try:
         cwd: str | None = os.getcwd()
     except OSError:  # the folder was removed under the session
         cwd = None
-    machine = os.uname().nodename if hasattr(os, "uname") else None
-    return {"host": host, "pid": pid, "pid_start": begun, "hostname": machine,
+    return {"host": host, "pid": pid, "pid_start": begun, "hostname": hostname(),
             "cwd": cwd, "started": time.time()}
 
 
