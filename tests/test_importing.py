@@ -155,3 +155,17 @@ def test_mail_imported_into_a_gated_inbox_stays_readable(cli: Callable[..., Any]
     assert inbox.code == 0, inbox.err
     subjects = {m["subject"] for m in json.loads(inbox.out)}
     assert "Nits fixed. Merging at 18:00." in subjects
+
+
+def test_the_cli_offers_exactly_the_formats_the_importer_reads() -> None:
+    """The CLI lists the formats itself (importing the importer would slow every command),
+    so its list must not drift from the importer's."""
+    import argparse
+
+    from mailslot import importing
+    from mailslot.cli import build_parser
+
+    commands = next(a for a in build_parser(only="import")._actions
+                    if isinstance(a, argparse._SubParsersAction))
+    fmt = next(a for a in commands.choices["import"]._actions if a.dest == "format")
+    assert tuple(fmt.choices or ()) == importing.FORMATS

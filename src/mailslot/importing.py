@@ -35,8 +35,11 @@ from .posting import receipt
 from .store import Store
 from .text import MAX_SUBJECT_LENGTH
 
-FORMATS = ("jsonl", "dead-drop", "repo-mailbox", "a2a-mailbox", "letterbox",
-           "agent-mailbox", "mcp-agent-mail")
+# Each format and the module under ``importers/`` that reads it (loaded only when used).
+_MODULES = {"jsonl": "jsonl", "dead-drop": "folders", "repo-mailbox": "folders",
+            "a2a-mailbox": "a2a", "letterbox": "letterbox", "agent-mailbox": "sqlite",
+            "mcp-agent-mail": "sqlite"}
+FORMATS = tuple(_MODULES)
 
 
 @dataclass
@@ -106,9 +109,6 @@ def import_mail(store: Store, fmt: str, path: str) -> Report:
     return report
 
 
-_MODULES = {"jsonl": "jsonl", "dead-drop": "folders", "repo-mailbox": "folders",
-            "a2a-mailbox": "a2a", "letterbox": "letterbox", "agent-mailbox": "sqlite",
-            "mcp-agent-mail": "sqlite"}
 
 
 def reader(fmt: str, path: str, report: Report) -> Source:
