@@ -70,15 +70,11 @@ def complaints(host: str, out: str) -> list[str]:
     return [line for line in lines if GEMINI_HOOK_NOTICE not in line]
 
 
-def test_config_accepted_and_server_connected(host: str, world: Worlds) -> None:
-    """Check 1: the host takes every file mailslot wrote, without a warning, and
-    connects to `mailslot serve` (the host's own health check where it has one)."""
-    w = world(host)
-    w.install("alice", "--hooks")
-    out = run_ok(w)
+def assert_connected(host: str, w: World, out: str) -> None:
+    """A run warned about nothing, its first model request offered every mailslot tool,
+    and the host's own health check (where it has one) lists mailslot as connected."""
     assert complaints(host, out) == []
-    first = w.provider.model_requests()[0]
-    offered = offered_tools(first)
+    offered = offered_tools(w.provider.model_requests()[0])
     missing = [t for t in TOOLS if not any(name.endswith(t) and "mailslot" in name
                                            for name in offered)]
     assert missing == [], offered
@@ -86,6 +82,14 @@ def test_config_accepted_and_server_connected(host: str, world: Worlds) -> None:
         done = w.run("", argv=[host, "mcp", "list"], timeout=60)
         listed = done.stdout + done.stderr
         assert re.search(r"mailslot: .* - (✔ )?Connected", listed), listed
+
+
+def test_config_accepted_and_server_connected(host: str, world: Worlds) -> None:
+    """Check 1: the host takes every file mailslot wrote, without a warning, and
+    connects to `mailslot serve` (the host's own health check where it has one)."""
+    w = world(host)
+    w.install("alice", "--hooks")
+    assert_connected(host, w, run_ok(w))
 
 
 def test_tool_call_delivers_with_the_right_sender(host: str, world: Worlds) -> None:
