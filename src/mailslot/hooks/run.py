@@ -111,14 +111,15 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
 def _facts(host: str) -> dict[str, object]:
     """What a hook session's record says (read by ``sessions``, ``who`` and the MCP
     server the same host process started; see :mod:`mailslot.instances`)."""
-    from ..presence import hostname  # only for a new session: off the hook's usual path
-
     pid, begun = host_process()
     try:
         cwd: str | None = os.getcwd()
     except OSError:  # the folder was removed under the session
         cwd = None
-    return {"host": host, "pid": pid, "pid_start": begun, "hostname": hostname(),
+    # presence.hostname()'s value, worked out here: importing presence would load
+    # ``typing`` and more into every hook process (tests/test_hooks_safety.py).
+    machine = os.uname().nodename if hasattr(os, "uname") else None
+    return {"host": host, "pid": pid, "pid_start": begun, "hostname": machine,
             "cwd": cwd, "started": time.time()}
 
 
