@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mailslot import FileStore, Mailbox
+from mailslot.errors import StoreError
 from mailslot.query import Search, parse
 from support import make_message
 
@@ -22,38 +23,72 @@ def find(root: Path, query: str) -> list[str]:
     return FileStore(root).search(Search(match=parse(query)))
 
 
+def _modes(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): stat.S_IMODE(os.lstat(p).st_mode)
+            for p in [folder, *folder.rglob("*")]}
+
+
 def test_the_index_is_private_and_doctor_finds_nothing_wrong(box: Box, root: Path) -> None:
-    box("claude").send("gemini", "hello", "words to find")
-    assert find(root, "words") != []
-    for name in os.listdir(root / "index"):
-        assert stat.S_IMODE(os.lstat(root / "index" / name).st_mode) == 0o600, name
-    assert stat.S_IMODE(os.lstat(root / "index").st_mode) == 0o700
+    sent = box("claude").send("gemini", "hello", "words to find")
+    # A send leaves only a private marker (issue 11); the search then indexes it.
+    assert _modes(root / "index") == {".": 0o700, "new": 0o700, f"new/{sent.id}": 0o600}
+    assert find(root, "words") == [sent.id]
+    assert _modes(root / "index") == {".": 0o700, "new": 0o700, "search.sqlite": 0o600}
     assert box("claude").doctor().healthy
+
+
+def test_a_send_never_opens_the_index_and_the_next_search_finds_it(
+        box: Box, root: Path) -> None:
+    first = box("claude").send("gemini", "first", "alpha")
+    assert find(root, "alpha") == [first.id]
+    indexed = (root / "index" / "search.sqlite").read_bytes()
+    later = [box("claude").send("gemini", f"later {n}", "alpha beta") for n in range(3)]
+    assert (root / "index" / "search.sqlite").read_bytes() == indexed  # untouched
+    assert sorted(find(root, "beta")) == sorted(m.id for m in later)
+    assert list((root / "index" / "new").iterdir()) == []
+
+
+def test_a_marker_that_cannot_be_left_marks_the_index_stale_and_loses_nothing(
+        box: Box, root: Path, tmp_path: Path) -> None:
+    box("claude").send("gemini", "first", "alpha")
+    shutil.rmtree(root / "index")
+    (root / "index").mkdir(mode=0o700)
+    (tmp_path / "elsewhere").mkdir()
+    (root / "index" / "new").symlink_to(tmp_path / "elsewhere")
+    second = box("claude").send("gemini", "second", "alpha gamma")  # delivered regardless
+    assert list((tmp_path / "elsewhere").iterdir()) == []  # the link was not followed
+    assert (root / "index" / "stale").exists()
+    (root / "index" / "new").unlink()
+    assert find(root, "gamma") == [second.id]  # the stale index was rebuilt first
+    assert not (root / "index" / "stale").exists()
 
 
 def test_a_broken_index_never_fails_a_send_and_the_next_search_rebuilds(
         box: Box, root: Path) -> None:
     first = box("claude").send("gemini", "first", "alpha")
+    assert find(root, "alpha") == [first.id]
     index = root / "index" / "search.sqlite"
     index.write_bytes(b"this is not a database" * 100)
     second = box("claude").send("gemini", "second", "alpha beta")  # succeeds regardless
-    assert (root / "index" / "stale").exists()
     assert sorted(find(root, "alpha")) == sorted([first.id, second.id])  # replaced
     assert not (root / "index" / "stale").exists()
+    assert list((root / "index" / "new").iterdir()) == []
 
 
-def test_a_locked_index_marks_it_stale_rather_than_waiting_forever(
+def test_a_locked_index_never_holds_up_a_send_and_a_search_says_it_is_busy(
         box: Box, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     box("claude").send("gemini", "first", "alpha")
+    assert find(root, "alpha") != []
     monkeypatch.setattr("mailslot.store.search_index._BUSY_MS", 50)
     holder = sqlite3.connect(root / "index" / "search.sqlite", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
         late = box("claude").send("gemini", "late", "alpha gamma")
+        with pytest.raises(StoreError, match=r"^the search index is busy"):
+            find(root, "gamma")
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert (root / "index" / "stale").exists()
     assert find(root, "gamma") == [late.id]
 
 
@@ -64,6 +99,7 @@ def test_messages_copied_in_by_hand_are_found_after_a_rebuild(
     other.deliver(m, ["gemini"])
     assert find(root, "handwritten") == []  # no mailbox yet
     FileStore(root).deliver(make_message(n=5), ["gemini"])
+    assert find(root, "handwritten") == []  # the index now exists
     target = root / "agents" / "gemini" / "new"
     shutil.copy(tmp_path / "elsewhere" / "agents" / "gemini" / "new" / f"{m.id}.md", target)
     assert find(root, "handwritten") == []  # the index does not know it yet

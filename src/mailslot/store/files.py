@@ -26,6 +26,7 @@ import time
 
 from ..errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES, to_bytes
+from . import unindexed
 from .fences import FenceFiles
 from .fs import (
     APPEND,
@@ -122,11 +123,11 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         for r in recipients:  # refuse a planted link before creating any recipient's folder
             self._box(r, "unread")
         self._place(message, [(self._box(r, "unread", create=True), r) for r in recipients])
-        self._search_index().add([message])
+        unindexed.leave(self, message.id, recipients)
 
     def publish(self, message: Message) -> None:
         self._place(message, [(self._folder("broadcast", "live", create=True), "broadcast")])
-        self._search_index().add([message])
+        unindexed.leave(self, message.id, [unindexed.BROADCAST])
 
     # Reading (load, load_broadcast, state_of: the shared reader in store/layout.py) --
     def path_of(self, agent: str, message_id: str) -> str | None:

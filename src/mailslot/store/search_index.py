@@ -3,21 +3,21 @@ disposable.
 
 The message files stay the truth. The index holds each message once (its id, sender,
 recipients, UTC date, thread and the words of its subject and body); state is never
-indexed, since it lives in the folders and changes by renames. A delivery adds its
-message after the files are durable and never fails because of the index: if the index
-cannot be written (locked too long, damaged, a full disk) a ``stale`` marker is left
-and the next search rebuilds the index from the files first. ``mailslot index
---rebuild`` does the same on demand (after messages were copied in by hand, say).
+indexed, since it lives in the folders and changes by renames. A delivery does not
+write the index: it leaves a marker in ``index/new/`` (:mod:`.unindexed`), and a search
+first adds the marked messages, then answers. If the index cannot be used (damaged, a
+marker that could not be left) a ``stale`` marker is left and the next search rebuilds
+the index from the files first. ``mailslot index --rebuild`` does the same on demand
+(after messages were copied in by hand, say).
 
-Written with ``synchronous=OFF`` and the rollback journal in memory: a delivery pays
-no fsync and no journal file for a disposable copy (about a seventh of a send's time
-instead of a third), and the index file changes only when a transaction commits. A
-crash or power loss may drop the last index entries or damage the file (never a
-message): a damaged index marks itself stale on the next delivery, and a rebuild
-starts from an empty file (docs/keep.md).
+Written with ``synchronous=OFF`` and the rollback journal in memory: the index is a
+disposable copy, so it pays no fsync and no journal file, and the file changes only
+when a transaction commits. A crash or power loss may drop the last index entries or
+damage the file (never a message): a damaged index is found by the next search and
+rebuilt from an empty file (docs/keep.md).
 
-Loaded by the file store on first use only: the hook path never loads it (nor
-``sqlite3``, ``contextlib`` or ``dataclasses``).
+Loaded by the file store on first use only: neither a send nor the hook path loads it
+(nor ``sqlite3``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from ..errors import MailslotError, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES
 from ..query import All, Any, Not, Search, Term, utc
 from .fs import CREATE, remove
+from .unindexed import BROADCAST, STALE_FILE, indexed, waiting
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from .layout import MailboxFiles
 
 INDEX_FILE = "search.sqlite"
-STALE_FILE = "stale"
 _BUSY_MS = 2000
 CANDIDATES = 2000
 """Ranking looks at the newest this many matches the caller may see (docs/keep.md): what
@@ -112,18 +112,26 @@ class SearchIndex:
     def _stale_path(self) -> str:
         return os.path.join(self._folder(), STALE_FILE)
 
-    def add(self, messages: Iterable[Message]) -> None:
-        """Add newly delivered messages; never raises (a delivery must not fail because
-        of a derived index): on any failure the index is marked stale instead."""
-        try:
-            db = self._connect(create=True)
-            assert db is not None
-            with _transaction(db):
-                _add(db, messages)
-        except (sqlite3.Error, OSError, MailslotError):
-            with contextlib.suppress(OSError, MailslotError):
-                path = os.path.join(self._folder(create=True), STALE_FILE)
-                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+    def _catch_up(self, db: sqlite3.Connection) -> None:
+        """Add the messages delivered since the last search (their markers in
+        ``index/new/``), oldest first, then remove those markers."""
+        noted = waiting(self.store)
+        if not noted:
+            return
+        found = (self._load(message_id, places) for message_id, places in noted)
+        with _transaction(db):
+            _add(db, (m for m in found if m is not None))
+        indexed(self.store, [message_id for message_id, _ in noted])
+
+    def _load(self, message_id: str, places: list[str]) -> Message | None:
+        """The noted message from the first place that still has it; ``None`` if none
+        does (retracted, or a marker that names nothing readable)."""
+        for place in places:
+            with contextlib.suppress(MailslotError):
+                if place == BROADCAST:
+                    return self.store.load_broadcast(message_id)[0]
+                return self.store.load(place, message_id)[0]
+        return None
 
     def _stored(self) -> Iterator[Message]:
         """Every readable message in the store, each once, oldest first (so the index's
@@ -160,6 +168,7 @@ class SearchIndex:
     def _rebuild(self) -> int:
         db = self._connect(create=True)
         assert db is not None
+        noted = [message_id for message_id, _ in waiting(self.store)]  # before the files
         with _transaction(db):
             with contextlib.suppress(FileNotFoundError):
                 remove(self._stale_path())
@@ -167,6 +176,7 @@ class SearchIndex:
             db.execute("DELETE FROM words")
             _add(db, self._stored())
             count: int = db.execute("SELECT count(*) FROM messages").fetchone()[0]
+        indexed(self.store, noted)
         return count
 
     def _discard(self) -> None:
@@ -191,6 +201,15 @@ class SearchIndex:
             self.rebuild()
         db = self._connect(create=False)
         assert db is not None
+        try:
+            self._catch_up(db)
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise StoreError("the search index is busy (another process is writing "
+                                 "it); try again") from None
+            self.rebuild()  # damaged since it was opened: replaced, markers included
+            db = self._connect(create=False)
+            assert db is not None
         sql, params = _select(request)
         try:
             return [row[0] for row in db.execute(sql, params)]
