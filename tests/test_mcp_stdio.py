@@ -117,3 +117,43 @@ def test_serve_refuses_to_start_without_identity(root: Path, isolated: Path) -> 
     assert done.stderr.startswith("mailslot: error: no identity: a server (and what install "
                                   "registers) needs --agent NAME or MAILSLOT_AGENT")
     assert done.stderr.count("\n") == 1
+
+
+# issue 11: the stdio wire is mailslot's own (mcp_stdio), read and written on the loop.
+_WIRE_SERVER = """
+import os, subprocess, sys
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mailslot import mcp_stdio
+
+server = MCPServer("wire")
+
+@server.tool()
+async def noisy(size: int) -> str:
+    print("stray print")  # a tool's or a child's stdout must never reach the wire
+    os.write(1, b"stray write\\n")
+    subprocess.run([sys.executable, "-c", "print('child output')"], check=True)
+    return "x" * size
+
+@server.tool()
+async def descriptors() -> str:
+    same = os.path.samestat
+    null = os.stat(os.devnull)
+    return f"{same(os.fstat(1), os.fstat(2))} {same(os.fstat(0), null)}"
+
+anyio.run(mcp_stdio.run, server)
+"""
+
+
+async def test_the_wire_survives_stray_output_and_large_answers() -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-c", _WIRE_SERVER],
+                                   env={"PATH": os.environ.get("PATH", "")})
+    async with Client(params, mode="legacy") as client:
+        for size in (10, 1 << 20, 10):  # a megabyte: many times a pipe's buffer
+            result = await client.call_tool("noisy", {"size": size})
+            assert not result.is_error
+            block = result.content[0]
+            assert isinstance(block, TextContent) and block.text == "x" * size
+        # While serving, fd 1 is stderr and fd 0 the null device (put back at the end).
+        block = (await client.call_tool("descriptors", {})).content[0]
+        assert isinstance(block, TextContent) and block.text == "True True"

@@ -201,17 +201,27 @@ def _result(data: Mapping[str, Any], text: str | None = None) -> CallToolResult:
                           structured_content=dict(data))
 
 
-def _tool(fn: Callable[..., CallToolResult]) -> Callable[..., Awaitable[CallToolResult]]:
-    """The one place mailslot's errors become tool errors a model can act on, and the
-    tool's blocking work is moved to a worker thread."""
+def _tool(fn: Callable[..., CallToolResult], *, inline: bool = False
+          ) -> Callable[..., Awaitable[CallToolResult]]:
+    """The one place mailslot's errors become tool errors a model can act on, and where
+    a tool's blocking work runs.
+
+    By default in a worker thread: a read of a long page, a search that first indexes
+    what was sent since, a status scan or a session start must not stall the heartbeat,
+    the channel push or other requests. ``inline`` tools run on the event loop instead
+    (issue 11: the hop to a thread and back was a tenth of a send's round trip): each
+    touches a handful of files for one message, a few milliseconds with its fsyncs, and
+    nothing on the loop is that urgent: the heartbeat beats every ``HEARTBEAT_SECONDS``
+    on this loop anyway and a channel push waits for its kick in a thread of its own.
+    """
 
     @functools.wraps(fn)
     async def call(**kwargs: Any) -> CallToolResult:
         if "for" in kwargs:  # the SDK passes a parameter by its alias; `for` is a keyword
             kwargs["for_"] = kwargs.pop("for")
         try:
-            # Off the event loop: a send's fsyncs or a status scan must not stall the
-            # heartbeat, the channel push or other requests.
+            if inline:
+                return fn(**kwargs)
             return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
         except MailslotError as exc:
             return CallToolResult(content=[TextContent(type="text", text=str(exc))],
@@ -383,12 +393,13 @@ def build_server(
         box = open_box()
         return _result({"you": box.agent, "agents": [a.as_dict() for a in box.who()]})
 
-    for fn, hints in (
-        (send_message, _WRITE), (read_messages, _READ), (mark_read, _MARK),
-        (mark_done, _MARK), (reply, _WRITE), (broadcast, _WRITE),
-        (retract_broadcast, _RETRACT), (message_status, _READ), (list_agents, _READ),
+    for fn, hints, inline in (
+        (send_message, _WRITE, True), (read_messages, _READ, False), (mark_read, _MARK, True),
+        (mark_done, _MARK, True), (reply, _WRITE, True), (broadcast, _WRITE, True),
+        (retract_broadcast, _RETRACT, True), (message_status, _READ, True),
+        (list_agents, _READ, False),  # every agent's folders and sessions: a thread
     ):
-        server.add_tool(_tool(fn), annotations=hints)
+        server.add_tool(_tool(fn, inline=inline), annotations=hints)
 
     # issue 12: gates and admission (one tool with an action; see docs/mcp.md) ----------
     def gate(
@@ -544,5 +555,8 @@ async def _keep_alive(beacon: Beacon) -> None:
 def serve(open_box: Callable[[], Mailbox], *, channel: bool = False) -> None:
     """Run the stdio server until the host closes stdin."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    build_server(open_box, program=parent_program(), channel=channel).run("stdio")
+    from . import mcp_stdio
+
+    anyio.run(mcp_stdio.run, build_server(open_box, program=parent_program(),
+                                          channel=channel))
 
