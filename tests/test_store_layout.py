@@ -78,3 +78,16 @@ def test_a_file_read_again_unchanged_is_not_parsed_again(
     path.symlink_to(root / "elsewhere.md")
     with pytest.raises(Exception, match="symlink"):
         store.load("gemini", message.id)
+
+
+def test_a_stale_state_hint_still_finds_the_message(root: Path) -> None:
+    """Issue 11: a page loads each message where its listing saw it; one moved since
+    (marked read by another process) is still found, in its new state."""
+    store = FileStore(root)
+    message = make_message()
+    store.deliver(message, ["gemini"])
+    assert store.load("gemini", message.id, state="unread")[1] == "unread"
+    store.move("gemini", message.id, "read")
+    assert store.load("gemini", message.id, state="unread") == (message, "read")
+    with pytest.raises(NotFound):
+        store.load("gemini", make_message().id, state="unread")

@@ -376,7 +376,8 @@ class Mailbox:
                                                                header_only=not bodies)
                     else:
                         message, state = self.store.load(box, message_id,
-                                                         header_only=not bodies)
+                                                         header_only=not bodies,
+                                                         state=state)
                 except NotFound:
                     continue  # moved or retracted while we listed
                 except Unreadable:

@@ -60,9 +60,10 @@ class Store(Protocol):
     def entries(self, agent: str, states: Iterable[State]) -> list[tuple[str, State]]:
         """The ids in ``agent``'s mailbox in those states, in no particular order."""
 
-    def load(self, agent: str, message_id: str, *, header_only: bool = False
-             ) -> tuple[Message, State]:
-        """The message and its state for ``agent``; ``NotFound`` or ``Unreadable``."""
+    def load(self, agent: str, message_id: str, *, header_only: bool = False,
+             state: State | None = None) -> tuple[Message, State]:
+        """The message and its state for ``agent``; ``NotFound`` or ``Unreadable``.
+        ``state``: a hint, where a listing just saw it (it may have moved since)."""
 
     def state_of(self, agent: str, message_id: str) -> State | None:
         """The state of ``message_id`` for ``agent``, or ``None`` if it has no copy."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from stat import S_ISREG
 
 from ..errors import NotFound, StoreError, Unreadable
 from ..message import STATES, from_bytes
@@ -91,18 +92,21 @@ class MailboxFiles(Folders):
                 return state
         return None
 
-    def load(self, agent: str, message_id: str, *, header_only: bool = False
-             ) -> tuple[Message, State]:
-        """The message and its state for ``agent``; ``NotFound``, or ``Unreadable``."""
+    def load(self, agent: str, message_id: str, *, header_only: bool = False,
+             state: State | None = None) -> tuple[Message, State]:
+        """The message and its state for ``agent``; ``NotFound``, or ``Unreadable``.
+        ``state``: where a listing just saw it, looked at first (a page of 200 saves
+        200 look-ups); if it has moved since, it is looked for as without."""
         # A concurrent rename can move the file between our look and our open: retry.
         for _ in range(5):
-            state = self.state_of(agent, message_id)
+            state = state or self.state_of(agent, message_id)
             if state is None:
                 break
             path = self._message_path(agent, state, message_id)
             try:
                 return PARSED.load(path, message_id, header_only), state
             except FileNotFoundError:
+                state = None
                 continue
         raise NotFound(f"no message {message_id} for {agent}")
 
@@ -180,6 +184,11 @@ class MailboxFiles(Folders):
         return config
 
 
+def _key(path: str, header_only: bool, info: os.stat_result) -> tuple[object, ...]:
+    return (path, header_only, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns,
+            info.st_size)
+
+
 def _parse(data: bytes, message_id: str, path: str, header_only: bool) -> Message:
     """A message file's contents; its file name, not its header, says which id it is."""
     message = from_bytes(data, name=path, header_only=header_only)
@@ -193,13 +202,15 @@ class ParsedFiles:
     """Message files already parsed, so a long-running reader (the MCP server, the web
     overview) does not parse the same 200 files again on every read.
 
-    A file is still opened (safely, as :func:`~.fs.open_file` does) on every read; only
-    the parse is skipped, when the path and the open file's inode, mtime, ctime and size
-    match what was parsed. mailslot never rewrites a message file in place (it writes a
-    new file and links or renames it), and an editor that does changes the mtime or the
-    size (only a same-size rewrite within one tick of the file system's clock could go
-    unseen, and only by a process that read the file in that tick). A move between
-    state folders changes the path, so it is parsed once more.
+    A known file is not even opened (issue 11: a 200-message page was 800 system calls):
+    the parse is reused when the path's own ``lstat`` (a regular file, never a link
+    followed) shows the inode, mtime, ctime and size that were parsed; a chmod, a
+    rename or a new link changes the ctime, so anything else is opened safely (as
+    :func:`~.fs.open_file` does) and read again. mailslot never rewrites a message
+    file in place (it writes a new file and links or renames it), and an editor that
+    does changes the mtime or the size (only a same-size rewrite within one tick of the
+    file system's clock could go unseen, and only by a process that read the file in
+    that tick). A move between state folders changes the path, so it is parsed again.
     Bounded by :data:`MAX_BYTES` of file and :data:`MAX_FILES`, oldest out first.
     """
 
@@ -213,11 +224,18 @@ class ParsedFiles:
     def load(self, path: str, message_id: str, header_only: bool) -> Message:
         """The message in ``path`` (named ``message_id``); ``Unreadable``, or the
         ``OSError`` of opening it."""
+        try:
+            seen = os.lstat(path)
+        except OSError:
+            seen = None  # opening it says why, as without the cache
+        if seen is not None and S_ISREG(seen.st_mode):  # never a link: not followed
+            known = self._parsed.get(_key(path, header_only, seen))
+            if known is not None:
+                return known[0]
         fd = open_file(path, READ)
         try:
             info = os.fstat(fd)
-            key = (path, header_only, info.st_dev, info.st_ino, info.st_mtime_ns,
-                   info.st_ctime_ns, info.st_size)
+            key = _key(path, header_only, info)
             known = self._parsed.get(key)
             if known is not None:
                 return known[0]

@@ -277,8 +277,8 @@ class PostgresStore:
             "SELECT id, state FROM mail WHERE agent = %s AND state = ANY(%s)",
             (agent, list(states)))]
 
-    def load(self, agent: str, message_id: str, *, header_only: bool = False
-             ) -> tuple[Message, State]:
+    def load(self, agent: str, message_id: str, *, header_only: bool = False,
+             state: State | None = None) -> tuple[Message, State]:
         rows = self._rows(f"cannot read {message_id}",
                           "SELECT data, state FROM mail WHERE agent = %s AND id = %s",
                           (agent, message_id))
