@@ -40,9 +40,10 @@ def test_cli_commands_stay_light(argv: list[str]) -> None:
 # Issue 11: what the everyday commands leave out, so each stays within 3x of `python -c
 # pass` (bench/bench_cli.py): dataclasses (with inspect, ast, tokenize; see
 # mailslot.values), pathlib, shutil (argparse's terminal width; see cli._columns),
-# PyYAML (the header emitter in mailslot.message) and threading.
+# PyYAML (the header emitter in mailslot.message), threading, typing (annotations only,
+# under TYPE_CHECKING) and sqlite3 (a send leaves a marker for the search index).
 EVERYDAY_SKIPS = ("dataclasses", "inspect", "ast", "tokenize", "pathlib", "shutil", "yaml",
-                  "threading")
+                  "threading", "typing", "sqlite3")
 EVERYDAY = f"""
 import json, sys
 from mailslot.entry import main

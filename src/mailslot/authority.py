@@ -34,7 +34,6 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 from .config import Config
 from .credentials import (
@@ -52,6 +51,10 @@ from .posting import now
 from .store import AgentRecord, Store
 from .text import quoted
 from .values import replace
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any
 
 RUNTIMES = ("claude-code", "codex-cli", "gemini-cli", "grok-cli", "antigravity",
             "copilot-cli", "cursor")

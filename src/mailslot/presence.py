@@ -16,13 +16,15 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from .config import this_machine
 from .results import Session
 from .values import dataclass
 
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from typing import Any
+
     from .store import Store
 
 HEARTBEAT_SECONDS = 10.0

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 from datetime import datetime
-from typing import Any
 
 from ..config import Config
 from ..errors import MailslotError
@@ -30,6 +29,8 @@ from .policy import refusal, settings_for
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..posting import Notifier
 
 
