@@ -41,9 +41,10 @@ def test_cli_commands_stay_light(argv: list[str]) -> None:
 # pass` (bench/bench_cli.py): dataclasses (with inspect, ast, tokenize; see
 # mailslot.values), pathlib, shutil (argparse's terminal width; see cli._columns),
 # PyYAML (the header emitter in mailslot.message), threading, typing (annotations only,
-# under TYPE_CHECKING) and sqlite3 (a send leaves a marker for the search index).
+# under TYPE_CHECKING), sqlite3 (a send leaves a marker for the search index) and
+# datetime.py (the classes come from _datetime; see mailslot.dates).
 EVERYDAY_SKIPS = ("dataclasses", "inspect", "ast", "tokenize", "pathlib", "shutil", "yaml",
-                  "threading", "typing", "sqlite3")
+                  "threading", "typing", "sqlite3", "datetime")
 EVERYDAY = f"""
 import json, os, sys
 from mailslot.entry import main

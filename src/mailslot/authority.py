@@ -33,7 +33,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
 
 from .config import Config
 from .credentials import (
@@ -45,6 +44,7 @@ from .credentials import (
     secret_matches,
     write_credential,
 )
+from .dates import datetime
 from .errors import InvalidInput, NotFound, Refused, Unauthorized, Unreadable, UnsafePath
 from .names import check_name
 from .posting import now

@@ -25,8 +25,8 @@ and a host session cannot be stopped from outside.
 from __future__ import annotations
 
 import os
-from datetime import datetime
 
+from .dates import datetime
 from .errors import InvalidInput, Refused
 from .presence import hook_online, hostname, is_online
 from .results import Session

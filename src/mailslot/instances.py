@@ -27,8 +27,8 @@ docs/security.md).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 
+from .dates import datetime
 from .errors import InvalidInput, Refused
 from .fencing import sessions
 from .store import Store

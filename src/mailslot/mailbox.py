@@ -10,11 +10,11 @@ from __future__ import annotations
 import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
 
 from . import authority, fencing, gates, instances, overview, recipients
 from .broadcasts import to_serve
 from .config import Config
+from .dates import UTC, datetime
 from .errors import (
     InvalidInput,
     NoIdentity,

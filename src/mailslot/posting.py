@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 
+from .dates import UTC, datetime
 from .errors import IdTaken, InvalidInput, MailslotError
 from .ids import new_id
 from .message import Message

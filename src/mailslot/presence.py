@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable
-from datetime import datetime
 
 from .config import this_machine
+from .dates import datetime
 from .results import Session
 from .values import dataclass
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime
 
+from .dates import datetime
 from .message import Message
 from .results import (
     AgentInfo,

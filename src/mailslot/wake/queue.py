@@ -16,9 +16,9 @@ a host's output or a token.
 from __future__ import annotations
 
 import contextlib
-from datetime import datetime
 
 from ..config import Config
+from ..dates import datetime
 from ..errors import MailslotError
 from ..ids import sender_of
 from ..message import Message
