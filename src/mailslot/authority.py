@@ -33,8 +33,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
-from typing import Any
 
 from .config import Config
 from .credentials import (
@@ -46,12 +44,17 @@ from .credentials import (
     secret_matches,
     write_credential,
 )
+from .dates import datetime
 from .errors import InvalidInput, NotFound, Refused, Unauthorized, Unreadable, UnsafePath
 from .names import check_name
 from .posting import now
 from .store import AgentRecord, Store
 from .text import quoted
 from .values import replace
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any
 
 RUNTIMES = ("claude-code", "codex-cli", "gemini-cli", "grok-cli", "antigravity",
             "copilot-cli", "cursor")

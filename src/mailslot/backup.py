@@ -39,10 +39,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import IO, BinaryIO
 
 from . import __version__
+from .dates import UTC, datetime
 from .errors import InvalidInput, NotFound, Refused, StoreError, Unreadable
 from .message import STATES, Message, State, to_bytes
 from .store import FileStore, Store, open_store

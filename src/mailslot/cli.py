@@ -14,13 +14,16 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
 
 from . import __version__, render
 from .errors import InvalidInput, MailslotError, NoIdentity, NotFound, Refused
 from .mailbox import Mailbox
 from .names import closest
 from .text import read_body
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 Handler = Callable[[argparse.Namespace, Mailbox], int]
 _COMMANDS: dict[str, Handler] = {}

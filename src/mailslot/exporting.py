@@ -13,11 +13,11 @@ import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import TextIO
 
+from .dates import datetime
 from .errors import InvalidInput, NotFound, StoreError, Unreadable
 from .finding import utc_bound
 from .message import STATES, Message, State

@@ -25,13 +25,16 @@ and a host session cannot be stopped from outside.
 from __future__ import annotations
 
 import os
-from datetime import datetime
-from typing import Any
 
+from .dates import datetime
 from .errors import InvalidInput, Refused
 from .presence import hook_online, hostname, is_online
 from .results import Session
 from .store import Store
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def new_session_id() -> str:

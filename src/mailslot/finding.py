@@ -10,9 +10,9 @@ is always the stored message, in its current state, never the index's copy.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 
 from . import overview
+from .dates import UTC, datetime, timedelta
 from .errors import InvalidInput, NotFound, Unreadable
 from .ids import sender_of
 from .mailbox import Mailbox

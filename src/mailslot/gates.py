@@ -30,8 +30,6 @@ again); the group lives on for the others.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
-
 from .authority import check_write
 from .config import Config
 from .errors import InvalidInput, NotFound, Refused, Unreadable, UnsafePath
@@ -39,10 +37,15 @@ from .names import GROUP_ACCEPT, GROUP_MARK, SYSTEM_SENDER, check_name, is_valid
 from .store import Store
 from .text import MAX_SUBJECT_LENGTH, clean_body
 
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from .authority import Principal
     from .message import Message
     from .posting import Notifier
+else:
+    Protocol = object  # typing is not loaded on the CLI path; a Protocol is only for mypy
 
 
 class Speaker(Protocol):

@@ -21,7 +21,7 @@ from .text import quoted
 
 TYPE_CHECKING = False  # datetime is not loaded on the hook path, which only reads ids
 if TYPE_CHECKING:
-    from datetime import datetime
+    from .dates import datetime
 
 MAX_ID_LENGTH = 200
 _HEAD = r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+"
@@ -33,7 +33,7 @@ _SLUGGED = re.compile(f"({_HEAD})_[a-z0-9-]*(_[0-9a-f]{{6}})", re.ASCII)
 
 def new_id(now: datetime, sender: str, recipients: list[str]) -> str:
     """A fresh id; ``now`` must be timezone-aware (it is written in UTC)."""
-    from datetime import UTC
+    from .dates import UTC
 
     utc = now.astimezone(UTC)
     first = recipients[0] if len(recipients) == 1 else f"{recipients[0]}+{len(recipients) - 1}"

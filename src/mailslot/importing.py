@@ -25,9 +25,9 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
+from .dates import UTC, datetime
 from .errors import InvalidInput, NotFound
 from .message import STATES, Message, State
 from .names import BROADCAST_RECIPIENT, is_valid_name

@@ -27,12 +27,15 @@ docs/security.md).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
-from typing import Any
 
+from .dates import datetime
 from .errors import InvalidInput, Refused
 from .fencing import sessions
 from .store import Store
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any
 
 MIN_PREFIX = 4
 """The shortest session prefix an address may use."""

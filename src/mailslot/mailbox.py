@@ -10,12 +10,11 @@ from __future__ import annotations
 import heapq
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
 
 from . import authority, fencing, gates, instances, overview, recipients
 from .broadcasts import to_serve
 from .config import Config
+from .dates import UTC, datetime
 from .errors import (
     InvalidInput,
     NoIdentity,
@@ -35,8 +34,10 @@ from .store import Store, open_store
 from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
 from .values import replace
 
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
     from .authority import Principal
     from .credentials import Credential

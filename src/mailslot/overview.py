@@ -9,12 +9,12 @@ because they read across every mailbox rather than one agent's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from functools import cache
 
 from . import instances
 from .broadcasts import to_serve
 from .config import Config
+from .dates import datetime
 from .errors import MailslotError, NotFound
 from .gates import group_of
 from .ids import sender_of

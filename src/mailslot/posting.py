@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
-from typing import Any
 
+from .dates import UTC, datetime
 from .errors import IdTaken, InvalidInput, MailslotError
 from .ids import new_id
 from .message import Message
 from .names import SYSTEM_SENDER, check_name
 from .store import Store
 from .text import DEFAULT_MAX_BODY_BYTES, MAX_SUBJECT_LENGTH, clean_body, clean_field
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any
 
 _ATTEMPTS = 5
 

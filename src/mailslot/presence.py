@@ -15,14 +15,16 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from .config import this_machine
+from .dates import datetime
 from .results import Session
 from .values import dataclass
 
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from typing import Any
+
     from .store import Store
 
 HEARTBEAT_SECONDS = 10.0

@@ -17,8 +17,8 @@ backend understands: a bad query is one :class:`~mailslot.errors.InvalidInput` l
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 
+from .dates import UTC, datetime
 from .errors import InvalidInput
 from .values import dataclass
 

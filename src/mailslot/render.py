@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime
-from typing import TYPE_CHECKING
 
+from .dates import datetime
 from .message import Message
 from .results import (
     AgentInfo,
@@ -23,6 +22,7 @@ from .results import (
 )
 from .text import for_terminal
 
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
     from .install.run import Report
     from .launch import Started

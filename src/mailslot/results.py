@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .message import Message, State
 from .values import asdict, dataclass, field
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,15 @@ from ..lazy import exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .base import Event, Store
+    from .base import Store
     from .files import FileStore
     from .location import open_store, store_location
     from .records import AgentRecord, StoredFile, WakeEntry
 
-__all__ = ["AgentRecord", "Event", "FileStore", "Store", "StoredFile", "WakeEntry",
-           "open_store", "store_location"]
+__all__ = ["AgentRecord", "FileStore", "Store", "StoredFile", "WakeEntry", "open_store",
+           "store_location"]
 
-_LAZY = {"Event": "base", "Store": "base", "StoredFile": "records", "WakeEntry": "records",
+_LAZY = {"Store": "base", "StoredFile": "records", "WakeEntry": "records",
          "AgentRecord": "records", "FileStore": "files", "open_store": "location",
          "store_location": "location"}
 __getattr__ = exports(__name__, _LAZY)

@@ -6,10 +6,14 @@ it implements (the layers point down only; see docs/architecture.md).
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from ..errors import UnsafePath
 from ..values import dataclass
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Protocol
+else:
+    Protocol = object  # typing is not loaded on the CLI path; a Protocol is only for mypy
 
 
 @dataclass(frozen=True)

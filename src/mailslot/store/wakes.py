@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 
 def _encode(entry: WakeEntry) -> bytes:
-    from datetime import UTC, datetime
+    from ..dates import UTC, datetime
 
     due = datetime.fromtimestamp(entry.not_before, UTC).isoformat()
     record = {"id": entry.message_id, "agent": entry.agent, "attempt": entry.attempt,

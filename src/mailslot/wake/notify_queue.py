@@ -9,7 +9,6 @@ broadcasts, mail to oneself and notices from ``mailslot`` itself, as for wakes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ..config import Config
 from ..errors import MailslotError, StoreError
@@ -18,6 +17,10 @@ from ..names import SYSTEM_SENDER
 from ..store import Store, WakeEntry
 from ..store.records import NOTIFY_QUEUES
 from .queue import log
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_NOTIFIERS = NOTIFY_QUEUES
 """Notifiers per agent: each place in the list has a queue the watcher looks at."""

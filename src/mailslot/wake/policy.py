@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
 
 from ..config import Config
 from ..errors import StoreError
 from ..message import Message
 from ..values import dataclass, replace
 
-OptIn = Literal["always", "requested", "never"]
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    OptIn = Literal["always", "requested", "never"]
 UNSUPPORTED = "unsupported"
 
 _OPT_IN: dict[object, OptIn] = {True: "always", False: "never", "requested": "requested"}

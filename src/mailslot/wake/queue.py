@@ -16,10 +16,9 @@ a host's output or a token.
 from __future__ import annotations
 
 import contextlib
-from datetime import datetime
-from typing import Any
 
 from ..config import Config
+from ..dates import datetime
 from ..errors import MailslotError
 from ..ids import sender_of
 from ..message import Message
@@ -30,6 +29,8 @@ from .policy import refusal, settings_for
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..posting import Notifier
 
 

@@ -18,9 +18,9 @@ import sys
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from datetime import datetime
 from typing import TextIO
 
+from ..dates import datetime
 from ..errors import MailslotError
 from ..store import Store
 from .bank import refresh_banks

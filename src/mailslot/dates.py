@@ -1,0 +1,23 @@
+"""The ``datetime`` classes, loaded without running ``datetime.py`` where that is possible.
+
+On Python 3.11, ``import datetime`` first executes the module's whole pure-Python copy
+of the classes and then replaces them with the C ones from ``_datetime``: about a tenth
+of a short command's start-up (issue 11). The classes are the same objects either way
+(``datetime.datetime is _datetime.datetime``), so values made here and there mix
+freely. Python 3.12 and later skip the copy themselves, and an interpreter without
+``_datetime`` gets the module. mailslot's modules take these names from here.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import UTC, datetime, timedelta, timezone
+else:
+    try:
+        from _datetime import datetime, timedelta, timezone
+    except ImportError:  # an interpreter without CPython's C module
+        from datetime import datetime, timedelta, timezone
+    UTC = timezone.utc  # noqa: UP017 (datetime.UTC would load datetime.py)
+
+__all__ = ["UTC", "datetime", "timedelta", "timezone"]
