@@ -30,7 +30,7 @@ from .names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
 from .posting import Notifier, post, receipt
 from .results import AgentInfo, DoctorReport, Finished, InboxPage, Item, Page, Status, WhoAmI
 from .shortids import resolve, short_forms
-from .store import Store, open_store
+from .store import open_store
 from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
 from .values import replace
 
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .authority import Principal
     from .credentials import Credential
     from .presence import Beacon
+    from .store import Store
 
 _REPLY_PREFIX = "Re: "
 
