@@ -17,6 +17,7 @@ from .config import Config
 from .dates import UTC, datetime
 from .errors import (
     InvalidInput,
+    MailslotError,
     NoIdentity,
     NotFound,
     Refused,
@@ -641,12 +642,24 @@ class Mailbox:
     # Wake-ups (issue 5; the rules live in mailslot.wake.queue) ------------------
     def _after_delivery(self, message: Message) -> None:
         """Queue the wakes the recipients' own config allows; never fails the send."""
+        if message.delivery != "wake" and not self._has_settings(message.to):
+            return  # nothing can be queued or logged: the wake modules stay unloaded
         from .wake.queue import enqueue_wakes  # here, so read paths never import it
 
         enqueue_wakes(self.store, message, self.notifier())
         from .wake.notify_queue import enqueue_notices  # issue 18: notifiers, queued alike
 
         enqueue_notices(self.store, message)
+
+    def _has_settings(self, names: Iterable[str]) -> bool:
+        """Has any of ``names`` settings under ``agents.NAME``, where wakes and notifiers
+        are set (wake/policy.py, wake/notify_queue.py)? A config that cannot be read
+        counts as yes: the wake queue then logs why nothing was queued."""
+        try:
+            agents = self.config.agents()
+        except MailslotError:
+            return True
+        return any(agents.get(name) for name in names)
 
     def notifier(self) -> Notifier:
         """What mailslot's own modules use to tell an agent something (wake failures)."""
