@@ -76,3 +76,41 @@ def test_everyday_commands_load_only_what_they_need(argv: list[str], tmp_path: A
                           text=True, timeout=60, check=False, env=env)
     report = json.loads(proc.stderr.strip().splitlines()[-1])
     assert report == {"code": 0, "loaded": []}, proc.stderr
+
+
+WAKE_PROBE = """
+import json, os, sys
+from mailslot.entry import main
+sys.argv = ["mailslot", *sys.argv[1:]]
+def ended(code):
+    raise SystemExit(code)
+os._exit = ended
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("mailslot.wake."))),
+      file=sys.stderr)
+"""
+
+
+def test_a_send_loads_the_wake_modules_only_where_a_recipient_has_settings(
+        tmp_path: Any) -> None:
+    root = tmp_path / "mailbox"
+    env = {**os.environ, "MAILSLOT_DIR": str(root)}
+    env.pop("MAILSLOT_AGENT", None)
+
+    def send(to: str) -> list[str]:
+        proc = subprocess.run([sys.executable, "-c", WAKE_PROBE, "--agent", "x", "send",
+                               "--to", to, "--subject", "s", "--body", "b", "--new"],
+                              capture_output=True, text=True, timeout=60, check=False,
+                              env=env)
+        loaded: list[str] = json.loads(proc.stderr.strip().splitlines()[-1])
+        return loaded
+
+    assert send("plain") == []
+    config = {"agents": {"woken": {"wake_on_mail": True, "wake_method": "tmux",
+                                   "tmux_target": "w:0"}}}
+    (root / "config.json").write_text(json.dumps(config))
+    assert "mailslot.wake.queue" in send("woken")
+    assert (root / "wake" / "pending" / "woken").is_dir()  # and the wake was queued

@@ -48,13 +48,15 @@ from .dates import datetime
 from .errors import InvalidInput, NotFound, Refused, Unauthorized, Unreadable, UnsafePath
 from .names import check_name
 from .posting import now
-from .store import AgentRecord, Store
+from .store import AgentRecord
 from .text import quoted
 from .values import replace
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
     from typing import Any
+
+    from .store import Store
 
 RUNTIMES = ("claude-code", "codex-cli", "gemini-cli", "grok-cli", "antigravity",
             "copilot-cli", "cursor")

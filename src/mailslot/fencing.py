@@ -30,11 +30,12 @@ from .dates import datetime
 from .errors import InvalidInput, Refused
 from .presence import hook_online, hostname, is_online
 from .results import Session
-from .store import Store
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
     from typing import Any
+
+    from .store import Store
 
 
 def new_session_id() -> str:

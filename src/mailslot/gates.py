@@ -34,7 +34,6 @@ from .authority import check_write
 from .config import Config
 from .errors import InvalidInput, NotFound, Refused, Unreadable, UnsafePath
 from .names import GROUP_ACCEPT, GROUP_MARK, SYSTEM_SENDER, check_name, is_valid_name
-from .store import Store
 from .text import MAX_SUBJECT_LENGTH, clean_body
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
     from .authority import Principal
     from .message import Message
     from .posting import Notifier
+    from .store import Store
 else:
     Protocol = object  # typing is not loaded on the CLI path; a Protocol is only for mypy
 

@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 MAX_ID_LENGTH = 200
 _HEAD = r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+"
 _ID_PATTERN = _HEAD + r"(?:_[0-9a-f]{8}|_[a-z0-9-]*_[0-9a-f]{6})"  # new | with a slug
-_ID = re.compile(_ID_PATTERN, re.ASCII)
-_ID_FILE = re.compile(_ID_PATTERN + r"\.md", re.ASCII)
-_SLUGGED = re.compile(f"({_HEAD})_[a-z0-9-]*(_[0-9a-f]{{6}})", re.ASCII)
+_ID_FILE_PATTERN = _ID_PATTERN + r"\.md"
+_SLUGGED = f"({_HEAD})_[a-z0-9-]*(_[0-9a-f]{{6}})"
+# Patterns are compiled on first use (re caches them): a send needs none of them.
 
 
 def new_id(now: datetime, sender: str, recipients: list[str]) -> str:
@@ -46,7 +46,7 @@ def reference(message_id: str) -> str:
 
     Only where an id is named, never where a command must find it.
     """
-    slugged = _SLUGGED.fullmatch(message_id)
+    slugged = re.fullmatch(_SLUGGED, message_id, re.ASCII)
     return slugged.group(1) + slugged.group(2) if slugged else message_id
 
 
@@ -55,7 +55,7 @@ def shown(message_id: str) -> str:
     new id whole; an older id carrying a subject slug by its random tail, which every
     command taking an id accepts (see :mod:`mailslot.shortids`). Either way no text a
     sender chose is shown outside the framing."""
-    slugged = _SLUGGED.fullmatch(message_id)
+    slugged = re.fullmatch(_SLUGGED, message_id, re.ASCII)
     return slugged.group(2)[1:] if slugged else message_id
 
 
@@ -74,7 +74,7 @@ def check_id(raw: object) -> str:
 
 def is_id(name: str) -> bool:
     """True when ``name`` is shaped like an id (used to skip stray files in folders)."""
-    return len(name) <= MAX_ID_LENGTH and _ID.fullmatch(name) is not None
+    return len(name) <= MAX_ID_LENGTH and re.fullmatch(_ID_PATTERN, name, re.ASCII) is not None
 
 
 def ids_of_files(names: Iterable[str]) -> list[str]:
@@ -83,7 +83,8 @@ def ids_of_files(names: Iterable[str]) -> list[str]:
     The inbox lists every file of a folder, so this runs one C-level regex filter
     rather than :func:`is_id` per name; the result is the same.
     """
-    return [n[:-3] for n in filter(_ID_FILE.fullmatch, names) if len(n) <= MAX_ID_LENGTH + 3]
+    is_file = re.compile(_ID_FILE_PATTERN, re.ASCII).fullmatch
+    return [n[:-3] for n in filter(is_file, names) if len(n) <= MAX_ID_LENGTH + 3]
 
 
 def sender_of(message_id: str) -> str:

@@ -31,11 +31,12 @@ from collections.abc import Iterable
 from .dates import datetime
 from .errors import InvalidInput, Refused
 from .fencing import sessions
-from .store import Store
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
     from typing import Any
+
+    from .store import Store
 
 MIN_PREFIX = 4
 """The shortest session prefix an address may use."""

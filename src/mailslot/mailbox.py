@@ -17,6 +17,7 @@ from .config import Config
 from .dates import UTC, datetime
 from .errors import (
     InvalidInput,
+    MailslotError,
     NoIdentity,
     NotFound,
     Refused,
@@ -30,7 +31,7 @@ from .names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
 from .posting import Notifier, post, receipt
 from .results import AgentInfo, DoctorReport, Finished, InboxPage, Item, Page, Status, WhoAmI
 from .shortids import resolve, short_forms
-from .store import Store, open_store
+from .store import open_store
 from .text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
 from .values import replace
 
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from .authority import Principal
     from .credentials import Credential
     from .presence import Beacon
+    from .store import Store
 
 _REPLY_PREFIX = "Re: "
 
@@ -641,12 +643,24 @@ class Mailbox:
     # Wake-ups (issue 5; the rules live in mailslot.wake.queue) ------------------
     def _after_delivery(self, message: Message) -> None:
         """Queue the wakes the recipients' own config allows; never fails the send."""
+        if message.delivery != "wake" and not self._has_settings(message.to):
+            return  # nothing can be queued or logged: the wake modules stay unloaded
         from .wake.queue import enqueue_wakes  # here, so read paths never import it
 
         enqueue_wakes(self.store, message, self.notifier())
         from .wake.notify_queue import enqueue_notices  # issue 18: notifiers, queued alike
 
         enqueue_notices(self.store, message)
+
+    def _has_settings(self, names: Iterable[str]) -> bool:
+        """Has any of ``names`` settings under ``agents.NAME``, where wakes and notifiers
+        are set (wake/policy.py, wake/notify_queue.py)? A config that cannot be read
+        counts as yes: the wake queue then logs why nothing was queued."""
+        try:
+            agents = self.config.agents()
+        except MailslotError:
+            return True
+        return any(agents.get(name) for name in names)
 
     def notifier(self) -> Notifier:
         """What mailslot's own modules use to tell an agent something (wake failures)."""

@@ -19,7 +19,7 @@ BROADCAST_RECIPIENT = "all"
 RESERVED = frozenset({BROADCAST_RECIPIENT, "unknown", SYSTEM_SENDER})
 MAX_NAME_LENGTH = 64
 
-_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 SESSION_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 """What a session key may be: a word safe as a file or row name (a host's session id as
 given when it is one; :func:`mailslot.delivery.session_key` hashes any other)."""
@@ -50,10 +50,17 @@ def is_accept(raw: str) -> bool:
     return raw in ("open", "members")
 
 
+def _name_shaped(name: str) -> bool:
+    """``[a-z0-9][a-z0-9-]{0,63}``, checked without a pattern to compile (every command
+    checks names, and compiling one was a visible part of its start)."""
+    return (0 < len(name) <= MAX_NAME_LENGTH and name[0] != "-"
+            and _NAME_CHARACTERS.issuperset(name))
+
+
 def is_valid_name(raw: str) -> bool:
     """True when ``raw`` (any case) is a usable agent name."""
     name = _fold(raw)
-    return bool(_NAME.fullmatch(name)) and name not in RESERVED
+    return _name_shaped(name) and name not in RESERVED
 
 
 def check_name(raw: object, role: str = "agent name") -> str:
@@ -65,7 +72,7 @@ def check_name(raw: object, role: str = "agent name") -> str:
         raise InvalidInput(f"{role} {quoted(raw)} is reserved")
     if len(name) > MAX_NAME_LENGTH:
         raise InvalidInput(f"{role} {quoted(raw)} is {len(name)} characters; the limit is 64")
-    if not _NAME.fullmatch(name):
+    if not _name_shaped(name):
         raise InvalidInput(
             f"{role} {quoted(raw)} is not valid: use a-z, 0-9 and '-', not starting with '-'"
         )

@@ -22,8 +22,11 @@ from .message import STATES, State
 from .names import RESERVED
 from .presence import summarize
 from .results import AgentInfo, DoctorReport, RecipientStatus, Status
-from .store import Store
 from .values import replace
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from .store import Store
 
 STALE_STAGING_SECONDS = 36 * 3600
 _RACING_RECEIPTS = 1000

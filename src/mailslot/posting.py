@@ -8,7 +8,6 @@ modules can hold a :class:`Notifier`.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
 
 from .dates import UTC, datetime
@@ -16,12 +15,13 @@ from .errors import IdTaken, InvalidInput, MailslotError
 from .ids import new_id
 from .message import Message
 from .names import SYSTEM_SENDER, check_name
-from .store import Store
 from .text import DEFAULT_MAX_BODY_BYTES, MAX_SUBJECT_LENGTH, clean_body, clean_field
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
     from typing import Any
+
+    from .store import Store
 
 _ATTEMPTS = 5
 
@@ -63,8 +63,10 @@ def receipt(store: Store, clock: Callable[[], datetime], kind: str, message_id: 
     into an error that invites a second send. ``doctor`` reports the cause."""
     record: dict[str, Any] = {"ts": clock().isoformat(), "event": kind, "id": message_id}
     record.update(extra)
-    with contextlib.suppress(MailslotError):
+    try:
         store.append_event(record)
+    except MailslotError:
+        return
 
 
 class Notifier:

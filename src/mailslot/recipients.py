@@ -13,8 +13,11 @@ from .config import Config
 from .errors import InvalidInput, MailslotError
 from .message import Message
 from .names import BROADCAST_RECIPIENT, check_name, closest
-from .store import Store
 from .text import quoted
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from .store import Store
 
 
 def parse(to: str | Sequence[str]) -> list[str]:

@@ -15,7 +15,6 @@ index --rebuild`` (or any later stale marker) brings the message back into the i
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 from ..errors import MailslotError
@@ -48,9 +47,11 @@ def leave(store: Folders, message_id: str, places: Iterable[str]) -> None:
 
 def mark_stale(store: Folders) -> None:
     """Leave ``index/stale``: the next search rebuilds the index from the messages."""
-    with contextlib.suppress(OSError, MailslotError):
+    try:
         path = os.path.join(store._folder(INDEX_FOLDER, create=True), STALE_FILE)
         os.close(open_file(path, APPEND))
+    except (OSError, MailslotError):
+        return  # nothing more can be done; the message itself is delivered
 
 
 def waiting(store: Folders) -> list[tuple[str, list[str]]]:

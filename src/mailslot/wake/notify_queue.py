@@ -14,13 +14,15 @@ from ..config import Config
 from ..errors import MailslotError, StoreError
 from ..message import Message
 from ..names import SYSTEM_SENDER
-from ..store import Store, WakeEntry
+from ..store import WakeEntry
 from ..store.records import NOTIFY_QUEUES
 from .queue import log
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
     from typing import Any
+
+    from ..store import Store
 
 MAX_NOTIFIERS = NOTIFY_QUEUES
 """Notifiers per agent: each place in the list has a queue the watcher looks at."""

@@ -15,15 +15,13 @@ a host's output or a token.
 
 from __future__ import annotations
 
-import contextlib
-
 from ..config import Config
 from ..dates import datetime
 from ..errors import MailslotError
 from ..ids import sender_of
 from ..message import Message
 from ..names import SYSTEM_SENDER, is_valid_name
-from ..store import Store, WakeEntry
+from ..store import WakeEntry
 from .notice import not_woken_body
 from .policy import refusal, settings_for
 
@@ -32,6 +30,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..posting import Notifier
+    from ..store import Store
 
 
 def log(store: Store, kind: str, message_id: str, agent: str, **extra: Any) -> None:
@@ -40,8 +39,10 @@ def log(store: Store, kind: str, message_id: str, agent: str, **extra: Any) -> N
                               "id": message_id, "agent": agent}
     record.update(extra)
     # Best effort: the queue folders hold the truth; a full disk must not stop a wake.
-    with contextlib.suppress(MailslotError):
+    try:
         store.append_event(record)
+    except MailslotError:
+        return
 
 
 def tell_sender(notifier: Notifier, message_id: str, subject: str, body: str
