@@ -351,10 +351,11 @@ class Mailbox:
             last = self.resolve_id(before, everywhere=everyone or for_ is not None)
             candidates = [c for c in candidates if c[0] < last]
         skip = (number - 1) * limit
-        loaded = self._load_newest(candidates, skip, limit, bodies=bodies)
-        forms = self._short_forms([i.message.id for i in loaded], everywhere=for_ is not None,
+        loaded, unreadable = self._load_newest(candidates, skip, limit, bodies=bodies)
+        forms = self._short_forms([m.id for m, _, _ in loaded], everywhere=for_ is not None,
                                   listed=listed, listed_states=states if listed else ())
-        items = Page([replace(i, short=forms[i.message.id]) for i in loaded], loaded.unreadable)
+        items = Page([Item(m, state, box, forms[m.id]) for m, state, box in loaded],
+                     unreadable)
         more = max(0, len(candidates) - skip - limit)
         done = 0
         if not items and not include_done and not everyone:
@@ -362,10 +363,13 @@ class Mailbox:
         return InboxPage(items, more, done)
 
     def _load_newest(self, candidates: list[tuple[str, State, str]], skip: int, limit: int,
-                     *, bodies: bool) -> Page:
+                     *, bodies: bool) -> tuple[list[tuple[Message, State, str]], int]:
         """The newest ``limit`` readable messages among ``candidates`` after the newest
-        ``skip``; an unreadable file is skipped and counted, never breaks the page."""
-        page = Page()
+        ``skip`` (each with its state and mailbox), and how many unreadable files were
+        skipped: one never breaks the page. Not yet ``Item``s: the caller makes each once,
+        with its short form."""
+        page: list[tuple[Message, State, str]] = []
+        unreadable = 0
         looked = skip
         want = skip + limit
         while True:
@@ -384,15 +388,15 @@ class Mailbox:
                 except NotFound:
                     continue  # moved or retracted while we listed
                 except Unreadable:
-                    page.unreadable += 1
+                    unreadable += 1
                     continue
                 if box != BROADCAST_RECIPIENT and not self._for_me(message):
                     continue  # another instance's mail (name@session)
-                page.append(Item(message, state, box))
+                page.append((message, state, box))
                 if len(page) == limit:
-                    return page
+                    return page, unreadable
             if len(newest) < want:
-                return page
+                return page, unreadable
             looked, want = want, want * 2
 
     def sent(self, *, limit: int = 20) -> list[Status]:
