@@ -90,31 +90,34 @@ def is_id(name: str) -> bool:
     return len(name) <= MAX_ID_LENGTH and _ID_FILE.fullmatch(name + ".md") is not None
 
 
-_VERDICTS: dict[str, str] = {}
-"""File names already matched, each with its id ("" for a stray file). A name's verdict
-never changes, and a long-lived reader (the MCP server, the web page) lists the same
-10,000 names again and again: looking them up is a tenth of matching them."""
-_MAX_VERDICTS = 1 << 17  # about 20 MB at most; forgotten all at once when full
+_KNOWN: dict[str, str] = {}
+"""File names already found to be ``<id>.md``, each with its id. That never changes,
+and a long-lived reader (the MCP server, the web page) lists the same 10,000 names
+again and again: looking them up costs a tenth of matching them. A listing holding a
+name not known here (new mail, a stray file) is matched whole, as before."""
+_MAX_KNOWN = 1 << 17  # about 20 MB at most; forgotten all at once when full
 
 
-def ids_of_files(names: Iterable[str]) -> list[str]:
+def ids_of_files(names: Iterable[str], *, remember: bool = False) -> list[str]:
     """The ids among file names ``<id>.md``, stray files skipped, in the given order.
 
-    The inbox lists every file of a folder, so this runs C-level steps only: one
-    look-up per name in :data:`_VERDICTS`, and for names not seen before one regex
-    filter (rather than :func:`is_id` per name; the result is the same).
+    The inbox lists every file of a folder, so this runs C-level steps only: one regex
+    filter (rather than :func:`is_id` per name; the result is the same), or one look-up
+    per name when all of them are in :data:`_KNOWN`. ``remember``: add what was matched
+    there (a one-shot command would only pay for it; see :func:`~.store.fs.ids_in`).
     """
-    names = list(names)
-    verdicts = _VERDICTS
-    found = list(map(verdicts.get, names))
-    if None not in found:
-        return list(filter(None, found))
+    names = names if isinstance(names, list) else list(names)
+    known = _KNOWN
+    if known:
+        found = list(map(known.get, names))
+        if None not in found:
+            return found
     valid = [n for n in filter(_ID_FILE.fullmatch, names) if len(n) <= MAX_ID_LENGTH + 3]
     ids = [n[:-3] for n in valid]
-    if len(verdicts) + len(names) > _MAX_VERDICTS:
-        verdicts.clear()
-    verdicts.update(dict.fromkeys(names, ""))
-    verdicts.update(zip(valid, ids))
+    if remember:
+        if len(known) + len(valid) > _MAX_KNOWN:
+            known.clear()
+        known.update(zip(valid, ids, strict=True))
     return ids
 
 
