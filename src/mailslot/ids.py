@@ -111,7 +111,7 @@ def ids_of_files(names: Iterable[str], *, remember: bool = False) -> list[str]:
     if known:
         found = list(map(known.get, names))
         if None not in found:
-            return found
+            return list(filter(None, found))  # (none is None; filter types it list[str])
     valid = [n for n in filter(_ID_FILE.fullmatch, names) if len(n) <= MAX_ID_LENGTH + 3]
     ids = [n[:-3] for n in valid]
     if remember:
