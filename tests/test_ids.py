@@ -6,6 +6,8 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mailslot.errors import InvalidInput
 from mailslot.ids import (
@@ -16,6 +18,7 @@ from mailslot.ids import (
     new_id,
     reference,
     sender_of,
+    shown,
 )
 
 WHEN = datetime(2026, 9, 21, 16, 48, 8, 123456, tzinfo=timezone(timedelta(hours=2)))
@@ -95,3 +98,39 @@ def test_ids_of_files_skips_strays_and_agrees_with_is_id() -> None:
              "2026-09-21_144808.123456_a_to_b_" + "s" * 200 + "_abcdef.md"]
     assert ids_of_files(names) == [good]
     assert ids_of_files(names) == [n[:-3] for n in names if n.endswith(".md") and is_id(n[:-3])]
+
+
+_HEAD = r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+"
+_SLUGGED = re.compile(f"({_HEAD})_[a-z0-9-]*(_[0-9a-f]{{6}})", re.ASCII)
+_ANY_ID = re.compile(_HEAD + r"(?:_[0-9a-f]{8}|_[a-z0-9-]*_[0-9a-f]{6})", re.ASCII)
+_SHAPES = ["2026-09-21_144808.123456_claude_to_gemini_7f3a9c2e",
+           "2026-09-21_144808.123456_claude_to_gemini+2_urgent-fix_7f3a9c",
+           "2026-09-21_144808.123456_a_to_b__7f3a9c"]
+
+
+@st.composite
+def _near_ids(draw: st.DrawFn) -> str:
+    """An id of either shape with a few characters changed, added or removed."""
+    chars = list(draw(st.sampled_from(_SHAPES)))
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(chars) - 1))
+        what = draw(st.sampled_from("0af_-.+xZ\n"))
+        how = draw(st.integers(0, 2))
+        if how == 0:
+            chars[at] = what
+        elif how == 1:
+            chars.insert(at, what)
+        elif len(chars) > 1:
+            del chars[at]
+    return "".join(chars)
+
+
+@given(_near_ids())
+def test_ids_and_their_named_forms_follow_the_documented_pattern(raw: str) -> None:
+    """One pattern is compiled for ids (a compile costs every hook's start); ids, file
+    names and the forms notices and framed mail name them by still follow it."""
+    assert is_id(raw) == bool(len(raw) <= MAX_ID_LENGTH and _ANY_ID.fullmatch(raw))
+    assert ids_of_files([f"{raw}.md", "README.md"]) == ([raw] if is_id(raw) else [])
+    slugged = _SLUGGED.fullmatch(raw)
+    assert reference(raw) == (slugged.group(1) + slugged.group(2) if slugged else raw)
+    assert shown(raw) == (slugged.group(2)[1:] if slugged else raw)

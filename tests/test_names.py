@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mailslot.errors import InvalidInput
-from mailslot.names import RESERVED, check_name, is_valid_name
+from mailslot.names import RESERVED, SESSION_KEY, check_name, is_valid_name
 
 
 @pytest.mark.parametrize("raw", ["claude", "a", "0", "gemini-2", "a-", "x" * 64])
@@ -58,3 +62,17 @@ def test_refusal_names_the_role_and_shows_the_value_on_one_line() -> None:
         check_name("evil\nname", "recipient")
     text = str(caught.value)
     assert text.startswith("recipient 'evil\\nname'") and "\n" not in text
+
+
+_SOME = st.text(alphabet="aZz09-._/ \n\u00e9\u212a_+", max_size=130)
+
+
+@given(_SOME)
+def test_names_and_session_keys_are_exactly_their_documented_patterns(raw: str) -> None:
+    """Checked with string methods (no pattern compiled at every hook's start), they
+    accept exactly what the documented patterns accept."""
+    name = raw.lower() if raw.isascii() else raw
+    expected = bool(re.fullmatch(r"[a-z0-9][a-z0-9-]{0,63}", name)) and name not in RESERVED
+    assert is_valid_name(raw) == expected
+    key = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", raw)
+    assert SESSION_KEY.fullmatch(raw) == bool(key)

@@ -46,3 +46,18 @@ def test_short_forms_round_trip() -> None:
     assert forms == {A: A, B: tail(B), C: C}
     for full, short in forms.items():
         assert resolve(short, ids) == full
+
+
+def test_short_forms_among_many_ids_of_both_shapes() -> None:
+    """A full inbox: the tail is shown only where no other id shares it, whatever the
+    shape (eight hex characters, or six after an older id's slug)."""
+    new = [f"2026-09-21_1448{n:02d}.000000_claude_to_gemini_{n:08x}" for n in range(60)]
+    old = [f"2026-09-20_0900{n:02d}.000000_codex_to_gemini_hi_{n:06x}" for n in range(60)]
+    twin = "2026-09-22_100000.000000_qwen_to_gemini_00000007"  # the tail of new[7]
+    among = [*new, *old, twin]
+    page = [new[7], new[8], old[3], twin, new[59]]
+    forms = short_forms(page, among)
+    assert forms == {new[7]: new[7], new[8]: "00000008", old[3]: "000003", twin: twin,
+                     new[59]: "0000003b"}
+    for full, short in forms.items():
+        assert resolve(short, among) == full

@@ -117,6 +117,25 @@ def test_listing_takes_regular_files_only(tmp_path: Path) -> None:
     assert ids_in(str(tmp_path / "missing")) == []
 
 
+def test_a_folder_listed_again_still_skips_what_was_added_since(tmp_path: Path) -> None:
+    """A long-lived reader remembers which names are ids (from its second listing of a
+    folder on); a stray file, a link or a FIFO planted since is skipped all the same,
+    and mail that arrived or left since is listed as it is now."""
+    first, second = make_message(), make_message(n=1)
+    (tmp_path / f"{first.id}.md").write_text("x")
+    for _ in range(3):  # the third listing is answered from what was remembered
+        assert ids_in(str(tmp_path)) == [first.id]
+    (tmp_path / f"{second.id}.md").write_text("x")
+    (tmp_path / "README.md").write_text("x")
+    (tmp_path / f"{make_message(n=2).id}.md").symlink_to(tmp_path / "README.md")
+    os.mkfifo(tmp_path / f"{make_message(n=3).id}.md")
+    for _ in range(2):
+        assert sorted(ids_in(str(tmp_path))) == sorted([first.id, second.id])
+    (tmp_path / f"{first.id}.md").unlink()
+    (tmp_path / "README.md").unlink()
+    assert ids_in(str(tmp_path)) == [second.id]
+
+
 def test_a_long_lived_store_checks_its_folders_again(
         root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A watcher or waiter runs for a day: a folder swapped for a link since its first

@@ -25,6 +25,11 @@ TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
+# The CLI speaks English throughout, so argparse's few words of its own ("usage:",
+# "options") are not looked up in the system's message catalogues: every look-up loaded
+# `locale` and searched the disk, a visible part of a short command's start (issue 11).
+argparse._ = str  # type: ignore[attr-defined]
+
 Handler = Callable[[argparse.Namespace, Mailbox], int]
 _COMMANDS: dict[str, Handler] = {}
 

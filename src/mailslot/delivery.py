@@ -28,7 +28,6 @@ from __future__ import annotations
 import time
 
 from .broadcasts import to_serve
-from .config import Config
 from .errors import MailslotError
 from .framing import injection
 from .identity import git_toplevel
@@ -173,6 +172,7 @@ class Delivery:
         recipient's own config allows a wake). Broadcasts never wake a session; they
         wait for its next prompt or start.
         """
+        from .config import Config
         from .wake.policy import in_session_wakes  # the waiter's path only
 
         allowed = in_session_wakes(Config(self.store.load_config()), self.agent, method)
@@ -196,6 +196,8 @@ class Delivery:
     def _midturn(self, key: str) -> list[str]:
         """Directed mail for a mid-turn showing; ``[]`` before anything is parsed when
         the interval since the session was last shown mail has not passed."""
+        from .config import Config  # only the rules that read the config load it
+
         interval: float = self._attempt(
             lambda: Config(self.store.load_config()).midturn_interval(self.agent), 0.0)
         if not interval:
@@ -272,6 +274,8 @@ class Delivery:
         return None if state == "done" else message
 
     def _auto_continue(self) -> bool:
+        from .config import Config
+
         config: dict[str, Any] = self._attempt(self.store.load_config, {})
         return Config(config).auto_continue_on_stop(self.agent)
 

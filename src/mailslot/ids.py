@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 MAX_ID_LENGTH = 200
 _HEAD = r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+"
 _ID_PATTERN = _HEAD + r"(?:_[0-9a-f]{8}|_[a-z0-9-]*_[0-9a-f]{6})"  # new | with a slug
-_ID_FILE_PATTERN = _ID_PATTERN + r"\.md"
-_SLUGGED = f"({_HEAD})_[a-z0-9-]*(_[0-9a-f]{{6}})"
-# Patterns are compiled on first use (re caches them): a send needs none of them.
+_ID_FILE = re.compile(_ID_PATTERN + r"\.md", re.ASCII)
+"""The one compiled pattern (a compile costs every hook's start about 0.1 ms): a file
+name ``<id>.md`` matches it, and a bare id is matched with ``.md`` appended."""
+_HEAD_UNDERSCORES = 4  # date_time _sender _to _recipient: a slugged id has two more
 
 
 def new_id(now: datetime, sender: str, recipients: list[str]) -> str:
@@ -46,8 +47,8 @@ def reference(message_id: str) -> str:
 
     Only where an id is named, never where a command must find it.
     """
-    slugged = re.fullmatch(_SLUGGED, message_id, re.ASCII)
-    return slugged.group(1) + slugged.group(2) if slugged else message_id
+    slugged = _slugged(message_id)
+    return f"{slugged[0]}_{slugged[2]}" if slugged else message_id
 
 
 def shown(message_id: str) -> str:
@@ -55,8 +56,20 @@ def shown(message_id: str) -> str:
     new id whole; an older id carrying a subject slug by its random tail, which every
     command taking an id accepts (see :mod:`mailslot.shortids`). Either way no text a
     sender chose is shown outside the framing."""
-    slugged = re.fullmatch(_SLUGGED, message_id, re.ASCII)
-    return slugged.group(2)[1:] if slugged else message_id
+    slugged = _slugged(message_id)
+    return slugged[2] if slugged else message_id
+
+
+def _slugged(message_id: str) -> list[str] | None:
+    """``[head, slug, tail]`` of an older id that carries a subject slug, else ``None``.
+
+    The id pattern's second form, told apart from the first by its one more ``_`` (no
+    part holds one), so no pattern of its own is compiled at every hook's start.
+    """
+    if (message_id.count("_") != _HEAD_UNDERSCORES + 2
+            or not _ID_FILE.fullmatch(message_id + ".md")):
+        return None
+    return message_id.rsplit("_", 2)
 
 
 def check_id(raw: object) -> str:
@@ -74,17 +87,38 @@ def check_id(raw: object) -> str:
 
 def is_id(name: str) -> bool:
     """True when ``name`` is shaped like an id (used to skip stray files in folders)."""
-    return len(name) <= MAX_ID_LENGTH and re.fullmatch(_ID_PATTERN, name, re.ASCII) is not None
+    return len(name) <= MAX_ID_LENGTH and _ID_FILE.fullmatch(name + ".md") is not None
 
 
-def ids_of_files(names: Iterable[str]) -> list[str]:
-    """The ids among file names ``<id>.md``, stray files skipped.
+_KNOWN: dict[str, str] = {}
+"""File names already found to be ``<id>.md``, each with its id. That never changes,
+and a long-lived reader (the MCP server, the web page) lists the same 10,000 names
+again and again: looking them up costs a tenth of matching them. A listing holding a
+name not known here (new mail, a stray file) is matched whole, as before."""
+_MAX_KNOWN = 1 << 17  # about 20 MB at most; forgotten all at once when full
 
-    The inbox lists every file of a folder, so this runs one C-level regex filter
-    rather than :func:`is_id` per name; the result is the same.
+
+def ids_of_files(names: Iterable[str], *, remember: bool = False) -> list[str]:
+    """The ids among file names ``<id>.md``, stray files skipped, in the given order.
+
+    The inbox lists every file of a folder, so this runs C-level steps only: one regex
+    filter (rather than :func:`is_id` per name; the result is the same), or one look-up
+    per name when all of them are in :data:`_KNOWN`. ``remember``: add what was matched
+    there (a one-shot command would only pay for it; see :func:`~.store.fs.ids_in`).
     """
-    is_file = re.compile(_ID_FILE_PATTERN, re.ASCII).fullmatch
-    return [n[:-3] for n in filter(is_file, names) if len(n) <= MAX_ID_LENGTH + 3]
+    names = names if isinstance(names, list) else list(names)
+    known = _KNOWN
+    if known:
+        found = list(map(known.get, names))
+        if None not in found:
+            return list(filter(None, found))  # (none is None; filter types it list[str])
+    valid = [n for n in filter(_ID_FILE.fullmatch, names) if len(n) <= MAX_ID_LENGTH + 3]
+    ids = [n[:-3] for n in valid]
+    if remember:
+        if len(known) + len(valid) > _MAX_KNOWN:
+            known.clear()
+        known.update(zip(valid, ids, strict=True))
+    return ids
 
 
 def sender_of(message_id: str) -> str:

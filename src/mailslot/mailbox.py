@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain
+from operator import itemgetter
 
 from . import authority, fencing, gates, instances, overview, recipients
 from .broadcasts import to_serve
@@ -331,43 +333,43 @@ class Mailbox:
         if not unread_only:
             states = ("unread", "read", "done") if include_done else ("unread", "read")
         everyone = for_ is not None and for_.lower() == BROADCAST_RECIPIENT
-        candidates: list[tuple[str, State, str]] = []
-        for box in self._mailboxes(for_):
-            candidates.extend((i, s, box) for i, s in self.store.entries(box, states))
+        # One group per mailbox, as the store listed it: (id, state) pairs, unsorted.
+        groups: list[tuple[str, list[tuple[str, State]]]] = [
+            (box, self.store.entries(box, states)) for box in self._mailboxes(for_)]
         # My own ids in those states, already listed: short forms need not list them again.
-        listed = [c[0] for c in candidates] if for_ is None else []
+        listed = list(map(itemgetter(0), groups[0][1])) if for_ is None else []
         live = self.store.broadcast_ids()
         if everyone:
-            candidates.extend((i, "unread", BROADCAST_RECIPIENT) for i in live)
+            shared: list[tuple[str, State]] = [(i, "unread") for i in live]
         else:
             box = self._mailboxes(for_)[0]
             seen = self.store.seen(box)
-            waiting = to_serve(live, seen, box)
-            candidates.extend((i, "unread", BROADCAST_RECIPIENT) for i in waiting)
+            shared = [(i, "unread") for i in to_serve(live, seen, box)]
             if include_done and not unread_only:
-                served = (i for i in live if i in seen and sender_of(i) != box)
-                candidates.extend((i, "read", BROADCAST_RECIPIENT) for i in served)
+                shared.extend((i, "read") for i in live if i in seen and sender_of(i) != box)
+        groups.append((BROADCAST_RECIPIENT, shared))
         if before is not None:
             last = self.resolve_id(before, everywhere=everyone or for_ is not None)
-            candidates = [c for c in candidates if c[0] < last]
+            groups = [(box, [e for e in got if e[0] < last]) for box, got in groups]
         skip = (number - 1) * limit
-        loaded, unreadable = self._load_newest(candidates, skip, limit, bodies=bodies)
+        loaded, unreadable = self._load_newest(groups, skip, limit, bodies=bodies)
         forms = self._short_forms([m.id for m, _, _ in loaded], everywhere=for_ is not None,
                                   listed=listed, listed_states=states if listed else ())
         items = Page([Item(m, state, box, forms[m.id]) for m, state, box in loaded],
                      unreadable)
-        more = max(0, len(candidates) - skip - limit)
+        more = max(0, sum(len(got) for _, got in groups) - skip - limit)
         done = 0
         if not items and not include_done and not everyone:
             done = len(self.store.entries(self._mailboxes(for_)[0], ("done",)))
         return InboxPage(items, more, done)
 
-    def _load_newest(self, candidates: list[tuple[str, State, str]], skip: int, limit: int,
-                     *, bodies: bool) -> tuple[list[tuple[Message, State, str]], int]:
-        """The newest ``limit`` readable messages among ``candidates`` after the newest
-        ``skip`` (each with its state and mailbox), and how many unreadable files were
-        skipped: one never breaks the page. Not yet ``Item``s: the caller makes each once,
-        with its short form."""
+    def _load_newest(self, groups: list[tuple[str, list[tuple[str, State]]]], skip: int,
+                     limit: int, *, bodies: bool
+                     ) -> tuple[list[tuple[Message, State, str]], int]:
+        """The newest ``limit`` readable messages among ``groups`` (each a mailbox and
+        the ``(id, state)`` pairs listed in it) after the newest ``skip``, each with its
+        state and mailbox, and how many unreadable files were skipped: one never breaks
+        the page. Not yet ``Item``s: the caller makes each once, with its short form."""
         page: list[tuple[Message, State, str]] = []
         unreadable = 0
         looked = skip
@@ -375,7 +377,10 @@ class Mailbox:
         while True:
             # Ids sort by time and are unique per mailbox, so the largest are the newest;
             # only as many files are read as the page needs (more if some are skipped).
-            newest = heapq.nlargest(want, candidates)
+            # Each mailbox's newest are picked among its bare pairs first: a 10,000-mail
+            # inbox builds no 10,000 triples.
+            newest = heapq.nlargest(want, [(i, s, box) for box, got in groups
+                                           for i, s in heapq.nlargest(want, got)])
             for message_id, state, box in newest[looked:]:
                 try:
                     if box == BROADCAST_RECIPIENT:
@@ -420,13 +425,18 @@ class Mailbox:
         ``listed``: my own ids in ``listed_states``, which the caller already listed
         (never with ``everywhere``): only my other states are listed here.
         """
-        yield from listed
+        # Chained lists, not a generator yielding each id: a full inbox has 10,000 of them.
+        return chain.from_iterable(self._nameable_lists(everywhere, listed, listed_states))
+
+    def _nameable_lists(self, everywhere: bool, listed: Sequence[str],
+                        listed_states: Sequence[State]) -> Iterator[Iterable[str]]:
+        """The lists :meth:`_nameable` chains, each listed only when it is reached."""
+        yield listed
         rest = tuple(s for s in STATES if s not in listed_states)
         for box in self.store.agent_names() if everywhere else [self.agent]:
-            for message_id, _ in self.store.entries(box, rest):
-                yield message_id
-        yield from self.store.broadcast_ids()
-        yield from self.store.broadcast_ids(live=False)
+            yield map(itemgetter(0), self.store.entries(box, rest))
+        yield self.store.broadcast_ids()
+        yield self.store.broadcast_ids(live=False)
 
     def _short_forms(self, ids: list[str], *, everywhere: bool, listed: Sequence[str] = (),
                      listed_states: Sequence[State] = ()) -> dict[str, str]:

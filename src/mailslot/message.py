@@ -26,7 +26,6 @@ file, an unusual subject) goes to the YAML loader, which stays the reference.
 
 from __future__ import annotations
 
-import re
 from functools import cache
 
 from .errors import Unreadable
@@ -260,7 +259,7 @@ def _yaml_header(text: str, name: str) -> dict[str, Any]:
 # lines under an empty key, each value plain or single-quoted on one line. For every
 # input it either returns exactly what the YAML loader would, or None (tests check this
 # against the loader with generated headers).
-_KEY = re.compile(r"([a-z_]+):(?: (.*))?")
+_KEY_CHARS = "abcdefghijklmnopqrstuvwxyz_"  # a line is KEY: VALUE or KEY:, KEY of these
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _RESOLVED_FIRST = frozenset("0123456789+.~<=")  # int, float, timestamp, null, merge, value
 _WORDS: dict[str, object] = {
@@ -305,10 +304,14 @@ def _quick_header(text: str) -> dict[str, Any] | None:
                 items = head[empty_key] = []
             items.append(value)
             continue
-        match = _KEY.fullmatch(line)
-        if match is None or match.group(1) in head or match.group(1) in _WORDS:
+        # ``([a-z_]+):(?: (.*))?`` read with str methods: no pattern to compile at every
+        # hook's start. A key holds no ``:``, so the first one ends it.
+        key, colon, rest = line.partition(":")
+        if not colon or not key or key.strip(_KEY_CHARS) or key in head or key in _WORDS:
             return None
-        key, raw = match.groups()
+        if rest and not rest.startswith(" "):
+            return None
+        raw = rest[1:] if rest else None
         items, empty_key = None, None
         if raw is None:
             head[key] = None

@@ -11,7 +11,9 @@ id the store itself listed.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
+from operator import itemgetter
 
 from .errors import InvalidInput, NotFound
 from .ids import is_id
@@ -60,14 +62,25 @@ def resolve(raw: object, candidates: Iterable[str], *, owner: str = "") -> str:
 
 def short_forms(ids: Iterable[str], among: Iterable[str]) -> dict[str, str]:
     """For each of ``ids``, its tail when no other id of ``among`` shares it, else the
-    whole id: the shortest form :func:`resolve` turns back into the same id."""
-    counts: dict[str, int] = {}
-    for other in among:
-        key = tail(other)
-        counts[key] = counts.get(key, 0) + 1
+    whole id: the shortest form :func:`resolve` turns back into the same id.
+
+    ``among`` is every id the caller may name (10,000 and more for a full inbox), so it
+    is counted without a Python step per id: an id has the tail ``t`` exactly when it
+    ends with ``_t`` (a tail holds no ``_``), so only the wanted endings are counted, by
+    slicing each id's last characters in C (one pass per distinct tail length).
+    """
+    wanted = {message_id: tail(message_id) for message_id in ids}
+    endings: dict[int, set[str]] = {}
+    for key in wanted.values():
+        if len(key) >= MIN_PREFIX:  # shorter tails are never shown, so never counted
+            endings.setdefault(len(key) + 1, set()).add("_" + key)
+    counts: Counter[str] = Counter()
+    pool = among if len(endings) <= 1 else list(among)
+    for length, want in endings.items():
+        last = map(itemgetter(slice(-length, None)), pool)
+        counts.update(filter(want.__contains__, last))
     forms: dict[str, str] = {}
-    for message_id in ids:
-        key = tail(message_id)
-        ok = counts.get(key, 0) <= 1 and len(key) >= MIN_PREFIX
+    for message_id, key in wanted.items():
+        ok = len(key) >= MIN_PREFIX and counts["_" + key] <= 1
         forms[message_id] = key if ok else message_id
     return forms

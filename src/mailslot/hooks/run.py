@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
 
@@ -27,8 +26,11 @@ from .reading import read_input
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import signal
     from collections.abc import Callable, Mapping
     from typing import TextIO
+else:  # the C module: ``signal`` builds three enums at import, a millisecond per hook
+    import _signal as signal
 
 BOUND_SECONDS = 3.0
 

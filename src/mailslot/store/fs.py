@@ -239,9 +239,19 @@ def file_names(folder: str) -> list[str]:
         return []
 
 
+_LISTED: set[str] = set()
+"""Folders this process has listed. From its second listing of a folder on, the names
+found to be ids are remembered (:func:`~mailslot.ids.ids_of_files`): a long-lived
+reader lists the same names again and again, a one-shot command (a hook, the CLI)
+lists a folder once and would only pay for remembering."""
+
+
 def ids_in(folder: str) -> list[str]:
     """The message ids of the ``<id>.md`` files in ``folder``, stray files skipped."""
-    return ids_of_files(file_names(folder))
+    again = folder in _LISTED
+    if not again and len(_LISTED) < 4096:
+        _LISTED.add(folder)
+    return ids_of_files(file_names(folder), remember=again)
 
 
 class Folders:

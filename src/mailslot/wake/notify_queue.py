@@ -16,7 +16,6 @@ from ..message import Message
 from ..names import SYSTEM_SENDER
 from ..store import WakeEntry
 from ..store.records import NOTIFY_QUEUES
-from .queue import log
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
@@ -49,6 +48,8 @@ def notifier_entries(config: Config, agent: str) -> list[Mapping[str, Any]]:
 
 def enqueue_notices(store: Store, message: Message) -> None:
     """Queue one entry per notifier of each recipient. Never raises: it is delivered."""
+    from .queue import log  # here: `who` reads notifier_entries and never queues
+
     if message.is_broadcast or message.sender == SYSTEM_SENDER:
         return
     try:
