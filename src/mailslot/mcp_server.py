@@ -207,8 +207,8 @@ def _tool(fn: Callable[..., CallToolResult], *, inline: bool = False
     a tool's blocking work runs.
 
     By default in a worker thread: a read of a long page, a search that first indexes
-    what was sent since, a status scan or a session start must not stall the heartbeat,
-    the channel push or other requests. ``inline`` tools run on the event loop instead
+    what was sent since, a listing of every agent or a session start must not stall the
+    heartbeat, the channel push or other requests. ``inline`` tools run on the event loop instead
     (issue 11: the hop to a thread and back was a tenth of a send's round trip): each
     touches a handful of files for one message, a few milliseconds with its fsyncs, and
     nothing on the loop is that urgent: the heartbeat beats every ``HEARTBEAT_SECONDS``
