@@ -16,6 +16,10 @@ from mailslot.cli import main
 from mailslot.identity import Identity
 from pgcluster import Cluster, cluster
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from httpkit import Running
+
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
@@ -30,6 +34,20 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(work)
     yield tmp_path
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The async tests run on asyncio, as mailslot's servers do."""
+    return "asyncio"
+
+
+@pytest.fixture
+def running(root: Path) -> Iterator[Running]:
+    """A real ``serve --http`` (uvicorn on loopback) over the mailbox at ``root``."""
+    from httpkit import start  # uvicorn: only the HTTP tests load it
+
+    yield from start(root)
 
 
 @pytest.fixture

@@ -19,11 +19,6 @@ pytestmark = pytest.mark.anyio
 MAILSLOT = str(Path(sys.executable).parent / "mailslot")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def admin(*argv: str) -> None:
     assert main(["agent", *argv, "--yes"]) == 0
 

@@ -22,11 +22,6 @@ MAILSLOT = str(Path(sys.executable).parent / "mailslot")
 Box = Callable[[str | None], Mailbox]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def params(root: Path, home: Path, *args: str) -> StdioServerParameters:
     env = {"MAILSLOT_DIR": str(root), "HOME": str(home)}
     return StdioServerParameters(command=MAILSLOT, args=["serve", "--agent", "claude", *args],

@@ -112,11 +112,6 @@ async def test_mcp_gate_tool(box: Box) -> None:
         assert result.is_error
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def plant(root: Path, agent: str, sender: str, n: int = 0) -> str:
     """A message file written into ``agent``'s inbox by hand, not through mailslot."""
     from mailslot.message import to_bytes

@@ -7,7 +7,7 @@ and the tools are the real ones.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -25,16 +25,6 @@ from mailslot.http_server import Listen, parse_listen
 from test_mcp_server import TOOLS, call, text
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def running(root: Path) -> Iterator[Running]:
-    yield from start(root)
 
 
 @asynccontextmanager

@@ -28,16 +28,6 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "clientInfo": {"name": "t", "version": "1"}}}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def running(root: Path) -> Iterator[Running]:
-    yield from start(root)
-
-
 @asynccontextmanager
 async def connect(running: Running, agent: str, *, delete: bool = True,
                   **headers: str) -> AsyncIterator[Client]:

@@ -209,11 +209,6 @@ def test_hook_output_for_another_instance_is_an_empty_object(cli: Cli, root: Pat
 
 
 # Through a real MCP server (stdio, the SDK's client) -----------------------------------
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_a_real_server_shows_its_host_s_instance_mail_and_its_own(
         root: Path, isolated: Path) -> None:

@@ -21,11 +21,6 @@ from wake_helpers import configure
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class ChannelParams(BaseModel):
     content: str
     meta: dict[str, Any]

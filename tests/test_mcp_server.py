@@ -28,11 +28,6 @@ TOOLS = {"send_message", "read_messages", "mark_read", "mark_done", "reply", "br
          "search_messages", "message_thread"}  # issue 17
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(params=["auto", "legacy"])
 def mode(request: pytest.FixtureRequest) -> str:
     return str(request.param)

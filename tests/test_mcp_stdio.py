@@ -21,11 +21,6 @@ pytestmark = pytest.mark.anyio
 MAILSLOT = str(Path(sys.executable).parent / "mailslot")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def server(agent: str, root: Path, home: Path) -> StdioServerParameters:
     # A stdio child gets only a few variables from its parent: pass what mailslot needs.
     env = {"MAILSLOT_DIR": str(root), "HOME": str(home)}
