@@ -137,6 +137,15 @@ class Config:
 def this_machine(env: Mapping[str, str] = os.environ) -> str:
     """This machine's name for ``agents.NAME.host``: ``MAILSLOT_HOST``, else the host
     name."""
-    import socket
+    return env.get("MAILSLOT_HOST") or hostname()
 
-    return env.get("MAILSLOT_HOST") or socket.gethostname()
+
+def hostname() -> str:
+    """This machine's host name (without importing :mod:`socket` where the OS can tell):
+    what presence and session records name a machine by."""
+    try:
+        return os.uname().nodename
+    except AttributeError:  # Windows
+        import socket
+
+        return socket.gethostname()

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import os
 
+from .config import hostname
 from .dates import datetime
 from .errors import InvalidInput, Refused
-from .presence import hook_online, hostname, is_online
+from .presence import hook_online, is_online
 from .results import Session
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path

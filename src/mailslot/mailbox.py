@@ -15,7 +15,7 @@ from operator import itemgetter
 
 from . import authority, fencing, gates, instances, overview, recipients
 from .broadcasts import to_serve
-from .config import Config
+from .config import Config, hostname
 from .dates import UTC, datetime
 from .errors import (
     InvalidInput,
@@ -489,8 +489,6 @@ class Mailbox:
         if self.session is None:
             return None
         if self._mine is None:
-            from .presence import hostname
-
             self._mine = instances.of_server(self.store, self.agent, self.session,
                                              self.host_pid or os.getppid(), hostname())
         return self._mine

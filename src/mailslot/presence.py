@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 
-from .config import this_machine
+from .config import hostname, this_machine
 from .dates import datetime
 from .results import Session
 from .values import dataclass
@@ -98,16 +98,6 @@ def _read_text(path: str) -> str:
     """A small file's text (``open``, not ``pathlib``: every command loads this module)."""
     with open(path, encoding="utf-8", errors="replace") as f:
         return f.read()
-
-
-def hostname() -> str:
-    """This machine's name (without importing :mod:`socket` where the OS can tell)."""
-    try:
-        return os.uname().nodename
-    except AttributeError:  # Windows
-        import socket
-
-        return socket.gethostname()
 
 
 def parent_program() -> str | None:

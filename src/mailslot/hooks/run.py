@@ -118,8 +118,8 @@ def _facts(host: str) -> dict[str, object]:
         cwd: str | None = os.getcwd()
     except OSError:  # the folder was removed under the session
         cwd = None
-    # presence.hostname()'s value, worked out here: importing presence would load
-    # ``typing`` and more into every hook process (tests/test_hooks_safety.py).
+    # config.hostname()'s value, worked out here: importing config (or presence) costs
+    # every hook process more than these two lines (tests/test_hooks_safety.py).
     machine = os.uname().nodename if hasattr(os, "uname") else None
     return {"host": host, "pid": pid, "pid_start": begun, "hostname": machine,
             "cwd": cwd, "started": time.time()}
