@@ -43,7 +43,7 @@ def _fill(root: Path) -> None:
     weights = [1.0 / (rank + 1) for rank in range(len(words))]  # Zipf-like
     store = FileStore(root)
     with mock.patch("os.fsync", lambda fd: None), \
-            mock.patch("mailslot.store.search_index.SearchIndex.add", lambda self, m: None):
+            mock.patch("mailslot.store.unindexed.leave", lambda store, i, places: None):
         for i in range(MESSAGES):
             sender, to = rng.sample(AGENTS, 2)
             text = " ".join(rng.choices(words, weights, k=60))
