@@ -3,8 +3,8 @@ against a plain ``tar`` of the same folder.
 
 Rows (each against a baseline measured in the same run, interleaved to cut noise):
 
-- ``Mailbox.send`` with fsync, the index step included (since issue 11 a marker in
-  ``index/new/``; the next search indexes), against the same send with the index step
+- ``Mailbox.send`` with fsync, the index step included (since issue 11 a line
+  appended to ``index/new.log``; the next search indexes), against the same send with the index step
   left out (``unindexed.leave`` a no-op); target >= 0.80x, i.e. the index adds at most
   a quarter to a send.
 - ``mailslot backup`` of a mailbox of ``KEEP`` messages (in-process) against

@@ -30,10 +30,12 @@ def _modes(folder: Path) -> dict[str, int]:
 
 def test_the_index_is_private_and_doctor_finds_nothing_wrong(box: Box, root: Path) -> None:
     sent = box("claude").send("gemini", "hello", "words to find")
-    # A send leaves only a private marker (issue 11); the search then indexes it.
-    assert _modes(root / "index") == {".": 0o700, "new": 0o700, f"new/{sent.id}": 0o600}
+    # A send only appends a line to a private log (issue 11); the search then indexes it.
+    assert _modes(root / "index") == {".": 0o700, "new.log": 0o600}
+    assert (root / "index" / "new.log").read_text() == f"{sent.id} gemini\n"
     assert find(root, "words") == [sent.id]
-    assert _modes(root / "index") == {".": 0o700, "new": 0o700, "search.sqlite": 0o600}
+    assert _modes(root / "index") == {".": 0o700, "new.log": 0o600, "search.sqlite": 0o600}
+    assert (root / "index" / "new.log").read_bytes() == b""
     assert box("claude").doctor().healthy
 
 
@@ -45,20 +47,28 @@ def test_a_send_never_opens_the_index_and_the_next_search_finds_it(
     later = [box("claude").send("gemini", f"later {n}", "alpha beta") for n in range(3)]
     assert (root / "index" / "search.sqlite").read_bytes() == indexed  # untouched
     assert sorted(find(root, "beta")) == sorted(m.id for m in later)
-    assert list((root / "index" / "new").iterdir()) == []
+    assert (root / "index" / "new.log").read_bytes() == b""
 
 
-def test_a_marker_that_cannot_be_left_marks_the_index_stale_and_loses_nothing(
+def test_a_broadcast_and_a_message_to_several_are_indexed_once(box: Box, root: Path
+                                                               ) -> None:
+    news = box("claude").broadcast("news", "shared words")
+    many = box("claude").send(["gemini", "codex"], "many", "shared words", new=True)
+    assert (root / "index" / "new.log").read_text() == (
+        f"{news.id} *\n{many.id} gemini codex\n")
+    assert sorted(find(root, "shared")) == sorted([news.id, many.id])
+
+
+def test_a_line_that_cannot_be_written_marks_the_index_stale_and_loses_nothing(
         box: Box, root: Path, tmp_path: Path) -> None:
     box("claude").send("gemini", "first", "alpha")
     shutil.rmtree(root / "index")
     (root / "index").mkdir(mode=0o700)
-    (tmp_path / "elsewhere").mkdir()
-    (root / "index" / "new").symlink_to(tmp_path / "elsewhere")
+    (root / "index" / "new.log").symlink_to(tmp_path / "elsewhere.log")
     second = box("claude").send("gemini", "second", "alpha gamma")  # delivered regardless
-    assert list((tmp_path / "elsewhere").iterdir()) == []  # the link was not followed
+    assert not (tmp_path / "elsewhere.log").exists()  # the link was not followed
     assert (root / "index" / "stale").exists()
-    (root / "index" / "new").unlink()
+    (root / "index" / "new.log").unlink()
     assert find(root, "gamma") == [second.id]  # the stale index was rebuilt first
     assert not (root / "index" / "stale").exists()
 
@@ -72,7 +82,7 @@ def test_a_broken_index_never_fails_a_send_and_the_next_search_rebuilds(
     second = box("claude").send("gemini", "second", "alpha beta")  # succeeds regardless
     assert sorted(find(root, "alpha")) == sorted([first.id, second.id])  # replaced
     assert not (root / "index" / "stale").exists()
-    assert list((root / "index" / "new").iterdir()) == []
+    assert (root / "index" / "new.log").read_bytes() == b""
 
 
 def test_a_locked_index_never_holds_up_a_send_and_a_search_says_it_is_busy(
@@ -145,3 +155,21 @@ def test_eight_processes_sending_at_once_are_all_found(root: Path) -> None:
                for i in range(8)]
     assert [w.wait(timeout=120) for w in workers] == [0] * 8
     assert len(FileStore(root).search(Search(match=parse("concurrent"), limit=500))) == 80
+
+
+def test_searches_while_processes_send_lose_no_message(root: Path) -> None:
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom mailslot import FileStore, Mailbox\n"
+              "from mailslot.identity import Identity\n"
+              "box = Mailbox(FileStore(sys.argv[1]), Identity(sys.argv[2], '--agent'))\n"
+              "for n in range(25):\n"
+              "    box.send('gemini', f'race {sys.argv[2]} {n}', 'racing words', new=True)\n")
+    workers = [subprocess.Popen([sys.executable, "-c", script, str(root), f"w{i}"])
+               for i in range(4)]
+    while any(w.poll() is None for w in workers):  # each search takes the lines so far
+        FileStore(root).search(Search(match=parse("racing"), limit=500))
+    assert [w.wait(timeout=120) for w in workers] == [0] * 4
+    assert len(FileStore(root).search(Search(match=parse("racing"), limit=500))) == 100
+    assert not (root / "index" / "stale").exists()

@@ -4,7 +4,7 @@ disposable.
 The message files stay the truth. The index holds each message once (its id, sender,
 recipients, UTC date, thread and the words of its subject and body); state is never
 indexed, since it lives in the folders and changes by renames. A delivery does not
-write the index: it leaves a marker in ``index/new/`` (:mod:`.unindexed`), and a search
+write the index: it appends a line to ``index/new.log`` (:mod:`.unindexed`), and a search
 first adds the marked messages, then answers. If the index cannot be used (damaged, a
 marker that could not be left) a ``stale`` marker is left and the next search rebuilds
 the index from the files first. ``mailslot index --rebuild`` does the same on demand
@@ -30,7 +30,7 @@ from ..errors import MailslotError, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES
 from ..query import All, Any, Not, Search, Term, utc
 from .fs import CREATE, remove
-from .unindexed import BROADCAST, STALE_FILE, indexed, waiting
+from .unindexed import BROADCAST, STALE_FILE, mark_stale, take
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -113,15 +113,20 @@ class SearchIndex:
         return os.path.join(self._folder(), STALE_FILE)
 
     def _catch_up(self, db: sqlite3.Connection) -> None:
-        """Add the messages delivered since the last search (their markers in
-        ``index/new/``), oldest first, then remove those markers."""
-        noted = waiting(self.store)
-        if not noted:
-            return
-        found = (self._load(message_id, places) for message_id, places in noted)
-        with _transaction(db):
-            _add(db, (m for m in found if m is not None))
-        indexed(self.store, [message_id for message_id, _ in noted])
+        """Add the messages delivered since the last search (the lines of
+        ``index/new.log``), oldest first. The lines are taken once SQLite's write lock is
+        held, so a busy index leaves them for the next search; if adding them fails
+        after that, the index is marked stale and rebuilt from the files."""
+        noted: list[tuple[str, list[str]]] = []
+        try:
+            with _transaction(db):
+                noted = take(self.store)
+                _add(db, (m for m in (self._load(message_id, places)
+                                      for message_id, places in noted) if m is not None))
+        except BaseException:
+            if noted:
+                mark_stale(self.store)
+            raise
 
     def _load(self, message_id: str, places: list[str]) -> Message | None:
         """The noted message from the first place that still has it; ``None`` if none
@@ -154,7 +159,8 @@ class SearchIndex:
 
     def rebuild(self) -> int:
         """Build the index again from the files, in one transaction (deliveries meanwhile
-        wait, or mark it stale again); return how many messages it holds. A file SQLite
+        are not held up: their lines wait for the next search); return how many messages
+        it holds. A file SQLite
         cannot read (damaged, not a database) is replaced by a new one."""
         try:
             return self._rebuild()
@@ -168,15 +174,18 @@ class SearchIndex:
     def _rebuild(self) -> int:
         db = self._connect(create=True)
         assert db is not None
-        noted = [message_id for message_id, _ in waiting(self.store)]  # before the files
-        with _transaction(db):
-            with contextlib.suppress(FileNotFoundError):
-                remove(self._stale_path())
-            db.execute("DELETE FROM messages")
-            db.execute("DELETE FROM words")
-            _add(db, self._stored())
-            count: int = db.execute("SELECT count(*) FROM messages").fetchone()[0]
-        indexed(self.store, noted)
+        try:
+            with _transaction(db):
+                take(self.store)  # before the files are read: each noted message is there
+                with contextlib.suppress(FileNotFoundError):
+                    remove(self._stale_path())
+                db.execute("DELETE FROM messages")
+                db.execute("DELETE FROM words")
+                _add(db, self._stored())
+                count: int = db.execute("SELECT count(*) FROM messages").fetchone()[0]
+        except BaseException:
+            mark_stale(self.store)  # whatever was taken or removed, the next search rebuilds
+            raise
         return count
 
     def _discard(self) -> None:
@@ -207,7 +216,7 @@ class SearchIndex:
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
                 raise StoreError("the search index is busy (another process is writing "
                                  "it); try again") from None
-            self.rebuild()  # damaged since it was opened: replaced, markers included
+            self.rebuild()  # damaged since it was opened: replaced from the files
             db = self._connect(create=False)
             assert db is not None
         sql, params = _select(request)
