@@ -6,6 +6,8 @@ import os
 import shutil
 import sqlite3
 import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -142,32 +144,27 @@ def test_accents_and_case_are_ignored_and_prefixes_use_the_index(box: Box, root:
     assert find(root, "resu*") == find(root, "na*") == [sent.id]
 
 
-def test_eight_processes_sending_at_once_are_all_found(root: Path) -> None:
-    import subprocess
-    import sys
+_SENDER = ("import sys\nfrom mailslot import FileStore, Mailbox\n"
+           "from mailslot.identity import Identity\n"
+           "box = Mailbox(FileStore(sys.argv[1]), Identity(sys.argv[2], '--agent'))\n"
+           "for n in range(int(sys.argv[3])):\n"
+           "    box.send('gemini', f'load {sys.argv[2]} {n}', sys.argv[4], new=True)\n")
 
-    script = ("import sys\nfrom mailslot import FileStore, Mailbox\n"
-              "from mailslot.identity import Identity\n"
-              "box = Mailbox(FileStore(sys.argv[1]), Identity(sys.argv[2], '--agent'))\n"
-              "for n in range(10):\n"
-              "    box.send('gemini', f'load {sys.argv[2]} {n}', 'concurrent words', new=True)\n")
-    workers = [subprocess.Popen([sys.executable, "-c", script, str(root), f"w{i}"])
-               for i in range(8)]
+
+def _senders(root: Path, processes: int, each: int, words: str) -> list[subprocess.Popen[bytes]]:
+    """``processes`` processes, each sending ``each`` messages of ``words`` to gemini."""
+    return [subprocess.Popen([sys.executable, "-c", _SENDER, str(root), f"w{i}", str(each),
+                              words]) for i in range(processes)]
+
+
+def test_eight_processes_sending_at_once_are_all_found(root: Path) -> None:
+    workers = _senders(root, 8, 10, "concurrent words")
     assert [w.wait(timeout=120) for w in workers] == [0] * 8
     assert len(FileStore(root).search(Search(match=parse("concurrent"), limit=500))) == 80
 
 
 def test_searches_while_processes_send_lose_no_message(root: Path) -> None:
-    import subprocess
-    import sys
-
-    script = ("import sys\nfrom mailslot import FileStore, Mailbox\n"
-              "from mailslot.identity import Identity\n"
-              "box = Mailbox(FileStore(sys.argv[1]), Identity(sys.argv[2], '--agent'))\n"
-              "for n in range(25):\n"
-              "    box.send('gemini', f'race {sys.argv[2]} {n}', 'racing words', new=True)\n")
-    workers = [subprocess.Popen([sys.executable, "-c", script, str(root), f"w{i}"])
-               for i in range(4)]
+    workers = _senders(root, 4, 25, "racing words")
     while any(w.poll() is None for w in workers):  # each search takes the lines so far
         FileStore(root).search(Search(match=parse("racing"), limit=500))
     assert [w.wait(timeout=120) for w in workers] == [0] * 4
