@@ -35,17 +35,16 @@ from .config import Config
 from .errors import InvalidInput, NotFound, Refused, Unreadable, UnsafePath
 from .names import GROUP_ACCEPT, GROUP_MARK, SYSTEM_SENDER, check_name, is_valid_name
 from .text import MAX_SUBJECT_LENGTH, clean_body
+from .values import Protocol
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
-    from typing import Any, Protocol
+    from typing import Any
 
     from .authority import Principal
     from .message import Message
     from .posting import Notifier
     from .store import Store
-else:
-    Protocol = object  # typing is not loaded on the CLI path; a Protocol is only for mypy
 
 
 class Speaker(Protocol):

@@ -8,7 +8,8 @@ loads, that was the largest part of ``mailslot send`` (issue 11: the CLI within 
 reason.
 
 The modules every command loads import ``dataclass``, ``field``, ``replace`` and
-``asdict`` from here instead of from ``dataclasses``. A type checker sees the real
+``asdict`` from here instead of from ``dataclasses``, and ``Protocol`` instead of from
+``typing``. A type checker sees the real
 ``dataclasses`` (the ``TYPE_CHECKING`` branch), so the classes are checked exactly as
 dataclasses; at run time these small versions support what mailslot uses and nothing
 more: ``@dataclass`` or ``@dataclass(frozen=True)``, defaults, ``field(default_factory=...)``,
@@ -22,7 +23,11 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from dataclasses import asdict, dataclass, field, replace
+    from typing import Protocol
 else:
+    Protocol = object
+    """A protocol is for type checkers only: at run time it is a plain base class, so the
+    modules that declare one do not load ``typing`` (issue 11)."""
 
     class FrozenInstanceError(AttributeError):
         """Assigning to a field of a frozen value (``dataclasses`` raises its own)."""
@@ -156,4 +161,4 @@ else:
         return cls
 
 
-__all__ = ["asdict", "dataclass", "field", "replace"]
+__all__ = ["Protocol", "asdict", "dataclass", "field", "replace"]

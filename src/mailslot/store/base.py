@@ -23,18 +23,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 
 from ..message import Message, State
+from ..values import Protocol
 from .records import AgentRecord, StoredFile, WakeEntry, Watching
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:  # the query language is loaded by whoever searches, not every command
-    from typing import Any, Protocol
+    from typing import Any
 
     from ..query import Search
 
     Event = Mapping[str, Any]
     """One line of the events log: ``{"ts": ..., "event": "delivered", "id": ..., ...}``."""
-else:
-    Protocol = object  # typing is not loaded on the CLI path; a Protocol is only for mypy
 
 
 class Store(Protocol):

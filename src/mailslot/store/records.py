@@ -7,13 +7,7 @@ it implements (the layers point down only; see docs/architecture.md).
 from __future__ import annotations
 
 from ..errors import UnsafePath
-from ..values import dataclass
-
-TYPE_CHECKING = False  # typing is not loaded on the CLI path
-if TYPE_CHECKING:
-    from typing import Protocol
-else:
-    Protocol = object  # typing is not loaded on the CLI path; a Protocol is only for mypy
+from ..values import Protocol, dataclass
 
 
 @dataclass(frozen=True)
