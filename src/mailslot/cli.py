@@ -580,7 +580,8 @@ def _restore(args: argparse.Namespace, box: Mailbox) -> int:
 def _import(args: argparse.Namespace, box: Mailbox) -> int:
     from .importing import import_mail
 
-    report = import_mail(box.store, args.format, args.path)
+    report = import_mail(box.store, args.format, args.path,
+                         max_body_bytes=box.max_body_bytes)
     added = ", ".join(f"{n} {kind}" for kind, n in sorted(report.added.items()) if n)
     _emit(args, report.as_dict(),
           "\n".join([f"imported {added}" if added else "nothing to import: the mailbox "
