@@ -322,3 +322,25 @@ def test_restore_has_an_archive_wide_size_limit(cli: Callable[..., Any], box: Bo
     fits = cli("restore", str(backup), "--into", str(target), "--max-bytes",
                str(size * 2))
     assert fits.code == 0, fits.err
+
+
+@pytest.mark.parametrize("name, data", [
+    ("config.json", b"[" * 100_000 + b"]" * 100_000),  # RecursionError
+    ("config.json", b'["not", "an", "object"]'),
+    ("agents/claude/new/2026-09-21_144808.123456_claude_to_gemini_7f3a9c0e.md",
+     b"---\nid: x\nfrom: &a claude\nto: [*a]\n---\nalias\n"),
+    ("agents/claude/new/2026-09-21_144808.123456_claude_to_gemini_7f3a9c0e.md",
+     b"---\nid: 2026-09-21_144808.123456_claude_to_gemini_7f3a9c0f\ndate: d\nfrom: a\n"
+     b"to: [b]\nsubject: s\n---\nanother id\n"),
+])
+def test_restore_refuses_a_file_that_is_not_what_its_path_says(
+        name: str, data: bytes, cli: Callable[..., Any], box: Box, tmp_path: Path) -> None:
+    box("claude").send(["gemini"], "Plan", "x")
+    backup = tmp_path / "mail.tar.gz"
+    assert cli("backup", str(backup)).code == 0
+    _with_member(backup, name, data)  # the mailbox had no config: the only one
+    target = tmp_path / "restored"
+    refused = cli("restore", str(backup), "--into", str(target))
+    assert refused.code == 1 and refused.err.startswith("mailslot: error: "), refused.err
+    assert len(refused.err.splitlines()) == 1 and "nothing was restored" in refused.err
+    assert not target.exists()

@@ -43,7 +43,7 @@ from typing import IO, BinaryIO
 from . import __version__
 from .dates import UTC, datetime
 from .errors import InvalidInput, NotFound, Refused, StoreError, Unreadable
-from .message import STATES, Message, State, to_bytes
+from .message import STATES, Message, State, from_bytes, to_bytes
 from .store import FileStore, Store, open_store
 from .store.fs import fsync_dir
 from .store.layout import FOLDER_OF, is_kept_file
@@ -434,8 +434,12 @@ def _check(path: str, shown: str, unpacked: str, max_bytes: int) -> dict[str, ob
                 if member.name in sums or manifest is not None:
                     raise refuse(f"holds {member.name} twice or after its manifest")
                 sums[member.name] = hashlib.sha256(data).hexdigest()
+                why = _unreadable(member.name, data)
+                if why:
+                    raise refuse(f"holds {member.name}, {why}")
                 _place(unpacked, member.name, data)
-    except (tarfile.TarError, EOFError, OSError, UnicodeDecodeError, ValueError) as exc:
+    except (tarfile.TarError, EOFError, OSError, UnicodeDecodeError, ValueError,
+            RecursionError) as exc:
         raise refuse(f"is not a readable backup ({exc})") from None
     if manifest is None:
         raise refuse("has no manifest")
@@ -458,12 +462,33 @@ def _check(path: str, shown: str, unpacked: str, max_bytes: int) -> dict[str, ob
 def _manifest(data: bytes, refuse: Callable[[str], Refused]) -> dict[str, object]:
     try:
         manifest = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise refuse("has a manifest that is not JSON") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT \
             or not isinstance(manifest.get("files"), dict):
         raise refuse(f"is not a {FORMAT} backup")
     return manifest
+
+
+def _unreadable(name: str, data: bytes) -> str | None:
+    """Why a member cannot be the file its path says it is (a message file the mailbox
+    reader refuses, or under another id; a config that is not a JSON object), or
+    ``None``. Checked before anything is restored: a backup is restored whole or not."""
+    if name.endswith(".md"):
+        try:
+            message = from_bytes(data, name=name)
+        except Unreadable as exc:
+            return f"which is not a readable message ({exc})"
+        if message.id != name.rsplit("/", 1)[1][:-3]:
+            return "whose header names another id"
+    elif name == "config.json":
+        try:
+            config = json.loads(data)
+        except (ValueError, RecursionError):
+            return "which is not JSON"
+        if not isinstance(config, dict):
+            return "which is not a JSON object"
+    return None
 
 
 def _place(root: str, name: str, data: bytes) -> None:
