@@ -320,3 +320,13 @@ def test_import_honours_max_body_bytes(cli: Callable[..., Any], root: Path,
     result = cli("import", "dead-drop", str(drop))
     assert result.code == 2 and "max_body_bytes" in result.err, result.err
     assert sorted(p.name for p in root.iterdir()) == ["config.json"]
+
+
+def test_a_subject_of_only_spaces_and_controls_becomes_no_subject(
+        cli: Callable[..., Any], tmp_path: Path) -> None:
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    (drop / "2026-09-21_164808_claude_to_gemini_x.md").write_text(
+        '---\nfrom: claude\nto: gemini\nsubject: "\\x01 \\t\\x7f"\n---\n\nhello\n')
+    assert cli("import", "dead-drop", str(drop)).code == 0
+    assert [r["subject"] for r in exported(cli)] == ["(no subject)"]

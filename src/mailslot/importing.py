@@ -288,8 +288,10 @@ def _message(fmt: str, item: Foreign, ids: Mapping[str, str], report: Report
     when = parse_date(item.date)
     if item.date is None:
         report.note(f"{item.key}: no date in the source; dated 1970-01-01")
-    subject = " ".join((item.subject or "(no subject)").split())[:MAX_SUBJECT_LENGTH]
-    if len(" ".join((item.subject or "").split())) > MAX_SUBJECT_LENGTH:
+    # Controls become spaces as a sent subject's do; one that is nothing else has none.
+    whole = " ".join(re.sub(r"[\x00-\x1f\x7f-\x9f]", " ", str(item.subject or "")).split())
+    subject = whole[:MAX_SUBJECT_LENGTH] or "(no subject)"
+    if len(whole) > MAX_SUBJECT_LENGTH:
         report.note(f"{item.key}: subject cut to {MAX_SUBJECT_LENGTH} characters "
                     "(the whole is in the body's first line)")
     for key in sorted(item.extra):
