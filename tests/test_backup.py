@@ -332,6 +332,9 @@ def test_restore_has_an_archive_wide_size_limit(cli: Callable[..., Any], box: Bo
     ("agents/claude/new/2026-09-21_144808.123456_claude_to_gemini_7f3a9c0e.md",
      b"---\nid: 2026-09-21_144808.123456_claude_to_gemini_7f3a9c0f\ndate: d\nfrom: a\n"
      b"to: [b]\nsubject: s\n---\nanother id\n"),
+    ("agents/claude/new/2026-09-21_144808.123456_claude_to_gemini_7f3a9c0e.md",
+     b"---\nid: 2026-09-21_144808.123456_claude_to_gemini_7f3a9c0e\ndate: d\nfrom: a\n"
+     b"to: [b]\nsubject: s\n---\na NUL \x00 byte\n"),
 ])
 def test_restore_refuses_a_file_that_is_not_what_its_path_says(
         name: str, data: bytes, cli: Callable[..., Any], box: Box, tmp_path: Path) -> None:

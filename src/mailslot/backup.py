@@ -481,6 +481,8 @@ def _unreadable(name: str, data: bytes) -> str | None:
             return f"which is not a readable message ({exc})"
         if message.id != name.rsplit("/", 1)[1][:-3]:
             return "whose header names another id"
+        if "\x00" in message.body:  # mailslot never stores one; PostgreSQL cannot
+            return "whose body holds a NUL byte"
     elif name == "config.json":
         try:
             config = json.loads(data)
