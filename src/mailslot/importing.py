@@ -33,7 +33,13 @@ from .message import STATES, Message, State, from_bytes, to_bytes
 from .names import BROADCAST_RECIPIENT, is_valid_name
 from .posting import receipt
 from .store import Store
-from .text import DEFAULT_MAX_BODY_BYTES, MAX_SUBJECT_LENGTH, clean_body, clean_field
+from .text import (
+    DEFAULT_MAX_BODY_BYTES,
+    MAX_FIELD_LENGTH,
+    MAX_SUBJECT_LENGTH,
+    clean_body,
+    clean_field,
+)
 
 # Each format and the module under ``importers/`` that reads it (loaded only when used).
 _MODULES = {"jsonl": "jsonl", "dead-drop": "folders", "repo-mailbox": "folders",
@@ -104,10 +110,11 @@ def import_mail(store: Store, fmt: str, path: str, *,
                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Report:
     """Import the ``fmt`` store at ``path`` into ``store``; see the module docstring.
 
-    Everything is read and checked before anything is written: a source that cannot be
-    read whole is one error and the mailbox is left as it was; a message that cannot
-    be one of mailslot's (a body past ``max_body_bytes``, text that is not UTF-8, a
-    field of the wrong type) is named in the report and left out, the others come in.
+    All or nothing: everything is read and checked before anything is written, so a
+    source that cannot be read whole, or holds a message that cannot be one of
+    mailslot's (a body past ``max_body_bytes``, text that is not UTF-8, a field of the
+    wrong type, a YAML alias), is one error and the mailbox is left as it was. A file
+    that is not a message at all is named in the report and left out (docs/keep.md).
     """
     report = Report(max_body_bytes=max_body_bytes)
     source = reader(fmt, path, report)
@@ -303,7 +310,8 @@ def _message(fmt: str, item: Foreign, ids: Mapping[str, str], report: Report
         thread = reply
     return Message(id=imported_id(fmt, item.key, when, sender, to), date=when.isoformat(),
                    sender=sender, to=tuple(to), subject=subject, body=item.body.strip("\n"),
-                   re_issue=item.re_issue, in_reply_to=reply, thread=thread,
+                   re_issue=" ".join(item.re_issue.split())[:MAX_FIELD_LENGTH] or None
+                   if item.re_issue else None, in_reply_to=reply, thread=thread,
                    expect_reply=item.expect_reply)
 
 
