@@ -220,3 +220,130 @@ def test_a_delivery_half_done_when_listed_is_waited_for(root: Path, tmp_path: Pa
         names = tar.getnames()
     assert f"agents/codex/new/{message.id}.md" in names
     assert f"agents/gemini/new/{message.id}.md" in names
+
+
+def everything(cli: Callable[..., Any], box: Box, tmp_path: Path) -> None:
+    """A mailbox holding every kind of file a backup carries, not only mail."""
+    mail(box)
+    assert cli("agent", "add", "dana", "--yes", "--credential-file",
+               str(tmp_path / "dana.cred")).code == 0  # a registration
+    assert cli("--agent", "claude", "gate", "on").code == 0
+    assert cli("--agent", "gemini", "join", "claude", "--note", "may I?").code == 0
+    assert cli("--agent", "claude", "admit", "gemini").code == 0  # a notice, members
+    from mailslot.store.records import WakeEntry
+
+    up = box("codex").send(["gemini"], "Up", "wake up")
+    store = box("codex").store
+    store.wake_enqueue(WakeEntry(up.id, "gemini"))  # a queued wake
+    store.notify_queue(0).wake_enqueue(WakeEntry(up.id, "codex"))  # a queued notice
+
+
+def _with_member(backup: Path, name: str, data: bytes) -> None:
+    """The backup with one more member, its checksum in the manifest, so that only the
+    path can give it away."""
+    import hashlib
+
+    with tarfile.open(backup) as tar:
+        members = [(m, tar.extractfile(m).read()) for m in tar]  # type: ignore[union-attr]
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        extra = tarfile.TarInfo(name)
+        extra.size = len(data)
+        tar.addfile(extra, io.BytesIO(data))
+        for member, content in members:
+            if member.name == "manifest.json":
+                manifest = json.loads(content)
+                manifest["files"][name] = hashlib.sha256(data).hexdigest()
+                content = json.dumps(manifest).encode()
+                member.size = len(content)
+            tar.addfile(member, io.BytesIO(content))
+    backup.write_bytes(out.getvalue())
+
+
+def test_a_backup_of_every_kind_of_file_restores_and_counts_what_it_did(
+        cli: Callable[..., Any], box: Box, root: Path, tmp_path: Path) -> None:
+    everything(cli, box, tmp_path)
+    backup = tmp_path / "mail.tar.gz"
+    assert cli("backup", str(backup)).code == 0
+    with tarfile.open(backup) as tar:
+        names = [n for n in tar.getnames() if n != "manifest.json"]
+    assert any(n.startswith("gates/") for n in names)
+    assert any(n.startswith("registry/") for n in names)
+    assert any(n.startswith("wake/") for n in names)
+    restored = tmp_path / "restored"
+    done = cli("restore", str(backup), "--into", str(restored), "--json")
+    assert done.code == 0, done.err
+    counts = json.loads(done.out)["counts"]
+    copies = [n for n in names if n.startswith("agents/")]
+    assert counts["files"] == len(names)
+    assert counts["copies"] == len(copies)
+    assert counts["messages"] == len({n.rsplit("/", 1)[1] for n in copies})
+    assert counts["broadcasts"] == 2 and counts["registrations"] == 1
+    assert tree(restored) == tree(root)
+
+
+@pytest.mark.parametrize("name", ["evil.sh", "tmp/junk", "index/search.sqlite",
+                                  "agents/claude/new/evil.sh", "agents/claude/tmp/x.md",
+                                  "presence/claude/k.json", "../x", "/etc/evil",
+                                  "agents/../../x", "broadcast/seen/Claude"])
+def test_restore_refuses_a_path_the_mailbox_layout_has_not(
+        name: str, cli: Callable[..., Any], box: Box, tmp_path: Path) -> None:
+    mail(box)
+    backup = tmp_path / "mail.tar.gz"
+    assert cli("backup", str(backup)).code == 0
+    _with_member(backup, name, b"#!/bin/sh\necho owned\n")
+    target = tmp_path / "restored"
+    refused = cli("restore", str(backup), "--into", str(target))
+    assert refused.code == 1 and "which no mailbox holds" in refused.err, refused.err
+    assert len(refused.err.splitlines()) == 1
+    assert not target.exists()
+    merged = tmp_path / "merge"
+    Mailbox(FileStore(merged), box("claude").identity).send(["gemini"], "Mine", "x")
+    before = tree(merged)
+    assert cli("restore", str(backup), "--into", str(merged), "--merge").code == 1
+    assert tree(merged) == before
+
+
+def test_restore_has_an_archive_wide_size_limit(cli: Callable[..., Any], box: Box,
+                                                tmp_path: Path) -> None:
+    mail(box)
+    backup = tmp_path / "mail.tar.gz"
+    assert cli("backup", str(backup)).code == 0
+    with tarfile.open(backup) as tar:
+        size = sum(m.size for m in tar if m.name != "manifest.json")
+    target = tmp_path / "restored"
+    small = cli("restore", str(backup), "--into", str(target), "--max-bytes",
+                str(size // 2))
+    assert small.code == 1 and "unpacks to more than" in small.err, small.err
+    assert len(small.err.splitlines()) == 1 and not target.exists()
+    from mailslot import backup as backups
+
+    assert backups.MAX_ARCHIVE_BYTES == 8 << 30  # the default docs/keep.md states
+    fits = cli("restore", str(backup), "--into", str(target), "--max-bytes",
+               str(size * 2))
+    assert fits.code == 0, fits.err
+
+
+@pytest.mark.parametrize("name, data", [
+    ("config.json", b"[" * 100_000 + b"]" * 100_000),  # RecursionError
+    ("config.json", b'["not", "an", "object"]'),
+    ("agents/claude/new/2026-09-21_144808.123456_claude_to_gemini_7f3a9c0e.md",
+     b"---\nid: x\nfrom: &a claude\nto: [*a]\n---\nalias\n"),
+    ("agents/claude/new/2026-09-21_144808.123456_claude_to_gemini_7f3a9c0e.md",
+     b"---\nid: 2026-09-21_144808.123456_claude_to_gemini_7f3a9c0f\ndate: d\nfrom: a\n"
+     b"to: [b]\nsubject: s\n---\nanother id\n"),
+    ("agents/claude/new/2026-09-21_144808.123456_claude_to_gemini_7f3a9c0e.md",
+     b"---\nid: 2026-09-21_144808.123456_claude_to_gemini_7f3a9c0e\ndate: d\nfrom: a\n"
+     b"to: [b]\nsubject: s\n---\na NUL \x00 byte\n"),
+])
+def test_restore_refuses_a_file_that_is_not_what_its_path_says(
+        name: str, data: bytes, cli: Callable[..., Any], box: Box, tmp_path: Path) -> None:
+    box("claude").send(["gemini"], "Plan", "x")
+    backup = tmp_path / "mail.tar.gz"
+    assert cli("backup", str(backup)).code == 0
+    _with_member(backup, name, data)  # the mailbox had no config: the only one
+    target = tmp_path / "restored"
+    refused = cli("restore", str(backup), "--into", str(target))
+    assert refused.code == 1 and refused.err.startswith("mailslot: error: "), refused.err
+    assert len(refused.err.splitlines()) == 1 and "nothing was restored" in refused.err
+    assert not target.exists()

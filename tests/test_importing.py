@@ -94,20 +94,24 @@ def test_mcp_agent_mail(cli: Callable[..., Any]) -> None:
 
 
 def test_dead_drop(cli: Callable[..., Any], root: Path) -> None:
+    """The fixture is the layout github.com/forgeaura/deaddrop writes (see its README)."""
     report = imported_twice(cli, "dead-drop", FIXTURES / "dead-drop")
-    rows = by_subject(exported(cli))
-    welcome = rows["Welcome"]
-    assert welcome["from"] == "sarah-smith"
-    assert welcome["states"] == {"gemini": "read", "claude": "unread"}
-    assert rows["Schema ready"]["body"] == "See PR 12.\n\nThe migration is in `db/0012.sql`."
-    assert rows["Re: Schema ready"]["in_reply_to"] == rows["Schema ready"]["id"]
-    assert rows["Re: Schema ready"]["states"] == {"claude": "done"}
-    assert rows["Re: Schema ready"]["date"] == "2026-09-21T17:02:00+02:00"  # its own offset
+    rows = exported(cli)
+    assert len(rows) == 4
+    welcome = by_subject(rows)["Welcome"]
+    assert (welcome["from"], welcome["to"]) == ("sarah", ["all"])  # to all: a broadcast
+    ready = by_subject(rows)["Schema ready"]
+    assert (ready["from"], ready["to"], ready["re_issue"]) == ("claude", ["antigravity"], "12")
+    assert ready["states"] == {"antigravity": "read"}  # read: true
+    assert ready["body"] == "See PR 12.\n\nThe migration is in `db/0012.sql`."
+    assert ready["date"] == "2026-09-21T16:48:08+02:00"  # its own offset
+    answers = [r for r in rows if r["subject"] == "Re: Schema ready"]
+    assert len(answers) == 2  # the same second: Dead Drop's _3fa1 suffix keeps both
+    assert all(r["states"] == {"claude": "unread"} for r in answers)
     config = FileStore(root).load_config()
-    assert set(config["agents"]) == {"claude", "gemini", "sarah-smith"}
-    assert config["agents"]["claude"] == {}  # a foreign setting never becomes mailslot's
-    assert any("priority" in u for u in report["unmapped"])
-    assert any("'Sarah Smith' became 'sarah-smith'" in u for u in report["unmapped"])
+    assert config["agents"] == {"antigravity": {}, "claude": {}}  # names, no settings
+    assert any("wake_on_mail" in u for u in report["unmapped"])
+    assert any("read_at" in u for u in report["unmapped"])
 
 
 def test_repo_mailbox(cli: Callable[..., Any]) -> None:
@@ -169,3 +173,160 @@ def test_the_cli_offers_exactly_the_formats_the_importer_reads() -> None:
                     if isinstance(a, argparse._SubParsersAction))
     fmt = next(a for a in commands.choices["import"]._actions if a.dest == "format")
     assert tuple(fmt.choices or ()) == importing.FORMATS
+
+
+def test_an_export_holding_mailslot_notices_imports_whole(
+        cli: Callable[..., Any], root: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert cli("--agent", "claude", "gate", "on").code == 0
+    assert cli("--agent", "gemini", "join", "claude", "--note", "may I?").code == 0
+    assert cli("--agent", "claude", "admit", "gemini").code == 0
+    before = exported(cli)
+    assert any(r["from"] == "mailslot" for r in before)  # the admission notice
+    dump = tmp_path / "mail.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in before))
+    monkeypatch.setenv("MAILSLOT_DIR", str(tmp_path / "other"))
+    report = imported_twice(cli, "jsonl", dump)
+    assert report["unmapped"] == []
+    assert exported(cli) == before
+
+
+def test_a_yaml_alias_bomb_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+    """The 510-byte kind: nine levels of nine aliases, 387 million strings if expanded.
+    Run with its address space capped at 1 GiB, so expanding it cannot take the machine."""
+    import os
+    import subprocess
+    import sys
+
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    lines = ["---", 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for level, name in enumerate("bcdefgh"):
+        below = "abcdefgh"[level]
+        lines.append(f"{name}: &{name} [{','.join([f'*{below}'] * 9)}]")
+    lines += [f"to: [{','.join(['*h'] * 9)}]", "from: claude", "subject: boom", "---", "",
+              "boom"]
+    (drop / "2026-09-21_164808_claude_to_all_boom.md").write_text("\n".join(lines) + "\n")
+    assert len((drop / "2026-09-21_164808_claude_to_all_boom.md").read_bytes()) < 600
+    script = ("import resource, sys\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+              "from mailslot.cli import main\n"
+              "sys.exit(main(sys.argv[1:]))\n")
+    env = {**os.environ, "MAILSLOT_DIR": str(tmp_path / "box")}
+    done = subprocess.run([sys.executable, "-c", script, "import", "dead-drop", str(drop)],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.startswith("mailslot: error: ") and len(done.stderr.splitlines()) == 1
+    assert "YAML alias" in done.stderr
+    assert not (tmp_path / "box").exists()
+
+
+def _deep_yaml(drop: Path) -> None:
+    (drop / "2026-09-21_164808_claude_to_gemini_deep.md").write_text(
+        "---\nfrom: claude\nto: gemini\nsubject: deep\nx: " + "[" * 20_000
+        + "]" * 20_000 + "\n---\n\nbody\n")
+
+
+def _export_line(cli: Callable[..., Any], **changes: Any) -> str:
+    row = {"id": "2026-09-21_144808.123456_claude_to_gemini_7f3a9c0e",
+           "date": "2026-09-21T14:48:08.123456+00:00", "from": "claude", "to": ["gemini"],
+           "subject": "Plan", "body": "fine", "states": {"gemini": "read"}}
+    return json.dumps({**row, **changes}) + "\n"
+
+
+HOSTILE_LINES = {
+    "nested too deep (RecursionError)":
+        '{"id": "x", "in_reply_to": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+    "a lone surrogate in the subject (UnicodeEncodeError)":
+        '{"id": "2026-09-21_144808.123456_claude_to_gemini_7f3a9c0f", "date": "2026-09-21",'
+        ' "from": "claude", "to": ["gemini"], "subject": "x\\udc80", "body": "b"}\n',
+    "a lone surrogate in the body (UnicodeEncodeError)":
+        '{"id": "2026-09-21_144808.123456_claude_to_gemini_7f3a9c0f", "date": "2026-09-21",'
+        ' "from": "claude", "to": ["gemini"], "subject": "s", "body": "\\ud800"}\n',
+    "states that are a list (TypeError)": "states",
+    "in_reply_to that is an object (TypeError)": "in_reply_to",
+    "to that is a number (TypeError)": "to",
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_LINES))
+def test_a_hostile_export_line_is_one_line_and_writes_nothing(
+        case: str, cli: Callable[..., Any], root: Path, tmp_path: Path) -> None:
+    line = HOSTILE_LINES[case]
+    wrong: dict[str, Any] = {"states": [1, 2], "in_reply_to": {"a": 1}, "to": 5}
+    if line in wrong:
+        line = _export_line(cli, id="2026-09-21_144808.123456_claude_to_gemini_7f3a9c0f",
+                            **{line: wrong[line]})
+    dump = tmp_path / "mail.jsonl"
+    dump.write_text(_export_line(cli) + line)  # a good line first: it must not land
+    result = cli("import", "jsonl", str(dump))
+    assert result.code == 2, result.err
+    assert result.err.startswith("mailslot: error: ") and len(result.err.splitlines()) == 1
+    assert "nothing was imported" in result.err
+    assert not root.exists()
+
+
+def test_a_broken_database_is_one_line_and_writes_nothing(cli: Callable[..., Any],
+                                                          root: Path,
+                                                          tmp_path: Path) -> None:
+    import sqlite3
+
+    half = tmp_path / "storage.sqlite3"  # the messages table, none of the others
+    with sqlite3.connect(half) as db:
+        db.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, subject TEXT)")
+        db.execute("INSERT INTO messages VALUES (1, 'hi')")
+    db.close()
+    result = cli("import", "mcp-agent-mail", str(half))
+    assert result.code == 2, result.err
+    assert result.err.startswith("mailslot: error: ") and len(result.err.splitlines()) == 1
+    assert not root.exists()
+    corrupt = tmp_path / "corrupt" / "storage.sqlite3"
+    corrupt.parent.mkdir()
+    data = bytearray((FIXTURES / "mcp-agent-mail" / "storage.sqlite3").read_bytes())
+    for at in range(4096, len(data), 4096):  # every page but the first: garbage
+        data[at + 8:at + 200] = b"\xff" * 192
+    corrupt.write_bytes(bytes(data))
+    result = cli("import", "mcp-agent-mail", str(corrupt))
+    assert result.code == 2, result.err
+    assert result.err.startswith("mailslot: error: ") and len(result.err.splitlines()) == 1
+    assert not root.exists()
+
+
+def test_deep_yaml_in_a_folder_source_is_one_line_and_writes_nothing(
+        cli: Callable[..., Any], root: Path, tmp_path: Path) -> None:
+    drop = tmp_path / "drop"
+    shutil.copytree(FIXTURES / "dead-drop", drop)
+    _deep_yaml(drop)
+    result = cli("import", "dead-drop", str(drop))
+    assert result.code == 2, result.err
+    assert result.err.startswith("mailslot: error: ") and len(result.err.splitlines()) == 1
+    assert not root.exists()
+
+
+def test_import_honours_max_body_bytes(cli: Callable[..., Any], root: Path,
+                                       tmp_path: Path) -> None:
+    root.mkdir(parents=True)
+    (root / "config.json").write_text('{"max_body_bytes": 64}')
+    dump = tmp_path / "mail.jsonl"
+    dump.write_text(_export_line(cli, body="x" * 65))
+    result = cli("import", "jsonl", str(dump))
+    assert result.code == 2, result.err
+    assert "the limit is 64" in result.err and len(result.err.splitlines()) == 1
+    assert sorted(p.name for p in root.iterdir()) == ["config.json"]
+    drop = tmp_path / "drop"
+    shutil.copytree(FIXTURES / "dead-drop", drop)
+    (drop / "2026-09-22_100000_claude_to_gemini_big.md").write_text(
+        "---\nfrom: claude\nto: gemini\nsubject: big\n---\n\n" + "y" * 70_000 + "\n")
+    result = cli("import", "dead-drop", str(drop))
+    assert result.code == 2 and "max_body_bytes" in result.err, result.err
+    assert sorted(p.name for p in root.iterdir()) == ["config.json"]
+
+
+def test_a_subject_of_only_spaces_and_controls_becomes_no_subject(
+        cli: Callable[..., Any], tmp_path: Path) -> None:
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    (drop / "2026-09-21_164808_claude_to_gemini_x.md").write_text(
+        '---\nfrom: claude\nto: gemini\nsubject: "\\x01 \\t\\x7f"\n---\n\nhello\n')
+    assert cli("import", "dead-drop", str(drop)).code == 0
+    assert [r["subject"] for r in exported(cli)] == ["(no subject)"]

@@ -148,3 +148,20 @@ def test_any_cleaned_message_round_trips(subject: str, body: str, re_issue: str 
     assert from_bytes(data, name="t") == original
     header_end = data.index(b"\n---\n", 3)
     assert b"\n---\n" not in data[3:header_end]
+
+
+def test_a_header_with_a_yaml_alias_is_unreadable_and_never_expanded() -> None:
+    """Nine levels of nine aliases would be 387 million names if expanded."""
+    lines = ["---", f"id: {MID}", "date: '2026-09-21T16:48:08+02:00'", "from: claude",
+             "subject: boom", 'a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for level, name in enumerate("bcdefgh"):
+        lines.append(f"{name}: &{name} [{','.join(['*' + 'abcdefgh'[level]] * 9)}]")
+    lines += [f"to: [{','.join(['*h'] * 9)}]", "---", "body"]
+    with pytest.raises(StoreError, match="YAML alias"):
+        from_bytes("\n".join(lines).encode(), name="bomb.md")
+
+
+def test_a_header_nested_past_the_parser_is_unreadable() -> None:
+    data = f"---\nid: {MID}\nto: {'[' * 5000}{']' * 5000}\n---\nbody\n".encode()
+    with pytest.raises(StoreError, match="nested too deep"):
+        from_bytes(data, name="deep.md")

@@ -30,7 +30,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import shutil
 import tarfile
 import tempfile
@@ -44,10 +43,11 @@ from typing import IO, BinaryIO
 from . import __version__
 from .dates import UTC, datetime
 from .errors import InvalidInput, NotFound, Refused, StoreError, Unreadable
-from .message import STATES, Message, State, to_bytes
+from .message import STATES, Message, State, from_bytes, to_bytes
 from .store import FileStore, Store, open_store
 from .store.fs import fsync_dir
-from .store.layout import FOLDER_OF
+from .store.layout import FOLDER_OF, is_kept_file
+from .text import quoted
 from .transfer import carry_records, migrate
 
 FORMAT = "mailslot-backup/1"
@@ -61,7 +61,10 @@ MAX_MEMBER_BYTES = 1 << 30
 """No file of a mailbox comes near this (a message is at most a few MiB, the events log
 is rolled at 8 MiB): a member past it is a hostile archive, refused unread."""
 
-_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:+-]{0,254}")
+MAX_ARCHIVE_BYTES = 8 << 30
+"""The default bound on everything a backup unpacks to (``restore --max-bytes``): a
+mailbox of 100,000 messages of 64 KiB is under 7 GiB. Past it a backup is refused
+before the staging folder fills the disk; a larger mailbox gives a larger bound."""
 _SKIPPED_TOP = {"tmp", "index", "presence", "sessions", "archive", "quarantine"}
 """Parts of a file-store folder a backup never holds: staging, the derived search
 index, running processes' records, and what was set aside on purpose (as migrate)."""
@@ -273,7 +276,8 @@ def _settle(store: Store, held: dict[str, dict[str, State]], loaded: dict[str, M
 
 # Restoring -----------------------------------------------------------------------------
 def restore(source: str, target_location: str, *, merge: bool = False,
-            unseal: Callable[[BinaryIO, BinaryIO], None] | None = None) -> Summary:
+            unseal: Callable[[BinaryIO, BinaryIO], None] | None = None,
+            max_bytes: int = MAX_ARCHIVE_BYTES) -> Summary:
     """Check the backup at ``source`` whole, then copy it into the store at
     ``target_location``: refused if that store is not empty, unless ``merge``."""
     target = open_store(target_location)
@@ -282,11 +286,11 @@ def restore(source: str, target_location: str, *, merge: bool = False,
         raise Refused(f"{target.location} is not empty; restore adds to a mailbox only "
                       "with --merge (nothing there is overwritten)")
     if empty and isinstance(target, FileStore):
-        return _whole(source, target.root, unseal)
+        return _whole(source, target.root, unseal, max_bytes)
     staging = tempfile.mkdtemp(prefix="mailslot-restore-")  # 0700, private to the user
     try:
         unpacked = os.path.join(staging, "mailbox")
-        _unpack(source, staging, unpacked, unseal)
+        _unpack(source, staging, unpacked, unseal, max_bytes)
         copied, skipped = migrate(unpacked, target.location)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -294,8 +298,8 @@ def restore(source: str, target_location: str, *, merge: bool = False,
     return summary
 
 
-def _whole(source: str, root: str, unseal: Callable[[BinaryIO, BinaryIO], None] | None
-           ) -> Summary:
+def _whole(source: str, root: str, unseal: Callable[[BinaryIO, BinaryIO], None] | None,
+           max_bytes: int) -> Summary:
     """Restore into an empty folder: unpack and check beside it, then move the checked
     folder into place in one rename (the backup is the file store's layout already), so
     the folder is the backup exactly, and a failed check leaves nothing there."""
@@ -307,7 +311,7 @@ def _whole(source: str, root: str, unseal: Callable[[BinaryIO, BinaryIO], None] 
         raise StoreError(f"cannot restore into {root}: {exc.strerror or exc}") from None
     try:
         unpacked = os.path.join(staging, "mailbox")
-        manifest = _unpack(source, staging, unpacked, unseal)
+        manifest = _unpack(source, staging, unpacked, unseal, max_bytes)
         os.sync()  # every unpacked file durable before the rename makes it the mailbox
         try:
             if os.path.isdir(root) and not os.path.islink(root):
@@ -319,9 +323,29 @@ def _whole(source: str, root: str, unseal: Callable[[BinaryIO, BinaryIO], None] 
         fsync_dir(parent)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    counts = manifest.get("counts")
-    return Summary(Counter({str(k): int(v) for k, v in counts.items()}
-                           if isinstance(counts, dict) else {}))
+    files = manifest["files"]
+    assert isinstance(files, dict)  # checked by _manifest
+    return Summary(restored_counts(sorted(files)))
+
+
+def restored_counts(names: Sequence[str]) -> Counter[str]:
+    """What a restore that placed the files ``names`` did, counted from the files
+    themselves (never from the counts a manifest claims)."""
+    counts: Counter[str] = Counter(files=len(names))
+    messages = set()
+    for name in names:
+        parts = name.split("/")
+        if parts[0] == "agents":
+            counts["copies"] += 1
+            messages.add(parts[-1])
+        elif parts[0] == "broadcast" and parts[1] in ("live", "retracted"):
+            counts["broadcasts"] += 1
+        elif parts[0] == "registry":
+            counts["registrations"] += 1
+        elif name == "config.json":
+            counts["config"] += 1
+    counts["messages"] = len(messages)
+    return +counts
 
 
 def is_empty(store: Store) -> bool:
@@ -341,18 +365,20 @@ def is_empty(store: Store) -> bool:
                 or store.load_config() or next(store.events(), None) is not None)
 
 
-def verify(source: str, *, unseal: Callable[[BinaryIO, BinaryIO], None] | None = None
-           ) -> dict[str, object]:
+def verify(source: str, *, unseal: Callable[[BinaryIO, BinaryIO], None] | None = None,
+           max_bytes: int = MAX_ARCHIVE_BYTES) -> dict[str, object]:
     """Check a backup whole without restoring it; return its manifest."""
     staging = tempfile.mkdtemp(prefix="mailslot-verify-")
     try:
-        return _unpack(source, staging, os.path.join(staging, "mailbox"), unseal)
+        return _unpack(source, staging, os.path.join(staging, "mailbox"), unseal,
+                       max_bytes)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
 def _unpack(source: str, staging: str, unpacked: str,
-            unseal: Callable[[BinaryIO, BinaryIO], None] | None) -> dict[str, object]:
+            unseal: Callable[[BinaryIO, BinaryIO], None] | None, max_bytes: int
+            ) -> dict[str, object]:
     """Unpack ``source`` into ``unpacked`` and check every member against the manifest;
     a backup that fails any check is :class:`Refused` (the staging folder goes)."""
     try:
@@ -369,30 +395,36 @@ def _unpack(source: str, staging: str, unpacked: str,
             plain = os.path.join(staging, "backup.tar.gz")
             with open(plain, "xb") as out:
                 unseal(raw, out)
-            return _check(plain, source, unpacked)
+            return _check(plain, source, unpacked, max_bytes)
         if unseal is not None:
             raise InvalidInput(f"{source} is not encrypted; drop --identity/--passphrase")
-    return _check(source, source, unpacked)
+    return _check(source, source, unpacked, max_bytes)
 
 
 def _sealed(head: bytes) -> bool:
     return head.startswith((b"age-encryption.org/", b"-----BEGIN AGE ENCRYPTED FILE"))
 
 
-def _check(path: str, shown: str, unpacked: str) -> dict[str, object]:
+def _check(path: str, shown: str, unpacked: str, max_bytes: int) -> dict[str, object]:
     def refuse(why: str) -> Refused:
         return Refused(f"{shown} {why}: refused, nothing was restored")
 
     sums: dict[str, str] = {}
     manifest: dict[str, object] | None = None
+    total = 0
     os.mkdir(unpacked, 0o700)
     try:
         with tarfile.open(path, mode="r|gz") as tar:
             for member in tar:
-                if not member.isfile() or not _safe(member.name):
-                    raise refuse(f"holds {member.name!r}, which no backup holds")
+                if not member.isfile() or not (member.name == MANIFEST
+                                               or is_kept_file(member.name)):
+                    raise refuse(f"holds {quoted(member.name)}, which no mailbox holds")
                 if member.size > MAX_MEMBER_BYTES:
                     raise refuse(f"holds {member.name}, larger than any mailbox file")
+                total += member.size
+                if total > max_bytes:
+                    raise refuse(f"unpacks to more than {max_bytes} bytes (restore "
+                                 "--max-bytes N allows more)")
                 reader = tar.extractfile(member)
                 assert reader is not None  # a regular file
                 data = reader.read()
@@ -402,13 +434,21 @@ def _check(path: str, shown: str, unpacked: str) -> dict[str, object]:
                 if member.name in sums or manifest is not None:
                     raise refuse(f"holds {member.name} twice or after its manifest")
                 sums[member.name] = hashlib.sha256(data).hexdigest()
+                why = _unreadable(member.name, data)
+                if why:
+                    raise refuse(f"holds {member.name}, {why}")
                 _place(unpacked, member.name, data)
-    except (tarfile.TarError, EOFError, OSError, UnicodeDecodeError, ValueError) as exc:
+    except (tarfile.TarError, EOFError, OSError, UnicodeDecodeError, ValueError,
+            RecursionError) as exc:
         raise refuse(f"is not a readable backup ({exc})") from None
     if manifest is None:
         raise refuse("has no manifest")
     expected = manifest["files"]
     assert isinstance(expected, dict)
+    for name in sorted(expected):
+        if not isinstance(name, str) or not is_kept_file(name):
+            raise refuse(f"lists {quoted(str(name))} in its manifest, which no mailbox "
+                         "holds")
     for name in sorted(set(expected) | set(sums)):
         if name not in sums:
             raise refuse(f"lacks {name}, which its manifest lists")
@@ -422,7 +462,7 @@ def _check(path: str, shown: str, unpacked: str) -> dict[str, object]:
 def _manifest(data: bytes, refuse: Callable[[str], Refused]) -> dict[str, object]:
     try:
         manifest = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise refuse("has a manifest that is not JSON") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT \
             or not isinstance(manifest.get("files"), dict):
@@ -430,10 +470,27 @@ def _manifest(data: bytes, refuse: Callable[[str], Refused]) -> dict[str, object
     return manifest
 
 
-def _safe(name: str) -> bool:
-    parts = name.split("/")
-    return 0 < len(parts) <= 6 and all(_PART.fullmatch(p) for p in parts) \
-        and ".." not in parts
+def _unreadable(name: str, data: bytes) -> str | None:
+    """Why a member cannot be the file its path says it is (a message file the mailbox
+    reader refuses, or under another id; a config that is not a JSON object), or
+    ``None``. Checked before anything is restored: a backup is restored whole or not."""
+    if name.endswith(".md"):
+        try:
+            message = from_bytes(data, name=name)
+        except Unreadable as exc:
+            return f"which is not a readable message ({exc})"
+        if message.id != name.rsplit("/", 1)[1][:-3]:
+            return "whose header names another id"
+        if "\x00" in message.body:  # mailslot never stores one; PostgreSQL cannot
+            return "whose body holds a NUL byte"
+    elif name == "config.json":
+        try:
+            config = json.loads(data)
+        except (ValueError, RecursionError):
+            return "which is not JSON"
+        if not isinstance(config, dict):
+            return "which is not a JSON object"
+    return None
 
 
 def _place(root: str, name: str, data: bytes) -> None:

@@ -568,7 +568,10 @@ def _restore(args: argparse.Namespace, box: Mailbox) -> int:
         secret = sealing.passphrase(confirm=False) if args.passphrase else None
         unseal = sealing.unsealer(args.identity, secret)
     into = args.into or box.store.location
-    summary = backup.restore(args.file, into, merge=args.merge, unseal=unseal)
+    if args.max_bytes is not None and args.max_bytes < 1:
+        raise InvalidInput("--max-bytes must be a positive number of bytes")
+    summary = backup.restore(args.file, into, merge=args.merge, unseal=unseal,
+                             max_bytes=args.max_bytes or backup.MAX_ARCHIVE_BYTES)
     _emit(args, {"into": into, **summary.as_dict()},
           (f"restored {', '.join(backup.members(summary))} into {into}"
            if summary.counts else f"nothing to restore: {into} has everything")
@@ -580,7 +583,8 @@ def _restore(args: argparse.Namespace, box: Mailbox) -> int:
 def _import(args: argparse.Namespace, box: Mailbox) -> int:
     from .importing import import_mail
 
-    report = import_mail(box.store, args.format, args.path)
+    report = import_mail(box.store, args.format, args.path,
+                         max_body_bytes=box.max_body_bytes)
     added = ", ".join(f"{n} {kind}" for kind, n in sorted(report.added.items()) if n)
     _emit(args, report.as_dict(),
           "\n".join([f"imported {added}" if added else "nothing to import: the mailbox "
@@ -1035,6 +1039,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--merge", action="store_true",
                    help="add to a mailbox that is not empty (never overwrites; a second run "
                         "adds nothing)")
+    p.add_argument("--max-bytes", type=int, metavar="N",
+                   help="refuse a backup that unpacks to more than N bytes (default 8 GiB)")
     p.add_argument("--identity", metavar="FILE",
                    help="an encrypted backup: the age identity file (age-keygen's)")
     p.add_argument("--passphrase", action="store_true",

@@ -28,12 +28,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .dates import UTC, datetime
-from .errors import InvalidInput, NotFound
-from .message import STATES, Message, State
+from .errors import InvalidInput, MailslotError, NotFound
+from .message import STATES, Message, State, from_bytes, to_bytes
 from .names import BROADCAST_RECIPIENT, is_valid_name
 from .posting import receipt
 from .store import Store
-from .text import MAX_SUBJECT_LENGTH
+from .text import (
+    DEFAULT_MAX_BODY_BYTES,
+    MAX_FIELD_LENGTH,
+    MAX_SUBJECT_LENGTH,
+    clean_body,
+    clean_field,
+)
 
 # Each format and the module under ``importers/`` that reads it (loaded only when used).
 _MODULES = {"jsonl": "jsonl", "dead-drop": "folders", "repo-mailbox": "folders",
@@ -60,6 +66,8 @@ class Foreign:
     thread: str | None = None
     """The source key of the thread's first message, if the source has threads."""
     expect_reply: bool = False
+    re_issue: str | None = None
+    """The issue or ticket it is about, where the source has one."""
     broadcast: bool = False
     retracted: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
@@ -76,6 +84,8 @@ class Report:
 
     added: Counter[str] = field(default_factory=Counter)
     unmapped: list[str] = field(default_factory=list)
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    """The target's limit, which a reader also bounds each file it reads by."""
 
     def note(self, line: str) -> None:
         if line not in self.unmapped:
@@ -96,19 +106,89 @@ class Source:
         raise NotImplementedError
 
 
-def import_mail(store: Store, fmt: str, path: str) -> Report:
-    """Import the ``fmt`` store at ``path`` into ``store``; see the module docstring."""
-    report = Report()
+def import_mail(store: Store, fmt: str, path: str, *,
+                max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Report:
+    """Import the ``fmt`` store at ``path`` into ``store``; see the module docstring.
+
+    All or nothing: everything is read and checked before anything is written, so a
+    source that cannot be read whole, or holds a message that cannot be one of
+    mailslot's (a body past ``max_body_bytes``, text that is not UTF-8, a field of the
+    wrong type, a YAML alias), is one error and the mailbox is left as it was. A file
+    that is not a message at all is named in the report and left out (docs/keep.md).
+    """
+    report = Report(max_body_bytes=max_body_bytes)
     source = reader(fmt, path, report)
+    planned = _plan(fmt, path, source, report)
     store.init()
-    ids: dict[str, str] = {}
-    # Oldest first, so a reply finds the message it answers already mapped.
-    for item in sorted(source.messages(), key=lambda i: parse_date(i.date)):
-        _bring(store, fmt, item, ids, report)
+    for item, message in planned:
+        _bring(store, fmt, item, message, report)
     _agents(store, source.agents, report)
     return report
 
 
+def _plan(fmt: str, path: str, source: Source, report: Report
+          ) -> list[tuple[Foreign, Message]]:
+    """Every message of the source as it will be written, oldest first (so a reply
+    finds the message it answers already mapped), checked as the mailbox checks its own."""
+    import sqlite3
+
+    try:
+        items = sorted(source.messages(), key=lambda i: parse_date(i.date))
+    except (sqlite3.Error, RecursionError, TypeError, ValueError, AttributeError,
+            KeyError, IndexError, UnicodeError, OSError) as exc:
+        why = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise InvalidInput(f"{path} is not a readable {fmt} source ({type(exc).__name__}"
+                           f"{': ' + why if why else ''}); nothing was imported") from None
+    ids: dict[str, str] = {}
+    planned = []
+    for item in items:
+        try:
+            message = _checked(item.mailslot or _message(fmt, item, ids, report),
+                               report.max_body_bytes)
+        except (MailslotError, RecursionError, TypeError, ValueError, AttributeError,
+                UnicodeError) as exc:
+            raise refused(str(item.key), _reason(exc)) from None
+        if message is None:
+            continue
+        ids[item.key] = message.id
+        for alias in item.aliases:
+            ids.setdefault(alias, message.id)
+        planned.append((item, message))
+    return planned
+
+
+def refused(key: str, why: str) -> InvalidInput:
+    """The error that stops a whole import: one message of the source cannot be one of
+    mailslot's. Nothing is written before every message was checked, so nothing was."""
+    return InvalidInput(f"{key[:200]}: {why}; nothing was imported (fix or remove it, "
+                        "then import again)")
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, MailslotError):
+        return str(exc)
+    if isinstance(exc, UnicodeError):
+        return "text that is not valid UTF-8"
+    return f"a field of the wrong type ({type(exc).__name__})"
+
+
+def _checked(message: Message | None, max_body_bytes: int) -> Message | None:
+    """``message`` as the mailbox would store it, or an error saying why it cannot be:
+    one-line header values, a body within ``max_body_bytes``, and a file that reads
+    back as exactly this message (the reader every mailbox file goes through)."""
+    if message is None:
+        return None
+    changes: dict[str, Any] = {
+        "subject": clean_field(message.subject, "subject", MAX_SUBJECT_LENGTH),
+        "body": clean_body(message.body, max_body_bytes)}
+    for key in ("re_issue", "in_reply_to", "thread"):
+        value = getattr(message, key)
+        if value is not None:
+            changes[key] = clean_field(value, key)
+    checked = message.replace(**changes)
+    if from_bytes(to_bytes(checked), name=checked.id) != checked:
+        raise InvalidInput("it does not read back as it was written")
+    return checked
 
 
 def reader(fmt: str, path: str, report: Report) -> Source:
@@ -148,25 +228,19 @@ def parse_date(raw: datetime | str | float | None) -> datetime:
     when there is none (the report names the message)."""
     if isinstance(raw, datetime):
         return raw if raw.tzinfo else raw.replace(tzinfo=UTC)
-    if isinstance(raw, int | float):
-        return datetime.fromtimestamp(raw / 1000 if raw > 1e11 else raw, UTC)
-    if isinstance(raw, str) and raw:
-        try:
+    try:
+        if isinstance(raw, int | float) and not isinstance(raw, bool):
+            return datetime.fromtimestamp(raw / 1000 if raw > 1e11 else raw, UTC)
+        if isinstance(raw, str) and raw:
             found = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-        except ValueError:
-            return datetime.fromtimestamp(0, UTC)
-        return found if found.tzinfo else found.replace(tzinfo=UTC)
+            return found if found.tzinfo else found.replace(tzinfo=UTC)
+    except (ValueError, OverflowError, OSError):
+        pass  # out of range or not a date: as if there were none
     return datetime.fromtimestamp(0, UTC)
 
 
-def _bring(store: Store, fmt: str, item: Foreign, ids: dict[str, str],
+def _bring(store: Store, fmt: str, item: Foreign, message: Message,
            report: Report) -> None:
-    message = item.mailslot or _message(fmt, item, ids, report)
-    if message is None:
-        return
-    ids[item.key] = message.id
-    for alias in item.aliases:
-        ids.setdefault(alias, message.id)
     if message.is_broadcast:
         try:
             _, standing = store.load_broadcast(message.id, header_only=True)
@@ -221,8 +295,10 @@ def _message(fmt: str, item: Foreign, ids: Mapping[str, str], report: Report
     when = parse_date(item.date)
     if item.date is None:
         report.note(f"{item.key}: no date in the source; dated 1970-01-01")
-    subject = " ".join((item.subject or "(no subject)").split())[:MAX_SUBJECT_LENGTH]
-    if len(" ".join((item.subject or "").split())) > MAX_SUBJECT_LENGTH:
+    # Controls become spaces as a sent subject's do; one that is nothing else has none.
+    whole = " ".join(re.sub(r"[\x00-\x1f\x7f-\x9f]", " ", str(item.subject or "")).split())
+    subject = whole[:MAX_SUBJECT_LENGTH] or "(no subject)"
+    if len(whole) > MAX_SUBJECT_LENGTH:
         report.note(f"{item.key}: subject cut to {MAX_SUBJECT_LENGTH} characters "
                     "(the whole is in the body's first line)")
     for key in sorted(item.extra):
@@ -234,7 +310,9 @@ def _message(fmt: str, item: Foreign, ids: Mapping[str, str], report: Report
         thread = reply
     return Message(id=imported_id(fmt, item.key, when, sender, to), date=when.isoformat(),
                    sender=sender, to=tuple(to), subject=subject, body=item.body.strip("\n"),
-                   in_reply_to=reply, thread=thread, expect_reply=item.expect_reply)
+                   re_issue=" ".join(item.re_issue.split())[:MAX_FIELD_LENGTH] or None
+                   if item.re_issue else None, in_reply_to=reply, thread=thread,
+                   expect_reply=item.expect_reply)
 
 
 def _agents(store: Store, agents: Mapping[str, Mapping[str, Any]], report: Report) -> None:

@@ -225,6 +225,19 @@ def from_bytes(data: bytes, *, name: str, header_only: bool = False) -> Message:
     The closing newline :func:`to_bytes` adds is removed again, so every body
     round-trips exactly.
     """
+    head, body = read_frontmatter(data, name=name, header_only=header_only)
+    return from_header(head, body, name)
+
+
+def read_frontmatter(data: bytes, *, name: str, header_only: bool = False
+                     ) -> tuple[dict[str, Any], str]:
+    """The header of a frontmatter file as a mapping, and its body: the one reader of
+    frontmatter, for mailbox files and for files an import brings in alike.
+
+    Bounded: the header is found within :data:`MAX_HEADER_BYTES`. Alias-free: a YAML
+    alias (``*name``) is refused, since a few hundred bytes of nested aliases expand to
+    gigabytes in anything that walks the result. ``Unreadable`` says why.
+    """
     parts = split_header(data)
     if parts is None:
         raise Unreadable(f"{name}: not a message file (no complete '---' header)")
@@ -240,18 +253,31 @@ def from_bytes(data: bytes, *, name: str, header_only: bool = False) -> Message:
         body = "" if header_only else data[body_at:].decode("utf-8")
     except UnicodeDecodeError:
         raise Unreadable(f"{name}: body is not UTF-8") from None
-    return _from_header(head, body, name)
+    return head, body
 
 
 def _yaml_header(text: str, name: str) -> dict[str, Any]:
     yaml, loader, _ = _yaml()
     try:
+        if "*" in text and any(isinstance(event, yaml.AliasEvent)
+                               for event in yaml.parse(text, Loader=loader)):
+            raise Hostile(f"{name}: its header holds a YAML alias, which mailslot "
+                          "never reads")
         head = yaml.load(text, Loader=loader)
-    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+    except RecursionError:
+        raise Hostile(f"{name}: its header is nested too deep to read") from None
+    except (yaml.YAMLError, ValueError) as exc:
+        if "nesting depth" in str(exc):  # libyaml's own bound on the same thing
+            raise Hostile(f"{name}: its header is nested too deep to read") from None
         raise Unreadable(f"{name}: unreadable header ({type(exc).__name__})") from None
     if not isinstance(head, dict):
         raise Unreadable(f"{name}: header is not a mapping")
     return head
+
+
+class Hostile(Unreadable):
+    """A header no editor writes: an alias, or nesting past the parser's depth. A
+    mailbox skips the file as any unreadable one; an import refuses the source."""
 
 
 # The quick reader ------------------------------------------------------------------
@@ -364,7 +390,9 @@ def _emit_scalar(value: str) -> str | None:
     return quoted if _scalar(quoted) == value else None
 
 
-def _from_header(head: dict[str, Any], body: str, name: str) -> Message:
+def from_header(head: dict[str, Any], body: str, name: str) -> Message:
+    """A message from a header mapping and its body; ``Unreadable`` if a field is
+    missing or of the wrong type (``name`` is for the error text)."""
     def text(key: str, optional: bool = False) -> Any:
         value = head.get(key)
         if value is None and optional:

@@ -7,8 +7,9 @@ import json
 import os
 from typing import Any
 
-from ..importing import Foreign, Report
-from ..message import State
+from ..errors import InvalidInput, Unreadable
+from ..importing import Foreign, Report, refused
+from ..message import MAX_HEADER_BYTES, Hostile, State, read_frontmatter
 from .letterbox import subject_of
 
 _SENDER = ("from", "sender", "from_agent", "author")
@@ -17,47 +18,65 @@ _DATE = ("date", "timestamp", "sent", "sent_at", "created_at", "time")
 _REPLY = ("in_reply_to", "reply_to", "in-reply-to", "parent")
 _THREAD = ("thread", "thread_id", "conversation")
 _KNOWN = {*_SENDER, *_TO, *_DATE, *_REPLY, *_THREAD, "id", "subject", "title", "body",
+          "re_issue",
           "text", "message", "content", "status", "state", "read", "done", "acked"}
+
+
+def read_source(path: str, report: Report, shown: str) -> bytes | None:
+    """A source file's bytes, read without following a link and never much past what a
+    message may hold; ``None`` (reported) if it cannot be read or is larger."""
+    limit = MAX_HEADER_BYTES + report.max_body_bytes
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as file:
+            data = file.read(limit + 1)
+    except OSError as exc:
+        report.note(f"{shown}: unreadable ({exc.strerror or exc}); not imported")
+        return None
+    if len(data) > limit:
+        raise refused(shown, f"larger than a message may be (max_body_bytes is "
+                             f"{report.max_body_bytes})")
+    return data
 
 
 def read_mail(path: str, report: Report, shown: str) -> dict[str, Any] | None:
     """The fields of one message file, the body under ``body``; ``None`` (reported) if
     it cannot be read as one."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        report.note(f"{shown}: unreadable ({exc}); not imported")
+    data = read_source(path, report, shown)
+    if data is None:
         return None
     if path.endswith(".json"):
         try:
-            data = json.loads(text)
+            found = json.loads(data)
+        except RecursionError:
+            raise refused(shown, "nested too deep to read") from None
         except ValueError as exc:
-            report.note(f"{shown}: not JSON ({exc}); not imported")
+            report.note(f"{shown}: not JSON ({type(exc).__name__}); not imported")
             return None
-        return data if isinstance(data, dict) else None
-    return frontmatter(text, report, shown)
+        return found if isinstance(found, dict) else None
+    return frontmatter(data, report, shown)
 
 
-def frontmatter(text: str, report: Report, shown: str) -> dict[str, Any] | None:
-    import yaml
-
-    if not text.startswith("---"):
-        return {"body": text}
-    head, sep, body = text[3:].partition("\n---")
-    if not sep:
-        report.note(f"{shown}: frontmatter is not closed; not imported")
-        return None
+def frontmatter(data: bytes, report: Report, shown: str) -> dict[str, Any] | None:
+    """A Markdown file's YAML frontmatter and body, read by the mailbox's own bounded,
+    alias-free reader (:func:`mailslot.message.read_frontmatter`)."""
+    data = data.replace(b"\r\n", b"\n")
+    data += b"" if data.endswith(b"\n") else b"\n"  # a closing '---' at the very end
+    if not data.startswith(b"---"):
+        try:
+            return {"body": data.decode("utf-8")}
+        except UnicodeDecodeError:
+            report.note(f"{shown}: not UTF-8; not imported")
+            return None
     try:
-        fields = yaml.safe_load(head) or {}
-    except yaml.YAMLError:
-        report.note(f"{shown}: frontmatter is not YAML; not imported")
+        head, body = read_frontmatter(data, name=shown)
+    except Hostile as exc:
+        raise InvalidInput(f"{exc}: nothing was imported") from None
+    except Unreadable as exc:
+        report.note(f"{exc}; not imported")
         return None
-    if not isinstance(fields, dict):
-        return None
-    fields = {str(k).lower(): v for k, v in fields.items()}
-    fields["body"] = body.partition("\n")[2] if body.startswith(("\n", "\r\n")) or \
-        body[:1] != "-" else body
+    fields = {str(k).lower(): v for k, v in head.items()}
+    fields["body"] = body[1:] if body.startswith("\n") else body
     return fields
 
 
@@ -86,7 +105,7 @@ def foreign(fmt: str, key: str, fields: dict[str, Any], *, owner: str | None,
                    subject=str(subject) if subject else subject_of(body), body=body,
                    date=date.isoformat() if hasattr(date, "isoformat") else date,
                    states=states, in_reply_to=_text(first(fields, _REPLY)),
-                   thread=_text(first(fields, _THREAD)),
+                   thread=_text(first(fields, _THREAD)), re_issue=_text(fields.get("re_issue")),
                    extra={k: v for k, v in fields.items() if k not in _KNOWN})
 
 
@@ -105,7 +124,8 @@ def state_of(fields: dict[str, Any], default: State) -> State:
     return default
 
 
-def agents_of(path: str, report: Report, shown: str) -> dict[str, dict[str, Any]]:
+def agents_of(path: str, report: Report, shown: str, *, top_level: bool = True
+              ) -> dict[str, dict[str, Any]]:
     """The agents a JSON settings file names (an object keyed by name, a list of names
     or of objects with ``name``, under ``agents`` or at the top). Only the names become
     config entries: a foreign setting never becomes one of mailslot's (a wake command
@@ -118,7 +138,8 @@ def agents_of(path: str, report: Report, shown: str) -> dict[str, dict[str, Any]
     except (OSError, ValueError) as exc:
         report.note(f"{shown}: unreadable ({exc}); no agents taken from it")
         return {}
-    found = data.get("agents", data) if isinstance(data, dict) else data
+    found = data.get("agents", data if top_level else {}) if isinstance(data, dict) \
+        else data
     names: list[str] = []
     if isinstance(found, dict):
         names = [str(k) for k in found]

@@ -1,10 +1,12 @@
 """Folder mailboxes: Dead Drop style drops and repo-mailbox (coord) style inboxes.
 
-dead-drop: ``<root>/.config.json`` names the agents (they become config entries);
-``<root>/<agent>/*.md`` is mail for ``<agent>``, Markdown with YAML frontmatter
-(``from``, ``to``, ``subject``, ``date``, ``id``, ``in_reply_to``, ``thread``,
-``status``/``read``); ``<agent>/read/`` holds read mail and ``<agent>/archive/`` (or
-``done/``) handled mail.
+dead-drop (github.com/forgeaura/deaddrop, ``lib/messages.js``): one flat folder
+(``~/deaddrop``) of ``YYYY-MM-DD_HHmmss_<from>_to_<to>_<slug>.md`` files (a
+``_<4 hex>`` suffix when two collide), each YAML frontmatter ``id`` (the file's stem),
+``date``, ``from``, ``to`` (one name, or ``all``: a broadcast), ``subject``,
+``re_issue``, ``read`` and ``read_at``, then the body; ``.config.json`` beside them,
+whose ``agents`` become config entries (names only). ``read: true`` makes the
+recipient's copy read; Dead Drop has no done state and no reply links.
 
 repo-mailbox: one folder per repository (the agent is the repository's name, as
 mailslot's own identity is): ``<root>/<repo>/inbox/`` and ``<root>/<repo>/archive/``
@@ -23,7 +25,7 @@ from collections.abc import Iterator
 from ..errors import InvalidInput
 from ..importing import Foreign, Report, Source
 from ..message import State
-from .files import agents_of, foreign, listing, read_mail, state_of
+from .files import agents_of, foreign, listing, read_mail
 
 
 def open_source(fmt: str, path: str, report: Report) -> Source:
@@ -44,21 +46,34 @@ class DeadDrop(Source):
     def __init__(self, root: str, report: Report) -> None:
         super().__init__(report)
         self.root = root
-        self.agents = agents_of(os.path.join(root, ".config.json"), report, ".config.json")
+        self.agents = agents_of(os.path.join(root, ".config.json"), report, ".config.json",
+                                top_level=False)
 
     def messages(self) -> Iterator[Foreign]:
-        for agent in _boxes(self.root):
-            for sub, default in (("", "unread"), ("read", "read"), ("archive", "done"),
-                                 ("done", "done")):
-                folder = os.path.join(self.root, agent, sub)
-                for name in listing(folder):
-                    shown = os.path.join(agent, sub, name)
-                    fields = read_mail(os.path.join(folder, name), self.report, shown)
-                    if fields is None:
-                        continue
-                    state: State = default  # type: ignore[assignment]
-                    yield foreign("dead-drop", str(fields.get("id") or shown), fields,
-                                  owner=agent, state=state_of(fields, state))
+        for name in listing(self.root):
+            if not name.endswith(".md"):
+                continue  # Dead Drop reads only its .md files
+            fields = read_mail(os.path.join(self.root, name), self.report, name)
+            if fields is None:
+                continue
+            stem = name[:-3]
+            to = str(fields.get("to") or "all")  # Dead Drop's own default
+            fields["to"] = to
+            fields.setdefault("from", "unknown")
+            read = fields.pop("read", False) is True
+            if fields.pop("read_at", None) is not None:
+                self.report.note("dead-drop read_at (when a message was read) is not "
+                                 "kept: the message arrives read")
+            item = foreign("dead-drop", stem, fields, owner=None, state=None)
+            item.aliases.append(str(fields.get("id") or stem))
+            if to.lower() == "all":
+                item.broadcast = True
+                if read:
+                    self.report.note("dead-drop read flags of mail to all are not kept: "
+                                     "Dead Drop keeps one flag for every reader")
+            elif read:
+                item.states = {to: "read"}
+            yield item
 
 
 class RepoMailbox(Source):

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 from ..errors import InvalidInput, MailslotError
-from ..importing import Foreign, Report, Source
-from ..message import STATES, Delivery, Message
+from ..importing import Foreign, Report, Source, refused
+from ..message import STATES, Message, State, from_header
 from ..names import BROADCAST_RECIPIENT
 
 
@@ -32,28 +31,49 @@ class Lines(Source):
                 continue
             try:
                 row = json.loads(line)
-                message = _message(row)
-            except (ValueError, KeyError, TypeError, MailslotError) as exc:
-                self.report.note(f"line {number}: not a mailslot export line ({exc}); "
-                                 "not imported")
+                message, states = _message(row)
+            except RecursionError:
+                raise refused(f"line {number}", "nested too deep to read") from None
+            except MailslotError as exc:
+                raise refused(f"line {number}", str(exc)) from None
+            except ValueError as exc:
+                self.report.note(f"line {number}: not JSON ({exc}); not imported")
                 continue
-            states = {str(a): s for a, s in (row.get("states") or {}).items() if s in STATES}
             yield Foreign(key=message.id, sender=message.sender, to=list(message.to),
                           subject=message.subject, body=message.body, states=states,
                           broadcast=message.is_broadcast,
-                          retracted=bool(row.get("retracted")), mailslot=message)
+                          retracted=row.get("retracted") is True, mailslot=message)
 
 
-def _message(row: dict[str, Any]) -> Message:
+def _message(row: object) -> tuple[Message, dict[str, State]]:
+    """One export line as the message it was, checked as a mailbox file's header is
+    (the same reader), and each recipient's state. mailslot's own notices (from
+    ``mailslot``) are mail like any other here: an export holds them."""
     from ..ids import check_id
-    from ..names import check_name
+    from ..names import SYSTEM_SENDER, check_name
 
+    if not isinstance(row, dict):
+        raise InvalidInput("not a JSON object")
+    head = {key: row[key] for key in _HEADER if row.get(key) is not None}
+    if not isinstance(row.get("body") or "", str):
+        raise InvalidInput("'body' is not text")
+    body = row.get("body") or ""
+    message = from_header(head, body + "\n", "this line")  # the reader takes one "\n" off
+    sender = message.sender if message.sender == SYSTEM_SENDER \
+        else check_name(message.sender, "from")
     to = tuple(BROADCAST_RECIPIENT if t == BROADCAST_RECIPIENT else check_name(t, "to")
-               for t in row["to"])
-    delivery: Delivery = "wake" if row.get("delivery") == "wake" else "inbox"
-    return Message(id=check_id(row["id"]), date=str(row["date"]),
-                   sender=check_name(row["from"], "from"), to=to,
-                   subject=str(row["subject"]), body=str(row.get("body") or ""),
-                   re_issue=row.get("re_issue"), in_reply_to=row.get("in_reply_to"),
-                   thread=row.get("thread"), expect_reply=bool(row.get("expect_reply")),
-                   delivery=delivery)
+               for t in message.to)
+    for key in ("in_reply_to", "thread"):
+        if getattr(message, key) is not None:
+            check_id(getattr(message, key))
+    found = row.get("states") or {}
+    if not isinstance(found, dict):
+        raise InvalidInput("'states' is not an object")
+    states: dict[str, State] = {check_name(a, "states"): s
+                                for a, s in found.items() if s in STATES}
+    return message.replace(id=check_id(message.id), sender=sender, to=to,
+                           extra={}), states
+
+
+_HEADER = ("id", "date", "from", "to", "subject", "re_issue", "in_reply_to", "thread",
+           "expect_reply", "delivery", "instance")

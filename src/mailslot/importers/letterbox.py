@@ -48,17 +48,21 @@ class Channels(Source):
                 yield from self._channel(channel, folder)
 
     def _channel(self, channel: str, folder: str) -> Iterator[Foreign]:
+        from .files import read_source  # files reads subject_of from here
+
         marks = _marks(os.path.join(folder, ".read"))
         rows: list[dict[str, Any]] = []
         for name in sorted(os.listdir(folder)):
             if not (name.startswith("msg-") and name.endswith(".json")):
                 continue
+            data = read_source(os.path.join(folder, name), self.report, f"{channel}/{name}")
+            if data is None:
+                continue
             try:
-                with open(os.path.join(folder, name), encoding="utf-8") as file:
-                    row = json.load(file)
+                row = json.loads(data)
                 if not isinstance(row, dict):
                     raise ValueError("not an object")
-            except (OSError, ValueError) as exc:
+            except ValueError as exc:
                 self.report.note(f"{channel}/{name}: unreadable ({exc}); not imported")
                 continue
             row["_stem"] = name[:-5]

@@ -263,3 +263,46 @@ class ParsedFiles:
 
 PARSED = ParsedFiles()
 """The process's one cache of parsed message files (see :class:`ParsedFiles`)."""
+
+
+def is_kept_file(name: str) -> bool:
+    """Is ``name`` (relative, ``/``-separated) a file of the mailbox layout a backup
+    holds (docs/format.md)? Only these: the config, messages and broadcasts under their
+    ids, seen sets, the events and session logs, registrations, gates, mail for one
+    session and queued wakes and notices. Staging, the index, running processes' records
+    and anything else (``tmp/junk``, ``evil.sh``, ``../x``) are not."""
+    from ..ids import is_id
+    from ..names import is_gate_key, is_valid_name
+    from .files import SESSIONS
+    from .records import NOTIFY_QUEUES, notify_lane
+
+    def agent(raw: str) -> bool:
+        return is_valid_name(raw) and raw == raw.lower()
+
+    def message(raw: str) -> bool:
+        return raw.endswith(".md") and is_id(raw[:-3])
+
+    queues = {"wake", *(f"wake/{notify_lane(lane)}" for lane in range(NOTIFY_QUEUES))}
+    parts = name.split("/")
+    match parts:
+        case ["config.json"]:
+            return True
+        case ["agents", who, "new" | "cur" | "done", file]:
+            return agent(who) and message(file)
+        case ["broadcast", "live" | "retracted", file]:
+            return message(file)
+        case ["broadcast", "seen", who]:
+            return agent(who)
+        case ["log", file]:
+            return file == SESSIONS or event_segments([file]) == [file]
+        case ["registry", file]:
+            return file.endswith(".json") and agent(file[:-5])
+        case ["gates", key, "accept" | "passed"]:
+            return is_gate_key(key) and key == key.lower()
+        case ["gates", key, "members" | "pending", who]:
+            return is_gate_key(key) and key == key.lower() and agent(who)
+        case ["instances", who, message_id]:
+            return agent(who) and is_id(message_id)
+        case [*queue, "pending", who, message_id] if "/".join(queue) in queues:
+            return agent(who) and is_id(message_id)
+    return False
