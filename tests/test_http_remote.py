@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from conftest import Result
@@ -132,6 +133,47 @@ def test_api_checks_what_it_records(running: Running) -> None:
         api.post("seen", {"moment": "later", "shown": []})
     with pytest.raises(InvalidInput):
         api.get("pending", moment="start", limit="many")
+
+
+def test_api_refuses_values_of_the_wrong_type(running: Running) -> None:
+    """A field of the wrong JSON type is a 422 naming the field, and nothing is stored:
+    never a 500, a subject stored as Python's repr, or a string taken letter by letter."""
+    auth = {"authorization": f"Bearer {running.secret('claude')}"}
+    base = f"http://127.0.0.1:{running.port}/api/"
+    kept = running.box("gemini").send("claude", "keep", "me")
+    for route, body, field in (
+        ("send", {"to": 5, "subject": "s", "body": "b"}, "to"),
+        ("send", {"to": ["gemini", 7], "subject": "s", "body": "b"}, "to"),
+        ("send", {"to": "gemini", "subject": ["a", "b"], "body": "b"}, "subject"),
+        ("send", {"to": "gemini", "subject": "s", "body": {"x": 1}}, "body"),
+        ("send", {"to": "gemini", "subject": "s", "body": "b", "re_issue": 3}, "re_issue"),
+        ("done", {"ids": kept.id}, "ids"),
+        ("done", {"ids": [kept.id, 5]}, "ids"),
+        ("read", {"id": [kept.id]}, "id"),
+        ("reply", {"id": kept.id, "body": 5}, "body"),
+    ):
+        answer = httpx2.post(base + route, json=body, headers=auth, timeout=30)
+        assert answer.status_code == 422, (route, body, answer.text)
+        assert answer.json()["kind"] == "invalid" and field in answer.json()["error"]
+    assert running.box("gemini").page(None).items.unreadable == 0
+    assert [i.message.subject for i in running.box("gemini").page(None).items] == []
+    assert [i.state for i in running.box("claude").page(None).items] == ["unread"]
+
+
+def test_an_over_limit_chunked_body_is_413(running: Running) -> None:
+    """A body with no Content-Length (chunked) is stopped at the limit as it streams."""
+    auth = {"authorization": f"Bearer {running.secret('claude')}"}
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"to": "gemini", "subject": "s", "body": "'
+        for _ in range(100):
+            yield b"x" * 1024
+        yield b'"}'
+
+    answer = httpx2.post(f"http://127.0.0.1:{running.port}/api/send", content=chunks(),
+                         headers={**auth, "content-type": "application/json"}, timeout=30)
+    assert answer.status_code == 413 and "too large" in answer.json()["error"]
+    assert running.box("gemini").page(None).items == []
 
 
 def test_secret_from_file_or_environment(tmp_path: Path) -> None:

@@ -49,9 +49,9 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from .errors import InvalidInput, MailslotError
+from .errors import MailslotError
 from .fencing import new_session_id
-from .http_guard import answer, read_body
+from .http_guard import BodyTooLarge, answer, read_body
 from .mailbox import Mailbox
 from .mcp_server import build_server, keep_presence
 from .presence import Beacon
@@ -149,7 +149,7 @@ class Sessions:
             return await _rpc_error(send, 400, "Bad Request: Missing session ID")
         try:
             body = await read_body(receive, self.max_body_bytes)
-        except InvalidInput:
+        except BodyTooLarge:
             return await answer(send, 413, {"error": "request body too large"})
         if not _is_initialize(body):
             return await _rpc_error(send, 400, "Bad Request: Missing session ID")
