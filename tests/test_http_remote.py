@@ -7,7 +7,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx2
@@ -187,3 +190,84 @@ def test_secret_from_file_or_environment(tmp_path: Path) -> None:
         read_secret(str(bad), {})
     with pytest.raises(InvalidInput):
         Remote("ftp://x", "s")
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Answers every request as ``answer`` says and keeps the headers it was sent."""
+
+    seen: list[dict[str, str]]
+    answer: Callable[[BaseHTTPRequestHandler], None]
+
+    def do_GET(self) -> None:
+        self.seen.append({k.lower(): v for k, v in self.headers.items()})
+        self.answer(self)
+
+    do_POST = do_GET
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def recorder(answer: Callable[[BaseHTTPRequestHandler], None]
+             ) -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """A plain HTTP server on a free loopback port: its URL and the headers it got."""
+    seen: list[dict[str, str]] = []
+    handler = type("Handler", (_Recorder,), {"seen": seen, "answer": staticmethod(answer)})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(30)
+
+
+def test_a_redirect_is_never_followed_with_the_secret(
+        cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that answers 307 (to another port here, another host in the wild) is
+    not followed: the secret goes only to the URL given, and the command fails."""
+    secret = "s3cr3t-that-must-stay-home"
+    monkeypatch.setenv("MAILSLOT_SECRET", secret)
+
+    def empty_inbox(h: BaseHTTPRequestHandler) -> None:
+        data = json.dumps({"items": [], "more": False, "done_hidden": 0,
+                           "unreadable": 0}).encode()
+        h.send_response(200)
+        h.send_header("content-type", "application/json")
+        h.send_header("content-length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    with recorder(empty_inbox) as (elsewhere, stolen):
+        def moved(h: BaseHTTPRequestHandler) -> None:
+            h.send_response(307)
+            h.send_header("location", f"{elsewhere}{h.path}")
+            h.send_header("content-length", "0")
+            h.end_headers()
+
+        with recorder(moved) as (url, asked):
+            for argv in (["inbox"], ["send", "--to", "gemini", "--subject", "s",
+                                     "--body", "b"]):
+                done = cli(*argv, "--remote", url)
+                assert done.code == 1, done.err
+                assert done.err.startswith("mailslot: error:") and "redirect" in done.err
+                assert len(done.err.strip().splitlines()) == 1 and secret not in done.err
+        assert [h.get("authorization") for h in asked] == [f"Bearer {secret}"] * 2
+        assert stolen == []
+
+
+def test_plain_http_only_to_loopback(cli: Callable[..., Result],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAILSLOT_SECRET", "s")
+    for url in ("http://example.invalid", "http://example.invalid:8080/mcp",
+                "http://10.1.2.3:8080", "http://127.0.0.1.example.invalid",
+                "http://localhost.example.invalid"):
+        done = cli("inbox", "--remote", url)
+        assert done.code == 2 and done.err.startswith("mailslot: error:"), (url, done.err)
+        assert "https://" in done.err and len(done.err.strip().splitlines()) == 1
+    for url in ("http://127.0.0.1:1", "http://localhost:1", "http://[::1]:1",
+                "https://example.invalid"):
+        Remote(url, "s")  # allowed; nothing is connected until a call
