@@ -28,6 +28,7 @@ from typing import Any
 from .errors import InvalidInput, StoreError
 from .http_api import serve_api
 from .http_guard import Authenticate, Door, Guard, answer
+from .http_limits import Repeats
 from .http_sessions import MCP_PATH, Sessions
 from .mailbox import Mailbox
 from .remote_wire import API
@@ -143,6 +144,8 @@ def serve_http(authenticate: Authenticate, listen: Listen, *, max_body_bytes: in
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("mailslot.http.access").setLevel(logging.INFO)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(Repeats())
     sock = bind(listen)
     listen = replace(listen, port=sock.getsockname()[1])
     app = build_app(authenticate, listen.door(max_body_bytes=max_body_bytes,
@@ -189,15 +192,23 @@ def _announcing_server(settings: Any, listen: Listen) -> Any:
     return Announcing(settings)
 
 
-def config(app: Callable[..., Any], listen: Listen) -> Any:
-    """uvicorn's settings: no server header, no proxy headers trusted, our access log."""
+def config(app: Callable[..., Any], listen: Listen, *, cap: int | None = None) -> Any:
+    """uvicorn's settings: no server header, no proxy headers trusted, our access log,
+    uvicorn's logs through ours (``log_config=None``: one format, one filter of repeats),
+    and the connection bounds of :mod:`mailslot.http_limits` (``cap`` connections at
+    once; by default from the file limit)."""
     import uvicorn
 
     from .http_guard import MAX_HEADER_BYTES
+    from .http_limits import KEEP_ALIVE_SECONDS, backlog, connection_cap, protocol
+
+    cap = connection_cap() if cap is None else cap
 
     return uvicorn.Config(
         app, host=listen.host, port=listen.port, ssl_certfile=listen.tls_cert,
         ssl_keyfile=listen.tls_key, lifespan="on", access_log=False, server_header=False,
         proxy_headers=False, timeout_graceful_shutdown=GRACE_SECONDS,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES, log_level="warning",
+        log_config=None, http=protocol(cap), backlog=backlog(cap),
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
