@@ -63,13 +63,22 @@ def test_refused_at_start_in_one_line() -> None:
         (["--http", "0.0.0.0:8080"], "needs TLS"),
         (["--http", "10.1.2.3:8080", "--tls-cert", "c.pem"], "go together"),
         (["--http", "8080", "--agent", "claude"], "drop --agent"),
-        (["--http", "99999"], "port from 1 to 65535"),
+        (["--http", "99999"], "port from 0 to 65535"),
         (["--http", "8080", "--session-idle", "0"], "positive number of seconds"),
         (["--http", "0.0.0.0:8080", "--behind-proxy", "proxy.example"], "IP address"),
     ):
         code, err = refusal(*argv)
         assert code == 2 and err.startswith("mailslot: error:") and why in err, err
         assert len(err.strip().splitlines()) == 1
+
+
+def test_a_port_in_use_is_one_line() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        code, err = refusal("--http", str(taken.getsockname()[1]))
+    assert code == 1 and err.startswith("mailslot: error: cannot listen on 127.0.0.1:"), err
+    assert len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL])

@@ -7,9 +7,13 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from conftest import Result
@@ -134,6 +138,47 @@ def test_api_checks_what_it_records(running: Running) -> None:
         api.get("pending", moment="start", limit="many")
 
 
+def test_api_refuses_values_of_the_wrong_type(running: Running) -> None:
+    """A field of the wrong JSON type is a 422 naming the field, and nothing is stored:
+    never a 500, a subject stored as Python's repr, or a string taken letter by letter."""
+    auth = {"authorization": f"Bearer {running.secret('claude')}"}
+    base = f"http://127.0.0.1:{running.port}/api/"
+    kept = running.box("gemini").send("claude", "keep", "me")
+    for route, body, field in (
+        ("send", {"to": 5, "subject": "s", "body": "b"}, "to"),
+        ("send", {"to": ["gemini", 7], "subject": "s", "body": "b"}, "to"),
+        ("send", {"to": "gemini", "subject": ["a", "b"], "body": "b"}, "subject"),
+        ("send", {"to": "gemini", "subject": "s", "body": {"x": 1}}, "body"),
+        ("send", {"to": "gemini", "subject": "s", "body": "b", "re_issue": 3}, "re_issue"),
+        ("done", {"ids": kept.id}, "ids"),
+        ("done", {"ids": [kept.id, 5]}, "ids"),
+        ("read", {"id": [kept.id]}, "id"),
+        ("reply", {"id": kept.id, "body": 5}, "body"),
+    ):
+        answer = httpx2.post(base + route, json=body, headers=auth, timeout=30)
+        assert answer.status_code == 422, (route, body, answer.text)
+        assert answer.json()["kind"] == "invalid" and field in answer.json()["error"]
+    assert running.box("gemini").page(None).items.unreadable == 0
+    assert [i.message.subject for i in running.box("gemini").page(None).items] == []
+    assert [i.state for i in running.box("claude").page(None).items] == ["unread"]
+
+
+def test_an_over_limit_chunked_body_is_413(running: Running) -> None:
+    """A body with no Content-Length (chunked) is stopped at the limit as it streams."""
+    auth = {"authorization": f"Bearer {running.secret('claude')}"}
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"to": "gemini", "subject": "s", "body": "'
+        for _ in range(100):
+            yield b"x" * 1024
+        yield b'"}'
+
+    answer = httpx2.post(f"http://127.0.0.1:{running.port}/api/send", content=chunks(),
+                         headers={**auth, "content-type": "application/json"}, timeout=30)
+    assert answer.status_code == 413 and "too large" in answer.json()["error"]
+    assert running.box("gemini").page(None).items == []
+
+
 def test_secret_from_file_or_environment(tmp_path: Path) -> None:
     assert read_secret(None, {"MAILSLOT_SECRET": " s3 "}) == "s3"
     with pytest.raises(InvalidInput, match="MAILSLOT_SECRET"):
@@ -145,3 +190,84 @@ def test_secret_from_file_or_environment(tmp_path: Path) -> None:
         read_secret(str(bad), {})
     with pytest.raises(InvalidInput):
         Remote("ftp://x", "s")
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Answers every request as ``answer`` says and keeps the headers it was sent."""
+
+    seen: list[dict[str, str]]
+    answer: Callable[[BaseHTTPRequestHandler], None]
+
+    def do_GET(self) -> None:
+        self.seen.append({k.lower(): v for k, v in self.headers.items()})
+        self.answer(self)
+
+    do_POST = do_GET
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def recorder(answer: Callable[[BaseHTTPRequestHandler], None]
+             ) -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """A plain HTTP server on a free loopback port: its URL and the headers it got."""
+    seen: list[dict[str, str]] = []
+    handler = type("Handler", (_Recorder,), {"seen": seen, "answer": staticmethod(answer)})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(30)
+
+
+def test_a_redirect_is_never_followed_with_the_secret(
+        cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that answers 307 (to another port here, another host in the wild) is
+    not followed: the secret goes only to the URL given, and the command fails."""
+    secret = "s3cr3t-that-must-stay-home"
+    monkeypatch.setenv("MAILSLOT_SECRET", secret)
+
+    def empty_inbox(h: BaseHTTPRequestHandler) -> None:
+        data = json.dumps({"items": [], "more": False, "done_hidden": 0,
+                           "unreadable": 0}).encode()
+        h.send_response(200)
+        h.send_header("content-type", "application/json")
+        h.send_header("content-length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    with recorder(empty_inbox) as (elsewhere, stolen):
+        def moved(h: BaseHTTPRequestHandler) -> None:
+            h.send_response(307)
+            h.send_header("location", f"{elsewhere}{h.path}")
+            h.send_header("content-length", "0")
+            h.end_headers()
+
+        with recorder(moved) as (url, asked):
+            for argv in (["inbox"], ["send", "--to", "gemini", "--subject", "s",
+                                     "--body", "b"]):
+                done = cli(*argv, "--remote", url)
+                assert done.code == 1, done.err
+                assert done.err.startswith("mailslot: error:") and "redirect" in done.err
+                assert len(done.err.strip().splitlines()) == 1 and secret not in done.err
+        assert [h.get("authorization") for h in asked] == [f"Bearer {secret}"] * 2
+        assert stolen == []
+
+
+def test_plain_http_only_to_loopback(cli: Callable[..., Result],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAILSLOT_SECRET", "s")
+    for url in ("http://example.invalid", "http://example.invalid:8080/mcp",
+                "http://10.1.2.3:8080", "http://127.0.0.1.example.invalid",
+                "http://localhost.example.invalid"):
+        done = cli("inbox", "--remote", url)
+        assert done.code == 2 and done.err.startswith("mailslot: error:"), (url, done.err)
+        assert "https://" in done.err and len(done.err.strip().splitlines()) == 1
+    for url in ("http://127.0.0.1:1", "http://localhost:1", "http://[::1]:1",
+                "https://example.invalid"):
+        Remote(url, "s")  # allowed; nothing is connected until a call

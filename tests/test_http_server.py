@@ -196,7 +196,8 @@ def test_listening_rules() -> None:
     assert parse_listen("8080") == ("127.0.0.1", 8080)
     assert parse_listen("[::1]:8080") == ("::1", 8080)
     assert parse_listen("0.0.0.0:9") == ("0.0.0.0", 9)
-    for bad in ("", "x", "1:0", "1:70000"):
+    assert parse_listen("0") == ("127.0.0.1", 0)  # any free port
+    for bad in ("", "x", "1:-1", "1:70000"):
         with pytest.raises(InvalidInput):
             parse_listen(bad)
     Listen("::1", 1)

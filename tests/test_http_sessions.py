@@ -4,6 +4,7 @@ request headers, ended by DELETE, by an idle timeout and at shutdown). A real uv
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -175,3 +176,20 @@ def test_each_handshake_names_its_own_agent(running: Running) -> None:
         data = [line[5:] for line in opened.text.splitlines() if line.startswith("data:")]
         result = json.loads(data[-1] if data else opened.text)["result"]
         assert f"You are agent '{agent}'" in result["instructions"]
+
+
+async def test_concurrent_opens_never_pass_the_cap(running: Running) -> None:
+    """Opens that all arrive at once (each starts its session in a thread) still get
+    exactly the cap between them; the rest are refused."""
+    cap = http_sessions.MAX_PER_CREDENTIAL
+    headers = {"authorization": f"Bearer {running.secret('claude')}",
+               "content-type": "application/json",
+               "accept": "application/json, text/event-stream"}
+    limits = httpx2.Limits(max_connections=cap + 32)
+    async with httpx2.AsyncClient(timeout=120, limits=limits) as http:
+        answers = await asyncio.gather(*(
+            http.post(running.url, content=json.dumps(INIT), headers=headers)
+            for _ in range(cap + 32)))
+    codes = sorted(a.status_code for a in answers)
+    assert codes == [200] * cap + [503] * 32
+    assert len(online(running, "claude")) == cap

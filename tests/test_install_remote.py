@@ -67,6 +67,8 @@ def test_refusals(cli: Cli, credential: str) -> None:
         (["copilot", "--remote", URL, "--credential", credential], "not offered"),
         (["claude", "--remote", URL], "needs --credential"),
         (["claude", "--remote", "mail.example.org", "--credential", credential], "http"),
+        (["claude", "--remote", "http://mail.example.org", "--credential", credential],
+         "https://"),
         (["claude", "--remote", URL, "--credential", credential, "--hooks", "--wake"],
          "not with --remote"),
     ):

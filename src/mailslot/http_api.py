@@ -19,7 +19,7 @@ import anyio
 
 from .delivery import MOMENTS, START, Delivery, Injection, session_key
 from .errors import InvalidInput, MailslotError
-from .http_guard import answer, read_body
+from .http_guard import BodyTooLarge, answer, read_body
 from .ids import check_id
 from .mailbox import Mailbox
 from .remote_wire import API, error_body
@@ -55,8 +55,9 @@ def _seen(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
 
 
 def _send(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
-    message = box.send(q.get("to") or [], str(q.get("subject", "")), str(q.get("body", "")),
-                       re_issue=q.get("re_issue"), expect_reply=_flag(q, "expect_reply"),
+    message = box.send(_names(q, "to"), _text(q, "subject"), _text(q, "body"),
+                       re_issue=_optional_text(q, "re_issue"),
+                       expect_reply=_flag(q, "expect_reply"),
                        wake=_flag(q, "wake"), new=_flag(q, "new"))
     return {"message": message.as_dict(), "notes": box.notes}
 
@@ -70,17 +71,17 @@ def _inbox(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
-    return box.read(str(q.get("id", "")), mark=not _flag(q, "peek")).as_dict(with_body=True)
+    return box.read(_text(q, "id"), mark=not _flag(q, "peek")).as_dict(with_body=True)
 
 
 def _done(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
-    items = box.done([str(i) for i in q.get("ids") or []])
+    items = box.done(_texts(q, "ids"))
     return {"items": [i.as_dict() for i in items], "missing": items.missing,
             "missing_text": items.missing_text() if items.missing else None}
 
 
 def _reply(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
-    return box.reply(str(q.get("id", "")), str(q.get("body", ""))).as_dict()
+    return box.reply(_text(q, "id"), _text(q, "body")).as_dict()
 
 
 ROUTES: dict[tuple[str, str], Route] = {
@@ -102,6 +103,8 @@ async def serve_api(scope: dict[str, Any], receive: Any, send: Any,
         else:
             query = _object(await read_body(receive, max_body_bytes))
         result = await anyio.to_thread.run_sync(lambda: route(open_box(), query))
+    except BodyTooLarge as exc:
+        return await answer(send, 413, {"error": str(exc), "kind": "invalid"})
     except MailslotError as exc:
         status, body = error_body(exc)
         return await answer(send, status, body)
@@ -136,6 +139,42 @@ def _ids(q: dict[str, Any], key: str) -> list[str]:
     if not isinstance(value, list):
         raise InvalidInput(f"{key} must be a list of ids")
     return [check_id(str(i)) for i in value]
+
+
+def _text(q: dict[str, Any], key: str) -> str:
+    """A string field ("" when absent or null)."""
+    value = _optional_text(q, key)
+    return "" if value is None else value
+
+
+def _optional_text(q: dict[str, Any], key: str) -> str | None:
+    """A string field or None: any other JSON type is refused, never stored as its
+    Python spelling."""
+    value = q.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InvalidInput(f"{key} must be a string")
+    return value
+
+
+def _texts(q: dict[str, Any], key: str) -> list[str]:
+    """A list of strings (absent or null: none); a bare string is refused, not taken
+    letter by letter."""
+    value = q.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidInput(f"{key} must be a list of strings")
+    return value
+
+
+def _names(q: dict[str, Any], key: str) -> str | list[str]:
+    """Recipients: one name, or a list of names."""
+    value = q.get(key)
+    if isinstance(value, str):
+        return value
+    if value is not None and not isinstance(value, list):
+        raise InvalidInput(f"{key} must be a name or a list of names")
+    return _texts(q, key)
 
 
 def _flag(q: dict[str, Any], key: str) -> bool:

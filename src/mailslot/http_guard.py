@@ -171,6 +171,10 @@ async def answer(send: Any, status: int, body: Any,
     await send({"type": "http.response.body", "body": data})
 
 
+class BodyTooLarge(InvalidInput):
+    """A request body past the server's limit (answered 413, still bad input)."""
+
+
 async def read_body(receive: Any, limit: int) -> bytes:
     """A request's whole body, refused past ``limit`` bytes before more is read (a
     client that goes away mid-body leaves what came so far)."""
@@ -183,7 +187,7 @@ async def read_body(receive: Any, limit: int) -> bytes:
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise InvalidInput(f"request body over {limit} bytes")
+            raise BodyTooLarge(f"request body too large (over {limit} bytes)")
         chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)

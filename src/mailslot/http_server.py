@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import socket
 import sys
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from .errors import InvalidInput
+from .errors import InvalidInput, StoreError
 from .http_api import serve_api
 from .http_guard import Authenticate, Door, Guard, answer
+from .http_limits import Repeats
 from .http_sessions import MCP_PATH, Sessions
 from .mailbox import Mailbox
 from .remote_wire import API
@@ -81,11 +83,13 @@ class Listen:
 
 
 def parse_listen(spec: str) -> tuple[str, int]:
-    """``[ADDR:]PORT`` (``[::1]:8080`` for IPv6) → address and port; loopback by default."""
+    """``[ADDR:]PORT`` (``[::1]:8080`` for IPv6) → address and port; loopback by default.
+    Port 0 asks the system for a free one (the "listening on" line names it)."""
     host, _, port = spec.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise InvalidInput(f"--http {spec}: expected [ADDR:]PORT with a port from 1 to 65535")
+    if not port.isdigit() or not 0 <= int(port) < 65536:
+        raise InvalidInput(f"--http {spec}: expected [ADDR:]PORT with a port from 0 to 65535 "
+                           "(0: any free port)")
     return host, int(port)
 
 
@@ -133,27 +137,78 @@ def build_app(
 def serve_http(authenticate: Authenticate, listen: Listen, *, max_body_bytes: int,
                rate_per_minute: int = DEFAULT_RATE_PER_MINUTE,
                session_idle: float = SESSION_IDLE_SECONDS) -> None:
-    """Run until SIGINT/SIGTERM; the access log goes to stderr."""
-    import uvicorn
+    """Run until SIGINT/SIGTERM; the access log goes to stderr.
 
+    The socket is bound first, so the allow-lists name the port really bound (port 0
+    asks for any free one), and a port in use is one line, not a uvicorn traceback."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("mailslot.http.access").setLevel(logging.INFO)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(Repeats())
+    sock = bind(listen)
+    listen = replace(listen, port=sock.getsockname()[1])
     app = build_app(authenticate, listen.door(max_body_bytes=max_body_bytes,
                                               rate_per_minute=rate_per_minute),
                     session_idle=session_idle)
-    uvicorn.Server(config(app, listen)).run()
+    with sock:
+        _announcing_server(config(app, listen), listen).run(sockets=[sock])
 
 
-def config(app: Callable[..., Any], listen: Listen) -> Any:
-    """uvicorn's settings: no server header, no proxy headers trusted, our access log."""
+def bind(listen: Listen) -> socket.socket:
+    """The listening socket of ``listen`` (not yet accepting)."""
+    try:
+        family = socket.getaddrinfo(listen.host, listen.port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((listen.host, listen.port))
+        except OSError:
+            sock.close()
+            raise
+    except OSError as exc:
+        raise StoreError(f"cannot listen on {listen.host}:{listen.port}: "
+                         f"{exc.strerror or exc}") from None
+    return sock
+
+
+def _announcing_server(settings: Any, listen: Listen) -> Any:
+    """A uvicorn server that says on stderr, once, where it listens when it is ready."""
+    import uvicorn
+
+    class Announcing(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.should_exit:  # the start failed (uvicorn has logged why)
+                return
+            scheme = "http" if listen.tls_cert is None else "https"
+            for server in self.servers:
+                for bound in server.sockets:
+                    host, port = bound.getsockname()[:2]
+                    shown = f"[{host}]" if ":" in host else host
+                    print(f"mailslot: listening on {scheme}://{shown}:{port}{MCP_PATH}",
+                          file=sys.stderr, flush=True)
+
+    return Announcing(settings)
+
+
+def config(app: Callable[..., Any], listen: Listen, *, cap: int | None = None) -> Any:
+    """uvicorn's settings: no server header, no proxy headers trusted, our access log,
+    uvicorn's logs through ours (``log_config=None``: one format, one filter of repeats),
+    and the connection bounds of :mod:`mailslot.http_limits` (``cap`` connections at
+    once; by default from the file limit)."""
     import uvicorn
 
     from .http_guard import MAX_HEADER_BYTES
+    from .http_limits import KEEP_ALIVE_SECONDS, backlog, connection_cap, protocol
+
+    cap = connection_cap() if cap is None else cap
 
     return uvicorn.Config(
         app, host=listen.host, port=listen.port, ssl_certfile=listen.tls_cert,
         ssl_keyfile=listen.tls_key, lifespan="on", access_log=False, server_header=False,
         proxy_headers=False, timeout_graceful_shutdown=GRACE_SECONDS,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES, log_level="warning",
+        log_config=None, http=protocol(cap), backlog=backlog(cap),
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )

@@ -49,9 +49,9 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from .errors import InvalidInput, MailslotError
+from .errors import MailslotError
 from .fencing import new_session_id
-from .http_guard import answer, read_body
+from .http_guard import BodyTooLarge, answer, read_body
 from .mailbox import Mailbox
 from .mcp_server import build_server, keep_presence
 from .presence import Beacon
@@ -99,6 +99,7 @@ class Sessions:
         self._server: MCPServer[Any] | None = None  # every session's tools and answers
         self._tasks: TaskGroup | None = None
         self._lock: anyio.Lock | None = None
+        self._opening: dict[str, int] = {}  # credential key → opens not yet established
 
     async def run(self, stack: AsyncExitStack) -> None:
         """Open the task group the sessions run in; ``stack`` stops them at shutdown."""
@@ -148,13 +149,33 @@ class Sessions:
             return await _rpc_error(send, 400, "Bad Request: Missing session ID")
         try:
             body = await read_body(receive, self.max_body_bytes)
-        except InvalidInput:
+        except BodyTooLarge:
             return await answer(send, 413, {"error": "request body too large"})
         if not _is_initialize(body):
             return await _rpc_error(send, 400, "Bad Request: Missing session ID")
-        if sum(live.owner == key for live in self._by_mcp.values()) >= MAX_PER_CREDENTIAL:
+        if not self._reserve(key):
             return await _rpc_error(send, 503, f"Too many open sessions for this credential "
                                     f"({MAX_PER_CREDENTIAL}): end one (DELETE) first")
+        try:
+            await self._establish(scope, receive, send, open_box, key, headers, body)
+        finally:
+            self._opening[key] -= 1  # established (counted in _by_mcp) or given up
+            if not self._opening[key]:
+                del self._opening[key]
+
+    def _reserve(self, key: str) -> bool:
+        """Take one of the credential's session places, or say there is none. No await
+        between the count and the taking: opens arriving together cannot all pass."""
+        held = sum(live.owner == key for live in self._by_mcp.values())
+        if held + self._opening.get(key, 0) >= MAX_PER_CREDENTIAL:
+            return False
+        self._opening[key] = self._opening.get(key, 0) + 1
+        return True
+
+    async def _establish(self, scope: dict[str, Any], receive: Any, send: Any,
+                         open_box: OpenBox, key: str, headers: dict[str, str],
+                         body: bytes) -> None:
+        """Start the session an ``initialize`` opens, in a place ``_reserve`` took."""
         replace = headers.get(REPLACE, "").strip() or None
         exclusive = replace is not None or headers.get(EXCLUSIVE, "").strip().lower() in (
             "1", "true", "yes")

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import InvalidInput, MailslotError, StoreError
-from .remote_wire import API, error_from
+from .remote_wire import API, checked_url, error_from
 
 SECRET_ENV = "MAILSLOT_SECRET"
 
@@ -36,9 +36,7 @@ class Remote:
     """One server's JSON API, called with one credential."""
 
     def __init__(self, url: str, secret: str, *, timeout: float = 30.0) -> None:
-        if not url.startswith(("http://", "https://")):
-            raise InvalidInput(f"--remote {url}: expected an http:// or https:// URL")
-        self.base = url.rstrip("/").removesuffix("/mcp")
+        self.base = checked_url(url).rstrip("/").removesuffix("/mcp")
         self._secret = secret
         self.timeout = timeout
 
@@ -55,19 +53,35 @@ class Remote:
     def _call(self, method: str, path: str, data: bytes | None) -> Any:
         from http.client import HTTPException
         from urllib.error import HTTPError, URLError
-        from urllib.request import Request, urlopen
+        from urllib.request import Request
 
         request = Request(f"{self.base}{API}{path}", data=data, method=method, headers={
             "Authorization": f"Bearer {self._secret}", "Content-Type": "application/json",
             "Accept": "application/json"})
         try:
-            with urlopen(request, timeout=self.timeout) as response:
+            with _opener().open(request, timeout=self.timeout) as response:
                 return json.loads(response.read())
         except HTTPError as exc:
+            if 300 <= exc.code < 400:
+                raise StoreError(f"{self.base} answered with a redirect ({exc.code}); "
+                                 "not followed, so the secret goes nowhere else: give "
+                                 "--remote the server's own URL") from None
             raise _error(exc.code, exc.read()) from None
         except (URLError, OSError, ValueError, HTTPException) as exc:  # cut mid-answer too
             reason = getattr(exc, "reason", None) or exc
             raise StoreError(f"cannot reach {self.base}: {reason}") from None
+
+
+def _opener() -> Any:
+    """urllib's usual opener, but a redirect comes back as an ``HTTPError`` instead of
+    being followed with the ``Authorization`` header to wherever it points."""
+    from urllib.request import HTTPRedirectHandler, build_opener
+
+    class Refuse(HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    return build_opener(Refuse())
 
 
 def _error(status: int, raw: bytes) -> MailslotError:

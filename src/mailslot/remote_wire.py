@@ -20,6 +20,32 @@ KINDS: dict[str, tuple[type[MailslotError], int]] = {
 }
 
 
+def checked_url(url: str) -> str:
+    """``url`` when a bearer secret may be sent to it: ``https://`` anywhere, plain
+    ``http://`` only to this machine (``localhost`` or a loopback address), where no one
+    on the network can read the secret on the way."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidInput(f"--remote {url}: expected an http:// or https:// URL")
+    if parts.scheme == "http" and not _loopback(parts.hostname):
+        raise InvalidInput(f"--remote {url}: plain http:// sends the secret unencrypted; "
+                           "use https:// (http:// only to localhost or a loopback address)")
+    return url
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def error_body(exc: MailslotError) -> tuple[int, dict[str, str]]:
     """The status and JSON an error is sent as (its most specific kind)."""
     kind = next(k for k, (cls, _) in KINDS.items() if isinstance(exc, cls))

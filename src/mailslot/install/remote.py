@@ -12,14 +12,14 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..remote_client import SECRET_ENV
+from ..remote_wire import checked_url
 
 _BEARER = "Bearer {}"
 
 
 def remote_entry(host: str, url: str) -> dict[str, Any]:
     """The ``mailslot`` server entry for ``host`` reaching ``serve --http`` at ``url``."""
-    if not url.startswith(("http://", "https://")):
-        raise InvalidInput(f"--remote {url}: expected an http:// or https:// URL")
+    checked_url(url)  # the host sends the secret there
     endpoint = url.rstrip("/").removesuffix("/mcp") + "/mcp"
     if host == "claude":  # .mcp.json expands ${VAR} in url and headers
         return {"type": "http", "url": endpoint,
