@@ -198,6 +198,29 @@ def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
     assert 'wake_method "unsupported"' in again.out
 
 
+@pytest.mark.parametrize("with_credential", [False, True])
+def test_an_install_without_the_wake_takes_the_waiter_hook_out(
+        cli: Cli, home: Path, project: Path, with_credential: bool) -> None:
+    path = hook_file("claude", "project", home, project)
+    assert install(cli, "claude", "--hooks", "--wake").code == 0
+    options: tuple[str, ...] = ()
+    if with_credential:
+        assert cli("agent", "add", "ada", "--yes").code == 0
+        options = ("--credential", str(home / ".config" / "mailslot" / "credentials" /
+                                       "ada.json"))
+    again = install(cli, "claude", *options)  # no --hooks: the hooks there follow it
+    assert again.code == 0, again.err
+    hooks = load(path)["hooks"]
+    assert [h["command"] for g in hooks["Stop"] for h in g["hooks"]] == [
+        hook_command("claude", "stop")]
+    assert hooks["SessionStart"][0]["hooks"][0]["command"] == hook_command(
+        "claude", "session-start")
+    config = json.loads((isolated_mailbox() / "config.json").read_text())
+    assert config["agents"]["ada"] == {"wake_on_mail": False, "wake_method": "unsupported"}
+    assert f"updated: {path}" in again.out and "background waiter" in again.out
+    assert 'wake_method "unsupported"' in again.out
+
+
 def test_users_own_hooks_are_kept_in_place(cli: Cli, home: Path, project: Path) -> None:
     path = hook_file("claude", "user", home, project)
     path.parent.mkdir(parents=True)
