@@ -89,6 +89,8 @@ def test_every_command_shown_to_a_model_runs_from_its_shell(
     sender = Mailbox(store, Identity("claude", "--agent"))
     first = sender.send("gemini", "Schema change", "x\n" * 50)
     second = sender.send("gemini", "Second", "y")
+    Mailbox(store, Identity("gemini", "--agent")).gate.switch(True)
+    asked = Mailbox(store, Identity("codex", "--agent")).gate.join("gemini", "let me in")
     env = {**os.environ, "MAILSLOT_STORE": location}
     hook = run_cli("hook", "claude", "session-start", "--agent", "gemini",
                    stdin=fixture("claude-session-start"), env=env)
@@ -105,14 +107,19 @@ def test_every_command_shown_to_a_model_runs_from_its_shell(
         "wake notice": wake_notice("gemini", [first], cli),
         "bank notice": entry_text("gemini", first, store.location),
         "bank index": index_text("gemini", store.location, []),
+        "join request": asked.body,
     }
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    ran_already: set[str] = set()
     for where, text in texts.items():
         commands = shown_commands(text)
         assert commands, f"{where} shows no command: {text}"
         for line in commands:
             argv = [first.id if word == "ID" else word for word in shlex.split(line)]
+            if argv[-2:] == ["admit", "codex"] or line in ran_already:
+                continue  # admit's twin, refuse, is run: a request is answered once
+            ran_already.add(line)
             ran = the_models_shell(argv, elsewhere)
             assert ran.returncode == 0, f"{where}: `{line}` failed: {ran.stderr.decode()}"
     assert "doctor" in summary and "--limit 3" in summary
