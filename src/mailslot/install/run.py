@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..errors import InvalidInput, MailslotError
 from ..identity import git_toplevel
@@ -111,7 +112,7 @@ def install(
     exe = executable or find_executable()
     tail = ["--agent", agent]
     if mailbox_dir:
-        tail += ["--dir", str(Path(mailbox_dir).expanduser().absolute())]
+        tail += ["--dir", _mailbox_word(mailbox_dir)]
 
     def where(rel: str) -> Path:
         return home / rel[2:] if rel.startswith("~/") else project / rel
@@ -259,6 +260,19 @@ def _speaks_as_another(project: Path, agent: str) -> list[str]:
                        f"{names}, not as '{agent}'. Remove mailslot from it, or give both "
                        "hosts one agent name.")
     return out
+
+
+def _mailbox_word(mailbox: str) -> str:
+    """The mailbox as the registered commands name it: a folder by its absolute path, a
+    store URL as it is (made a path it would name a folder of this one). A password in
+    the URL is refused: the settings files are not the place for it."""
+    if "://" not in mailbox:
+        return str(Path(mailbox).expanduser().absolute())
+    if urlsplit(mailbox).password is not None:
+        raise InvalidInput("the store URL holds a password, which install would write into "
+                           "the host's settings: give a URL without it and the password "
+                           "through PGPASSFILE; nothing was changed")
+    return mailbox
 
 
 def _our_hooks(path: Path) -> list[str]:
