@@ -16,6 +16,7 @@ import pytest
 
 from conftest import Result
 from mailslot.install import HOST_NAMES, HOSTS
+from pgcluster import Cluster
 
 Cli = Callable[..., Result]
 EXE = str(Path(sys.executable).parent / "mailslot")
@@ -196,6 +197,45 @@ def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
     config = json.loads((isolated_mailbox() / "config.json").read_text())
     assert config["agents"]["ada"] == {"wake_on_mail": False, "wake_method": "unsupported"}
     assert 'wake_method "unsupported"' in again.out
+
+
+@pytest.mark.parametrize("with_credential", [False, True])
+def test_an_install_without_the_wake_takes_the_waiter_hook_out(
+        cli: Cli, home: Path, project: Path, with_credential: bool) -> None:
+    path = hook_file("claude", "project", home, project)
+    assert install(cli, "claude", "--hooks", "--wake").code == 0
+    options: tuple[str, ...] = ()
+    if with_credential:
+        assert cli("agent", "add", "ada", "--yes").code == 0
+        options = ("--credential", str(home / ".config" / "mailslot" / "credentials" /
+                                       "ada.json"))
+    again = install(cli, "claude", *options)  # no --hooks: the hooks there follow it
+    assert again.code == 0, again.err
+    hooks = load(path)["hooks"]
+    assert [h["command"] for g in hooks["Stop"] for h in g["hooks"]] == [
+        hook_command("claude", "stop")]
+    assert hooks["SessionStart"][0]["hooks"][0]["command"] == hook_command(
+        "claude", "session-start")
+    config = json.loads((isolated_mailbox() / "config.json").read_text())
+    assert config["agents"]["ada"] == {"wake_on_mail": False, "wake_method": "unsupported"}
+    assert f"updated: {path}" in again.out and "background waiter" in again.out
+    assert 'wake_method "unsupported"' in again.out
+
+
+def test_a_store_url_is_registered_as_it_is(cli: Cli, home: Path, project: Path,
+                                           pg_cluster: Cluster) -> None:
+    url = pg_cluster.new_database()
+    assert cli("init", "--store", url).code == 0
+    r = cli("--dir", url, "--agent", "ada", "install", "claude", "--hooks")
+    assert r.code == 0, r.err
+    command = load(hook_file("claude", "project", home, project))["hooks"]["Stop"][0]["hooks"][0]
+    assert shlex.split(command["command"])[-2:] == ["--dir", url]
+    assert server_of(load(mcp_file("claude", "project", home, project)))["args"][-2:] == [
+        "--dir", url]
+    secret = url.replace("postgres@", "postgres:hunter2@")
+    refused = cli("--dir", secret, "--agent", "ada", "install", "codex", "--hooks")
+    assert refused.code == 2 and "password" in refused.err and "hunter2" not in refused.err
+    assert not mcp_file("codex", "project", home, project).exists()
 
 
 def test_users_own_hooks_are_kept_in_place(cli: Cli, home: Path, project: Path) -> None:

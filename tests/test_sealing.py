@@ -4,6 +4,7 @@ passphrase, a wrong key and a changed bundle refused with nothing written, and t
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import subprocess
@@ -86,6 +87,27 @@ def test_a_passphrase_bundle_round_trips(cli: Callable[..., Any], box: Box, tmp_
     monkeypatch.setenv("MAILSLOT_PASSPHRASE", "correct horse battery staple")
     assert cli("restore", str(bundle), "--into", str(target), "--passphrase").code == 0
     assert (target / "agents" / "gemini" / "new" / f"{message_id}.md").is_file()
+
+
+@pytest.mark.parametrize("argv", [["backup", "BUNDLE", "--encrypt", "--passphrase"],
+                                  ["restore", "BUNDLE", "--into", "OUT", "--passphrase"]])
+def test_without_a_terminal_the_passphrase_prompt_is_one_line(
+        argv: list[str], cli: Callable[..., Any], box: Box, tmp_path: Path) -> None:
+    mail(box)
+    bundle = tmp_path / "mail.tar.gz.age"
+    if argv[0] == "restore":
+        _, recipient = keypair(tmp_path)
+        assert cli("backup", str(bundle), "--recipient", recipient).code == 0
+    words = [{"BUNDLE": str(bundle), "OUT": str(tmp_path / "out")}.get(w, w) for w in argv]
+    # a session of its own: no controlling terminal for getpass to fall back from
+    env = {k: v for k, v in os.environ.items() if k != "MAILSLOT_PASSPHRASE"}
+    ran = subprocess.run([sys.executable, "-m", "mailslot", *words], capture_output=True,
+                         text=True, stdin=subprocess.DEVNULL, start_new_session=True,
+                         env=env, timeout=120, check=False)
+    assert (ran.returncode, ran.stdout) == (2, "")
+    assert ran.stderr == ("mailslot: error: no terminal to ask for the passphrase: set "
+                          "MAILSLOT_PASSPHRASE\n")
+    assert not (tmp_path / "out").exists()
 
 
 def test_encryption_options_are_checked(cli: Callable[..., Any], box: Box,

@@ -665,13 +665,13 @@ _EXAMPLES: dict[str, list[str]] = {
     "inbox": ["mailslot inbox", "mailslot inbox --page 2", "mailslot inbox --all --limit 50",
               "mailslot inbox --for all"],
     "sent": ["mailslot sent", "mailslot sent --limit 5 --json"],
-    "read": ["mailslot read 7f3a9c", "mailslot read 2026-09-21_1448 --peek"],
-    "mark-read": ["mailslot mark-read 7f3a9c"],
-    "done": ["mailslot done 7f3a9c 81be02"],
-    "reply": ["mailslot reply 7f3a9c --body 'Merged, thanks.'"],
+    "read": ["mailslot read 7f3a9c2e", "mailslot read 2026-09-21_1448 --peek"],
+    "mark-read": ["mailslot mark-read 7f3a9c2e"],
+    "done": ["mailslot done 7f3a9c2e 81be02d4"],
+    "reply": ["mailslot reply 7f3a9c2e --body 'Merged, thanks.'"],
     "broadcast": ["mailslot broadcast --subject 'main is frozen' --body 'Until 18:00.'"],
-    "retract": ["mailslot retract 7f3a9c"],
-    "status": ["mailslot status 7f3a9c"],
+    "retract": ["mailslot retract 7f3a9c2e"],
+    "status": ["mailslot status 7f3a9c2e"],
     "who": ["mailslot who", "mailslot who --json"],
     "whoami": ["mailslot whoami", "mailslot --agent claude whoami --json"],
     "agent": ["mailslot agent remove gemnii",
@@ -690,7 +690,7 @@ _EXAMPLES: dict[str, list[str]] = {
               "mailslot watch --validate --json   # also lists every wake method's fields",
               "(wake methods and their config.json fields: docs/wake.md)"],
     "web": ["mailslot web", "mailslot web --port 8025"],
-    "join": ["mailslot join gemini --note 'I review your schema PRs.'"],
+    "join": ["mailslot --agent codex join gemini --note 'I review your schema PRs.'"],
     "gate": ["mailslot gate", "mailslot gate on", "mailslot admit codex", "mailslot pending"],
     "completion": ["mailslot completion bash > ~/.local/share/bash-completion/completions/"
                    "mailslot", "mailslot completion zsh > ~/.zfunc/_mailslot",
@@ -703,7 +703,7 @@ _EXAMPLES: dict[str, list[str]] = {
     "search": ["mailslot search 'database migration'",
                "mailslot search '\"schema change\" OR deploy*' --from codex --since 2026-09-01",
                "mailslot search 'release NOT staging' --state unread --json"],
-    "thread": ["mailslot thread 7f3a9c"],
+    "thread": ["mailslot thread 7f3a9c2e"],
     "index": ["mailslot index --rebuild"],
     "export": ["mailslot export > mail.jsonl", "mailslot export --format mbox --output mail.mbox",
                "mailslot export --format maildir --for gemini --output gemini-mail"],
@@ -725,7 +725,7 @@ _SERVER_AGENT_HELP = ("who the server (or what install registers) speaks as: req
 
 def _globals(parser: argparse.ArgumentParser, *, top: bool, agent_help: str = _AGENT_HELP
              ) -> None:
-    """--dir, --agent, --json and --no-color, accepted before or after the command.
+    """--dir, --agent, --credential, --json and --no-color, before or after the command.
 
     On the top parser they hold the defaults; on a command's parser they are set only when
     given (``SUPPRESS``), so a value given before the command is not reset after it.
@@ -738,17 +738,14 @@ def _globals(parser: argparse.ArgumentParser, *, top: bool, agent_help: str = _A
                        help="mailbox folder or postgresql:// URL (default: $MAILSLOT_STORE, "
                             "then $MAILSLOT_DIR, then ~/mailslot)")
     group.add_argument("--agent", default=default(None), metavar="NAME", help=agent_help)
+    group.add_argument("--credential", default=default(None), metavar="FILE",
+                       help="speak as the registered agent this credential file names "
+                            "(default: $MAILSLOT_CREDENTIAL); with --remote, the file "
+                            "holding the secret (default: $MAILSLOT_SECRET)")
     group.add_argument("--json", action="store_true", default=default(False),
                        help="print JSON (results on stdout, errors on stderr)")
     group.add_argument("--no-color", action="store_true", default=default(False),
                        help="no colour even on a terminal (NO_COLOR does the same)")
-
-
-def _credential_option(p: argparse.ArgumentParser | _Skipped) -> None:
-    """``--credential FILE`` (issue 12): the identity comes from the credential."""
-    p.add_argument("--credential", metavar="FILE",
-                   help="speak as the registered agent this credential file names "
-                        "(default: $MAILSLOT_CREDENTIAL)")
 
 
 class _Skipped:
@@ -868,7 +865,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--channel", action="store_true",
                    help="also push a notice into Claude Code when mail arrives (Claude Code "
                         "channels, research preview; see docs/claude-wake.md)")
-    _credential_option(p)
     p.add_argument("--exclusive", action="store_true",
                    help="refuse to start while another session of this agent runs")
     p.add_argument("--replace-session", metavar="ID",
@@ -897,7 +893,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--allow-outside", action="append", default=[], metavar="REAL_PATH",
                    help="write a project settings file that links out of the project, to "
                         "this real path (refused otherwise)")
-    _credential_option(p)
 
     p = add("hook", "Show pending mail to an agent from a host's hook (prints the host's JSON).")
     p.add_argument("host", metavar="HOST",
@@ -1061,14 +1056,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--remote", metavar="URL",
                        help="run against a 'mailslot serve --http' server at URL (see "
                             "docs/remote.md); the identity is the credential's")
-        p.add_argument("--credential", metavar="FILE",
-                       help="with --remote: the credential file holding the secret "
-                            "(default: $MAILSLOT_SECRET)")
 
     for name in (*_REMOTE_COMMANDS, "hook"):
         if name in sub.choices:
             remote_options(sub.choices[name])
-    if "install" in sub.choices:  # its --credential is issue 12's
+    if "install" in sub.choices:
         sub.choices["install"].add_argument(
             "--remote", metavar="URL",
             help="register a 'mailslot serve --http' server at URL instead of a local one "
@@ -1107,7 +1099,7 @@ def _command_word(argv: Sequence[str]) -> str | None:
     for word in words:
         if word in ("-h", "--help", "--version"):
             return None
-        if word in ("--dir", "--store", "--agent"):
+        if word in ("--dir", "--store", "--agent", "--credential"):
             next(words, None)
         elif not word.startswith("-"):
             return word
@@ -1141,7 +1133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         remote = getattr(args, "remote", None)  # issue 14: the credential is the server's
         box = Mailbox.open(args.dir, args.agent,
-                           credential=None if remote else getattr(args, "credential", None),
+                           credential=None if remote else args.credential,
                            peer_of=getattr(args, "peer_of", None))
         return _COMMANDS[args.command](args, box)
     except MailslotError as exc:

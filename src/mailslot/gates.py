@@ -33,6 +33,8 @@ from __future__ import annotations
 from .authority import check_write
 from .config import Config
 from .errors import InvalidInput, NotFound, Refused, Unreadable, UnsafePath
+from .framing import command
+from .invocation import invocation
 from .names import GROUP_ACCEPT, GROUP_MARK, SYSTEM_SENDER, check_name, is_valid_name
 from .text import MAX_SUBJECT_LENGTH, clean_body
 from .values import Protocol
@@ -164,8 +166,9 @@ class Gate:
             raise InvalidInput(f"you are already a member of {target}'s gate")
         body = clean_body(note, self.box.max_body_bytes)
         subject = f"Access request: {me} asks to write to you"[:MAX_SUBJECT_LENGTH]
-        text = (f"{body}\n\n(answer with `mailslot admit {me}` or `mailslot refuse {me}`, "
-                "or the gate tool)")
+        cli = invocation(target, self.box.store.location)  # as target's shell runs it
+        text = (f"{body}\n\n(answer with `{command(cli, f'admit {me}')}` or "
+                f"`{command(cli, f'refuse {me}')}`, or the gate tool)")
         message = self.box.request(target, subject, text)
         self.box.store.set_request(key, me, message.id)
         return message

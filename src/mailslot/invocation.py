@@ -7,7 +7,9 @@ a hook or a server), nor where mailslot is installed (hosts run it by absolute p
 often from a venv that is not on ``PATH``), so the command says all three:
 
 * ``--agent NAME``, always;
-* ``--dir D`` when the mailbox is not the default ``~/mailslot``;
+* ``--dir D`` when the mailbox is not the default ``~/mailslot``: a folder as its absolute
+  path, a ``postgresql://`` URL as it is (the store's location, which never holds a
+  password: libpq's own sources give it);
 * the program as ``mailslot`` only when the first ``mailslot`` on ``PATH`` is this one,
   else its absolute path.
 
@@ -31,9 +33,12 @@ _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 def invocation(agent: str, root: str, env: Mapping[str, str] = os.environ) -> str:
     """``PROGRAM --agent AGENT [--dir ROOT]``, ready to have a subcommand appended."""
     words = [program(env), "--agent", agent]
-    folder = os.path.abspath(os.path.expanduser(root))
-    if folder != os.path.abspath(os.path.expanduser(DEFAULT_ROOT)):
-        words += ["--dir", folder]
+    if "://" in root:  # a store URL is no path: made absolute it names a folder of the cwd
+        words += ["--dir", root]
+    else:
+        folder = os.path.abspath(os.path.expanduser(root))
+        if folder != os.path.abspath(os.path.expanduser(DEFAULT_ROOT)):
+            words += ["--dir", folder]
     return " ".join(map(_quote, words))
 
 

@@ -36,14 +36,26 @@ def _pyrage() -> Any:
     return pyrage
 
 
+def _ask(prompt: str) -> str:
+    """``getpass`` on the controlling terminal. Without one it would warn (twice, as
+    Python warnings) that echo cannot be turned off and read stdin instead; here that is
+    no terminal at all (``EOFError``), so the one line of the caller is all that shows."""
+    if os.name == "posix":
+        try:
+            os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+        except OSError:
+            raise EOFError from None
+    return getpass.getpass(prompt)
+
+
 def passphrase(*, confirm: bool) -> str:
     """``MAILSLOT_PASSPHRASE`` if set, else asked for on the terminal (twice when
     encrypting); never an argument, which other users could read in ``ps``."""
     given = os.environ.get(PASSPHRASE_ENV)
     if given is None:
         try:
-            given = getpass.getpass("passphrase: ")
-            if confirm and getpass.getpass("passphrase again: ") != given:
+            given = _ask("passphrase: ")
+            if confirm and _ask("passphrase again: ") != given:
                 raise InvalidInput("the two passphrases differ; nothing was written")
         except (EOFError, OSError):
             raise InvalidInput(f"no terminal to ask for the passphrase: set "

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..errors import InvalidInput, MailslotError
 from ..identity import git_toplevel
@@ -111,7 +112,7 @@ def install(
     exe = executable or find_executable()
     tail = ["--agent", agent]
     if mailbox_dir:
-        tail += ["--dir", str(Path(mailbox_dir).expanduser().absolute())]
+        tail += ["--dir", _mailbox_word(mailbox_dir)]
 
     def where(rel: str) -> Path:
         return home / rel[2:] if rel.startswith("~/") else project / rel
@@ -158,11 +159,15 @@ def install(
         if credential is not None:
             tail += ["--credential", str(Path(credential).expanduser().absolute())]
     notes = list(host.notes.get(scope, ()))
-    if not hooks and host.hooks is not None and _hooks_of_the_other_kind(
-            where(host.hooks.path[scope]), remote=remote is not None):
+    present = _our_hooks(where(host.hooks.path[scope])) if host.hooks is not None else []
+    if not hooks and any(is_remote_hook(c) != (remote is not None) for c in present):
         hooks = True  # they follow the server entry: never left reaching the old place
         notes.append("mailslot's hooks there were " + ("local" if remote else "remote")
                      + " ones: switched to " + ("remote" if remote else "local") + " too")
+    if not hooks and not wake and any(_is_waiter(c) for c in present):
+        hooks = True  # a waiter this registration does not wake with would wait for nothing
+        notes.append("mailslot's hooks there had the background waiter (--wake): rewritten "
+                     "without it, as this registration does not wake")
     if hooks and host.hooks is not None:
         spec = host.hooks
         hook_path = where(spec.path[scope])
@@ -257,15 +262,38 @@ def _speaks_as_another(project: Path, agent: str) -> list[str]:
     return out
 
 
-def _hooks_of_the_other_kind(path: Path, *, remote: bool) -> bool:
-    """Whether ``path`` has mailslot hooks of the kind (local or ``--remote``) this
-    install is not."""
+def _mailbox_word(mailbox: str) -> str:
+    """The mailbox as the registered commands name it: a folder by its absolute path, a
+    store URL as it is (made a path it would name a folder of this one). A password in
+    the URL is refused: the settings files are not the place for it."""
+    if "://" not in mailbox:
+        return str(Path(mailbox).expanduser().absolute())
+    if urlsplit(mailbox).password is not None:
+        raise InvalidInput("the store URL holds a password, which install would write into "
+                           "the host's settings: give a URL without it and the password "
+                           "through PGPASSFILE; nothing was changed")
+    return mailbox
+
+
+def _our_hooks(path: Path) -> list[str]:
+    """The ``mailslot hook`` command lines in the hooks file at ``path`` (none when it is
+    absent or unreadable: then its own error comes when it is edited)."""
     try:
         text = files.read_text(path)
         doc = json.loads(text) if text else None
     except (MailslotError, ValueError):
+        return []
+    return list(entries.our_hook_commands(doc))
+
+
+def _is_waiter(command: str) -> bool:
+    """Whether a hook command line is Claude Code's background waiter (``hook claude
+    wait``), which only ``install claude --hooks --wake`` registers."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
         return False
-    return any(is_remote_hook(c) != remote for c in entries.our_hook_commands(doc))
+    return any(words[i:i + 3] == ["hook", "claude", "wait"] for i in range(len(words)))
 
 
 def _has_our_hooks(path: Path) -> bool:

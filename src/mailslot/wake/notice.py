@@ -27,7 +27,7 @@ def wake_notice(agent: str, messages: Sequence[Message], cli: str) -> str:
     a sender chose) never reaches the agent outside the framing. Besides names, ids and
     that command it holds only letters, digits, spaces and ``,.:-[]``: no backtick, ``$``,
     ``;`` or bracket a shell would act on, should a pane ever be misconfigured to be one
-    (a path is quoted only if it needs it).
+    (a path, or a store URL, is quoted only if it needs it).
     """
     shown = [f"{one_line(m.sender)} sent message {reference(one_line(m.id))}"
              for m in messages[:MAX_LISTED]]
