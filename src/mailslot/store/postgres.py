@@ -87,13 +87,24 @@ class PostgresStore:
         return link.conn
 
     def _db(self) -> psycopg.Connection[Any]:
-        """The connection, with the schema at the version this mailslot knows."""
+        """The connection, with the schema at the version this mailslot knows. Only
+        ``mailslot init`` creates or upgrades a schema: any other command on a database
+        without one (a mistyped URL to another database) or with an older one refuses
+        in one line and changes nothing, so a schema, and the policies an upgrade adds,
+        change only when the database's administrator says so."""
         conn = self._connect()
         if not self._link.ready:
             version = schema_version(conn)
-            if version is None or version < LATEST:
-                migrate(conn)
-            elif version > LATEST:
+            if version is None:
+                raise StoreError(f"no mailslot mailbox at {self.location} (it has no "
+                                 "mailslot schema); nothing was written: run mailslot "
+                                 f"init --store {self.location} to create one there")
+            if version < LATEST:
+                raise StoreError(f"the database at {self.location} has schema version "
+                                 f"{version}, older than this mailslot's ({LATEST}); "
+                                 f"nothing was written: run mailslot init --store "
+                                 f"{self.location} to upgrade it")
+            if version > LATEST:
                 raise StoreError(f"the database at {self.location} has schema version "
                                  f"{version}, newer than this mailslot knows ({LATEST}); "
                                  "upgrade mailslot")
