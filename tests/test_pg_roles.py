@@ -4,6 +4,7 @@ and mailslot itself, run as that role, still does everything an agent does."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import psycopg
@@ -154,6 +155,8 @@ def test_an_agent_role_still_does_everything_an_agent_does(
     assert [e.message_id for e in admin.wake_pending("codex")] == sorted(
         [codex_mail.id, asked.id])
     assert "gemini" not in admin.requests("codex")  # answered
+    logged = [(e["event"], e.get("agent")) for e in admin.events() if e.get("id") == asked.id]
+    assert logged == [("delivered", "gemini"), ("wake_queued", "codex")]  # in gemini's hand
     assert admin.state_of("gemini", reply.id) == "done"
     with pytest.raises(StoreError, match="permission denied"):
         store.notify_queue(0).wake_enqueue(WakeEntry(codex_mail.id, "codex"))
@@ -174,3 +177,29 @@ def test_mail_slipped_into_a_gated_inbox_by_sql_is_set_aside_by_its_owner_role(
     assert admin.state_of("codex", stray.id) is None
     told = [admin.load("gemini", i)[0].subject for i, _ in admin.entries("gemini", ["unread"])]
     assert told == ["your message to codex was set aside"]
+
+
+def test_a_role_adds_only_its_own_events_and_changes_none(
+        url: str, gemini_sql: psycopg.Connection[object], codex_mail: Message) -> None:
+    """The events log is the receipts ``status`` shows: gemini's role cannot say codex
+    read claude's message, nor rewrite or remove a receipt anyone wrote."""
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        gemini_sql.execute("INSERT INTO events (record) VALUES (%s)", (json.dumps(
+            {"ts": "2026-12-01T09:00:00+00:00", "event": "done", "id": codex_mail.id,
+             "agent": "codex"}),))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        gemini_sql.execute("INSERT INTO events (record, written_by) VALUES (%s, 'codex')",
+                           ('{"event": "read", "agent": "codex"}',))
+    assert gemini_sql.execute("UPDATE events SET record = replace(record, 'delivered', "
+                              "'done')").rowcount == 0
+    assert gemini_sql.execute("DELETE FROM events").rowcount == 0
+    claude = Mailbox(open_store(url), Identity("claude", "--agent"))
+    assert [(r.agent, r.state, r.done_at) for r in claude.status(codex_mail.id).recipients
+            ] == [("codex", "unread", None)]
+    # its own receipts it still adds, through mailslot
+    gemini = Mailbox(open_store(as_role(url, "gemini")), Identity("gemini", "--agent"))
+    mine = claude.send("gemini", "for gemini", "x")
+    gemini.done([mine.id])
+    done = claude.status(mine.id).recipients
+    assert [(r.agent, r.state, r.done_at is not None) for r in done] == [
+        ("gemini", "done", True)]

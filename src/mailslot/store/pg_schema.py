@@ -194,6 +194,23 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE POLICY {table}_own ON {table} FOR ALL USING (agent = mailslot_me())
         WITH CHECK (agent = mailslot_me());""" for table in (
         "gates", "members", "hook_sessions")),
+    # 9: row-level security on the events log, the receipts ``status`` shows. A role
+    # adds only events about itself (the record's ``agent`` is its agent: its sends,
+    # reads, dones, replies), plus the wake and notifier lines of a message it delivered
+    # itself (their ``agent`` is the recipient, as the sender's process queues them);
+    # each row names the role's agent that wrote it (``written_by``). No role changes or
+    # removes an event. Every role still reads the whole log (ids, names and outcomes).
+    """
+    ALTER TABLE events ADD COLUMN written_by text DEFAULT mailslot_me();
+    ALTER TABLE events ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY events_read ON events FOR SELECT USING (true);
+    CREATE POLICY events_add ON events FOR INSERT WITH CHECK (
+        written_by IS NOT DISTINCT FROM mailslot_me()
+        AND (record::jsonb ->> 'agent' = mailslot_me()
+             OR (record::jsonb ->> 'event' IN ('wake_queued', 'wake_skipped',
+                                               'notify_queued', 'notify_skipped')
+                 AND mailslot_sent(record::jsonb ->> 'agent', record::jsonb ->> 'id'))));
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
