@@ -211,6 +211,22 @@ MIGRATIONS: tuple[str, ...] = (
                                                'notify_queued', 'notify_skipped')
                  AND mailslot_sent(record::jsonb ->> 'agent', record::jsonb ->> 'id'))));
     """,
+    # 10: the sender a reader shows is the one the database bound. A row whose header
+    # names another sender than its ``sender`` column is refused by every reader and set
+    # aside in the quarantine with the reason (``reason``), which ``doctor`` reports. So
+    # that no role can rebind its own copies, a role may change only a message's state
+    # (a broadcast's: only whether it is live), never its text, sender or mailbox.
+    """
+    ALTER TABLE quarantine ADD COLUMN reason text;
+    DO $$ DECLARE r name; BEGIN
+        FOR r IN SELECT role FROM agent_roles WHERE role IN (SELECT rolname FROM pg_roles)
+        LOOP
+            EXECUTE format('REVOKE UPDATE ON mail FROM %I', r);
+            EXECUTE format('REVOKE UPDATE, DELETE ON broadcasts FROM %I', r);
+            EXECUTE format('GRANT UPDATE (state) ON mail TO %I', r);
+            EXECUTE format('GRANT UPDATE (live) ON broadcasts TO %I', r);
+        END LOOP; END $$;
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
@@ -260,10 +276,11 @@ def _regrant(conn: Any) -> None:
         _privileges(conn, role)
 
 
-SHARED = ("broadcasts", "seen", "events", "presence", "wakes", "shown", "waiters", "claims",
+SHARED = ("seen", "events", "presence", "wakes", "shown", "waiters", "claims",
           "gates", "members", "requests", "passed", "fences", "latest_sessions",
           "session_log", "hook_sessions", "instance_mail")
-"""Tables every agent role reads and writes whole (only ``mail`` is per agent)."""
+"""Tables every agent role reads and writes whole, under their row-level policies
+(``mail`` and ``broadcasts`` are granted apart)."""
 READ_ONLY = ("config", "registry", "mailslot_schema", "search_stale")
 """Tables an agent role may read but only the admin role changes."""
 
@@ -294,7 +311,10 @@ def _privileges(conn: Any, role: str) -> None:
         sql.Identifier(schema[1]), who))
     conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
         sql.Identifier(schema[0]), who))
-    conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON mail TO {}").format(who))
+    # only a message's state, a broadcast's liveness: never its text or sender (mig. 10)
+    conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE (state) ON mail TO {}").format(who))
+    conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE (live) ON broadcasts TO {}").format(
+        who))
     # a gated inbox's door sets its own strays aside (store.quarantine; migration 7)
     conn.execute(sql.SQL("GRANT DELETE ON mail TO {}").format(who))
     conn.execute(sql.SQL("GRANT SELECT, INSERT ON quarantine TO {}").format(who))
