@@ -165,13 +165,55 @@ def test_an_agent_role_still_does_everything_an_agent_does(
         store.notify_queue(0).wake_enqueue(WakeEntry(codex_mail.id, "codex"))
 
 
-def test_mail_slipped_into_a_gated_inbox_by_sql_is_set_aside_by_its_owner_role(
-        url: str, codex_mail: Message) -> None:
-    """Gemini's role writes to codex's gated inbox by direct SQL, skipping the gate
-    (the sender really is gemini: that much the policies enforce). Codex, reading as
-    its own role, never sees it: the door sets it aside and tells gemini."""
+def test_a_role_cannot_slip_mail_past_a_gate_by_sql(url: str, codex_mail: Message) -> None:
+    """Gemini's role, not admitted to codex's gated inbox, records a pass through the
+    gate for its own message (a role may) and then writes the message there: the
+    database refuses the row, and codex never sees it. A reply to mail codex did not
+    send gemini is refused the same way."""
     stray = make_message(sender="gemini", to=("codex",))
     with psycopg.connect(as_role(url, "gemini"), autocommit=True) as conn:
+        conn.execute("INSERT INTO passed VALUES ('codex', %s)", (stray.id,))
+        for reply_to in (None, codex_mail.id):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="admitted"):
+                conn.execute("INSERT INTO mail (agent, id, state, data, sender, reply_to) "
+                             "VALUES ('codex', %s, 'unread', %s, 'gemini', %s)",
+                             (stray.id, to_bytes(stray), reply_to))
+    codex = Mailbox(open_store(as_role(url, "codex")), Identity("codex", "--agent"))
+    assert stray.id not in [i.message.id for i in codex.inbox()]
+    assert open_store(url).state_of("codex", stray.id) is None
+    with pytest.raises(StoreError, match="codex accepts mail only from admitted members"):
+        Mailbox(open_store(as_role(url, "gemini")), Identity("gemini", "--agent")
+                )._deliver(["codex"], "past the service's own check", "x")
+
+
+def test_a_gate_in_the_database_lets_in_what_mailslot_lets_in(
+        url: str, codex_mail: Message) -> None:
+    """As their own roles: an admitted member, the owner, a reply to codex's own mail,
+    and an access request reach codex's gated inbox."""
+    admin = open_store(url)
+    for name in ("claude", "sarah"):
+        admin.grant(name)
+    codex = Mailbox(open_store(as_role(url, "codex")), Identity("codex", "--agent"))
+    question = codex.send("gemini", "a question", "?")
+    gemini = Mailbox(open_store(as_role(url, "gemini")), Identity("gemini", "--agent"))
+    answer = gemini.reply(question.id, "an answer")
+    asked = gemini.gate.join("codex", "let me in")
+    member = Mailbox(open_store(as_role(url, "claude")), Identity("claude", "--agent")
+                     ).send("codex", "from a member", "x")
+    owner = Mailbox(open_store(as_role(url, "sarah")), Identity("sarah", "--agent")
+                    ).send("codex", "from the owner", "x")
+    shown = {i.message.id for i in codex.inbox()}
+    assert {answer.id, asked.id, member.id, owner.id} <= shown
+    assert codex.gate.pending()["gemini"] == asked.id
+
+
+def test_mail_slipped_into_a_gated_inbox_by_the_admin_role_is_set_aside(
+        url: str, codex_mail: Message) -> None:
+    """A row the gate in the database does not see (written by the admin role, which
+    no policy binds, or before the gate existed) still meets the door: codex, reading
+    as its own role, never sees it; it is set aside and gemini is told."""
+    stray = make_message(sender="gemini", to=("codex",))
+    with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES "
                      "('codex', %s, 'unread', %s, 'gemini')", (stray.id, to_bytes(stray)))
     codex = Mailbox(open_store(as_role(url, "codex")), Identity("codex", "--agent"))

@@ -227,6 +227,51 @@ MIGRATIONS: tuple[str, ...] = (
             EXECUTE format('GRANT UPDATE (live) ON broadcasts TO %I', r);
         END LOOP; END $$;
     """,
+    # 11: gates, enforced where the rows are written. A message an agent role inserts
+    # into a gated inbox (``gates``: anything but 'open') is refused unless its sender
+    # passes the gate as mailslot.gates says: the inbox's own agent, mailslot's notices,
+    # the config's owner, an admitted member (of the agent, or of its group ``+GROUP``),
+    # a registered parent or child; or it is an access request recorded (``requests``)
+    # before its delivery; or a reply (``reply_to``, the id it answers) to a message the
+    # inbox's agent sent its sender, or broadcast. What ``passed`` says does not let a
+    # row in: a role may write that for its own message. The admin role is not bound.
+    """
+    ALTER TABLE mail ADD COLUMN reply_to text;
+    CREATE FUNCTION mailslot_gate() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path FROM CURRENT AS $$
+    DECLARE
+        accept text := (SELECT g.accept FROM gates g WHERE g.agent = NEW.agent);
+        gate text := NEW.agent;
+    BEGIN
+        IF mailslot_me() IS NULL OR accept IS NULL OR accept = 'open'
+           OR NEW.sender IN (NEW.agent, 'mailslot') THEN
+            RETURN NEW;
+        END IF;
+        IF accept LIKE 'group:%' THEN
+            gate := '+' || substr(accept, 7);
+        END IF;
+        IF EXISTS (SELECT FROM members m WHERE m.agent = gate AND m.member = NEW.sender)
+           OR NEW.sender = (SELECT c.data::jsonb ->> 'owner' FROM config c)
+           OR EXISTS (SELECT FROM registry r WHERE
+                      (r.name = NEW.sender AND convert_from(r.record, 'UTF8')::jsonb
+                                                   ->> 'parent' = NEW.agent)
+                      OR (r.name = NEW.agent AND convert_from(r.record, 'UTF8')::jsonb
+                                                     ->> 'parent' = NEW.sender))
+           OR EXISTS (SELECT FROM requests q WHERE q.agent = gate
+                      AND q.requester = NEW.sender AND q.id = NEW.id)
+           OR EXISTS (SELECT FROM mail o WHERE o.agent = NEW.sender AND o.id = NEW.reply_to
+                      AND o.sender = NEW.agent)
+           OR EXISTS (SELECT FROM broadcasts b WHERE b.id = NEW.reply_to
+                      AND b.sender = NEW.agent) THEN
+            RETURN NEW;
+        END IF;
+        RAISE EXCEPTION '% accepts mail only from admitted members, and % is not one',
+            NEW.agent, NEW.sender USING ERRCODE = 'insufficient_privilege',
+            HINT = 'ask first: mailslot join ' || NEW.agent;
+    END $$;
+    CREATE TRIGGER mail_gate BEFORE INSERT ON mail FOR EACH ROW
+        EXECUTE FUNCTION mailslot_gate();
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"

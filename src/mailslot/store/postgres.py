@@ -277,9 +277,9 @@ class PostgresStore:
     def deliver(self, message: Message, recipients: Sequence[str]) -> None:
         names = list(recipients)
         self._insert_message(f"cannot deliver {message.id} to {', '.join(names)}", message, [
-            ("INSERT INTO mail (agent, id, state, data, sender) SELECT a, %s, 'unread', %s, "
-             "%s FROM unnest(%s::text[]) a",
-             (message.id, to_bytes(message), message.sender, names)),
+            ("INSERT INTO mail (agent, id, state, data, sender, reply_to) SELECT a, %s, "
+             "'unread', %s, %s, %s FROM unnest(%s::text[]) a",
+             (message.id, to_bytes(message), message.sender, message.in_reply_to, names)),
             ("SELECT pg_notify(%s, 'mail:' || a) FROM unnest(%s::text[]) a", (CHANNEL, names)),
             (pg_search.INDEX, pg_search.index_row(message)),
         ], "a recipient's mailbox")
