@@ -322,3 +322,42 @@ def test_a_planted_latest_session_is_never_handed_to_a_wake(url: str) -> None:
         conn.execute("UPDATE latest_sessions SET session = '--dangerously-bypass' "
                      "WHERE agent = 'gemini'")
     assert store.latest_session("gemini", "codex") is None
+
+
+def test_an_upgrade_from_8_binds_the_roles_granted_before_it(bare: str) -> None:
+    """A role granted at schema 8 (UPDATE on all of ``mail``, the events log open) is
+    bound by what `mailslot init` adds: it may still mark its mail, but no longer
+    rewrite a sender, forge a receipt or slip mail past a gate; a forged row already
+    there is found by plain doctor and set aside."""
+    url = bare
+    role = url.replace("postgres@", "mailslot_gemini@")
+    mine = make_message(sender="claude", to=("gemini",))
+    forged = make_message(sender="claude", to=("gemini",), subject="forged", n=1)
+    with psycopg.connect(url, autocommit=True) as conn:
+        at_version(conn, 8)
+        conn.execute("DO $$ BEGIN CREATE ROLE mailslot_gemini LOGIN; EXCEPTION WHEN "
+                     "duplicate_object THEN NULL; END $$")
+        conn.execute("INSERT INTO agent_roles VALUES ('mailslot_gemini', 'gemini')")
+        conn.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON mail, broadcasts, events, "
+                     "quarantine, gates, members, passed TO mailslot_gemini")
+        conn.execute("GRANT USAGE ON SEQUENCE events_seq_seq TO mailslot_gemini")
+        conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES ('gemini', "
+                     "%s, 'unread', %s, 'claude')", (mine.id, to_bytes(mine)))
+        conn.execute("INSERT INTO gates VALUES ('codex', 'members')")
+    with psycopg.connect(role, autocommit=True) as conn:  # at 8, this went through
+        conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES ('gemini', "
+                     "%s, 'unread', %s, 'gemini')", (forged.id, to_bytes(forged)))
+    assert run_cli("init", "--store", url).returncode == 0
+    report = run_cli("doctor", "--store", url)
+    assert report.returncode == 1 and forged.id in report.stdout, report
+    with psycopg.connect(role, autocommit=True) as conn:
+        assert conn.execute("UPDATE mail SET state = 'read' WHERE id = %s", (mine.id,)
+                            ).rowcount == 1
+        for sql in ("UPDATE mail SET sender = 'codex'",
+                    "INSERT INTO events (record) VALUES ('{\"event\": \"done\", "
+                    "\"agent\": \"codex\"}')",
+                    "INSERT INTO mail (agent, id, state, data, sender) VALUES ('codex', "
+                    "'x', 'unread', '', 'gemini')"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(sql)  # type: ignore[arg-type]
+        assert conn.execute("SELECT id FROM quarantine").fetchall() == [(forged.id,)]
