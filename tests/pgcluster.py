@@ -62,10 +62,19 @@ class Cluster:
         with psycopg.connect(self.url(database), autocommit=True) as conn:
             conn.execute(sql)  # type: ignore[arg-type]
 
-    def new_database(self) -> str:
+    def new_database(self, *, init: bool = True) -> str:
+        """A new database, with mailslot's schema made as ``mailslot init`` makes it
+        (the only command that makes one); ``init=False``: an empty database."""
         name = f"t{os.getpid()}_{next(self._numbers)}"
         self.admin(f"CREATE DATABASE {name}")
-        return self.url(name)
+        url = self.url(name)
+        if init:
+            from mailslot.store import open_store
+
+            store = open_store(url)
+            store.init()
+            store.close()
+        return url
 
 
 @contextmanager

@@ -4,19 +4,22 @@ and mailslot itself, run as that role, still does everything an agent does."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 
+from hookkit import fixture
 from mailslot import Mailbox
-from mailslot.errors import StoreError
+from mailslot.errors import MailslotError, StoreError
 from mailslot.identity import Identity
 from mailslot.message import Message, to_bytes
 from mailslot.presence import Beacon
 from mailslot.store import Store, WakeEntry, open_store
 from pgcluster import Cluster
-from support import make_message
+from support import make_message, run_cli
 
 PRIVATE = ("mail", "seen", "shown", "waiters", "claims", "latest_sessions", "fences",
            "wakes", "passed", "session_log")
@@ -70,7 +73,8 @@ def gemini_sql(url: str, codex_mail: Message) -> Iterator[psycopg.Connection[obj
 def test_a_role_cannot_read_or_change_another_agents_rows(
         gemini_sql: psycopg.Connection[object], table: str) -> None:
     assert gemini_sql.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
-    assert gemini_sql.execute(f"UPDATE {table} SET agent = agent").rowcount == 0
+    column = "state" if table == "mail" else "agent"  # a role changes only mail's state
+    assert gemini_sql.execute(f"UPDATE {table} SET {column} = {column}").rowcount == 0
     assert gemini_sql.execute(f"DELETE FROM {table}").rowcount == 0
 
 
@@ -154,18 +158,62 @@ def test_an_agent_role_still_does_everything_an_agent_does(
     assert [e.message_id for e in admin.wake_pending("codex")] == sorted(
         [codex_mail.id, asked.id])
     assert "gemini" not in admin.requests("codex")  # answered
+    logged = [(e["event"], e.get("agent")) for e in admin.events() if e.get("id") == asked.id]
+    assert logged == [("delivered", "gemini"), ("wake_queued", "codex")]  # in gemini's hand
     assert admin.state_of("gemini", reply.id) == "done"
     with pytest.raises(StoreError, match="permission denied"):
         store.notify_queue(0).wake_enqueue(WakeEntry(codex_mail.id, "codex"))
 
 
-def test_mail_slipped_into_a_gated_inbox_by_sql_is_set_aside_by_its_owner_role(
-        url: str, codex_mail: Message) -> None:
-    """Gemini's role writes to codex's gated inbox by direct SQL, skipping the gate
-    (the sender really is gemini: that much the policies enforce). Codex, reading as
-    its own role, never sees it: the door sets it aside and tells gemini."""
+def test_a_role_cannot_slip_mail_past_a_gate_by_sql(url: str, codex_mail: Message) -> None:
+    """Gemini's role, not admitted to codex's gated inbox, records a pass through the
+    gate for its own message (a role may) and then writes the message there: the
+    database refuses the row, and codex never sees it. A reply to mail codex did not
+    send gemini is refused the same way."""
     stray = make_message(sender="gemini", to=("codex",))
     with psycopg.connect(as_role(url, "gemini"), autocommit=True) as conn:
+        conn.execute("INSERT INTO passed VALUES ('codex', %s)", (stray.id,))
+        for reply_to in (None, codex_mail.id):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="admitted"):
+                conn.execute("INSERT INTO mail (agent, id, state, data, sender, reply_to) "
+                             "VALUES ('codex', %s, 'unread', %s, 'gemini', %s)",
+                             (stray.id, to_bytes(stray), reply_to))
+    codex = Mailbox(open_store(as_role(url, "codex")), Identity("codex", "--agent"))
+    assert stray.id not in [i.message.id for i in codex.inbox()]
+    assert open_store(url).state_of("codex", stray.id) is None
+    with pytest.raises(StoreError, match="codex accepts mail only from admitted members"):
+        Mailbox(open_store(as_role(url, "gemini")), Identity("gemini", "--agent")
+                )._deliver(["codex"], "past the service's own check", "x")
+
+
+def test_a_gate_in_the_database_lets_in_what_mailslot_lets_in(
+        url: str, codex_mail: Message) -> None:
+    """As their own roles: an admitted member, the owner, a reply to codex's own mail,
+    and an access request reach codex's gated inbox."""
+    admin = open_store(url)
+    for name in ("claude", "sarah"):
+        admin.grant(name)
+    codex = Mailbox(open_store(as_role(url, "codex")), Identity("codex", "--agent"))
+    question = codex.send("gemini", "a question", "?")
+    gemini = Mailbox(open_store(as_role(url, "gemini")), Identity("gemini", "--agent"))
+    answer = gemini.reply(question.id, "an answer")
+    asked = gemini.gate.join("codex", "let me in")
+    member = Mailbox(open_store(as_role(url, "claude")), Identity("claude", "--agent")
+                     ).send("codex", "from a member", "x")
+    owner = Mailbox(open_store(as_role(url, "sarah")), Identity("sarah", "--agent")
+                    ).send("codex", "from the owner", "x")
+    shown = {i.message.id for i in codex.inbox()}
+    assert {answer.id, asked.id, member.id, owner.id} <= shown
+    assert codex.gate.pending()["gemini"] == asked.id
+
+
+def test_mail_slipped_into_a_gated_inbox_by_the_admin_role_is_set_aside(
+        url: str, codex_mail: Message) -> None:
+    """A row the gate in the database does not see (written by the admin role, which
+    no policy binds, or before the gate existed) still meets the door: codex, reading
+    as its own role, never sees it; it is set aside and gemini is told."""
+    stray = make_message(sender="gemini", to=("codex",))
+    with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES "
                      "('codex', %s, 'unread', %s, 'gemini')", (stray.id, to_bytes(stray)))
     codex = Mailbox(open_store(as_role(url, "codex")), Identity("codex", "--agent"))
@@ -174,3 +222,99 @@ def test_mail_slipped_into_a_gated_inbox_by_sql_is_set_aside_by_its_owner_role(
     assert admin.state_of("codex", stray.id) is None
     told = [admin.load("gemini", i)[0].subject for i, _ in admin.entries("gemini", ["unread"])]
     assert told == ["your message to codex was set aside"]
+
+
+def test_a_role_adds_only_its_own_events_and_changes_none(
+        url: str, gemini_sql: psycopg.Connection[object], codex_mail: Message) -> None:
+    """The events log is the receipts ``status`` shows: gemini's role cannot say codex
+    read claude's message, nor rewrite or remove a receipt anyone wrote."""
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        gemini_sql.execute("INSERT INTO events (record) VALUES (%s)", (json.dumps(
+            {"ts": "2026-12-01T09:00:00+00:00", "event": "done", "id": codex_mail.id,
+             "agent": "codex"}),))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        gemini_sql.execute("INSERT INTO events (record, written_by) VALUES (%s, 'codex')",
+                           ('{"event": "read", "agent": "codex"}',))
+    assert gemini_sql.execute("UPDATE events SET record = replace(record, 'delivered', "
+                              "'done')").rowcount == 0
+    assert gemini_sql.execute("DELETE FROM events").rowcount == 0
+    claude = Mailbox(open_store(url), Identity("claude", "--agent"))
+    assert [(r.agent, r.state, r.done_at) for r in claude.status(codex_mail.id).recipients
+            ] == [("codex", "unread", None)]
+    # its own receipts it still adds, through mailslot
+    gemini = Mailbox(open_store(as_role(url, "gemini")), Identity("gemini", "--agent"))
+    mine = claude.send("gemini", "for gemini", "x")
+    gemini.done([mine.id])
+    done = claude.status(mine.id).recipients
+    assert [(r.agent, r.state, r.done_at is not None) for r in done] == [
+        ("gemini", "done", True)]
+
+
+@pytest.fixture
+def forgeries(url: str) -> tuple[Message, Message]:
+    """Bob's role writes, by direct SQL, a message to carol and a broadcast whose
+    headers say they are from alice; the rows' bound sender (what the policies check)
+    is bob, as it must be."""
+    admin = open_store(url)
+    for name in ("alice", "bob", "carol"):
+        admin.grant(name)
+    Mailbox(admin, Identity("alice", "--agent")).send("carol", "real", "from alice")
+    letter = make_message(sender="alice", to=("carol",), subject="wire the money", n=1)
+    news = make_message(sender="alice", to=("all",), subject="new payee", n=2)
+    with psycopg.connect(as_role(url, "bob"), autocommit=True) as conn:
+        conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES "
+                     "('carol', %s, 'unread', %s, 'bob')", (letter.id, to_bytes(letter)))
+        conn.execute("INSERT INTO broadcasts (id, live, data, sender) VALUES "
+                     "(%s, true, %s, 'bob')", (news.id, to_bytes(news)))
+    return letter, news
+
+
+def test_a_forged_sender_is_never_shown_to_a_reader(
+        url: str, forgeries: tuple[Message, Message]) -> None:
+    letter, news = forgeries
+    env = {**os.environ, "MAILSLOT_STORE": as_role(url, "carol")}
+    hook = run_cli("hook", "claude", "session-start", "--agent", "carol",
+                   stdin=fixture("claude-session-start"), env=env)
+    assert hook.returncode == 0 and "from alice" in hook.stdout
+    assert "wire the money" not in hook.stdout and "new payee" not in hook.stdout
+    carol = Mailbox(open_store(as_role(url, "carol")), Identity("carol", "--agent"))
+    shown = [i.message.subject for i in carol.inbox()]
+    assert shown == ["real"]
+    for forged in (letter, news):
+        with pytest.raises(MailslotError):
+            carol.read(forged.id)
+    alice = Mailbox(open_store(url), Identity("alice", "--agent"))
+    assert [s.message.subject for s in alice.sent()] == ["real"]
+
+
+def test_a_forged_sender_is_quarantined_and_doctor_names_it(
+        url: str, forgeries: tuple[Message, Message]) -> None:
+    """Plain doctor, before anyone read them: both found, set aside (kept, not
+    deleted), and named until the administrator deals with them."""
+    letter, news = forgeries
+    report = run_cli("doctor", "--store", url)
+    assert report.returncode == 1
+    for forged in (letter, news):
+        [line] = [p for p in report.stdout.splitlines() if forged.id in p]
+        assert "from 'alice'" in line and "bound it to 'bob'" in line, line
+    with psycopg.connect(url) as conn:
+        held = conn.execute("SELECT agent, id, data FROM quarantine ORDER BY id").fetchall()
+        assert held == [("carol", letter.id, to_bytes(letter)), ("", news.id, to_bytes(news))]
+        assert conn.execute("SELECT count(*) FROM mail WHERE id = %s", (letter.id,)
+                            ).fetchone() == (0,)
+    again = run_cli("doctor", "--store", url)
+    assert again.returncode == 1 and letter.id in again.stdout
+
+
+def test_a_role_changes_only_the_state_of_its_mail(
+        url: str, forgeries: tuple[Message, Message]) -> None:
+    """Carol's role cannot rewrite its own copy to say it is from alice (her sent
+    list and status would show it), nor a broadcast's text."""
+    with psycopg.connect(as_role(url, "carol"), autocommit=True) as conn:
+        for sql in ("UPDATE mail SET sender = 'alice'", "UPDATE mail SET data = ''",
+                    "UPDATE mail SET agent = 'alice'"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(sql)  # type: ignore[arg-type]
+    with (psycopg.connect(as_role(url, "bob"), autocommit=True) as conn,
+          pytest.raises(psycopg.errors.InsufficientPrivilege)):
+        conn.execute("UPDATE broadcasts SET data = ''")

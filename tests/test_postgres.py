@@ -31,7 +31,14 @@ def url(pg_cluster: Cluster) -> str:
     return pg_cluster.new_database()
 
 
-def test_init_creates_the_schema_once_even_from_two_machines_at_once(url: str) -> None:
+@pytest.fixture
+def bare(pg_cluster: Cluster) -> str:
+    """A database mailslot never ran in."""
+    return pg_cluster.new_database(init=False)
+
+
+def test_init_creates_the_schema_once_even_from_two_machines_at_once(bare: str) -> None:
+    url = bare
     racers = [subprocess.Popen([sys.executable, "-m", "mailslot", "init", "--store", url],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
               for _ in range(4)]
@@ -46,6 +53,43 @@ def test_init_creates_the_schema_once_even_from_two_machines_at_once(url: str) -
     with psycopg.connect(url) as conn:
         versions = conn.execute("SELECT version FROM mailslot_schema ORDER BY 1").fetchall()
     assert versions == [(n,) for n in range(1, LATEST + 1)]
+
+
+def at_version(conn: psycopg.Connection[object], version: int) -> None:
+    """Make the schema as a mailslot of that version left it."""
+    from mailslot.store.pg_schema import MIGRATIONS
+
+    conn.execute("CREATE TABLE mailslot_schema (version integer PRIMARY KEY, "
+                 "applied timestamptz NOT NULL DEFAULT now())")
+    for number, sql in enumerate(MIGRATIONS[:version], start=1):
+        conn.execute(sql)  # type: ignore[arg-type]
+        conn.execute("INSERT INTO mailslot_schema (version) VALUES (%s)", (number,))
+
+
+def _tables(url: str) -> list[str]:
+    with psycopg.connect(url) as conn:
+        return [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE "
+                                           "schemaname = 'public'").fetchall()]
+
+
+@pytest.mark.parametrize("command", [
+    ("--agent", "claude", "send", "--to", "gemini", "--subject", "s", "--body", "b"),
+    ("--agent", "gemini", "inbox"),
+    ("doctor",),
+    ("pg", "grant", "gemini"),
+])
+def test_a_database_without_the_schema_is_refused_and_left_untouched(
+        bare: str, command: tuple[str, ...]) -> None:
+    """A URL to the wrong database (the maintenance database ``postgres``, a typo) never
+    gets mailslot's tables: only ``mailslot init`` makes them."""
+    result = run_cli("--store", bare, *command)
+    assert result.returncode == 1, result
+    assert result.stderr == (f"mailslot: error: no mailslot mailbox at {bare} (it has no "
+                             "mailslot schema); nothing was written: run mailslot init "
+                             f"--store {bare} to create one there\n")
+    assert _tables(bare) == []
+    assert run_cli("--store", bare, "init").returncode == 0
+    assert "mail" in _tables(bare)
 
 
 def test_the_cli_sends_and_reads_through_MAILSLOT_STORE(url: str) -> None:
@@ -219,19 +263,14 @@ def test_a_session_hook_shows_mail_from_the_database_and_never_fails(url: str) -
 
 
 def test_an_upgrade_keeps_queued_wakes_and_gives_granted_roles_the_new_tables(
-        url: str) -> None:
+        bare: str) -> None:
     """A database at schema 4 with a queued wake and an agent role granted then: after
     `mailslot init` the wake is still queued (in the wake queue, not a notifier's) and
     the role can record its latest session, a table that did not exist when granted."""
-    from mailslot.store.pg_schema import MIGRATIONS
-
+    url = bare
     m = make_message(sender="claude", to=("gemini",))
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE TABLE mailslot_schema (version integer PRIMARY KEY, "
-                     "applied timestamptz NOT NULL DEFAULT now())")
-        for number, sql in enumerate(MIGRATIONS[:4], start=1):
-            conn.execute(sql)  # type: ignore[arg-type]
-            conn.execute("INSERT INTO mailslot_schema (version) VALUES (%s)", (number,))
+        at_version(conn, 4)
         conn.execute("INSERT INTO wakes (agent, id, attempt, not_before) VALUES "
                      "('gemini', %s, 2, 0)", (m.id,))
         conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES ('gemini', "
@@ -239,6 +278,11 @@ def test_an_upgrade_keeps_queued_wakes_and_gives_granted_roles_the_new_tables(
         conn.execute("DO $$ BEGIN CREATE ROLE mailslot_gemini LOGIN; EXCEPTION WHEN "
                      "duplicate_object THEN NULL; END $$")
         conn.execute("INSERT INTO agent_roles VALUES ('mailslot_gemini', 'gemini')")
+    before = run_cli("--store", url, "--agent", "gemini", "inbox")
+    assert before.returncode == 1
+    assert before.stderr == (f"mailslot: error: the database at {url} has schema version 4, "
+                             f"older than this mailslot's ({LATEST}); nothing was written: "
+                             f"run mailslot init --store {url} to upgrade it\n")
     upgraded = run_cli("init", "--store", url)
     assert upgraded.returncode == 0 and f"({LATEST - 4} migration" in upgraded.stdout
     with psycopg.connect(url) as conn:  # init built the search of the older mail
@@ -278,3 +322,42 @@ def test_a_planted_latest_session_is_never_handed_to_a_wake(url: str) -> None:
         conn.execute("UPDATE latest_sessions SET session = '--dangerously-bypass' "
                      "WHERE agent = 'gemini'")
     assert store.latest_session("gemini", "codex") is None
+
+
+def test_an_upgrade_from_8_binds_the_roles_granted_before_it(bare: str) -> None:
+    """A role granted at schema 8 (UPDATE on all of ``mail``, the events log open) is
+    bound by what `mailslot init` adds: it may still mark its mail, but no longer
+    rewrite a sender, forge a receipt or slip mail past a gate; a forged row already
+    there is found by plain doctor and set aside."""
+    url = bare
+    role = url.replace("postgres@", "mailslot_gemini@")
+    mine = make_message(sender="claude", to=("gemini",))
+    forged = make_message(sender="claude", to=("gemini",), subject="forged", n=1)
+    with psycopg.connect(url, autocommit=True) as conn:
+        at_version(conn, 8)
+        conn.execute("DO $$ BEGIN CREATE ROLE mailslot_gemini LOGIN; EXCEPTION WHEN "
+                     "duplicate_object THEN NULL; END $$")
+        conn.execute("INSERT INTO agent_roles VALUES ('mailslot_gemini', 'gemini')")
+        conn.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON mail, broadcasts, events, "
+                     "quarantine, gates, members, passed TO mailslot_gemini")
+        conn.execute("GRANT USAGE ON SEQUENCE events_seq_seq TO mailslot_gemini")
+        conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES ('gemini', "
+                     "%s, 'unread', %s, 'claude')", (mine.id, to_bytes(mine)))
+        conn.execute("INSERT INTO gates VALUES ('codex', 'members')")
+    with psycopg.connect(role, autocommit=True) as conn:  # at 8, this went through
+        conn.execute("INSERT INTO mail (agent, id, state, data, sender) VALUES ('gemini', "
+                     "%s, 'unread', %s, 'gemini')", (forged.id, to_bytes(forged)))
+    assert run_cli("init", "--store", url).returncode == 0
+    report = run_cli("doctor", "--store", url)
+    assert report.returncode == 1 and forged.id in report.stdout, report
+    with psycopg.connect(role, autocommit=True) as conn:
+        assert conn.execute("UPDATE mail SET state = 'read' WHERE id = %s", (mine.id,)
+                            ).rowcount == 1
+        for sql in ("UPDATE mail SET sender = 'codex'",
+                    "INSERT INTO events (record) VALUES ('{\"event\": \"done\", "
+                    "\"agent\": \"codex\"}')",
+                    "INSERT INTO mail (agent, id, state, data, sender) VALUES ('codex', "
+                    "'x', 'unread', '', 'gemini')"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(sql)  # type: ignore[arg-type]
+        assert conn.execute("SELECT id FROM quarantine").fetchall() == [(forged.id,)]

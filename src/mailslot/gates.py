@@ -41,6 +41,7 @@ from .values import Protocol
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from .authority import Principal
@@ -66,7 +67,8 @@ class Speaker(Protocol):
     @property
     def max_body_bytes(self) -> int: ...
 
-    def request(self, to: str, subject: str, body: str) -> Message: ...
+    def request(self, to: str, subject: str, body: str,
+                record: Callable[[Message], None]) -> Message: ...
 
     def notifier(self) -> Notifier: ...
 
@@ -169,9 +171,11 @@ class Gate:
         cli = invocation(target, self.box.store.location)  # as target's shell runs it
         text = (f"{body}\n\n(answer with `{command(cli, f'admit {me}')}` or "
                 f"`{command(cli, f'refuse {me}')}`, or the gate tool)")
-        message = self.box.request(target, subject, text)
-        self.box.store.set_request(key, me, message.id)
-        return message
+        store = self.box.store
+        # recorded before it is delivered: a store that enforces gates where the rows
+        # are written (PostgreSQL) lets a non-member's message in only as its request
+        return self.box.request(target, subject, text,
+                                lambda message: store.set_request(key, me, message.id))
 
     def admit(self, name: str) -> bool:
         """Let ``name`` write to me, answering its request if any (it is told);

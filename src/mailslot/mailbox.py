@@ -185,11 +185,13 @@ class Mailbox:
         return self.config.max_body_bytes
 
     # Sending -------------------------------------------------------------------
-    def _deliver(self, to: list[str], subject: str, body: str, **fields: Any) -> Message:
+    def _deliver(self, to: list[str], subject: str, body: str, *,
+                 before: Callable[[Message], None] | None = None, **fields: Any) -> Message:
         """Write the message for every recipient, then queue the wakes it may cause."""
         authority.check_write(self.store, self.config, self.principal)
         self._unfenced()
-        message = post(self.store, self._clock, self.agent, to, subject, body, **fields)
+        message = post(self.store, self._clock, self.agent, to, subject, body,
+                       before=before, **fields)
         self._after_delivery(message)
         return message
 
@@ -267,11 +269,13 @@ class Mailbox:
         self._settle(original, "done")
         return reply
 
-    def request(self, to: str, subject: str, body: str) -> Message:
-        """An access request (:meth:`gates.Gate.join`): it passes ``to``'s gate; the
-        credential and child rules still apply."""
+    def request(self, to: str, subject: str, body: str,
+                record: Callable[[Message], None]) -> Message:
+        """An access request (:meth:`gates.Gate.join`): it passes ``to``'s gate, being
+        ``record``ed as one before its delivery; the credential and child rules still
+        apply."""
         authority.check_send(self.principal, [to])
-        return self._deliver([to], subject, body, expect_reply=True)
+        return self._deliver([to], subject, body, before=record, expect_reply=True)
 
     @property
     def gate(self) -> gates.Gate:

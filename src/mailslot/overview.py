@@ -15,7 +15,7 @@ from . import instances
 from .broadcasts import to_serve
 from .config import Config
 from .dates import datetime
-from .errors import MailslotError, NotFound
+from .errors import MailslotError, NotFound, Unreadable
 from .gates import group_of
 from .ids import sender_of
 from .message import STATES, State
@@ -99,8 +99,8 @@ def statuses(store: Store, ids: list[str], who: Callable[[], list[AgentInfo]]
         try:
             result.append(_status(store, message_id, times[message_id],
                                   replies[message_id], who))
-        except NotFound:
-            continue  # moved away while we listed
+        except (NotFound, Unreadable):
+            continue  # moved away while we listed, or not a message to show
     return result
 
 

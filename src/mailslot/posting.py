@@ -32,14 +32,19 @@ def now() -> datetime:
 
 
 def post(store: Store, clock: Callable[[], datetime], sender: str, to: Sequence[str],
-         subject: str, body: str, **fields: Any) -> Message:
+         subject: str, body: str, *, before: Callable[[Message], None] | None = None,
+         **fields: Any) -> Message:
     """Write a new message from ``sender`` durably for ``to`` (or publish a broadcast)
-    and add its ``delivered`` receipt; a clash of ids is retried with a new one."""
+    and add its ``delivered`` receipt; a clash of ids is retried with a new one.
+    ``before`` records what the message is, once its id is known and before it is
+    delivered (an access request: the store's door lets it through only then)."""
     for _ in range(_ATTEMPTS):
         when = clock()
         message = Message(id=new_id(when, sender, list(to)), date=when.isoformat(),
                           sender=sender, to=tuple(to), subject=subject, body=body, **fields)
         try:
+            if before is not None:
+                before(message)
             if message.is_broadcast:
                 store.publish(message)
             else:

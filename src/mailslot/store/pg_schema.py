@@ -194,6 +194,84 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE POLICY {table}_own ON {table} FOR ALL USING (agent = mailslot_me())
         WITH CHECK (agent = mailslot_me());""" for table in (
         "gates", "members", "hook_sessions")),
+    # 9: row-level security on the events log, the receipts ``status`` shows. A role
+    # adds only events about itself (the record's ``agent`` is its agent: its sends,
+    # reads, dones, replies), plus the wake and notifier lines of a message it delivered
+    # itself (their ``agent`` is the recipient, as the sender's process queues them);
+    # each row names the role's agent that wrote it (``written_by``). No role changes or
+    # removes an event. Every role still reads the whole log (ids, names and outcomes).
+    """
+    ALTER TABLE events ADD COLUMN written_by text DEFAULT mailslot_me();
+    ALTER TABLE events ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY events_read ON events FOR SELECT USING (true);
+    CREATE POLICY events_add ON events FOR INSERT WITH CHECK (
+        written_by IS NOT DISTINCT FROM mailslot_me()
+        AND (record::jsonb ->> 'agent' = mailslot_me()
+             OR (record::jsonb ->> 'event' IN ('wake_queued', 'wake_skipped',
+                                               'notify_queued', 'notify_skipped')
+                 AND mailslot_sent(record::jsonb ->> 'agent', record::jsonb ->> 'id'))));
+    """,
+    # 10: the sender a reader shows is the one the database bound. A row whose header
+    # names another sender than its ``sender`` column is refused by every reader and set
+    # aside in the quarantine with the reason (``reason``), which ``doctor`` reports. So
+    # that no role can rebind its own copies, a role may change only a message's state
+    # (a broadcast's: only whether it is live), never its text, sender or mailbox.
+    """
+    ALTER TABLE quarantine ADD COLUMN reason text;
+    DO $$ DECLARE r name; BEGIN
+        FOR r IN SELECT role FROM agent_roles WHERE role IN (SELECT rolname FROM pg_roles)
+        LOOP
+            EXECUTE format('REVOKE UPDATE ON mail FROM %I', r);
+            EXECUTE format('REVOKE UPDATE, DELETE ON broadcasts FROM %I', r);
+            EXECUTE format('GRANT UPDATE (state) ON mail TO %I', r);
+            EXECUTE format('GRANT UPDATE (live) ON broadcasts TO %I', r);
+        END LOOP; END $$;
+    """,
+    # 11: gates, enforced where the rows are written. A message an agent role inserts
+    # into a gated inbox (``gates``: anything but 'open') is refused unless its sender
+    # passes the gate as mailslot.gates says: the inbox's own agent, mailslot's notices,
+    # the config's owner, an admitted member (of the agent, or of its group ``+GROUP``),
+    # a registered parent or child; or it is an access request recorded (``requests``)
+    # before its delivery; or a reply (``reply_to``, the id it answers) to a message the
+    # inbox's agent sent its sender, or broadcast. What ``passed`` says does not let a
+    # row in: a role may write that for its own message. The admin role is not bound.
+    """
+    ALTER TABLE mail ADD COLUMN reply_to text;
+    CREATE FUNCTION mailslot_gate() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path FROM CURRENT AS $$
+    DECLARE
+        accept text := (SELECT g.accept FROM gates g WHERE g.agent = NEW.agent);
+        gate text := NEW.agent;
+    BEGIN
+        IF mailslot_me() IS NULL OR accept IS NULL OR accept = 'open'
+           OR NEW.sender IN (NEW.agent, 'mailslot') THEN
+            RETURN NEW;
+        END IF;
+        IF accept LIKE 'group:%' THEN
+            gate := '+' || substr(accept, 7);
+        END IF;
+        IF EXISTS (SELECT FROM members m WHERE m.agent = gate AND m.member = NEW.sender)
+           OR NEW.sender = (SELECT c.data::jsonb ->> 'owner' FROM config c)
+           OR EXISTS (SELECT FROM registry r WHERE
+                      (r.name = NEW.sender AND convert_from(r.record, 'UTF8')::jsonb
+                                                   ->> 'parent' = NEW.agent)
+                      OR (r.name = NEW.agent AND convert_from(r.record, 'UTF8')::jsonb
+                                                     ->> 'parent' = NEW.sender))
+           OR EXISTS (SELECT FROM requests q WHERE q.agent = gate
+                      AND q.requester = NEW.sender AND q.id = NEW.id)
+           OR EXISTS (SELECT FROM mail o WHERE o.agent = NEW.sender AND o.id = NEW.reply_to
+                      AND o.sender = NEW.agent)
+           OR EXISTS (SELECT FROM broadcasts b WHERE b.id = NEW.reply_to
+                      AND b.sender = NEW.agent) THEN
+            RETURN NEW;
+        END IF;
+        RAISE EXCEPTION '% accepts mail only from admitted members, and % is not one',
+            NEW.agent, NEW.sender USING ERRCODE = 'insufficient_privilege',
+            HINT = 'ask first: mailslot join ' || NEW.agent;
+    END $$;
+    CREATE TRIGGER mail_gate BEFORE INSERT ON mail FOR EACH ROW
+        EXECUTE FUNCTION mailslot_gate();
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
@@ -243,10 +321,11 @@ def _regrant(conn: Any) -> None:
         _privileges(conn, role)
 
 
-SHARED = ("broadcasts", "seen", "events", "presence", "wakes", "shown", "waiters", "claims",
+SHARED = ("seen", "events", "presence", "wakes", "shown", "waiters", "claims",
           "gates", "members", "requests", "passed", "fences", "latest_sessions",
           "session_log", "hook_sessions", "instance_mail")
-"""Tables every agent role reads and writes whole (only ``mail`` is per agent)."""
+"""Tables every agent role reads and writes whole, under their row-level policies
+(``mail`` and ``broadcasts`` are granted apart)."""
 READ_ONLY = ("config", "registry", "mailslot_schema", "search_stale")
 """Tables an agent role may read but only the admin role changes."""
 
@@ -277,7 +356,10 @@ def _privileges(conn: Any, role: str) -> None:
         sql.Identifier(schema[1]), who))
     conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
         sql.Identifier(schema[0]), who))
-    conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON mail TO {}").format(who))
+    # only a message's state, a broadcast's liveness: never its text or sender (mig. 10)
+    conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE (state) ON mail TO {}").format(who))
+    conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE (live) ON broadcasts TO {}").format(
+        who))
     # a gated inbox's door sets its own strays aside (store.quarantine; migration 7)
     conn.execute(sql.SQL("GRANT DELETE ON mail TO {}").format(who))
     conn.execute(sql.SQL("GRANT SELECT, INSERT ON quarantine TO {}").format(who))

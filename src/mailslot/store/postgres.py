@@ -26,9 +26,11 @@ import psycopg
 from psycopg import errors as pg
 
 from ..errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
+from ..ids import is_id, sender_of
 from ..message import STATES, Message, State, to_bytes
 from ..names import SESSION_KEY, check_name, is_accept
 from ..query import Search
+from ..text import quoted
 from . import pg_search
 from .layout import _parse
 from .pg_schema import LATEST, grant, migrate, schema_version
@@ -87,13 +89,24 @@ class PostgresStore:
         return link.conn
 
     def _db(self) -> psycopg.Connection[Any]:
-        """The connection, with the schema at the version this mailslot knows."""
+        """The connection, with the schema at the version this mailslot knows. Only
+        ``mailslot init`` creates or upgrades a schema: any other command on a database
+        without one (a mistyped URL to another database) or with an older one refuses
+        in one line and changes nothing, so a schema, and the policies an upgrade adds,
+        change only when the database's administrator says so."""
         conn = self._connect()
         if not self._link.ready:
             version = schema_version(conn)
-            if version is None or version < LATEST:
-                migrate(conn)
-            elif version > LATEST:
+            if version is None:
+                raise StoreError(f"no mailslot mailbox at {self.location} (it has no "
+                                 "mailslot schema); nothing was written: run mailslot "
+                                 f"init --store {self.location} to create one there")
+            if version < LATEST:
+                raise StoreError(f"the database at {self.location} has schema version "
+                                 f"{version}, older than this mailslot's ({LATEST}); "
+                                 f"nothing was written: run mailslot init --store "
+                                 f"{self.location} to upgrade it")
+            if version > LATEST:
                 raise StoreError(f"the database at {self.location} has schema version "
                                  f"{version}, newer than this mailslot knows ({LATEST}); "
                                  "upgrade mailslot")
@@ -264,9 +277,9 @@ class PostgresStore:
     def deliver(self, message: Message, recipients: Sequence[str]) -> None:
         names = list(recipients)
         self._insert_message(f"cannot deliver {message.id} to {', '.join(names)}", message, [
-            ("INSERT INTO mail (agent, id, state, data, sender) SELECT a, %s, 'unread', %s, "
-             "%s FROM unnest(%s::text[]) a",
-             (message.id, to_bytes(message), message.sender, names)),
+            ("INSERT INTO mail (agent, id, state, data, sender, reply_to) SELECT a, %s, "
+             "'unread', %s, %s, %s FROM unnest(%s::text[]) a",
+             (message.id, to_bytes(message), message.sender, message.in_reply_to, names)),
             ("SELECT pg_notify(%s, 'mail:' || a) FROM unnest(%s::text[]) a", (CHANNEL, names)),
             (pg_search.INDEX, pg_search.index_row(message)),
         ], "a recipient's mailbox")
@@ -280,13 +293,13 @@ class PostgresStore:
     def load(self, agent: str, message_id: str, *, header_only: bool = False,
              state: State | None = None) -> tuple[Message, State]:
         rows = self._rows(f"cannot read {message_id}",
-                          "SELECT data, state FROM mail WHERE agent = %s AND id = %s",
+                          "SELECT data, state, sender FROM mail WHERE agent = %s AND id = %s",
                           (agent, message_id))
         if not rows:
             raise NotFound(f"no message {message_id} for {agent}")
-        data, state = rows[0]
-        return _parse(bytes(data), message_id, self._place(agent, message_id),
-                      header_only), state
+        data, state, bound = rows[0]
+        message = _parse(bytes(data), message_id, self._place(agent, message_id), header_only)
+        return self._bound(agent, message, bound), state
 
     def state_of(self, agent: str, message_id: str) -> State | None:
         rows = self._rows(f"cannot read {message_id}",
@@ -337,12 +350,30 @@ class PostgresStore:
     def load_broadcast(self, message_id: str, *, header_only: bool = False
                        ) -> tuple[Message, bool]:
         rows = self._rows(f"cannot read broadcast {message_id}",
-                          "SELECT data, live FROM broadcasts WHERE id = %s", (message_id,))
+                          "SELECT data, live, sender FROM broadcasts WHERE id = %s",
+                          (message_id,))
         if not rows:
             raise NotFound(f"no broadcast {message_id}")
-        data, live = rows[0]
-        return _parse(bytes(data), message_id, self._place("broadcast", message_id),
-                      header_only), live
+        data, live, bound = rows[0]
+        message = _parse(bytes(data), message_id, self._place("broadcast", message_id),
+                         header_only)
+        return self._bound(None, message, bound), live
+
+    def _bound(self, agent: str | None, message: Message, bound: str) -> Message:
+        """``message`` if its header names the sender the database bound to its row (the
+        ``sender`` column the row-level policies check); else the row is refused:
+        :class:`Forged`, after setting it aside in the quarantine with the reason, where
+        ``doctor`` reports it. ``''``: a row from before senders were bound (migrations
+        3 and 8), written by the admin role, which no agent role can write."""
+        if bound == "" or (message.sender == bound
+                           and (not is_id(message.id) or sender_of(message.id) == bound)):
+            return message
+        named = message.sender if message.sender != bound else sender_of(message.id)
+        why = (f"it says it is from {quoted(named)} but the database bound it to "
+               f"{quoted(bound)} (a forged sender)")
+        self._set_aside(agent, message.id, why)
+        raise Forged(f"{self._place(agent or 'broadcast', message.id)}: {why}; mailslot "
+                     "refuses it (see mailslot doctor)")
 
     def retract(self, message_id: str) -> bool:
         def work(db: psycopg.Connection[Any]) -> bool:
@@ -442,7 +473,7 @@ class PostgresStore:
         if version is not None and version > LATEST:
             return [f"{self.location} has schema version {version}; this mailslot knows "
                     f"{LATEST} (upgrade mailslot)"]
-        return []
+        return self._refused()
 
     def unreadable(self) -> list[tuple[str | None, str, str]]:
         found: list[tuple[str | None, str, str]] = []
@@ -450,6 +481,8 @@ class PostgresStore:
             for message_id, _ in self.entries(agent, STATES):
                 try:
                     self.load(agent, message_id)
+                except Forged:
+                    continue  # set aside already; problems() names it
                 except StoreError as exc:
                     found.append((agent, message_id, str(exc)))
                 except NotFound:
@@ -458,6 +491,8 @@ class PostgresStore:
             for message_id in self.broadcast_ids(live=live):
                 try:
                     self.load_broadcast(message_id)
+                except Forged:
+                    continue
                 except StoreError as exc:
                     found.append((None, message_id, str(exc)))
                 except NotFound:
@@ -465,14 +500,22 @@ class PostgresStore:
         return found
 
     def quarantine(self, agent: str | None, message_id: str) -> str:
+        if not self._quarantine(agent, message_id, None):
+            raise NotFound(f"no message {message_id} for {agent or 'the broadcasts'}")
+        return f"{self.location}#quarantine/{agent or 'broadcast'}/{message_id}"
+
+    def _quarantine(self, agent: str | None, message_id: str, reason: str | None) -> int:
+        """Move one row to the quarantine (``''``: a broadcast), with why if refused."""
         if agent is None:
             sql = ("WITH gone AS (DELETE FROM broadcasts WHERE id = %s RETURNING id, data) "
-                   "INSERT INTO quarantine SELECT '', id, data FROM gone")
-            params: tuple[str, ...] = (message_id,)
+                   "INSERT INTO quarantine (agent, id, data, reason) SELECT '', id, data, "
+                   "%s FROM gone")
+            params: tuple[str | None, ...] = (message_id, reason)
         else:
             sql = ("WITH gone AS (DELETE FROM mail WHERE agent = %s AND id = %s RETURNING "
-                   "agent, id, data) INSERT INTO quarantine SELECT * FROM gone")
-            params = (agent, message_id)
+                   "agent, id, data) INSERT INTO quarantine (agent, id, data, reason) "
+                   "SELECT agent, id, data, %s FROM gone")
+            params = (agent, message_id, reason)
 
         def work(db: psycopg.Connection[Any]) -> int:
             with db.transaction():
@@ -480,9 +523,51 @@ class PostgresStore:
                 if gone:
                     self._announce(db, agent or "*")
                 return gone
-        if not self._run(f"cannot quarantine {message_id}", work):
-            raise NotFound(f"no message {message_id} for {agent or 'the broadcasts'}")
-        return f"{self.location}#quarantine/{agent or 'broadcast'}/{message_id}"
+        return self._run(f"cannot quarantine {message_id}", work)  # type: ignore[no-any-return]
+
+    def _set_aside(self, agent: str | None, message_id: str, reason: str) -> None:
+        """Quarantine a refused row if this role may (its own mail; a broadcast: the
+        admin role only). Where it may not, or the move fails, the row stays where it
+        is and is refused again at every read: never shown either way."""
+        try:
+            self._quarantine(agent, message_id, reason)
+        except StoreError:
+            return
+
+    _SUSPECTS = (
+        "SELECT agent, id FROM (SELECT {agent} AS agent, id, sender, substring(data FROM 1 "
+        "FOR position('\\x0a2d2d2d0a'::bytea IN data)) AS head FROM {table} "
+        "WHERE sender <> '') m WHERE split_part(id, '_', 3) <> sender "
+        "OR position(convert_to(E'\\nfrom: ' || sender || E'\\n', 'UTF8') IN head) = 0 "
+        "OR position('\\x5c'::bytea IN head) > 0 "
+        "OR length(encode(head, 'escape')) - length(replace(encode(head, 'escape'), "
+        "'from', '')) <> 4")
+    """Rows whose header may name another sender than the bound one, found without
+    reading every message: any header that lacks the one exact line ``from: SENDER``,
+    spells ``from`` more or less than once (a duplicate key, an alias, a quoted key),
+    holds a backslash (an escaped key), or whose id names another sender. Mailslot
+    writes none of these for an agent's name, so a healthy store has almost none; each
+    is then read to be sure."""
+
+    def _refused(self) -> list[str]:
+        """Find and set aside forged rows (reading only the suspects), then every row
+        the quarantine holds with a reason, one line each, for ``doctor``."""
+        for table, agent in (("mail", "agent"), ("broadcasts", "NULL::text")):
+            sql = self._SUSPECTS.format(table=table, agent=agent)
+            for name, message_id in self._rows("cannot check the senders", sql):
+                try:
+                    if name is None:
+                        self.load_broadcast(message_id, header_only=True)
+                    else:
+                        self.load(name, message_id, header_only=True)
+                except (Unreadable, NotFound):
+                    continue  # refused and set aside now, or unreadable: --deep says
+        return [f"{self.location}#quarantine/{name or 'broadcast'}/{message_id}: refused, "
+                f"{why}; kept in the quarantine table (look at it, then delete the row as "
+                "the admin role)"
+                for name, message_id, why in self._rows(
+                    "cannot read the quarantine", "SELECT agent, id, reason FROM quarantine "
+                    "WHERE reason IS NOT NULL ORDER BY id")]
 
     def fix_permissions(self) -> int:
         """Nothing to tighten: access is the database's roles (``mailslot pg grant``)."""
@@ -879,6 +964,10 @@ class PostgresStore:
         return (f"role {role} may now use {self.location} as {name}: it reads and moves "
                 f"only {name}'s mail and sends only as {name}; give it a password (ALTER "
                 f"ROLE {role} PASSWORD ...) or a client certificate (docs/multi-host.md)")
+
+
+class Forged(Unreadable):
+    """A row whose header names another sender than the one the database bound."""
 
 
 class Link:
