@@ -470,6 +470,73 @@ def test_recovery_starts_a_gone_agent_once_and_only_when_opted_in(
 
 # ---- issue 15 review: each started session's own MCP server, and a clean environment --
 
+HOSTILE = "#(cd; touch pwned-{})"
+"""A tmux format that runs a shell command (in ``$HOME``, so it needs no ``/``)."""
+
+
+def tmux_windows(socket: str) -> str:
+    """Every pane of the private server: ``pane_id|window_name``, one a line."""
+    return subprocess.run(["tmux", "-L", socket, "list-windows", "-a", "-F",
+                           "#{pane_id}|#{window_name}"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def pwned(isolated: Path) -> list[str]:
+    return sorted(p.name for p in (isolated / "home").glob("pwned-*"))
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.parametrize("via", ["mcp", "cli"])
+def test_tmux_formats_in_a_name_or_folder_run_nothing_and_the_window_is_in_that_folder(
+        box: Box, root: Path, bin_dir: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch,
+        via: str) -> None:
+    socket, record = tmux_claude(bin_dir, monkeypatch, "formats")
+    folder = isolated / f"work #{{session_name}} {HOSTILE.format('folder')}"
+    folder.mkdir()
+    (isolated / "home" / ".claude.json").write_text(json.dumps(
+        {"projects": {str(folder): {"hasTrustDialogAccepted": True}}}))
+    name = f"{HOSTILE.format('name')} #{{pane_id}} ## #"
+    launch(root, tmux_socket=socket)
+    try:
+        result = start(box("orchestrator" if via == "mcp" else None), Request(
+            "claude", str(folder), "hi", name=name, handoff="tmux"), via=via)
+        assert result.outcome == "handed_off", result.error
+        seen = one_call(record)
+        windows = tmux_windows(socket)
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+    assert seen["cwd"] == str(folder)
+    assert f"{result.tmux_target}|{name}\n" in windows
+    assert pwned(isolated) == []
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_recovery_runs_no_tmux_format_in_its_folder(
+        box: Box, root: Path, bin_dir: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    socket, record = tmux_claude(bin_dir, monkeypatch, "formats-restart")
+    folder = isolated / f"app {HOSTILE.format('restart')}"
+    folder.mkdir()
+    configure(root, {"builder": {
+        "wake_on_mail": True, "wake_method": "tmux", "tmux_target": "%999",
+        "tmux_program": Path(sys.executable).name, "tmux_socket": socket,
+        "tmux_idle_seconds": 0.3,
+        "restart": {"host": "claude", "folder": str(folder), "continue": True,
+                    "handoff": "tmux"}}})
+    try:
+        box("orchestrator").send("builder", "wake up", "one")
+        subprocess.run([sys.executable, "-m", "mailslot", "watch", "--once"],
+                       capture_output=True, text=True, timeout=60, check=False)
+        seen = one_call(record)
+        (entry,) = log(root)
+        windows = tmux_windows(socket)
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+    assert seen["cwd"] == str(folder)
+    assert f"{entry['tmux_target']}|builder\n" in windows
+    assert pwned(isolated) == []
+
+
 def test_register_as_gives_each_host_its_own_server_speaking_as_that_name(
         box: Box, root: Path, bin_dir: Path, project: Path) -> None:
     """The folder's installed server may name another agent (`--agent` beats
