@@ -413,6 +413,27 @@ def test_a_child_agent_may_never_start_a_session(root: Path, bin_dir: Path, proj
     assert not calls(record) and not log(root)
 
 
+@pytest.mark.parametrize(("name", "why"), [
+    ("sarah", "the owner"), ("Sarah", "the owner"), ("orchestrator", "allowed_callers"),
+    ("planner", "allowed_callers"), ("live", "a session"), ("hooked", "a session"),
+    ("earlier", "a session")])
+def test_register_as_never_takes_the_owner_a_caller_or_a_sessions_name(
+        box: Box, root: Path, bin_dir: Path, project: Path, name: str, why: str) -> None:
+    record = fake_host(bin_dir, "codex")
+    launch(root, allowed_callers=["orchestrator", "Planner"])
+    store = FileStore(root)
+    box("live").beacon(program="claude").announce()  # a server of "live" is online
+    store.record_hook_session("hooked", "s-1", {"host": "claude"})
+    store.log_session({"launcher": "codex", "outcome": "background", "pid": os.getpid(),
+                       "register_as": "earlier"})  # a started session, still running
+    before = store.load_config()
+    with pytest.raises(Refused, match=why):
+        start(box("orchestrator"), Request("codex", str(project), "hi", register_as=name),
+              via="mcp")
+    assert not calls(record) and len(log(root)) == 1
+    assert store.load_config() == before
+
+
 def test_register_as_a_registered_agent_is_refused(box: Box, root: Path,
                                                    project: Path, isolated: Path) -> None:
     from mailslot import authority

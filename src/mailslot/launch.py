@@ -125,26 +125,53 @@ def _claude_trusted(folder: str) -> bool:
     return isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True
 
 
+def _alive(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The session log's records of started sessions alive now (those mailslot has a
+    process id for)."""
+    return [r for r in records
+            if r.get("outcome") in ("background", "handed_off", "still_running")
+            and isinstance(r.get("pid"), int) and pid_alive(r["pid"])]
+
+
 def running(box: Mailbox) -> int:
-    """How many started sessions are alive now (those mailslot has a process id for)."""
-    return sum(1 for r in box.store.started_sessions()
-               if r.get("outcome") in ("background", "handed_off", "still_running")
-               and isinstance(r.get("pid"), int) and pid_alive(r["pid"]))
+    """How many started sessions are alive now."""
+    return len(_alive(box.store.started_sessions()))
 
 
-def _check_register(box: Mailbox, raw: str) -> str:
-    """``register_as`` must be a new name: not reserved, no agent, in no message."""
+def _check_register(box: Mailbox, raw: str, rails: Guardrails) -> str:
+    """``register_as`` must be a name nobody holds or may claim: not reserved, not the
+    owner (whom every gate admits and whose mail wakes), not an allowed caller, no
+    agent's, no session's, in no message."""
     name = check_name(raw, "register_as")
     store = box.store
+    if name == box.config.owner:
+        raise Refused(f"register_as {name!r} is the owner (config.json: owner); a started "
+                      "session never takes the owner's name")
+    if name in rails.allowed_callers():
+        raise Refused(f"register_as {name!r} is an agent that may start sessions "
+                      "(config.json: launch.allowed_callers)")
     if (name in box.config.agents() or name in store.agent_names()
             or store.registered(name) is not None):
         raise Refused(f"register_as {name!r} is already an agent")
+    if name in _session_names(box):
+        raise Refused(f"register_as {name!r} is the name of a session (see mailslot who "
+                      "and mailslot sessions --started)")
     ids = [i for agent in store.agent_names()
            for i, _ in store.entries(agent, ("unread", "read", "done"))]
     ids += store.broadcast_ids() + store.broadcast_ids(live=False)
     if any(sender_of(i) == name for i in ids):
         raise Refused(f"register_as {name!r} already appears as a sender of a message")
     return name
+
+
+def _session_names(box: Mailbox) -> set[str]:
+    """Names sessions go by: a mailslot server's (presence), a host session's that the
+    hooks recorded, and a started session's that still runs."""
+    store = box.store
+    names = {str(r["agent"]) for r in store.presence()}
+    names |= {str(r["agent"]) for r in store.hook_sessions()}
+    return names | {str(r["register_as"]) for r in _alive(store.started_sessions())
+                    if r.get("register_as")}
 
 
 def _caller(box: Mailbox, via: str) -> str | None:
@@ -185,7 +212,8 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
                                         or not _PROJECT.fullmatch(request.project)):
         raise InvalidInput("project is an Antigravity project id, for host antigravity only")
     name = _title(request.name)
-    register = _check_register(box, request.register_as) if request.register_as else None
+    register = (_check_register(box, request.register_as, rails)
+                if request.register_as else None)
     if not request.prompt or len(request.prompt) > _MAX_PROMPT or "\x00" in request.prompt:
         raise InvalidInput(f"prompt must be 1-{_MAX_PROMPT} characters")
     owner = config.owner
