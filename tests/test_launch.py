@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import shutil
 import signal
 import stat
@@ -309,6 +310,112 @@ def test_max_running_counts_live_started_sessions(box: Box, root: Path, bin_dir:
         return True
 
     wait_until(again, what="a slot once the first ended")
+
+
+HANGING_HOST = """#!{python}
+# A fake host that records its start, then runs until it is ended (a live session).
+import json, os, sys, time
+fd = os.open({record!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+os.write(fd, (json.dumps({{"argv": sys.argv[1:], "pid": os.getpid()}}) + "\\n").encode())
+os.close(fd)
+time.sleep(600)
+"""
+AT_ONCE = """
+import os, sys
+from mailslot import cli, entry, guardrails, launch  # all a start imports, before the wait
+ready, go = int(sys.argv[1]), int(sys.argv[2])
+os.write(ready, b".")
+os.read(go, 1)
+sys.argv[1:] = sys.argv[3:]
+sys.exit(entry.main())
+"""
+"""One ``mailslot`` run, imported and held until the test lets every run go at once."""
+FULL = ("1 started sessions are running (config.json: launch.max_running); wait for one "
+        "to end")
+
+
+def hanging_host(bin_dir: Path, name: str) -> Path:
+    record = bin_dir / f"{name}.jsonl"
+    program = bin_dir / name
+    program.write_text(HANGING_HOST.format(python=sys.executable, record=str(record)))
+    program.chmod(0o755)
+    return record
+
+
+def run_at_once(runs: list[list[str]]) -> list[subprocess.CompletedProcess[str]]:
+    """Each argv as ``mailslot ARGV`` in its own process, all let go at the same moment
+    once every one has started and imported mailslot."""
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    procs = [subprocess.Popen([sys.executable, "-c", AT_ONCE, str(ready_w), str(go_r), *argv],
+                              pass_fds=(ready_w, go_r), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for argv in runs]
+    os.close(ready_w)
+    os.close(go_r)
+    try:
+        waiting = b""
+        while len(waiting) < len(procs):
+            readable, _, _ = select.select([ready_r], [], [], 120)
+            chunk = os.read(ready_r, len(procs)) if readable else b""
+            assert chunk, "a run ended before it was ready"
+            waiting += chunk
+        os.write(go_w, b"." * len(procs))
+        outs = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for fd in (ready_r, go_w):
+            os.close(fd)
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return [subprocess.CompletedProcess(p.args, p.returncode, out, err)
+            for p, (out, err) in zip(procs, outs, strict=True)]
+
+
+def test_max_running_holds_for_starts_run_at_once_by_four_processes(
+        root: Path, bin_dir: Path, project: Path, started_pids: list[int]) -> None:
+    hanging_host(bin_dir, "codex")
+    launch(root, max_running=1)
+    try:
+        done = run_at_once([["start", "codex", "--folder", str(project), "--prompt", f"job {n}"]
+                            for n in range(4)])
+    finally:
+        started_pids.extend(r["pid"] for r in log(root) if isinstance(r.get("pid"), int))
+    assert sorted(d.returncode for d in done) == [0, 1, 1, 1], [d.stderr for d in done]
+    assert sorted(d.stderr for d in done if d.returncode) == [f"mailslot: error: {FULL}\n"] * 3
+    assert [r["outcome"] for r in log(root)] == ["background"]
+
+
+def test_max_running_holds_for_pipelined_start_session_calls(
+        root: Path, bin_dir: Path, project: Path, started_pids: list[int]) -> None:
+    hanging_host(bin_dir, "codex")
+    launch(root, max_running=1)
+    calls_at_once = [{"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
+        "name": "start_session",
+        "arguments": {"host": "codex", "folder": str(project), "prompt": f"job {n}"}}}
+        for n in range(2, 8)]
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "pipelined", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"}, *calls_at_once]
+    answers = {}
+    with subprocess.Popen([sys.executable, "-m", "mailslot", "--agent", "orchestrator",
+                           "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True) as server:
+        assert server.stdin is not None and server.stdout is not None
+        try:
+            server.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
+            server.stdin.flush()  # every call sent before the first answer
+            while len(answers) < 7:
+                answer = json.loads(server.stdout.readline())
+                answers[answer["id"]] = answer["result"]
+        finally:
+            server.kill()
+            started_pids.extend(r["pid"] for r in log(root) if isinstance(r.get("pid"), int))
+    results = [answers[n] for n in range(2, 8)]
+    assert sorted(bool(r.get("isError")) for r in results) == [False] + [True] * 5
+    assert [r["content"][0]["text"] for r in results if r.get("isError")] == [FULL] * 5
+    assert [r["outcome"] for r in log(root)] == ["background"]
 
 
 def test_antigravity_token_only_in_the_environment(

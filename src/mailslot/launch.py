@@ -186,8 +186,36 @@ def _caller(box: Mailbox, via: str) -> str | None:
     return principal.name
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """A start whose own values passed every rule; what is left depends on what others
+    hold (running sessions, names)."""
+
+    host: Host
+    rails: Guardrails
+    caller: str | None
+    folder: str
+    model: str | None
+    mode: str | None
+    name: str | None
+    prompt: str
+    opener: list[str] | None
+
+
 def start(box: Mailbox, request: Request, *, via: str) -> Started:
-    """Check every rule, then start the session; ``via`` is ``"cli"`` or ``"mcp"``."""
+    """Check every rule, then start the session; ``via`` is ``"cli"`` or ``"mcp"``.
+
+    What others hold (the sessions ``max_running`` counts, the names ``register_as``
+    must not take) is checked under the store's launch lock, held until the start is
+    logged and its name registered: starts at the same time, from any process, thread
+    or machine, count one another.
+    """
+    checked = _check(box, request, via)
+    with box.store.launch_lock():
+        return _launch(box, request, checked, via)
+
+
+def _check(box: Mailbox, request: Request, via: str) -> _Checked:
     host = HOSTS.get(request.host)
     if host is None:
         raise InvalidInput(f"host {request.host!r} is not one of: " + ", ".join(HOSTS))
@@ -212,8 +240,8 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
                                         or not _PROJECT.fullmatch(request.project)):
         raise InvalidInput("project is an Antigravity project id, for host antigravity only")
     name = _title(request.name)
-    register = (_check_register(box, request.register_as, rails)
-                if request.register_as else None)
+    if request.register_as is not None:
+        check_name(request.register_as, "register_as")  # a bad name before a wait
     if not request.prompt or len(request.prompt) > _MAX_PROMPT or "\x00" in request.prompt:
         raise InvalidInput(f"prompt must be 1-{_MAX_PROMPT} characters")
     owner = config.owner
@@ -221,6 +249,15 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
     if via == "mcp" or (caller is not None and caller != owner):
         prompt = notice(str(caller), owner) + prompt
     opener = _desktop_checks(request, prompt) if request.handoff == "desktop" else None
+    rails.max_running()  # a malformed limit refuses before a wait
+    return _Checked(host, rails, caller, folder, model, mode, name, prompt, opener)
+
+
+def _launch(box: Mailbox, request: Request, checked: _Checked, via: str) -> Started:
+    """The rest of a start: call only under the store's launch lock."""
+    host, rails, folder = checked.host, checked.rails, checked.folder
+    register = (_check_register(box, request.register_as, rails)
+                if request.register_as else None)
     limit = rails.max_running()
     if running(box) >= limit:
         raise Refused(f"{limit} started sessions are running (config.json: "
@@ -238,15 +275,15 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
             else None
         if conflict is not None:
             raise Refused(conflict)
-    plan = Start(prompt, request.handoff, name, model, request.effort, mode, session_id,
-                 request.project,
+    plan = Start(checked.prompt, request.handoff, checked.name, checked.model, request.effort,
+                 checked.mode, session_id, request.project,
                  (*own.args, *(f"--allow-tool={t}" for t in rails.allow_tools())))
     argv = host.argv(rails.executable(), plan)
     flag = bypass_flag(argv[:-1])
-    if flag is not None and mode not in host.bypass:
+    if flag is not None and checked.mode not in host.bypass:
         raise Refused(f"{flag} would skip {host.name}'s permission prompts")
-    result = _run(box, host, rails, plan, argv, env, folder, opener)
-    _log(box, request, result, caller, via, prompt, config.owner)
+    result = _run(box, host, rails, plan, argv, env, folder, checked.opener)
+    _log(box, request, result, checked.caller, via, checked.prompt, box.config.owner)
     if register is not None and result.outcome != "failed":
         _register(box, register, host, result, rails)
     return result
