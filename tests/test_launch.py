@@ -665,6 +665,28 @@ def test_recovery_runs_no_tmux_format_in_its_folder(
     assert pwned(isolated) == []
 
 
+def test_recovery_into_a_folder_that_is_gone_starts_nothing_elsewhere(
+        box: Box, root: Path, bin_dir: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from mailslot.wake.runner import WakeRunner
+
+    socket, record = tmux_claude(bin_dir, monkeypatch, "gone")
+    gone = isolated / "gone"
+    configure(root, {"builder": {
+        "wake_on_mail": True, "wake_method": "tmux", "tmux_target": "%999",
+        "tmux_program": "claude", "tmux_socket": socket,
+        "restart": {"host": "claude", "folder": str(gone), "continue": True,
+                    "handoff": "tmux"}}}, wake_retry={"attempts": 1})
+    box("orchestrator").send("builder", "wake up", "one")
+    try:
+        done = WakeRunner(FileStore(root)).run_agent("builder").results
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+    assert done[0].outcome.reason == (f"could not start builder again: the folder {gone} "
+                                      "does not exist")
+    assert not calls(record) and not log(root)
+
+
 def test_register_as_gives_each_host_its_own_server_speaking_as_that_name(
         box: Box, root: Path, bin_dir: Path, project: Path) -> None:
     """The folder's installed server may name another agent (`--agent` beats

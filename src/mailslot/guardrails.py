@@ -195,6 +195,8 @@ def open_window(server: list[str], argv: list[str], env: dict[str, str], folder:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise Failed(f"tmux could not be run ({type(exc).__name__})") from None
 
+    if not os.path.isdir(folder):  # tmux would open the window elsewhere, saying nothing
+        raise Failed(f"the folder {folder} does not exist")
     # A running server's global environment is every new window's; a MAILSLOT_* there
     # (from whoever started the server) is blanked, which mailslot reads as unset.
     shown = tmux("show-environment", "-g").stdout if tmux("has-session").returncode == 0 \
