@@ -386,6 +386,22 @@ def test_max_running_holds_for_starts_run_at_once_by_four_processes(
     assert [r["outcome"] for r in log(root)] == ["background"]
 
 
+def test_one_name_given_by_starts_run_at_once_is_taken_by_one_of_them(
+        root: Path, bin_dir: Path, project: Path, started_pids: list[int]) -> None:
+    record = hanging_host(bin_dir, "codex")
+    launch(root)
+    try:
+        done = run_at_once([["start", "codex", "--folder", str(project), "--prompt", f"job {n}",
+                             "--register-as", "builder"] for n in range(3)])
+    finally:
+        started_pids.extend(r["pid"] for r in log(root) if isinstance(r.get("pid"), int))
+    assert sorted(d.returncode for d in done) == [0, 1, 1], [d.stderr for d in done]
+    assert sorted(d.stderr for d in done if d.returncode) == [
+        "mailslot: error: register_as 'builder' is already an agent\n"] * 2
+    assert [r["register_as"] for r in log(root)] == ["builder"]
+    assert len(wait_until(lambda: calls(record), what="the one start")) == 1
+
+
 def test_max_running_holds_for_pipelined_start_session_calls(
         root: Path, bin_dir: Path, project: Path, started_pids: list[int]) -> None:
     hanging_host(bin_dir, "codex")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import guardrails
+from .config import Config
 from .errors import InvalidInput, Refused, StoreError
 from .guardrails import HOST_TIMEOUT, Failed, Guardrails, open_window
 from .ids import sender_of
@@ -144,13 +145,14 @@ def _check_register(box: Mailbox, raw: str, rails: Guardrails) -> str:
     agent's, no session's, in no message."""
     name = check_name(raw, "register_as")
     store = box.store
-    if name == box.config.owner:
+    config = Config(store.load_config())  # as it is now, under the launch lock
+    if name == config.owner:
         raise Refused(f"register_as {name!r} is the owner (config.json: owner); a started "
                       "session never takes the owner's name")
     if name in rails.allowed_callers():
         raise Refused(f"register_as {name!r} is an agent that may start sessions "
                       "(config.json: launch.allowed_callers)")
-    if (name in box.config.agents() or name in store.agent_names()
+    if (name in config.agents() or name in store.agent_names()
             or store.registered(name) is not None):
         raise Refused(f"register_as {name!r} is already an agent")
     if name in _session_names(box):
