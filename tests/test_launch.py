@@ -703,6 +703,37 @@ def test_recovery_into_a_folder_that_is_gone_starts_nothing_elsewhere(
     assert not calls(record) and not log(root)
 
 
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_recovery_opens_its_window_on_the_server_of_tmux_socket_path(
+        box: Box, root: Path, bin_dir: Path, project: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _, record = tmux_claude(bin_dir, monkeypatch, "socket-path")
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # the default server: private too
+    path = tmp_path / "agents.sock"
+    configure(root, {"builder": {
+        "wake_on_mail": True, "wake_method": "tmux", "tmux_target": "%999",
+        "tmux_program": Path(sys.executable).name, "tmux_socket_path": str(path),
+        "tmux_idle_seconds": 0.3,
+        "restart": {"host": "claude", "folder": str(project), "continue": True,
+                    "handoff": "tmux"}}})
+    servers = (["-S", str(path)], [])
+    try:
+        sent = box("orchestrator").send("builder", "wake up", "one")
+        subprocess.run([sys.executable, "-m", "mailslot", "watch", "--once"],
+                       capture_output=True, text=True, timeout=60, check=False)
+        (entry,) = log(root)
+        panes = [subprocess.run(["tmux", *server, "list-panes", "-a", "-F", "#{pane_id}"],
+                                capture_output=True, text=True, check=False).stdout.split()
+                 for server in servers]
+        lines = Path(f"{record}.lines")
+        wait_until(lambda: lines.exists() and sent.id in lines.read_text(), 60,
+                   what="the wake")
+    finally:
+        for server in servers:
+            subprocess.run(["tmux", *server, "kill-server"], capture_output=True, check=False)
+    assert panes == [[entry["tmux_target"]], []]
+
+
 def test_register_as_gives_each_host_its_own_server_speaking_as_that_name(
         box: Box, root: Path, bin_dir: Path, project: Path) -> None:
     """The folder's installed server may name another agent (`--agent` beats
