@@ -218,6 +218,7 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
 
 
 def _check(box: Mailbox, request: Request, via: str) -> _Checked:
+    """Every rule about the request's own values (nothing others hold: no lock needed)."""
     host = HOSTS.get(request.host)
     if host is None:
         raise InvalidInput(f"host {request.host!r} is not one of: " + ", ".join(HOSTS))
@@ -242,7 +243,7 @@ def _check(box: Mailbox, request: Request, via: str) -> _Checked:
                                         or not _PROJECT.fullmatch(request.project)):
         raise InvalidInput("project is an Antigravity project id, for host antigravity only")
     name = _title(request.name)
-    if request.register_as is not None:
+    if request.register_as:
         check_name(request.register_as, "register_as")  # a bad name before a wait
     if not request.prompt or len(request.prompt) > _MAX_PROMPT or "\x00" in request.prompt:
         raise InvalidInput(f"prompt must be 1-{_MAX_PROMPT} characters")
