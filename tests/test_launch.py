@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import shutil
 import signal
 import stat
@@ -311,6 +312,128 @@ def test_max_running_counts_live_started_sessions(box: Box, root: Path, bin_dir:
     wait_until(again, what="a slot once the first ended")
 
 
+HANGING_HOST = """#!{python}
+# A fake host that records its start, then runs until it is ended (a live session).
+import json, os, sys, time
+fd = os.open({record!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+os.write(fd, (json.dumps({{"argv": sys.argv[1:], "pid": os.getpid()}}) + "\\n").encode())
+os.close(fd)
+time.sleep(600)
+"""
+AT_ONCE = """
+import os, sys
+from mailslot import cli, entry, guardrails, launch  # all a start imports, before the wait
+ready, go = int(sys.argv[1]), int(sys.argv[2])
+os.write(ready, b".")
+os.read(go, 1)
+sys.argv[1:] = sys.argv[3:]
+sys.exit(entry.main())
+"""
+"""One ``mailslot`` run, imported and held until the test lets every run go at once."""
+FULL = ("1 started sessions are running (config.json: launch.max_running); wait for one "
+        "to end")
+
+
+def hanging_host(bin_dir: Path, name: str) -> Path:
+    record = bin_dir / f"{name}.jsonl"
+    program = bin_dir / name
+    program.write_text(HANGING_HOST.format(python=sys.executable, record=str(record)))
+    program.chmod(0o755)
+    return record
+
+
+def run_at_once(runs: list[list[str]]) -> list[subprocess.CompletedProcess[str]]:
+    """Each argv as ``mailslot ARGV`` in its own process, all let go at the same moment
+    once every one has started and imported mailslot."""
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    procs = [subprocess.Popen([sys.executable, "-c", AT_ONCE, str(ready_w), str(go_r), *argv],
+                              pass_fds=(ready_w, go_r), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for argv in runs]
+    os.close(ready_w)
+    os.close(go_r)
+    try:
+        waiting = b""
+        while len(waiting) < len(procs):
+            readable, _, _ = select.select([ready_r], [], [], 120)
+            chunk = os.read(ready_r, len(procs)) if readable else b""
+            assert chunk, "a run ended before it was ready"
+            waiting += chunk
+        os.write(go_w, b"." * len(procs))
+        outs = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for fd in (ready_r, go_w):
+            os.close(fd)
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return [subprocess.CompletedProcess(p.args, p.returncode, out, err)
+            for p, (out, err) in zip(procs, outs, strict=True)]
+
+
+def test_max_running_holds_for_starts_run_at_once_by_four_processes(
+        root: Path, bin_dir: Path, project: Path, started_pids: list[int]) -> None:
+    hanging_host(bin_dir, "codex")
+    launch(root, max_running=1)
+    try:
+        done = run_at_once([["start", "codex", "--folder", str(project), "--prompt", f"job {n}"]
+                            for n in range(4)])
+    finally:
+        started_pids.extend(r["pid"] for r in log(root) if isinstance(r.get("pid"), int))
+    assert sorted(d.returncode for d in done) == [0, 1, 1, 1], [d.stderr for d in done]
+    assert sorted(d.stderr for d in done if d.returncode) == [f"mailslot: error: {FULL}\n"] * 3
+    assert [r["outcome"] for r in log(root)] == ["background"]
+
+
+def test_one_name_given_by_starts_run_at_once_is_taken_by_one_of_them(
+        root: Path, bin_dir: Path, project: Path, started_pids: list[int]) -> None:
+    record = hanging_host(bin_dir, "codex")
+    launch(root)
+    try:
+        done = run_at_once([["start", "codex", "--folder", str(project), "--prompt", f"job {n}",
+                             "--register-as", "builder"] for n in range(3)])
+    finally:
+        started_pids.extend(r["pid"] for r in log(root) if isinstance(r.get("pid"), int))
+    assert sorted(d.returncode for d in done) == [0, 1, 1], [d.stderr for d in done]
+    assert sorted(d.stderr for d in done if d.returncode) == [
+        "mailslot: error: register_as 'builder' is already an agent\n"] * 2
+    assert [r["register_as"] for r in log(root)] == ["builder"]
+    assert len(wait_until(lambda: calls(record), what="the one start")) == 1
+
+
+def test_max_running_holds_for_pipelined_start_session_calls(
+        root: Path, bin_dir: Path, project: Path, started_pids: list[int]) -> None:
+    hanging_host(bin_dir, "codex")
+    launch(root, max_running=1)
+    calls_at_once = [{"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
+        "name": "start_session",
+        "arguments": {"host": "codex", "folder": str(project), "prompt": f"job {n}"}}}
+        for n in range(2, 8)]
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "pipelined", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"}, *calls_at_once]
+    answers = {}
+    with subprocess.Popen([sys.executable, "-m", "mailslot", "--agent", "orchestrator",
+                           "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True) as server:
+        assert server.stdin is not None and server.stdout is not None
+        try:
+            server.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
+            server.stdin.flush()  # every call sent before the first answer
+            while len(answers) < 7:
+                answer = json.loads(server.stdout.readline())
+                answers[answer["id"]] = answer["result"]
+        finally:
+            server.kill()
+            started_pids.extend(r["pid"] for r in log(root) if isinstance(r.get("pid"), int))
+    results = [answers[n] for n in range(2, 8)]
+    assert sorted(bool(r.get("isError")) for r in results) == [False] + [True] * 5
+    assert [r["content"][0]["text"] for r in results if r.get("isError")] == [FULL] * 5
+    assert [r["outcome"] for r in log(root)] == ["background"]
+
+
 def test_antigravity_token_only_in_the_environment(
         box: Box, root: Path, bin_dir: Path, project: Path, isolated: Path) -> None:
     creds = isolated / "creds.json"
@@ -413,6 +536,27 @@ def test_a_child_agent_may_never_start_a_session(root: Path, bin_dir: Path, proj
     assert not calls(record) and not log(root)
 
 
+@pytest.mark.parametrize(("name", "why"), [
+    ("sarah", "the owner"), ("Sarah", "the owner"), ("orchestrator", "allowed_callers"),
+    ("planner", "allowed_callers"), ("live", "a session"), ("hooked", "a session"),
+    ("earlier", "a session")])
+def test_register_as_never_takes_the_owner_a_caller_or_a_sessions_name(
+        box: Box, root: Path, bin_dir: Path, project: Path, name: str, why: str) -> None:
+    record = fake_host(bin_dir, "codex")
+    launch(root, allowed_callers=["orchestrator", "Planner"])
+    store = FileStore(root)
+    box("live").beacon(program="claude").announce()  # a server of "live" is online
+    store.record_hook_session("hooked", "s-1", {"host": "claude"})
+    store.log_session({"launcher": "codex", "outcome": "background", "pid": os.getpid(),
+                       "register_as": "earlier"})  # a started session, still running
+    before = store.load_config()
+    with pytest.raises(Refused, match=why):
+        start(box("orchestrator"), Request("codex", str(project), "hi", register_as=name),
+              via="mcp")
+    assert not calls(record) and len(log(root)) == 1
+    assert store.load_config() == before
+
+
 def test_register_as_a_registered_agent_is_refused(box: Box, root: Path,
                                                    project: Path, isolated: Path) -> None:
     from mailslot import authority
@@ -469,6 +613,126 @@ def test_recovery_starts_a_gone_agent_once_and_only_when_opted_in(
 
 
 # ---- issue 15 review: each started session's own MCP server, and a clean environment --
+
+HOSTILE = "#(cd; touch pwned-{})"
+"""A tmux format that runs a shell command (in ``$HOME``, so it needs no ``/``)."""
+
+
+def tmux_windows(socket: str) -> str:
+    """Every pane of the private server: ``pane_id|window_name``, one a line."""
+    return subprocess.run(["tmux", "-L", socket, "list-windows", "-a", "-F",
+                           "#{pane_id}|#{window_name}"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def pwned(isolated: Path) -> list[str]:
+    return sorted(p.name for p in (isolated / "home").glob("pwned-*"))
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.parametrize("via", ["mcp", "cli"])
+def test_tmux_formats_in_a_name_or_folder_run_nothing_and_the_window_is_in_that_folder(
+        box: Box, root: Path, bin_dir: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch,
+        via: str) -> None:
+    socket, record = tmux_claude(bin_dir, monkeypatch, "formats")
+    folder = isolated / f"work #{{session_name}} {HOSTILE.format('folder')}"
+    folder.mkdir()
+    (isolated / "home" / ".claude.json").write_text(json.dumps(
+        {"projects": {str(folder): {"hasTrustDialogAccepted": True}}}))
+    name = f"{HOSTILE.format('name')} #{{pane_id}} ## #"
+    launch(root, tmux_socket=socket)
+    try:
+        result = start(box("orchestrator" if via == "mcp" else None), Request(
+            "claude", str(folder), "hi", name=name, handoff="tmux"), via=via)
+        assert result.outcome == "handed_off", result.error
+        seen = one_call(record)
+        windows = tmux_windows(socket)
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+    assert seen["cwd"] == str(folder)
+    assert f"{result.tmux_target}|{name}\n" in windows
+    assert pwned(isolated) == []
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_recovery_runs_no_tmux_format_in_its_folder(
+        box: Box, root: Path, bin_dir: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    socket, record = tmux_claude(bin_dir, monkeypatch, "formats-restart")
+    folder = isolated / f"app {HOSTILE.format('restart')}"
+    folder.mkdir()
+    configure(root, {"builder": {
+        "wake_on_mail": True, "wake_method": "tmux", "tmux_target": "%999",
+        "tmux_program": Path(sys.executable).name, "tmux_socket": socket,
+        "tmux_idle_seconds": 0.3,
+        "restart": {"host": "claude", "folder": str(folder), "continue": True,
+                    "handoff": "tmux"}}})
+    try:
+        box("orchestrator").send("builder", "wake up", "one")
+        subprocess.run([sys.executable, "-m", "mailslot", "watch", "--once"],
+                       capture_output=True, text=True, timeout=60, check=False)
+        seen = one_call(record)
+        (entry,) = log(root)
+        windows = tmux_windows(socket)
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+    assert seen["cwd"] == str(folder)
+    assert f"{entry['tmux_target']}|builder\n" in windows
+    assert pwned(isolated) == []
+
+
+def test_recovery_into_a_folder_that_is_gone_starts_nothing_elsewhere(
+        box: Box, root: Path, bin_dir: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from mailslot.wake.runner import WakeRunner
+
+    socket, record = tmux_claude(bin_dir, monkeypatch, "gone")
+    gone = isolated / "gone"
+    configure(root, {"builder": {
+        "wake_on_mail": True, "wake_method": "tmux", "tmux_target": "%999",
+        "tmux_program": "claude", "tmux_socket": socket,
+        "restart": {"host": "claude", "folder": str(gone), "continue": True,
+                    "handoff": "tmux"}}}, wake_retry={"attempts": 1})
+    box("orchestrator").send("builder", "wake up", "one")
+    try:
+        done = WakeRunner(FileStore(root)).run_agent("builder").results
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+    assert done[0].outcome.reason == (f"could not start builder again: the folder {gone} "
+                                      "does not exist")
+    assert not calls(record) and not log(root)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_recovery_opens_its_window_on_the_server_of_tmux_socket_path(
+        box: Box, root: Path, bin_dir: Path, project: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _, record = tmux_claude(bin_dir, monkeypatch, "socket-path")
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # the default server: private too
+    path = tmp_path / "agents.sock"
+    configure(root, {"builder": {
+        "wake_on_mail": True, "wake_method": "tmux", "tmux_target": "%999",
+        "tmux_program": Path(sys.executable).name, "tmux_socket_path": str(path),
+        "tmux_idle_seconds": 0.3,
+        "restart": {"host": "claude", "folder": str(project), "continue": True,
+                    "handoff": "tmux"}}})
+    servers = (["-S", str(path)], [])
+    try:
+        sent = box("orchestrator").send("builder", "wake up", "one")
+        subprocess.run([sys.executable, "-m", "mailslot", "watch", "--once"],
+                       capture_output=True, text=True, timeout=60, check=False)
+        (entry,) = log(root)
+        panes = [subprocess.run(["tmux", *server, "list-panes", "-a", "-F", "#{pane_id}"],
+                                capture_output=True, text=True, check=False).stdout.split()
+                 for server in servers]
+        lines = Path(f"{record}.lines")
+        wait_until(lambda: lines.exists() and sent.id in lines.read_text(), 60,
+                   what="the wake")
+    finally:
+        for server in servers:
+            subprocess.run(["tmux", *server, "kill-server"], capture_output=True, check=False)
+    assert panes == [[entry["tmux_target"]], []]
+
 
 def test_register_as_gives_each_host_its_own_server_speaking_as_that_name(
         box: Box, root: Path, bin_dir: Path, project: Path) -> None:

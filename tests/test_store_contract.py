@@ -648,6 +648,29 @@ def test_the_session_log_keeps_records_in_order_and_reopens(backend: Backend) ->
     assert open_store(backend.location).started_sessions() == [first, second]
 
 
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_launch_lock_keeps_a_second_holder_waiting_until_the_first_is_done(
+        backend: Backend, shared: bool) -> None:
+    """Another process (another store) or another thread of this one (the same store)."""
+    other = backend.store if shared else open_store(backend.location)
+    order: list[str] = []
+    entered = threading.Event()
+
+    def second() -> None:
+        with other.launch_lock():
+            order.append("second")
+            entered.set()
+
+    waiter = threading.Thread(target=second)
+    with backend.store.launch_lock():
+        waiter.start()
+        time.sleep(0.5)  # room for a lock that does not hold (not an assertion)
+        order.append("first")
+    assert entered.wait(60)
+    waiter.join(60)
+    assert order == ["first", "second"]
+
+
 def test_the_session_log_is_private(root: Path) -> None:
     FileStore(root).log_session({"launcher": "claude"})
     path = root / "log" / "sessions.jsonl"

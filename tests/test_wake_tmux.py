@@ -164,3 +164,16 @@ def test_a_missing_pane_is_refused(box: Box, root: Path, tmux: Tmux) -> None:
     box("claude").send("gemini", "s", "x")
     done = WakeRunner(FileStore(root)).run_agent("gemini")
     assert done.results[0].outcome.reason == "tmux pane %99 was not found"
+
+
+@pytest.mark.parametrize("field", ["tmux_target", "tmux_program", "tmux_socket"])
+def test_a_tmux_format_in_a_pane_setting_is_refused_and_runs_nothing(
+        box: Box, root: Path, tmp_path: Path, tmux: Tmux, field: str) -> None:
+    canary = tmp_path / "pwned"
+    pane = tmux.pane("sleep", "600")
+    configure(root, {"gemini": tmux_agent(tmux, pane, **{field: f"#(touch {canary})"},
+                                          wake_retry={"attempts": 1})})
+    m = box("claude").send("gemini", "s", "x")
+    done = WakeRunner(FileStore(root)).run_agent("gemini")
+    assert f"agents.gemini.{field} is not a" in done.results[0].outcome.reason
+    assert not canary.exists() and m.id not in tmux.screen(pane)

@@ -18,7 +18,7 @@ from .errors import InvalidInput, Refused
 from .wake.launchers import Host
 from .wake.methods import COPILOT_TOOL
 from .wake.session_mcp import clean_environ
-from .wake.tmux import SOCKET_NAME
+from .wake.tmux import SOCKET_NAME, literal
 
 DEFAULT_MAX_RUNNING = 4
 TMUX_SESSION = "mailslot"
@@ -185,7 +185,9 @@ class Failed(Exception):
 def open_window(server: list[str], argv: list[str], env: dict[str, str], folder: str,
           title: str) -> tuple[str, int]:
     """Start ``argv`` in a new window of the ``mailslot`` tmux session (made if absent);
-    with several arguments tmux runs the program itself, never through a shell."""
+    with several arguments tmux runs the program itself, never through a shell. The
+    folder and title are a caller's: tmux would expand them as formats (a ``#(...)``
+    runs a shell command), so they are passed :func:`~mailslot.wake.tmux.literal`."""
     def tmux(*args: str) -> subprocess.CompletedProcess[str]:
         try:  # a server this starts must not take the caller's MAILSLOT_* as its own
             return subprocess.run(["tmux", *server, *args], capture_output=True, text=True,
@@ -193,6 +195,8 @@ def open_window(server: list[str], argv: list[str], env: dict[str, str], folder:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise Failed(f"tmux could not be run ({type(exc).__name__})") from None
 
+    if not os.path.isdir(folder):  # tmux would open the window elsewhere, saying nothing
+        raise Failed(f"the folder {folder} does not exist")
     # A running server's global environment is every new window's; a MAILSLOT_* there
     # (from whoever started the server) is blanked, which mailslot reads as unset.
     shown = tmux("show-environment", "-g").stdout if tmux("has-session").returncode == 0 \
@@ -200,7 +204,7 @@ def open_window(server: list[str], argv: list[str], env: dict[str, str], folder:
     inherited = {line.split("=", 1)[0] for line in shown.splitlines()
                  if line.startswith("MAILSLOT_") and "=" in line}
     env = {**dict.fromkeys(sorted(inherited - set(env)), ""), **env}
-    where = ["-c", folder, "-n", title, "-P", "-F", "#{pane_id} #{pane_pid}"]
+    where = ["-c", literal(folder), "-n", literal(title), "-P", "-F", "#{pane_id} #{pane_pid}"]
     where += [part for k, v in env.items() for part in ("-e", f"{k}={v}")]
     if tmux("has-session", "-t", f"={TMUX_SESSION}").returncode == 0:
         done = tmux("new-window", "-d", "-t", f"={TMUX_SESSION}:", *where, "--", *argv)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import guardrails
+from .config import Config
 from .errors import InvalidInput, Refused, StoreError
 from .guardrails import HOST_TIMEOUT, Failed, Guardrails, open_window
 from .ids import sender_of
@@ -125,26 +126,54 @@ def _claude_trusted(folder: str) -> bool:
     return isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True
 
 
+def _alive(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The session log's records of started sessions alive now (those mailslot has a
+    process id for)."""
+    return [r for r in records
+            if r.get("outcome") in ("background", "handed_off", "still_running")
+            and isinstance(r.get("pid"), int) and pid_alive(r["pid"])]
+
+
 def running(box: Mailbox) -> int:
-    """How many started sessions are alive now (those mailslot has a process id for)."""
-    return sum(1 for r in box.store.started_sessions()
-               if r.get("outcome") in ("background", "handed_off", "still_running")
-               and isinstance(r.get("pid"), int) and pid_alive(r["pid"]))
+    """How many started sessions are alive now."""
+    return len(_alive(box.store.started_sessions()))
 
 
-def _check_register(box: Mailbox, raw: str) -> str:
-    """``register_as`` must be a new name: not reserved, no agent, in no message."""
+def _check_register(box: Mailbox, raw: str, rails: Guardrails) -> str:
+    """``register_as`` must be a name nobody holds or may claim: not reserved, not the
+    owner (whom every gate admits and whose mail wakes), not an allowed caller, no
+    agent's, no session's, in no message."""
     name = check_name(raw, "register_as")
     store = box.store
-    if (name in box.config.agents() or name in store.agent_names()
+    config = Config(store.load_config())  # as it is now, under the launch lock
+    if name == config.owner:
+        raise Refused(f"register_as {name!r} is the owner (config.json: owner); a started "
+                      "session never takes the owner's name")
+    if name in rails.allowed_callers():
+        raise Refused(f"register_as {name!r} is an agent that may start sessions "
+                      "(config.json: launch.allowed_callers)")
+    if (name in config.agents() or name in store.agent_names()
             or store.registered(name) is not None):
         raise Refused(f"register_as {name!r} is already an agent")
+    if name in _session_names(box):
+        raise Refused(f"register_as {name!r} is the name of a session (see mailslot who "
+                      "and mailslot sessions --started)")
     ids = [i for agent in store.agent_names()
            for i, _ in store.entries(agent, ("unread", "read", "done"))]
     ids += store.broadcast_ids() + store.broadcast_ids(live=False)
     if any(sender_of(i) == name for i in ids):
         raise Refused(f"register_as {name!r} already appears as a sender of a message")
     return name
+
+
+def _session_names(box: Mailbox) -> set[str]:
+    """Names sessions go by: a mailslot server's (presence), a host session's that the
+    hooks recorded, and a started session's that still runs."""
+    store = box.store
+    names = {str(r["agent"]) for r in store.presence()}
+    names |= {str(r["agent"]) for r in store.hook_sessions()}
+    return names | {str(r["register_as"]) for r in _alive(store.started_sessions())
+                    if r.get("register_as")}
 
 
 def _caller(box: Mailbox, via: str) -> str | None:
@@ -159,8 +188,37 @@ def _caller(box: Mailbox, via: str) -> str | None:
     return principal.name
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """A start whose own values passed every rule; what is left depends on what others
+    hold (running sessions, names)."""
+
+    host: Host
+    rails: Guardrails
+    caller: str | None
+    folder: str
+    model: str | None
+    mode: str | None
+    name: str | None
+    prompt: str
+    opener: list[str] | None
+
+
 def start(box: Mailbox, request: Request, *, via: str) -> Started:
-    """Check every rule, then start the session; ``via`` is ``"cli"`` or ``"mcp"``."""
+    """Check every rule, then start the session; ``via`` is ``"cli"`` or ``"mcp"``.
+
+    What others hold (the sessions ``max_running`` counts, the names ``register_as``
+    must not take) is checked under the store's launch lock, held until the start is
+    logged and its name registered: starts at the same time, from any process, thread
+    or machine, count one another.
+    """
+    checked = _check(box, request, via)
+    with box.store.launch_lock():
+        return _launch(box, request, checked, via)
+
+
+def _check(box: Mailbox, request: Request, via: str) -> _Checked:
+    """Every rule about the request's own values (nothing others hold: no lock needed)."""
     host = HOSTS.get(request.host)
     if host is None:
         raise InvalidInput(f"host {request.host!r} is not one of: " + ", ".join(HOSTS))
@@ -185,7 +243,8 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
                                         or not _PROJECT.fullmatch(request.project)):
         raise InvalidInput("project is an Antigravity project id, for host antigravity only")
     name = _title(request.name)
-    register = _check_register(box, request.register_as) if request.register_as else None
+    if request.register_as:
+        check_name(request.register_as, "register_as")  # a bad name before a wait
     if not request.prompt or len(request.prompt) > _MAX_PROMPT or "\x00" in request.prompt:
         raise InvalidInput(f"prompt must be 1-{_MAX_PROMPT} characters")
     owner = config.owner
@@ -193,6 +252,15 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
     if via == "mcp" or (caller is not None and caller != owner):
         prompt = notice(str(caller), owner) + prompt
     opener = _desktop_checks(request, prompt) if request.handoff == "desktop" else None
+    rails.max_running()  # a malformed limit refuses before a wait
+    return _Checked(host, rails, caller, folder, model, mode, name, prompt, opener)
+
+
+def _launch(box: Mailbox, request: Request, checked: _Checked, via: str) -> Started:
+    """The rest of a start: call only under the store's launch lock."""
+    host, rails, folder = checked.host, checked.rails, checked.folder
+    register = (_check_register(box, request.register_as, rails)
+                if request.register_as else None)
     limit = rails.max_running()
     if running(box) >= limit:
         raise Refused(f"{limit} started sessions are running (config.json: "
@@ -210,15 +278,15 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
             else None
         if conflict is not None:
             raise Refused(conflict)
-    plan = Start(prompt, request.handoff, name, model, request.effort, mode, session_id,
-                 request.project,
+    plan = Start(checked.prompt, request.handoff, checked.name, checked.model, request.effort,
+                 checked.mode, session_id, request.project,
                  (*own.args, *(f"--allow-tool={t}" for t in rails.allow_tools())))
     argv = host.argv(rails.executable(), plan)
     flag = bypass_flag(argv[:-1])
-    if flag is not None and mode not in host.bypass:
+    if flag is not None and checked.mode not in host.bypass:
         raise Refused(f"{flag} would skip {host.name}'s permission prompts")
-    result = _run(box, host, rails, plan, argv, env, folder, opener)
-    _log(box, request, result, caller, via, prompt, config.owner)
+    result = _run(box, host, rails, plan, argv, env, folder, checked.opener)
+    _log(box, request, result, checked.caller, via, checked.prompt, box.config.owner)
     if register is not None and result.outcome != "failed":
         _register(box, register, host, result, rails)
     return result

@@ -337,6 +337,12 @@ class Store(Protocol):
     def started_sessions(self) -> list[dict[str, Any]]:
         """Every readable record of the session log, oldest first."""
 
+    def launch_lock(self) -> AbstractContextManager[None]:
+        """Hold the lock of starting sessions, waiting for it while another holder has
+        it (another thread, process or machine of this store), released by the system if
+        the holder dies: a start holds it while it counts the sessions running, starts
+        its own and logs it, so starts at the same time count one another."""
+
     # issue 17: search (a derived index; the stored messages stay the truth) ------------
     def search(self, request: Search) -> list[str]:
         """Ids of the messages ``request`` finds (see :class:`mailslot.query.Search`): best

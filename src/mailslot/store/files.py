@@ -497,6 +497,11 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         folder = self._folder("log", create=True)
         append(os.path.join(folder, SESSIONS), line.encode("utf-8"), sync=True)
 
+    def launch_lock(self) -> FileLock:
+        """``log/sessions.lock``, ``flock``ed."""
+        return FileLock(os.path.join(self._folder("log", create=True), "sessions.lock"),
+                        "the session log")
+
     def started_sessions(self) -> list[dict[str, Any]]:
         path = os.path.join(self._folder("log"), SESSIONS)
         try:
@@ -540,6 +545,30 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
 
 SESSIONS = "sessions.jsonl"
 """The session log, in ``log/`` (issue 15)."""
+
+
+class FileLock:
+    """``flock`` on a lock file, waited for on entry, released on exit or by the kernel
+    when the holder dies. Each entry opens the file again, so two threads of a process
+    exclude each other too. A class rather than ``contextlib.contextmanager``: the file
+    store is on the hook path, where importing :mod:`contextlib` costs."""
+
+    __slots__ = ("_fd", "_path", "_what")
+
+    def __init__(self, path: str, what: str) -> None:
+        self._path, self._what, self._fd = path, what, -1
+
+    def __enter__(self) -> None:
+        try:
+            self._fd = open_file(self._path, LOCK)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            if self._fd >= 0:
+                os.close(self._fd)
+            raise store_error(exc, f"cannot lock {self._what}") from None
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._fd)
 
 
 def _try_remove(path: str) -> None:

@@ -817,6 +817,9 @@ class PostgresStore:
                  "INSERT INTO session_log (record) VALUES (%s)", (_line(record),),
                  repeat=False)  # a lost commit may have landed
 
+    def launch_lock(self) -> LaunchLock:
+        return LaunchLock(self)
+
     def started_sessions(self) -> list[dict[str, Any]]:
         rows = self._rows("cannot read the session log",
                           "SELECT record FROM session_log ORDER BY seq")
@@ -1014,6 +1017,34 @@ class WakeLock:
             self._store._rows(f"cannot unlock {self._agent}'s wakes",
                               "SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
                               (self._key,))
+
+
+class LaunchLock:
+    """``launch_lock``'s context: a session advisory lock taken, waiting, on a connection
+    of its own, closed on exit. Its own: an advisory lock is re-entrant on the store's
+    shared connection (threads would not exclude each other), and waiting there would
+    hold up every other call of this process. The database releases it if the holder's
+    connection ends (it died or lost its network)."""
+
+    _KEY = "mailslot launch"
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def __enter__(self) -> None:
+        try:
+            self._conn = psycopg.connect(self._store.url, autocommit=True, connect_timeout=5)
+            self._conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))",
+                               (self._KEY,))
+        except psycopg.Error as exc:
+            if self._conn is not None:
+                self._conn.close()
+            raise self._store._error(exc, "cannot lock the session log") from None
+
+    def __exit__(self, *exc: object) -> None:
+        if self._conn is not None:
+            self._conn.close()  # ends the session: the lock goes with it
 
 
 class Notifications:

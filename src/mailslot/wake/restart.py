@@ -34,6 +34,7 @@ from ..store import Store
 from . import session_mcp
 from .launchers import HOSTS
 from .methods import OK, Outcome, bypass_flag, where
+from .tmux import TmuxMethod
 
 ATTEMPTS = 2
 """A failed start is tried once more, then given up (the sender told): a start that
@@ -78,8 +79,7 @@ def recover(store: Store, agent: str, fields: Mapping[str, Any]) -> Outcome | No
         recipe = _recipe(agent, fields)
         if recipe is None:
             return None
-        server = ["-L", fields["tmux_socket"]] if isinstance(fields.get("tmux_socket"),
-                                                             str) else []
+        server = TmuxMethod.from_config(agent, fields).server  # the pane's, as woken
         online = summarize(store.presence(), now_of(store)).get(agent)
         if (online is not None and online.online) or _pane_exists(server, fields.get(
                 "tmux_target")):

@@ -29,6 +29,18 @@ _CONFIRM_SECONDS = 3.0
 _TMUX_TIMEOUT = 5.0
 
 
+def literal(text: str) -> str:
+    """``text`` for an argument tmux expands as a format, to reach tmux as written.
+
+    tmux expands ``#{...}``, ``#(...)`` (a shell command: it runs) and ``#S``-style
+    aliases in a window's name (``-n``), a start folder (``-c``), a session name
+    (``-s``), ``-F`` and ``display-message``'s message, but not in ``-e``, ``-t``,
+    ``-S`` or a command given as several arguments (measured with tmux 3.3a). ``##`` is
+    its own escape for ``#`` (tmux(1), FORMATS), so nothing in ``text`` is expanded.
+    """
+    return text.replace("#", "##")
+
+
 def _seconds(agent: str, cfg: Mapping[str, Any], name: str, default: float) -> float:
     value = cfg.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 3600:
