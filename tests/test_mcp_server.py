@@ -268,6 +268,34 @@ async def test_list_agents_shows_presence(connect: Any, box: Box) -> None:
     assert after["claude"].online is False and after["claude"].last_seen is not None
 
 
+async def test_message_status_shows_only_mail_the_caller_sent_or_received(
+        connect: Any, box: Box) -> None:
+    private = box("claude").send("gemini", "private", "b", new=True)
+    async with connect("codex") as codex:
+        for raw in (private.id, private.id[:12], private.id.rsplit("_", 1)[1]):
+            refused = await codex.call_tool("message_status", {"message_id": raw})
+            assert refused.is_error and "no message" in text(refused), text(refused)
+            assert raw == private.id or (private.id not in text(refused)
+                                         and "gemini" not in text(refused))
+    async with connect("gemini") as gemini:
+        shown = await call(gemini, "message_status", message_id=private.id)
+        assert shown["recipients"][0]["agent"] == "gemini"
+
+
+async def test_a_child_lists_agents_without_pids_folders_or_machines(box: Box,
+                                                                     mode: str) -> None:
+    box("claude").beacon(program="claude").announce()
+    child = build_server(lambda: Mailbox.open(agent="helper", peer_of="claude"),
+                         presence=False)
+    async with Client(child, mode=mode) as client:
+        claude = {a["name"]: a for a in (await call(client, "list_agents"))["agents"]}
+        assert claude["claude"]["online"] is True
+        for session in claude["claude"]["sessions"]:
+            assert (session["pid"], session["hostname"], session["cwd"]) == (None,) * 3
+        sessions = (await call(client, "list_sessions", name="claude"))["sessions"]
+        assert sessions and all(s["pid"] is None for s in sessions)
+
+
 def test_a_server_without_identity_is_not_built(box: Box) -> None:
     from mailslot import NoIdentity
 

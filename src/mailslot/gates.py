@@ -17,8 +17,8 @@ API (issue 12), reached as ``Mailbox.gate`` (a :class:`Gate` over the service)::
 Who passes a gate of ``members``: admitted members, the agent itself, its registered
 parent and children, the config's ``owner`` and mailslot's own notices. A ``--peer-of``
 child is bound by the child rules but holds no proof that the parent made it: anyone
-can say ``--peer-of``, so it passes only once admitted, like any other agent. Replies are not gated: they answer mail the gated agent chose
-to be part of.
+can say ``--peer-of``, so it passes only once admitted, like any other agent. Replies
+are not gated: they answer mail the gated agent chose to be part of.
 
 **Group gates.** ``gate on --name GROUP`` puts an inbox behind the gate of ``GROUP``:
 every agent whose inbox is in the group shares one member list and one set of join

@@ -412,6 +412,41 @@ class Mailbox:
         forms = self._short_forms([s.message.id for s in page], everywhere=True)
         return [replace(s, short=forms[s.message.id]) for s in page]
 
+    def resolve_known(self, raw: object) -> str:
+        """The whole id ``raw`` names among the mail this caller may see the status of
+        (:func:`overview.may_see`): what it received or sent, and the broadcasts; the
+        owner (:attr:`viewer` ``None``) names any message. So a short form of someone
+        else's mail is "no message", never "ambiguous" with a list of their ids."""
+        if self.viewer is None:
+            return self.resolve_id(raw, everywhere=True)
+        mine = self.agent
+        nameable = chain(self._nameable(False), overview.sent_by(self.store, mine))
+        return check_id(resolve(raw, nameable, owner=mine))
+
+    @property
+    def viewer(self) -> str | None:
+        """Whose mail this process may see where it stands: its own agent's, or
+        ``None`` for every message's (the config's ``owner``, or a process with no
+        identity at all: the person at the mailbox folder, as the CLI runs without
+        ``--agent``; every server binds one). A config that cannot be read names no
+        owner (fail closed)."""
+        if self.identity is None and self.credential is None and self.peer_of is None:
+            return None
+        me = self.agent
+        try:
+            owner = self.config.owner
+        except MailslotError:
+            owner = None
+        return None if me == owner and not self.principal.is_child else me
+
+    @property
+    def sees_machines(self) -> bool:
+        """Is this caller shown where sessions run (process ids, folders, host names)?
+        Not a child agent; over HTTP never (:class:`mailslot.bearer.Remote`)."""
+        if self.credential is None and self.peer_of is None:
+            return True
+        return not self.principal.is_child
+
     def resolve_id(self, raw: object, *, everywhere: bool = False) -> str:
         """The whole id ``raw`` names: an id, a unique prefix (6+ characters) or its
         random tail, among my mail and the broadcasts (``everywhere``: every mailbox)."""
@@ -499,9 +534,11 @@ class Mailbox:
         return message.instance is None or message.shown_to(self.my_instances())
 
     def sessions(self, name: str | None = None) -> list[dict[str, Any]]:
-        """The sessions of ``name``, or of every agent: servers and hook sessions."""
+        """The sessions of ``name``, or of every agent: servers and hook sessions (where
+        they run only for a caller that :attr:`sees_machines`)."""
         agent = check_name(name, "agent") if name is not None else None
-        return fencing.sessions(self.store, agent, self._clock())
+        return fencing.sessions(self.store, agent, self._clock(),
+                                machines=self.sees_machines)
 
     def _settle(self, item: Item, to: State) -> State:
         """Move my copy forward to ``to`` (a broadcast is simply recorded as served)."""
@@ -555,13 +592,15 @@ class Mailbox:
     # Broadcast control ---------------------------------------------------------
     def retract(self, message_id: str) -> Message:
         """Un-send a broadcast: no one not yet served it will be. Its sender only."""
-        message_id = self.resolve_id(message_id, everywhere=True)
+        message_id = self.resolve_known(message_id)
         try:
             message, _ = self.store.load_broadcast(message_id, header_only=True)
         except NotFound:
             holders = [a for a in self.store.agent_names()
                        if self.store.state_of(a, message_id) is not None]
-            if holders:
+            if holders and overview.may_see(
+                    self.store.load(holders[0], message_id, header_only=True)[0],
+                    self.viewer):
                 raise Refused(
                     f"{message_id} is a message to {', '.join(holders)}, not a broadcast: "
                     "a delivered message cannot be recalled (only broadcasts can be "
@@ -577,14 +616,17 @@ class Mailbox:
 
     # Status and overview (the rules live in overview.py) -----------------------
     def status(self, message_id: str) -> Status:
-        """Per-recipient state of a message, when each read and finished it, and replies."""
-        return overview.status(self.store, self.resolve_id(message_id, everywhere=True),
-                               self.who)
+        """Per-recipient state of a message, when each read and finished it, and replies:
+        of a message this caller sent or received (the owner: any; see :attr:`viewer`)."""
+        return overview.status(self.store, self.resolve_known(message_id), self.who,
+                               viewer=self.viewer)
 
     def who(self) -> list[AgentInfo]:
         """Every agent known from the config, a mailbox folder, a message's sender or a
-        server, with unread counts, whether a server of it is online, and its wake."""
-        return overview.who(self.store, self.config, self._clock())
+        server, with unread counts, whether a server of it is online, and its wake
+        (where its servers run only for a caller that :attr:`sees_machines`)."""
+        found = overview.who(self.store, self.config, self._clock())
+        return found if self.sees_machines else [a.without_machines() for a in found]
 
     def doctor(self, *, fix: bool = False, deep: bool = False) -> DoctorReport:
         """Check permissions, config, wakes and leftovers (``deep``: every message too);

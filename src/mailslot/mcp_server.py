@@ -127,8 +127,8 @@ class StatusInfo(MessageFacts):
 
 
 class SessionInfo(TypedDict):
-    pid: int
-    hostname: str
+    pid: int | None  # None, like hostname and cwd, for a remote or child caller
+    hostname: str | None
     program: str | None
     cwd: str | None
     started: str
