@@ -193,6 +193,14 @@ def test_operations_that_fail_exit_1_with_one_line(cli: Cli) -> None:
     assert refused.code == 1 and "only its sender" in refused.err
 
 
+def test_status_as_an_agent_is_of_its_own_mail_only(cli: Cli) -> None:
+    mid = send(cli, "claude", "gemini")
+    for agent in ("claude", "gemini"):
+        assert cli("--agent", agent, "status", mid).code == 0
+    refused = cli("--agent", "codex", "status", mid)
+    assert refused.code == 1 and refused.err == f"mailslot: error: no message {mid} for codex\n"
+
+
 def test_status_and_who_need_no_identity(cli: Cli) -> None:
     mid = send(cli, "claude", "gemini")
     text = cli("status", mid)
