@@ -244,7 +244,8 @@ async def test_errors_are_tool_errors_with_the_cli_text(connect: Any) -> None:
                                        f"no message {bad_id} for gemini"),
             ("reply", "missing"): ({"message_id": bad_id, "body": "x"},
                                    f"no message {bad_id} for gemini"),
-            ("message_status", "missing"): ({"message_id": bad_id}, f"no message {bad_id}"),
+            ("message_status", "missing"): ({"message_id": bad_id},
+                                            f"no message {bad_id} for gemini"),
             ("read_messages", "limit"): ({"limit": 0}, "limit must be at least 1"),
             ("send_message", "subject"): ({"to": "claude", "subject": "a\nb", "body": "b"},
                                           "subject must be a single line "
@@ -384,3 +385,31 @@ async def test_message_thread_shows_both_sides_with_states(connect: Any, box: Bo
     assert found["messages"][0]["state"] is None  # claude sent it
     assert found["messages"][0]["recipients"] == [{"agent": "gemini", "state": "done"}]
     assert found["messages"][1]["state"] == "unread"
+
+
+async def test_a_claimed_sender_is_refused_naming_who_you_send_as(connect: Any,
+                                                                    box: Box) -> None:
+    box("gemini").send("codex", "question", "b", new=True)
+    asked = box("codex").inbox()[0].message.id
+    async with connect("codex") as codex:
+        for tool, arguments in (
+                ("send_message", {"to": "gemini", "subject": "s", "body": "b"}),
+                ("reply", {"message_id": asked, "body": "b"}),
+                ("broadcast", {"subject": "s", "body": "b"})):
+            for claim in ("from", "sender"):
+                result = await codex.call_tool(tool, {**arguments, claim: "claude"})
+                assert result.is_error
+                assert text(result) == f"{tool} takes no '{claim}': you send as codex"
+    assert [i.message.subject for i in box("gemini").inbox()] == []  # nothing was sent
+    assert box("codex").inbox()[0].state == "unread"  # nor the question answered
+
+
+async def test_a_number_as_re_issue_is_refused_in_one_line(connect: Any, box: Box) -> None:
+    async with connect("codex") as codex:
+        result = await codex.call_tool("send_message", {
+            "to": "gemini", "subject": "s", "body": "b", "re_issue": 42, "new": True})
+        assert result.is_error and "\n" not in text(result)
+        assert text(result) == "re_issue must be text (a JSON string), not a number"
+        sent = await call(codex, "send_message", to="gemini", subject="s", body="b",
+                          re_issue="042", new=True)
+    assert box("gemini").read(sent["id"]).message.re_issue == "042"  # stored as given

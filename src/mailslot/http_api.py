@@ -55,6 +55,7 @@ def _seen(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
 
 
 def _send(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
+    box.refuse_claimed_sender("send", q)
     message = box.send(q.get("to") or [], str(q.get("subject", "")), str(q.get("body", "")),
                        re_issue=q.get("re_issue"), expect_reply=_flag(q, "expect_reply"),
                        wake=_flag(q, "wake"), new=_flag(q, "new"))
@@ -74,13 +75,15 @@ def _read(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
 
 
 def _done(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
-    items = box.done([str(i) for i in q.get("ids") or []])
+    items = box.done([str(i) for i in q.get("ids") or []], everything=_flag(q, "all"))
     return {"items": [i.as_dict() for i in items], "missing": items.missing,
             "missing_text": items.missing_text() if items.missing else None}
 
 
 def _reply(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
-    return box.reply(str(q.get("id", "")), str(q.get("body", ""))).as_dict()
+    box.refuse_claimed_sender("reply", q)
+    return box.reply(str(q.get("id", "")), str(q.get("body", "")),
+                     subject=q.get("subject")).as_dict()
 
 
 ROUTES: dict[tuple[str, str], Route] = {

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from .store import Store
 
 _REPLY_PREFIX = "Re: "
+_CLAIMED_SENDER = ("from", "sender")
+"""Arguments a caller might name a sender with; the sender is never an argument."""
 
 
 class Mailbox:
@@ -199,12 +201,15 @@ class Mailbox:
         subject: str,
         body: str,
         *,
-        re_issue: str | None = None,
+        re_issue: object = None,
         expect_reply: bool = False,
         wake: bool = False,
         new: bool = False,
     ) -> Message:
         """Deliver a new message to one or more agents; returns it once it is durable.
+
+        ``re_issue`` is stored exactly as given, so it must be text: a number or anything
+        else a front end received is refused, never turned into text.
 
         A recipient without a mailbox that is close to a known agent's name is refused as
         a likely typo unless ``new``; a genuinely new one gets a mailbox and a note.
@@ -238,12 +243,15 @@ class Mailbox:
         body = clean_body(body, self.max_body_bytes)
         return self._deliver([BROADCAST_RECIPIENT], subject, body)
 
-    def reply(self, message_id: str, body: str) -> Message:
+    def reply(self, message_id: str, body: str, *, subject: str | None = None) -> Message:
         """Answer a message: to its sender, in its thread; the original becomes done.
 
+        The subject is ``subject`` as given, or by default the original's with ``Re: ``.
         The reply is delivered before the original is marked, so a crash in between
         shows the original again rather than losing the answer.
         """
+        chosen = None if subject is None else clean_field(subject, "subject",
+                                                          MAX_SUBJECT_LENGTH)
         original = self._find(self.resolve_id(message_id), header_only=True)
         sender = original.message.sender
         if sender == SYSTEM_SENDER:
@@ -252,8 +260,8 @@ class Mailbox:
             raise Refused("that is your own broadcast; there is no one to reply to")
         recipient = check_name(sender, "original sender")
         authority.check_reply(self.principal, recipient)
-        subject = original.message.subject
-        if not subject.lower().startswith(_REPLY_PREFIX.lower()):
+        subject = chosen or original.message.subject
+        if chosen is None and not subject.lower().startswith(_REPLY_PREFIX.lower()):
             subject = _REPLY_PREFIX + subject
         reply = self._deliver(
             [recipient],
@@ -266,6 +274,15 @@ class Mailbox:
         self._event("replied", reply.id, in_reply_to=original.message.id)
         self._settle(original, "done")
         return reply
+
+    def refuse_claimed_sender(self, command: str, arguments: Mapping[str, object]) -> None:
+        """Refuse a request that names its own sender (``from`` or ``sender``), before
+        anything is written: the sender is always this process's identity, and a caller
+        whose claim were silently dropped would believe it had spoken as another."""
+        for claim in _CLAIMED_SENDER:
+            if claim in arguments:
+                raise InvalidInput(f"{command} takes no {quoted(claim)}: you send as "
+                                   f"{self.agent}")
 
     def request(self, to: str, subject: str, body: str) -> Message:
         """An access request (:meth:`gates.Gate.join`): it passes ``to``'s gate; the
@@ -566,15 +583,24 @@ class Mailbox:
         item = self._find(self.resolve_id(message_id), header_only=True)
         return Item(item.message, self._settle(item, "read"), item.mailbox)
 
-    def done(self, message_ids: Iterable[str]) -> Finished:
+    def done(self, message_ids: Iterable[str], *, everything: bool = False) -> Finished:
         """Mark messages handled. Every id is checked before any is touched.
 
         Each id is reported on its own: those finished, and those not found (or not
-        readable). ``NotFound`` only when none could be finished.
+        readable). ``NotFound`` only when none could be finished. ``everything`` (and no
+        ids: it must be asked for on its own) finishes all the inbox lists instead
+        (:meth:`_done_all`).
         """
-        ids = list(dict.fromkeys(self.resolve_id(i) for i in message_ids))
+        given = list(message_ids)
+        if everything and given:
+            raise InvalidInput("give message ids or --all (everything in your inbox), not "
+                               "both; nothing was marked done")
+        if everything:
+            return self._done_all()
+        ids = list(dict.fromkeys(self.resolve_id(i) for i in given))
         if not ids:
-            raise InvalidInput("no message id given")
+            raise InvalidInput("no message id given (--all marks everything in your "
+                               "inbox done)")
         finished: list[Item] = []
         missing: list[str] = []
         for message_id in ids:
@@ -588,6 +614,38 @@ class Mailbox:
         if not finished:
             raise NotFound(f"no message {result.missing_text()} for {self.agent}")
         return result
+
+    def _done_all(self) -> Finished:
+        """Mark everything the default inbox lists handled: unread and read mail, and
+        broadcasts not yet served (recorded as served). An empty inbox finishes nothing
+        and is no error."""
+        me = self.agent
+        aside = set(gates.set_aside(self.store, me, self.notifier()))
+        live = self.store.broadcast_ids()
+        found: list[tuple[str, str]] = [
+            (i, me) for i, _ in self.store.entries(me, ("unread", "read")) if i not in aside]
+        found += [(i, BROADCAST_RECIPIENT) for i in to_serve(live, self.store.seen(me), me)]
+        finished: list[Item] = []
+        missing: list[str] = []
+        for message_id, box in sorted(found):
+            try:
+                item = self._listed(message_id, box)
+            except (NotFound, Unreadable):  # gone meanwhile, or not a message to finish
+                missing.append(message_id)
+                continue
+            if item is not None:
+                finished.append(Item(item.message, self._settle(item, "done"), box))
+        return Finished(finished, missing)
+
+    def _listed(self, message_id: str, box: str) -> Item | None:
+        """A message my inbox listing holds, as :meth:`_find` would give it (``None``:
+        another session's ``name@session`` mail), without its per-id door check: the
+        caller has set aside what did not come through the gate once for all."""
+        if box == BROADCAST_RECIPIENT:
+            message, _ = self.store.load_broadcast(message_id, header_only=True)
+            return Item(message, "unread", box)
+        message, state = self.store.load(box, message_id, header_only=True)
+        return Item(message, state, box) if self._for_me(message) else None
 
     # Broadcast control ---------------------------------------------------------
     def retract(self, message_id: str) -> Message:
