@@ -135,5 +135,9 @@ def test_children_see_presence_but_no_pids_folders_or_machines(box: Box, root: P
     assert listed.online and listed.sessions
     assert all((s.pid, s.hostname, s.cwd) == (None, None, None) for s in listed.sessions)
     assert {a.name: a for a in box("gemini").who()}["claude"].sessions[0].pid is not None
-    server = [s for s in child.sessions("claude") if s["kind"] == "server"]
-    assert server and server[0]["pid"] is None and server[0]["online"]
+    FileStore(root).record_hook_session("claude", "abc", {
+        "host": "claude", "pid": 4242, "cwd": "/home/sarah/secret-project", "started": 1.0})
+    shown = {s["kind"]: s for s in child.sessions("claude")}
+    assert shown["server"]["pid"] is None and shown["server"]["online"]
+    assert (shown["hook"]["pid"], shown["hook"]["cwd"]) == (None, None)
+    assert {s["kind"]: s for s in box("gemini").sessions("claude")}["hook"]["pid"] == 4242
