@@ -54,6 +54,17 @@ def _message(row: dict[str, Any]) -> Message:
     return Message(id=check_id(row["id"]), date=str(row["date"]),
                    sender=check_name(row["from"], "from"), to=to,
                    subject=str(row["subject"]), body=str(row.get("body") or ""),
-                   re_issue=row.get("re_issue"), in_reply_to=row.get("in_reply_to"),
-                   thread=row.get("thread"), expect_reply=bool(row.get("expect_reply")),
+                   re_issue=_text(row, "re_issue"), in_reply_to=_text(row, "in_reply_to"),
+                   thread=_text(row, "thread"), expect_reply=bool(row.get("expect_reply")),
                    delivery=delivery)
+
+
+def _text(row: dict[str, Any], key: str) -> str | None:
+    """An optional text field, as given: a number (``re_issue: 42``) is refused, never
+    written into a message file, where no reader would take it."""
+    from ..text import kind_of
+
+    value = row.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InvalidInput(f"{key} must be text (a JSON string), not {kind_of(value)}")
+    return value
