@@ -80,6 +80,10 @@ async def test_one_credential_never_reads_anothers_mail(running: Running) -> Non
         assert own["messages"] == []
         sent = await call(gemini, "send_message", to="claude", subject="x", body="y")
         assert sent["from"] == "gemini"  # the credential decides, not an argument
+        claimed = await gemini.call_tool("send_message", {"to": "claude", "subject": "x",
+                                                          "body": "y", "from": "claude"})
+        assert claimed.is_error
+        assert text(claimed) == "send_message takes no 'from': you send as gemini"
 
 
 async def test_remote_agents_see_no_one_elses_status_pids_folders_or_machines(
