@@ -199,6 +199,9 @@ def _mark_read(args: argparse.Namespace, box: Mailbox) -> int:
 
 @command("done")
 def _done(args: argparse.Namespace, box: Mailbox) -> int:
+    if not args.ids and not args.all:
+        raise InvalidInput("done needs message ids, or --all for everything your inbox "
+                           "lists")
     items = box.done(args.ids, everything=args.all)
     _emit(args, [i.as_dict() for i in items],
           "\n".join(f"done: {i.message.id}" for i in items) or "nothing to mark done")

@@ -599,8 +599,7 @@ class Mailbox:
             return self._done_all()
         ids = list(dict.fromkeys(self.resolve_id(i) for i in given))
         if not ids:
-            raise InvalidInput("no message id given (--all marks everything in your "
-                               "inbox done)")
+            raise InvalidInput("no message id given")
         finished: list[Item] = []
         missing: list[str] = []
         for message_id in ids:
