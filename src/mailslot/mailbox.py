@@ -437,8 +437,18 @@ class Mailbox:
         if self.viewer is None:
             return self.resolve_id(raw, everywhere=True)
         mine = self.agent
-        nameable = chain(self._nameable(False), overview.sent_by(self.store, mine))
-        return check_id(resolve(raw, nameable, owner=mine))
+        return check_id(resolve(raw, chain.from_iterable(self._known_lists(mine)),
+                                owner=mine))
+
+    def _known_lists(self, me: str) -> Iterator[Iterable[str]]:
+        """The lists :meth:`resolve_known` chains, each listed only when it is reached:
+        my mail, the standing broadcasts, the retracted ones I was served, what I sent."""
+        yield map(itemgetter(0), self.store.entries(me, STATES))
+        yield self.store.broadcast_ids()
+        retracted = self.store.broadcast_ids(live=False)
+        seen = self.store.seen(me) if retracted else set()
+        yield (i for i in retracted if i in seen)
+        yield overview.sent_by(self.store, me)
 
     @property
     def viewer(self) -> str | None:
