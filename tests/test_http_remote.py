@@ -127,6 +127,15 @@ def test_remote_reply_subject_and_done_all(
         api.post("send", {"to": "claude", "subject": "s", "body": "b", "from": "claude"})
 
 
+def test_a_page_after_a_prefix_names_no_one_elses_mail(running: Running) -> None:
+    others = [running.box("claude").send("helper", f"private {n}", "b") for n in range(2)]
+    mine = running.box("claude").send("gemini", "for gemini", "b")
+    api = Remote(running.url, running.secret("gemini"))
+    # the date part names exactly one message among gemini's own: the page before it
+    page = api.get("inbox", **{"for": "gemini", "before": others[0].id[:10]})
+    assert page["items"] == [] and others[0].id[:10] == mine.id[:10]
+
+
 def test_remote_cli_errors_keep_their_exit_codes(
         running: Running, cli: Callable[..., Result]) -> None:
     url = f"http://127.0.0.1:{running.port}"

@@ -366,7 +366,7 @@ class Mailbox:
                 shared.extend((i, "read") for i in live if i in seen and sender_of(i) != box)
         groups.append((BROADCAST_RECIPIENT, shared))
         if before is not None:
-            last = self.resolve_id(before, everywhere=everyone or for_ is not None)
+            last = self.resolve_id(before, everywhere=not self._own_box(for_))
             groups = [(box, [e for e in got if e[0] < last]) for box, got in groups]
         skip = (number - 1) * limit
         loaded, unreadable = self._load_newest(groups, skip, limit, bodies=bodies)
@@ -379,6 +379,16 @@ class Mailbox:
         if not items and not include_done and not everyone:
             done = len(self.store.entries(self._mailboxes(for_)[0], ("done",)))
         return InboxPage(items, more, done)
+
+    def _own_box(self, for_: str | None) -> bool:
+        """Is ``for_`` this process's own inbox (``None`` is; without an identity, no
+        named one is)? A page of it names ids among its own mail only."""
+        if for_ is None:
+            return True
+        try:
+            return for_.lower() == self.agent
+        except NoIdentity:
+            return False
 
     def _load_newest(self, groups: list[tuple[str, list[tuple[str, State]]]], skip: int,
                      limit: int, *, bodies: bool
