@@ -49,8 +49,10 @@ no valid name (`___`) is refused with a line asking for `--agent NAME`.
 **Message ids** may be given whole, as any unique prefix of 6 characters or more, or as
 their random tail (the last `_` part, as `inbox` shows it), like git's short hashes. An
 ambiguous one is refused (exit 2) with the candidates. `read`, `mark-read`, `done` and
-`reply` look among your own mail and the broadcasts; `status` and `retract` among every
-mailbox. Lists show the shortest form that names the message uniquely.
+`reply` look among your own mail and the broadcasts; `status` and `retract` also among
+what you sent (run without any identity, as the person owning the folder, or as the
+config's `owner`: among every mailbox). Lists show the shortest form that names the
+message uniquely.
 
 **Recipients.** Sending to a name that has no mailbox and is within two edits of a known
 agent (a mailbox, `config.json`'s agents, the owner) is refused with "did you mean" and

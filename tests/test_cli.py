@@ -193,6 +193,14 @@ def test_operations_that_fail_exit_1_with_one_line(cli: Cli) -> None:
     assert refused.code == 1 and "only its sender" in refused.err
 
 
+def test_status_as_an_agent_is_of_its_own_mail_only(cli: Cli) -> None:
+    mid = send(cli, "claude", "gemini")
+    for agent in ("claude", "gemini"):
+        assert cli("--agent", agent, "status", mid).code == 0
+    refused = cli("--agent", "codex", "status", mid)
+    assert refused.code == 1 and refused.err == f"mailslot: error: no message {mid} for codex\n"
+
+
 def test_status_and_who_need_no_identity(cli: Cli) -> None:
     mid = send(cli, "claude", "gemini")
     text = cli("status", mid)
@@ -370,3 +378,38 @@ def test_bidi_and_zero_width_characters_are_shown_not_obeyed(cli: Cli, root: Pat
     stored = next((root / "agents/gemini").rglob(f"{mid}.md")).read_text()
     assert body in stored  # the message keeps its bytes
     assert json.loads(cli("--agent", "gemini", "read", mid, "--json").out)["body"] == body
+
+
+def test_done_all_finishes_everything_the_inbox_lists(cli: Cli) -> None:
+    first, second = send(cli, "claude", "gemini"), send(cli, "codex", "gemini")
+    assert cli("--agent", "gemini", "read", first).code == 0
+    cast = cli("--agent", "claude", "broadcast", "--subject", "s", "--body", "b")
+    assert cast.code == 0
+    done = cli("--agent", "gemini", "done", "--all", "--json")
+    assert done.code == 0, done.err
+    assert {i["id"] for i in json.loads(done.out) if i["mailbox"] != "all"} == {first, second}
+    assert json.loads(cli("--agent", "gemini", "inbox", "--json").out) == []
+    again = cli("--agent", "gemini", "done", "--all")
+    assert again.code == 0 and again.out == "nothing to mark done\n"
+
+
+def test_done_needs_ids_or_all_not_both(cli: Cli) -> None:
+    mid = send(cli, "claude", "gemini")
+    for argv in (["done"], ["done", "--all", mid]):
+        r = cli("--agent", "gemini", *argv)
+        assert r.code == 2 and r.err.count("\n") == 1, argv
+        assert "--all" in r.err
+    assert json.loads(cli("--agent", "gemini", "inbox", "--json").out)[0]["id"] == mid
+
+
+def test_reply_with_a_subject_of_its_own(cli: Cli) -> None:
+    mid = send(cli, "claude", "gemini", "Schema change")
+    r = cli("--agent", "gemini", "reply", mid, "--subject", "Migration plan", "--body", "b",
+            "--json")
+    assert r.code == 0 and json.loads(r.out)["subject"] == "Migration plan"
+    assert json.loads(r.out)["in_reply_to"] == mid
+    mid = send(cli, "claude", "gemini", "Another")
+    r = cli("--agent", "gemini", "reply", mid, "--body", "b", "--json")
+    assert json.loads(r.out)["subject"] == "Re: Another"
+    r = cli("--agent", "gemini", "reply", mid, "--subject", "two\nlines", "--body", "b")
+    assert r.code == 2 and "single line" in r.err

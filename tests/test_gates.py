@@ -57,9 +57,29 @@ def test_who_passes_a_gate(box: Box, root: Path, cli: Run) -> None:
     replying = box("gemini")
     box("claude").send("gemini", "question", "b", new=True)
     replying.reply(replying.inbox()[0].message.id, "answer")  # replies are not gated
-    Mailbox.open(agent="helper", peer_of="claude").send("claude", "from a peer child", "b")
-    assert {"from the owner", "to myself", "Re: question", "from a peer child"} <= set(
-        subjects(box("claude")))
+    assert {"from the owner", "to myself", "Re: question"} <= set(subjects(box("claude")))
+
+
+def test_saying_peer_of_does_not_pass_the_parents_gate(box: Box) -> None:
+    box("claude").gate.switch(True)
+    claimed = Mailbox.open(agent="helper", peer_of="claude")
+    with pytest.raises(Refused, match="mailslot join claude"):
+        claimed.send("claude", "I am your subagent, trust me", "b")
+    assert "I am your subagent, trust me" not in subjects(box("claude"))
+    claimed.gate.join("claude", "your subagent")  # asking still passes, as for anyone
+    box("claude").gate.admit("helper")
+    claimed.send("claude", "admitted now", "b")
+    assert "admitted now" in subjects(box("claude"))
+
+
+def test_a_registered_child_passes_its_parents_gate(cli: Run, isolated: Path) -> None:
+    creds = isolated / "home" / ".config" / "mailslot" / "credentials"
+    for name, extra in (("claude", ()), ("reviewer", ("--parent", "claude"))):
+        assert cli("agent", "add", name, "--yes", *extra).code == 0
+    parent = Mailbox.open(credential=str(creds / "claude.json"))
+    parent.gate.switch(True)
+    Mailbox.open(credential=str(creds / "reviewer.json")).send("claude", "from my child", "b")
+    assert "from my child" in subjects(Mailbox.open(credential=str(creds / "claude.json")))
 
 
 def test_join_an_open_inbox_is_pointless(box: Box) -> None:

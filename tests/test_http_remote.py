@@ -111,6 +111,35 @@ def test_remote_cli_everyday_commands(
     assert done.code == 0 and back[0]["id"] in done.out
 
 
+def test_remote_reply_subject_and_done_all(
+        running: Running, cli: Callable[..., Result], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAILSLOT_DIR", str(tmp_path / "elsewhere"))
+    gemini = ["--remote", f"http://127.0.0.1:{running.port}", "--credential",
+              running.files["gemini"]]
+    first = running.box("claude").send("gemini", "one", "b")
+    running.box("claude").send("gemini", "two", "b")
+    replied = cli("reply", first.id, "--subject", "Plan B", "--body", "b", "--json", *gemini)
+    assert replied.code == 0 and json.loads(replied.out)["subject"] == "Plan B"
+    both = cli("done", "--all", first.id, *gemini)
+    assert both.code == 2 and "not both" in both.err
+    done = cli("done", "--all", "--json", *gemini)
+    assert done.code == 0 and [i["subject"] for i in json.loads(done.out)] == ["two"]
+    assert running.box("gemini").inbox() == []
+    api = Remote(running.url, running.secret("gemini"))
+    with pytest.raises(InvalidInput, match="send takes no 'from': you send as gemini"):
+        api.post("send", {"to": "claude", "subject": "s", "body": "b", "from": "claude"})
+
+
+def test_a_page_after_a_prefix_names_no_one_elses_mail(running: Running) -> None:
+    others = [running.box("claude").send("helper", f"private {n}", "b") for n in range(2)]
+    mine = running.box("claude").send("gemini", "for gemini", "b")
+    api = Remote(running.url, running.secret("gemini"))
+    # the date part names exactly one message among gemini's own: the page before it
+    page = api.get("inbox", **{"for": "gemini", "before": others[0].id[:10]})
+    assert page["items"] == [] and others[0].id[:10] == mine.id[:10]
+
+
 def test_remote_cli_errors_keep_their_exit_codes(
         running: Running, cli: Callable[..., Result]) -> None:
     url = f"http://127.0.0.1:{running.port}"

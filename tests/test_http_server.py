@@ -80,6 +80,30 @@ async def test_one_credential_never_reads_anothers_mail(running: Running) -> Non
         assert own["messages"] == []
         sent = await call(gemini, "send_message", to="claude", subject="x", body="y")
         assert sent["from"] == "gemini"  # the credential decides, not an argument
+        claimed = await gemini.call_tool("send_message", {"to": "claude", "subject": "x",
+                                                          "body": "y", "from": "claude"})
+        assert claimed.is_error
+        assert text(claimed) == "send_message takes no 'from': you send as gemini"
+
+
+async def test_remote_agents_see_no_one_elses_status_pids_folders_or_machines(
+        running: Running) -> None:
+    private = running.box("claude").send("helper", "private", "b")
+    async with connect(running, "claude") as claude, connect(running, "gemini") as gemini:
+        for raw in (private.id, private.id[:12], private.id.rsplit("_", 1)[1]):
+            refused = await gemini.call_tool("message_status", {"message_id": raw})
+            assert refused.is_error and "no message" in text(refused), text(refused)
+            assert raw == private.id or (private.id not in text(refused)
+                                         and "helper" not in text(refused))
+        assert (await call(claude, "message_status", message_id=private.id))["id"] \
+            == private.id
+        for client in (claude, gemini):
+            listed = {a["name"]: a for a in (await call(client, "list_agents"))["agents"]}
+            assert listed["claude"]["online"] is True and listed["claude"]["sessions"]
+            for session in listed["claude"]["sessions"]:
+                assert (session["pid"], session["hostname"], session["cwd"]) == (None,) * 3
+            sessions = (await call(client, "list_sessions", name="claude"))["sessions"]
+            assert sessions and all(s["pid"] is None for s in sessions)
 
 
 async def test_a_childs_credential_is_limited_like_a_child(running: Running) -> None:

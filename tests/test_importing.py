@@ -57,6 +57,23 @@ def test_an_export_imported_into_an_empty_mailbox_is_the_same(
     assert exported(cli) == before
 
 
+def test_a_number_as_re_issue_is_refused_not_written(cli: Callable[..., Any], box: Box,
+                                                      tmp_path: Path) -> None:
+    row = {"id": "2026-09-21_144808.123456_claude_to_gemini_7f3a9c2e",
+           "date": "2026-09-21T14:48:08+00:00", "from": "claude", "to": ["gemini"],
+           "subject": "s", "body": "b", "states": {"gemini": "unread"}}
+    dump = tmp_path / "mail.jsonl"
+    dump.write_text(json.dumps({**row, "re_issue": 42}) + "\n"
+                    + json.dumps({**row, "id": row["id"][:-8] + "00000001",
+                                  "re_issue": "042"}) + "\n")
+    result = cli("import", "jsonl", str(dump))
+    assert result.code == 0, result.err
+    assert "line 1" in result.out + result.err and "re_issue must be text" in \
+        result.out + result.err
+    assert [i.message.re_issue for i in box("gemini").inbox()] == ["042"]
+    assert cli("doctor", "--deep").code == 0
+
+
 def test_letterbox(cli: Callable[..., Any]) -> None:
     report = imported_twice(cli, "letterbox", FIXTURES / "letterbox")
     rows = by_subject(exported(cli))

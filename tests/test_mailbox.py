@@ -279,7 +279,7 @@ def test_status_of_a_broadcast_lists_who_was_served(box: Box) -> None:
     bc = box("claude").broadcast("s", "b")
     box("gemini").read(bc.id)
     box("claude").retract(bc.id)
-    st = box("codex").status(bc.id)
+    st = box("claude").status(bc.id)
     assert {r.agent: r.state for r in st.recipients} == {"gemini": "read", "codex": "unread"}
     assert st.retracted
 

@@ -244,7 +244,8 @@ async def test_errors_are_tool_errors_with_the_cli_text(connect: Any) -> None:
                                        f"no message {bad_id} for gemini"),
             ("reply", "missing"): ({"message_id": bad_id, "body": "x"},
                                    f"no message {bad_id} for gemini"),
-            ("message_status", "missing"): ({"message_id": bad_id}, f"no message {bad_id}"),
+            ("message_status", "missing"): ({"message_id": bad_id},
+                                            f"no message {bad_id} for gemini"),
             ("read_messages", "limit"): ({"limit": 0}, "limit must be at least 1"),
             ("send_message", "subject"): ({"to": "claude", "subject": "a\nb", "body": "b"},
                                           "subject must be a single line "
@@ -266,6 +267,34 @@ async def test_list_agents_shows_presence(connect: Any, box: Box) -> None:
         assert by_name["gemini"]["online"] is False and by_name["gemini"]["last_seen"] is None
     after = {a.name: a for a in box("gemini").who()}
     assert after["claude"].online is False and after["claude"].last_seen is not None
+
+
+async def test_message_status_shows_only_mail_the_caller_sent_or_received(
+        connect: Any, box: Box) -> None:
+    private = box("claude").send("gemini", "private", "b", new=True)
+    async with connect("codex") as codex:
+        for raw in (private.id, private.id[:12], private.id.rsplit("_", 1)[1]):
+            refused = await codex.call_tool("message_status", {"message_id": raw})
+            assert refused.is_error and "no message" in text(refused), text(refused)
+            assert raw == private.id or (private.id not in text(refused)
+                                         and "gemini" not in text(refused))
+    async with connect("gemini") as gemini:
+        shown = await call(gemini, "message_status", message_id=private.id)
+        assert shown["recipients"][0]["agent"] == "gemini"
+
+
+async def test_a_child_lists_agents_without_pids_folders_or_machines(box: Box,
+                                                                     mode: str) -> None:
+    box("claude").beacon(program="claude").announce()
+    child = build_server(lambda: Mailbox.open(agent="helper", peer_of="claude"),
+                         presence=False)
+    async with Client(child, mode=mode) as client:
+        claude = {a["name"]: a for a in (await call(client, "list_agents"))["agents"]}
+        assert claude["claude"]["online"] is True
+        for session in claude["claude"]["sessions"]:
+            assert (session["pid"], session["hostname"], session["cwd"]) == (None,) * 3
+        sessions = (await call(client, "list_sessions", name="claude"))["sessions"]
+        assert sessions and all(s["pid"] is None for s in sessions)
 
 
 def test_a_server_without_identity_is_not_built(box: Box) -> None:
@@ -356,3 +385,31 @@ async def test_message_thread_shows_both_sides_with_states(connect: Any, box: Bo
     assert found["messages"][0]["state"] is None  # claude sent it
     assert found["messages"][0]["recipients"] == [{"agent": "gemini", "state": "done"}]
     assert found["messages"][1]["state"] == "unread"
+
+
+async def test_a_claimed_sender_is_refused_naming_who_you_send_as(connect: Any,
+                                                                    box: Box) -> None:
+    box("gemini").send("codex", "question", "b", new=True)
+    asked = box("codex").inbox()[0].message.id
+    async with connect("codex") as codex:
+        for tool, arguments in (
+                ("send_message", {"to": "gemini", "subject": "s", "body": "b"}),
+                ("reply", {"message_id": asked, "body": "b"}),
+                ("broadcast", {"subject": "s", "body": "b"})):
+            for claim in ("from", "sender"):
+                result = await codex.call_tool(tool, {**arguments, claim: "claude"})
+                assert result.is_error
+                assert text(result) == f"{tool} takes no '{claim}': you send as codex"
+    assert [i.message.subject for i in box("gemini").inbox()] == []  # nothing was sent
+    assert box("codex").inbox()[0].state == "unread"  # nor the question answered
+
+
+async def test_a_number_as_re_issue_is_refused_in_one_line(connect: Any, box: Box) -> None:
+    async with connect("codex") as codex:
+        result = await codex.call_tool("send_message", {
+            "to": "gemini", "subject": "s", "body": "b", "re_issue": 42, "new": True})
+        assert result.is_error and "\n" not in text(result)
+        assert text(result) == "re_issue must be text (a JSON string), not a number"
+        sent = await call(codex, "send_message", to="gemini", subject="s", body="b",
+                          re_issue="042", new=True)
+    assert box("gemini").read(sent["id"]).message.re_issue == "042"  # stored as given

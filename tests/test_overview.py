@@ -1,4 +1,5 @@
-"""``doctor`` (overview.py): it never says ok over a mailbox that is not (issue 10)."""
+"""overview.py: ``doctor`` never says ok over a mailbox that is not (issue 10); ``status``
+and ``who`` show each caller only what it may see."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mailslot import Mailbox
+from mailslot.errors import InvalidInput, NotFound
 from mailslot.store import FileStore
 from support import fail_os, files_in, make_message
 
@@ -76,3 +78,69 @@ def test_doctor_reports_a_mailbox_another_user_owns(box: Box, root: Path) -> Non
     os.chown(root / "agents" / "gemini", 65534, 65534)
     problems = box(None).doctor().problems
     assert any("agents/gemini belongs to another user (uid 65534)" in p for p in problems)
+
+
+# Who may see where a message stands ---------------------------------------------------
+def test_status_is_shown_to_the_sender_and_recipients_only(box: Box, root: Path) -> None:
+    FileStore(root).save_config({"owner": "sarah"})
+    m = box("claude").send(["gemini", "qwen"], "plan", "b", new=True)
+    mine = box("gemini").reply(m.id, "from gemini")
+    theirs = box("qwen").reply(m.id, "from qwen")
+    assert box("claude").status(m.id).replies == [mine.id, theirs.id]
+    assert box("gemini").status(m.id).replies == [mine.id]  # not qwen's answer to claude
+    assert box("sarah").status(m.id).replies == [mine.id, theirs.id]  # the owner
+    assert box(None).status(m.id).message.id == m.id  # the person at the folder
+    for raw in (m.id, m.id[:20], m.id.rsplit("_", 1)[1]):
+        with pytest.raises(NotFound, match="no message") as caught:
+            box("codex").status(raw)
+        assert raw == m.id or m.id not in str(caught.value)
+    absent = m.id[:-8] + "00000000"  # the same answer as for an id that names nothing
+    with pytest.raises(NotFound) as hidden:
+        box("codex").status(m.id)
+    with pytest.raises(NotFound) as nothing:
+        box("codex").status(absent)
+    assert str(nothing.value) == str(hidden.value).replace(m.id, absent)
+
+
+def test_an_ambiguous_prefix_lists_only_the_callers_own_mail(box: Box) -> None:
+    others = [box("claude").send("gemini", f"private {n}", "b", new=True) for n in range(2)]
+    own = [box("codex").send("gemini", f"mine {n}", "b", new=True) for n in range(2)]
+    with pytest.raises(InvalidInput, match="ambiguous") as caught:
+        box("codex").status(own[0].id[:10])
+    assert own[0].id in str(caught.value) and own[1].id in str(caught.value)
+    assert not any(o.id in str(caught.value) for o in others)
+    assert box("codex").status(own[1].id[:28]).message.id == own[1].id  # sent: nameable
+
+
+def test_a_retracted_broadcast_is_hidden_from_who_was_never_served_it(box: Box) -> None:
+    bc = box("claude").broadcast("s", "b")
+    box("gemini").read(bc.id)
+    box("claude").retract(bc.id)
+    assert box("gemini").status(bc.id).retracted
+    assert box("gemini").status(bc.id.rsplit("_", 1)[1]).retracted
+    for raw in (bc.id, bc.id.rsplit("_", 1)[1]):
+        with pytest.raises(NotFound) as caught:
+            box("codex").status(raw)
+        assert raw == bc.id or bc.id not in str(caught.value)
+
+
+def test_retract_does_not_name_the_recipients_of_someone_elses_mail(box: Box) -> None:
+    m = box("claude").send("gemini", "s", "b", new=True)
+    with pytest.raises(NotFound) as caught:
+        box("codex").retract(m.id)
+    assert "gemini" not in str(caught.value).replace(m.id, "")
+
+
+def test_children_see_presence_but_no_pids_folders_or_machines(box: Box, root: Path) -> None:
+    box("claude").beacon(program="claude").announce()
+    child = Mailbox.open(agent="helper", peer_of="claude")
+    listed = {a.name: a for a in child.who()}["claude"]
+    assert listed.online and listed.sessions
+    assert all((s.pid, s.hostname, s.cwd) == (None, None, None) for s in listed.sessions)
+    assert {a.name: a for a in box("gemini").who()}["claude"].sessions[0].pid is not None
+    FileStore(root).record_hook_session("claude", "abc", {
+        "host": "claude", "pid": 4242, "cwd": "/home/sarah/secret-project", "started": 1.0})
+    shown = {s["kind"]: s for s in child.sessions("claude")}
+    assert shown["server"]["pid"] is None and shown["server"]["online"]
+    assert (shown["hook"]["pid"], shown["hook"]["cwd"]) == (None, None)
+    assert {s["kind"]: s for s in box("gemini").sessions("claude")}["hook"]["pid"] == 4242

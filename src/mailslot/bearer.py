@@ -34,6 +34,12 @@ class Remote(Mailbox):
             raise Refused(f"{self.agent} reads only its own inbox over HTTP")
         return super()._mailboxes(for_)
 
+    @property
+    def sees_machines(self) -> bool:
+        """A remote agent sees who is online, never where a session runs: the pids,
+        folders and host names of the machine serving it are not its to know."""
+        return False
+
 
 class Bearers:
     """``Bearers(store).open(secret)``: the checked mailbox a secret speaks as."""

@@ -149,7 +149,7 @@ def _broadcast(args: argparse.Namespace, box: Mailbox) -> int:
 
 @command("reply")
 def _reply(args: argparse.Namespace, box: Mailbox) -> int:
-    message = box.reply(args.id, _body(args, box))
+    message = box.reply(args.id, _body(args, box), subject=args.subject)
     _emit(args, message.as_dict(), render.sent(message))
     return 0
 
@@ -199,8 +199,12 @@ def _mark_read(args: argparse.Namespace, box: Mailbox) -> int:
 
 @command("done")
 def _done(args: argparse.Namespace, box: Mailbox) -> int:
-    items = box.done(args.ids)
-    _emit(args, [i.as_dict() for i in items], "\n".join(f"done: {i.message.id}" for i in items))
+    if not args.ids and not args.all:
+        raise InvalidInput("done needs message ids, or --all for everything your inbox "
+                           "lists")
+    items = box.done(args.ids, everything=args.all)
+    _emit(args, [i.as_dict() for i in items],
+          "\n".join(f"done: {i.message.id}" for i in items) or "nothing to mark done")
     if items.missing:  # each id is reported: what was done above, what was not here
         print(f"mailslot: no message {items.missing_text()} for {box.agent}", file=sys.stderr)
         return 1
@@ -667,7 +671,7 @@ _EXAMPLES: dict[str, list[str]] = {
     "sent": ["mailslot sent", "mailslot sent --limit 5 --json"],
     "read": ["mailslot read 7f3a9c2e", "mailslot read 2026-09-21_1448 --peek"],
     "mark-read": ["mailslot mark-read 7f3a9c2e"],
-    "done": ["mailslot done 7f3a9c2e 81be02d4"],
+    "done": ["mailslot done 7f3a9c2e 81be02d4", "mailslot done --all"],
     "reply": ["mailslot reply 7f3a9c2e --body 'Merged, thanks.'"],
     "broadcast": ["mailslot broadcast --subject 'main is frozen' --body 'Until 18:00.'"],
     "retract": ["mailslot retract 7f3a9c2e"],
@@ -820,10 +824,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("id")
 
     p = add("done", "Mark messages handled (they are kept, never deleted).")
-    p.add_argument("ids", nargs="+", metavar="ID")
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--all", action="store_true",
+                   help="instead of ids: mark everything your inbox lists done (unread and "
+                        "read mail; broadcasts not yet served are recorded as served)")
 
     p = add("reply", "Answer a message: to its sender, in its thread; marks it done.")
     p.add_argument("id")
+    p.add_argument("--subject", help="the reply's subject (default: 'Re: ' and the "
+                                     "original's)")
     body_options(p)
 
     p = add("broadcast", "Send a message every other agent is shown once.")

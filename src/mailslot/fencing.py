@@ -3,10 +3,12 @@
 API (issue 12)::
 
     new_session_id() -> str        a short random id, given to each ``serve`` at start
-    sessions(store, agent, now)    the sessions of ``agent`` (or of everyone): its
+    sessions(store, agent, now, *, machines)
+                                   the sessions of ``agent`` (or of everyone): its
                                    servers and the host sessions its hooks ran in, each
                                    with kind, session id, program, pid, started, online,
-                                   last seen, replaced by
+                                   last seen, replaced by; without ``machines``, no pid
+                                   or folder (``None``: a remote or child caller's view)
     start(store, agent, session, *, exclusive, replace) -> list[str]
                                    before a server serves: with ``exclusive`` it refuses
                                    while another session of the agent is online, unless
@@ -43,7 +45,15 @@ def new_session_id() -> str:
     return os.urandom(4).hex()
 
 
-def sessions(store: Store, agent: str | None, now: datetime) -> list[dict[str, Any]]:
+def sessions(store: Store, agent: str | None, now: datetime, *, machines: bool = True
+             ) -> list[dict[str, Any]]:
+    found = _sessions(store, agent, now)
+    if not machines:
+        found = [{**s, "pid": None, **({"cwd": None} if "cwd" in s else {})} for s in found]
+    return found
+
+
+def _sessions(store: Store, agent: str | None, now: datetime) -> list[dict[str, Any]]:
     here = hostname()
     found = []
     for record in store.presence():

@@ -88,7 +88,7 @@ def thread(box: Mailbox, message_id: str) -> list[ThreadEntry]:
         visible = _readable(box, found)
         if visible is not None:
             shown[found] = visible
-    statuses = overview.statuses(box.store, list(shown), box.who)
+    statuses = overview.statuses(box.store, list(shown), box.who, viewer=box.viewer)
     return [ThreadEntry(shown[s.message.id][0], shown[s.message.id][1], s) for s in statuses]
 
 
@@ -137,7 +137,7 @@ def _readable(box: Mailbox, message_id: str) -> tuple[Message, State | None] | N
 
 def _root(box: Mailbox, raw: str) -> str:
     """The id of the first message of the thread that the caller's message ``raw`` is in."""
-    message_id = box.resolve_id(raw, everywhere=True)
+    message_id = box.resolve_known(raw)
     found = _readable(box, message_id)
     if found is None:
         raise NotFound(f"no message {message_id} for {box.agent}")

@@ -15,9 +15,10 @@ API (issue 12), reached as ``Mailbox.gate`` (a :class:`Gate` over the service)::
                             page (issue 16): the same code, without the agent's credential
 
 Who passes a gate of ``members``: admitted members, the agent itself, its registered
-parent and children (and a ``--peer-of`` child of it), the config's ``owner`` and
-mailslot's own notices. Replies are not gated: they answer mail the gated agent chose
-to be part of.
+parent and children, the config's ``owner`` and mailslot's own notices. A ``--peer-of``
+child is bound by the child rules but holds no proof that the parent made it: anyone
+can say ``--peer-of``, so it passes only once admitted, like any other agent. Replies
+are not gated: they answer mail the gated agent chose to be part of.
 
 **Group gates.** ``gate on --name GROUP`` puts an inbox behind the gate of ``GROUP``:
 every agent whose inbox is in the group shares one member list and one set of join
@@ -103,7 +104,7 @@ def passes(store: Store, config: Config, principal: Principal, recipient: str) -
     if key is None:
         return True
     sender = principal.name
-    if sender in (recipient, SYSTEM_SENDER, config.owner) or principal.parent == recipient:
+    if sender in (recipient, SYSTEM_SENDER, config.owner):
         return True
     return sender in store.members(key) or _family(store, sender, recipient)
 

@@ -55,6 +55,7 @@ def _seen(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
 
 
 def _send(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
+    box.refuse_claimed_sender("send", q)
     message = box.send(_names(q, "to"), _text(q, "subject"), _text(q, "body"),
                        re_issue=_optional_text(q, "re_issue"),
                        expect_reply=_flag(q, "expect_reply"),
@@ -75,13 +76,15 @@ def _read(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
 
 
 def _done(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
-    items = box.done(_texts(q, "ids"))
+    items = box.done(_texts(q, "ids"), everything=_flag(q, "all"))
     return {"items": [i.as_dict() for i in items], "missing": items.missing,
             "missing_text": items.missing_text() if items.missing else None}
 
 
 def _reply(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
-    return box.reply(_text(q, "id"), _text(q, "body")).as_dict()
+    box.refuse_claimed_sender("reply", q)
+    return box.reply(_text(q, "id"), _text(q, "body"),
+                     subject=_optional_text(q, "subject")).as_dict()
 
 
 ROUTES: dict[tuple[str, str], Route] = {

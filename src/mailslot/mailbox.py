@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from .store import Store
 
 _REPLY_PREFIX = "Re: "
+_CLAIMED_SENDER = ("from", "sender")
+"""Arguments a caller might name a sender with; the sender is never an argument."""
 
 
 class Mailbox:
@@ -201,12 +203,15 @@ class Mailbox:
         subject: str,
         body: str,
         *,
-        re_issue: str | None = None,
+        re_issue: object = None,
         expect_reply: bool = False,
         wake: bool = False,
         new: bool = False,
     ) -> Message:
         """Deliver a new message to one or more agents; returns it once it is durable.
+
+        ``re_issue`` is stored exactly as given, so it must be text: a number or anything
+        else a front end received is refused, never turned into text.
 
         A recipient without a mailbox that is close to a known agent's name is refused as
         a likely typo unless ``new``; a genuinely new one gets a mailbox and a note.
@@ -240,12 +245,15 @@ class Mailbox:
         body = clean_body(body, self.max_body_bytes)
         return self._deliver([BROADCAST_RECIPIENT], subject, body)
 
-    def reply(self, message_id: str, body: str) -> Message:
+    def reply(self, message_id: str, body: str, *, subject: str | None = None) -> Message:
         """Answer a message: to its sender, in its thread; the original becomes done.
 
+        The subject is ``subject`` as given, or by default the original's with ``Re: ``.
         The reply is delivered before the original is marked, so a crash in between
         shows the original again rather than losing the answer.
         """
+        chosen = None if subject is None else clean_field(subject, "subject",
+                                                          MAX_SUBJECT_LENGTH)
         original = self._find(self.resolve_id(message_id), header_only=True)
         sender = original.message.sender
         if sender == SYSTEM_SENDER:
@@ -254,8 +262,8 @@ class Mailbox:
             raise Refused("that is your own broadcast; there is no one to reply to")
         recipient = check_name(sender, "original sender")
         authority.check_reply(self.principal, recipient)
-        subject = original.message.subject
-        if not subject.lower().startswith(_REPLY_PREFIX.lower()):
+        subject = chosen or original.message.subject
+        if chosen is None and not subject.lower().startswith(_REPLY_PREFIX.lower()):
             subject = _REPLY_PREFIX + subject
         reply = self._deliver(
             [recipient],
@@ -268,6 +276,15 @@ class Mailbox:
         self._event("replied", reply.id, in_reply_to=original.message.id)
         self._settle(original, "done")
         return reply
+
+    def refuse_claimed_sender(self, command: str, arguments: Mapping[str, object]) -> None:
+        """Refuse a request that names its own sender (``from`` or ``sender``), before
+        anything is written: the sender is always this process's identity, and a caller
+        whose claim were silently dropped would believe it had spoken as another."""
+        for claim in _CLAIMED_SENDER:
+            if claim in arguments:
+                raise InvalidInput(f"{command} takes no {quoted(claim)}: you send as "
+                                   f"{self.agent}")
 
     def request(self, to: str, subject: str, body: str,
                 record: Callable[[Message], None]) -> Message:
@@ -353,7 +370,7 @@ class Mailbox:
                 shared.extend((i, "read") for i in live if i in seen and sender_of(i) != box)
         groups.append((BROADCAST_RECIPIENT, shared))
         if before is not None:
-            last = self.resolve_id(before, everywhere=everyone or for_ is not None)
+            last = self.resolve_id(before, everywhere=not self._own_box(for_))
             groups = [(box, [e for e in got if e[0] < last]) for box, got in groups]
         skip = (number - 1) * limit
         loaded, unreadable = self._load_newest(groups, skip, limit, bodies=bodies)
@@ -366,6 +383,16 @@ class Mailbox:
         if not items and not include_done and not everyone:
             done = len(self.store.entries(self._mailboxes(for_)[0], ("done",)))
         return InboxPage(items, more, done)
+
+    def _own_box(self, for_: str | None) -> bool:
+        """Is ``for_`` this process's own inbox (``None`` is; without an identity, no
+        named one is)? A page of it names ids among its own mail only."""
+        if for_ is None:
+            return True
+        try:
+            return for_.lower() == self.agent
+        except NoIdentity:
+            return False
 
     def _load_newest(self, groups: list[tuple[str, list[tuple[str, State]]]], skip: int,
                      limit: int, *, bodies: bool
@@ -415,6 +442,51 @@ class Mailbox:
         page = overview.sent(self.store, self.agent, self.who, limit)
         forms = self._short_forms([s.message.id for s in page], everywhere=True)
         return [replace(s, short=forms[s.message.id]) for s in page]
+
+    def resolve_known(self, raw: object) -> str:
+        """The whole id ``raw`` names among the mail this caller may see the status of
+        (:func:`overview.may_see`): what it received or sent, and the broadcasts; the
+        owner (:attr:`viewer` ``None``) names any message. So a short form of someone
+        else's mail is "no message", never "ambiguous" with a list of their ids."""
+        if self.viewer is None:
+            return self.resolve_id(raw, everywhere=True)
+        mine = self.agent
+        return check_id(resolve(raw, chain.from_iterable(self._known_lists(mine)),
+                                owner=mine))
+
+    def _known_lists(self, me: str) -> Iterator[Iterable[str]]:
+        """The lists :meth:`resolve_known` chains, each listed only when it is reached:
+        my mail, the standing broadcasts, the retracted ones I was served, what I sent."""
+        yield map(itemgetter(0), self.store.entries(me, STATES))
+        yield self.store.broadcast_ids()
+        retracted = self.store.broadcast_ids(live=False)
+        seen = self.store.seen(me) if retracted else set()
+        yield (i for i in retracted if i in seen)
+        yield overview.sent_by(self.store, me)
+
+    @property
+    def viewer(self) -> str | None:
+        """Whose mail this process may see where it stands: its own agent's, or
+        ``None`` for every message's (the config's ``owner``, or a process with no
+        identity at all: the person at the mailbox folder, as the CLI runs without
+        ``--agent``; every server binds one). A config that cannot be read names no
+        owner (fail closed)."""
+        if self.identity is None and self.credential is None and self.peer_of is None:
+            return None
+        me = self.agent
+        try:
+            owner = self.config.owner
+        except MailslotError:
+            owner = None
+        return None if me == owner and not self.principal.is_child else me
+
+    @property
+    def sees_machines(self) -> bool:
+        """Is this caller shown where sessions run (process ids, folders, host names)?
+        Not a child agent; over HTTP never (:class:`mailslot.bearer.Remote`)."""
+        if self.credential is None and self.peer_of is None:
+            return True
+        return not self.principal.is_child
 
     def resolve_id(self, raw: object, *, everywhere: bool = False) -> str:
         """The whole id ``raw`` names: an id, a unique prefix (6+ characters) or its
@@ -503,9 +575,11 @@ class Mailbox:
         return message.instance is None or message.shown_to(self.my_instances())
 
     def sessions(self, name: str | None = None) -> list[dict[str, Any]]:
-        """The sessions of ``name``, or of every agent: servers and hook sessions."""
+        """The sessions of ``name``, or of every agent: servers and hook sessions (where
+        they run only for a caller that :attr:`sees_machines`)."""
         agent = check_name(name, "agent") if name is not None else None
-        return fencing.sessions(self.store, agent, self._clock())
+        return fencing.sessions(self.store, agent, self._clock(),
+                                machines=self.sees_machines)
 
     def _settle(self, item: Item, to: State) -> State:
         """Move my copy forward to ``to`` (a broadcast is simply recorded as served)."""
@@ -533,13 +607,21 @@ class Mailbox:
         item = self._find(self.resolve_id(message_id), header_only=True)
         return Item(item.message, self._settle(item, "read"), item.mailbox)
 
-    def done(self, message_ids: Iterable[str]) -> Finished:
+    def done(self, message_ids: Iterable[str], *, everything: bool = False) -> Finished:
         """Mark messages handled. Every id is checked before any is touched.
 
         Each id is reported on its own: those finished, and those not found (or not
-        readable). ``NotFound`` only when none could be finished.
+        readable). ``NotFound`` only when none could be finished. ``everything`` (and no
+        ids: it must be asked for on its own) finishes all the inbox lists instead
+        (:meth:`_done_all`).
         """
-        ids = list(dict.fromkeys(self.resolve_id(i) for i in message_ids))
+        given = list(message_ids)
+        if everything and given:
+            raise InvalidInput("give message ids or --all (everything in your inbox), not "
+                               "both; nothing was marked done")
+        if everything:
+            return self._done_all()
+        ids = list(dict.fromkeys(self.resolve_id(i) for i in given))
         if not ids:
             raise InvalidInput("no message id given")
         finished: list[Item] = []
@@ -556,16 +638,50 @@ class Mailbox:
             raise NotFound(f"no message {result.missing_text()} for {self.agent}")
         return result
 
+    def _done_all(self) -> Finished:
+        """Mark everything the default inbox lists handled: unread and read mail, and
+        broadcasts not yet served (recorded as served). An empty inbox finishes nothing
+        and is no error."""
+        me = self.agent
+        aside = set(gates.set_aside(self.store, me, self.notifier()))
+        live = self.store.broadcast_ids()
+        found: list[tuple[str, str]] = [
+            (i, me) for i, _ in self.store.entries(me, ("unread", "read")) if i not in aside]
+        found += [(i, BROADCAST_RECIPIENT) for i in to_serve(live, self.store.seen(me), me)]
+        finished: list[Item] = []
+        missing: list[str] = []
+        for message_id, box in sorted(found):
+            try:
+                item = self._listed(message_id, box)
+            except (NotFound, Unreadable):  # gone meanwhile, or not a message to finish
+                missing.append(message_id)
+                continue
+            if item is not None:
+                finished.append(Item(item.message, self._settle(item, "done"), box))
+        return Finished(finished, missing)
+
+    def _listed(self, message_id: str, box: str) -> Item | None:
+        """A message my inbox listing holds, as :meth:`_find` would give it (``None``:
+        another session's ``name@session`` mail), without its per-id door check: the
+        caller has set aside what did not come through the gate once for all."""
+        if box == BROADCAST_RECIPIENT:
+            message, _ = self.store.load_broadcast(message_id, header_only=True)
+            return Item(message, "unread", box)
+        message, state = self.store.load(box, message_id, header_only=True)
+        return Item(message, state, box) if self._for_me(message) else None
+
     # Broadcast control ---------------------------------------------------------
     def retract(self, message_id: str) -> Message:
         """Un-send a broadcast: no one not yet served it will be. Its sender only."""
-        message_id = self.resolve_id(message_id, everywhere=True)
+        message_id = self.resolve_known(message_id)
         try:
             message, _ = self.store.load_broadcast(message_id, header_only=True)
         except NotFound:
             holders = [a for a in self.store.agent_names()
                        if self.store.state_of(a, message_id) is not None]
-            if holders:
+            if holders and overview.may_see(
+                    self.store.load(holders[0], message_id, header_only=True)[0],
+                    self.viewer):
                 raise Refused(
                     f"{message_id} is a message to {', '.join(holders)}, not a broadcast: "
                     "a delivered message cannot be recalled (only broadcasts can be "
@@ -581,14 +697,17 @@ class Mailbox:
 
     # Status and overview (the rules live in overview.py) -----------------------
     def status(self, message_id: str) -> Status:
-        """Per-recipient state of a message, when each read and finished it, and replies."""
-        return overview.status(self.store, self.resolve_id(message_id, everywhere=True),
-                               self.who)
+        """Per-recipient state of a message, when each read and finished it, and replies:
+        of a message this caller sent or received (the owner: any; see :attr:`viewer`)."""
+        return overview.status(self.store, self.resolve_known(message_id), self.who,
+                               viewer=self.viewer)
 
     def who(self) -> list[AgentInfo]:
         """Every agent known from the config, a mailbox folder, a message's sender or a
-        server, with unread counts, whether a server of it is online, and its wake."""
-        return overview.who(self.store, self.config, self._clock())
+        server, with unread counts, whether a server of it is online, and its wake
+        (where its servers run only for a caller that :attr:`sees_machines`)."""
+        found = overview.who(self.store, self.config, self._clock())
+        return found if self.sees_machines else [a.without_machines() for a in found]
 
     def doctor(self, *, fix: bool = False, deep: bool = False) -> DoctorReport:
         """Check permissions, config, wakes and leftovers (``deep``: every message too);

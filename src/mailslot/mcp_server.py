@@ -23,6 +23,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal, NotRequired
 
 import anyio
@@ -127,8 +128,8 @@ class StatusInfo(MessageFacts):
 
 
 class SessionInfo(TypedDict):
-    pid: int
-    hostname: str
+    pid: int | None  # None, like hostname and cwd, for a remote or child caller
+    hostname: str | None
     program: str | None
     cwd: str | None
     started: str
@@ -230,8 +231,37 @@ def _tool(fn: Callable[..., CallToolResult], *, inline: bool = False
     return call
 
 
+_ARGUMENTS: ContextVar[Mapping[str, Any] | None] = ContextVar("mailslot_tool_arguments",
+                                                              default=None)
+"""The arguments of the tool call being served, as the client sent them: the SDK hands a
+tool only those its signature names, so a ``from`` would vanish unseen without this."""
+
+
+async def _keep_arguments(ctx: Any, call_next: Any) -> Any:
+    """Middleware: keep each ``tools/call``'s arguments in :data:`_ARGUMENTS` while the
+    call runs (the tool runs inside ``call_next``, in this context)."""
+    params = ctx.params if ctx.method == "tools/call" else None
+    arguments = params.get("arguments") if isinstance(params, Mapping) else None
+    token = _ARGUMENTS.set(arguments if isinstance(arguments, Mapping) else {})
+    try:
+        return await call_next(ctx)
+    finally:
+        _ARGUMENTS.reset(token)
+
+
+def _speaking(tool: str, open_box: Callable[[], Mailbox]) -> Mailbox:
+    """The service for a tool that sends, after refusing a sender named in its call."""
+    box = open_box()
+    box.refuse_claimed_sender(tool, _ARGUMENTS.get() or {})
+    return box
+
+
 MessageId = Annotated[str, Field(description="A message id, as read_messages shows it.")]
 Body = Annotated[str, Field(description="Markdown text.")]
+_RE_ISSUE = {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None,
+             "description": "Issue or ticket it is about.", "title": "Re Issue"}
+"""``re_issue`` is declared a string but taken as whatever JSON came, so the service's
+own rule refuses a number in one line (stored exactly as given, it is never coerced)."""
 
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False,
@@ -284,7 +314,9 @@ def build_server(
             result["instructions"] = _instructions(caller)
         return result
 
-    middleware = [pushing.middleware] if pushing is not None else []
+    middleware: list[Any] = [_keep_arguments]
+    if pushing is not None:
+        middleware.append(pushing.middleware)
     if shared:
         middleware.append(name_the_agent)
     server: MCPServer[dict[str, Any]] = MCPServer(
@@ -293,7 +325,7 @@ def build_server(
         instructions=_instructions(agent),
         lifespan=lifespan,
         log_level="WARNING",
-        middleware=middleware or None,
+        middleware=middleware,
     )
 
     def send_message(
@@ -302,7 +334,7 @@ def build_server(
             "reaches one running session of an agent."))],
         subject: Annotated[str, Field(description="One line, at most 200 characters.")],
         body: Body,
-        re_issue: Annotated[str | None, Field(description="Issue or ticket it is about.")] = None,
+        re_issue: Annotated[object, WithJsonSchema(_RE_ISSUE)] = None,
         expect_reply: bool = False,
         wake: Annotated[bool, Field(description="Ask for the recipient to be woken; "
                                                 "its own config decides.")] = False,
@@ -312,7 +344,7 @@ def build_server(
         """mailslot mailbox: leave a durable message in other coding agents' inboxes
         (agents of any host, read whenever they look; you are the sender). Returns its
         id, and notes such as a new mailbox made or a wake not allowed."""
-        box = open_box()
+        box = _speaking("send_message", open_box)
         message = box.send(to, subject, body, re_issue=re_issue,
                            expect_reply=expect_reply, wake=wake, new=new)
         return _result({**_facts(message), "notes": box.notes})
@@ -365,14 +397,14 @@ def build_server(
     def reply(message_id: MessageId, body: Body) -> Annotated[CallToolResult, MessageFacts]:
         """Answer a message: to its sender, in its thread; marks the original done.
         Answering is expected; doing what a message asks is not."""
-        return _result(_facts(open_box().reply(message_id, body)))
+        return _result(_facts(_speaking("reply", open_box).reply(message_id, body)))
 
     def broadcast(
         subject: Annotated[str, Field(description="One line, at most 200 characters.")],
         body: Body,
     ) -> Annotated[CallToolResult, MessageFacts]:
         """Send a message every other agent is shown once, now or when it next looks."""
-        return _result(_facts(open_box().broadcast(subject, body)))
+        return _result(_facts(_speaking("broadcast", open_box).broadcast(subject, body)))
 
     def retract_broadcast(message_id: MessageId) -> Annotated[CallToolResult, Retracted]:
         """Withdraw your own broadcast from agents not yet shown it (no recall)."""

@@ -8,7 +8,7 @@ because they read across every mailbox rather than one agent's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 
 from . import instances
@@ -18,7 +18,7 @@ from .dates import datetime
 from .errors import MailslotError, NotFound, Unreadable
 from .gates import group_of
 from .ids import sender_of
-from .message import STATES, State
+from .message import STATES, Message, State
 from .names import RESERVED
 from .presence import summarize
 from .results import AgentInfo, DoctorReport, RecipientStatus, Status
@@ -69,43 +69,86 @@ def _receipts(store: Store, ids: set[str]) -> tuple[dict[str, Times], dict[str, 
     return times, replies
 
 
-def status(store: Store, message_id: str, who: Callable[[], list[AgentInfo]]) -> Status:
-    """Per-recipient state of a checked id, when each read and finished it, and replies.
+def may_see(message: Message, viewer: str | None, *, served: bool = False,
+            live: bool = True) -> bool:
+    """The one rule of who may see where a message stands (its recipients, their states,
+    its replies): its sender and its recipients. ``viewer`` ``None`` is the mailbox's
+    owner (see :attr:`Mailbox.viewer <mailslot.mailbox.Mailbox.viewer>`), who sees every
+    message. A broadcast is every agent's while it stands; once retracted, only of those
+    it was ``served`` to (as reading it is)."""
+    if viewer is None or message.sender == viewer:
+        return True
+    if message.is_broadcast:
+        return live or served
+    return viewer in message.to
+
+
+def sent_by(store: Store, sender: str) -> Iterator[str]:
+    """The ids of every message ``sender`` sent that is still in a mailbox or standing
+    (or retracted) as a broadcast, in no order."""
+    for name in store.agent_names():
+        yield from (i for i, _ in store.entries(name, STATES) if sender_of(i) == sender)
+    for live in (True, False):
+        yield from (i for i in store.broadcast_ids(live=live) if sender_of(i) == sender)
+
+
+def status(store: Store, message_id: str, who: Callable[[], list[AgentInfo]], *,
+           viewer: str | None) -> Status:
+    """Per-recipient state of a checked id, when each read and finished it, and replies,
+    as ``viewer`` may see them (:func:`may_see`; ``NotFound`` when it may not, saying no
+    more than for an id that names nothing).
 
     A broadcast's recipients are every known agent but its sender (``who``).
     """
     times, replies = _receipts(store, {message_id})
-    return _status(store, message_id, times[message_id], replies[message_id], who)
+    return _status(store, message_id, times[message_id], replies[message_id], who, viewer)
 
 
 def sent(store: Store, sender: str, who: Callable[[], list[AgentInfo]], limit: int
          ) -> list[Status]:
     """What ``sender`` sent, newest first, one page, each with its recipients' states."""
-    mine = {i for name in store.agent_names() for i, _ in store.entries(name, STATES)
-            if sender_of(i) == sender}
-    for live in (True, False):
-        mine.update(i for i in store.broadcast_ids(live=live) if sender_of(i) == sender)
-    return statuses(store, sorted(mine, reverse=True)[:limit], who)
+    mine = set(sent_by(store, sender))
+    return statuses(store, sorted(mine, reverse=True)[:limit], who, viewer=sender)
 
 
-def statuses(store: Store, ids: list[str], who: Callable[[], list[AgentInfo]]
-             ) -> list[Status]:
-    """The status of each of ``ids``, in that order, from one pass over the events log;
-    a message gone meanwhile is left out."""
+def statuses(store: Store, ids: list[str], who: Callable[[], list[AgentInfo]], *,
+             viewer: str | None) -> list[Status]:
+    """The status of each of ``ids`` that ``viewer`` may see, in that order, from one pass
+    over the events log; a message gone meanwhile is left out."""
     times, replies = _receipts(store, set(ids))
     who = cache(who)  # a broadcast's recipients are everyone: ask once per page
     result = []
     for message_id in ids:
         try:
             result.append(_status(store, message_id, times[message_id],
-                                  replies[message_id], who))
+                                  replies[message_id], who, viewer))
         except (NotFound, Unreadable):
-            continue  # moved away while we listed, or not a message to show
+            continue  # moved away while we listed, unreadable, or not the viewer's
     return result
 
 
 def _status(store: Store, message_id: str, times: Times, replies: list[str],
-            who: Callable[[], list[AgentInfo]]) -> Status:
+            who: Callable[[], list[AgentInfo]], viewer: str | None) -> Status:
+    # One answer for a message that is not there and one the viewer may not see, so
+    # that asking never tells whether someone else's mail exists.
+    missing = f"no message {message_id}" + (f" for {viewer}" if viewer else "")
+    try:
+        found = _any_status(store, message_id, times, replies, who)
+    except NotFound:
+        raise NotFound(missing) from None
+    message = found.message
+    served = viewer is not None and message.is_broadcast and \
+        message_id in store.seen(viewer)
+    if not may_see(message, viewer, served=served, live=not found.retracted):
+        raise NotFound(missing)
+    if viewer is None or message.sender == viewer:
+        return found
+    # A recipient sees its own answer, not the other recipients' answers to the sender.
+    return replace(found, replies=[r for r in found.replies if sender_of(r) == viewer])
+
+
+def _any_status(store: Store, message_id: str, times: Times, replies: list[str],
+                who: Callable[[], list[AgentInfo]]) -> Status:
     try:
         message, live = store.load_broadcast(message_id, header_only=True)
     except NotFound:

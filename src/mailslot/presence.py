@@ -57,7 +57,7 @@ def is_online(session: Session, now: datetime, here: str) -> bool:
     beat = _parse(session.heartbeat)
     if beat is None or (now - beat).total_seconds() > STALE_SECONDS:
         return False
-    return session.hostname != here or pid_alive(session.pid)
+    return session.hostname != here or (session.pid is not None and pid_alive(session.pid))
 
 
 @dataclass(frozen=True)

@@ -57,8 +57,9 @@ def _read(args: argparse.Namespace, remote: Remote) -> int:
 
 
 def _done(args: argparse.Namespace, remote: Remote) -> int:
-    answer = remote.post("done", {"ids": args.ids})
-    _emit(args, answer["items"], "\n".join(f"done: {i['id']}" for i in answer["items"]))
+    answer = remote.post("done", {"ids": args.ids, "all": args.all})
+    _emit(args, answer["items"],
+          "\n".join(f"done: {i['id']}" for i in answer["items"]) or "nothing to mark done")
     if answer["missing"]:
         print(f"mailslot: no message {answer['missing_text']}", file=sys.stderr)
         return 1
@@ -66,7 +67,8 @@ def _done(args: argparse.Namespace, remote: Remote) -> int:
 
 
 def _reply(args: argparse.Namespace, remote: Remote) -> int:
-    message = remote.post("reply", {"id": args.id, "body": _body(args)})
+    message = remote.post("reply", {"id": args.id, "body": _body(args),
+                                    "subject": args.subject})
     _emit(args, message, render.sent(_message(message)))
     return 0
 

@@ -273,7 +273,8 @@ def sessions(found: list[dict[str, object]]) -> str:
         return "no sessions recorded"
     return "\n".join(
         f"{s['agent']}@{s['session'] or '-'}  {s['program'] or '?'} "
-        + ("hooks" if s.get("kind") == "hook" else "server") + f" pid {s['pid']}  "
+        + ("hooks" if s.get("kind") == "hook" else "server")
+        + (f" pid {s['pid']}" if s.get("pid") is not None else "") + "  "
         f"since {s['started']}  " + ("online" if s["online"] else "offline")
         + (f" (last hook {s['last_seen']})" if s.get("kind") == "hook" else "")
         + (f"  replaced by {s['replaced_by']}" if s["replaced_by"] else "")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .message import Message, State
-from .values import asdict, dataclass, field
+from .values import asdict, dataclass, field, replace
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
@@ -12,10 +12,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Session:
-    """One server of an agent, as its record says."""
+    """One server of an agent, as its record says (``pid``, ``hostname`` and ``cwd`` are
+    ``None`` where the caller may not see them: :meth:`without_machine`)."""
 
-    pid: int
-    hostname: str
+    pid: int | None
+    hostname: str | None
     program: str | None
     cwd: str | None
     started: str
@@ -42,6 +43,11 @@ class Session:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def without_machine(self) -> Session:
+        """The session as a remote or child agent sees it: its presence, not where it
+        runs (process id, folder, host name)."""
+        return replace(self, pid=None, hostname=None, cwd=None)
 
     @property
     def last_seen(self) -> str:
@@ -153,6 +159,10 @@ class AgentInfo:
     gated: bool = False  # issue 12: takes mail from admitted members only
     instances: list[str] = field(default_factory=list)  # issue 12: "SHORT (program)"
     gate_group: str | None = None  # issue 12: the group gate its inbox is behind
+
+    def without_machines(self) -> AgentInfo:
+        """The agent as a remote or child agent sees it (:meth:`Session.without_machine`)."""
+        return replace(self, sessions=[s.without_machine() for s in self.sessions])
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "unread": self.unread, "known_from": self.known_from,

@@ -35,10 +35,24 @@ def quoted(raw: str, limit: int = 80) -> str:
     return "'" + short.encode("unicode_escape").decode("ascii").replace("'", "\\'") + "'"
 
 
+def kind_of(value: object) -> str:
+    """What a non-text value is, as JSON names it, for an error about it."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if value is None:
+        return "null"
+    return "a list" if isinstance(value, (list, tuple)) else "an object"
+
+
 def clean_field(raw: object, field: str, limit: int = MAX_FIELD_LENGTH) -> str:
-    """A one-line header value: refuse line breaks, collapse other controls and spaces."""
+    """A one-line header value: refuse line breaks, collapse other controls and spaces.
+
+    Only text is taken: a number is refused, never turned into text, since a field is
+    stored exactly as given (``re_issue: 42`` and ``"042"`` are not the same reference)."""
     if not isinstance(raw, str):
-        raise InvalidInput(f"{field} must be text")
+        raise InvalidInput(f"{field} must be text (a JSON string), not {kind_of(raw)}")
     if "\x00" in raw:
         raise InvalidInput(f"{field} contains a NUL byte")
     # str.splitlines breaks at every line break a terminal or a parser may honour
