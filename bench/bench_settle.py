@@ -8,6 +8,7 @@ Rows (each against a baseline measured in the same run, interleaved to cut noise
   every ``fsync`` a no-op (the read as it was before it was made durable);
   informational: the price is the disk's, a tmpfs shows almost none of it.
 - ``Mailbox.done`` (read to done) the same way.
+- ``Mailbox.send`` with its syncs, for scale.
 """
 
 from __future__ import annotations
@@ -28,9 +29,12 @@ ROUNDS = 15
 
 def _rows(root: Path) -> list[Row]:
     sender, reader = _box(root, "claude"), _box(root, "gemini")
-    # Both kinds of read and done work on mail of their own, sent up front (not timed).
+    # Both kinds of read and done work on mail of their own, sent up front; the sends
+    # are timed too, for scale (a send syncs its file and each folder it links into).
+    started = time.perf_counter()
     mail = {kind: [sender.send("gemini", f"Schema change, part {i}", BODY).id
                    for i in range(BATCH * ROUNDS)] for kind in ("synced", "unsynced")}
+    send = (time.perf_counter() - started) / (2 * BATCH * ROUNDS)
 
     def reads(kind: str) -> Callable[[int], None]:
         def run(round_no: int) -> None:
@@ -43,7 +47,10 @@ def _rows(root: Path) -> list[Row]:
             reader.done(mail[kind][round_no * BATCH:(round_no + 1) * BATCH])
         return run
 
-    return [_compare("read (unread to read)", reads), _compare("done (read to done)", dones)]
+    scale = Row(f"send, synced (for scale; mean of {2 * BATCH * ROUNDS})", f"{ms(send)} each",
+                "", "(informational)", None)
+    return [_compare("read (unread to read)", reads), _compare("done (read to done)", dones),
+            scale]
 
 
 def _compare(what: str, make: Callable[[str], Callable[[int], None]]) -> Row:
