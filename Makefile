@@ -1,8 +1,11 @@
 # Two commands on a fresh machine: `make demo` and `make test`. Both create .venv.
-PYTHON ?= python3
-VENV   := .venv
-PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# The demo installs mailslot alone ($(RUNTIME)); everything else also installs the dev
+# tools (test runners, linters, the browser driver, database and crypto extras: $(STAMP)).
+PYTHON  ?= python3
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+RUNTIME := $(VENV)/.installed-runtime
 
 .PHONY: demo test test-hosts test-pg lint bench clean
 
@@ -10,11 +13,15 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+$(RUNTIME): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $(RUNTIME)
+
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(RUNTIME)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" KEEP="$(KEEP)" bash scripts/demo.sh
 
 lint: $(STAMP)

@@ -41,7 +41,9 @@ def armed(root: Path, proc: subprocess.Popen[bytes], session: str = SESSION) -> 
              timeout=30, what="the waiter to arm")
 
 
-def outcome(proc: subprocess.Popen[bytes], timeout: float = 30) -> tuple[int, str]:
+def outcome(proc: subprocess.Popen[bytes], timeout: float = 60) -> tuple[int, str]:
+    """How ``proc`` ended. "At once" is within a minute: a waiter that does not leave
+    waits a day, and a loaded machine can take seconds just to start Python."""
     proc.wait(timeout=timeout)
     assert proc.stdout is not None and proc.stderr is not None
     err = proc.stderr.read().decode()
@@ -126,9 +128,9 @@ def test_a_second_waiter_for_the_session_replaces_the_first(
 def test_without_identity_or_mailbox_it_leaves_at_once(root: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "MAILSLOT_AGENT"}
     no_identity = start_waiter(root, agent=None, env={**env, "MAILSLOT_DIR": str(root)})
-    assert outcome(no_identity, timeout=10) == (0, "")
+    assert outcome(no_identity) == (0, "")
     no_mailbox = start_waiter(tmp_path / "nowhere")
-    assert outcome(no_mailbox, timeout=10) == (0, "")
+    assert outcome(no_mailbox) == (0, "")
     assert not (tmp_path / "nowhere").exists()
 
 
@@ -137,7 +139,7 @@ def test_without_identity_or_mailbox_it_leaves_at_once(root: Path, tmp_path: Pat
 def test_without_the_config_choosing_it_the_waiter_leaves_at_once(
         root: Path, entry: dict[str, object]) -> None:
     configure(root, {AGENT: entry})
-    assert outcome(start_waiter(root), timeout=10) == (0, "")
+    assert outcome(start_waiter(root)) == (0, "")
 
 
 def test_requested_wakes_only_for_mail_sent_with_wake(
@@ -158,7 +160,7 @@ def test_under_claude_p_there_is_no_waiter(root: Path) -> None:
     sender(root, "gemini").send("codex", "warm-up", "so the mailbox exists")
     proc = start_waiter(root, env={**os.environ, "MAILSLOT_DIR": str(root),
                                    "CLAUDE_CODE_ENTRYPOINT": "sdk-cli"})
-    assert outcome(proc, timeout=10) == (0, "")
+    assert outcome(proc) == (0, "")
     assert not (root / "waiters").exists()
 
 
@@ -186,4 +188,4 @@ def test_a_waiter_run_through_sh_c_leaves_when_the_host_is_gone(
         host.wait()
     wait_for(lambda: not Path(f"/proc/{pid}").exists()
              or Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z",
-             timeout=10, what="the waiter to leave after its host")
+             timeout=60, what="the waiter to leave after its host")

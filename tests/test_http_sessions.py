@@ -113,8 +113,10 @@ async def test_fencing_by_request_headers(running: Running) -> None:
 
 @pytest.fixture
 def quick(root: Path) -> Iterator[Running]:
-    """A server that ends a session after half a second with nothing in flight."""
-    yield from start(root, session_idle=0.5)
+    """A server that ends a session after three seconds with nothing in flight: long
+    enough that two requests in a row keep a session on a loaded machine (at half a
+    second, a slow gap between ``initialize`` and ``ping`` ended it), short enough to wait for."""
+    yield from start(root, session_idle=3.0)
 
 
 async def test_a_session_whose_client_is_gone_is_ended(quick: Running) -> None:

@@ -6,9 +6,11 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -69,6 +71,14 @@ async def test_protocol_modes(connect: Any, mode: str) -> None:
     async with connect("claude") as client:
         assert client.protocol_version == {"auto": "2026-07-28", "legacy": "2025-11-25"}[mode]
         assert "agent 'claude'" in (client.instructions or "")
+
+
+async def test_the_readme_names_every_tool_the_server_lists(connect: Any) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    sentence = readme.split("an MCP server whose tools are", 1)[1].split(". ", 1)[0]
+    async with connect("claude") as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+    assert set(re.findall(r"`(\w+)`", sentence)) == listed
 
 
 async def test_tool_list_schemas_and_descriptions(connect: Any) -> None:

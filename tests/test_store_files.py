@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from mailslot import Mailbox
 from mailslot.errors import IdTaken, NotFound, StoreError, UnsafePath
 from mailslot.message import to_bytes
 from mailslot.store import FileStore, StoredFile, layout
@@ -73,6 +75,53 @@ def test_a_move_is_a_rename_between_the_state_folders(store: FileStore, root: Pa
     assert store.path_of("gemini", m.id) == str(root / "agents/gemini/done" / f"{m.id}.md")
     with pytest.raises(NotFound):
         store.move("codex", m.id, "done")
+
+
+def synced_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every file or folder ``fsync``/``fdatasync`` is called on from now on, by path.
+
+    No power can be cut here; what a power cut keeps is what was synced, so the tests
+    assert the syncs themselves."""
+    synced: list[str] = []
+    for name in ("fsync", "fdatasync"):
+        real = getattr(os, name)
+
+        def tracing(fd: int, real: Callable[[int], None] = real) -> None:
+            synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+            real(fd)
+
+        monkeypatch.setattr(os, name, tracing)
+    return synced
+
+
+def test_a_read_and_a_done_are_synced_before_they_return(
+        root: Path, box: Callable[[str | None], Mailbox], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read or done that was acknowledged survives a power cut: the folder it was
+    renamed into and the folder it left are synced, and so is its receipt, as a send
+    syncs the folders it links into."""
+    sent = box("claude").send("gemini", "s", "x")
+    synced = synced_paths(monkeypatch)
+    gemini = box("gemini")
+    gemini.read(sent.id)
+    folders = root.resolve() / "agents" / "gemini"
+    log = str(root.resolve() / "log" / "events.jsonl")
+    assert str(folders / "cur") in synced and str(folders / "new") in synced
+    assert log in synced[synced.index(str(folders / "cur")):]  # the receipt after the move
+    synced.clear()
+    gemini.done([sent.id])
+    assert str(folders / "done") in synced and str(folders / "cur") in synced
+    assert log in synced[synced.index(str(folders / "done")):]
+
+
+def test_a_retracted_broadcast_is_synced_in_the_folder_it_moved_to(
+        store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = make_message(to=("all",))
+    store.publish(m)
+    synced = synced_paths(monkeypatch)
+    store.retract(m.id)
+    broadcast = root.resolve() / "broadcast"
+    assert str(broadcast / "retracted") in synced and str(broadcast / "live") in synced
 
 
 def test_stray_files_and_folders_are_not_messages(store: FileStore, root: Path) -> None:

@@ -55,7 +55,7 @@ class Tmux:
 
     def __call__(self, *args: str) -> str:
         done = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, check=True, timeout=10)
+                              capture_output=True, text=True, check=True, timeout=60)
         return done.stdout
 
     def pane(self, *argv: str) -> str:

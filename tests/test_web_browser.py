@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from mailslot import FileStore, Mailbox
 from mailslot.identity import Identity
@@ -226,11 +226,31 @@ def test_hostile_subjects_and_bodies_stay_text(web: Watched, store: FileStore,
     assert "javascript:window.pwned=5" in page.locator("pre.body").inner_text()
 
 
+def wait_until_live(page: Page) -> None:
+    """Wait for the page's event stream to be open (app.js marks ``body[data-live=on]``).
+
+    A locator assertion, polled by Playwright itself: ``wait_for_function`` with a string
+    evaluates that string in the page on every poll after the first, which the page's CSP
+    (no ``unsafe-eval``) refuses, so it failed whenever the stream opened late."""
+    expect(page.locator("body")).to_have_attribute("data-live", "on", timeout=WAIT_MS)
+
+
+def test_waiting_for_the_live_stream_survives_a_stream_that_opens_late(
+        web: Watched, store: FileStore) -> None:
+    page = web.go("/mail/gemini")
+    wait_until_live(page)
+    # As on a loaded machine: the stream is not open at the first check, only later.
+    page.evaluate("delete document.body.dataset.live;"
+                  "setTimeout(() => { document.body.dataset.live = 'on'; }, 500)")
+    wait_until_live(page)
+    assert page.evaluate("document.body.dataset.live") == "on"
+
+
 def test_a_new_message_appears_without_reloading(web: Watched, store: FileStore,
                                                 clock: Clock) -> None:
     as_agent(store, "claude", clock).send("gemini", "first", "one")
     page = web.go("/mail/gemini")
-    page.wait_for_function("document.body.dataset.live === 'on'", timeout=WAIT_MS)
+    wait_until_live(page)
     page.evaluate("window.stillHere = true")
     started = time.monotonic()
     as_agent(store, "codex", clock).send("gemini", "Tests are green <b>now</b>", "two")

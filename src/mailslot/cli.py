@@ -504,6 +504,57 @@ def _pg(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
+# Changing the config on any store (config.json, or PostgreSQL's row) -------------------
+_CONFIG_ARGS = {"show": (0, 0), "get": (1, 1), "set": (2, 2), "unset": (1, 1),
+                "import": (1, 1), "export": (0, 1)}
+"""How many words each ``config`` action takes after it (at least, at most)."""
+
+
+@command("config")
+def _config(args: argparse.Namespace, box: Mailbox) -> int:
+    from . import config_edit as edit
+
+    words, (least, most) = args.words, _CONFIG_ARGS[args.action]
+    if not least <= len(words) <= most:
+        usage = {"show": "", "get": " KEY", "set": " KEY VALUE", "unset": " KEY",
+                 "import": " FILE", "export": " [FILE]"}[args.action]
+        raise InvalidInput(f"usage: mailslot config {args.action}{usage}")
+    store, expected = box.store, args.if_version
+    if args.action in ("show", "get"):
+        value, seen = (edit.current(store) if args.action == "show"
+                       else edit.get(store, words[0]))
+        _emit(args, {"version": seen, "value": value},
+              edit.as_text(value).rstrip("\n"))  # type: ignore[arg-type]
+        _version_note(args, seen)
+        return 0
+    if args.action == "export":
+        if words:
+            seen = edit.export_to(store, words[0])
+            _emit(args, {"version": seen, "file": words[0]},
+                  f"exported the config (version {seen}) to {words[0]}")
+        else:
+            raw, seen = edit.current(store)
+            print(edit.as_text(raw), end="")
+            _version_note(args, seen)
+        return 0
+    if args.action == "set":
+        now = edit.set_value(store, words[0], edit.parse_value(words[1]), expected=expected)
+    elif args.action == "unset":
+        now = edit.unset(store, words[0], expected=expected)
+    else:
+        now = edit.import_from(store, words[0], expected=expected)
+    done = {"set": f"set {words[0]}", "unset": f"unset {words[0]}",
+            "import": f"imported the config from {words[0]}"}[args.action]
+    _emit(args, {"version": now}, f"{done} (config version {now})")
+    return 0
+
+
+def _version_note(args: argparse.Namespace, seen: str) -> None:
+    if not args.json:
+        print(f"mailslot: note: config version {seen} (a change given --if-version {seen} "
+              "is refused if the config moves meanwhile)", file=sys.stderr)
+
+
 # issue 17: search, threads and the search index ----------------------------------
 @command("search")
 def _search(args: argparse.Namespace, box: Mailbox) -> int:
@@ -685,6 +736,14 @@ _EXAMPLES: dict[str, list[str]] = {
     "doctor": ["mailslot doctor", "mailslot doctor --fix"],
     "init": ["mailslot init", "mailslot init --store postgresql://mailslot@db.example/mail"],
     "pg": ["mailslot pg grant gemini --store postgresql://admin@db.example/mail"],
+    "config": ["mailslot config show", "mailslot config get agents.codex.wake_method",
+               "mailslot config set agents.codex.wake_on_mail true",
+               "mailslot config set agents.codex.wake_method tmux   # text: not JSON",
+               "mailslot config set launch.allowed_callers '[\"orchestrator\"]'",
+               "mailslot config unset agents.codex.note --if-version 3f9c0a1b2c3d4e5f",
+               "mailslot config export config-backup.json",
+               "mailslot config import config-backup.json --store "
+               "postgresql://mailslot@db.example/mail"],
     "migrate": ["mailslot migrate --from ~/mailslot --to postgresql://mailslot@db.example/mail"],
     "serve": ["mailslot serve --agent claude"],
     "install": ["mailslot install claude --agent claude --hooks",
@@ -964,6 +1023,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                        "nothing.")
     p.add_argument("--from", dest="source", required=True, metavar="DIR|URL")
     p.add_argument("--to", dest="target", required=True, metavar="DIR|URL")
+    p = add("config", "Show or change the config (config.json, or the database's) on any "
+                      "store: show, get KEY, set KEY VALUE, unset KEY, export [FILE], "
+                      "import FILE. KEY is a dotted path (agents.codex.wake_on_mail); "
+                      "VALUE is JSON if it parses as JSON, else text. A change is saved "
+                      "whole or not at all, and refused if doctor or watch --validate "
+                      "would report a new problem.")
+    p.add_argument("action", choices=list(_CONFIG_ARGS))
+    p.add_argument("words", nargs="*", metavar="KEY|VALUE|FILE")
+    p.add_argument("--if-version", metavar="VERSION",
+                   help="refuse the change if the config is no longer at this version (as "
+                        "show, get and export print it)")
     p = add("pg", "PostgreSQL administration (as the admin role): grant NAME creates the "
                   "database role mailslot_NAME, which reads only NAME's mail and sends only "
                   "as NAME.")

@@ -130,7 +130,7 @@ class Delivery:
             now = datetime.now().astimezone().isoformat()
             for message_id in planned.broadcasts:
                 self.store.append_event({"ts": now, "event": "read", "id": message_id,
-                                         "agent": self.agent, "via": "hook"})
+                                         "agent": self.agent, "via": "hook"}, durable=True)
         if planned.moment == START:
             self.store.prune_sessions(self.agent, SESSION_MAX_AGE)
 

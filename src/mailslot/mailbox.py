@@ -588,11 +588,11 @@ class Mailbox:
         if item.mailbox == BROADCAST_RECIPIENT:
             if item.state == "unread" and item.message.sender != me:
                 self.store.add_seen(me, [item.message.id])
-                self._event("read", item.message.id, agent=me)
+                self._event("read", item.message.id, agent=me, durable=True)
             return "read"
         before = self.store.move(me, item.message.id, to)
         if STATES.index(before) < STATES.index(to):
-            self._event(to, item.message.id, agent=me)
+            self._event(to, item.message.id, agent=me, durable=True)
             return to
         return before
 
@@ -731,11 +731,12 @@ class Mailbox:
         return self.store.path_of(item.mailbox, item.message.id)
 
     # Receipts ------------------------------------------------------------------
-    def _event(self, kind: str, message_id: str, **extra: Any) -> None:
+    def _event(self, kind: str, message_id: str, *, durable: bool = False,
+               **extra: Any) -> None:
         """Add a receipt in this process's name (best effort; see :func:`receipt`)."""
         if "agent" not in extra and self.identity is not None:
             extra["agent"] = self.agent
-        receipt(self.store, self._clock, kind, message_id, **extra)
+        receipt(self.store, self._clock, kind, message_id, durable=durable, **extra)
 
     # Servers (mcp_server, presence) ---------------------------------------------
     def bound_agent(self) -> str:

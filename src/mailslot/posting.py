@@ -62,14 +62,15 @@ def post(store: Store, clock: Callable[[], datetime], sender: str, to: Sequence[
 
 
 def receipt(store: Store, clock: Callable[[], datetime], kind: str, message_id: str,
-            **extra: Any) -> None:
+            *, durable: bool = False, **extra: Any) -> None:
     """Add a receipt. Best effort: the change it records is already done and durable, so
     a log that cannot be written (a planted link, a full disk) must not turn a success
-    into an error that invites a second send. ``doctor`` reports the cause."""
+    into an error that invites a second send. ``doctor`` reports the cause.
+    ``durable``: synced before this returns (a read or done, acknowledged next)."""
     record: dict[str, Any] = {"ts": clock().isoformat(), "event": kind, "id": message_id}
     record.update(extra)
     try:
-        store.append_event(record)
+        store.append_event(record, durable=durable)
     except MailslotError:
         return
 

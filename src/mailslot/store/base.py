@@ -105,8 +105,10 @@ class Store(Protocol):
     def agent_names(self) -> list[str]:
         """Names that have a mailbox."""
 
-    def append_event(self, event: Event) -> None:
-        """Add a receipt to the events log (best effort: the folders are the truth)."""
+    def append_event(self, event: Event, *, durable: bool = False) -> None:
+        """Add a receipt to the events log (best effort: the folders are the truth).
+        ``durable``: it survives a power cut once this returns (a read's or done's
+        receipt, which the caller then acknowledges)."""
 
     def events(self, *, newest_first: bool = False) -> Iterator[dict[str, Any]]:
         """Every readable receipt, oldest first (or newest first, so a reader looking for

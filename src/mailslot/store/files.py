@@ -150,11 +150,15 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
                 raise not_followed(source)
             try:
                 os.rename(source, target)
-                return state
             except FileNotFoundError:
                 continue  # another process moved it first; look again
             except OSError as exc:
                 raise store_error(exc, f"cannot move {message_id}") from None
+            try:
+                _sync_rename(source, target)
+            except OSError as exc:
+                raise store_error(exc, f"cannot sync the move of {message_id}") from None
+            return state
         raise NotFound(f"no message {message_id} for {agent}")
 
     # Broadcasts ----------------------------------------------------------------
@@ -169,7 +173,7 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
             if os.path.lexists(target):
                 return False
             raise NotFound(f"no broadcast {message_id}") from None
-        fsync_dir(live)
+        _sync_rename(source, target)
         return True
 
     def archive_mailbox(self, agent: str, stamp: str) -> str:
@@ -569,6 +573,14 @@ class FileLock:
 
     def __exit__(self, *exc: object) -> None:
         os.close(self._fd)
+
+
+def _sync_rename(source: str, target: str) -> None:
+    """Make a rename between two folders survive a power cut, as a send's links do: the
+    folder it went into first (so the message is never lost), then the one it left (so
+    it is not back in its old state after a restart)."""
+    fsync_dir(os.path.dirname(target))
+    fsync_dir(os.path.dirname(source))
 
 
 def _try_remove(path: str) -> None:

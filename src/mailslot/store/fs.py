@@ -196,16 +196,19 @@ send's fsync of the message file was a third of its time). macOS has no
 
 def append(path: str, data: bytes, *, sync: bool) -> int:
     """Add ``data`` to the end of ``path`` (created if absent) in one write; return the
-    file's size after it."""
+    file's size after it. ``sync``: durable once this returns."""
     try:
         fd = open_file(path, APPEND)
     except OSError as exc:
         raise store_error(exc, f"cannot write {path}") from None
     try:
         os.write(fd, data)
+        size = os.fstat(fd).st_size
         if sync:
             os.fsync(fd)
-        return os.fstat(fd).st_size
+            if size == len(data):  # this write made the file: its folder entry too
+                fsync_dir(os.path.dirname(path))
+        return size
     except OSError as exc:
         raise store_error(exc, f"cannot write {path}") from None
     finally:

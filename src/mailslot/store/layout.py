@@ -138,11 +138,13 @@ class MailboxFiles(Folders):
             append(path, "".join(f"{i}\n" for i in message_ids).encode(), sync=True)
 
     # Everything else -----------------------------------------------------------------
-    def append_event(self, event: Mapping[str, Any]) -> None:
-        """A receipt in the events log (not synced: the folders are the truth)."""
+    def append_event(self, event: Mapping[str, Any], *, durable: bool = False) -> None:
+        """A receipt in the events log, synced only if ``durable`` (a send's is not:
+        the folders it synced are the truth)."""
         line = json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n"
         folder = self._folder("log", create=True)
-        if append(os.path.join(folder, EVENTS), line.encode("utf-8"), sync=False) > SEGMENT_BYTES:
+        if append(os.path.join(folder, EVENTS), line.encode("utf-8"),
+                  sync=durable) > SEGMENT_BYTES:
             self._roll_events(folder)
 
     def _roll_events(self, folder: str) -> None:

@@ -419,7 +419,8 @@ class PostgresStore:
         return [r[0] for r in self._rows("cannot list the mailboxes",
                                          "SELECT DISTINCT agent FROM mail ORDER BY agent")]
 
-    def append_event(self, event: Mapping[str, Any]) -> None:
+    def append_event(self, event: Mapping[str, Any], *, durable: bool = False) -> None:
+        # every commit is durable here (synchronous_commit), so ``durable`` changes nothing
         self._do("cannot add to the events log", "INSERT INTO events (record) VALUES (%s)",
                  (_line(event),), repeat=False)  # a lost commit may have landed
 

@@ -81,7 +81,17 @@ def _agent(store: Store, config: Config, agent: str) -> AgentReport:
 def validate(store: Store) -> Validation:
     """Every configured agent's wake, checked; nothing is run that wakes anyone."""
     try:
-        config = Config(store.load_config())
+        raw = store.load_config()
+    except MailslotError as exc:
+        return Validation(store.location, [], [str(exc)])
+    return validate_config(store, raw)
+
+
+def validate_config(store: Store, raw_config: dict[str, Any]) -> Validation:
+    """:func:`validate` of a config not saved yet (``mailslot config set`` checks a
+    change with it before saving)."""
+    try:
+        config = Config(raw_config)
         agents = config.agents()
     except MailslotError as exc:
         return Validation(store.location, [], [str(exc)])
