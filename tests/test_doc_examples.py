@@ -32,6 +32,7 @@ NOT_RUN = {
     "mailslot watch": "runs until Ctrl-C",  # watch --validate is run (below)
     "mailslot start": "starts claude, a host program",
     "< input.json": "a host's hook payload",
+    "--if-version": "the version a config show printed",
 }
 RUN_ANYWAY = ("mailslot watch --validate",)
 SHORT = re.compile(r"^(ID|[0-9a-f]{6,8}|\d{4}-\d\d-\d\d_\d{4})$")

@@ -10,7 +10,6 @@ from typing import Any
 from ..errors import InvalidInput, Unreadable
 from ..importing import Foreign, Report, refused
 from ..message import MAX_HEADER_BYTES, Hostile, State, read_frontmatter
-from .letterbox import subject_of
 
 _SENDER = ("from", "sender", "from_agent", "author")
 _TO = ("to", "recipient", "recipients", "to_agent")
@@ -20,6 +19,15 @@ _THREAD = ("thread", "thread_id", "conversation")
 _KNOWN = {*_SENDER, *_TO, *_DATE, *_REPLY, *_THREAD, "id", "subject", "title", "body",
           "re_issue",
           "text", "message", "content", "status", "state", "read", "done", "acked"}
+
+
+def subject_of(body: str) -> str:
+    """A subject for a source that has none: the first non-empty line, cut to 80."""
+    for line in body.splitlines():
+        if line.strip():
+            text = line.strip()
+            return text if len(text) <= 80 else text[:79] + "…"
+    return "(no subject)"
 
 
 def read_source(path: str, report: Report, shown: str) -> bytes | None:

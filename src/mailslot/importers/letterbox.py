@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..importing import Foreign, Report, Source
+from .files import read_source, subject_of
 
 
 def open_source(fmt: str, path: str, report: Report) -> Source:
@@ -25,15 +26,6 @@ def open_source(fmt: str, path: str, report: Report) -> Source:
     if not os.path.isdir(channels):
         raise InvalidInput(f"{path} is not a letterbox state folder (no channels/ in it)")
     return Channels(channels, report)
-
-
-def subject_of(body: str) -> str:
-    """A subject for a source that has none: the first non-empty line, cut to 80."""
-    for line in body.splitlines():
-        if line.strip():
-            text = line.strip()
-            return text if len(text) <= 80 else text[:79] + "…"
-    return "(no subject)"
 
 
 class Channels(Source):
@@ -48,7 +40,6 @@ class Channels(Source):
                 yield from self._channel(channel, folder)
 
     def _channel(self, channel: str, folder: str) -> Iterator[Foreign]:
-        from .files import read_source  # files reads subject_of from here
 
         marks = _marks(os.path.join(folder, ".read"))
         rows: list[dict[str, Any]] = []

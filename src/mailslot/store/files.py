@@ -45,7 +45,7 @@ from .fs import (
     unsafe_owner,
 )
 from .gates import GateFiles
-from .layout import event_segments
+from .layout import SESSIONS, event_segments
 from .registry import RegistryFiles
 from .wakes import FileWakeQueue
 
@@ -547,8 +547,6 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         return self._search_index().rebuild()
 
 
-SESSIONS = "sessions.jsonl"
-"""The session log, in ``log/`` (issue 15)."""
 
 
 class FileLock:

@@ -42,6 +42,8 @@ FOLDER_OF: dict[State, str] = {"unread": "new", "read": "cur", "done": "done"}
 """The folder of ``agents/<name>/`` holding the messages in each state."""
 EVENTS = "events.jsonl"
 """The events log's current segment, in ``log/``; older ones are ``events.NNNNNN.jsonl``."""
+SESSIONS = "sessions.jsonl"
+"""The session log of started sessions, in ``log/``."""
 SEGMENT_BYTES = 8 << 20
 """Past this size the current segment is rolled to a numbered one (see docs/format.md)."""
 
@@ -275,7 +277,6 @@ def is_kept_file(name: str) -> bool:
     and anything else (``tmp/junk``, ``evil.sh``, ``../x``) are not."""
     from ..ids import is_id
     from ..names import is_gate_key, is_valid_name
-    from .files import SESSIONS
     from .records import NOTIFY_QUEUES, notify_lane
 
     def agent(raw: str) -> bool:
