@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import TextContent
 
-from mailslot import Mailbox
+from mailslot import Mailbox, mcp_stdio
 
 pytestmark = pytest.mark.anyio
 MAILSLOT = str(Path(sys.executable).parent / "mailslot")
@@ -119,7 +119,7 @@ def test_serve_refuses_to_start_without_identity(root: Path, isolated: Path) -> 
     assert done.stderr.count("\n") == 1
 
 
-# issue 11: the stdio wire is mailslot's own (mcp_stdio), read and written on the loop.
+# The fast stdio wire (mcp_stdio), read and written on the event loop.
 _WIRE_SERVER = """
 import os, subprocess, sys
 import anyio
@@ -157,3 +157,119 @@ async def test_the_wire_survives_stray_output_and_large_answers() -> None:
         # While serving, fd 1 is stderr and fd 0 the null device (put back at the end).
         block = (await client.call_tool("descriptors", {})).content[0]
         assert isinstance(block, TextContent) and block.text == "True True"
+
+
+# Two SDK revisions the fast wire must survive, each consistent in itself: a script run
+# before mailslot's own console entry. The public path (run_stdio_async) follows each.
+_OPTIONS_BY_KEYWORD = """
+import mcp.server.mcpserver.server as api
+from mcp.server.lowlevel import Server
+
+run = Server.run
+
+async def run_by_keyword(self, read_stream, write_stream, *, initialization_options,
+                         raise_exceptions=False):
+    await run(self, read_stream, write_stream, initialization_options, raise_exceptions)
+
+async def run_stdio_async(self):
+    async with api.stdio_server() as (read, write):
+        low = self._lowlevel_server
+        await low.run(read, write, initialization_options=low.create_initialization_options())
+
+Server.run = run_by_keyword
+api.MCPServer.run_stdio_async = run_stdio_async
+"""
+_READER_BY_READLINE = """
+import contextlib
+import mcp.server.mcpserver.server as api
+import mcp.server.stdio as stdio
+
+original = stdio.stdio_server
+
+class ByReadline:
+    def __init__(self, stdin):
+        self.stdin = stdin
+    def __aiter__(self):
+        return self
+    async def __anext__(self):
+        line = await self.stdin.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line
+
+@contextlib.asynccontextmanager
+async def stdio_server(stdin=None, stdout=None):
+    async with original(None if stdin is None else ByReadline(stdin), stdout) as streams:
+        yield streams
+
+stdio.stdio_server = api.stdio_server = stdio_server
+"""
+_THEN_SERVE = """
+import sys
+from mailslot.entry import main
+sys.argv[0] = "mailslot"
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("revision", [_OPTIONS_BY_KEYWORD, _READER_BY_READLINE],
+                         ids=["run-takes-options-by-keyword", "stdio-reader-reads-by-readline"])
+async def test_serve_answers_over_stdio_on_another_sdk_revision(
+        revision: str, root: Path, isolated: Path) -> None:
+    env = {"MAILSLOT_DIR": str(root), "HOME": str(isolated / "home")}
+    params = StdioServerParameters(command=sys.executable, env=env,
+                                   args=["-c", revision + _THEN_SERVE, "serve",
+                                         "--agent", "codex"])
+    async with Client(params, mode="legacy") as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"send_message", "read_messages"} <= tools
+        sent = await call(client, "send_message", to="claude", subject="Still here",
+                          body="Served on another SDK revision.", new=True)
+    inbox = Mailbox.open(str(root), "claude").inbox()
+    assert [(i.message.id, i.message.subject) for i in inbox] == [(sent["id"], "Still here")]
+
+
+def test_the_fast_wire_finds_what_it_needs_in_the_installed_sdk() -> None:
+    from mcp.server.mcpserver import MCPServer
+
+    assert mcp_stdio.sdk_shape(MCPServer("wire")) is not None
+
+
+def _no_lowlevel_server(monkeypatch: pytest.MonkeyPatch, server: Any) -> None:
+    monkeypatch.delattr(server, "_lowlevel_server")
+
+
+def _run_by_keyword(monkeypatch: pytest.MonkeyPatch, server: Any) -> None:
+    from mcp.server.lowlevel import Server
+
+    async def run(self: Any, read: Any, write: Any, *, initialization_options: Any) -> None:
+        raise AssertionError("never called")
+
+    monkeypatch.setattr(Server, "run", run)
+
+
+def _no_message_adapter(monkeypatch: pytest.MonkeyPatch, server: Any) -> None:
+    import mcp_types
+
+    monkeypatch.delattr(mcp_types, "jsonrpc_message_adapter")
+
+
+def _messages_parse_otherwise(monkeypatch: pytest.MonkeyPatch, server: Any) -> None:
+    import mcp_types
+
+    def validate_json(line: str) -> Any:  # no by_name: a later pydantic's signature
+        raise AssertionError("never called")
+
+    adapter = type("Adapter", (), {"validate_json": staticmethod(validate_json)})()
+    monkeypatch.setattr(mcp_types, "jsonrpc_message_adapter", adapter)
+
+
+@pytest.mark.parametrize("reshape", [_no_lowlevel_server, _run_by_keyword,
+                                     _no_message_adapter, _messages_parse_otherwise])
+def test_the_fast_wire_steps_aside_for_an_sdk_shaped_otherwise(
+        reshape: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("wire")
+    reshape(monkeypatch, server)
+    assert mcp_stdio.sdk_shape(server) is None
