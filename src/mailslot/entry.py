@@ -67,7 +67,7 @@ def main() -> int:
 def _end(code: int) -> NoReturn:
     """Flush and end the process without the interpreter's teardown of the modules it
     loaded: that teardown was a tenth of a hook's time and of a short command's
-    (issue 11). Safe because a command has written, closed and, where it matters,
+    start-up. Safe because a command has written, closed and, where it matters,
     synced every file before it returns; only the standard streams are still buffered."""
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -468,7 +468,7 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         observer = observe(paths, kick)
         return None if observer is None else FolderWatch(observer, f"mail for {mail_for}")
 
-    # issue 16: the web page's live view ------------------------------------------------
+    # The web page's live view ------------------------------------------------
     def watch_mail(self, kick: Callable[[], None]) -> Watching | None:
         from .watching import FolderWatch, observe
 
@@ -477,7 +477,7 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         return None if observer is None else FolderWatch(observer, "every mailbox")
 
 
-    # issue 18: notifier queues --------------------------------------------------------
+    # Notifier queues --------------------------------------------------------
     def _notify_folders(self) -> None:
         """Every notifier queue's folders, made before watching: a folder made under a
         recursive watch together with the one inside it is reported twice by watchdog."""
@@ -494,7 +494,7 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         view._queue = ("wake", notify_lane(lane))  # inside wake/: watch(wakes=True) sees it
         return view
 
-    # issue 15: the session log -----------------------------------------------------------
+    # The session log -----------------------------------------------------------
     def log_session(self, record: Mapping[str, Any]) -> None:
         """One line in ``log/sessions.jsonl`` (0600), synced: it is the owner's record."""
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
@@ -524,7 +524,7 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
                 records.append(record)
         return records
 
-    # issue 13: creating and upgrading a store --------------------------------------------
+    # Creating and upgrading a store --------------------------------------------
     def init(self) -> str:
         """Create the mailbox folder (0700); files need no upgrade."""
         existed = self.exists()
@@ -532,7 +532,7 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         return f"{self.root} {'was already' if existed else 'is now'} a mailbox (files)"
 
 
-    # issue 17: search (the index is derived from the files; see store/search_index.py) --
+    # Search (the index is derived from the files; see store/search_index.py) --
     def _search_index(self) -> SearchIndex:
         if self._index is None:
             from .search_index import SearchIndex  # on first use: the hook path never needs it
