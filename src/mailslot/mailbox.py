@@ -811,14 +811,18 @@ class Mailbox:
         """If ``agent`` is woken by one of ``methods``, mark it ``unsupported`` and not
         woken (other keys kept). Returns whether anything changed."""
         name = check_name(agent)
-        raw = self.store.load_config()
-        entry = raw.get("agents", {}).get(name) if isinstance(raw.get("agents"), dict) else None
-        if not isinstance(entry, dict) or entry.get("wake_method") not in methods:
-            return False
-        entry["wake_on_mail"], entry["wake_method"] = False, "unsupported"
-        self.store.save_config(raw)
+
+        def opt_out(raw: dict[str, Any]) -> bool:
+            agents = raw.get("agents")
+            entry = agents.get(name) if isinstance(agents, dict) else None
+            if not isinstance(entry, dict) or entry.get("wake_method") not in methods:
+                return False
+            entry["wake_on_mail"], entry["wake_method"] = False, "unsupported"
+            return True
+
+        changed = self.store.update_config(opt_out)
         self._config = None
-        return True
+        return changed
 
     def choose_wake(self, agent: str, method: str) -> bool:
         """Opt ``agent`` in to being woken by ``method`` in config.json (other keys kept).

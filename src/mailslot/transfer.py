@@ -24,6 +24,10 @@ from .names import GROUP_MARK
 from .store import Store, open_store
 from .store.records import NOTIFY_QUEUES
 
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def migrate(source_location: str, target_location: str) -> tuple[Counter[str], list[str]]:
     """Copy the store at ``source_location`` into ``target_location`` (created if need
@@ -108,8 +112,16 @@ def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
             target.append_event(event)
             copied["events"] += 1
     config = source.load_config()
-    if config and not target.load_config():
-        target.save_config(config)
+
+    def adopt(there: dict[str, Any]) -> bool:
+        """The source's config, only into a target that has none (checked under the
+        target's lock, so a config written there meanwhile is never replaced)."""
+        if not config or there:
+            return False
+        there.update(config)
+        return True
+
+    if target.update_config(adopt):
         copied["config"] += 1
     for record in source.registered_agents():
         copied["registrations"] += target.register_agent(record)

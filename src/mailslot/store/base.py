@@ -120,10 +120,8 @@ class Store(Protocol):
     def update_config(self, change: Callable[[dict[str, Any]], bool]) -> bool:
         """Read the config, let ``change`` edit it in place and, if it returns ``True``,
         save it: all under one lock, so concurrent edits never lose one another. Every
-        read-modify-write of the config goes through here."""
-
-    def save_config(self, config: Mapping[str, Any]) -> None:
-        """Replace the config atomically."""
+        read-modify-write of the config goes through here: it is the store's one
+        config writer (a whole new config is a ``change`` that replaces the keys)."""
 
     def staging(self) -> list[StoredFile]:
         """Files in the staging area: a crashed writer's leftovers if old."""

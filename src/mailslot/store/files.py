@@ -231,12 +231,14 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
             config = self.load_config()
             changed = change(config)
             if changed:
-                self.save_config(config)
+                self._save_config(config)
             return changed
         finally:
             os.close(fd)
 
-    def save_config(self, config: Mapping[str, Any]) -> None:
+    def _save_config(self, config: Mapping[str, Any]) -> None:
+        """Replace config.json atomically; only :meth:`update_config` calls it, holding
+        the lock."""
         data = (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         try:
             tmp = self._stage(data, "config.json")

@@ -455,11 +455,6 @@ class PostgresStore:
                 return changed
         return self._run("cannot save the config", work)  # type: ignore[no-any-return]
 
-    def save_config(self, config: Mapping[str, Any]) -> None:
-        self._do("cannot save the config",
-                 "INSERT INTO config (data) VALUES (%s) ON CONFLICT (one) DO UPDATE "
-                 "SET data = excluded.data", (_json(config),))
-
     def staging(self) -> list[StoredFile]:
         """Nothing is staged: a transaction that did not commit left nothing."""
         return []
