@@ -1172,7 +1172,7 @@ def _install_choices() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return HOST_NAMES, SCOPES
 
 
-def _command_word(argv: Sequence[str]) -> str | None:
+def command_word(argv: Sequence[str]) -> str | None:
     """The command the line names, if it can be told before parsing: the first word
     that is not an option or an option's value, with no help asked for before it."""
     words = iter(argv)
@@ -1199,7 +1199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     global _JSON_ASKED
     _JSON_ASKED = "--json" in argv
-    word = _command_word(argv)
+    word = command_word(argv)
     parser = build_parser(only=word)
     if not argv:
         parser.print_help()  # `mailslot` alone: show what it can do
