@@ -18,6 +18,7 @@ from pathlib import Path
 
 from mailslot import FileStore, Mailbox
 from mailslot.identity import Identity
+from support import put_config
 
 KINDS = ("waiter", "watch", "serve --channel")
 SESSION = "idle-session-1"
@@ -41,7 +42,7 @@ def _prepare(root: Path) -> None:
     for n in range(20):
         box.send(["claude", "codex"], f"old {n}", "x")
     store = FileStore(root)
-    store.save_config({"agents": {
+    put_config(store, {"agents": {
         "claude": {"wake_on_mail": True, "wake_method": "claude-rewake"},
         "codex": {"wake_on_mail": True, "wake_method": "claude-channel"},
     }})

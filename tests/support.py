@@ -9,14 +9,16 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mailslot.ids import new_id
 from mailslot.message import Message
+from mailslot.store import Store
 
 BASE = datetime(2026, 9, 21, 12, 0, tzinfo=UTC)
 
@@ -128,3 +130,14 @@ def fail_os(monkeypatch: pytest.MonkeyPatch, call: str, where: str, code: int,
         return real(*args, **kwargs)
 
     monkeypatch.setattr(os, call, failing)
+
+
+def put_config(store: Store, config: Mapping[str, Any]) -> None:
+    """A test's config, replacing the whole of it, through the store's one writer."""
+
+    def replace(raw: dict[str, Any]) -> bool:
+        raw.clear()
+        raw.update(config)
+        return True
+
+    store.update_config(replace)

@@ -14,6 +14,7 @@ from mailslot import authority
 from mailslot.errors import InvalidInput, NotFound, Refused, Unauthorized
 from mailslot.mailbox import Mailbox
 from mailslot.store import FileStore
+from support import put_config
 
 Run = Callable[..., Result]
 
@@ -115,13 +116,13 @@ def test_registered_agent_cannot_be_spoken_for_without_its_credential(
 def test_require_credentials_refuses_an_unregistered_writer(
         cli: Run, root: Path, creds: Path, box: Callable[[str | None], Mailbox]) -> None:
     add(cli, "claude")
-    FileStore(root).save_config({"require_credentials": True})
+    put_config(FileStore(root), {"require_credentials": True})
     with pytest.raises(Refused, match="requires credentials"):
         box("gemini").send("claude", "s", "b")
     as_cred(creds / "claude.json").send("gemini", "s", "b", new=True)
     assert cli("--agent", "gemini", "send", "--to", "claude", "--subject", "s",
                "--body", "b").code == 1
-    FileStore(root).save_config({"require_credentials": "yes"})
+    put_config(FileStore(root), {"require_credentials": "yes"})
     with pytest.raises(Exception, match="require_credentials must be true or false"):
         box("gemini").send("claude", "s", "b")
 

@@ -22,7 +22,7 @@ import pytest
 from mailslot import FileStore, Mailbox
 from mailslot.message import from_bytes
 from pgcluster import Cluster
-from support import WORKERS, run_cli
+from support import WORKERS, put_config, run_cli
 from workers import body_for
 
 Box = Callable[[str | None], Mailbox]
@@ -35,7 +35,7 @@ def mail(box: Box) -> None:
     box("codex").read(news.id)
     old = box("sarah").broadcast("Old", "gone")
     box("sarah").retract(old.id)
-    box("claude").store.save_config({"owner": "sarah", "custom": {"kept": True}})
+    put_config(box("claude").store, {"owner": "sarah", "custom": {"kept": True}})
 
 
 def tree(root: Path) -> dict[str, bytes]:

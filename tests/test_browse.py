@@ -21,6 +21,7 @@ from mailslot.browse import (
 )
 from mailslot.config import Config
 from mailslot.errors import NoIdentity
+from support import put_config
 
 Box = Callable[[str | None], Mailbox]
 
@@ -70,7 +71,7 @@ def test_the_owner_speaks_only_when_the_config_names_one(box: Box, root: Path) -
     store = FileStore(root)
     with pytest.raises(NoIdentity, match="owner"):
         owner_mailbox(store)
-    store.save_config({"owner": "sarah"})
+    put_config(store, {"owner": "sarah"})
     assert owner_mailbox(store).send("gemini", "hi", "b", new=True).sender == "sarah"
 
 
@@ -82,7 +83,7 @@ def test_the_wake_switch_says_why_it_cannot_be_turned_on(box: Box, root: Path) -
     assert "cannot be woken" in wake_view(config, "claude").why_not
     assert "wake_on_mail" in wake_view(config, "codex").why_not
     assert wake_view(config, "gemini").on and wake_view(config, "gemini").can_wake
-    FileStore(root).save_config(config.raw)
+    put_config(FileStore(root), config.raw)
     box("claude").send("gemini", "x", "y")
     rows = {r.info.name: r for r in agents(box(None))}
     assert rows["gemini"].counts["unread"] == 1 and not rows["claude"].wake.can_wake

@@ -19,6 +19,7 @@ from mailslot import FileStore
 from mailslot.config_edit import parse_value
 from mailslot.store import Store, open_store
 from pgcluster import Cluster
+from support import put_config
 
 Cli = Callable[..., Result]
 
@@ -33,7 +34,7 @@ def location(request: pytest.FixtureRequest, root: Path) -> str:
         cluster: Cluster = request.getfixturevalue("pg_cluster")
         where = cluster.new_database()
         store = open_store(where)
-    store.save_config({"owner": "sarah", "custom": {"kept": True},
+    put_config(store, {"owner": "sarah", "custom": {"kept": True},
                        "agents": {"gemini": {"note": "mine"}}})
     return where
 
@@ -88,7 +89,7 @@ def test_a_value_watch_validate_would_reject_is_refused_and_nothing_is_written(
 
 def test_a_problem_already_there_does_not_block_fixing_another_key(
         cli: Cli, location: str) -> None:
-    open_store(location).save_config({"owner": "sarah", "max_body_bytes": "big"})
+    put_config(open_store(location), {"owner": "sarah", "max_body_bytes": "big"})
     assert cli("config", "set", "custom", "1", "--store", location).code == 0
     assert cli("config", "set", "max_body_bytes", "65536", "--store", location).code == 0
     assert config_of(location) == {"owner": "sarah", "max_body_bytes": 65536, "custom": 1}
@@ -163,7 +164,7 @@ def test_an_agent_role_cannot_change_the_config_on_postgres(
         cli: Cli, pg_cluster: Cluster) -> None:
     url = pg_cluster.new_database()
     admin = open_store(url)
-    admin.save_config({"owner": "sarah"})
+    put_config(admin, {"owner": "sarah"})
     admin.grant("codex")  # type: ignore[attr-defined]
     as_codex = url.replace("postgres@", "mailslot_codex@")
     refused = cli("config", "set", "owner", "codex", "--store", as_codex)

@@ -12,6 +12,7 @@ from conftest import Result
 from mailslot.errors import InvalidInput, Refused
 from mailslot.mailbox import Mailbox
 from mailslot.store import FileStore
+from support import put_config
 
 Box = Callable[[str | None], Mailbox]
 Run = Callable[..., Result]
@@ -50,7 +51,7 @@ def test_refuse_tells_the_requester(box: Box) -> None:
 
 
 def test_who_passes_a_gate(box: Box, root: Path, cli: Run) -> None:
-    FileStore(root).save_config({"owner": "sarah"})
+    put_config(FileStore(root), {"owner": "sarah"})
     box("claude").gate.switch(True)
     box("sarah").send("claude", "from the owner", "b")
     box("claude").send("claude", "to myself", "b")

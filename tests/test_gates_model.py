@@ -28,6 +28,7 @@ from mailslot.authority import Principal
 from mailslot.config import Config
 from mailslot.errors import InvalidInput
 from mailslot.identity import Identity
+from support import put_config
 
 AGENTS = ["ann", "bob", "cat"]
 OWNER = "sarah"
@@ -40,7 +41,7 @@ class GateMachine(RuleBasedStateMachine):
     def __init__(self, root: Path) -> None:
         super().__init__()
         self.store = FileStore(root)
-        self.store.save_config({"owner": OWNER})
+        put_config(self.store, {"owner": OWNER})
         for name in [*AGENTS, OWNER]:
             self.box(name).send(name, "hello", "b", new=True)  # every one has a mailbox
         self.gate: dict[str, str | None] = dict.fromkeys(AGENTS)  # None, "" (own) or group

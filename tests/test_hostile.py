@@ -18,7 +18,7 @@ import pytest
 from conftest import Result
 from mailslot.message import to_bytes
 from mailslot.store import FileStore
-from support import files_in, run_cli, snapshot
+from support import files_in, put_config, run_cli, snapshot
 
 Cli = Callable[..., Result]
 MIB = 1024 * 1024
@@ -157,7 +157,7 @@ def test_a_body_exactly_at_the_limit_is_accepted(cli: Cli) -> None:
 
 def test_a_small_limit_from_config_is_enforced(cli: Cli, root: Path, seeded: dict[str, str]
                                                ) -> None:
-    FileStore(root).save_config({"max_body_bytes": 16})
+    put_config(FileStore(root), {"max_body_bytes": 16})
     send = ("--agent", "claude", "send", "--to", "gemini", "--subject", "s")
     assert "more than 16 bytes" in check_unchanged(cli, root, *send, stdin=b"x" * 17)
     assert "limit is 16" in check_unchanged(cli, root, *send, "--body", "x" * 17)

@@ -24,6 +24,7 @@ from mailslot import FileStore, Mailbox
 from mailslot.errors import InvalidInput, Refused, StoreError
 from mailslot.guardrails import matches
 from mailslot.launch import Request, start
+from support import put_config
 from wake_helpers import calls, configure, fake_host, wait_until
 
 Box = Callable[[str | None], Mailbox]
@@ -282,7 +283,7 @@ def test_register_as_refusals_start_nothing(box: Box, root: Path, bin_dir: Path,
     launch(root)
     box("ghost").send("claude", "hello", "body")  # ghost: a sender with no mailbox
     config = FileStore(root).load_config()
-    FileStore(root).save_config({**config, "agents": {"gemini": {}}})
+    put_config(FileStore(root), {**config, "agents": {"gemini": {}}})
     with pytest.raises((Refused, InvalidInput), match=why):
         start(box("orchestrator"), Request("codex", str(project), "hi", register_as=name),
               via="mcp")

@@ -13,7 +13,7 @@ import pytest
 
 from mailslot import InvalidInput, Mailbox, NoIdentity, NotFound, Refused, StoreError
 from mailslot.store import FileStore
-from support import fail_os, files_in, make_message, snapshot
+from support import fail_os, files_in, make_message, put_config, snapshot
 
 Box = Callable[[str | None], Mailbox]
 
@@ -27,7 +27,7 @@ def states(box: Mailbox, **kwargs: object) -> dict[str, str]:
 
 
 def write_config(root: Path, config: dict[str, object]) -> None:
-    FileStore(root).save_config(config)
+    put_config(FileStore(root), config)
 
 
 # Sending ------------------------------------------------------------------------------

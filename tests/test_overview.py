@@ -13,7 +13,7 @@ import pytest
 from mailslot import Mailbox
 from mailslot.errors import InvalidInput, NotFound
 from mailslot.store import FileStore
-from support import fail_os, files_in, make_message
+from support import fail_os, files_in, make_message, put_config
 
 Box = Callable[[str | None], Mailbox]
 
@@ -49,7 +49,7 @@ def test_doctor_names_an_events_log_that_cannot_be_written(box: Box, root: Path)
 ])
 def test_doctor_reports_wake_settings_that_watch_validate_rejects(
         box: Box, root: Path, agent: dict[str, object], expected: str) -> None:
-    FileStore(root).save_config({"agents": {"gemini": agent}})
+    put_config(FileStore(root), {"agents": {"gemini": agent}})
     problems = box(None).doctor().problems
     assert any(p.startswith("wake: gemini: ") and expected in p for p in problems), problems
 
@@ -82,7 +82,7 @@ def test_doctor_reports_a_mailbox_another_user_owns(box: Box, root: Path) -> Non
 
 # Who may see where a message stands ---------------------------------------------------
 def test_status_is_shown_to_the_sender_and_recipients_only(box: Box, root: Path) -> None:
-    FileStore(root).save_config({"owner": "sarah"})
+    put_config(FileStore(root), {"owner": "sarah"})
     m = box("claude").send(["gemini", "qwen"], "plan", "b", new=True)
     mine = box("gemini").reply(m.id, "from gemini")
     theirs = box("qwen").reply(m.id, "from qwen")

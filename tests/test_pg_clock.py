@@ -18,6 +18,7 @@ from mailslot.store import Store, WakeEntry, open_store
 from mailslot.values import replace
 from mailslot.wake.runner import WakeRunner
 from pgcluster import Cluster
+from support import put_config
 from wake_helpers import calls, fake_host
 
 HOURS = 3600.0
@@ -41,7 +42,7 @@ def machine(url: str, monkeypatch: pytest.MonkeyPatch) -> Callable[[float], Stor
 
 def configure(store: Store, bin_dir: Path) -> Path:
     record = fake_host(bin_dir, "notify")
-    store.save_config({"owner": "sarah", "agents": {"gemini": {
+    put_config(store, {"owner": "sarah", "agents": {"gemini": {
         "wake_on_mail": True, "wake_method": "command",
         "command": [str(bin_dir / "notify"), "{id}"]}}})
     return record

@@ -21,7 +21,7 @@ from mailslot import Mailbox
 from mailslot.identity import Identity
 from mailslot.store import open_store
 from pgcluster import Cluster, cluster
-from support import run_cli
+from support import put_config, run_cli
 from wake_helpers import calls, fake_host, wait_until
 
 
@@ -161,7 +161,7 @@ def test_a_watch_hears_again_after_the_server_restarted(url: str, server: Cluste
 def test_a_watcher_wakes_again_after_the_server_restarted(
         url: str, server: Cluster, bin_dir: Path, tmp_path: Path) -> None:
     record = fake_host(bin_dir, "notify")
-    open_store(url).save_config({"owner": "sarah", "agents": {"gemini": {
+    put_config(open_store(url), {"owner": "sarah", "agents": {"gemini": {
         "wake_on_mail": True, "wake_method": "command",
         "command": [str(bin_dir / "notify"), "{id}"]}}})
     log = tmp_path / "watch.log"

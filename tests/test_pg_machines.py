@@ -20,6 +20,7 @@ from mailslot.identity import Identity
 from mailslot.presence import Beacon
 from mailslot.store import open_store
 from pgcluster import Cluster
+from support import put_config
 from wake_helpers import calls, fake_host, wait_until
 
 
@@ -53,7 +54,7 @@ def watcher(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]
 def configure(url: str, bin_dir: Path, agents: list[str], **more: str) -> None:
     command = {"wake_on_mail": True, "wake_method": "command",
                "command": [str(bin_dir / "notify"), "{id}"], **more}
-    open_store(url).save_config({"owner": "sarah", "agents": dict.fromkeys(agents, command)})
+    put_config(open_store(url), {"owner": "sarah", "agents": dict.fromkeys(agents, command)})
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from mailslot.message import Message, to_bytes
 from mailslot.presence import Beacon
 from mailslot.store import Store, WakeEntry, open_store
 from pgcluster import Cluster
-from support import make_message, run_cli
+from support import make_message, put_config, run_cli
 
 PRIVATE = ("mail", "seen", "shown", "waiters", "claims", "latest_sessions", "fences",
            "wakes", "passed", "session_log")
@@ -40,7 +40,7 @@ def codex_mail(url: str) -> Message:
     """Codex has a row in every table: mail from claude, and everything its own
     processes keep (written as codex's role where the role is what stamps the row)."""
     admin = open_store(url)
-    admin.save_config({"owner": "sarah", "agents": {"codex": {
+    put_config(admin, {"owner": "sarah", "agents": {"codex": {
         "wake_on_mail": True, "wake_method": "command", "command": ["true"]}}})
     admin.grant("gemini")
     admin.grant("codex")

@@ -13,6 +13,7 @@ from mailslot.errors import InvalidInput, Refused
 from mailslot.identity import Identity
 from mailslot.settings import change_gate, gate_views, save_wake, version, wake_form, wake_forms
 from mailslot.wake.report import validate
+from support import put_config
 
 BASE = {"owner": "sarah", "custom": [1, 2],
         "agents": {"gemini": {"wake_on_mail": False, "extra": "kept",
@@ -22,7 +23,7 @@ BASE = {"owner": "sarah", "custom": [1, 2],
 @pytest.fixture
 def store(root: Path) -> FileStore:
     store = FileStore(root)
-    store.save_config(BASE)
+    put_config(store, BASE)
     return store
 
 
@@ -104,9 +105,9 @@ def test_notifiers_are_saved_as_a_list_and_checked_like_validate(store: FileStor
         if why != "JSON list":
             trial = dict(before, agents={**before["agents"], "gemini": {
                 **before["agents"]["gemini"], "notify": json.loads(text)}})
-            store.save_config(trial)
+            put_config(store, trial)
             assert any(why in p for a in validate(store).agents for p in a.problems)
-            store.save_config(before)
+            put_config(store, before)
     assert store.load_config() == before
 
     kept = save_wake(store, "gemini", result.current.version, "false", "", None, None)

@@ -22,7 +22,7 @@ from mailslot.message import Message
 from mailslot.store import AgentRecord, FileStore, Store, WakeEntry, open_store
 from mailslot.store.records import NOTIFY_QUEUES
 from pgcluster import Cluster
-from support import fail_os, finish, make_message, worker
+from support import fail_os, finish, make_message, put_config, worker
 
 
 class Backend:
@@ -130,7 +130,7 @@ class Postgres(Backend):
         monkeypatch.setattr(fault, "on", True)
 
     def corrupt(self, agent: str, message_id: str) -> None:
-        self.store.exists() or self.store.save_config({})  # the schema, made by first use
+        self.store.exists() or put_config(self.store, {})  # the schema, made by first use
         self.store.load_config()
         import psycopg
 
@@ -272,7 +272,7 @@ def test_events_keep_their_order_both_ways(store: Store) -> None:
 
 def test_config_round_trips_and_updates_under_one_lock(store: Store) -> None:
     assert store.load_config() == {}
-    store.save_config({"owner": "sarah", "custom": [1, 2]})
+    put_config(store, {"owner": "sarah", "custom": [1, 2]})
 
     def add(config: dict[str, object]) -> bool:
         config["agents"] = {"gemini": {}}
@@ -465,7 +465,7 @@ def test_a_full_disk_is_one_StoreError_line_and_writes_nothing(
     with monkeypatch.context() as m:
         backend.fill(m)
         for attempt in (lambda: backend.store.deliver(message(1), ["gemini"]),
-                        lambda: backend.store.save_config({"owner": "sarah"}),
+                        lambda: put_config(backend.store, {"owner": "sarah"}),
                         lambda: backend.store.add_seen("gemini", ["x"])):
             with pytest.raises(StoreError, match="the disk is full") as caught:
                 attempt()

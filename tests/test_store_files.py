@@ -14,7 +14,7 @@ from mailslot import Mailbox
 from mailslot.errors import IdTaken, NotFound, StoreError, UnsafePath
 from mailslot.message import to_bytes
 from mailslot.store import FileStore, StoredFile, layout
-from support import files_in, make_message
+from support import files_in, make_message, put_config
 
 
 @pytest.fixture
@@ -185,7 +185,7 @@ def test_no_events_yet(store: FileStore) -> None:
 
 def test_config_missing_saved_atomically_and_reloaded(store: FileStore, root: Path) -> None:
     assert store.load_config() == {}
-    store.save_config({"owner": "sarah", "x-unknown": [1]})
+    put_config(store, {"owner": "sarah", "x-unknown": [1]})
     assert store.load_config() == {"owner": "sarah", "x-unknown": [1]}
     assert mode(root / "config.json") == 0o600
     assert files_in(root / "tmp") == []

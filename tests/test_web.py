@@ -19,14 +19,14 @@ import pytest
 from mailslot import FileStore, Mailbox
 from mailslot.identity import Identity
 from mailslot.web.security import MAX_BODY
-from support import snapshot
+from support import put_config, snapshot
 from webserver import WebServer, web_server
 
 
 @pytest.fixture
 def server(root: Path) -> Iterator[WebServer]:
     store = FileStore(root)
-    store.save_config({"owner": "sarah", "agents": {"gemini": {"wake_on_mail": False}}})
+    put_config(store, {"owner": "sarah", "agents": {"gemini": {"wake_on_mail": False}}})
     Mailbox(store, Identity("claude", "--agent")).send("sarah", "hello", "hi", new=True)
     with web_server() as running:
         yield running
@@ -188,7 +188,7 @@ def test_ctrl_c_stops_it_with_an_event_stream_open(server: WebServer) -> None:
 def test_the_overview_shows_gates_and_notifiers(root: Path) -> None:
     """Issues 12 and 18 on the page: a gated inbox is tagged, each agent's notifiers named."""
     store = FileStore(root)
-    store.save_config({"owner": "sarah", "agents": {
+    put_config(store, {"owner": "sarah", "agents": {
         "gemini": {"notify": [{"kind": "bank"}, {"kind": "desktop"}]}}})
     gemini = Mailbox(store, Identity("gemini", "--agent"))
     gemini.send("sarah", "hello", "hi", new=True)
@@ -204,7 +204,7 @@ def test_the_overview_shows_gates_and_notifiers(root: Path) -> None:
 def test_search_is_a_plain_form_over_the_owners_mail_only(root: Path) -> None:
     """``/search`` needs no script (a GET form) and finds only what the owner may read."""
     store = FileStore(root)
-    store.save_config({"owner": "sarah"})
+    put_config(store, {"owner": "sarah"})
     claude = Mailbox(store, Identity("claude", "--agent"))
     claude.send("sarah", "Migration plan", "the database migration runs at noon")
     claude.send("gemini", "Private migration notes", "the database migration is gemini's")
@@ -227,7 +227,7 @@ def test_search_is_a_plain_form_over_the_owners_mail_only(root: Path) -> None:
 
 def test_a_gate_changes_from_a_plain_form_with_the_token_only(root: Path) -> None:
     store = FileStore(root)
-    store.save_config({"owner": "sarah", "agents": {"gemini": {}}})
+    put_config(store, {"owner": "sarah", "agents": {"gemini": {}}})
     with web_server() as running:
         cookie = login(running)
         token = csrf_of(page(running, cookie, "/settings"))

@@ -25,6 +25,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_play
 from mailslot import FileStore, Mailbox
 from mailslot.identity import Identity
 from mailslot.message import Message
+from support import put_config
 from webserver import WebServer, web_server
 
 CHROMIUM = "/usr/bin/chromium"
@@ -64,7 +65,7 @@ def clock() -> Clock:
 @pytest.fixture
 def store(root: Path) -> FileStore:
     store = FileStore(root)
-    store.save_config({
+    put_config(store, {
         "owner": "sarah",
         "custom": {"kept": True},
         "agents": {
@@ -569,7 +570,7 @@ def test_hostile_mail_loads_nothing_and_the_policy_forbids_it(
         ]
         claude = as_agent(store, "claude", clock)
         sent = [claude.send("sarah", subject, body) for subject, body in hostile]
-        store.save_config({**config(store), "agents": {
+        put_config(store, {**config(store), "agents": {
             **config(store)["agents"],  # type: ignore[dict-item]
             "codex": {"notify": [{"kind": "command", "command": [f"<img src={canary.url}>"]}]}}})
         for path in ["/", "/mail/sarah", "/search?q=img", "/settings",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mailslot import FileStore
+from support import put_config
 
 T = TypeVar("T")
 
@@ -33,7 +34,7 @@ sys.exit({code})
 
 def configure(root: Path, agents: dict[str, dict[str, Any]], **top: Any) -> None:
     """Write config.json with these agents (and top-level keys such as wake_retry)."""
-    FileStore(root).save_config({"owner": "sarah", "agents": agents, **top})
+    put_config(FileStore(root), {"owner": "sarah", "agents": agents, **top})
 
 
 def fake_host(bin_dir: Path, name: str, *, code: int = 0, hang_first: bool = False) -> Path:

@@ -59,5 +59,5 @@ class Arrivals:
                 continue  # finished already: nothing to wake for
             if allowed(message) and (message.instance is None
                                      or message.shown_to(self._box.my_instances())):
-                found.append(message)  # (issue 12: not another session's name@session)
+                found.append(message)  # (not another session's name@session)
         return found

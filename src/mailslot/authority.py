@@ -2,7 +2,7 @@
 
 Every front end (CLI, MCP stdio, hooks, and the HTTP server and PostgreSQL store that
 build on it) reaches these rules through :class:`~mailslot.mailbox.Mailbox`, so they hold
-the same everywhere. API (issue 12)::
+the same everywhere. API::
 
     Principal                      the checked identity a process speaks as: ``name``,
                                    ``parent`` (a child's parent, or --peer-of), whether it

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 # The CLI speaks English throughout, so argparse's few words of its own ("usage:",
 # "options") are not looked up in the system's message catalogues: every look-up loaded
-# `locale` and searched the disk, a visible part of a short command's start (issue 11).
+# `locale` and searched the disk, a visible part of a short command's start.
 argparse._ = str  # type: ignore[attr-defined]
 
 Handler = Callable[[argparse.Namespace, Mailbox], int]
@@ -235,7 +235,7 @@ def _who(args: argparse.Namespace, box: Mailbox) -> int:
 @command("agent")
 def _agent(args: argparse.Namespace, box: Mailbox) -> int:
     if args.action != "remove":
-        return _registry(args, box)  # issue 12
+        return _registry(args, box)
     if args.name is None:
         raise InvalidInput("name the agent: mailslot agent remove NAME")
     where = box.remove_agent(args.name)
@@ -267,7 +267,7 @@ def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
 
 @command("serve")
 def _serve(args: argparse.Namespace, box: Mailbox) -> int:
-    if args.http is not None:  # issue 14
+    if args.http is not None:
         return _serve_http(args, box)
     box.bound_agent()  # refuse before the MCP SDK is even imported
     from . import mcp_server
@@ -337,7 +337,7 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
     return watch(box.store, once=args.once, poll=args.poll, as_json=args.json)
 
 
-# issue 16: the local web page -----------------------------------------------------
+# The local web page -----------------------------------------------------
 @command("web")
 def _web(args: argparse.Namespace, box: Mailbox) -> int:
     from .web.server import serve  # starlette and uvicorn only here
@@ -351,7 +351,7 @@ def _port(raw: str) -> int:
     return int(raw)
 
 
-# issue 15: starting agent sessions -------------------------------------------------
+# Starting agent sessions -------------------------------------------------
 @command("start")
 def _start(args: argparse.Namespace, box: Mailbox) -> int:
     from .launch import Request, start
@@ -367,7 +367,7 @@ def _start(args: argparse.Namespace, box: Mailbox) -> int:
     return 1 if started.outcome == "failed" else 0
 
 
-# issue 12: registered agents and credentials ----------------------------------------
+# Registered agents and credentials ----------------------------------------
 def _confirm(args: argparse.Namespace, question: str) -> None:
     """Administration asks on a terminal; elsewhere it needs ``--yes``."""
     if args.yes:
@@ -413,7 +413,7 @@ def _registry(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
-# issue 12: gates and admission ------------------------------------------------------
+# Gates and admission ------------------------------------------------------
 @command("join")
 def _join(args: argparse.Namespace, box: Mailbox) -> int:
     message = box.gate.join(args.name, args.note)
@@ -455,7 +455,7 @@ def _pending(args: argparse.Namespace, box: Mailbox) -> int:
 
 @command("sessions")
 def _sessions(args: argparse.Namespace, box: Mailbox) -> int:
-    if args.started:  # issue 15: the sessions mailslot started
+    if args.started:  # the sessions mailslot started
         records = box.store.started_sessions()
         _emit(args, records, render.started_sessions(records))
         return 0
@@ -475,7 +475,7 @@ def _gate(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
-# issue 13: creating a store and moving between stores
+# Creating a store and moving between stores
 @command("init")
 def _init(args: argparse.Namespace, box: Mailbox) -> int:
     print(box.store.init())
@@ -555,7 +555,7 @@ def _version_note(args: argparse.Namespace, seen: str) -> None:
               "is refused if the config moves meanwhile)", file=sys.stderr)
 
 
-# issue 17: search, threads and the search index ----------------------------------
+# Search, threads and the search index ----------------------------------
 @command("search")
 def _search(args: argparse.Namespace, box: Mailbox) -> int:
     from . import finding
@@ -647,7 +647,7 @@ def _import(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
-# issue 14: serve --http, and the everyday commands against it (--remote URL) ----------
+# Serve --http, and the everyday commands against it (--remote URL) ----------
 def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
     from .http_server import Listen, parse_listen, serve_http
 
@@ -668,7 +668,7 @@ def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
 
 def _authenticate(box: Mailbox) -> Callable[[str], Mailbox]:
     """Where each request's bearer secret becomes its agent's checked mailbox (the
-    registered agents' credentials of issue 12); the one place ``--http`` authenticates."""
+    registered agents' credentials); the one place ``--http`` authenticates."""
     from .bearer import Bearers
 
     return Bearers(box.store).open
@@ -759,11 +759,11 @@ _EXAMPLES: dict[str, list[str]] = {
     "completion": ["mailslot completion bash > ~/.local/share/bash-completion/completions/"
                    "mailslot", "mailslot completion zsh > ~/.zfunc/_mailslot",
                    "mailslot completion fish > ~/.config/fish/completions/mailslot.fish"],
-    # issue 15: starting agent sessions
+    # Starting agent sessions
     "start": ["mailslot start claude --folder ~/src/app --handoff tmux --register-as "
-              "builder-1 --prompt 'Fix issue 12; mail orchestrator when done.'"],
+              "builder-1 --prompt 'Fix the login test; mail orchestrator when done.'"],
     "sessions": ["mailslot sessions --started", "mailslot sessions --started --json"],
-    # issue 17: search, threads and the search index
+    # Search, threads and the search index
     "search": ["mailslot search 'database migration'",
                "mailslot search '\"schema change\" OR deploy*' --from codex --since 2026-09-01",
                "mailslot search 'release NOT staging' --state unread --json"],
@@ -986,14 +986,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", nargs="?", choices=["bash", "zsh", "fish"])
     p.add_argument("--words", choices=["commands", "agents", "ids"],
                    help="print the words to complete, one a line (what the scripts call)")
-    # issue 16: the local web page
+    # The local web page
     p = add("web", "Serve a local web page (127.0.0.1 only) to watch mail live, send as the "
                    "owner and edit wake settings; prints a one-time login link.")
     p.add_argument("--port", type=_port, default=3344,
                    help="port on 127.0.0.1 (default 3344; a busy port falls back to a free "
                         "one, and 0 always picks a free one)")
 
-    # issue 12: gates and admission
+    # Gates and admission
     p = add("join", "Ask a gated agent for access: a request that always reaches it.")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--note", required=True, help="why you ask (shown to it as mail)")
@@ -1006,7 +1006,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("sessions", "Sessions of an agent, or of every agent: its servers and the "
                         "host sessions its hooks ran in, with their session ids.")
     p.add_argument("name", metavar="NAME", nargs="?")
-    p.add_argument("--started", action="store_true",  # issue 15
+    p.add_argument("--started", action="store_true",
                    help="the sessions mailslot started (the session log), "
                         "oldest first")
     p = add("gate", "Show your gate; 'gate on' takes mail from admitted members only, "
@@ -1016,7 +1016,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="a group gate: every agent behind it shares its members and join "
                         "requests (joining an existing group needs admission to it)")
 
-    # issue 13: creating a store and moving between stores
+    # Creating a store and moving between stores
     add("init", "Create the mailbox (a folder, or a PostgreSQL database's schema), or "
                 "upgrade an older one; safe to run twice.")
     p = add("migrate", "Copy every message, state, broadcast, seen set, event, queued wake "
@@ -1041,7 +1041,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("action", choices=["grant"])
     p.add_argument("name", metavar="NAME")
 
-    # issue 15: starting agent sessions
+    # Starting agent sessions
     p = add("start", "Start an agent session (claude, codex, gemini, copilot, antigravity) "
                      "under the owner's guardrails (config.json: launch; docs/launch.md).")
     p.add_argument("host", choices=["claude", "codex", "gemini", "copilot", "antigravity"])
@@ -1061,7 +1061,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="also register the session as a new recipient NAME that wakes it")
 
 
-    # issue 17: search, threads and the search index
+    # Search, threads and the search index
     p = add("search", "Find your mail by words in subjects and bodies, best match first.")
     p.add_argument("query", help="words (all must appear), \"a phrase\", prefix*, AND, OR, "
                                  "NOT, -word, (groups)")
@@ -1131,7 +1131,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                         "letterbox, agent-mailbox, mcp-agent-mail")
     p.add_argument("path", metavar="PATH", help="the file or folder of that mailbox")
 
-    # issue 14: serve --http, remote hooks and the remote everyday commands
+    # Serve --http, remote hooks and the remote everyday commands
     def remote_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--remote", metavar="URL",
                        help="run against a 'mailslot serve --http' server at URL (see "
@@ -1172,7 +1172,7 @@ def _install_choices() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return HOST_NAMES, SCOPES
 
 
-def _command_word(argv: Sequence[str]) -> str | None:
+def command_word(argv: Sequence[str]) -> str | None:
     """The command the line names, if it can be told before parsing: the first word
     that is not an option or an option's value, with no help asked for before it."""
     words = iter(argv)
@@ -1199,7 +1199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     global _JSON_ASKED
     _JSON_ASKED = "--json" in argv
-    word = _command_word(argv)
+    word = command_word(argv)
     parser = build_parser(only=word)
     if not argv:
         parser.print_help()  # `mailslot` alone: show what it can do
@@ -1211,7 +1211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in _UNTRANSLATED:
         return _UNTRANSLATED[args.command](args)
     try:
-        remote = getattr(args, "remote", None)  # issue 14: the credential is the server's
+        remote = getattr(args, "remote", None)  # the credential is the server's
         box = Mailbox.open(args.dir, args.agent,
                            credential=None if remote else args.credential,
                            peer_of=getattr(args, "peer_of", None))

@@ -68,7 +68,7 @@ class Config:
         """Every malformed value, for ``doctor``."""
         found = []
         for check in (lambda: self.owner, lambda: self.max_body_bytes, self._agent_values,
-                      lambda: self.require_credentials):  # issue 12
+                      lambda: self.require_credentials):
             try:
                 check()
             except StoreError as exc:
@@ -104,7 +104,7 @@ class Config:
                              "a number of seconds, 0 or more")
         return float(value)
 
-    # issue 12: bounded authority ---------------------------------------------------
+    # Bounded authority ---------------------------------------------------
     @property
     def require_credentials(self) -> bool:
         """Only credentialed processes may write: exactly ``true``; a value that is not a
@@ -115,7 +115,7 @@ class Config:
                              "writes are refused until it is fixed")
         return value
 
-    # issue 13: agents on several machines --------------------------------------------
+    # Agents on several machines --------------------------------------------
     def wakes_on(self, name: str, machine: str, seen_on: str | None = None) -> bool:
         """May the watcher on ``machine`` wake ``name``? Yes unless its ``host`` names
         another machine. Without ``host``, the machine where its presence was last seen
@@ -124,7 +124,7 @@ class Config:
         host = self.agent(name).get("host", seen_on)
         return host is None or host == machine
 
-    # issue 15: starting sessions ---------------------------------------------------------
+    # Starting sessions ---------------------------------------------------------
     def launch(self) -> dict[str, Any]:
         """The ``launch`` section (guardrails for ``mailslot start``; rules in
         :mod:`mailslot.launch`); absent is ``{}``, anything but an object is an error."""

@@ -1,6 +1,6 @@
 """Credential files: the private secret that lets a process speak as a registered agent.
 
-API (issue 12; the rules that use it are in :mod:`mailslot.authority`)::
+API (the rules that use it are in :mod:`mailslot.authority`)::
 
     new_secret() -> str                      256 random bits, URL-safe text
     hash_secret(secret) -> str               "sha256:<hex>": what the store keeps

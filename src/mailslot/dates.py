@@ -2,7 +2,7 @@
 
 On Python 3.11, ``import datetime`` first executes the module's whole pure-Python copy
 of the classes and then replaces them with the C ones from ``_datetime``: about a tenth
-of a short command's start-up (issue 11). The classes are the same objects either way
+of a short command's start-up. The classes are the same objects either way
 (``datetime.datetime is _datetime.datetime``), so values made here and there mix
 freely. Python 3.12 and later skip the copy themselves, and an interpreter without
 ``_datetime`` gets the module. mailslot's modules take these names from here.

@@ -136,7 +136,7 @@ class Delivery:
 
     def ran(self, session: str, facts: Callable[[], Mapping[str, object]], *,
             fresh: bool) -> None:
-        """Record that a hook ran in host session ``session`` now (issue 12: a hook
+        """Record that a hook ran in host session ``session`` now (a hook
         session is a session of its agent, listed by ``sessions`` and ``who``). Its
         ``facts()`` (host, folder, host pid) are written when it is new or ``fresh`` (a
         session start: a resumed session has a new host process); any other call only
@@ -212,7 +212,7 @@ class Delivery:
         return sorted(i for i in directed if i not in shown)
 
     def _for_session(self, pending: list[str], key: str | None) -> list[str]:
-        """Drop mail for another instance of the agent (``name@session``, issue 12).
+        """Drop mail for another instance of the agent (``name@session``).
         The store's index names such mail (one listing, usually of nothing), and only
         those are parsed; the header decides. A message that cannot be read stays (the
         injection counts it)."""
@@ -241,7 +241,7 @@ class Delivery:
             lambda: [i for i, _ in self.store.entries(self.agent, ("unread", "read"))], [])
 
     def _door(self) -> None:
-        """A gated inbox sets aside what did not come through the service (issue 12);
+        """A gated inbox sets aside what did not come through the service;
         the rule's module is loaded only for a gated inbox, so hooks stay fast."""
         if self._attempt(lambda: self.store.accept_of(self.agent), "open") == "open":
             return

@@ -17,6 +17,23 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import NoReturn
 
+SKIP_TEARDOWN = frozenset({
+    "hook", "send", "reply", "broadcast", "retract", "read", "mark-read", "done",
+    "inbox", "sent", "status", "who", "whoami", "completion",
+})
+"""The commands that end with ``os._exit`` (after flushing stdout and stderr) instead of
+the interpreter's teardown of the modules they loaded, which was a tenth of a hook's time
+and of a short command's start-up. Each is safe because everything it writes is done
+before it returns: a message, a move between folders, a seen set, a receipt, the hook
+session's record and a wake or notifier queue entry are each written to a staged file,
+synced, renamed into place and the folder synced, by the store's own calls, and each
+file is closed there; the rest is text on the standard streams, flushed at the end.
+None starts a thread, keeps a SQLite handle (the search index is left a marker file) or
+a server running. Every other command (serve, watch, web, start, install, config,
+search, backup, ...) ends through the interpreter, and so does any command once
+``psycopg`` is loaded (a PostgreSQL connection is closed politely, not cut).
+tests/test_entry.py runs each of these as a real process and checks its writes."""
+
 _GLOBAL = ("--dir", "--store", "--agent")
 _FLAGS = ("--json", "--no-color")  # global flags a hook has no use for (it prints host JSON)
 
@@ -55,20 +72,25 @@ def main() -> int:
 
         host, event, options = hook
         root = options.get("dir") or options.get("store")
-        _end(run_hook(host, event, agent=options.get("agent"), root=root))
+        return _end("hook", run_hook(host, event, agent=options.get("agent"), root=root))
+    from .cli import command_word
     from .cli import main as cli_main
 
-    code = cli_main(args)
-    if "psycopg" not in sys.modules:  # a PostgreSQL connection is closed politely instead
-        _end(code)
+    return _end(command_word(args), cli_main(args))
+
+
+def _end(command: str | None, code: int) -> int:
+    """``code``, returned for the interpreter's normal exit, unless ``command`` is one
+    of :data:`SKIP_TEARDOWN` and no PostgreSQL connection is open: then the process
+    ends here."""
+    if command in SKIP_TEARDOWN and "psycopg" not in sys.modules:
+        _skip_teardown(code)
     return code
 
 
-def _end(code: int) -> NoReturn:
-    """Flush and end the process without the interpreter's teardown of the modules it
-    loaded: that teardown was a tenth of a hook's time and of a short command's
-    (issue 11). Safe because a command has written, closed and, where it matters,
-    synced every file before it returns; only the standard streams are still buffered."""
+def _skip_teardown(code: int) -> NoReturn:
+    """Flush the standard streams (the only buffers a listed command leaves) and end
+    the process without the interpreter's teardown."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -61,6 +61,6 @@ class IdTaken(StoreError):
     """A message with this id already exists; nothing was written (retry with a new id)."""
 
 
-# issue 12: bounded authority
+# Bounded authority
 class Unauthorized(Refused):
     """A credential the store does not accept (wrong, rotated or revoked: never which)."""

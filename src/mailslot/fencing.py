@@ -1,6 +1,6 @@
 """Sessions and fencing: one agent, several running servers, and replacing one safely.
 
-API (issue 12)::
+API::
 
     new_session_id() -> str        a short random id, given to each ``serve`` at start
     sessions(store, agent, now, *, machines)

@@ -1,6 +1,6 @@
 """Gates and admission: an agent may close its inbox to all but admitted members.
 
-API (issue 12), reached as ``Mailbox.gate`` (a :class:`Gate` over the service)::
+API, reached as ``Mailbox.gate`` (a :class:`Gate` over the service)::
 
     passes(store, config, principal, recipient) -> bool
                             may ``principal`` write to ``recipient`` now?
@@ -12,7 +12,7 @@ API (issue 12), reached as ``Mailbox.gate`` (a :class:`Gate` over the service)::
     Gate.admit / refuse / revoke(name), Gate.pending(), Gate.switch(on, group),
     Gate.status()           the gate's owner answers and manages it (never a child agent)
     ManagedGate(box)        the same gate, managed by the mailbox's owner from the settings
-                            page (issue 16): the same code, without the agent's credential
+                            page: the same code, without the agent's credential
 
 Who passes a gate of ``members``: admitted members, the agent itself, its registered
 parent and children, the config's ``owner`` and mailslot's own notices. A ``--peer-of``
@@ -297,7 +297,7 @@ class Gate:
 
 class ManagedGate(Gate):
     """An agent's gate as the mailbox's owner manages it from ``mailslot web``'s settings
-    page (issue 16; :func:`mailslot.settings.managed_gate`).
+    page (:func:`mailslot.settings.managed_gate`).
 
     The person running the page owns the mailbox folder and could rewrite the gate's files
     anyway (and passes every gate as the config's ``owner``), so no agent credential is

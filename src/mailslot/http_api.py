@@ -32,7 +32,7 @@ def _pending(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
     delivery = _delivery(box)
     planned = delivery.plan(moment, session, limit=_int(q, "limit", 10_000),
                             stop_active=_flag(q, "stop_active"))
-    if session:  # issue 12: a remote hook's host session is a session of its agent too
+    if session:  # a remote hook's host session is a session of its agent too
         host = q.get("host")
         delivery.ran(str(session), lambda: {"host": str(host) if host else None,
                                             "remote": True, "started": time.time()},

@@ -1,4 +1,4 @@
-"""Instances (issue 12): one running session of an agent, addressed as ``name@session``.
+"""Instances: one running session of an agent, addressed as ``name@session``.
 
 An agent may run twice (two Claude Code sessions in one folder). Each running session is
 an instance: a server session (``mailslot serve``, its id from :mod:`mailslot.fencing`)

@@ -178,7 +178,7 @@ def _session_names(box: Mailbox) -> set[str]:
 
 def _caller(box: Mailbox, via: str) -> str | None:
     """Who asks (``None``: a person at the CLI with no identity); never a child agent
-    (issue 12's bounded authority: a child may only talk to its parent)."""
+    (bounded authority: a child may only talk to its parent)."""
     if via == "cli" and box.identity is None and box.credential is None:
         return None
     principal = box.principal

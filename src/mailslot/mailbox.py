@@ -67,16 +67,16 @@ class Mailbox:
         self.store = store
         self.identity = identity
         self._clock = clock or (lambda: datetime.fromtimestamp(store.clock(), UTC))
-        """Now, by the store's clock (issue 13): message dates, receipts and presence
+        """Now, by the store's clock: message dates, receipts and presence
         agree between machines whose own clocks do not."""
         self._config: Config | None = None
         self.credential = credential
-        """The credential this process speaks with (issue 12), checked at first use."""
+        """The credential this process speaks with, checked at first use."""
         self.peer_of = peer_of
         """``--peer-of``: speak as a child of this agent without a registration."""
         self._principal: Principal | None = None
         self.session: str | None = None
-        """The server session this process is (issue 12): a fenced one may not write."""
+        """The server session this process is: a fenced one may not write."""
         self.host_pid: int | None = None
         """The host process that started this server: its hook sessions are this
         server's instances too (see :mod:`mailslot.instances`)."""
@@ -139,7 +139,7 @@ class Mailbox:
 
     @property
     def principal(self) -> Principal:
-        """Who this process speaks as, with its bounds (issue 12): the credential is
+        """Who this process speaks as, with its bounds: the credential is
         checked against the store once per service object, so a server that opens one per
         call refuses a rotated or revoked credential at its next call."""
         if self._principal is None:
@@ -547,7 +547,7 @@ class Mailbox:
         return Item(message, shown, BROADCAST_RECIPIENT)
 
     def _unfenced(self) -> None:
-        """A replaced (fenced) server session writes nothing (issue 12)."""
+        """A replaced (fenced) server session writes nothing."""
         if self.session is not None:
             fencing.check(self.store, self.agent, self.session)
 
@@ -561,7 +561,7 @@ class Mailbox:
 
     def my_instances(self) -> set[str] | None:
         """The sessions this process is (``None``: it is none, as the CLI): its server
-        session and its host's hook sessions (issue 12, :mod:`mailslot.instances`)."""
+        session and its host's hook sessions (:mod:`mailslot.instances`)."""
         if self.session is None:
             return None
         if self._mine is None:
@@ -776,7 +776,7 @@ class Mailbox:
                          bodies=own)
         return page.items, own
 
-    # Wake-ups (issue 5; the rules live in mailslot.wake.queue) ------------------
+    # Wake-ups (the rules live in mailslot.wake.queue) ------------------
     def _after_delivery(self, message: Message) -> None:
         """Queue the wakes the recipients' own config allows; never fails the send."""
         if message.delivery != "wake" and not self._has_settings(message.to):
@@ -784,7 +784,7 @@ class Mailbox:
         from .wake.queue import enqueue_wakes  # here, so read paths never import it
 
         enqueue_wakes(self.store, message, self.notifier())
-        from .wake.notify_queue import enqueue_notices  # issue 18: notifiers, queued alike
+        from .wake.notify_queue import enqueue_notices  # notifiers, queued alike
 
         enqueue_notices(self.store, message)
 
@@ -811,14 +811,18 @@ class Mailbox:
         """If ``agent`` is woken by one of ``methods``, mark it ``unsupported`` and not
         woken (other keys kept). Returns whether anything changed."""
         name = check_name(agent)
-        raw = self.store.load_config()
-        entry = raw.get("agents", {}).get(name) if isinstance(raw.get("agents"), dict) else None
-        if not isinstance(entry, dict) or entry.get("wake_method") not in methods:
-            return False
-        entry["wake_on_mail"], entry["wake_method"] = False, "unsupported"
-        self.store.save_config(raw)
+
+        def opt_out(raw: dict[str, Any]) -> bool:
+            agents = raw.get("agents")
+            entry = agents.get(name) if isinstance(agents, dict) else None
+            if not isinstance(entry, dict) or entry.get("wake_method") not in methods:
+                return False
+            entry["wake_on_mail"], entry["wake_method"] = False, "unsupported"
+            return True
+
+        changed = self.store.update_config(opt_out)
         self._config = None
-        return True
+        return changed
 
     def choose_wake(self, agent: str, method: str) -> bool:
         """Opt ``agent`` in to being woken by ``method`` in config.json (other keys kept).

@@ -74,7 +74,7 @@ class Message:
     expect_reply: bool
     delivery: Delivery
     instance: str | None
-    """Issue 12: the one session of the (single) recipient this message is for
+    """The one session of the (single) recipient this message is for
     (``name@session`` addressing); ``None``: any session of the recipient."""
     extra: dict[str, Any]
     """Header keys mailslot does not know, kept as read; not part of equality."""
@@ -130,8 +130,8 @@ class Message:
         return self.to == ("all",)
 
     def shown_to(self, sessions: set[str] | None) -> bool:
-        """May a reader that is the sessions ``sessions`` see this message (issue 12,
-        rules in :mod:`mailslot.instances`)? ``None``: a reader that is no session (the
+        """May a reader that is the sessions ``sessions`` see this message
+        (rules in :mod:`mailslot.instances`)? ``None``: a reader that is no session (the
         CLI) sees everything; mail for no one instance is every session's."""
         return sessions is None or self.instance is None or self.instance in sessions
 

@@ -52,10 +52,10 @@ def _fold(raw: str) -> str:
 
 
 GROUP_MARK = "+"
-"""Issue 12: a group gate's members and requests are kept under ``+GROUP`` where an
+"""A group gate's members and requests are kept under ``+GROUP`` where an
 agent's are kept under its name (no agent name starts with ``+``)."""
 GROUP_ACCEPT = "group:"
-"""Issue 12: the gate setting of an inbox gated by a group is ``group:GROUP``."""
+"""The gate setting of an inbox gated by a group is ``group:GROUP``."""
 
 
 def is_gate_key(raw: str) -> bool:

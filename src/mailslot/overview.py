@@ -217,7 +217,7 @@ def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
     presence = summarize(store.presence(), now)
     for name in presence:
         note(name, "server")
-    running = instances.by_agent(store, now)  # issue 12: name@session
+    running = instances.by_agent(store, now)  # name@session
     for name in running:
         note(name, "session")
     result = []
@@ -239,7 +239,7 @@ def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
 
 def notify_setting(config: Config, agent: str) -> str:
     """``agent``'s notifiers as ``who`` shows them: kinds, ``none`` or the config error."""
-    from .wake.notify_queue import notifier_entries  # issue 18; only who needs it here
+    from .wake.notify_queue import notifier_entries  # only who needs it here
 
     try:
         entries = notifier_entries(config, agent)

@@ -48,10 +48,10 @@ def post(store: Store, clock: Callable[[], datetime], sender: str, to: Sequence[
             if message.is_broadcast:
                 store.publish(message)
             else:
-                for name in to:  # issue 12: the door of a gated inbox knows this one
+                for name in to:  # the door of a gated inbox knows this one
                     if store.accept_of(name) != "open":
                         store.add_passed(name, [message.id])
-                    if message.instance is not None:  # issue 12: for one session
+                    if message.instance is not None:  # for one session
                         store.add_instance_mail(name, message.id, message.instance)
                 store.deliver(message, to)
         except IdTaken:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 HEARTBEAT_SECONDS = 10.0
 STALE_SECONDS = 3 * HEARTBEAT_SECONDS
 HOOK_ONLINE_SECONDS = 12 * 3600.0
-"""A host session counts as online while one of its hooks ran within this (issue 12).
+"""A host session counts as online while one of its hooks ran within this.
 A hook runs at every prompt and tool call but a person may leave a session open and
 idle for a working day, so the window is long; the record itself is forgotten after
 :data:`mailslot.delivery.SESSION_MAX_AGE` (30 days)."""
@@ -168,7 +168,7 @@ class Beacon:
             "started": self._clock().isoformat(),
             "channel": channel,
         }
-        if session is not None:  # issue 12: fencing names a server by its session id
+        if session is not None:  # fencing names a server by its session id
             self._record["session"] = session
 
     def announce(self) -> None:

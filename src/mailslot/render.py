@@ -70,7 +70,7 @@ def sent(message: Message) -> str:
 
 
 def _to(message: Message) -> str:
-    """The recipients, with the one session an instance message is for (issue 12)."""
+    """The recipients, with the one session an instance message is for."""
     if message.instance is not None:
         return f"{message.to[0]}@{message.instance}"
     return ", ".join(message.to)
@@ -88,7 +88,7 @@ def inbox(page: InboxPage, *, mailboxes: bool = False, style: Style = PLAIN) -> 
         m = item.message
         where = f" → {item.mailbox}" if mailboxes and not m.is_broadcast else ""
         kind = " (broadcast)" if m.is_broadcast else ""
-        if m.instance is not None:  # issue 12: for one session of the agent
+        if m.instance is not None:  # for one session of the agent
             kind = f" (for @{m.instance[:8]})"
         subject = style.bold(for_terminal(m.subject)) if item.state == "unread" \
             else for_terminal(m.subject)
@@ -239,7 +239,7 @@ def installed(report: Report) -> str:
     return "\n".join(lines)
 
 
-# issue 12: registered agents
+# Registered agents
 def registered(found: list[dict[str, object]]) -> str:
     """``agent list`` / ``agent show``: one line per registered agent (no secret, no hash)."""
     if not found:
@@ -281,7 +281,7 @@ def sessions(found: list[dict[str, object]]) -> str:
         for s in found)
 
 
-# issue 15: starting agent sessions
+# Starting agent sessions
 def started(result: Started) -> str:
     """What ``start`` did: the outcome, where the session runs, and how to reach it."""
     lines = [f"{result.host}: {result.outcome.replace('_', ' ')}"
@@ -307,7 +307,7 @@ def started_sessions(records: list[dict[str, object]]) -> str:
         for r in records)
 
 
-# issue 17: search and threads ---------------------------------------------------------
+# Search and threads ---------------------------------------------------------
 def found(items: list[Item], *, style: Style = PLAIN) -> str:
     """Search hits, best first: the inbox's line, then the body's first line."""
     if not items:

@@ -23,7 +23,7 @@ class Session:
     heartbeat: str
     stopped: str | None = None
     channel: bool = False  # started with --channel: pushes arrivals into Claude Code
-    session: str | None = None  # issue 12: the session id (fencing, name@session)
+    session: str | None = None  # the session id (fencing, name@session)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Session | None:
@@ -155,10 +155,10 @@ class AgentInfo:
     last_seen: str | None = None  # when a server of this agent last showed life
     sessions: list[Session] = field(default_factory=list)  # its servers online now
     wake: str = "off"  # how its config lets it be woken (see wake_setting)
-    notify: str = "none"  # issue 18: its notifiers' kinds (see notify_setting)
-    gated: bool = False  # issue 12: takes mail from admitted members only
-    instances: list[str] = field(default_factory=list)  # issue 12: "SHORT (program)"
-    gate_group: str | None = None  # issue 12: the group gate its inbox is behind
+    notify: str = "none"  # its notifiers' kinds (see notify_setting)
+    gated: bool = False  # takes mail from admitted members only
+    instances: list[str] = field(default_factory=list)  # "SHORT (program)"
+    gate_group: str | None = None  # the group gate its inbox is behind
 
     def without_machines(self) -> AgentInfo:
         """The agent as a remote or child agent sees it (:meth:`Session.without_machine`)."""
@@ -198,7 +198,7 @@ class DoctorReport:
         return not self.problems
 
 
-# issue 17: search and threads ---------------------------------------------------------
+# Search and threads ---------------------------------------------------------
 @dataclass(frozen=True)
 class ThreadEntry:
     """One message of a thread: whole, the caller's state (``None``: the caller sent

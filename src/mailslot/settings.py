@@ -8,7 +8,7 @@ entry as stored). Saving re-reads the config under the store's config lock; if t
 entry's version changed meanwhile (another page, an editor, ``install --wake``), nothing
 is written and the caller gets both sides to show. Only the keys the form manages are
 written: ``wake_on_mail``, ``wake_method``, the chosen method's fields and ``notify``
-(issue 18's notifiers, entered as a JSON list). Everything
+(notifiers, entered as a JSON list). Everything
 else, including keys mailslot does not know and settings edited by hand only (launch
 guardrails such as ``blocked_models``), is kept as it was.
 """
@@ -143,7 +143,7 @@ def _value(spec: Field, text: str) -> object:
         except ValueError:
             raise InvalidInput(f"{spec.name} must be a number") from None
         return int(number) if number.is_integer() else number
-    if spec.kind == "bool":  # issue 15: own_server
+    if spec.kind == "bool":  # own_server
         if text.strip().lower() not in ("true", "false"):
             raise InvalidInput(f"{spec.name} must be true or false")
         return text.strip().lower() == "true"
@@ -232,7 +232,7 @@ def other_settings(store: Store) -> dict[str, str]:
             for k, v in sorted(raw.items()) if k not in ("agents", "owner")}
 
 
-# Gates (issue 12), managed from the page as the mailbox's owner --------------------------
+# Gates, managed from the page as the mailbox's owner --------------------------
 GATE_ACTIONS = ("on", "off", "admit", "refuse", "revoke")
 GATE_SOURCE = "the settings page (mailbox owner)"
 

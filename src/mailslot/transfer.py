@@ -2,7 +2,7 @@
 
 Everything goes through the :class:`~mailslot.store.Store` protocol, so any pair of
 backends works (files → PostgreSQL, back, or folder to folder). Registered agents
-(issue 12) move with their credentials' hashes, so every credential file still works.
+move with their credentials' hashes, so every credential file still works.
 Idempotent: what the target already has is left alone, so a second run copies nothing
 and an interrupted run is finished by running it again. Message text is carried as the
 message itself, which both stores write as the same bytes; states only move forward.
@@ -23,6 +23,10 @@ from .message import STATES
 from .names import GROUP_MARK
 from .store import Store, open_store
 from .store.records import NOTIFY_QUEUES
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def migrate(source_location: str, target_location: str) -> tuple[Counter[str], list[str]]:
@@ -91,14 +95,14 @@ def _broadcasts(source: Store, target: Store, copied: Counter[str],
 
 
 def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
-    """Seen sets, the index of mail for one session (issue 12), the events log, the
+    """Seen sets, the index of mail for one session, the events log, the
     config, registered agents, gates (a group gate's members too), queued wakes and
-    notices (issue 18) and the session log (issue 15)."""
+    notices and the session log."""
     for agent in source.agent_names():
         missing = sorted(source.seen(agent) - target.seen(agent))
         target.add_seen(agent, missing)
         copied["seen"] += len(missing)
-        there = target.instance_mail(agent)  # issue 12: which mail is for one session
+        there = target.instance_mail(agent)  # which mail is for one session
         for message_id, session in source.instance_mail(agent).items():
             if message_id not in there:
                 target.add_instance_mail(agent, message_id, session)
@@ -108,8 +112,16 @@ def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
             target.append_event(event)
             copied["events"] += 1
     config = source.load_config()
-    if config and not target.load_config():
-        target.save_config(config)
+
+    def adopt(there: dict[str, Any]) -> bool:
+        """The source's config, only into a target that has none (checked under the
+        target's lock, so a config written there meanwhile is never replaced)."""
+        if not config or there:
+            return False
+        there.update(config)
+        return True
+
+    if target.update_config(adopt):
         copied["config"] += 1
     for record in source.registered_agents():
         copied["registrations"] += target.register_agent(record)
@@ -133,7 +145,7 @@ def _queued(source: Store, target: Store, copied: Counter[str], kind: str) -> No
 
 
 def _gate(source: Store, target: Store, agent: str, copied: Counter[str]) -> None:
-    """``agent``'s gate, members, open requests and what passed it (issue 12): without
+    """``agent``'s gate, members, open requests and what passed it: without
     the last, mail that came through the gate would be set aside in the target."""
     accept = source.accept_of(agent)
     if accept != target.accept_of(agent):

@@ -3,7 +3,7 @@
 Why: a CLI command is a whole process, and ``dataclasses`` costs it twice: its import
 pulls in ``inspect`` (with ``ast``, ``dis``, ``tokenize``), and each class it makes
 compiles six methods from source at start-up. For the twenty value classes every command
-loads, that was the largest part of ``mailslot send`` (issue 11: the CLI within 3x of
+loads, that was the largest part of ``mailslot send`` (the CLI within 3x of
 ``python -c pass``). :class:`~mailslot.message.Message` is hand-written for the same
 reason.
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 else:
     Protocol = object
     """A protocol is for type checkers only: at run time it is a plain base class, so the
-    modules that declare one do not load ``typing`` (issue 11)."""
+    modules that declare one do not load ``typing``."""
 
     class FrozenInstanceError(AttributeError):
         """Assigning to a field of a frozen value (``dataclasses`` raises its own)."""

@@ -133,7 +133,7 @@ def test_real_claude_started_runs_as_its_identity_and_is_woken_by_mail(
     # heavily loaded box, longer
     monkeypatch.setenv("MCP_CONNECT_TIMEOUT_MS", "120000")
     monkeypatch.setenv("PATH", f"{HOST_BIN}{os.pathsep}{os.environ['PATH']}")
-    FileStore(root).save_config({"owner": "sarah"})
+    FileStore(root).update_config(lambda c: c.update(owner="sarah") is None)
 
     done = cli("--agent", "sarah", "start", "claude", "--folder", str(folder),
                "--register-as", "builder", "--prompt", "Report to orchestrator.", "--json")

@@ -57,7 +57,7 @@ def run_hook(
     restore = _bound(BOUND_SECONDS)
     problem: str | None
     try:
-        if remote is not None:  # issue 14: the store is behind `serve --http`
+        if remote is not None:  # the store is behind `serve --http`
             problem = _run_remote(host, event, remote, credential, env)
         else:
             problem = _run(host, event, agent, root, env, sys.stdin, sys.stdout)

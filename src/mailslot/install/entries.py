@@ -71,7 +71,7 @@ def set_server(doc: Doc, container: str, fields: Mapping[str, Any], agent: str,
                where: str, drop: Sequence[str] = ()) -> None:
     """Add or update the ``mailslot`` server; its other keys (``env``...) are kept, but
     for the ``drop`` keys that ``fields`` does not set (what the other kind of entry, a
-    stdio or a remote one, has and this one must not, issue 14)."""
+    stdio or a remote one, has and this one must not)."""
     servers = _section(doc, container, where)
     current = servers.get(SERVER_NAME)
     if current is None:

@@ -176,7 +176,7 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
                            "`--data-dir .cline/data` (it keeps MCP settings per data "
                            "folder, not per project).",)},
     ),
-    # issue 18: Grok Build (xAI's `grok`; docs.x.ai/build): MCP only. Its hooks are
+    # Grok Build (xAI's `grok`; docs.x.ai/build): MCP only. Its hooks are
     # documented, but not that a hook's output reaches the model (docs/hosts.md).
     Host(
         "grok", "Grok Build", "project",

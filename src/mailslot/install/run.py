@@ -140,7 +140,7 @@ def install(
     else:
         serve = ["serve", "--channel"] if channel else ["serve"]
         server_tail = tail
-        if credential is not None:  # issue 12: the server's identity comes from the credential
+        if credential is not None:  # the server's identity comes from the credential
             serve += ["--credential", str(Path(credential).expanduser().absolute())]
             server_tail = tail[2:]
         fields = entries.server_fields(host.mcp_style, exe, [*serve, *server_tail],
@@ -148,7 +148,7 @@ def install(
         plan[mcp_path] = [partial(entries.set_server, container=host.mcp_container,
                                   fields=fields, agent=agent, where=str(mcp_path),
                                   drop=REMOTE_KEYS)]
-    if remote is not None:  # issue 14: the host reaches `serve --http` at remote
+    if remote is not None:  # the host reaches `serve --http` at remote
         if wake or channel:
             raise InvalidInput("--wake and --channel need the mailbox on this machine; "
                                "not with --remote")

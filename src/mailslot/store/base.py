@@ -120,10 +120,8 @@ class Store(Protocol):
     def update_config(self, change: Callable[[dict[str, Any]], bool]) -> bool:
         """Read the config, let ``change`` edit it in place and, if it returns ``True``,
         save it: all under one lock, so concurrent edits never lose one another. Every
-        read-modify-write of the config goes through here."""
-
-    def save_config(self, config: Mapping[str, Any]) -> None:
-        """Replace the config atomically."""
+        read-modify-write of the config goes through here: it is the store's one
+        config writer (a whole new config is a ``change`` that replaces the keys)."""
 
     def staging(self) -> list[StoredFile]:
         """Files in the staging area: a crashed writer's leftovers if old."""
@@ -155,7 +153,7 @@ class Store(Protocol):
     def remove_presence(self, agent: str, key: str) -> None:
         """Forget one presence record (gone already is fine)."""
 
-    # Wake queue (issue 5; rules in mailslot.wake) ---------------------------------
+    # Wake queue (rules in mailslot.wake) ---------------------------------
     def wake_enqueue(self, entry: WakeEntry) -> bool:
         """Queue a wake durably; ``False`` if one is already queued for that message."""
 
@@ -197,7 +195,7 @@ class Store(Protocol):
 
     def refresh_hook_session(self, agent: str, session: str) -> bool:
         """Mark ``agent``'s host session ``session`` (a session key) as seen by a hook
-        now (issue 12); ``False`` (nothing written) if it has no record yet. Every hook
+        now; ``False`` (nothing written) if it has no record yet. Every hook
         call does this, so it must be cheap: one ``utime`` in the file store."""
 
     def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any]
@@ -207,7 +205,7 @@ class Store(Protocol):
 
     def add_instance_mail(self, agent: str, message_id: str, session: str) -> None:
         """Record, durably and before the delivery, that ``agent``'s message
-        ``message_id`` is for its one session ``session`` (``name@session``, issue 12):
+        ``message_id`` is for its one session ``session`` (``name@session``):
         an index, so a hook parses only such mail; the message's header stays the
         truth. Forgotten by :meth:`prune_sessions` like a session."""
 
@@ -256,7 +254,7 @@ class Store(Protocol):
         use its notifications (PostgreSQL's LISTEN/NOTIFY).
         """
 
-    # issue 18: notifier queues --------------------------------------------------------
+    # Notifier queues --------------------------------------------------------
     def notify_queue(self, lane: int) -> Store:
         """This store, with its ``wake_*`` methods acting on notifier queue ``lane``
         (one per place in an agent's ``notify`` list, ``0 <= lane < NOTIFY_QUEUES``)
@@ -267,7 +265,7 @@ class Store(Protocol):
         on this store kicks for every queue.
         """
 
-    # issue 16: the web page's live view ------------------------------------------------
+    # The web page's live view ------------------------------------------------
     def watch_mail(self, kick: Callable[[], None]) -> Watching | None:
         """Call ``kick`` (from another thread) whenever any mailbox or broadcast may have
         changed: a delivery, a state change, a broadcast published or retracted. ``None``:
@@ -276,7 +274,7 @@ class Store(Protocol):
         watch of a new folder starts after the folder does), so a caller also looks again
         every few seconds."""
 
-    # issue 12: registered agents (rules in mailslot.authority) ------------------------
+    # Registered agents (rules in mailslot.authority) ------------------------
     def register_agent(self, record: AgentRecord) -> bool:
         """Add ``record`` durably; ``False`` (nothing written) if ``record.name`` is
         registered already, revoked or not."""
@@ -291,7 +289,7 @@ class Store(Protocol):
         """Replace the record of ``record.name`` atomically (rotate, revoke); ``NotFound``
         if it was never registered."""
 
-    # issue 12: gates (who may write to a gated inbox; rules in mailslot.gates) -----------
+    # Gates (who may write to a gated inbox; rules in mailslot.gates) -----------
     def set_accept(self, agent: str, accept: str) -> None:
         """Open (``"open"``) or gate (``"members"``, or ``"group:GROUP"`` for a group
         gate) ``agent``'s inbox, durably."""
@@ -301,7 +299,7 @@ class Store(Protocol):
         setting that cannot be read is ``"members"`` (it stays shut).
 
         The member and request methods below take an agent's name or a group's key
-        ``+GROUP`` (issue 12: a group gate's members and requests are shared)."""
+        ``+GROUP`` (a group gate's members and requests are shared)."""
 
     def set_member(self, agent: str, member: str, admitted: bool) -> bool:
         """Admit ``member`` to ``agent``'s members (or remove it); ``False`` if nothing
@@ -324,7 +322,7 @@ class Store(Protocol):
     def passed(self, agent: str) -> set[str]:
         """Ids the service let through ``agent``'s gate (see :meth:`add_passed`)."""
 
-    # issue 12: fenced sessions (rules in mailslot.fencing) ------------------------------
+    # Fenced sessions (rules in mailslot.fencing) ------------------------------
     def fence(self, agent: str, session: str, by: str) -> None:
         """Mark ``agent``'s ``session`` replaced by session ``by``, durably (once: a
         second fence of the same session keeps the first)."""
@@ -332,7 +330,7 @@ class Store(Protocol):
     def fenced_by(self, agent: str, session: str) -> str | None:
         """The session that replaced ``session``, or ``None``."""
 
-    # issue 15: the session log (sessions started by mailslot; rules in mailslot.launch) --
+    # The session log (sessions started by mailslot; rules in mailslot.launch) --
     def log_session(self, record: Mapping[str, Any]) -> None:
         """Add one started (or failed) session to the private session log, durably."""
 
@@ -345,7 +343,7 @@ class Store(Protocol):
         the holder dies: a start holds it while it counts the sessions running, starts
         its own and logs it, so starts at the same time count one another."""
 
-    # issue 17: search (a derived index; the stored messages stay the truth) ------------
+    # Search (a derived index; the stored messages stay the truth) ------------
     def search(self, request: Search) -> list[str]:
         """Ids of the messages ``request`` finds (see :class:`mailslot.query.Search`): best
         first when it has words to match, else oldest first; at most ``limit`` after
@@ -357,7 +355,7 @@ class Store(Protocol):
         """Build the search index again from the stored messages; return how many it
         holds (a backend whose search needs no separate index just counts them)."""
 
-    # issue 13: creating and upgrading a store --------------------------------------------
+    # Creating and upgrading a store --------------------------------------------
     def init(self) -> str:
         """Create the store, or bring an older one up to date; return one line saying
         what was done. Safe to run twice, and from two machines at once."""

@@ -1,4 +1,4 @@
-"""The file store's fences (issue 12; rules in :mod:`mailslot.fencing`)::
+"""The file store's fences (rules in :mod:`mailslot.fencing`)::
 
     fences/<agent>/<session>    the id of the session that replaced <session>
 

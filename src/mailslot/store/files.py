@@ -231,12 +231,14 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
             config = self.load_config()
             changed = change(config)
             if changed:
-                self.save_config(config)
+                self._save_config(config)
             return changed
         finally:
             os.close(fd)
 
-    def save_config(self, config: Mapping[str, Any]) -> None:
+    def _save_config(self, config: Mapping[str, Any]) -> None:
+        """Replace config.json atomically; only :meth:`update_config` calls it, holding
+        the lock."""
         data = (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         try:
             tmp = self._stage(data, "config.json")
@@ -468,7 +470,7 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         observer = observe(paths, kick)
         return None if observer is None else FolderWatch(observer, f"mail for {mail_for}")
 
-    # issue 16: the web page's live view ------------------------------------------------
+    # The web page's live view ------------------------------------------------
     def watch_mail(self, kick: Callable[[], None]) -> Watching | None:
         from .watching import FolderWatch, observe
 
@@ -477,7 +479,7 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         return None if observer is None else FolderWatch(observer, "every mailbox")
 
 
-    # issue 18: notifier queues --------------------------------------------------------
+    # Notifier queues --------------------------------------------------------
     def _notify_folders(self) -> None:
         """Every notifier queue's folders, made before watching: a folder made under a
         recursive watch together with the one inside it is reported twice by watchdog."""
@@ -494,7 +496,7 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         view._queue = ("wake", notify_lane(lane))  # inside wake/: watch(wakes=True) sees it
         return view
 
-    # issue 15: the session log -----------------------------------------------------------
+    # The session log -----------------------------------------------------------
     def log_session(self, record: Mapping[str, Any]) -> None:
         """One line in ``log/sessions.jsonl`` (0600), synced: it is the owner's record."""
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
@@ -524,7 +526,7 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
                 records.append(record)
         return records
 
-    # issue 13: creating and upgrading a store --------------------------------------------
+    # Creating and upgrading a store --------------------------------------------
     def init(self) -> str:
         """Create the mailbox folder (0700); files need no upgrade."""
         existed = self.exists()
@@ -532,7 +534,7 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
         return f"{self.root} {'was already' if existed else 'is now'} a mailbox (files)"
 
 
-    # issue 17: search (the index is derived from the files; see store/search_index.py) --
+    # Search (the index is derived from the files; see store/search_index.py) --
     def _search_index(self) -> SearchIndex:
         if self._index is None:
             from .search_index import SearchIndex  # on first use: the hook path never needs it

@@ -189,7 +189,7 @@ def write_new(path: str, data: bytes, *, sync: bool) -> None:
 
 _datasync = getattr(os, "fdatasync", os.fsync)
 """Syncs a new file's data and what reading it needs (its size, its blocks), not its
-times: enough for a file that a synced folder then makes reachable (issue 11: a
+times: enough for a file that a synced folder then makes reachable (a
 send's fsync of the message file was a third of its time). macOS has no
 ``fdatasync``; there it is ``fsync``."""
 

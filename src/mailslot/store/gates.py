@@ -1,8 +1,8 @@
-"""The file store's gates (issue 12; rules in :mod:`mailslot.gates`)::
+"""The file store's gates (rules in :mod:`mailslot.gates`)::
 
     gates/<agent>/accept            "members" when the inbox is gated, "group:<group>" when
                                     a group gate holds it (absent: open)
-    gates/+<group>/members|pending  a group gate's members and requests (issue 12)
+    gates/+<group>/members|pending  a group gate's members and requests
     gates/<agent>/members/<name>    one empty file per admitted agent
     gates/<agent>/pending/<name>    the id of <name>'s open access request
     gates/<agent>/passed            ids the service let through the gate, one a line

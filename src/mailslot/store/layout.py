@@ -206,7 +206,7 @@ class ParsedFiles:
     """Message files already parsed, so a long-running reader (the MCP server, the web
     overview) does not parse the same 200 files again on every read.
 
-    A known file is not even opened (issue 11: a 200-message page was 800 system calls):
+    A known file is not even opened (a 200-message page was 800 system calls):
     the parse is reused when the path's own ``lstat`` (a regular file, never a link
     followed) shows the inode, mtime, ctime and size that were parsed; a chmod, a
     rename or a new link changes the ctime, so anything else is opened safely (as

@@ -44,7 +44,7 @@ MIGRATIONS: tuple[str, ...] = (
         touched timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (agent, session));
     CREATE TABLE claims (agent text PRIMARY KEY, path text NOT NULL);
     """,
-    # 2 (issue 12): registered agents, one JSON record each (never the secret itself).
+    # 2: registered agents, one JSON record each (never the secret itself).
     """
     CREATE TABLE registry (name text PRIMARY KEY, record bytea NOT NULL);
     """,
@@ -62,7 +62,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE POLICY mail_move ON mail FOR UPDATE USING (agent = mailslot_me());
     CREATE POLICY mail_send ON mail FOR INSERT WITH CHECK (sender = mailslot_me());
     """,
-    # 4 (issue 12): gates, admitted members, access requests, what passed a gate, and
+    # 4: gates, admitted members, access requests, what passed a gate, and
     # replaced (fenced) sessions.
     """
     CREATE TABLE gates (agent text PRIMARY KEY, accept text NOT NULL);
@@ -74,7 +74,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE fences (agent text NOT NULL, session text NOT NULL, by_session text NOT NULL,
         PRIMARY KEY (agent, session));
     """,
-    # 5 (issues 9, 15 and 18): each agent's latest session per host, the log of sessions
+    # 5: each agent's latest session per host, the log of sessions
     # mailslot started (one JSON record each, like events), and the notifier queues
     # beside the wake queue: a wake row names its queue ('wake' or 'notify-N'), part of
     # its key, so queues never share an entry or a claim.
@@ -85,7 +85,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE wakes ADD COLUMN queue text NOT NULL DEFAULT 'wake';
     ALTER TABLE wakes DROP CONSTRAINT wakes_pkey, ADD PRIMARY KEY (queue, agent, id, claim);
     """,
-    # 6 (issue 17): search, one row per message written in the delivery's transaction
+    # 6: search, one row per message written in the delivery's transaction
     # (the words of its subject, weight A, and body, weight B), under row-level security
     # as mail is: a role finds only what its agent was sent, sent, or was broadcast. A
     # store with mail already is marked for a rebuild (``search_stale``): by ``init``, or
@@ -105,7 +105,7 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO search_stale SELECT WHERE EXISTS (SELECT FROM mail)
         OR EXISTS (SELECT FROM broadcasts);
     """,
-    # 7 (issue 12): the host sessions the hooks ran in, one JSON record each, touched
+    # 7: the host sessions the hooks ran in, one JSON record each, touched
     # at every hook call; and mail for one session of an agent (name@session).
     """
     CREATE TABLE hook_sessions (agent text NOT NULL, session text NOT NULL,
@@ -115,7 +115,7 @@ MIGRATIONS: tuple[str, ...] = (
         session text NOT NULL, touched timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (agent, id));
     """,
-    # 8 (issue 13): row-level security on every table with per-agent data, so an agent
+    # 8: row-level security on every table with per-agent data, so an agent
     # role (``mailslot pg grant``) reads and changes only its own agent's rows by direct
     # SQL too. What another agent's process must write for a delivery (a wake, a notice,
     # what passed a gate, an access request) it may insert only for a message it sent.

@@ -1,4 +1,4 @@
-"""The PostgreSQL store's search (issue 17): the ``search`` table of schema migration 6.
+"""The PostgreSQL store's search: the ``search`` table of schema migration 6.
 
 One row per message, written in the transaction that delivers or publishes it, so the
 index is never behind the mail; its words are PostgreSQL's full-text ``tsvector`` of the

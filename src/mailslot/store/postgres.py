@@ -455,11 +455,6 @@ class PostgresStore:
                 return changed
         return self._run("cannot save the config", work)  # type: ignore[no-any-return]
 
-    def save_config(self, config: Mapping[str, Any]) -> None:
-        self._do("cannot save the config",
-                 "INSERT INTO config (data) VALUES (%s) ON CONFLICT (one) DO UPDATE "
-                 "SET data = excluded.data", (_json(config),))
-
     def staging(self) -> list[StoredFile]:
         """Nothing is staged: a transaction that did not commit left nothing."""
         return []
@@ -596,7 +591,7 @@ class PostgresStore:
     # Wake queue ------------------------------------------------------------------------
     # One row per queued wake (claim '') and per claimed one (claim = the taker's token):
     # a claim is one UPDATE of a queued row, so of two watchers exactly one gets it. Each
-    # row names its queue: 'wake', or a notifier queue 'notify-N' (issue 18).
+    # row names its queue: 'wake', or a notifier queue 'notify-N'.
     _ENQUEUE = ("INSERT INTO wakes (queue, agent, id, attempt, not_before) VALUES "
                 "(%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING")
 
@@ -799,19 +794,19 @@ class PostgresStore:
             self._db()  # the schema exists before anyone listens
         return Notifications(self, kick, relevant, f"{how} (PostgreSQL notifications)")
 
-    # issue 18: notifier queues --------------------------------------------------------------
+    # Notifier queues --------------------------------------------------------------
     def notify_queue(self, lane: int) -> PostgresStore:
         """A view sharing this store's connection (and its lock)."""
         view = copy.copy(self)
         view._queue = notify_lane(lane)
         return view
 
-    # issue 16: the web page's live view ------------------------------------------------------
+    # The web page's live view ------------------------------------------------------
     def watch_mail(self, kick: Callable[[], None]) -> Notifications:
         return self._listen(kick, lambda payload: payload.startswith("mail:"),
                             "every mailbox")
 
-    # issue 15: the session log (rules in mailslot.launch) -------------------------------------
+    # The session log (rules in mailslot.launch) -------------------------------------
     def log_session(self, record: Mapping[str, Any]) -> None:
         """One row, committed before returning (the file store's ``sessions.jsonl``)."""
         self._do("cannot add to the session log",
@@ -826,7 +821,7 @@ class PostgresStore:
                           "SELECT record FROM session_log ORDER BY seq")
         return [r for r in (_log_record(line) for (line,) in rows) if r is not None]
 
-    # issue 17: search (store/pg_search.py) ----------------------------------------------------
+    # Search (store/pg_search.py) ----------------------------------------------------
     def search(self, request: Search) -> list[str]:
         """Rebuilds first once after the upgrade that added search to a store with mail."""
         if self._rows("cannot search", "SELECT FROM search_stale"):
@@ -853,7 +848,7 @@ class PostgresStore:
                 return int(row[0]) if row else 0
         return self._run("cannot rebuild the search index", work)  # type: ignore[no-any-return]
 
-    # issue 13: creating and upgrading a store --------------------------------------------
+    # Creating and upgrading a store --------------------------------------------
     def init(self) -> str:
         """Apply the migrations this database lacks (each in one transaction); as the
         admin role, so the search an upgrade adds is built here, not by an agent role's
@@ -866,7 +861,7 @@ class PostgresStore:
                 f"{'' if applied == 1 else 's'} applied)")
 
 
-    # issue 12: registered agents (rules in mailslot.authority) ----------------------------
+    # Registered agents (rules in mailslot.authority) ----------------------------
     # The same JSON record the file store keeps in registry/<name>.json, one row each.
     def register_agent(self, record: AgentRecord) -> bool:
         return bool(self._rows(f"cannot register {record.name}",
@@ -898,7 +893,7 @@ class PostgresStore:
             raise NotFound(f"no registered agent {record.name}")
 
 
-    # issue 12: gates (rules in mailslot.gates) --------------------------------------------
+    # Gates (rules in mailslot.gates) --------------------------------------------
     def set_accept(self, agent: str, accept: str) -> None:
         self._do(f"cannot set {agent}'s gate",
                  "INSERT INTO gates VALUES (%s, %s) ON CONFLICT (agent) DO UPDATE "
@@ -948,7 +943,7 @@ class PostgresStore:
         return {r[0] for r in self._rows(f"cannot read what passed {agent}'s gate",
                                          "SELECT id FROM passed WHERE agent = %s", (agent,))}
 
-    # issue 12: fenced sessions (rules in mailslot.fencing) ---------------------------------
+    # Fenced sessions (rules in mailslot.fencing) ---------------------------------
     def fence(self, agent: str, session: str, by: str) -> None:
         """Once: a second fence of the same session keeps the first."""
         self._do(f"cannot fence {agent}'s session", "INSERT INTO fences VALUES (%s, %s, %s) "
@@ -960,7 +955,7 @@ class PostgresStore:
                           (agent, session))
         return str(rows[0][0]) if rows else None
 
-    # issue 13: agent roles -----------------------------------------------------------------
+    # Agent roles -----------------------------------------------------------------
     def grant(self, agent: str) -> str:
         """Create the database role for ``agent`` (``mailslot pg grant``); one line back."""
         name = check_name(agent, "agent name")

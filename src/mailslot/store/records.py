@@ -34,7 +34,7 @@ class WakeEntry:
 
 @dataclass(frozen=True)
 class AgentRecord:
-    """A registered agent as the store keeps it (issue 12; rules in mailslot.authority).
+    """A registered agent as the store keeps it (rules in mailslot.authority).
 
     ``secret_hash`` is ``"sha256:<hex>"`` of the credential's secret: the secret itself is
     never stored. ``generation`` grows by one at each rotation; a child (``parent`` set)
@@ -63,7 +63,7 @@ class Watching(Protocol):
 
 
 NOTIFY_QUEUES = 8
-"""How many notifier queues a store keeps (issue 18): one per place in an agent's
+"""How many notifier queues a store keeps: one per place in an agent's
 ``notify`` list, so at most this many notifiers per agent."""
 
 

@@ -1,4 +1,4 @@
-"""The file store's registered agents (issue 12)::
+"""The file store's registered agents::
 
     registry/<name>.json    one agent's record: parent, runtime, generation, the hash of
                             its credential's secret, revoked, created (never the secret)

@@ -4,7 +4,7 @@
     claims/<agent>               the git checkout that first read as <agent>
     waiters/<agent>/<session>    pid of the session's one Claude Code waiter
     latest/<agent>/<host>        the id of the agent's latest session in that host
-    hook-sessions/<agent>/<session>  a host session the hooks ran in (issue 12): its
+    hook-sessions/<agent>/<session>  a host session the hooks ran in: its
                                  facts as JSON, and as its time the last hook call
     instances/<agent>/<id>       mail for one session of <agent> (name@session): the
                                  session's id (an index; the message's header rules)
@@ -76,7 +76,7 @@ class SessionFiles(MailboxFiles):
         for path in old:
             remove(path)  # gone already: another hook pruned it first
 
-    # Hook sessions (issue 12: every host session the hooks ran in is a session) ---------
+    # Hook sessions (every host session the hooks ran in is a session) ---------
     def refresh_hook_session(self, agent: str, session: str) -> bool:
         path = self._session_of("hook-sessions", agent, session)
         try:

@@ -1,7 +1,7 @@
 """Messages delivered but not yet in the search index: ``index/new.log``.
 
 A send does not write the index itself. Opening SQLite and writing the index cost a send
-about a third of its time, and loaded ``sqlite3`` into every ``mailslot send`` (issue 11).
+about a third of its time, and loaded ``sqlite3`` into every ``mailslot send``.
 Instead a send appends one line to this log: the message id and the mailboxes it went to
 (:data:`BROADCAST` for a broadcast), separated by spaces (neither holds one). The next
 search takes the lines, adds those messages to the index, oldest first, and answers

@@ -75,7 +75,7 @@ def _decode(data: bytes, message_id: str, agent: str, claim: str | None) -> Wake
 class FileWakeQueue(SessionFiles):
     """The ``wake_*`` methods of :class:`~mailslot.store.files.FileStore` (a subclass)."""
 
-    _queue: tuple[str, ...] = ("wake",)  # issue 18: a notifier lane is ("wake", "notify-N")
+    _queue: tuple[str, ...] = ("wake",)  # a notifier lane is ("wake", "notify-N")
 
     def _wake_dir(self, kind: str, agent: str, *, create: bool = True) -> str:
         if not is_valid_name(agent) or agent != agent.lower():

@@ -1,4 +1,4 @@
-"""The notice bank: a folder of notices a host that cannot be woken reads (issue 18).
+"""The notice bank: a folder of notices a host that cannot be woken reads.
 
 One small Markdown file per arrival (sender, id, time, state when noted, the command to
 read it) and an ``INDEX.md`` listing what is still waiting, with states read from the

@@ -1,4 +1,4 @@
-"""Waking Grok Build (xAI's ``grok`` CLI) by resuming its headless session (issue 18).
+"""Waking Grok Build (xAI's ``grok`` CLI) by resuming its headless session.
 
 Grok Build documents headless runs (``grok -p PROMPT``) and resuming a saved session
 (``-r, --resume ID``; sessions in ``~/.grok/sessions``): docs.x.ai/build/cli. mailslot

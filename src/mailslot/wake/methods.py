@@ -30,7 +30,7 @@ BYPASS_FLAGS = frozenset({
     "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust",
     "--yolo", "--full-auto", "--allow-all-tools", "--allow-all", "--allow-all-paths",
     "--allow-all-urls", "--autopilot", "-y",
-    "--always-approve",  # issue 18: Grok Build
+    "--always-approve",  # Grok Build
 })
 """Flags that skip a host's permission prompts (Claude Code, Codex, Gemini, Copilot, Grok)."""
 _BYPASS_VALUES = {
@@ -293,7 +293,7 @@ class ResumeMethod(ArgvMethod):
 
     def session(self, job: Job) -> str | None:
         """The session to wake: as configured, or the latest the hooks recorded; with
-        ``latest``, mail for one session of the agent (``name@session``, issue 12) wakes
+        ``latest``, mail for one session of the agent (``name@session``) wakes
         that session when it is one of this host's."""
         if self.session_id != LATEST:
             return self.session_id

@@ -1,4 +1,4 @@
-"""Notifiers: telling someone that mail arrived, without waking anyone (issue 18).
+"""Notifiers: telling someone that mail arrived, without waking anyone.
 
 Per agent, in ``config.json``, a list run by the watcher for every directed message the
 agent receives, whatever ``wake_on_mail`` says::

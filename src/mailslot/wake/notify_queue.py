@@ -1,4 +1,4 @@
-"""What gets a notifier entry queued at delivery (issue 18): light, on the send path.
+"""What gets a notifier entry queued at delivery: light, on the send path.
 
 The notifiers themselves, and the runner that works these queues, are in :mod:`.notify`
 (loaded by the watcher only). One entry per notifier of each recipient of a directed

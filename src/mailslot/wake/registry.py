@@ -26,9 +26,9 @@ from .tmux import TmuxMethod
 METHODS: dict[str, type[WakeMethod]] = {
     method.name: method
     for method in (CommandMethod, TmuxMethod, ClaudeMethod, CodexMethod, CodexQueueMethod,
-                   GeminiMethod, CopilotMethod,  # issue 15: copilot
+                   GeminiMethod, CopilotMethod,  # copilot
                    AgentApiMethod, ClaudeRewakeMethod, ClaudeChannelMethod, UnsupportedMethod,
-                   GrokMethod)  # issue 18
+                   GrokMethod)
 }
 
 

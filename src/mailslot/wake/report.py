@@ -32,7 +32,7 @@ class AgentReport:
     retry: str = ""
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    notify: list[str] = field(default_factory=list)  # issue 18: its notifiers, one line each
+    notify: list[str] = field(default_factory=list)  # its notifiers, one line each
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def validate_config(store: Store, raw_config: dict[str, Any]) -> Validation:
 
 
 def _with_notifiers(store: Store, config: Config, report: AgentReport) -> AgentReport:
-    """Issue 18: the agent's notifiers, and their config problems, added to its report."""
+    """The agent's notifiers, and their config problems, added to its report."""
     from .notify import notifier_lines
 
     lines, problems = notifier_lines(store, config, report.agent)
@@ -132,7 +132,7 @@ def as_text(report: Validation) -> str:
     return "\n".join(lines)
 
 
-# issue 16: the settings page checks an edit before saving it --------------------------
+# The settings page checks an edit before saving it --------------------------
 def validate_agent(store: Store, raw_config: dict[str, Any], agent: str) -> AgentReport:
     """One agent's wake and notifiers under a config not saved yet: the same checks as
     ``validate``."""

@@ -77,7 +77,7 @@ class _Plan:
 class WakeRunner:
     """Runs the wake queue of one store."""
 
-    kind = "wake"  # the events log's prefix (issue 18: notifiers run as "notify")
+    kind = "wake"  # the events log's prefix (notifiers run as "notify")
 
     def __init__(self, store: Store, *, clock: Callable[[], float] | None = None,
                  stop: threading.Event | None = None,
@@ -95,7 +95,7 @@ class WakeRunner:
 
     def agents(self) -> list[str]:
         """Agents that have wakes queued or claimed and may be woken on this machine
-        (``agents.NAME.host``, else where the agent was last seen: issue 13)."""
+        (``agents.NAME.host``, else where the agent was last seen)."""
         queued = self.store.wake_agents()
         if not queued:
             return []
@@ -193,7 +193,7 @@ class WakeRunner:
     def _wake(self, agent: str, plan: _Plan, live: Sequence[tuple[WakeEntry, Message]]
               ) -> Outcome:
         assert plan.settings is not None  # a method was built from them
-        restarted = recover(self.store, agent, plan.settings.fields)  # issue 15: recovery
+        restarted = recover(self.store, agent, plan.settings.fields)  # recovery
         if restarted is not None:
             if not restarted.ok:
                 return restarted

@@ -50,7 +50,7 @@ def describe(result: Result) -> str:
 
 
 def _is_notice(result: Result) -> bool:
-    """A notifier's outcome (issue 18), named ``notify[N]:KIND``."""
+    """A notifier's outcome, named ``notify[N]:KIND``."""
     return result.method.startswith("notify[")
 
 
@@ -62,7 +62,7 @@ def as_event(result: Result) -> dict[str, object]:
         kind = "woke"
     else:
         kind = "failed" if result.retry_in is not None else "gave_up"
-    if _is_notice(result):  # issue 18
+    if _is_notice(result):
         kind = {"woke": "notified", "failed": "notify_failed", "gave_up": "notify_gave_up",
                 "skipped": "notify_skipped"}[kind]
     return {"event": kind, "agent": result.agent, "method": result.method,
@@ -80,7 +80,7 @@ class Watcher:
         self._stop = threading.Event()
         self.runner = WakeRunner(store, stop=self._stop,
                                  report=lambda result: self.say(describe(result), as_event(result)))
-        # issue 18: one runner per notifier queue, scheduled like the wake queue's
+        # One runner per notifier queue, scheduled like the wake queue's
         self.runners: list[WakeRunner] = [
             self.runner, *notify_runners(store, stop=self._stop, report=self.runner.report)]
         self._banks_due = 0.0
