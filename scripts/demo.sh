@@ -32,7 +32,7 @@ show mailslot --agent gemini reply "$ID" --body "It did not. Fixed in importer.p
 
 show mailslot --agent claude inbox
 show mailslot --agent claude sent
-show mailslot status "$ID"
+show mailslot --agent claude status "$ID"
 
 echo; echo "-- a broadcast: every other agent is served it once --"
 show mailslot --agent claude broadcast --subject "Main is frozen until 17:00" --body "Release in progress."
