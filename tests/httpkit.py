@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import uvicorn
 
 from mailslot import FileStore, Mailbox, authority
@@ -63,3 +65,18 @@ def start(root: Path, rate: int = 600, max_body: int = 64 * 1024,
         server.should_exit = True
         thread.join(30)
         sock.close()
+
+
+STARTED: list[subprocess.Popen[bytes]] = []
+"""``serve --http`` processes the tests started; :func:`no_server_left` ends them."""
+
+
+@pytest.fixture(autouse=True)
+def no_server_left() -> Iterator[None]:
+    """A test that fails midway leaves no server running (autouse where imported)."""
+    yield
+    while STARTED:
+        server = STARTED.pop()
+        if server.poll() is None:
+            server.kill()
+        server.wait(30)

@@ -15,11 +15,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
+from httpkit import STARTED, no_server_left  # noqa: F401 (autouse: ends the servers)
 from mailslot import FileStore, authority
 from mailslot.credentials import read_credential
 from mailslot.errors import MailslotError
@@ -27,18 +26,7 @@ from mailslot.http_limits import BODY_SECONDS
 from mailslot.remote_client import Remote
 from support import wait_for
 
-STARTED: list[subprocess.Popen[bytes]] = []
 LISTENING = re.compile(r"^mailslot: listening on http://127\.0\.0\.1:(\d+)/mcp$", re.M)
-
-
-@pytest.fixture(autouse=True)
-def _no_server_left() -> Iterator[None]:
-    yield
-    while STARTED:
-        server = STARTED.pop()
-        if server.poll() is None:
-            server.kill()
-        server.wait(30)
 
 
 class Server:

@@ -10,12 +10,12 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
 
+from httpkit import STARTED, no_server_left  # noqa: F401 (autouse: ends the servers)
 from mailslot import FileStore, Mailbox, authority
 from mailslot.credentials import read_credential
 from mailslot.errors import MailslotError
@@ -30,18 +30,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-STARTED: list[subprocess.Popen[bytes]] = []
 
-
-@pytest.fixture(autouse=True)
-def _no_server_left() -> Iterator[None]:
-    """A test that fails midway leaves no server running."""
-    yield
-    while STARTED:
-        server = STARTED.pop()
-        if server.poll() is None:
-            server.kill()
-            server.wait(30)
 
 
 def serve(log: Path, *argv: str) -> subprocess.Popen[bytes]:

@@ -25,6 +25,17 @@ def exported(cli: Callable[..., Any]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in result.out.splitlines()]
 
 
+
+def assert_round_trip(cli: Callable[..., Any], before: list[dict[str, Any]], tmp_path: Path,
+                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``before`` (an export) imported into a fresh mailbox, twice, exports the same."""
+    dump = tmp_path / "mail.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in before))
+    monkeypatch.setenv("MAILSLOT_DIR", str(tmp_path / "other"))
+    report = imported_twice(cli, "jsonl", dump)
+    assert report["unmapped"] == []
+    assert exported(cli) == before
+
 def imported_twice(cli: Callable[..., Any], fmt: str, path: Path) -> dict[str, Any]:
     first = cli("import", fmt, str(path), "--json")
     assert first.code == 0, first.err
@@ -49,12 +60,7 @@ def test_an_export_imported_into_an_empty_mailbox_is_the_same(
     old = box("sarah").broadcast("Old", "gone")
     box("sarah").retract(old.id)
     before = exported(cli)
-    dump = tmp_path / "mail.jsonl"
-    dump.write_text("".join(json.dumps(r) + "\n" for r in before))
-    monkeypatch.setenv("MAILSLOT_DIR", str(tmp_path / "other"))
-    report = imported_twice(cli, "jsonl", dump)
-    assert report["unmapped"] == []
-    assert exported(cli) == before
+    assert_round_trip(cli, before, tmp_path, monkeypatch)
 
 
 def test_a_number_as_re_issue_is_refused_not_written(cli: Callable[..., Any], box: Box,
@@ -203,12 +209,7 @@ def test_an_export_holding_mailslot_notices_imports_whole(
     assert cli("--agent", "claude", "admit", "gemini").code == 0
     before = exported(cli)
     assert any(r["from"] == "mailslot" for r in before)  # the admission notice
-    dump = tmp_path / "mail.jsonl"
-    dump.write_text("".join(json.dumps(r) + "\n" for r in before))
-    monkeypatch.setenv("MAILSLOT_DIR", str(tmp_path / "other"))
-    report = imported_twice(cli, "jsonl", dump)
-    assert report["unmapped"] == []
-    assert exported(cli) == before
+    assert_round_trip(cli, before, tmp_path, monkeypatch)
 
 
 def test_a_yaml_alias_bomb_is_refused_in_bounded_memory(tmp_path: Path) -> None:
