@@ -65,7 +65,8 @@ def measure(count: int, *, agents: int = 4, gap: float = 0.025,
         command = [sys.executable, "-S", "-E", str(script), "{id}", str(starts)]
         where = location or str(root)
         store = open_store(where)
-        store.save_config({"agents": {f"agent{i}": entry(command) for i in range(agents)}})
+        agents_config = {f"agent{i}": entry(command) for i in range(agents)}
+        store.update_config(lambda raw: raw.update(agents=agents_config) or True)
         log = Path(tmp, "watch.log")
         argv = [str(VENV_BIN / "mailslot"), "--store", where, "watch"]
         if poll is not None:
