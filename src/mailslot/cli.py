@@ -1167,7 +1167,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _install_choices() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    from .install.hosts import HOST_NAMES, SCOPES  # only when install's parser is built
+    from .install.host_settings import HOST_NAMES, SCOPES  # only when install's parser is built
 
     return HOST_NAMES, SCOPES
 

@@ -18,7 +18,7 @@ from ..identity import git_toplevel
 from ..mailbox import Mailbox
 from ..remote_client import SECRET_ENV
 from . import entries, files, pi
-from .hosts import CLAUDE_HOOK_FILES, HOSTS, Host, Scope
+from .host_settings import CLAUDE_HOOK_FILES, HOSTS, Host, Scope
 from .remote import LOCAL_KEYS, REMOTE_KEYS, is_remote_hook, remote_entry
 
 
