@@ -7,7 +7,7 @@ that does not parse is an error and stays untouched; ``--dry-run`` shows the dif
 Hosts, paths and shapes: :mod:`mailslot.install.host_settings` and docs/hosts.md.
 
 Only the host table is imported with the package (the CLI builds its parser from it);
-the code that edits files is in :mod:`mailslot.install.run`, imported when run.
+the code that edits files is in :mod:`mailslot.install.changes`, imported when run.
 """
 
 from .host_settings import HOST_NAMES, HOSTS, SCOPES

@@ -130,7 +130,7 @@ def _run_remote(host: str, event: str, url: str, credential: str | None,
     call = host_io.request(host, event, host_io.parse_payload(read_input(sys.stdin)), env)
     if call is None:
         return f"unknown hook {host!r} {event!r} (see docs/hooks.md)"
-    from .remote import run_remote
+    from .remote_hook import run_remote
 
     run_remote(call, url, credential, sys.stdout)
     return None
