@@ -20,7 +20,7 @@ from pathlib import Path
 from common import Row
 from mailslot import FileStore, Mailbox
 from mailslot.delivery import MIDTURN, Delivery
-from mailslot.hooks.run import _facts
+from mailslot.hooks.hook_entry import _facts
 from mailslot.identity import Identity
 
 ROUNDS = 2000

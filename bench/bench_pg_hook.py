@@ -22,7 +22,7 @@ from bench_hooks import FIXTURES
 from bench_store import BODY, _scratch
 from common import ROOT, VENV_BIN, Row, ms
 from mailslot import Mailbox
-from mailslot.hooks.run import BOUND_SECONDS
+from mailslot.hooks.hook_entry import BOUND_SECONDS
 from mailslot.identity import Identity
 from mailslot.store import open_store
 

@@ -51,14 +51,14 @@ def readme() -> str:
 
 
 def test_the_readme_shows_an_install_line_for_every_host() -> None:
-    from mailslot.install.hosts import HOST_NAMES
+    from mailslot.install.host_settings import HOST_NAMES
 
     missing = [h for h in HOST_NAMES if f"mailslot install {h} --agent {h}" not in readme()]
     assert not missing, f"README.md shows no `mailslot install` for {missing}"
 
 
 def test_the_readme_counts_and_names_the_hooks_install_writes() -> None:
-    from mailslot.install.hosts import HOSTS
+    from mailslot.install.host_settings import HOSTS
 
     words = {3: "three", 4: "four", 5: "five"}
     codex, gemini = HOSTS["codex"].hooks, HOSTS["gemini"].hooks

@@ -14,7 +14,7 @@ import pytest
 from conftest import Result
 from hookkit import WHEN, fixture, run_as, sender
 from mailslot.delivery import MIDTURN, Delivery
-from mailslot.hooks.hosts import CONTEXT_LIMIT
+from mailslot.hooks.host_io import CONTEXT_LIMIT
 from mailslot.identity import Identity
 from mailslot.message import Message, State
 from mailslot.store.files import FileStore

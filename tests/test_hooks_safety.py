@@ -293,7 +293,7 @@ def test_hook_process_loads_no_heavy_module(root: Path) -> None:
     assert b"> freeze" in done.stdout and b"> hello" in done.stdout  # it did its work
     loaded = {line.rsplit("|", 1)[1].strip() for line in done.stderr.decode().splitlines()
               if line.startswith("import time:") and "|" in line}
-    assert "mailslot.hooks.run" in loaded
+    assert "mailslot.hooks.hook_entry" in loaded
     assert loaded & HEAVY == set()
 
 

@@ -825,7 +825,7 @@ def test_the_callers_own_mailslot_environment_never_reaches_the_session(
 def test_copilot_wake_resumes_the_session_with_its_own_server(
         root: Path, bin_dir: Path, project: Path) -> None:
     from mailslot.wake.methods import Job
-    from mailslot.wake.registry import method_for
+    from mailslot.wake.methods_by_name import method_for
 
     record = fake_host(bin_dir, "copilot")
     cfg = {"wake_method": "copilot", "session_id": "abc-1", "cwd": str(project),

@@ -119,3 +119,15 @@ def test_the_reader_sees_lazy_relative_imports(tmp_path: Path) -> None:
     known["mailslot.cli"].write_text("from .errors import MailslotError\n")
     assert imports("mailslot.errors", known["mailslot.errors"], known) == {"mailslot.cli"}
     assert imports("mailslot.cli", known["mailslot.cli"], known) == {"mailslot.errors"}
+
+
+def test_no_two_modules_share_a_file_name() -> None:
+    """A module's file name says what it holds, wherever it sits: two modules whose names
+    differ only by folder (``gates.py`` and ``store/gates.py``) send a reader to the wrong
+    one. Package ``__init__.py`` files are the only exception (Python names them)."""
+    folders: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "__init__.py":
+            folders.setdefault(path.name, []).append(str(path.relative_to(PACKAGE)))
+    shared = {name: sorted(paths) for name, paths in folders.items() if len(paths) > 1}
+    assert shared == {}

@@ -186,7 +186,7 @@ def test_a_session_hook_prints_nothing_when_the_database_is_unreachable(
         how: str, tmp_path: Path) -> None:
     """A hook never fails a session: a database that refuses, or that takes the
     connection and never says a word (a stuck server, a half-open network), ends the
-    hook silently with exit 0 (its time bound, hooks/run.py, is measured in
+    hook silently with exit 0 (its time bound, hooks/hook_entry.py, is measured in
     bench/bench_pg_hook.py)."""
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))

@@ -76,8 +76,8 @@ class Shown:
 def wake_view(config: Config, agent: str) -> WakeView:
     """The switch for ``agent``'s wakes: a config error or an ``unsupported`` host
     cannot be switched on, and the reason says why."""
+    from .wake.methods_by_name import METHODS
     from .wake.policy import UNSUPPORTED, settings_for
-    from .wake.registry import METHODS
 
     try:
         settings = settings_for(config, agent)

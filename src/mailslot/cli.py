@@ -293,7 +293,7 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
 
 @command("install")
 def _install(args: argparse.Namespace, box: Mailbox) -> int:
-    from .install.run import install as register
+    from .install.changes import install as register
 
     agent = _remote_agent(args) if args.remote is not None else box.bound_agent()
     report = register(
@@ -314,7 +314,7 @@ def _hook(args: argparse.Namespace) -> int:
 
     ``mailslot.entry`` runs the same thing without loading this module.
     """
-    from .hooks.run import run_hook
+    from .hooks.hook_entry import run_hook
 
     return run_hook(args.host, args.event, agent=args.agent, root=args.dir,
                     remote=args.remote, credential=args.credential)
@@ -1167,7 +1167,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _install_choices() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    from .install.hosts import HOST_NAMES, SCOPES  # only when install's parser is built
+    from .install.host_settings import HOST_NAMES, SCOPES  # only when install's parser is built
 
     return HOST_NAMES, SCOPES
 

@@ -2,7 +2,7 @@
 
 ``mailslot hook HOST EVENT`` runs at every session start and prompt of every agent, so
 it starts without loading the rest of mailslot (argparse, the service, YAML): a command
-line of exactly that shape goes straight to :mod:`mailslot.hooks.run`. Everything else,
+line of exactly that shape goes straight to :mod:`mailslot.hooks.hook_entry`. Everything else,
 including any ``hook`` command line this does not recognise, goes to :mod:`mailslot.cli`,
 whose ``hook`` subcommand does the same.
 """
@@ -68,7 +68,7 @@ def main() -> int:
     args = sys.argv[1:]
     hook = hook_command(args)
     if hook is not None:
-        from .hooks.run import run_hook
+        from .hooks.hook_entry import run_hook
 
         host, event, options = hook
         root = options.get("dir") or options.get("store")

@@ -24,7 +24,7 @@ from .text import for_terminal
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
-    from .install.run import Report
+    from .install.changes import Report
     from .launch import Started
 
 _MARK = {"unread": "*", "read": "·", "done": "✓"}

@@ -30,8 +30,8 @@ from .mailbox import Mailbox
 from .names import check_name
 from .store import Store
 from .wake.methods import Field
+from .wake.methods_by_name import METHODS
 from .wake.notify import KINDS
-from .wake.registry import METHODS
 from .wake.report import AgentReport, validate_agent
 
 OPT_INS: dict[str, object] = {"true": True, "requested": "requested", "false": False}

@@ -1,7 +1,7 @@
 """The host process that ran a hook (Claude Code, Codex...), seen from ``/proc``.
 
 Shared by Claude Code's waiter (:mod:`.wait`: is the host still there?) and the session
-hooks (:mod:`.run`: which process a hook session belongs to, so the MCP server that host
+hooks (:mod:`.hook_entry`: which process a hook session belongs to, so the MCP server that host
 started can tell the session is its own). ``os`` only: on the hook path.
 """
 

@@ -35,7 +35,7 @@ from ..invocation import invocation
 from ..names import check_name
 from ..store.location import open_store
 from ..wake.notice import wake_notice
-from . import hosts
+from . import host_io
 from .host import alive, host_process
 from .reading import read_input
 
@@ -65,9 +65,9 @@ def _wait(agent: str | None, root: str | None, env: Mapping[str, str], stdin: Te
           stderr: TextIO) -> int:
     if env.get("CLAUDE_CODE_ENTRYPOINT") == HEADLESS:
         return 0  # claude -p would not exit while a waiter runs
-    payload = hosts.parse_payload(read_input(stdin))
+    payload = host_io.parse_payload(read_input(stdin))
     session = payload.get("session_id")
-    if hosts.caller_of("claude", payload, env) != "claude" or not isinstance(session, str):
+    if host_io.caller_of("claude", payload, env) != "claude" or not isinstance(session, str):
         return 0  # only Claude Code wakes on exit 2, and only a session can be woken
     identity = derive_identity(agent, env)
     if identity is None:

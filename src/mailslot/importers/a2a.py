@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import InvalidInput
 from ..importing import Foreign, Report, Source
 from ..message import STATES, State
-from .files import agents_of, first, foreign, listing, read_mail
+from .message_files import agents_of, first, foreign, listing, read_mail
 
 
 def open_source(fmt: str, path: str, report: Report) -> Source:

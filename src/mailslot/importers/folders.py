@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from ..errors import InvalidInput
 from ..importing import Foreign, Report, Source
 from ..message import State
-from .files import agents_of, foreign, listing, read_mail
+from .message_files import agents_of, foreign, listing, read_mail
 
 
 def open_source(fmt: str, path: str, report: Report) -> Source:

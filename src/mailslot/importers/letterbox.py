@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..importing import Foreign, Report, Source
-from .files import read_source, subject_of
+from .message_files import read_source, subject_of
 
 
 def open_source(fmt: str, path: str, report: Report) -> Source:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequenc
 from typing import Any
 
 from ..errors import InvalidInput, Refused
-from .hosts import HookFile, ServerStyle
+from .host_settings import HookFile, ServerStyle
 
 SERVER_NAME = "mailslot"
 _OUR_HOOK = re.compile(r"mailslot(\.exe)?['\"]?\s+hook\s")

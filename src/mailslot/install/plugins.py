@@ -5,7 +5,7 @@ A plugin cannot know where mailslot is installed or which agent a session is, so
 the plugin is enabled (``userConfig``, substituted as ``${user_config.agent}``); Codex has
 no such prompt, so its plugin passes ``MAILSLOT_AGENT`` (and ``MAILSLOT_DIR``) through from
 the environment Codex was started in. The hook events, matchers and timeouts are those of
-``mailslot install HOST --hooks`` (:mod:`.hosts`), so the two ways of installing agree.
+``mailslot install HOST --hooks`` (:mod:`.host_settings`), so the two ways of installing agree.
 
 The files are checked in under ``plugins/`` (with each host's marketplace file at the
 top of the repository); ``scripts/gen_plugins.py`` writes them from here and a test fails
@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import __version__
 from . import entries
-from .hosts import HOSTS
+from .host_settings import HOSTS
 
 DESCRIPTION = ("A local mailbox for AI coding agents: MCP tools to send and answer mail, "
                "and hooks that show new mail at session start, at each prompt and after "

@@ -44,9 +44,9 @@ from .fs import (
     translated,
     unsafe_owner,
 )
-from .gates import GateFiles
+from .gate_files import GateFiles
 from .layout import SESSIONS, event_segments
-from .registry import RegistryFiles
+from .registry_files import RegistryFiles
 from .wakes import FileWakeQueue
 
 TYPE_CHECKING = False  # on the hook path: no typing, pathlib or dataclasses at load time
@@ -68,8 +68,8 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
     of message files (:class:`~mailslot.store.layout.MailboxFiles`), the per-session
     delivery state (:class:`~mailslot.store.sessions.SessionFiles`), the wake queue
     (:class:`~mailslot.store.wakes.FileWakeQueue`), the registered agents
-    (:class:`~mailslot.store.registry.RegistryFiles`) and the gates
-    (:class:`~mailslot.store.gates.GateFiles`), replaced sessions
+    (:class:`~mailslot.store.registry_files.RegistryFiles`) and the gates
+    (:class:`~mailslot.store.gate_files.GateFiles`), replaced sessions
     (:class:`~mailslot.store.fences.FenceFiles`); every rule about touching a file is
     in :mod:`~mailslot.store.fs`. The session hooks use this same class: the whole file
     store loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML at import.

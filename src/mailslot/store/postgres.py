@@ -35,8 +35,8 @@ from . import pg_search
 from .layout import _parse
 from .pg_schema import LATEST, grant, migrate, schema_version
 from .records import AgentRecord, StoredFile, WakeEntry, notify_lane
-from .registry import _decode as decode_record
-from .registry import _encode as encode_record
+from .registry_files import _decode as decode_record
+from .registry_files import _encode as encode_record
 
 CHANNEL = "mailslot"
 """The one NOTIFY channel; payloads are ``mail:<agent>`` (a delivery, a state change, an

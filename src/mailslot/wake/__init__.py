@@ -3,7 +3,7 @@
 Service level (no host programs run): :mod:`.policy` (who may be woken, retry policy),
 :mod:`.queue` (what gets queued at delivery; the wake log), :mod:`.runner` (claim,
 attempt, retry, give up). Host adapters: :mod:`.methods`, :mod:`.tmux`, :mod:`.agentapi`,
-listed in :mod:`.registry`. Front end: :mod:`.watcher` (``mailslot watch``, the only
+listed in :mod:`.methods_by_name`. Front end: :mod:`.watcher` (``mailslot watch``, the only
 module that imports watchdog) and :mod:`.report` (``watch --validate``).
 
 This package's ``__init__`` imports nothing, so ``send`` pays only for :mod:`.queue`.

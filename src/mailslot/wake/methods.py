@@ -1,6 +1,6 @@
 """Wake methods: how each kind of host is woken, built from the agent's config.
 
-A method is a class registered by name (see :mod:`.registry`), so a new host needs no
+A method is a class registered by name (see :mod:`.methods_by_name`), so a new host needs no
 schema change. Each one says what it needs and where it falls short (``watch
 --validate`` prints this), checks its config fields (failing closed, naming the field),
 previews what it would do, and wakes. Methods that start a program build an argv without

@@ -16,9 +16,9 @@ from ..invocation import invocation
 from ..message import Message
 from ..store import Store
 from .methods import Job
+from .methods_by_name import METHODS, method_for
 from .notice import wake_notice
 from .policy import settings_for
-from .registry import METHODS, method_for
 
 _SAMPLE = Message(id="<message-id>", date="", sender="<sender>", to=(), subject="")
 

@@ -26,10 +26,10 @@ from ..presence import last_machines
 from ..store import Store, WakeEntry
 from ..values import replace
 from .methods import Job, Outcome, WakeMethod
+from .methods_by_name import method_for
 from .notice import gave_up_body, wake_notice
 from .policy import Retry, WakeSettings, refusal, settings_for
 from .queue import log, tell_sender
-from .registry import method_for
 from .restart import ATTEMPTS as RESTART_ATTEMPTS
 from .restart import recover
 

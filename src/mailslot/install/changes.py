@@ -17,9 +17,9 @@ from ..errors import InvalidInput, MailslotError
 from ..identity import git_toplevel
 from ..mailbox import Mailbox
 from ..remote_client import SECRET_ENV
-from . import entries, files, pi
-from .hosts import CLAUDE_HOOK_FILES, HOSTS, Host, Scope
-from .remote import LOCAL_KEYS, REMOTE_KEYS, is_remote_hook, remote_entry
+from . import entries, pi, settings_files
+from .host_settings import CLAUDE_HOOK_FILES, HOSTS, Host, Scope
+from .remote_entries import LOCAL_KEYS, REMOTE_KEYS, is_remote_hook, remote_entry
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Change:
         return str(self.path) if self.real == self.path else f"{self.path} -> {self.real}"
 
     def diff(self) -> str:
-        return files.diff(self.path, self.before, self.after)
+        return settings_files.diff(self.path, self.before, self.after)
 
 
 @dataclass(frozen=True)
@@ -128,12 +128,12 @@ def install(
                                f"changed (to write there, name it: --allow-outside {real})")
         return real
 
-    plan: dict[Path, list[files.Editor]] = {}
+    plan: dict[Path, list[settings_files.Editor]] = {}
     changes = []
     mcp_path = where(host.mcp_path[scope])
     if host.mcp_format == "pi-extension":  # one file of mailslot's own, written whole
         real = inside(mcp_path)
-        before = files.read_text(mcp_path)
+        before = settings_files.read_text(mcp_path)
         pi.check_replaceable(before, agent, str(mcp_path))
         changes.append(Change(mcp_path, before, pi.extension(exe, tail, agent, hooks=hooks),
                               scope == "project", real))
@@ -184,16 +184,16 @@ def install(
                   if _has_our_hooks(p := where(rel))]
     for path, editors in plan.items():
         real = inside(path)
-        text = files.read_text(path)
-        edit = files.edit_toml if path == mcp_path and host.mcp_format == "toml" \
-            else files.edit_json
+        text = settings_files.read_text(path)
+        edit = settings_files.edit_toml if path == mcp_path and host.mcp_format == "toml" \
+            else settings_files.edit_json
         changes.append(Change(path, text, edit(path, text, editors), scope == "project",
                               real))
     notes += [n for c in changes if c.in_project and (n := _git_advice(project, c.path))]
     if not dry_run:
         for change in changes:
             if change.changed:
-                files.write_atomic(change.path, change.after, change.before)
+                settings_files.write_atomic(change.path, change.after, change.before)
     warnings = _speaks_as_another(project, agent) if host.name == "copilot" else []
     method = "claude-rewake" if wake else "claude-channel" if channel else None
     if remote is not None:
@@ -249,7 +249,7 @@ def _speaks_as_another(project: Path, agent: str) -> list[str]:
     for rel in COPILOT_ALSO_READS:
         path = project / rel
         try:
-            text = files.read_text(path)
+            text = settings_files.read_text(path)
             others = sorted(entries.registered_agents(json.loads(text or "{}")) - {agent})
         except (MailslotError, ValueError, AttributeError):
             continue
@@ -279,7 +279,7 @@ def _our_hooks(path: Path) -> list[str]:
     """The ``mailslot hook`` command lines in the hooks file at ``path`` (none when it is
     absent or unreadable: then its own error comes when it is edited)."""
     try:
-        text = files.read_text(path)
+        text = settings_files.read_text(path)
         doc = json.loads(text) if text else None
     except (MailslotError, ValueError):
         return []
@@ -299,14 +299,14 @@ def _is_waiter(command: str) -> bool:
 def _has_our_hooks(path: Path) -> bool:
     """Whether a Claude Code settings file already runs ``mailslot hook``."""
     try:
-        text = files.read_text(path)
+        text = settings_files.read_text(path)
     except MailslotError:
         return False
     return text is not None and entries.runs_our_hook(text)
 
 
 def _git_advice(project: Path, path: Path) -> str | None:
-    ignored = files.git_ignored(project, path)
+    ignored = settings_files.git_ignored(project, path)
     shown = path.relative_to(project) if path.is_relative_to(project) else path
     if ignored is None:
         return None

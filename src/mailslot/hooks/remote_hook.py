@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from ..remote_client import Remote, read_secret
-from . import hosts
+from . import host_io
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,16 +20,16 @@ if TYPE_CHECKING:
 CALL_SECONDS = 1.2
 
 
-def run_remote(call: hosts.Request, url: str, credential: str | None,
+def run_remote(call: host_io.Request, url: str, credential: str | None,
                stdout: TextIO) -> None:
     remote = Remote(url, read_secret(credential), timeout=CALL_SECONDS)
     planned = None
     if call.moment is not None:
         planned = remote.get("pending", moment=call.moment, session=call.session,
-                             limit=hosts.CONTEXT_LIMIT, stop_active=call.stop_active,
+                             limit=host_io.CONTEXT_LIMIT, stop_active=call.stop_active,
                              host=call.caller)
     text = planned.get("text") if isinstance(planned, dict) else None
-    stdout.write(json.dumps(hosts.output(call, text)))
+    stdout.write(json.dumps(host_io.output(call, text)))
     stdout.flush()
     if text and isinstance(planned, dict) and planned.get("shown"):
         remote.post("seen", {k: planned.get(k)

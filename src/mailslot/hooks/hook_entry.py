@@ -20,7 +20,7 @@ from ..identity import derive_identity
 from ..invocation import invocation
 from ..names import check_name
 from ..store.location import open_store
-from . import hosts
+from . import host_io
 from .host import host_process
 from .reading import read_input
 
@@ -84,7 +84,7 @@ def _say(problem: str) -> None:
 def _run(host: str, event: str, agent: str | None, root: str | None,
          env: Mapping[str, str], stdin: TextIO | None, stdout: TextIO) -> str | None:
     """The hook; returns a problem worth one stderr line, if any."""
-    call = hosts.request(host, event, hosts.parse_payload(read_input(stdin)), env)
+    call = host_io.request(host, event, host_io.parse_payload(read_input(stdin)), env)
     if call is None:
         return f"unknown hook {host!r} {event!r} (see docs/hooks.md)"
     identity = derive_identity(agent, env)
@@ -97,9 +97,9 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
     delivery = Delivery(store, name, identity, invocation(name, store.location, env))
     planned = None
     if call.moment is not None:
-        planned = delivery.plan(call.moment, call.session, limit=hosts.CONTEXT_LIMIT,
+        planned = delivery.plan(call.moment, call.session, limit=host_io.CONTEXT_LIMIT,
                                 stop_active=call.stop_active)
-    stdout.write(json.dumps(hosts.output(call, planned.text if planned else None)))
+    stdout.write(json.dumps(host_io.output(call, planned.text if planned else None)))
     stdout.flush()
     if planned is not None:
         delivery.commit(planned)
@@ -127,10 +127,10 @@ def _facts(host: str) -> dict[str, object]:
 
 def _run_remote(host: str, event: str, url: str, credential: str | None,
                 env: Mapping[str, str]) -> str | None:
-    call = hosts.request(host, event, hosts.parse_payload(read_input(sys.stdin)), env)
+    call = host_io.request(host, event, host_io.parse_payload(read_input(sys.stdin)), env)
     if call is None:
         return f"unknown hook {host!r} {event!r} (see docs/hooks.md)"
-    from .remote import run_remote
+    from .remote_hook import run_remote
 
     run_remote(call, url, credential, sys.stdout)
     return None
