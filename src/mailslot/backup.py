@@ -42,10 +42,10 @@ from typing import IO, BinaryIO
 
 from . import __version__
 from .dates import UTC, datetime
+from .durable import fsync_dir
 from .errors import InvalidInput, NotFound, Refused, StoreError, Unreadable
 from .message import STATES, Message, State, from_bytes, to_bytes
 from .store import FileStore, Store, open_store
-from .store.fs import fsync_dir
 from .store.layout import FOLDER_OF, is_kept_file
 from .text import quoted
 from .transfer import carry_records, migrate

@@ -24,6 +24,7 @@ import os
 import stat
 import time
 
+from ..durable import FILE_MODE, fsync_dir, not_followed, open_file, remove
 from ..errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES, to_bytes
 from . import unindexed
@@ -31,15 +32,10 @@ from .fences import FenceFiles
 from .fs import (
     APPEND,
     DIR_MODE,
-    FILE_MODE,
     LOCK,
     append,
     file_names,
-    fsync_dir,
-    not_followed,
-    open_file,
     read_file,
-    remove,
     store_error,
     translated,
     unsafe_owner,

@@ -22,13 +22,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..config import Config
+from ..durable import CREATE, open_file, remove
 from ..errors import MailslotError, StoreError, UnsafePath
 from ..framing import command, one_line
 from ..ids import is_id, reference, sender_of
 from ..invocation import invocation
 from ..message import Message
 from ..store import Store
-from ..store.fs import CREATE, open_file, remove
 from .methods import OK, Field, Job, Outcome, WakeMethod, where
 from .notify_queue import notifier_entries
 
