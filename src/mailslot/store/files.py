@@ -71,9 +71,12 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
     store loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML at import.
     """
 
+    kind = "files"
+
     def __init__(self, root: str | os.PathLike[str]) -> None:
         super().__init__(os.path.abspath(os.path.expanduser(os.fspath(root))))
         self.location = self.root
+        self.folder: str | None = self.root
         self._index: SearchIndex | None = None
 
     def clock(self) -> float:
