@@ -45,8 +45,7 @@ from .dates import UTC, datetime
 from .durable import fsync_dir
 from .errors import InvalidInput, NotFound, Refused, StoreError, Unreadable
 from .message import STATES, Message, State, from_bytes, to_bytes
-from .store import Store, open_store
-from .store.layout import FOLDER_OF, is_kept_file
+from .store import FOLDER_OF, Store, is_kept_file, open_store
 from .text import quoted
 from .transfer import carry_records, migrate
 
