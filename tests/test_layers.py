@@ -112,6 +112,42 @@ def test_only_the_store_package_builds_a_file_store() -> None:
     assert builders == []
 
 
+STORE_SURFACE = {"mailslot.store", "mailslot.store.base", "mailslot.store.location",
+                 "mailslot.store.records"}
+"""What a module outside ``store/`` may import of it: the package (its ``__init__``
+re-exports what is public, the file layout of docs/format.md included), the protocol,
+``open_store`` and the values every backend hands out. Everything else in ``store/`` is
+one backend's own and may change with it."""
+
+
+def reaching_into_the_store(edges: dict[str, set[str]]) -> list[str]:
+    """The imports of a backend's own module from outside ``store/``."""
+    return sorted(f"{a} -> {b}" for a, targets in edges.items()
+                  if a != "mailslot.store" and not a.startswith("mailslot.store.")
+                  for b in targets
+                  if b.startswith("mailslot.store.") and b not in STORE_SURFACE)
+
+
+def test_no_module_outside_the_store_imports_a_backends_own_modules() -> None:
+    assert reaching_into_the_store(graph()) == []
+
+
+def test_the_store_rule_names_the_module_that_reaches_in(tmp_path: Path) -> None:
+    """Relative and absolute imports both count; the store's own modules are free."""
+    names = ["mailslot.store.fs", "mailslot.store.records", "mailslot.wake.bank",
+             "mailslot.backup", "mailslot.store.files"]
+    known = {name: tmp_path / f"{name}.py" for name in names}
+    known["mailslot.wake.bank"].write_text("from ..store.fs import remove\n")
+    known["mailslot.backup"].write_text("import mailslot.store.fs\n"
+                                        "from .store.records import WakeEntry\n")
+    known["mailslot.store.files"].write_text("from .fs import remove\n")
+    for name in ("mailslot.store.fs", "mailslot.store.records"):
+        known[name].write_text("")
+    edges = {name: imports(name, path, known) for name, path in known.items()}
+    assert reaching_into_the_store(edges) == ["mailslot.backup -> mailslot.store.fs",
+                                              "mailslot.wake.bank -> mailslot.store.fs"]
+
+
 def test_the_reader_sees_lazy_relative_imports(tmp_path: Path) -> None:
     """An import inside a function is a dependency too (it would hide a cycle)."""
     known = {"mailslot.errors": tmp_path / "errors.py", "mailslot.cli": tmp_path / "cli.py"}

@@ -30,6 +30,9 @@ class Backend:
 
     store: Store
     location: str
+    kind: str
+    folder: str | None
+    """What the store must say it is: its kind, and the folder it is (if one)."""
 
     def plant_link(self, agent: str) -> None:
         """Make ``agent``'s unread mail lead somewhere mailslot must not follow."""
@@ -53,6 +56,7 @@ class Files(Backend):
         self.root, self.tmp = root, tmp
         self.location = str(root)
         self.store = FileStore(root)
+        self.kind, self.folder = "files", str(root)
 
     def plant_link(self, agent: str) -> None:
         box = self.root / "agents" / agent
@@ -117,6 +121,7 @@ class Postgres(Backend):
         self.location = cluster.new_database()
         self.database = self.location.rsplit("/", 1)[1]
         self.store = open_store(self.location)
+        self.kind, self.folder = "postgresql", None
 
     def plant_link(self, agent: str) -> None:
         pytest.skip("a database has no links to plant; its rows cannot lead elsewhere")
@@ -167,6 +172,20 @@ def test_open_store_gives_the_same_mailbox(backend: Backend) -> None:
     again = open_store(backend.location)
     assert again.location == backend.store.location and again.exists()
     assert again.entries("gemini", ["unread"]) == backend.store.entries("gemini", ["unread"])
+
+
+def test_a_store_names_its_kind_and_the_folder_it_is(backend: Backend) -> None:
+    """What a backup asks a store instead of its class: the kind its manifest records,
+    and the folder (in docs/format.md's layout) a restore may move a backup into."""
+    store = backend.store
+    m = message()
+    store.deliver(m, ["gemini"])
+    assert (store.kind, store.folder) == (backend.kind, backend.folder)
+    view = store.notify_queue(0)
+    assert (view.kind, view.folder) == (backend.kind, backend.folder)
+    if store.folder is not None:
+        kept = os.path.join(store.folder, "agents", "gemini", "new", f"{m.id}.md")
+        assert os.path.isfile(kept)
 
 
 # Directed mail -----------------------------------------------------------------------

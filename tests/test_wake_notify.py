@@ -7,7 +7,12 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from mailslot import FileStore, Mailbox
+from mailslot.errors import StoreError
+from mailslot.store import open_store
+from mailslot.wake.bank import BankNotifier
 from mailslot.wake.notify import NotifyRunner
 from mailslot.wake.report import as_text, validate
 from mailslot.wake.watcher import Watcher
@@ -243,3 +248,15 @@ def test_on_macos_the_text_reaches_osascript_as_data_not_as_script(root: Path) -
                       "end run"]
     assert argv[-2:] == ["mailslot: mail for grok",
                          f'claude sent message {message.id}: " & do shell script "x']
+
+
+def test_a_bank_needs_its_own_folder_when_the_mailbox_is_not_a_folder() -> None:
+    """The store says whether it is a folder; a database's bank lives where it is told."""
+    store = open_store("postgresql://agent@localhost/mail")  # opening does not connect
+    with pytest.raises(StoreError, match="the mailbox is not a folder"):
+        BankNotifier(None).where_for(store, "grok")
+    assert BankNotifier("/srv/banks/grok").where_for(store, "grok") == "/srv/banks/grok"
+
+
+def test_a_banks_default_folder_is_inside_the_mailbox_folder(root: Path) -> None:
+    assert BankNotifier(None).where_for(FileStore(root), "grok") == str(root / "bank" / "grok")

@@ -42,11 +42,10 @@ from typing import IO, BinaryIO
 
 from . import __version__
 from .dates import UTC, datetime
+from .durable import fsync_dir
 from .errors import InvalidInput, NotFound, Refused, StoreError, Unreadable
 from .message import STATES, Message, State, from_bytes, to_bytes
-from .store import FileStore, Store, open_store
-from .store.fs import fsync_dir
-from .store.layout import FOLDER_OF, is_kept_file
+from .store import FOLDER_OF, Store, is_kept_file, open_store
 from .text import quoted
 from .transfer import carry_records, migrate
 
@@ -153,17 +152,13 @@ def _archive(store: Store, out: IO[bytes]) -> Summary:
         for name, data in snapshot(store, summary):
             add(name, data)
         manifest = {"format": FORMAT, "created": datetime.now(UTC).isoformat(),
-                    "mailslot": __version__, "source": _kind(store),
+                    "mailslot": __version__, "source": store.kind,
                     "counts": dict(+summary.counts), "files": sums}
         data = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode("utf-8")
         info = tarfile.TarInfo(MANIFEST)
         info.size, info.mtime, info.mode = len(data), int(now), 0o600
         tar.addfile(info, io.BytesIO(data))
     return summary
-
-
-def _kind(store: Store) -> str:
-    return "files" if isinstance(store, FileStore) else "postgresql"
 
 
 def _records(store: Store, summary: Summary) -> Iterator[tuple[str, bytes]]:
@@ -285,8 +280,8 @@ def restore(source: str, target_location: str, *, merge: bool = False,
     if not merge and not empty:
         raise Refused(f"{target.location} is not empty; restore adds to a mailbox only "
                       "with --merge (nothing there is overwritten)")
-    if empty and isinstance(target, FileStore):
-        return _whole(source, target.root, unseal, max_bytes)
+    if empty and target.folder is not None:
+        return _whole(source, target.folder, unseal, max_bytes)
     staging = tempfile.mkdtemp(prefix="mailslot-restore-")  # 0700, private to the user
     try:
         unpacked = os.path.join(staging, "mailbox")
@@ -351,13 +346,13 @@ def restored_counts(names: Sequence[str]) -> Counter[str]:
 def is_empty(store: Store) -> bool:
     """No mail, broadcast, event, config or registration (and, for a folder, nothing in
     it at all: a restore never mixes a mailbox into a folder of other files)."""
-    if isinstance(store, FileStore):
+    if store.folder is not None:
         try:
-            return not os.listdir(store.root)
+            return not os.listdir(store.folder)
         except FileNotFoundError:
             return True
         except OSError as exc:
-            raise StoreError(f"cannot list {store.root}: {exc.strerror}") from None
+            raise StoreError(f"cannot list {store.folder}: {exc.strerror}") from None
     if not store.exists():
         return True
     return not (store.agent_names() or store.broadcast_ids()

@@ -3,7 +3,11 @@
 The service reaches messages only through :class:`Store`, so another backend (a
 server database for agents on several machines) can be added without touching a rule.
 
-:func:`open_store` is the one way to open a store. Loaded on first use (PEP 562): the
+:func:`open_store` is the one way to open a store. Modules outside ``store/`` use
+this package, :mod:`.base`, :mod:`.location` and :mod:`.records` only, never a
+backend's own modules (``tests/test_layers.py`` checks it). The file layout of
+docs/format.md is a public format too (a backup is that layout, from any backend):
+:data:`FOLDER_OF` and :func:`is_kept_file` describe it. Loaded on first use (PEP 562): the
 hook path imports :mod:`.location` and the file store's lean modules, never
 :mod:`.base` (``typing``, ``dataclasses``) or :mod:`.watching` (watchdog).
 """
@@ -14,13 +18,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .base import Store
     from .files import FileStore
+    from .layout import FOLDER_OF, is_kept_file
     from .location import open_store, store_location
     from .records import AgentRecord, StoredFile, WakeEntry
 
-__all__ = ["AgentRecord", "FileStore", "Store", "StoredFile", "WakeEntry", "open_store",
-           "store_location"]
+__all__ = ["FOLDER_OF", "AgentRecord", "FileStore", "Store", "StoredFile", "WakeEntry",
+           "is_kept_file", "open_store", "store_location"]
 
 _LAZY = {"Store": "base", "StoredFile": "records", "WakeEntry": "records",
          "AgentRecord": "records", "FileStore": "files", "open_store": "location",
-         "store_location": "location"}
+         "store_location": "location", "FOLDER_OF": "layout", "is_kept_file": "layout"}
 __getattr__ = exports(__name__, _LAZY)

@@ -43,6 +43,15 @@ class Store(Protocol):
     location: str
     """Where the store is, for people (a folder path, a database address)."""
 
+    kind: str
+    """Which backend this is, as a backup's manifest names its source (``"files"``,
+    ``"postgresql"``): for people and records, never a test of what the store can do."""
+
+    folder: str | None
+    """The folder that is this store, laid out as docs/format.md says (a backup's own
+    layout), or ``None`` for a store that is not a folder. Restoring into an empty
+    folder moves the checked backup into place whole (see :mod:`mailslot.backup`)."""
+
     def exists(self) -> bool:
         """Is there a mailbox yet? (A hook without one stays silent.)"""
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 
+from ..durable import fsync_dir
 from ..errors import UnsafePath
 from ..names import SESSION_KEY, is_valid_name
-from .fs import fsync_dir, read_file, write_new
+from .fs import read_file, write_new
 from .layout import MailboxFiles
 
 

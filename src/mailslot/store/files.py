@@ -24,6 +24,7 @@ import os
 import stat
 import time
 
+from ..durable import FILE_MODE, fsync_dir, not_followed, open_file, remove
 from ..errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES, to_bytes
 from . import unindexed
@@ -31,15 +32,10 @@ from .fences import FenceFiles
 from .fs import (
     APPEND,
     DIR_MODE,
-    FILE_MODE,
     LOCK,
     append,
     file_names,
-    fsync_dir,
-    not_followed,
-    open_file,
     read_file,
-    remove,
     store_error,
     translated,
     unsafe_owner,
@@ -75,9 +71,12 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
     store loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML at import.
     """
 
+    kind = "files"
+
     def __init__(self, root: str | os.PathLike[str]) -> None:
         super().__init__(os.path.abspath(os.path.expanduser(os.fspath(root))))
         self.location = self.root
+        self.folder: str | None = self.root
         self._index: SearchIndex | None = None
 
     def clock(self) -> float:

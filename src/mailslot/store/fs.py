@@ -15,7 +15,10 @@
 * Every ``OSError`` becomes one :class:`StoreError` line at the file store's public
   methods (:func:`translated`).
 
-Used by every part of :class:`~mailslot.store.files.FileStore`. It is on the hook path,
+The rules that hold for any file mailslot writes, inside a store or not (opening
+without following a link, exclusive create, a folder's fsync), are
+:mod:`mailslot.durable`'s; this module builds the file store's on them. Used by every
+part of :class:`~mailslot.store.files.FileStore`. It is on the hook path,
 which must start in a few milliseconds, so it imports only ``os``, ``stat``, ``errno``,
 ``time`` and mailslot's foundation (see docs/hooks.md, "Speed").
 """
@@ -27,6 +30,7 @@ import os
 import stat
 import time
 
+from ..durable import CLOEXEC, CREATE, fsync_dir, not_followed, open_file, remove
 from ..errors import StoreError, UnsafePath
 from ..ids import ids_of_files
 from ..message import MAX_HEADER_BYTES
@@ -39,26 +43,13 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 DIR_MODE = 0o700
-FILE_MODE = 0o600
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
-CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
-APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | _CLOEXEC
-LOCK = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | _CLOEXEC
+READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | CLOEXEC
+APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | CLOEXEC
+LOCK = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | CLOEXEC
 RECHECK_SECONDS = 1.0
 """How long a folder's check (no link, a folder, owned by this user) is trusted."""
 _HEAD_CHUNK = 4096
 _CHUNK = 1 << 20
-
-
-def not_followed(path: str) -> UnsafePath:
-    """The error for a symlink found where mailslot expects a file or a folder."""
-    return UnsafePath(f"{path} is a symlink; mailslot does not follow links")
-
-
-def not_regular(path: str) -> UnsafePath:
-    """The error for a folder, FIFO, socket or device found where a file belongs."""
-    return UnsafePath(f"{path} is not a regular file")
 
 
 def store_error(exc: OSError, what: str) -> StoreError:
@@ -102,29 +93,6 @@ def _guarded(method: Callable[..., Any], name: str) -> Callable[..., Any]:
     guarded.__name__ = guarded.__qualname__ = name
     guarded.__doc__ = method.__doc__
     return guarded
-
-
-def open_file(path: str, flags: int) -> int:
-    """``os.open`` of a regular file, never through a symlink (new files ``0600``).
-
-    Raises :class:`UnsafePath` for a link or a file that is not regular, and the
-    ``OSError`` otherwise (``FileNotFoundError``, ``FileExistsError``...).
-    """
-    try:
-        fd = os.open(path, flags, FILE_MODE)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise not_followed(path) from None
-        if exc.errno in (errno.ENXIO, errno.ENODEV):  # a socket, or a device without one
-            raise not_regular(path) from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise not_regular(path)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def read_file(path: str, *, header_only: bool = False) -> bytes:
@@ -211,24 +179,6 @@ def append(path: str, data: bytes, *, sync: bool) -> int:
         return size
     except OSError as exc:
         raise store_error(exc, f"cannot write {path}") from None
-    finally:
-        os.close(fd)
-
-
-def remove(path: str) -> bool:
-    """Unlink ``path`` (a link itself, never its target); ``False`` if already gone."""
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        return False
-    return True
-
-
-def fsync_dir(path: str) -> None:
-    """Make the folder's entries (a link, a rename) durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
     finally:
         os.close(fd)
 

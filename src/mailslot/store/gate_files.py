@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import os
 
+from ..durable import fsync_dir, remove
 from ..errors import UnsafePath
 from ..ids import is_id
 from ..names import is_accept, is_gate_key, is_valid_name
-from .fs import append, file_names, fsync_dir, read_file, read_lines, remove, write_new
+from .fs import append, file_names, read_file, read_lines, write_new
 from .layout import MailboxFiles
 
 TYPE_CHECKING = False

@@ -14,6 +14,7 @@ import json
 import os
 from stat import S_ISREG
 
+from ..durable import open_file
 from ..errors import NotFound, StoreError, Unreadable
 from ..message import STATES, from_bytes
 from .fs import (
@@ -23,7 +24,6 @@ from .fs import (
     append,
     file_names,
     ids_in,
-    open_file,
     read_file,
     read_lines,
     read_open,

@@ -67,6 +67,9 @@ class PostgresStore:
     """The store in the PostgreSQL database at ``url`` (credentials from the URL or
     libpq's own sources: ``PGPASSFILE``, ``PGSERVICE``, the environment)."""
 
+    kind = "postgresql"
+    folder: str | None = None
+
     def __init__(self, url: str) -> None:
         self.url = url
         self.location = redacted(url)

@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import os
 
+from ..durable import fsync_dir
 from ..errors import NotFound, Unreadable, UnsafePath
 from ..names import is_valid_name
-from .fs import file_names, fsync_dir, read_file, store_error
+from .fs import file_names, read_file, store_error
 from .layout import MailboxFiles
 
 TYPE_CHECKING = False

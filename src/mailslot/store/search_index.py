@@ -26,10 +26,10 @@ import contextlib
 import os
 import sqlite3
 
+from ..durable import CREATE, remove
 from ..errors import MailslotError, NotFound, StoreError, Unreadable, UnsafePath
 from ..message import STATES
 from ..query import All, Any, Not, Search, Term, utc
-from .fs import CREATE, remove
 from .unindexed import BROADCAST, STALE_FILE, mark_stale, take
 
 TYPE_CHECKING = False

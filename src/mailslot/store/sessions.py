@@ -21,10 +21,11 @@ import json
 import os
 import time
 
+from ..durable import remove
 from ..errors import UnsafePath
 from ..ids import is_id
 from ..names import SESSION_KEY
-from .fs import append, file_names, read_file, read_lines, remove, store_error, write_new
+from .fs import append, file_names, read_file, read_lines, store_error, write_new
 from .layout import MailboxFiles
 
 TYPE_CHECKING = False

@@ -25,8 +25,9 @@ from __future__ import annotations
 import fcntl
 import os
 
+from ..durable import open_file
 from ..errors import MailslotError
-from .fs import APPEND, LOCK, open_file, read_open
+from .fs import APPEND, LOCK, read_open
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

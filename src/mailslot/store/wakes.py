@@ -20,19 +20,11 @@ import fcntl
 import json
 import os
 
+from ..durable import fsync_dir, not_followed, open_file, remove
 from ..errors import UnsafePath
 from ..ids import is_id
 from ..names import is_valid_name
-from .fs import (
-    LOCK,
-    file_names,
-    fsync_dir,
-    not_followed,
-    open_file,
-    read_file,
-    remove,
-    store_error,
-)
+from .fs import LOCK, file_names, read_file, store_error
 from .sessions import SessionFiles
 
 TYPE_CHECKING = False  # the file store is on the hook path: no typing, no dataclasses

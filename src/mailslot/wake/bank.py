@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import secrets
 import stat
 import threading
@@ -22,18 +21,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..config import Config
+from ..durable import CREATE, open_file, remove
 from ..errors import MailslotError, StoreError, UnsafePath
 from ..framing import command, one_line
 from ..ids import is_id, reference, sender_of
 from ..invocation import invocation
 from ..message import Message
 from ..store import Store
-from ..store.fs import CREATE, open_file, remove
 from .methods import OK, Field, Job, Outcome, WakeMethod, where
 from .notify_queue import notifier_entries
 
 INDEX = "INDEX.md"
-_URL = re.compile(r"[a-z][a-z0-9+.-]*://")
 _WRITING = threading.Lock()  # the watcher's workers and its refresh write the same index
 
 
@@ -63,9 +61,9 @@ class BankNotifier(WakeMethod):
         """The bank folder of ``agent``; a store that is not a folder needs ``folder``."""
         if self.folder is not None:
             return self.folder
-        if _URL.match(store.location):
+        if store.folder is None:
             raise StoreError("the mailbox is not a folder: give the bank a `folder`")
-        return os.path.join(store.location, "bank", agent)
+        return os.path.join(store.folder, "bank", agent)
 
     def make(self, folder: str) -> None:
         """Create the bank 0700 if absent (and, inside the mailbox, ``bank/`` too);
