@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from .location import open_store, store_location
     from .records import AgentRecord, StoredFile, WakeEntry
 
-__all__ = ["FOLDER_OF", "AgentRecord", "FileStore", "Store", "StoredFile", "WakeEntry",
-           "is_kept_file", "open_store", "store_location"]
+__all__ = [  # noqa: RUF022 (sorted plainly, as tests/test_package.py checks)
+    "AgentRecord", "FOLDER_OF", "FileStore", "Store", "StoredFile", "WakeEntry",
+    "is_kept_file", "open_store", "store_location"]
 
 _LAZY = {"Store": "base", "StoredFile": "records", "WakeEntry": "records",
          "AgentRecord": "records", "FileStore": "files", "open_store": "location",
