@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .config import Config
+from .durable import CREATE, open_file
 from .errors import InvalidInput, NotFound, Refused
 from .settings import version
 from .store import Store
@@ -163,7 +164,7 @@ def export_to(store: Store, path: str) -> str:
     and the owner's choices; an existing file is never overwritten); return its version."""
     raw, seen = current(store)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = open_file(path, CREATE)
     except FileExistsError:
         raise InvalidInput(f"{path} already exists; nothing was written") from None
     except OSError as exc:
@@ -177,7 +178,7 @@ def import_from(store: Store, path: str, *, expected: str | None = None) -> str:
     """Replace the whole config with the JSON object in file ``path`` (``-``: stdin)."""
     try:
         if path == "-":
-            text = sys.stdin.read()
+            text = sys.stdin.read(_MAX_CONFIG_BYTES + 1)
         else:
             with open(path, encoding="utf-8") as src:
                 text = src.read(_MAX_CONFIG_BYTES + 1)

@@ -354,21 +354,9 @@ class Mailbox:
         if not unread_only:
             states = ("unread", "read", "done") if include_done else ("unread", "read")
         everyone = for_ is not None and for_.lower() == BROADCAST_RECIPIENT
-        # One group per mailbox, as the store listed it: (id, state) pairs, unsorted.
-        groups: list[tuple[str, list[tuple[str, State]]]] = [
-            (box, self.store.entries(box, states)) for box in self._mailboxes(for_)]
+        groups = self._listing(for_, states, served=include_done and not unread_only)
         # My own ids in those states, already listed: short forms need not list them again.
         listed = list(map(itemgetter(0), groups[0][1])) if for_ is None else []
-        live = self.store.broadcast_ids()
-        if everyone:
-            shared: list[tuple[str, State]] = [(i, "unread") for i in live]
-        else:
-            box = self._mailboxes(for_)[0]
-            seen = self.store.seen(box)
-            shared = [(i, "unread") for i in to_serve(live, seen, box)]
-            if include_done and not unread_only:
-                shared.extend((i, "read") for i in live if i in seen and sender_of(i) != box)
-        groups.append((BROADCAST_RECIPIENT, shared))
         if before is not None:
             last = self.resolve_id(before, everywhere=not self._own_box(for_))
             groups = [(box, [e for e in got if e[0] < last]) for box, got in groups]
@@ -383,6 +371,26 @@ class Mailbox:
         if not items and not include_done and not everyone:
             done = len(self.store.entries(self._mailboxes(for_)[0], ("done",)))
         return InboxPage(items, more, done)
+
+    def _listing(self, for_: str | None, states: tuple[State, ...], *, served: bool
+                 ) -> list[tuple[str, list[tuple[str, State]]]]:
+        """What a page of ``for_`` lists, one group per mailbox as the store listed it
+        (``(id, state)`` pairs, unsorted), the broadcasts last: those still to serve as
+        unread (every standing one for ``all``), and with ``served`` those already
+        served as read."""
+        groups: list[tuple[str, list[tuple[str, State]]]] = [
+            (box, self.store.entries(box, states)) for box in self._mailboxes(for_)]
+        live = self.store.broadcast_ids()
+        if for_ is not None and for_.lower() == BROADCAST_RECIPIENT:
+            shared: list[tuple[str, State]] = [(i, "unread") for i in live]
+        else:
+            box = self._mailboxes(for_)[0]
+            seen = self.store.seen(box)
+            shared = [(i, "unread") for i in to_serve(live, seen, box)]
+            if served:
+                shared.extend((i, "read") for i in live if i in seen and sender_of(i) != box)
+        groups.append((BROADCAST_RECIPIENT, shared))
+        return groups
 
     def _own_box(self, for_: str | None) -> bool:
         """Is ``for_`` this process's own inbox (``None`` is; without an identity, no
@@ -642,15 +650,13 @@ class Mailbox:
         """Mark everything the default inbox lists handled: unread and read mail, and
         broadcasts not yet served (recorded as served). An empty inbox finishes nothing
         and is no error."""
-        me = self.agent
-        aside = set(gates.set_aside(self.store, me, self.notifier()))
-        live = self.store.broadcast_ids()
-        found: list[tuple[str, str]] = [
-            (i, me) for i, _ in self.store.entries(me, ("unread", "read")) if i not in aside]
-        found += [(i, BROADCAST_RECIPIENT) for i in to_serve(live, self.store.seen(me), me)]
+        aside = set(gates.set_aside(self.store, self.agent, self.notifier()))
+        found = sorted((i, box) for box, got in self._listing(None, ("unread", "read"),
+                                                              served=False)
+                       for i, _ in got if i not in aside)
         finished: list[Item] = []
         missing: list[str] = []
-        for message_id, box in sorted(found):
+        for message_id, box in found:
             try:
                 item = self._listed(message_id, box)
             except (NotFound, Unreadable):  # gone meanwhile, or not a message to finish
