@@ -223,17 +223,12 @@ class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
     def update_config(self, change: Callable[[dict[str, Any]], bool]) -> bool:
         """Read, ``change`` in place, save if it says it changed: under ``config.lock``,
         so two edits at once (two ``install --wake``) both land."""
-        path = os.path.join(self._folder(create=True), "config.lock")
-        fd = open_file(path, LOCK)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed, or we die
+        with FileLock(os.path.join(self._folder(create=True), "config.lock"), "the config"):
             config = self.load_config()
             changed = change(config)
             if changed:
                 self._save_config(config)
             return changed
-        finally:
-            os.close(fd)
 
     def _save_config(self, config: Mapping[str, Any]) -> None:
         """Replace config.json atomically; only :meth:`update_config` calls it, holding
