@@ -18,7 +18,7 @@ from pathlib import Path
 
 from common import ROOT, VENV_BIN, Row, ms
 from mailslot import FileStore, Mailbox
-from mailslot.identity import Identity
+from mailslot.access.identity import Identity
 
 ROUNDS = 15
 TARGET = 3.0

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from common import Row, ms
 from mailslot import FileStore, Mailbox
-from mailslot.identity import Identity
-from mailslot.ids import new_id
-from mailslot.message import Message, to_bytes
+from mailslot.access.identity import Identity
+from mailslot.core.ids import new_id
+from mailslot.core.message import Message, to_bytes
 
 DOCTOR_TARGET = 0.5
 INBOX_TARGET = 0.05

@@ -5,7 +5,7 @@ asks for the agent's instance mail (one listing of a folder that usually does no
 exist); only a new session, or a session start, works out its facts (the host process,
 from ``/proc``). Baseline, measured in the same
 run: a bare ``os.utime`` of the same file, and the mid-turn decision a hook makes anyway
-(:meth:`mailslot.delivery.Delivery.plan` in its common case: nothing new).
+(:meth:`mailslot.service.delivery.Delivery.plan` in its common case: nothing new).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 
 from common import Row
 from mailslot import FileStore, Mailbox
-from mailslot.delivery import MIDTURN, Delivery
+from mailslot.access.identity import Identity
 from mailslot.hooks.hook_entry import _facts
-from mailslot.identity import Identity
+from mailslot.service.delivery import MIDTURN, Delivery
 
 ROUNDS = 2000
 SESSION = "3f2c9a1e-7b4d-4e8a-9c21-5d6f0a8b7e34"

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from common import ROOT, VENV_BIN, Row, ms
 from mailslot import FileStore, Mailbox
-from mailslot.delivery import MIDTURN, Delivery
-from mailslot.identity import Identity
+from mailslot.access.identity import Identity
+from mailslot.service.delivery import MIDTURN, Delivery
 from mailslot.store import open_store
 
 PENDING = 1000

@@ -25,9 +25,10 @@ import httpx2
 
 from bench_mcp import INIT, _round_trips
 from common import VENV_BIN, Row, ms, per_second, percentile
-from mailslot import FileStore, Mailbox, authority
-from mailslot.credentials import read_credential
-from mailslot.identity import Identity
+from mailslot import FileStore, Mailbox
+from mailslot.access import authority
+from mailslot.access.credentials import read_credential
+from mailslot.access.identity import Identity
 
 CALLS = 200
 OPENS = 30

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from common import VENV_BIN, Row, ms, percentile, process_time
 from mailslot import FileStore, Mailbox
-from mailslot.identity import Identity
+from mailslot.access.identity import Identity
 
 CALLS = 200
 STARTS = 5

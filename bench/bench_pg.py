@@ -22,8 +22,8 @@ from bench_store import BODY, _fill, _scratch
 from bench_wake import TARGET_P99, measure
 from common import ROOT, VENV_BIN, Row, ms, percentile
 from mailslot import Mailbox
-from mailslot.identity import Identity
-from mailslot.message import Message, to_bytes
+from mailslot.access.identity import Identity
+from mailslot.core.message import Message, to_bytes
 from mailslot.store import open_store
 
 sys.path.insert(0, str(ROOT / "tests"))

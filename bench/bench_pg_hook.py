@@ -22,8 +22,8 @@ from bench_hooks import FIXTURES
 from bench_store import BODY, _scratch
 from common import ROOT, VENV_BIN, Row, ms
 from mailslot import Mailbox
+from mailslot.access.identity import Identity
 from mailslot.hooks.hook_entry import BOUND_SECONDS
-from mailslot.identity import Identity
 from mailslot.store import open_store
 
 sys.path.insert(0, str(ROOT / "tests"))
@@ -61,9 +61,9 @@ def _import_row() -> Row:
     env = dict(os.environ)
     found = _interleaved({
         "bare": ([sys.executable, "-c", "pass"], env),
-        "files": ([sys.executable, "-c", "import mailslot.store.files"], env),
+        "files": ([sys.executable, "-c", "import mailslot.store.files.file_store"], env),
         "driver": ([sys.executable, "-c", "import psycopg"], env),
-        "pg": ([sys.executable, "-c", "import mailslot.store.postgres"], env)})
+        "pg": ([sys.executable, "-c", "import mailslot.store.postgres.pg_store"], env)})
     return Row(f"import psycopg / the PostgreSQL store module (process, median of {REPEATS})",
                f"{ms(found['driver'] - found['bare'])} / {ms(found['pg'] - found['bare'])}"
                " over python -c pass",

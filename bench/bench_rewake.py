@@ -17,7 +17,7 @@ from pathlib import Path
 
 from common import ROOT, VENV_BIN, Row, ms, percentile
 from mailslot import FileStore, Mailbox
-from mailslot.identity import Identity
+from mailslot.access.identity import Identity
 
 ROUNDS = 100
 TARGET = 0.250

@@ -22,8 +22,9 @@ from unittest import mock
 
 from bench_store import _box, _scratch
 from common import Row, ms, per_second, percentile
-from mailslot import FileStore, finding
-from mailslot.message import STATES, Message
+from mailslot import FileStore
+from mailslot.core.message import STATES, Message
+from mailslot.keep import finding
 
 MESSAGES = 100_000
 AGENTS = ("gemini", "codex", "claude", "cursor")
@@ -43,7 +44,7 @@ def _fill(root: Path) -> None:
     weights = [1.0 / (rank + 1) for rank in range(len(words))]  # Zipf-like
     store = FileStore(root)
     with mock.patch("os.fsync", lambda fd: None), \
-            mock.patch("mailslot.store.unindexed.leave", lambda store, i, places: None):
+            mock.patch("mailslot.store.files.unindexed.leave", lambda store, i, places: None):
         for i in range(MESSAGES):
             sender, to = rng.sample(AGENTS, 2)
             text = " ".join(rng.choices(words, weights, k=60))

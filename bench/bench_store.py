@@ -25,8 +25,8 @@ from unittest import mock
 
 from common import VENV_BIN, Row, ms, per_second
 from mailslot import FileStore, Mailbox
-from mailslot.identity import Identity
-from mailslot.message import Message, to_bytes
+from mailslot.access.identity import Identity
+from mailslot.core.message import Message, to_bytes
 
 SEND_BATCH = 20
 SEND_ROUNDS = 25

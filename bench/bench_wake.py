@@ -22,7 +22,7 @@ from typing import Any
 
 from common import VENV_BIN, Row, ms, percentile
 from mailslot import Mailbox
-from mailslot.identity import Identity
+from mailslot.access.identity import Identity
 from mailslot.store import open_store
 
 TARGET_P99 = 0.250

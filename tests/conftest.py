@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from mailslot import FileStore, Mailbox
-from mailslot.cli import main
-from mailslot.identity import Identity
+from mailslot.access.identity import Identity
+from mailslot.cli.commands import main
 from pgcluster import Cluster, cluster
 
 TYPE_CHECKING = False

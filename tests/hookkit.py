@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from mailslot import FileStore, Mailbox, Message
-from mailslot.identity import Identity
-from mailslot.invocation import invocation
+from mailslot.access.identity import Identity
+from mailslot.service.invocation import invocation
 from mailslot.store.location import store_location
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hosts"

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 import uvicorn
 
-from mailslot import FileStore, Mailbox, authority
-from mailslot.bearer import Bearers
-from mailslot.http_server import Listen, build_app, config
+from mailslot import FileStore, Mailbox
+from mailslot.access import authority
+from mailslot.access.bearer import Bearers
+from mailslot.http.http_server import Listen, build_app, config
 
 Box = Callable[[str | None], Mailbox]
 AGENTS = {"claude": None, "gemini": None, "helper": "claude"}  # name → parent

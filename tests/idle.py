@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mailslot import FileStore, Mailbox
-from mailslot.identity import Identity
+from mailslot.access.identity import Identity
 from support import put_config
 
 KINDS = ("waiter", "watch", "serve --channel")

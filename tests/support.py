@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from mailslot.ids import new_id
-from mailslot.message import Message
+from mailslot.core.ids import new_id
+from mailslot.core.message import Message
 from mailslot.store import Store
 
 BASE = datetime(2026, 9, 21, 12, 0, tzinfo=UTC)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from mailslot import authority
-from mailslot.errors import InvalidInput, NotFound, Refused, Unauthorized
-from mailslot.mailbox import Mailbox
+from mailslot.access import authority
+from mailslot.core.errors import InvalidInput, NotFound, Refused, Unauthorized
+from mailslot.service.mailbox import Mailbox
 from mailslot.store import FileStore
 from support import put_config
 

@@ -18,10 +18,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
-from mailslot import FileStore, Mailbox, NotFound, Refused, authority
-from mailslot.credentials import read_credential
-from mailslot.errors import InvalidInput
-from mailslot.identity import Identity
+from mailslot import FileStore, Mailbox, NotFound, Refused
+from mailslot.access import authority
+from mailslot.access.credentials import read_credential
+from mailslot.access.identity import Identity
+from mailslot.core.errors import InvalidInput
 
 NAMES = ["ann", "bob", "kid"]
 

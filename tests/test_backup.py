@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from mailslot import FileStore, Mailbox
-from mailslot.message import from_bytes
+from mailslot.core.message import from_bytes
 from pgcluster import Cluster
 from support import WORKERS, put_config, run_cli
 from workers import body_for
@@ -203,8 +203,8 @@ def test_a_delivery_half_done_when_listed_is_waited_for(root: Path, tmp_path: Pa
     looks again until the delivery has finished, and holds both copies."""
     import threading
 
-    from mailslot.backup import backup
-    from mailslot.message import Message
+    from mailslot.core.message import Message
+    from mailslot.keep.backup import backup
 
     store = FileStore(root)
     message = Message(id="2026-09-21_144808.123456_claude_to_codex+1_7f3a9c2e",
@@ -316,7 +316,7 @@ def test_restore_has_an_archive_wide_size_limit(cli: Callable[..., Any], box: Bo
                 str(size // 2))
     assert small.code == 1 and "unpacks to more than" in small.err, small.err
     assert len(small.err.splitlines()) == 1 and not target.exists()
-    from mailslot import backup as backups
+    from mailslot.keep import backup as backups
 
     assert backups.MAX_ARCHIVE_BYTES == 8 << 30  # the default docs/keep.md states
     fits = cli("restore", str(backup), "--into", str(target), "--max-bytes",

@@ -1,4 +1,5 @@
-"""What the web page reads (``mailslot.browse``): any mailbox, unmarked; threads; arrivals."""
+"""What the web page reads (``mailslot.service.browse``): any mailbox, unmarked; threads;
+arrivals."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from mailslot import FileStore, Mailbox
-from mailslot.browse import (
+from mailslot.core.config import Config
+from mailslot.core.errors import NoIdentity
+from mailslot.service.browse import (
     agents,
     arrivals,
     listing,
@@ -19,8 +22,6 @@ from mailslot.browse import (
     wake_log,
     wake_view,
 )
-from mailslot.config import Config
-from mailslot.errors import NoIdentity
 from support import put_config
 
 Box = Callable[[str | None], Mailbox]

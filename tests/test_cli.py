@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from mailslot.cli import _COMMANDS
+from mailslot.cli.commands import _COMMANDS
 from support import fail_os
 
 Cli = Callable[..., Result]

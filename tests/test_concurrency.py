@@ -14,8 +14,8 @@ import threading
 from pathlib import Path
 
 from mailslot import FileStore, Mailbox
-from mailslot.identity import Identity
-from mailslot.message import from_bytes
+from mailslot.access.identity import Identity
+from mailslot.core.message import from_bytes
 from support import copies, files_in, finish, promised, wait_for, worker
 
 SENDERS = 8

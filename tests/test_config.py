@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from mailslot.config import Config, this_machine
-from mailslot.errors import InvalidInput, StoreError
+from mailslot.core.config import Config, this_machine
+from mailslot.core.errors import InvalidInput, StoreError
+from mailslot.core.text import DEFAULT_MAX_BODY_BYTES
 from mailslot.store import open_store, store_location
-from mailslot.text import DEFAULT_MAX_BODY_BYTES
 
 
 def test_root_order_is_flag_then_env_then_home() -> None:
@@ -96,8 +96,8 @@ def test_malformed_midturn_interval_is_an_error_doctor_reports(value: object) ->
 
 
 def test_require_credentials_fails_closed_and_doctor_names_it() -> None:  # issue 12
-    from mailslot.config import Config
-    from mailslot.errors import StoreError
+    from mailslot.core.config import Config
+    from mailslot.core.errors import StoreError
 
     assert Config({}).require_credentials is False
     assert Config({"require_credentials": True}).require_credentials is True

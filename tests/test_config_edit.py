@@ -16,7 +16,7 @@ import pytest
 
 from conftest import Result
 from mailslot import FileStore
-from mailslot.config_edit import parse_value
+from mailslot.service.config_edit import parse_value
 from mailslot.store import Store, open_store
 from pgcluster import Cluster
 from support import put_config

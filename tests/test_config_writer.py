@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mailslot import Mailbox
-from mailslot.identity import Identity
+from mailslot.access.identity import Identity
 from mailslot.store import FileStore
 from support import finish, wait_for, worker
 

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mailslot import FileStore, Mailbox
-from mailslot.ids import is_id
-from mailslot.message import from_bytes
+from mailslot.core.ids import is_id
+from mailslot.core.message import from_bytes
 from support import copies, files_in, promised, wait_for, worker
 from workers import body_for, subject_for
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mailslot.credentials import (
+from mailslot.access.credentials import (
     Credential,
     default_path,
     hash_secret,
@@ -18,7 +18,7 @@ from mailslot.credentials import (
     secret_matches,
     write_credential,
 )
-from mailslot.errors import InvalidInput
+from mailslot.core.errors import InvalidInput
 
 
 def test_secret_has_256_bits_and_is_fresh() -> None:

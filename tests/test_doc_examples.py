@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pyrage
 
-from mailslot.ids import sender_of
-from mailslot.message import STATES
+from mailslot.core.ids import sender_of
+from mailslot.core.message import STATES
 from mailslot.store import FileStore
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from mailslot.cli import _COMMANDS, _UNTRANSLATED, build_parser
+from mailslot.cli.commands import _COMMANDS, _UNTRANSLATED, build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from mailslot import FileStore, Mailbox
-from mailslot.cli import build_parser, command_word
+from mailslot.access.identity import Identity
+from mailslot.cli.commands import build_parser, command_word
 from mailslot.entry import SKIP_TEARDOWN, hook_command
-from mailslot.identity import Identity
 
 
 @pytest.mark.parametrize("argv", [

@@ -13,8 +13,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from conftest import Result
-from mailslot.errors import InvalidInput, Refused
-from mailslot.mailbox import Mailbox
+from mailslot.core.errors import InvalidInput, Refused
+from mailslot.service.mailbox import Mailbox
 from support import wait_for
 
 pytestmark = pytest.mark.anyio

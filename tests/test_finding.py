@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from mailslot import Mailbox, finding
-from mailslot.errors import InvalidInput, NotFound
+from mailslot import Mailbox
+from mailslot.core.errors import InvalidInput, NotFound
+from mailslot.keep import finding
 
 Box = Callable[[str | None], Mailbox]
 

@@ -3,8 +3,8 @@ an injection fits its limit and counts the rest."""
 
 from __future__ import annotations
 
-from mailslot.framing import HEADER, answer_hint, frame, frame_all, injection, one_line, quote
-from mailslot.message import Message
+from mailslot.core.framing import HEADER, answer_hint, frame, frame_all, injection, one_line, quote
+from mailslot.core.message import Message
 from support import make_message
 
 

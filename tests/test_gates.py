@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from mailslot.errors import InvalidInput, Refused
-from mailslot.mailbox import Mailbox
+from mailslot.core.errors import InvalidInput, Refused
+from mailslot.service.mailbox import Mailbox
 from mailslot.store import FileStore
 from support import put_config
 
@@ -115,7 +115,7 @@ def test_cli_gate_commands(cli: Run) -> None:
 async def test_mcp_gate_tool(box: Box) -> None:
     from mcp import Client
 
-    from mailslot.mcp_server import build_server
+    from mailslot.mcp.server import build_server
 
     async with Client(build_server(lambda: box("claude"))) as claude, \
             Client(build_server(lambda: box("gemini"))) as gemini:
@@ -135,7 +135,7 @@ async def test_mcp_gate_tool(box: Box) -> None:
 
 def plant(root: Path, agent: str, sender: str, n: int = 0) -> str:
     """A message file written into ``agent``'s inbox by hand, not through mailslot."""
-    from mailslot.message import to_bytes
+    from mailslot.core.message import to_bytes
     from support import make_message
 
     m = make_message(sender=sender, to=(agent,), subject="planted", body="hi", n=n)
@@ -209,7 +209,7 @@ def test_a_registered_agents_gate_needs_its_credential(box: Box, cli: Run) -> No
 async def test_mcp_read_messages_meets_the_door(box: Box, root: Path) -> None:
     from mcp import Client
 
-    from mailslot.mcp_server import build_server
+    from mailslot.mcp.server import build_server
 
     box("claude").gate.switch(True)
     box("claude").send("claude", "a note to self", "b")

@@ -23,11 +23,12 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from mailslot import FileStore, Mailbox, Refused, gates
-from mailslot.authority import Principal
-from mailslot.config import Config
-from mailslot.errors import InvalidInput
-from mailslot.identity import Identity
+from mailslot import FileStore, Mailbox, Refused
+from mailslot.access import gates
+from mailslot.access.authority import Principal
+from mailslot.access.identity import Identity
+from mailslot.core.config import Config
+from mailslot.core.errors import InvalidInput
 from support import put_config
 
 AGENTS = ["ann", "bob", "cat"]

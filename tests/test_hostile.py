@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from mailslot.message import to_bytes
+from mailslot.core.message import to_bytes
 from mailslot.store import FileStore
 from support import files_in, put_config, run_cli, snapshot
 

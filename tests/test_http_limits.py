@@ -19,11 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from httpkit import STARTED, no_server_left  # noqa: F401 (autouse: ends the servers)
-from mailslot import FileStore, authority
-from mailslot.credentials import read_credential
-from mailslot.errors import MailslotError
-from mailslot.http_limits import BODY_SECONDS
-from mailslot.remote_client import Remote
+from mailslot import FileStore
+from mailslot.access import authority
+from mailslot.access.credentials import read_credential
+from mailslot.core.errors import MailslotError
+from mailslot.http.client import Remote
+from mailslot.http.limits import BODY_SECONDS
 from support import wait_for
 
 LISTENING = re.compile(r"^mailslot: listening on http://127\.0\.0\.1:(\d+)/mcp$", re.M)

@@ -16,11 +16,12 @@ import httpx2
 import pytest
 
 from httpkit import STARTED, no_server_left  # noqa: F401 (autouse: ends the servers)
-from mailslot import FileStore, Mailbox, authority
-from mailslot.credentials import read_credential
-from mailslot.errors import MailslotError
-from mailslot.identity import Identity
-from mailslot.remote_client import Remote
+from mailslot import FileStore, Mailbox
+from mailslot.access import authority
+from mailslot.access.credentials import read_credential
+from mailslot.access.identity import Identity
+from mailslot.core.errors import MailslotError
+from mailslot.http.client import Remote
 from support import wait_for
 
 

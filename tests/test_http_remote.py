@@ -18,9 +18,9 @@ import pytest
 
 from conftest import Result
 from httpkit import Running, start
-from mailslot import authority
-from mailslot.errors import InvalidInput
-from mailslot.remote_client import Remote, read_secret
+from mailslot.access import authority
+from mailslot.core.errors import InvalidInput
+from mailslot.http.client import Remote, read_secret
 
 
 @pytest.fixture

@@ -18,10 +18,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from httpkit import Running, start
-from mailslot import authority
-from mailslot.errors import InvalidInput
-from mailslot.http_guard import RateLimit
-from mailslot.http_server import Listen, parse_listen
+from mailslot.access import authority
+from mailslot.core.errors import InvalidInput
+from mailslot.http.guard import RateLimit
+from mailslot.http.http_server import Listen, parse_listen
 from test_mcp_server import TOOLS, call, text
 
 pytestmark = pytest.mark.anyio

@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from conftest import Result
 from httpkit import Running, start
-from mailslot import http_sessions
+from mailslot.http import mcp_sessions as http_sessions
 from support import wait_for
 from test_mcp_server import call, text
 

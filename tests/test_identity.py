@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from mailslot.identity import derive_identity, git_toplevel
+from mailslot.access.identity import derive_identity, git_toplevel
 
 
 def git_init(path: Path) -> Path:

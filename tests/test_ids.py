@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mailslot.errors import InvalidInput
-from mailslot.ids import (
+from mailslot.core.errors import InvalidInput
+from mailslot.core.ids import (
     MAX_ID_LENGTH,
     check_id,
     ids_of_files,

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from conftest import Result
-from mailslot import FileStore, authority
-from mailslot.credentials import read_credential
+from mailslot import FileStore
+from mailslot.access import authority
+from mailslot.access.credentials import read_credential
 
 Cli = Callable[..., Result]
 URL = "https://mail.example.org"

@@ -14,13 +14,13 @@ import pytest
 
 from conftest import Result
 from hookkit import sender
-from mailslot import fencing
-from mailslot.delivery import Delivery
-from mailslot.errors import InvalidInput, NotFound, Refused
-from mailslot.identity import Identity
-from mailslot.mailbox import Mailbox
-from mailslot.presence import hostname
-from mailslot.store.files import FileStore
+from mailslot.access import fencing
+from mailslot.access.identity import Identity
+from mailslot.core.errors import InvalidInput, NotFound, Refused
+from mailslot.service.delivery import Delivery
+from mailslot.service.mailbox import Mailbox
+from mailslot.service.presence import hostname
+from mailslot.store.files.file_store import FileStore
 from test_hooks_lifecycle import payload, prompt, shown, start
 from wake_helpers import configure
 
@@ -245,7 +245,7 @@ async def test_a_real_server_shows_its_host_s_instance_mail_and_its_own(
 
 
 def test_a_channel_pushes_no_arrival_meant_for_another_session(cli: Cli, root: Path) -> None:
-    from mailslot.arrivals import Arrivals
+    from mailslot.service.arrivals import Arrivals
 
     two_sessions(cli, root)
     configure(root, {"gemini": {"wake_on_mail": True, "wake_method": "claude-channel"}})

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from mailslot import FileStore, Mailbox
-from mailslot.errors import InvalidInput, Refused, StoreError
-from mailslot.guardrails import matches
-from mailslot.launch import Request, start
+from mailslot.core.errors import InvalidInput, Refused, StoreError
+from mailslot.launch.guardrails import matches
+from mailslot.launch.starting import Request, start
 from support import put_config
 from wake_helpers import calls, configure, fake_host, wait_until
 
@@ -323,7 +323,9 @@ time.sleep(600)
 """
 AT_ONCE = """
 import os, sys
-from mailslot import cli, entry, guardrails, launch  # all a start imports, before the wait
+from mailslot import entry  # and all a start imports, before the wait
+from mailslot.cli import commands
+from mailslot.launch import guardrails, starting
 ready, go = int(sys.argv[1]), int(sys.argv[2])
 os.write(ready, b".")
 os.read(go, 1)
@@ -527,7 +529,7 @@ def test_tmux_handoff_opens_a_window_that_a_wake_reaches(
 @pytest.mark.parametrize("via", ["mcp", "cli"])
 def test_a_child_agent_may_never_start_a_session(root: Path, bin_dir: Path, project: Path,
                                                  via: str) -> None:
-    from mailslot.identity import Identity
+    from mailslot.access.identity import Identity
 
     record = fake_host(bin_dir, "codex")
     launch(root, allowed_callers=["kid"])
@@ -560,7 +562,7 @@ def test_register_as_never_takes_the_owner_a_caller_or_a_sessions_name(
 
 def test_register_as_a_registered_agent_is_refused(box: Box, root: Path,
                                                    project: Path, isolated: Path) -> None:
-    from mailslot import authority
+    from mailslot.access import authority
 
     launch(root)
     authority.register(FileStore(root), "builder", path=str(isolated / "builder.cred"))
@@ -877,7 +879,7 @@ def test_a_failed_recovery_start_is_retried_once_then_the_sender_is_told(
 
 def test_desktop_handoff_is_refused_in_one_line_where_the_app_is_absent(
         box: Box, root: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("mailslot.guardrails.desktop_opener", lambda: None)
+    monkeypatch.setattr("mailslot.launch.guardrails.desktop_opener", lambda: None)
     launch(root)
     with pytest.raises(Refused, match="needs the Claude desktop app") as refused:
         start(box("orchestrator"), Request("claude", str(project), "hi", handoff="desktop"),
@@ -891,7 +893,8 @@ def test_desktop_handoff_opens_a_claude_link_with_the_prompt_prefilled(
     from urllib.parse import parse_qs, urlsplit
 
     record = fake_host(bin_dir, "opener")
-    monkeypatch.setattr("mailslot.guardrails.desktop_opener", lambda: [str(bin_dir / "opener")])
+    monkeypatch.setattr("mailslot.launch.guardrails.desktop_opener",
+                        lambda: [str(bin_dir / "opener")])
     launch(root)
     with pytest.raises(InvalidInput, match="cannot carry register_as"):
         start(box("orchestrator"), Request("claude", str(project), "hi", handoff="desktop",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "mailslot"
@@ -50,18 +51,39 @@ def graph() -> dict[str, set[str]]:
     return {name: imports(name, path, known) for name, path in known.items()}
 
 
-def layers() -> dict[str, int]:
-    """Module → layer number (0 is the top), from the doc's marked list."""
+def layer_list() -> list[list[str]]:
+    """The doc's marked list, top layer first: each layer's names (``pkg.*`` is a package
+    and all of it; a name given on its own is placed there instead)."""
     text = DOC.read_text()
     block = text.split("<!-- layers: begin -->")[1].split("<!-- layers: end -->")[0]
+    return [[short.strip() for short in line.split(",")]
+            for line in re.findall(r"^- [^:]+: (.+)$", block, re.M)]
+
+
+def layers(known: Iterable[str] | None = None) -> dict[str, int]:
+    """Module → layer number (0 is the top), from the doc's marked list."""
+    names = list(modules() if known is None else known)
     rank: dict[str, int] = {}
-    for number, line in enumerate(re.findall(r"^- [^:]+: (.+)$", block, re.M)):
-        for short in line.split(","):
-            short = short.strip()
+    for number, shorts in enumerate(layer_list()):
+        for short in shorts:
+            if short.endswith(".*"):
+                continue
             name = "mailslot" if short == "mailslot" else f"mailslot.{short}"
             assert name not in rank, f"{name} is in two layers of docs/architecture.md"
             rank[name] = number
+    for number, shorts in enumerate(layer_list()):
+        for short in shorts:
+            if short.endswith(".*"):
+                package = f"mailslot.{short[:-2]}"
+                for name in names:
+                    if (name == package or name.startswith(f"{package}.")) and name not in rank:
+                        rank[name] = number
     return rank
+
+
+def test_every_package_pattern_is_in_one_layer() -> None:
+    patterns = [short for shorts in layer_list() for short in shorts if short.endswith(".*")]
+    assert sorted(set(patterns)) == sorted(patterns)
 
 
 def test_every_module_is_in_exactly_one_layer() -> None:
@@ -134,27 +156,29 @@ def test_no_module_outside_the_store_imports_a_backends_own_modules() -> None:
 
 def test_the_store_rule_names_the_module_that_reaches_in(tmp_path: Path) -> None:
     """Relative and absolute imports both count; the store's own modules are free."""
-    names = ["mailslot.store.fs", "mailslot.store.records", "mailslot.wake.bank",
-             "mailslot.backup", "mailslot.store.files"]
+    names = ["mailslot.store.files.fs", "mailslot.store.records", "mailslot.wake.bank",
+             "mailslot.keep.backup", "mailslot.store.files.file_store"]
     known = {name: tmp_path / f"{name}.py" for name in names}
-    known["mailslot.wake.bank"].write_text("from ..store.fs import remove\n")
-    known["mailslot.backup"].write_text("import mailslot.store.fs\n"
-                                        "from .store.records import WakeEntry\n")
-    known["mailslot.store.files"].write_text("from .fs import remove\n")
-    for name in ("mailslot.store.fs", "mailslot.store.records"):
+    known["mailslot.wake.bank"].write_text("from ..store.files.fs import remove\n")
+    known["mailslot.keep.backup"].write_text("import mailslot.store.files.fs\n"
+                                             "from ..store.records import WakeEntry\n")
+    known["mailslot.store.files.file_store"].write_text("from .fs import remove\n")
+    for name in ("mailslot.store.files.fs", "mailslot.store.records"):
         known[name].write_text("")
     edges = {name: imports(name, path, known) for name, path in known.items()}
-    assert reaching_into_the_store(edges) == ["mailslot.backup -> mailslot.store.fs",
-                                              "mailslot.wake.bank -> mailslot.store.fs"]
+    assert reaching_into_the_store(edges) == [
+        "mailslot.keep.backup -> mailslot.store.files.fs",
+        "mailslot.wake.bank -> mailslot.store.files.fs"]
 
 
 def test_the_reader_sees_lazy_relative_imports(tmp_path: Path) -> None:
     """An import inside a function is a dependency too (it would hide a cycle)."""
-    known = {"mailslot.errors": tmp_path / "errors.py", "mailslot.cli": tmp_path / "cli.py"}
-    known["mailslot.errors"].write_text("def f():\n    from .cli import main\n")
-    known["mailslot.cli"].write_text("from .errors import MailslotError\n")
-    assert imports("mailslot.errors", known["mailslot.errors"], known) == {"mailslot.cli"}
-    assert imports("mailslot.cli", known["mailslot.cli"], known) == {"mailslot.errors"}
+    errors, commands = "mailslot.core.errors", "mailslot.cli.commands"
+    known = {errors: tmp_path / "errors.py", commands: tmp_path / "commands.py"}
+    known[errors].write_text("def f():\n    from ..cli.commands import main\n")
+    known[commands].write_text("from ..core.errors import MailslotError\n")
+    assert imports(errors, known[errors], known) == {commands}
+    assert imports(commands, known[commands], known) == {errors}
 
 
 def test_no_two_modules_share_a_file_name() -> None:

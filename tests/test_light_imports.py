@@ -13,7 +13,7 @@ import pytest
 HEAVY = ("mcp", "pydantic", "starlette", "watchdog")
 PROBE = f"""
 import json, sys
-from mailslot.cli import main
+from mailslot.cli.commands import main
 code = main(sys.argv[1:])
 heavy = sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))
 print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
@@ -39,10 +39,10 @@ def test_cli_commands_stay_light(argv: list[str]) -> None:
 
 # Issue 11: what the everyday commands leave out, so each stays within 3x of `python -c
 # pass` (bench/bench_cli.py): dataclasses (with inspect, ast, tokenize; see
-# mailslot.values), pathlib, shutil (argparse's terminal width; see cli._columns),
-# PyYAML (the header emitter in mailslot.message), threading, typing (annotations only,
+# mailslot.core.values), pathlib, shutil (argparse's terminal width; see cli._columns),
+# PyYAML (the header emitter in mailslot.core.message), threading, typing (annotations only,
 # under TYPE_CHECKING), sqlite3 (a send leaves a marker for the search index) and
-# datetime.py (the classes come from _datetime; see mailslot.dates).
+# datetime.py (the classes come from _datetime; see mailslot.core.dates).
 EVERYDAY_SKIPS = ("dataclasses", "inspect", "ast", "tokenize", "pathlib", "shutil", "yaml",
                   "threading", "typing", "sqlite3", "datetime")
 EVERYDAY = f"""

@@ -450,8 +450,8 @@ def test_a_new_id_carries_no_text_the_sender_chose(box: Box) -> None:
 
 def test_status_reads_the_events_log_only_back_to_the_delivery(
         box: Box, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mailslot import overview
-    from mailslot.store import layout
+    from mailslot.service import overview
+    from mailslot.store.files import layout
 
     monkeypatch.setattr(layout, "SEGMENT_BYTES", 300)
     monkeypatch.setattr(overview, "_RACING_RECEIPTS", 5)

@@ -14,8 +14,8 @@ from pydantic import BaseModel
 
 from hookkit import WHEN, sender
 from mailslot import FileStore, Mailbox
-from mailslot.identity import Identity
-from mailslot.mcp_server import build_server
+from mailslot.access.identity import Identity
+from mailslot.mcp.server import build_server
 from wake_helpers import configure
 
 pytestmark = pytest.mark.anyio

@@ -18,8 +18,8 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from mailslot import Mailbox
-from mailslot.framing import HEADER
-from mailslot.mcp_server import build_server
+from mailslot.core.framing import HEADER
+from mailslot.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 Box = Callable[[str | None], Mailbox]

@@ -15,7 +15,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import TextContent
 
-from mailslot import Mailbox, mcp_stdio
+from mailslot import Mailbox
+from mailslot.mcp import stdio as mcp_stdio
 
 pytestmark = pytest.mark.anyio
 MAILSLOT = str(Path(sys.executable).parent / "mailslot")
@@ -124,7 +125,7 @@ _WIRE_SERVER = """
 import os, subprocess, sys
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mailslot import mcp_stdio
+from mailslot.mcp import stdio as mcp_stdio
 
 server = MCPServer("wire")
 

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult, TextContent
 
-from mailslot import Mailbox, mcp_tools
-from mailslot.errors import InvalidInput, NotFound
-from mailslot.framing import HEADER
+from mailslot import Mailbox
+from mailslot.core.errors import InvalidInput, NotFound
+from mailslot.core.framing import HEADER
+from mailslot.mcp import tools as mcp_tools
 
 Box = Callable[[str | None], Mailbox]
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mailslot.errors import StoreError
-from mailslot.message import Message, from_bytes, to_bytes
-from mailslot.text import clean_body, clean_field
+from mailslot.core.errors import StoreError
+from mailslot.core.message import Message, from_bytes, to_bytes
+from mailslot.core.text import clean_body, clean_field
 
 MID = "2026-09-21_144808.123456_claude_to_gemini_initial-handshake_7f3a9c"
 

@@ -10,8 +10,8 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mailslot.errors import StoreError
-from mailslot.message import Message, _quick_header, from_bytes, to_bytes
+from mailslot.core.errors import StoreError
+from mailslot.core.message import Message, _quick_header, from_bytes, to_bytes
 
 MID = "2026-09-21_144808.123456_claude_to_gemini_initial-handshake_7f3a9c"
 
@@ -182,7 +182,7 @@ def test_the_usual_header_is_written_without_pyyaml() -> None:
     import subprocess
     import sys
 
-    program = ("import sys; from mailslot.message import Message, to_bytes; "
+    program = ("import sys; from mailslot.core.message import Message, to_bytes; "
                "to_bytes(Message('2026-09-21_144808.123456_a_to_b_s_7f3a9c', "
                "'2026-09-21T14:48:08+00:00', 'a', ('b',), \"it's: fine\", 'x')); "
                "print('yaml' in sys.modules)")

@@ -26,7 +26,7 @@ from hypothesis.stateful import (
 )
 
 from mailslot import FileStore, Mailbox, NotFound, Refused
-from mailslot.identity import Identity
+from mailslot.access.identity import Identity
 
 AGENTS = ["ann", "bob", "cat"]
 ORDER = {"unread": 0, "read": 1, "done": 2}

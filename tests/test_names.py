@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mailslot.errors import InvalidInput
-from mailslot.names import RESERVED, SESSION_KEY, check_name, is_valid_name
+from mailslot.core.errors import InvalidInput
+from mailslot.core.names import RESERVED, SESSION_KEY, check_name, is_valid_name
 
 
 @pytest.mark.parametrize("raw", ["claude", "a", "0", "gemini-2", "a-", "x" * 64])

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mailslot import Mailbox
-from mailslot.errors import InvalidInput, NotFound
+from mailslot.core.errors import InvalidInput, NotFound
 from mailslot.store import FileStore
 from support import fail_os, files_in, make_message, put_config
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from mailslot import Mailbox
-from mailslot.identity import Identity
-from mailslot.presence import Beacon, now_of, summarize
+from mailslot.access.identity import Identity
+from mailslot.core.values import replace
+from mailslot.service.presence import Beacon, now_of, summarize
 from mailslot.store import Store, WakeEntry, open_store
-from mailslot.values import replace
 from mailslot.wake.runner import WakeRunner
 from pgcluster import Cluster
 from support import put_config

@@ -18,7 +18,7 @@ import pytest
 
 from hookkit import fixture
 from mailslot import Mailbox
-from mailslot.identity import Identity
+from mailslot.access.identity import Identity
 from mailslot.store import open_store
 from pgcluster import Cluster, cluster
 from support import put_config, run_cli

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from mailslot import Mailbox
-from mailslot.identity import Identity
-from mailslot.presence import Beacon
+from mailslot.access.identity import Identity
+from mailslot.service.presence import Beacon
 from mailslot.store import open_store
 from pgcluster import Cluster
 from support import put_config

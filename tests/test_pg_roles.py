@@ -13,10 +13,10 @@ import pytest
 
 from hookkit import fixture
 from mailslot import Mailbox
-from mailslot.errors import MailslotError, StoreError
-from mailslot.identity import Identity
-from mailslot.message import Message, to_bytes
-from mailslot.presence import Beacon
+from mailslot.access.identity import Identity
+from mailslot.core.errors import MailslotError, StoreError
+from mailslot.core.message import Message, to_bytes
+from mailslot.service.presence import Beacon
 from mailslot.store import Store, WakeEntry, open_store
 from pgcluster import Cluster
 from support import make_message, put_config, run_cli

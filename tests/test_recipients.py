@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mailslot.errors import InvalidInput
-from mailslot.recipients import check_new, parse
+from mailslot.core.errors import InvalidInput
+from mailslot.service.recipients import check_new, parse
 
 
 def test_parse_splits_lowercases_and_dedupes() -> None:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from mailslot import FileStore, Mailbox
-from mailslot.errors import StoreError
-from mailslot.query import Search, parse
+from mailslot.core.errors import StoreError
+from mailslot.core.query import Search, parse
 from support import make_message
 
 Box = Callable[[str | None], Mailbox]
@@ -91,7 +91,7 @@ def test_a_locked_index_never_holds_up_a_send_and_a_search_says_it_is_busy(
         box: Box, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     box("claude").send("gemini", "first", "alpha")
     assert find(root, "alpha") != []
-    monkeypatch.setattr("mailslot.store.search_index._BUSY_MS", 50)
+    monkeypatch.setattr("mailslot.store.files.search_index._BUSY_MS", 50)
     holder = sqlite3.connect(root / "index" / "search.sqlite", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
@@ -145,7 +145,7 @@ def test_accents_and_case_are_ignored_and_prefixes_use_the_index(box: Box, root:
 
 
 _SENDER = ("import sys\nfrom mailslot import FileStore, Mailbox\n"
-           "from mailslot.identity import Identity\n"
+           "from mailslot.access.identity import Identity\n"
            "box = Mailbox(FileStore(sys.argv[1]), Identity(sys.argv[2], '--agent'))\n"
            "for n in range(int(sys.argv[3])):\n"
            "    box.send('gemini', f'load {sys.argv[2]} {n}', sys.argv[4], new=True)\n")

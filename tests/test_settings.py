@@ -1,4 +1,4 @@
-"""Wake settings edited from a form (``mailslot.settings``): checked like ``watch
+"""Wake settings edited from a form (``mailslot.service.settings``): checked like ``watch
 --validate``, other keys kept, a concurrent edit never overwritten."""
 
 from __future__ import annotations
@@ -9,9 +9,16 @@ from pathlib import Path
 import pytest
 
 from mailslot import FileStore, Mailbox
-from mailslot.errors import InvalidInput, Refused
-from mailslot.identity import Identity
-from mailslot.settings import change_gate, gate_views, save_wake, version, wake_form, wake_forms
+from mailslot.access.identity import Identity
+from mailslot.core.errors import InvalidInput, Refused
+from mailslot.service.settings import (
+    change_gate,
+    gate_views,
+    save_wake,
+    version,
+    wake_form,
+    wake_forms,
+)
 from mailslot.wake.report import validate
 from support import put_config
 

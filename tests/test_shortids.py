@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mailslot.errors import InvalidInput, NotFound
-from mailslot.shortids import resolve, short_forms, tail
+from mailslot.core.errors import InvalidInput, NotFound
+from mailslot.core.shortids import resolve, short_forms, tail
 
 A = "2026-09-21_144808.123456_claude_to_gemini_hi_7f3a9c"
 B = "2026-09-21_144809.000001_claude_to_gemini_hi_81be02"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from mailslot.errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
-from mailslot.message import Message
+from mailslot.core.errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
+from mailslot.core.message import Message
 from mailslot.store import AgentRecord, FileStore, Store, WakeEntry, open_store
 from mailslot.store.records import NOTIFY_QUEUES
 from pgcluster import Cluster
@@ -699,7 +699,7 @@ def test_the_session_log_is_private(root: Path) -> None:
 
 # issue 17: search ----------------------------------------------------------------------
 def test_search_finds_words_phrases_prefixes_with_filters(store: Store) -> None:
-    from mailslot.query import Search, parse
+    from mailslot.core.query import Search, parse
 
     plan = make_message(to=("gemini",), subject="Database migration plan",
                         body="We migrate on Friday.", n=1)
@@ -736,6 +736,6 @@ def test_search_finds_words_phrases_prefixes_with_filters(store: Store) -> None:
 
 
 def test_search_of_an_empty_store_finds_nothing(store: Store) -> None:
-    from mailslot.query import Search, parse
+    from mailslot.core.query import Search, parse
 
     assert store.search(Search(match=parse("anything"))) == []

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from mailslot import Mailbox
-from mailslot.errors import IdTaken, NotFound, StoreError, UnsafePath
-from mailslot.message import to_bytes
-from mailslot.store import FileStore, StoredFile, layout
+from mailslot.core.errors import IdTaken, NotFound, StoreError, UnsafePath
+from mailslot.core.message import to_bytes
+from mailslot.store import FileStore, StoredFile
+from mailslot.store.files import layout
 from support import files_in, make_message, put_config
 
 

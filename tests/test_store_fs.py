@@ -9,10 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from mailslot.durable import remove
-from mailslot.errors import StoreError, UnsafePath
-from mailslot.store import FileStore, fs
-from mailslot.store.fs import Folders, append, file_names, ids_in, read_file, read_lines, write_new
+from mailslot.core.durable import remove
+from mailslot.core.errors import StoreError, UnsafePath
+from mailslot.store import FileStore
+from mailslot.store.files import fs
+from mailslot.store.files.fs import (
+    Folders,
+    append,
+    file_names,
+    ids_in,
+    read_file,
+    read_lines,
+    write_new,
+)
 from support import make_message
 
 

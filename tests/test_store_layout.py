@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from mailslot.errors import NotFound, Unreadable
-from mailslot.message import MAX_HEADER_BYTES, to_bytes
+from mailslot.core.errors import NotFound, Unreadable
+from mailslot.core.message import MAX_HEADER_BYTES, to_bytes
 from mailslot.store import FileStore
-from mailslot.store.fs import read_file
+from mailslot.store.files.fs import read_file
 from support import make_message
 
 
@@ -57,14 +57,15 @@ def test_a_message_not_there_is_not_found(root: Path) -> None:
 def test_a_file_read_again_unchanged_is_not_parsed_again(
         root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 11: a long-running server keeps what it parsed; a changed file is read anew."""
-    from mailslot.store import layout
+    from mailslot.store.files import layout
 
     store = FileStore(root)
     message = make_message(subject="first")
     store.deliver(message, ["gemini"])
     parsed: list[str] = []
-    real_parse = layout._parse
-    monkeypatch.setattr(layout, "_parse", lambda *a: parsed.append(a[1]) or real_parse(*a))
+    real_parse = layout.parse_message_file
+    monkeypatch.setattr(layout, "parse_message_file",
+                        lambda *a: parsed.append(a[1]) or real_parse(*a))
     assert store.load("gemini", message.id)[0] == message
     assert store.load("gemini", message.id)[0] == message
     assert parsed == [message.id]

@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from mailslot.errors import InvalidInput
-from mailslot.text import clean_body, clean_field, decode_body, quoted, read_body
+from mailslot.core.errors import InvalidInput
+from mailslot.core.text import clean_body, clean_field, decode_body, quoted, read_body
 
 
 @pytest.mark.parametrize(

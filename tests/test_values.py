@@ -1,4 +1,4 @@
-"""mailslot.values: the value classes every command loads behave as dataclasses do."""
+"""mailslot.core.values: the value classes every command loads behave as dataclasses do."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from mailslot import values
+from mailslot.core import values
 
 
 @values.dataclass(frozen=True)

@@ -16,9 +16,9 @@ import pytest
 
 from conftest import Result
 from mailslot import FileStore, Mailbox
-from mailslot.errors import StoreError
-from mailslot.ids import reference
-from mailslot.message import Message
+from mailslot.core.errors import StoreError
+from mailslot.core.ids import reference
+from mailslot.core.message import Message
 from mailslot.wake.methods import CommandMethod, bypass_flag
 from mailslot.wake.notice import wake_notice
 from mailslot.wake.runner import WakeRunner

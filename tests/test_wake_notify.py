@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mailslot import FileStore, Mailbox
-from mailslot.errors import StoreError
+from mailslot.core.errors import StoreError
 from mailslot.store import open_store
 from mailslot.wake.bank import BankNotifier
 from mailslot.wake.notify import NotifyRunner
@@ -234,7 +234,7 @@ def test_doctor_reports_a_malformed_notifier(box: Box, root: Path) -> None:
 
 
 def test_on_macos_the_text_reaches_osascript_as_data_not_as_script(root: Path) -> None:
-    from mailslot.message import Message
+    from mailslot.core.message import Message
     from mailslot.wake.methods import Job
     from mailslot.wake.notify import DesktopNotifier
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from mailslot.config import Config
-from mailslot.errors import StoreError
-from mailslot.message import Message
+from mailslot.core.config import Config
+from mailslot.core.errors import StoreError
+from mailslot.core.message import Message
 from mailslot.wake.policy import Retry, refusal, settings_for
 
 

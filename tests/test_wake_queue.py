@@ -11,7 +11,7 @@ import pytest
 
 from conftest import Result
 from mailslot import FileStore, Mailbox
-from mailslot.errors import UnsafePath
+from mailslot.core.errors import UnsafePath
 from mailslot.store import WakeEntry
 from wake_helpers import configure, events
 

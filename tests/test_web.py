@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import pytest
 
 from mailslot import FileStore, Mailbox
-from mailslot.identity import Identity
+from mailslot.access.identity import Identity
 from mailslot.web.security import MAX_BODY
 from support import put_config, snapshot
 from webserver import WebServer, web_server

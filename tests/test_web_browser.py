@@ -23,8 +23,8 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from mailslot import FileStore, Mailbox
-from mailslot.identity import Identity
-from mailslot.message import Message
+from mailslot.access.identity import Identity
+from mailslot.core.message import Message
 from support import put_config
 from webserver import WebServer, web_server
 

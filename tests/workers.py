@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from mailslot import Mailbox, open_store
-from mailslot.identity import Identity
+from mailslot.access.identity import Identity
 
 
 def body_for(agent: str, seq: int, lines: int) -> str:

@@ -6,7 +6,7 @@ The service classes are loaded on first use (PEP 562), so that ``mailslot hook``
 import its few modules without paying for the whole package.
 """
 
-from .errors import (
+from .core.errors import (
     IdTaken,
     InvalidInput,
     MailslotError,
@@ -17,13 +17,13 @@ from .errors import (
     Unreadable,
     UnsafePath,
 )
-from .lazy import exports as _exports
+from .core.lazy import exports as _exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .mailbox import Mailbox
-    from .message import Message
-    from .results import AgentInfo, DoctorReport, Item, RecipientStatus, Status
+    from .core.message import Message
+    from .core.results import AgentInfo, DoctorReport, Item, RecipientStatus, Status
+    from .service.mailbox import Mailbox
     from .store import FileStore, Store, open_store
 del TYPE_CHECKING
 
@@ -53,9 +53,9 @@ __all__ = [
 
 _LAZY = {
     **dict.fromkeys(("AgentInfo", "DoctorReport", "Item", "RecipientStatus", "Status"),
-                    "results"),
-    "Mailbox": "mailbox",
-    "Message": "message",
+                    "core.results"),
+    "Mailbox": "service.mailbox",
+    "Message": "core.message",
     "FileStore": "store",
     "Store": "store",
     "open_store": "store",

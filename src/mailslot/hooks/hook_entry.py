@@ -14,11 +14,11 @@ import os
 import sys
 import time
 
-from ..delivery import START, Delivery
-from ..errors import MailslotError
-from ..identity import derive_identity
-from ..invocation import invocation
-from ..names import check_name
+from ..access.identity import derive_identity
+from ..core.errors import MailslotError
+from ..core.names import check_name
+from ..service.delivery import START, Delivery
+from ..service.invocation import invocation
 from ..store.location import open_store
 from . import host_io
 from .host import host_process
@@ -112,7 +112,7 @@ def _run(host: str, event: str, agent: str | None, root: str | None,
 
 def _facts(host: str) -> dict[str, object]:
     """What a hook session's record says (read by ``sessions``, ``who`` and the MCP
-    server the same host process started; see :mod:`mailslot.instances`)."""
+    server the same host process started; see :mod:`mailslot.access.instances`)."""
     pid, begun = host_process()
     try:
         cwd: str | None = os.getcwd()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 
-from ..delivery import MIDTURN, PROMPT, START, STOP
+from ..service.delivery import MIDTURN, PROMPT, START, STOP
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from ..remote_client import Remote, read_secret
+from ..http.client import Remote, read_secret
 from . import host_io
 
 TYPE_CHECKING = False

@@ -29,10 +29,10 @@ import threading
 from collections.abc import Mapping
 from typing import TextIO
 
-from ..delivery import Delivery
-from ..identity import derive_identity
-from ..invocation import invocation
-from ..names import check_name
+from ..access.identity import derive_identity
+from ..core.names import check_name
+from ..service.delivery import Delivery
+from ..service.invocation import invocation
 from ..store.location import open_store
 from ..wake.notice import wake_notice
 from . import host_io

@@ -13,10 +13,10 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..errors import InvalidInput, MailslotError
-from ..identity import git_toplevel
-from ..mailbox import Mailbox
-from ..remote_client import SECRET_ENV
+from ..access.identity import git_toplevel
+from ..core.errors import InvalidInput, MailslotError
+from ..http.client import SECRET_ENV
+from ..service.mailbox import Mailbox
 from . import entries, pi, settings_files
 from .host_settings import CLAUDE_HOOK_FILES, HOSTS, Host, Scope
 from .remote_entries import LOCAL_KEYS, REMOTE_KEYS, is_remote_hook, remote_entry

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
-from ..errors import InvalidInput, Refused
+from ..core.errors import InvalidInput, Refused
 from .host_settings import HookFile, ServerStyle
 
 SERVER_NAME = "mailslot"

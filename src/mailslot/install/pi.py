@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from .entries import same_agent
 
 MARK = "// Written by `mailslot install pi`"

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidInput
-from ..remote_client import SECRET_ENV
-from ..remote_wire import checked_url
+from ..core.errors import InvalidInput
+from ..http.client import SECRET_ENV
+from ..http.wire import checked_url
 
 _BEARER = "Bearer {}"
 

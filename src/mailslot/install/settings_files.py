@@ -17,7 +17,7 @@ from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput, StoreError
+from ..core.errors import InvalidInput, StoreError
 
 Editor = Callable[[MutableMapping[str, Any]], None]
 

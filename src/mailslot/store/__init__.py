@@ -12,13 +12,13 @@ hook path imports :mod:`.location` and the file store's lean modules, never
 :mod:`.base` (``typing``, ``dataclasses``) or :mod:`.watching` (watchdog).
 """
 
-from ..lazy import exports
+from ..core.lazy import exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .base import Store
-    from .files import FileStore
-    from .layout import FOLDER_OF, is_kept_file
+    from .files.file_store import FileStore
+    from .format import FOLDER_OF, is_kept_file
     from .location import open_store, store_location
     from .records import AgentRecord, StoredFile, WakeEntry
 
@@ -27,6 +27,6 @@ __all__ = [  # noqa: RUF022 (sorted plainly, as tests/test_package.py checks)
     "is_kept_file", "open_store", "store_location"]
 
 _LAZY = {"Store": "base", "StoredFile": "records", "WakeEntry": "records",
-         "AgentRecord": "records", "FileStore": "files", "open_store": "location",
-         "store_location": "location", "FOLDER_OF": "layout", "is_kept_file": "layout"}
+         "AgentRecord": "records", "FileStore": "files.file_store", "open_store": "location",
+         "store_location": "location", "FOLDER_OF": "format", "is_kept_file": "format"}
 __getattr__ = exports(__name__, _LAZY)

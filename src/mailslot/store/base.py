@@ -1,12 +1,12 @@
 """The storage interface: what the service needs from any backend, and nothing more.
 
 A store knows where messages are and moves them; it holds no rule about who may do
-what (that is :class:`mailslot.mailbox.Mailbox`). Every method is safe to call from many
+what (that is :class:`mailslot.service.mailbox.Mailbox`). Every method is safe to call from many
 processes at once: a state change another process already made is success, not an error.
 
 The contract every backend keeps (``tests/test_store_contract.py`` checks it):
 
-* every failure is a :class:`~mailslot.errors.MailslotError`: ``NotFound`` for a message
+* every failure is a :class:`~mailslot.core.errors.MailslotError`: ``NotFound`` for a message
   that is not there, ``IdTaken`` for an id already used (nothing written), ``Unreadable``
   for one stored message that cannot be read (listings skip it), ``UnsafePath`` for
   something planted, and ``StoreError`` (one line naming the place and what to do) for
@@ -22,15 +22,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 
-from ..message import Message, State
-from ..values import Protocol
+from ..core.message import Message, State
+from ..core.values import Protocol
 from .records import AgentRecord, StoredFile, WakeEntry, Watching
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:  # the query language is loaded by whoever searches, not every command
     from typing import Any
 
-    from ..query import Search
+    from ..core.query import Search
 
     Event = Mapping[str, Any]
     """One line of the events log: ``{"ts": ..., "event": "delivered", "id": ..., ...}``."""
@@ -50,7 +50,7 @@ class Store(Protocol):
     folder: str | None
     """The folder that is this store, laid out as docs/format.md says (a backup's own
     layout), or ``None`` for a store that is not a folder. Restoring into an empty
-    folder moves the checked backup into place whole (see :mod:`mailslot.backup`)."""
+    folder moves the checked backup into place whole (see :mod:`mailslot.keep.backup`)."""
 
     def exists(self) -> bool:
         """Is there a mailbox yet? (A hook without one stays silent.)"""
@@ -152,7 +152,7 @@ class Store(Protocol):
     def fix_permissions(self) -> int:
         """Tighten folders to 0700 and files to 0600; return how many were changed."""
 
-    # Presence (running MCP servers; see mailslot.presence) ----------------------
+    # Presence (running MCP servers; see mailslot.service.presence) ----------------------
     def write_presence(self, agent: str, key: str, record: Mapping[str, Any]) -> None:
         """Replace ``agent``'s presence record ``key`` atomically (announce or heartbeat)."""
 
@@ -188,7 +188,7 @@ class Store(Protocol):
     def wake_orphans(self, agent: str) -> list[WakeEntry]:
         """Claims for ``agent``: call only while holding its lock (then all are orphans)."""
 
-    # Per-session delivery state (the session hooks; rules in mailslot.delivery) ------
+    # Per-session delivery state (the session hooks; rules in mailslot.service.delivery) ------
     def shown(self, agent: str, session: str) -> set[str]:
         """Ids this session of ``agent`` has been shown."""
 
@@ -283,7 +283,7 @@ class Store(Protocol):
         watch of a new folder starts after the folder does), so a caller also looks again
         every few seconds."""
 
-    # Registered agents (rules in mailslot.authority) ------------------------
+    # Registered agents (rules in mailslot.access.authority) ------------------------
     def register_agent(self, record: AgentRecord) -> bool:
         """Add ``record`` durably; ``False`` (nothing written) if ``record.name`` is
         registered already, revoked or not."""
@@ -298,7 +298,7 @@ class Store(Protocol):
         """Replace the record of ``record.name`` atomically (rotate, revoke); ``NotFound``
         if it was never registered."""
 
-    # Gates (who may write to a gated inbox; rules in mailslot.gates) -----------
+    # Gates (who may write to a gated inbox; rules in mailslot.access.gates) -----------
     def set_accept(self, agent: str, accept: str) -> None:
         """Open (``"open"``) or gate (``"members"``, or ``"group:GROUP"`` for a group
         gate) ``agent``'s inbox, durably."""
@@ -331,7 +331,7 @@ class Store(Protocol):
     def passed(self, agent: str) -> set[str]:
         """Ids the service let through ``agent``'s gate (see :meth:`add_passed`)."""
 
-    # Fenced sessions (rules in mailslot.fencing) ------------------------------
+    # Fenced sessions (rules in mailslot.access.fencing) ------------------------------
     def fence(self, agent: str, session: str, by: str) -> None:
         """Mark ``agent``'s ``session`` replaced by session ``by``, durably (once: a
         second fence of the same session keeps the first)."""
@@ -339,7 +339,7 @@ class Store(Protocol):
     def fenced_by(self, agent: str, session: str) -> str | None:
         """The session that replaced ``session``, or ``None``."""
 
-    # The session log (sessions started by mailslot; rules in mailslot.launch) --
+    # The session log (sessions started by mailslot; rules in mailslot.launch.starting) --
     def log_session(self, record: Mapping[str, Any]) -> None:
         """Add one started (or failed) session to the private session log, durably."""
 
@@ -354,7 +354,7 @@ class Store(Protocol):
 
     # Search (a derived index; the stored messages stay the truth) ------------
     def search(self, request: Search) -> list[str]:
-        """Ids of the messages ``request`` finds (see :class:`mailslot.query.Search`): best
+        """Ids of the messages ``request`` finds (see :class:`mailslot.core.query.Search`): best
         first when it has words to match, else oldest first; at most ``limit`` after
         ``offset``. Covers every message delivered through :meth:`deliver` or
         :meth:`publish`; which of them a caller may see is the service's rule. A message

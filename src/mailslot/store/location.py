@@ -4,7 +4,7 @@
 settings file (``$XDG_CONFIG_HOME/mailslot/store``, one line) beats ``~/mailslot``; the
 answer is a folder (the file store) or a ``postgresql://`` URL (the PostgreSQL store,
 whose module and driver are imported only then). Every front end and
-:meth:`mailslot.mailbox.Mailbox.open` come through :func:`open_store`; no module outside
+:meth:`mailslot.service.mailbox.Mailbox.open` come through :func:`open_store`; no module outside
 ``store/`` builds a backend itself. On the hook path, so it imports only ``os``.
 """
 
@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import os
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from .files import FileStore
-    from .postgres import PostgresStore
+    from .files.file_store import FileStore
+    from .postgres.pg_store import PostgresStore
 
 DEFAULT_ROOT = "~/mailslot"
 
@@ -54,7 +54,7 @@ def open_store(location: str | None = None, env: Mapping[str, str] = os.environ
     where = store_location(location, env)
     if where.startswith(("postgresql://", "postgres://")):
         try:
-            from .postgres import PostgresStore
+            from .postgres.pg_store import PostgresStore
         except ImportError:
             raise InvalidInput("a postgresql:// store needs the psycopg driver: "
                                "pip install 'mailslot[postgres]'") from None
@@ -63,6 +63,6 @@ def open_store(location: str | None = None, env: Mapping[str, str] = os.environ
         scheme = where.split("://", 1)[0]
         raise InvalidInput(f"{scheme}:// stores are not supported; use a folder path or "
                            "a postgresql:// URL for --store or MAILSLOT_STORE")
-    from .files import FileStore
+    from .files.file_store import FileStore
 
     return FileStore(where)

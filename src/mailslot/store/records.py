@@ -6,8 +6,8 @@ it implements (the layers point down only; see docs/architecture.md).
 
 from __future__ import annotations
 
-from ..errors import UnsafePath
-from ..values import Protocol, dataclass
+from ..core.errors import UnsafePath
+from ..core.values import Protocol, dataclass
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class WakeEntry:
 
 @dataclass(frozen=True)
 class AgentRecord:
-    """A registered agent as the store keeps it (rules in mailslot.authority).
+    """A registered agent as the store keeps it (rules in mailslot.access.authority).
 
     ``secret_hash`` is ``"sha256:<hex>"`` of the credential's secret: the secret itself is
     never stored. ``generation`` grows by one at each rotation; a child (``parent`` set)

@@ -3,7 +3,7 @@
 Here the watcher does not start a program. The session's own mailslot process wakes it
 the moment mail arrives: the background waiter hook (``mailslot hook claude wait``,
 :mod:`mailslot.hooks.wait`) or the MCP server started with ``--channel``
-(:mod:`mailslot.mcp_channel`). A wake attempt checks that such a process is running for
+(:mod:`mailslot.mcp.channel`). A wake attempt checks that such a process is running for
 the agent, so a sender learns, after the usual retries, when no session was listening.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..presence import now_of, pid_alive, summarize
+from ..service.presence import now_of, pid_alive, summarize
 from .methods import OK, Job, Outcome, WakeMethod
 
 

@@ -1,7 +1,7 @@
 """How each host program is started (``mailslot start HOST``), beside how it is woken.
 
 The rules (who may start what, with which model and permission mode) are in
-:mod:`mailslot.launch`; this module only knows each host's command line: its program
+:mod:`mailslot.launch.starting`; this module only knows each host's command line: its program
 (the same default name its wake method uses), its permission modes and which of them
 skip its prompts, and where each value goes. Every argv is built without a shell, the
 prompt is one argument that can never be read as an option, and the finished argv is

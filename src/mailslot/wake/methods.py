@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..errors import StoreError
-from ..message import Message
+from ..core.errors import StoreError
+from ..core.message import Message
 from ..store.base import Store
 from . import process, session_mcp
 from .process import Spawn

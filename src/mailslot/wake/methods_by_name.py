@@ -6,7 +6,7 @@ module) and add it to :data:`METHODS`; ``watch --validate`` and the watcher find
 
 from __future__ import annotations
 
-from ..errors import StoreError
+from ..core.errors import StoreError
 from .agentapi import AgentApiMethod
 from .claude_native import ClaudeChannelMethod, ClaudeRewakeMethod
 from .grok import GrokMethod

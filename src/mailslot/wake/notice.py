@@ -2,7 +2,7 @@
 
 A wake notice names the sender and the message id and asks the agent to read its mail.
 It never carries a subject or a body: those reach a model only through the framing in
-:mod:`mailslot.framing`, when the agent reads its mail. A notice is one line, so typing it
+:mod:`mailslot.core.framing`, when the agent reads its mail. A notice is one line, so typing it
 into a terminal submits it once.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..framing import command, one_line
-from ..ids import reference
-from ..message import Message
+from ..core.framing import command, one_line
+from ..core.ids import reference
+from ..core.message import Message
 
 MAX_LISTED = 10
 
@@ -20,10 +20,10 @@ MAX_LISTED = 10
 def wake_notice(agent: str, messages: Sequence[Message], cli: str) -> str:
     """The one-line notice for ``agent`` about ``messages`` (oldest first).
 
-    ``cli`` starts the command to read the mail (:func:`mailslot.invocation.invocation`:
+    ``cli`` starts the command to read the mail (:func:`mailslot.service.invocation.invocation`:
     program, ``--agent``, ``--dir``), so the woken session's shell can run it as shown.
 
-    Ids are named by :func:`~mailslot.ids.reference`, so an older id's subject slug (text
+    Ids are named by :func:`~mailslot.core.ids.reference`, so an older id's subject slug (text
     a sender chose) never reaches the agent outside the framing. Besides names, ids and
     that command it holds only letters, digits, spaces and ``,.:-[]``: no backtick, ``$``,
     ``;`` or bracket a shell would act on, should a pane ever be misconfigured to be one

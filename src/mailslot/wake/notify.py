@@ -28,11 +28,11 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ..config import Config
-from ..errors import MailslotError, StoreError
-from ..framing import one_line
-from ..ids import reference
-from ..message import Message
+from ..core.config import Config
+from ..core.errors import MailslotError, StoreError
+from ..core.framing import one_line
+from ..core.ids import reference
+from ..core.message import Message
 from ..store import Store, WakeEntry
 from .bank import BankNotifier
 from .methods import ArgvMethod, CommandMethod, Field, Job, WakeMethod, where

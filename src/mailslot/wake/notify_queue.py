@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..config import Config
-from ..errors import MailslotError, StoreError
-from ..message import Message
-from ..names import SYSTEM_SENDER
+from ..core.config import Config
+from ..core.errors import MailslotError, StoreError
+from ..core.message import Message
+from ..core.names import SYSTEM_SENDER
 from ..store import WakeEntry
 from ..store.records import NOTIFY_QUEUES
 

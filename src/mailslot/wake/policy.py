@@ -20,10 +20,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
-from ..config import Config
-from ..errors import StoreError
-from ..message import Message
-from ..values import dataclass, replace
+from ..core.config import Config
+from ..core.errors import StoreError
+from ..core.message import Message
+from ..core.values import dataclass, replace
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:

@@ -15,12 +15,12 @@ a host's output or a token.
 
 from __future__ import annotations
 
-from ..config import Config
-from ..dates import datetime
-from ..errors import MailslotError
-from ..ids import sender_of
-from ..message import Message
-from ..names import SYSTEM_SENDER, is_valid_name
+from ..core.config import Config
+from ..core.dates import datetime
+from ..core.errors import MailslotError
+from ..core.ids import sender_of
+from ..core.message import Message
+from ..core.names import SYSTEM_SENDER, is_valid_name
 from ..store import WakeEntry
 from .notice import not_woken_body
 from .policy import refusal, settings_for
@@ -29,7 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..posting import Notifier
+    from ..service.posting import Notifier
     from ..store import Store
 
 

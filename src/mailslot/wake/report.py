@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ..config import Config
-from ..errors import MailslotError
-from ..invocation import invocation
-from ..message import Message
+from ..core.config import Config
+from ..core.errors import MailslotError
+from ..core.message import Message
+from ..service.invocation import invocation
 from ..store import Store
 from .methods import Job
 from .methods_by_name import METHODS, method_for

@@ -25,11 +25,11 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from ..config import Config
-from ..errors import MailslotError, StoreError
-from ..guardrails import Failed, Guardrails, open_window
-from ..posting import now
-from ..presence import now_of, summarize
+from ..core.config import Config
+from ..core.errors import MailslotError, StoreError
+from ..launch.guardrails import Failed, Guardrails, open_window
+from ..service.posting import now
+from ..service.presence import now_of, summarize
 from ..store import Store
 from . import session_mcp
 from .launchers import HOSTS

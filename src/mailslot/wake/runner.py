@@ -17,14 +17,14 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..config import Config, this_machine
-from ..errors import MailslotError, NotFound
-from ..invocation import invocation
-from ..message import Message
-from ..posting import Notifier
-from ..presence import last_machines
+from ..core.config import Config, this_machine
+from ..core.errors import MailslotError, NotFound
+from ..core.message import Message
+from ..core.values import replace
+from ..service.invocation import invocation
+from ..service.posting import Notifier
+from ..service.presence import last_machines
 from ..store import Store, WakeEntry
-from ..values import replace
 from .methods import Job, Outcome, WakeMethod
 from .methods_by_name import method_for
 from .notice import gave_up_body, wake_notice

@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import StoreError
+from ..core.errors import StoreError
 from .methods import OK, Field, Job, Outcome, WakeMethod, text_field, where
 
 _TARGET = re.compile(r"[A-Za-z0-9_%$@.:+=][A-Za-z0-9_%$@.:+=-]{0,127}")

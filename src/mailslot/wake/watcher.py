@@ -20,8 +20,8 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TextIO
 
-from ..dates import datetime
-from ..errors import MailslotError
+from ..core.dates import datetime
+from ..core.errors import MailslotError
 from ..store import Store
 from .bank import refresh_banks
 from .notify import notify_runners

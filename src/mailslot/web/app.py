@@ -5,7 +5,7 @@ HTML only through Jinja's autoescaping (never ``|safe``), so a subject or body i
 always shown as text. Changes are ``POST`` forms carrying the session's CSRF token
 (see :mod:`.security`); after a change the browser is sent on (303) to the page that
 shows its result. Every change speaks as the config's ``owner``
-(:func:`mailslot.browse.owner_mailbox`).
+(:func:`mailslot.service.browse.owner_mailbox`).
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .. import browse, finding, settings
-from ..config import Config
-from ..errors import InvalidInput, MailslotError, NotFound
-from ..mailbox import Mailbox
-from ..message import STATES
-from ..names import check_name
+from ..core.config import Config
+from ..core.errors import InvalidInput, MailslotError, NotFound
+from ..core.message import STATES
+from ..core.names import check_name
+from ..keep import finding
+from ..service import browse, settings
+from ..service.mailbox import Mailbox
 from ..store import Store
 from .live import Hub
 from .security import COOKIE, Guard, Sessions, TooLarge, session_of

@@ -17,8 +17,8 @@ import json
 import threading
 from collections.abc import AsyncIterator
 
-from .. import browse
-from ..errors import MailslotError
+from ..core.errors import MailslotError
+from ..service import browse
 from ..store import Store
 from ..store.records import Watching
 

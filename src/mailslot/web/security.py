@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
 
-from ..text import DEFAULT_MAX_BODY_BYTES
+from ..core.text import DEFAULT_MAX_BODY_BYTES
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

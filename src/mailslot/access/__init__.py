@@ -1,0 +1,1 @@
+"""Who may do what: authority over names, credentials, gates, fencing and instances."""

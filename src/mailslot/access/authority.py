@@ -1,0 +1,260 @@
+"""Bounded authority: who a process may speak as, and what a child agent may do.
+
+Every front end (CLI, MCP stdio, hooks, and the HTTP server and PostgreSQL store that
+build on it) reaches these rules through :class:`~mailslot.service.mailbox.Mailbox`, so they hold
+the same everywhere. API::
+
+    Principal                      the checked identity a process speaks as: ``name``,
+                                   ``parent`` (a child's parent, or --peer-of), whether it
+                                   holds a ``credentialed`` identity, its ``generation``
+    verify(store, credential) -> Principal
+                                   the identity a credential binds; ``Unauthorized`` for a
+                                   wrong, rotated or revoked secret (or a child whose parent
+                                   was rotated or revoked), never saying which
+    check_write(store, config, principal)
+                                   a write without a credential: refused for a registered
+                                   agent, and for everyone under ``require_credentials``
+    check_send / check_reply / check_broadcast / check_read
+                                   a child may send and reply only to its parent, read only
+                                   its own inbox, and never broadcast
+    register / rotate / revoke / record / records / describe
+                                   administration (CLI only, never an MCP tool): each
+                                   writes the store's record and, for register and rotate,
+                                   the 0600 credential file (:mod:`mailslot.access.credentials`)
+
+A registered agent's record keeps only the hash of its secret (:mod:`.credentials`).
+Rotating bumps the generation and replaces the secret; children issued under the old
+generation lose their authority until they are rotated too. Revoking is final for that
+name (its children fall with it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from ..core.config import Config
+from ..core.dates import datetime
+from ..core.errors import InvalidInput, NotFound, Refused, Unauthorized, Unreadable, UnsafePath
+from ..core.names import check_name
+from ..core.text import quoted
+from ..core.values import replace
+from ..service.posting import now
+from ..store import AgentRecord
+from .credentials import (
+    Credential,
+    default_path,
+    hash_secret,
+    new_secret,
+    refuse_inside_checkout,
+    secret_matches,
+    write_credential,
+)
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..store import Store
+
+RUNTIMES = ("claude-code", "codex-cli", "gemini-cli", "grok-cli", "antigravity",
+            "copilot-cli", "cursor")
+"""Runtimes as the hosts name themselves; any other short name is accepted as given."""
+_RUNTIME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+class Principal:
+    """Who a process speaks as, after every check: the name, and the bounds on it."""
+
+    __slots__ = ("credentialed", "generation", "name", "parent")
+
+    def __init__(self, name: str, *, parent: str | None = None, credentialed: bool = False,
+                 generation: int | None = None) -> None:
+        self.name = name
+        self.parent = parent  # a child may talk to its parent only
+        self.credentialed = credentialed
+        self.generation = generation
+
+    @property
+    def is_child(self) -> bool:
+        return self.parent is not None
+
+    def __repr__(self) -> str:
+        return (f"Principal({self.name!r}, parent={self.parent!r}, "
+                f"credentialed={self.credentialed})")
+
+
+class Issued:
+    """A registration or rotation: the record stored, and where its credential went."""
+
+    __slots__ = ("path", "record")
+
+    def __init__(self, record: AgentRecord, path: str) -> None:
+        self.record = record
+        self.path = path
+
+
+# Checking ---------------------------------------------------------------------------
+def _refused(agent: str) -> Unauthorized:
+    return Unauthorized(f"the credential for {agent} is not accepted (wrong, rotated or "
+                        "revoked); ask the mailbox's owner for a new one "
+                        f"(mailslot agent rotate {agent})")
+
+
+def _lookup(store: Store, name: str) -> AgentRecord | None:
+    """The record, with a damaged one treated as no authority at all (fail closed)."""
+    try:
+        return store.registered(name)
+    except (Unreadable, UnsafePath):
+        return None
+
+
+def verify(store: Store, credential: Credential) -> Principal:
+    """The principal ``credential`` binds, checked against the store now."""
+    record = _lookup(store, credential.agent)
+    valid = (record is not None and secret_matches(record.secret_hash, credential.secret)
+             and not record.revoked and record.generation == credential.generation)
+    if valid and record is not None and record.parent is not None:
+        parent = _lookup(store, record.parent)
+        valid = (parent is not None and not parent.revoked
+                 and parent.generation == record.parent_generation)
+    if not valid or record is None:
+        raise _refused(credential.agent)
+    return Principal(record.name, parent=record.parent, credentialed=True,
+                     generation=record.generation)
+
+
+def check_write(store: Store, config: Config, principal: Principal) -> None:
+    """May ``principal`` write at all? Credentialed ones were checked by :func:`verify`."""
+    if principal.credentialed:
+        return
+    try:
+        registered = store.registered(principal.name) is not None
+    except (Unreadable, UnsafePath):
+        registered = True  # a damaged record still means registered: never fall open
+    if registered:
+        raise Refused(f"{principal.name} is a registered agent: speak as it with its "
+                      "credential (--credential FILE or MAILSLOT_CREDENTIAL)")
+    if config.require_credentials:
+        raise Refused("this mailbox requires credentials (config.json "
+                      f"require_credentials); the owner registers {principal.name} with "
+                      f"`mailslot agent add {principal.name}`")
+
+
+def check_send(principal: Principal, recipients: Sequence[str]) -> None:
+    if principal.parent is not None and any(r != principal.parent for r in recipients):
+        raise Refused(f"{principal.name} is a child agent: it may send only to its parent, "
+                      f"{principal.parent}; nothing was sent")
+
+
+def check_reply(principal: Principal, sender: str) -> None:
+    if principal.parent is not None and sender != principal.parent:
+        raise Refused(f"{principal.name} is a child agent: it may reply only to messages "
+                      f"from its parent, {principal.parent}; nothing was sent")
+
+
+def check_broadcast(principal: Principal) -> None:
+    if principal.parent is not None:
+        raise Refused(f"{principal.name} is a child agent: it cannot broadcast; send to "
+                      f"its parent, {principal.parent}")
+
+
+def check_read(principal: Principal, mailbox: str | None) -> None:
+    """A child reads its own inbox only (``mailbox`` ``None`` is its own)."""
+    if principal.parent is not None and mailbox not in (None, principal.name):
+        raise Refused(f"{principal.name} is a child agent: it reads only its own inbox")
+
+
+# Administration (CLI only) -------------------------------------------------------------
+def _runtime(raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    value = raw.strip().lower()
+    if not _RUNTIME.fullmatch(value):
+        raise InvalidInput(f"runtime {quoted(raw)} is not a runtime name (for example "
+                           f"{', '.join(RUNTIMES)})")
+    return value
+
+
+def record(store: Store, name: str) -> AgentRecord:
+    agent = check_name(name, "agent")
+    found = store.registered(agent)
+    if found is None:
+        raise NotFound(f"{agent} is not a registered agent (see mailslot agent list)")
+    return found
+
+
+def records(store: Store) -> list[AgentRecord]:
+    return store.registered_agents()
+
+
+def describe(found: AgentRecord) -> dict[str, Any]:
+    """What a person (or ``--json``) is shown of a record: never the hash."""
+    return {"name": found.name, "parent": found.parent, "runtime": found.runtime,
+            "generation": found.generation, "parent_generation": found.parent_generation,
+            "revoked": found.revoked, "created": found.created}
+
+
+def _issue(store: Store, found: AgentRecord, secret: str, path: str | None,
+           env: Mapping[str, str]) -> str:
+    credential = Credential(found.name, secret, store.location, found.generation,
+                            found.parent_generation)
+    return write_credential(credential, path or default_path(found.name, env))
+
+
+def _parent_generation(store: Store, parent: str | None) -> int | None:
+    if parent is None:
+        return None
+    found = record(store, parent)
+    if found.revoked:
+        raise Refused(f"{parent} is revoked; it cannot have children")
+    if found.parent is not None:
+        raise Refused(f"{parent} is itself a child agent; children cannot have children")
+    return found.generation
+
+
+def register(store: Store, name: str, *, parent: str | None = None,
+             runtime: str | None = None, path: str | None = None,
+             env: Mapping[str, str] = os.environ,
+             clock: Callable[[], datetime] = now) -> Issued:
+    """Register ``name`` (a child of ``parent`` if given) and write its credential."""
+    agent = check_name(name, "agent")
+    mother = check_name(parent, "parent") if parent is not None else None
+    if mother == agent:
+        raise InvalidInput("an agent cannot be its own parent")
+    secret = new_secret()
+    found = AgentRecord(agent, hash_secret(secret), 1, mother,
+                        _parent_generation(store, mother), _runtime(runtime), False,
+                        clock().isoformat(timespec="seconds"))
+    where = path or default_path(agent, env)
+    refuse_inside_checkout(where)
+    if not store.register_agent(found):
+        raise Refused(f"{agent} is registered already; to give it a new credential: "
+                      f"mailslot agent rotate {agent}")
+    return Issued(found, _issue(store, found, secret, where, env))
+
+
+def rotate(store: Store, name: str, *, path: str | None = None,
+           env: Mapping[str, str] = os.environ) -> Issued:
+    """A new secret and generation for ``name``; the old credential stops working, and so
+    do its children's until they are rotated. A child is re-issued under its parent's
+    current generation."""
+    found = record(store, name)
+    if found.revoked:
+        raise Refused(f"{found.name} is revoked; revoking is final (register a new name)")
+    refuse_inside_checkout(path or default_path(found.name, env))
+    secret = new_secret()
+    new = replace(found, secret_hash=hash_secret(secret), generation=found.generation + 1,
+                  parent_generation=_parent_generation(store, found.parent))
+    store.replace_registered(new)
+    return Issued(new, _issue(store, new, secret, path, env))
+
+
+def revoke(store: Store, name: str) -> AgentRecord:
+    """End ``name``'s authority (and its children's), for good."""
+    found = record(store, name)
+    if not found.revoked:
+        found = replace(found, revoked=True)
+        store.replace_registered(found)
+    return found

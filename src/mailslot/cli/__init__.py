@@ -1,0 +1,1 @@
+"""The ``mailslot`` command line: its commands, completion and plain-text views."""

@@ -1,0 +1,346 @@
+"""Plain-text views of service results, for people at a terminal.
+
+Nothing here decides anything; it only lays out what the service returned.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..core.dates import datetime
+from ..core.message import Message
+from ..core.results import (
+    AgentInfo,
+    DoctorReport,
+    InboxPage,
+    Item,
+    RecipientStatus,
+    Status,
+    ThreadEntry,
+    WhoAmI,
+)
+from ..core.text import for_terminal
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from ..install.changes import Report
+    from ..launch.starting import Started
+
+_MARK = {"unread": "*", "read": "·", "done": "✓"}
+_LEGEND = "* unread   · read, not done   ✓ done"
+
+
+class Style:
+    """Terminal emphasis, or none (off a terminal, NO_COLOR, --no-color)."""
+
+    def __init__(self, *, colour: bool = False) -> None:
+        self.colour = colour
+
+    def _sgr(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.colour and text else text
+
+    def bold(self, text: str) -> str:
+        return self._sgr("1", text)
+
+    def dim(self, text: str) -> str:
+        return self._sgr("2", text)
+
+    def accent(self, text: str) -> str:
+        return self._sgr("36", text)
+
+
+PLAIN = Style()
+
+
+def _date(iso: str) -> str:
+    """A stored date in the reader's local time with its zone: ``2026-09-21 16:48 CEST``."""
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso[:16].replace("T", " ")
+    if when.tzinfo is None:
+        return f"{when:%Y-%m-%d %H:%M}"
+    local = when.astimezone()
+    return f"{local:%Y-%m-%d %H:%M} {local.tzname() or local.strftime('%z')}"
+
+
+def sent(message: Message) -> str:
+    return f"sent {message.id} to {_to(message)}"
+
+
+def _to(message: Message) -> str:
+    """The recipients, with the one session an instance message is for."""
+    if message.instance is not None:
+        return f"{message.to[0]}@{message.instance}"
+    return ", ".join(message.to)
+
+
+def inbox(page: InboxPage, *, mailboxes: bool = False, style: Style = PLAIN) -> str:
+    """One page; ``mailboxes`` (another's or every mailbox) says whose each line is."""
+    if not page.items:
+        if page.done_hidden:
+            return (f"no unread or open mail ({page.done_hidden} done; "
+                    "'mailslot inbox --all' shows them)")
+        return "no messages"
+    lines = []
+    for item in page.items:
+        m = item.message
+        where = f" → {item.mailbox}" if mailboxes and not m.is_broadcast else ""
+        kind = " (broadcast)" if m.is_broadcast else ""
+        if m.instance is not None:  # for one session of the agent
+            kind = f" (for @{m.instance[:8]})"
+        subject = style.bold(for_terminal(m.subject)) if item.state == "unread" \
+            else for_terminal(m.subject)
+        lines.append(f"{_MARK[item.state]} {style.accent(item.shown_id)}  "
+                     f"{style.dim(_date(m.date))}  {m.sender}{kind}{where}: {subject}")
+    lines.append(style.dim(_LEGEND))
+    if page.more:
+        last = page.items[-1].shown_id
+        lines.append(f"{page.more} more: mailslot inbox --before {last}")
+    return "\n".join(lines)
+
+
+def sent_list(page: list[Status], *, style: Style = PLAIN) -> str:
+    """What I sent: one line per message, then each recipient's state."""
+    if not page:
+        return "nothing sent yet"
+    lines = []
+    for st in page:
+        m = st.message
+        states = _states(st.recipients)
+        extra = " (retracted)" if st.retracted else ""
+        lines.append(f"{style.accent(st.short or m.id)}  {style.dim(_date(m.date))}  "
+                     f"to {_to(m)}{extra}: {m.subject}")
+        lines.append(f"    {states or 'no recipients yet'}")
+    return "\n".join(lines)
+
+
+def whoami(me: WhoAmI) -> str:
+    where = {"--agent": "the --agent option", "MAILSLOT_AGENT": "$MAILSLOT_AGENT",
+             "git": f"the git checkout {me.git_toplevel}"}
+    first = (f"agent:   {me.name} (from {where.get(me.source or '', me.source)})"
+             if me.name else f"agent:   none ({me.problem})")
+    return "\n".join([first, f"mailbox: {me.mailbox}", f"store:   {me.store}"])
+
+
+def page_out(text: str) -> None:
+    """Print ``text``; on a terminal, through a pager when it is taller than the screen."""
+    if not sys.stdout.isatty():
+        print(text)
+        return
+    import shutil
+
+    if text.count("\n") + 1 < shutil.get_terminal_size().lines:
+        print(text)
+        return
+    import pydoc
+
+    os.environ.setdefault("LESS", "FRX")  # quit if one screen; keep colours
+    pydoc.pager(text)
+
+
+def full(item: Item, path: str | None, *, style: Style = PLAIN) -> str:
+    m = item.message
+    head = [
+        f"id:       {style.accent(m.id)}",
+        f"from:     {m.sender}",
+        f"to:       {_to(m)}",
+        f"date:     {_date(m.date)}",
+        f"subject:  {style.bold(for_terminal(m.subject))}",
+        f"state:    {item.state}",
+    ]
+    for label, value in (("re_issue", m.re_issue), ("in_reply_to", m.in_reply_to),
+                         ("thread", m.thread)):
+        if value:
+            head.append(f"{label + ':':<10}{for_terminal(value)}")
+    if m.expect_reply:
+        head.append("expects:  a reply (mailslot reply ID)")
+    if path:
+        head.append(f"file:     {path}")
+    return "\n".join(head) + "\n\n" + for_terminal(m.body)
+
+
+def status(st: Status) -> str:
+    m = st.message
+    lines = [f"{m.id}", f"  from {m.sender}: {for_terminal(m.subject)}"]
+    if st.retracted:
+        lines.append("  retracted")
+    for r in st.recipients:
+        state = r.state or "missing"
+        when = ", ".join(
+            f"{label} {_date(t)}" for label, t in (("read", r.read_at), ("done", r.done_at)) if t
+        )
+        lines.append(f"  {r.agent:<20} {state:<8} {when}".rstrip())
+    for reply_id in st.replies:
+        lines.append(f"  reply: {reply_id}")
+    return "\n".join(lines)
+
+
+def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
+    """A table with a header; the last column says where mailslot knows each name from."""
+    if not agents:
+        return "no agents known yet"
+    rows = [(a.name + (f" [gated: {a.gate_group}]" if a.gate_group
+                       else " [gated]" if a.gated else ""), str(a.unread), _presence(a),
+             ", ".join(f"@{i}" for i in a.instances) or "-", a.wake, a.notify,
+             ", ".join(a.known_from)) for a in agents]
+    head = ("AGENT", "UNREAD", "SERVER", "INSTANCES", "WAKE", "NOTIFY", "KNOWN FROM")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]),
+                 *(c.ljust(w) for c, w in zip(row[2:], widths[2:], strict=True))]
+        return "  ".join(cells).rstrip()
+
+    return "\n".join([style.bold(line(head)), *(line(r) for r in rows)])
+
+
+def _presence(agent: AgentInfo) -> str:
+    if agent.online:
+        programs = sorted({s.program or "?" for s in agent.sessions})
+        return f"online ({', '.join(programs)})"
+    if agent.last_seen:
+        return f"last seen {_date(agent.last_seen)}"
+    return "no server seen"
+
+
+def doctor(report: DoctorReport) -> str:
+    lines = [f"mailbox: {report.location}"]
+    lines += [f"fixed: {f}" for f in report.fixed]
+    lines += [f"problem: {p}" for p in report.problems]
+    if report.healthy:
+        lines.append("ok: no problems found")
+    return "\n".join(lines)
+
+
+def installed(report: Report) -> str:
+    """What ``install`` did (or, with --dry-run, would do) to each file, then advice."""
+    lines: list[str] = []
+    for change in report.changes:
+        if report.dry_run and change.changed:
+            lines.append(change.diff().rstrip("\n"))
+            if change.real != change.path:
+                lines.append(f"(writes {change.shown})")
+        elif not change.changed:
+            lines.append(f"unchanged: {change.shown}")
+        else:
+            lines.append(f"{'updated' if change.before is not None else 'created'}: "
+                         f"{change.shown}")
+    lines += [f"note: {n}" for n in report.notes]
+    if report.dry_run:
+        lines.append("dry run: nothing was written")
+    elif any(c.changed for c in report.changes):
+        lines.append(f"{report.host.title} now runs mailslot as agent '{report.agent}'; "
+                     "restart it (or start a new session) to load the change.")
+    else:
+        lines.append(f"{report.host.title} already runs mailslot as agent "
+                     f"'{report.agent}'; nothing to do.")
+    return "\n".join(lines)
+
+
+# Registered agents
+def registered(found: list[dict[str, object]]) -> str:
+    """``agent list`` / ``agent show``: one line per registered agent (no secret, no hash)."""
+    if not found:
+        return "no registered agents (mailslot agent add NAME)"
+    return "\n".join(
+        f"{r['name']}  generation {r['generation']}"
+        + (f"  child of {r['parent']}" if r["parent"] else "")
+        + (f"  runtime {r['runtime']}" if r["runtime"] else "")
+        + ("  REVOKED" if r["revoked"] else "") + f"  since {r['created']}"
+        for r in found)
+
+
+def gate(status: dict[str, object]) -> str:
+    """``gate``: whether the inbox is gated, its members and waiting requests."""
+    accept = "members only (gated)" if status["accept"] == "members" else "anyone (open)"
+    lines = [f"{status['agent']} accepts mail from {accept}"]
+    if status.get("group"):
+        agents = status.get("group_agents")
+        assert isinstance(agents, list)
+        lines.append(f"group gate {status['group']}, shared by {', '.join(agents)}")
+    for key in ("members", "pending"):
+        names = status[key]
+        assert isinstance(names, list)
+        lines.append(f"{key}: {', '.join(names) if names else 'none'}")
+    return "\n".join(lines)
+
+
+def sessions(found: list[dict[str, object]]) -> str:
+    """``sessions``: one line per session, a server's or a host session its hooks ran in."""
+    if not found:
+        return "no sessions recorded"
+    return "\n".join(
+        f"{s['agent']}@{s['session'] or '-'}  {s['program'] or '?'} "
+        + ("hooks" if s.get("kind") == "hook" else "server")
+        + (f" pid {s['pid']}" if s.get("pid") is not None else "") + "  "
+        f"since {s['started']}  " + ("online" if s["online"] else "offline")
+        + (f" (last hook {s['last_seen']})" if s.get("kind") == "hook" else "")
+        + (f"  replaced by {s['replaced_by']}" if s["replaced_by"] else "")
+        for s in found)
+
+
+# Starting agent sessions
+def started(result: Started) -> str:
+    """What ``start`` did: the outcome, where the session runs, and how to reach it."""
+    lines = [f"{result.host}: {result.outcome.replace('_', ' ')}"
+             + (f": {result.error}" if result.error else "")]
+    for label, value in (("folder", result.folder), ("model", result.model),
+                         ("mode", result.permission_mode), ("session", result.session_id),
+                         ("pid", result.pid), ("tmux", result.tmux_target),
+                         ("agent", result.register_as)):
+        if value is not None:
+            lines.append(f"  {label + ':':9}{for_terminal(str(value))}")
+    return "\n".join(lines)
+
+
+def started_sessions(records: list[dict[str, object]]) -> str:
+    """The session log, one line each: when, host, outcome, folder, from whom."""
+    if not records:
+        return "no sessions started yet"
+    return "\n".join(
+        for_terminal(f"{r.get('ts', '?')}  {r.get('launcher', '?'):11} "
+                     f"{r.get('outcome', '?'):11} {r.get('folder', '?')}  from "
+                     f"{r.get('from') or '?'}" + (f" as {r['register_as']}"
+                                                  if r.get("register_as") else ""))
+        for r in records)
+
+
+# Search and threads ---------------------------------------------------------
+def found(items: list[Item], *, style: Style = PLAIN) -> str:
+    """Search hits, best first: the inbox's line, then the body's first line."""
+    if not items:
+        return "no messages match"
+    lines = []
+    for item in items:
+        m = item.message
+        kind = " (broadcast)" if m.is_broadcast else ""
+        first = for_terminal(next((ln for ln in m.body.splitlines() if ln.strip()), ""))
+        lines.append(f"{_MARK[item.state]} {style.accent(item.shown_id)}  "
+                     f"{style.dim(_date(m.date))}  {m.sender}{kind}: "
+                     f"{for_terminal(m.subject)}")
+        if first:
+            lines.append(f"    {first[:100]}")
+    lines.append(style.dim(_LEGEND))
+    return "\n".join(lines)
+
+
+def thread(entries: list[ThreadEntry], *, style: Style = PLAIN) -> str:
+    """A conversation, oldest first: each message whole, with every recipient's state."""
+    if not entries:
+        return "no messages in this thread"
+    parts = []
+    for entry in entries:
+        m = entry.message
+        states = _states(entry.status.recipients)
+        head = (f"{style.accent(m.id)}  {style.dim(_date(m.date))}\n"
+                f"{m.sender} → {', '.join(m.to)}: {style.bold(for_terminal(m.subject))}\n"
+                f"[{states or 'no recipients yet'}]")
+        parts.append(head + "\n\n" + for_terminal(m.body))
+    return "\n\n".join(parts)
+
+
+def _states(recipients: list[RecipientStatus]) -> str:
+    """``gemini read, codex missing``: each recipient's state, in one line."""
+    return ", ".join(f"{r.agent} {r.state or 'missing'}" for r in recipients)

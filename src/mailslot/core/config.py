@@ -1,0 +1,151 @@
+"""The mailbox's settings (``config.json``), read with the rules that make them safe.
+
+The store only loads and saves the raw mapping; this module says what each key means.
+Keys mailslot does not manage are kept as they are. A malformed value that guards
+something fails closed: the action is refused with a message naming the field.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from .errors import InvalidInput, StoreError
+from .names import check_name
+from .text import DEFAULT_MAX_BODY_BYTES
+
+TYPE_CHECKING = False  # typing is not loaded on the hook path
+if TYPE_CHECKING:
+    from typing import Any
+
+DEFAULT_MIDTURN_INTERVAL = 30
+"""Seconds a session goes at least between being shown mail and a mid-turn showing."""
+
+
+class Config:
+    """A read view over the raw config mapping."""
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.raw = dict(raw)
+
+    @property
+    def owner(self) -> str | None:
+        value = self.raw.get("owner")
+        if value is None:
+            return None
+        try:
+            return check_name(value, "config.json: owner")
+        except InvalidInput as exc:
+            raise StoreError(str(exc)) from None
+
+    @property
+    def max_body_bytes(self) -> int:
+        value = self.raw.get("max_body_bytes", DEFAULT_MAX_BODY_BYTES)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise StoreError("config.json: max_body_bytes must be a positive whole number")
+        return value
+
+    def agents(self) -> dict[str, dict[str, Any]]:
+        """Per-agent settings by name; an entry with a bad name or shape is an error."""
+        section = self.raw.get("agents", {})
+        if not isinstance(section, dict):
+            raise StoreError("config.json: agents must be an object")
+        result: dict[str, dict[str, Any]] = {}
+        for key, value in section.items():
+            try:
+                name = check_name(key, "config.json: agents key")
+            except InvalidInput as exc:
+                raise StoreError(str(exc)) from None
+            if not isinstance(value, dict):
+                raise StoreError(f"config.json: agents.{name} must be an object")
+            result[name] = value
+        return result
+
+    def agent(self, name: str) -> dict[str, Any]:
+        return self.agents().get(name, {})
+
+    def problems(self) -> list[str]:
+        """Every malformed value, for ``doctor``."""
+        found = []
+        for check in (lambda: self.owner, lambda: self.max_body_bytes, self._agent_values,
+                      lambda: self.require_credentials):
+            try:
+                check()
+            except StoreError as exc:
+                found.append(str(exc))
+        return found
+
+    def _agent_values(self) -> None:
+        """Raise for the first malformed per-agent value (the section's shape included)."""
+        for name in self.agents():
+            self.midturn_interval(name)
+
+    # Hooks ---------------------------------------------------------------------------
+    def auto_continue_on_stop(self, name: str) -> bool:
+        """May a Stop hook keep ``name``'s turn going to show new mail? Only if exactly true.
+
+        Continuing a turn the agent meant to end is the owner's choice, so anything but
+        JSON ``true`` (a string, a number, a malformed agents section) means no.
+        """
+        try:
+            return self.agent(name).get("auto_continue_on_stop") is True
+        except StoreError:
+            return False
+
+    def midturn_interval(self, name: str) -> float:
+        """Seconds between mid-turn showings for ``name`` (0: never shown mid-turn).
+
+        ``agents.<name>.midturn_interval_seconds``, 30 when absent; anything but a
+        number of at least 0 is an error (the hook then shows nothing mid-turn).
+        """
+        value = self.agent(name).get("midturn_interval_seconds", DEFAULT_MIDTURN_INTERVAL)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise StoreError(f"config.json: agents.{name}.midturn_interval_seconds must be "
+                             "a number of seconds, 0 or more")
+        return float(value)
+
+    # Bounded authority ---------------------------------------------------
+    @property
+    def require_credentials(self) -> bool:
+        """Only credentialed processes may write: exactly ``true``; a value that is not a
+        JSON boolean fails closed (refused, naming the field)."""
+        value = self.raw.get("require_credentials", False)
+        if not isinstance(value, bool):
+            raise StoreError("config.json: require_credentials must be true or false; "
+                             "writes are refused until it is fixed")
+        return value
+
+    # Agents on several machines --------------------------------------------
+    def wakes_on(self, name: str, machine: str, seen_on: str | None = None) -> bool:
+        """May the watcher on ``machine`` wake ``name``? Yes unless its ``host`` names
+        another machine. Without ``host``, the machine where its presence was last seen
+        (``seen_on``) is its host; an agent never seen and without ``host`` is woken by
+        any watcher; a ``host`` that is not text, by none."""
+        host = self.agent(name).get("host", seen_on)
+        return host is None or host == machine
+
+    # Starting sessions ---------------------------------------------------------
+    def launch(self) -> dict[str, Any]:
+        """The ``launch`` section (guardrails for ``mailslot start``; rules in
+        :mod:`mailslot.launch.starting`); absent is ``{}``, anything but an object is an error."""
+        section = self.raw.get("launch", {})
+        if not isinstance(section, dict):
+            raise StoreError("config.json: launch must be an object")
+        return section
+
+
+def this_machine(env: Mapping[str, str] = os.environ) -> str:
+    """This machine's name for ``agents.NAME.host``: ``MAILSLOT_HOST``, else the host
+    name."""
+    return env.get("MAILSLOT_HOST") or hostname()
+
+
+def hostname() -> str:
+    """This machine's host name (without importing :mod:`socket` where the OS can tell):
+    what presence and session records name a machine by."""
+    try:
+        return os.uname().nodename
+    except AttributeError:  # Windows
+        import socket
+
+        return socket.gethostname()

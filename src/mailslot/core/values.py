@@ -1,0 +1,164 @@
+"""Value classes as ``dataclasses`` makes them, without importing ``dataclasses``.
+
+Why: a CLI command is a whole process, and ``dataclasses`` costs it twice: its import
+pulls in ``inspect`` (with ``ast``, ``dis``, ``tokenize``), and each class it makes
+compiles six methods from source at start-up. For the twenty value classes every command
+loads, that was the largest part of ``mailslot send`` (the CLI within 3x of
+``python -c pass``). :class:`~mailslot.core.message.Message` is hand-written for the same
+reason.
+
+The modules every command loads import ``dataclass``, ``field``, ``replace`` and
+``asdict`` from here instead of from ``dataclasses``, and ``Protocol`` instead of from
+``typing``. A type checker sees the real
+``dataclasses`` (the ``TYPE_CHECKING`` branch), so the classes are checked exactly as
+dataclasses; at run time these small versions support what mailslot uses and nothing
+more: ``@dataclass`` or ``@dataclass(frozen=True)``, defaults, ``field(default_factory=...)``,
+and equality, hashing (frozen only) and ``repr`` by fields, in declaration order, as
+``dataclasses`` defines them. Modules off the hot path keep ``dataclasses``; ``replace``
+and ``asdict`` from here work on both kinds (``dataclasses``' own refuse these).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from dataclasses import asdict, dataclass, field, replace
+    from typing import Protocol
+else:
+    Protocol = object
+    """A protocol is for type checkers only: at run time it is a plain base class, so the
+    modules that declare one do not load ``typing``."""
+
+    class FrozenInstanceError(AttributeError):
+        """Assigning to a field of a frozen value (``dataclasses`` raises its own)."""
+
+    class _Factory:
+        __slots__ = ("make",)
+
+        def __init__(self, make):
+            self.make = make
+
+    def field(*, default_factory):
+        """A default made anew for each value (only ``default_factory`` is supported)."""
+        return _Factory(default_factory)
+
+    def dataclass(cls=None, /, *, frozen=False):
+        """The class with ``__init__``, ``__eq__``, ``__repr__`` (and, frozen, ``__hash__``
+        and no assignment) made from its annotated fields."""
+
+        def wrap(cls):
+            return _build(cls, frozen)
+
+        return wrap if cls is None else wrap(cls)
+
+    def replace(value, /, **changes):
+        """A copy of ``value`` with some fields changed (a real dataclass too)."""
+        fields = getattr(type(value), "__value_fields__", None)
+        if fields is None:
+            import dataclasses
+
+            return dataclasses.replace(value, **changes)
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"{type(value).__name__} has no field {sorted(unknown)[0]!r}")
+        return type(value)(**{name: changes.get(name, getattr(value, name)) for name in fields})
+
+    def asdict(value):
+        """The fields as a dict, values that are themselves value classes (also in lists)
+        turned into dicts too (a real dataclass: as ``dataclasses.asdict``)."""
+        fields = getattr(type(value), "__value_fields__", None)
+        if fields is None:
+            import dataclasses
+
+            return dataclasses.asdict(value)
+        return {name: _plain(getattr(value, name)) for name in fields}
+
+    def _plain(value):
+        if hasattr(type(value), "__value_fields__"):
+            return asdict(value)
+        if isinstance(value, list | tuple):
+            return type(value)(_plain(v) for v in value)
+        if isinstance(value, dict):
+            return {k: _plain(v) for k, v in value.items()}
+        return value
+
+    _NONE = object()
+
+    def _build(cls, frozen):
+        defaults = {}
+        for base in reversed(cls.__mro__[1:]):
+            defaults.update(getattr(base, "__value_defaults__", {}))
+        annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 (no inspect)
+        own = [name for name, kind in annotations.items()
+               if not str(kind).startswith(("ClassVar", "typing.ClassVar"))]
+        for name in own:
+            value = cls.__dict__.get(name, _NONE)
+            defaults[name] = value
+            if isinstance(value, _Factory):
+                delattr(cls, name)
+        fields = tuple(defaults)
+        with_default = [defaults[n] is not _NONE for n in fields]
+        if with_default != sorted(with_default):
+            raise TypeError(f"{cls.__name__}: a field without a default follows one with")
+        setter = object.__setattr__
+
+        def __init__(self, *args, **kwargs):
+            if len(args) > len(fields):
+                raise TypeError(f"{cls.__name__}() takes {len(fields)} arguments, "
+                                f"{len(args)} given")
+            for name, value in zip(fields, args, strict=False):
+                if name in kwargs:
+                    raise TypeError(f"{cls.__name__}() got {name!r} twice")
+                setter(self, name, value)
+            for name in fields[len(args):]:
+                value = kwargs.pop(name, _NONE)
+                if value is _NONE:
+                    value = defaults[name]
+                    if value is _NONE:
+                        raise TypeError(f"{cls.__name__}() is missing {name!r}")
+                    if isinstance(value, _Factory):
+                        value = value.make()
+                setter(self, name, value)
+            if kwargs:
+                raise TypeError(f"{cls.__name__}() got an unexpected {next(iter(kwargs))!r}")
+
+        def _key(self):
+            return tuple(getattr(self, n) for n in fields)
+
+        def __eq__(self, other):
+            if other.__class__ is not self.__class__:
+                return NotImplemented
+            return _key(self) == _key(other)
+
+        def __repr__(self):
+            shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in fields)
+            return f"{cls.__qualname__}({shown})"
+
+        methods = {"__init__": __init__, "__eq__": __eq__, "__repr__": __repr__}
+        if frozen:
+            def __setattr__(self, name, value):
+                raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+            def __delattr__(self, name):
+                raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+            def __hash__(self):
+                return hash(_key(self))
+
+            methods.update(__setattr__=__setattr__, __delattr__=__delattr__,
+                           __hash__=__hash__)
+        elif "__hash__" not in cls.__dict__:
+            methods["__hash__"] = None  # as dataclasses: eq without frozen is unhashable
+        for name, method in methods.items():
+            if name in cls.__dict__ and name != "__hash__":
+                continue  # a method the class wrote itself wins, as with dataclasses
+            if method is not None:
+                method.__qualname__ = f"{cls.__qualname__}.{name}"
+            setattr(cls, name, method)
+        cls.__value_fields__ = fields
+        cls.__value_defaults__ = defaults
+        cls.__match_args__ = fields
+        return cls
+
+
+__all__ = ["Protocol", "asdict", "dataclass", "field", "replace"]

@@ -1,0 +1,2 @@
+"""Keeping mail: backup and restore, export, import from other mailboxes, migration,
+encryption and search."""

@@ -1,0 +1,1 @@
+"""Starting agent sessions under the owner's guardrails (``mailslot start``)."""

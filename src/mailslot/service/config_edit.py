@@ -1,0 +1,195 @@
+"""Changing the config from the command line (``mailslot config``), on any store.
+
+The config is one JSON object: ``config.json`` in a mailbox folder, one row in
+PostgreSQL. Every change is one read-modify-write through ``Store.update_config`` (under
+the store's config lock, or in one transaction), so nothing changes between the read and
+the write, and it is saved whole or not at all. Before it is saved the result is checked
+as ``doctor`` and ``watch --validate`` check a config: a change that adds a problem is
+refused with that problem and nothing is written (problems already there do not block an
+unrelated change, so a broken config can be fixed one key at a time).
+
+Every read names the config's *version* (a hash of it as stored). A change given the
+version it was based on (``expected``) is refused as a conflict when the config moved
+since: another ``config set``, the web page, ``install --wake``, an editor.
+
+A key is a dotted path into nested objects (``agents.codex.wake_on_mail``). A value is
+JSON when it parses as JSON (``true``, ``30``, ``["a", "b"]``, ``{"x": 1}``,
+``"text"``), and otherwise the text itself (``tmux``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ..core.config import Config
+from ..core.durable import CREATE, open_file
+from ..core.errors import InvalidInput, NotFound, Refused
+from ..store import Store
+from ..wake.report import validate_config
+from .settings import version
+
+
+def parse_value(text: str) -> object:
+    """The value ``config set KEY TEXT`` stores: JSON if ``TEXT`` parses, else the text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _path(key: str) -> list[str]:
+    parts = key.split(".")
+    if not key or any(not p.strip() for p in parts):
+        raise InvalidInput(f"{key!r} is not a config key: a dotted path such as "
+                           "agents.codex.wake_on_mail")
+    return parts
+
+
+def current(store: Store) -> tuple[dict[str, Any], str]:
+    """The whole config as stored, and its version."""
+    raw = store.load_config()
+    return raw, version(raw)
+
+
+def get(store: Store, key: str) -> tuple[object, str]:
+    """The value at ``key``, and the config's version; ``NotFound`` if it is not set."""
+    raw, seen = current(store)
+    node: object = raw
+    for part in _path(key):
+        if not isinstance(node, dict) or part not in node:
+            raise NotFound(f"{key} is not set in the config")
+        node = node[part]
+    return node, seen
+
+
+def set_value(store: Store, key: str, value: object, *, expected: str | None = None) -> str:
+    """Set ``key`` to ``value`` (objects on the way are created); return the new version."""
+    parts = _path(key)
+
+    def edit(raw: dict[str, Any]) -> None:
+        node = raw
+        for depth, part in enumerate(parts[:-1]):
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise InvalidInput(f"{'.'.join(parts[:depth + 1])} is not an object, so "
+                                   f"{key} cannot be set; nothing was changed")
+            node = child
+        node[parts[-1]] = value
+
+    return _change(store, edit, expected)
+
+
+def unset(store: Store, key: str, *, expected: str | None = None) -> str:
+    """Remove ``key`` (``NotFound`` if it is not set); return the new version."""
+    parts = _path(key)
+
+    def edit(raw: dict[str, Any]) -> None:
+        node: object = raw
+        for part in parts[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or parts[-1] not in node:
+            raise NotFound(f"{key} is not set in the config; nothing was changed")
+        del node[parts[-1]]
+
+    return _change(store, edit, expected)
+
+
+def replace(store: Store, text: str, *, expected: str | None = None) -> str:
+    """Replace the whole config with the JSON object ``text`` (``config import``)."""
+    try:
+        new = json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput(f"the config to import is not valid JSON ({exc}); nothing was "
+                           "changed") from None
+    if not isinstance(new, dict):
+        raise InvalidInput("the config to import must be a JSON object; nothing was changed")
+
+    def edit(raw: dict[str, Any]) -> None:
+        raw.clear()
+        raw.update(new)
+
+    return _change(store, edit, expected)
+
+
+def problems(store: Store, raw: dict[str, Any]) -> list[str]:
+    """What ``doctor`` and ``watch --validate`` would report about ``raw``."""
+    report = validate_config(store, raw)
+    found = [*Config(raw).problems(), *report.problems]
+    found += [p if f"agents.{a.agent}" in p else f"agents.{a.agent}: {p}"
+              for a in report.agents for p in a.problems]
+    return list(dict.fromkeys(found))
+
+
+def _change(store: Store, edit: Callable[[dict[str, Any]], None],
+            expected: str | None) -> str:
+    """Apply ``edit`` to a copy under the store's config lock; save it only if the config
+    is still at ``expected`` (when given), it changed anything, and it adds no problem."""
+    outcome: dict[str, str] = {}
+
+    def change(raw: dict[str, Any]) -> bool:
+        seen = version(raw)
+        if expected is not None and expected != seen:
+            raise Refused(f"the config changed since version {expected} (it is now {seen}); "
+                          "nothing was changed: look again (mailslot config show) and "
+                          "retry")
+        candidate = copy.deepcopy(raw)
+        edit(candidate)
+        outcome["version"] = version(candidate)
+        if candidate == raw:
+            return False
+        before = set(problems(store, raw))
+        added = [p for p in problems(store, candidate) if p not in before]
+        if added:
+            raise InvalidInput(f"{added[0]}; nothing was changed")
+        raw.clear()
+        raw.update(candidate)
+        return True
+
+    store.update_config(change)
+    return outcome["version"]
+
+
+def as_text(config: dict[str, Any]) -> str:
+    """The config as ``show`` and ``export`` write it (the layout of config.json)."""
+    return json.dumps(config, indent=2, ensure_ascii=False) + "\n"
+
+
+def export_to(store: Store, path: str) -> str:
+    """Write the whole config to a new file ``path`` (0600: it may name secrets' files
+    and the owner's choices; an existing file is never overwritten); return its version."""
+    raw, seen = current(store)
+    try:
+        fd = open_file(path, CREATE)
+    except FileExistsError:
+        raise InvalidInput(f"{path} already exists; nothing was written") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(as_text(raw))
+    return seen
+
+
+def import_from(store: Store, path: str, *, expected: str | None = None) -> str:
+    """Replace the whole config with the JSON object in file ``path`` (``-``: stdin)."""
+    try:
+        if path == "-":
+            text = sys.stdin.read(_MAX_CONFIG_BYTES + 1)
+        else:
+            with open(path, encoding="utf-8") as src:
+                text = src.read(_MAX_CONFIG_BYTES + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"
+                           ) from None
+    if len(text) > _MAX_CONFIG_BYTES:
+        raise InvalidInput(f"{path} is larger than a config can be "
+                           f"({_MAX_CONFIG_BYTES // 1024 // 1024} MiB); nothing was changed")
+    return replace(store, text, expected=expected)
+
+
+_MAX_CONFIG_BYTES = 4 * 1024 * 1024
+"""A config is a few kilobytes; a file far past that is the wrong file."""

@@ -1,0 +1,304 @@
+"""Session delivery: which mail a hook shows an agent, and what it records afterwards.
+
+The rules, in one place (front ends in :mod:`mailslot.hooks` only translate):
+
+* **session start**: every directed message not yet done, and every standing broadcast
+  not yet served, so a cleared, compacted or resumed session never loses mail;
+* **prompt**: the same, minus what this session was already shown;
+* **stop**: like prompt, but only when the agent's config opts in
+  (``agents.<name>.auto_continue_on_stop: true``) and never when the host is already
+  continuing the turn because of a stop hook;
+* **mid-turn** (after a tool call): directed mail this session has not been shown, and
+  only when the session was shown nothing for ``agents.<name>.midturn_interval_seconds``
+  (default 30; 0 turns it off). It runs after every tool call, so the common case
+  (inside the interval, or nothing new) reads one config file, stats one file and lists
+  two folders, and parses no message. Broadcasts wait for the next prompt or start;
+* **broadcasts** are never shown to their sender, and are recorded as served only in
+  :meth:`Delivery.commit`, which the caller runs after the injection was written and
+  flushed: a crash in between serves them again, never loses them;
+* **claims**: the first read with a git-derived identity records its checkout as the
+  name's owner; a read of the same name from another checkout gets a warning, because
+  two checkouts with one name share (and can finish) one another's mail.
+
+Directed mail is not marked read by a hook: "read" stays something the agent does.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..access.identity import git_toplevel
+from ..core.errors import MailslotError
+from ..core.framing import injection
+from ..core.names import SESSION_KEY
+from .broadcasts import to_serve
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any, TypeVar
+
+    from ..access.identity import Identity
+    from ..core.message import Message
+    from ..store.base import Store
+
+    T = TypeVar("T")
+
+START, PROMPT, STOP, MIDTURN = "start", "prompt", "stop", "midturn"
+MOMENTS = (START, PROMPT, STOP, MIDTURN)
+SESSION_MAX_AGE = 30 * 24 * 3600
+"""A session's record of what it was shown is forgotten after this many idle seconds."""
+
+
+def session_key(raw: str) -> str:
+    """A host's session id as a safe file name: as given if it is one, else a hash."""
+    if SESSION_KEY.fullmatch(raw):
+        return raw
+    import hashlib  # rare, and hashlib is slow to load
+
+    return "h-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+class Injection:
+    """What a hook is about to show: the text and what to record once it is out."""
+
+    __slots__ = ("broadcasts", "moment", "session", "shown", "text")
+
+    def __init__(self, text: str, moment: str, session: str | None, shown: list[str],
+                 broadcasts: list[str]) -> None:
+        self.text = text
+        self.moment = moment
+        self.session = session
+        self.shown = shown  # every id shown (in full, or with its body cut)
+        self.broadcasts = broadcasts  # the broadcasts among them
+
+
+class Delivery:
+    """Session delivery for one agent over a store; ``problems`` collects what failed."""
+
+    def __init__(self, store: Store, agent: str, identity: Identity,
+                 cli: str = "mailslot") -> None:
+        self.store = store
+        self.agent = agent
+        self.identity = identity
+        self.cli = cli  # how the session's shell runs mailslot (mailslot.service.invocation)
+        self.problems: list[str] = []
+        self._broadcasts: set[str] = set()
+
+    def plan(self, moment: str, session: str | None, *, limit: int,
+             stop_active: bool = False) -> Injection | None:
+        """What to show at ``moment`` (``None``: nothing); records nothing but a claim."""
+        key = session_key(session) if session else None
+        if moment != START and key is None:
+            return None  # without a session there is no telling what it was shown
+        if moment == STOP and (stop_active or not self._auto_continue()):
+            return None
+        self._door()
+        if moment == MIDTURN and key is not None:
+            notes: list[str] = []
+            pending = self._midturn(key)
+        else:
+            notes = self._claim_notes()
+            pending = self._pending()
+        if moment not in (START, MIDTURN) and key is not None and pending:
+            shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
+            pending = [i for i in pending if i not in shown]
+        pending = self._for_session(pending, key)
+        if moment != START and not pending:
+            return None
+        scope = (f"waiting for {self.agent}" if moment == START
+                 else f"for {self.agent} not shown before in this session")
+        text, shown_ids = injection(pending, self._load, limit=limit, scope=scope,
+                                    cli=self.cli, notes=notes)
+        if not text:
+            return None
+        broadcasts = [i for i in shown_ids if i in self._broadcasts]
+        return Injection(text, moment, key, shown_ids, broadcasts)
+
+    def commit(self, planned: Injection) -> None:
+        """Record what was shown. Call only after the injection was written and flushed.
+
+        The session's record comes first and the broadcasts' second, so a hook stopped
+        in between shows the broadcasts again rather than never.
+        """
+        if planned.session is not None:
+            self.store.add_shown(self.agent, planned.session, planned.shown)
+        if planned.broadcasts:
+            self.store.add_seen(self.agent, planned.broadcasts)
+            from datetime import datetime  # only now: most hooks never need it
+
+            now = datetime.now().astimezone().isoformat()
+            for message_id in planned.broadcasts:
+                self.store.append_event({"ts": now, "event": "read", "id": message_id,
+                                         "agent": self.agent, "via": "hook"}, durable=True)
+        if planned.moment == START:
+            self.store.prune_sessions(self.agent, SESSION_MAX_AGE)
+
+    def ran(self, session: str, facts: Callable[[], Mapping[str, object]], *,
+            fresh: bool) -> None:
+        """Record that a hook ran in host session ``session`` now (a hook
+        session is a session of its agent, listed by ``sessions`` and ``who``). Its
+        ``facts()`` (host, folder, host pid) are written when it is new or ``fresh`` (a
+        session start: a resumed session has a new host process); any other call only
+        refreshes its time, one ``utime`` in the file store, and works out no facts."""
+        key = session_key(session)
+        if not fresh and self._attempt(
+                lambda: self.store.refresh_hook_session(self.agent, key), True):
+            return
+        self._attempt(lambda: self.store.record_hook_session(self.agent, key, facts()),
+                      None)
+
+    def started(self, host: str, session: str) -> None:
+        """Record ``session`` as the agent's latest in ``host``: a wake whose
+        ``session_id`` is ``"latest"`` resumes or queues into it (docs/wake.md)."""
+        if session_key(session) == session:  # a host id safe as a file, as all known are
+            self._attempt(lambda: self.store.set_latest_session(self.agent, host, session),
+                          None)
+
+    # Waking an idle session (Claude Code's background waiter) --------------------------
+    def arm_waiter(self, session: str, pid: int) -> None:
+        """Make ``pid`` the session's one waiter; an older waiter sees it and leaves."""
+        self.store.set_waiter(self.agent, session_key(session), pid)
+
+    def waiter_replaced(self, session: str, pid: int) -> bool:
+        """Has a newer waiter for this session taken over from ``pid``?"""
+        return self.store.waiter(self.agent, session_key(session)) != pid
+
+    def unannounced(self, session: str, method: str) -> list[Message] | None:
+        """Directed mail not done that this session was neither shown nor told of, and
+        that the agent's config lets ``method`` wake it for, oldest first.
+
+        ``None`` when the config has not chosen ``method`` (principle 7: only the
+        recipient's own config allows a wake). Broadcasts never wake a session; they
+        wait for its next prompt or start.
+        """
+        from ..core.config import Config
+        from ..wake.policy import in_session_wakes  # the waiter's path only
+
+        allowed = in_session_wakes(Config(self.store.load_config()), self.agent, method)
+        if allowed is None:
+            return None
+        self._door()
+        directed = self.store.entries(self.agent, ("unread", "read"))
+        if not directed:
+            return []
+        key = session_key(session)
+        shown = self.store.shown(self.agent, key)
+        fresh = sorted(i for i, _ in directed if i not in shown)
+        return [m for m in map(self._load, fresh)
+                if m is not None and m.shown_to({key}) and allowed(m)]
+
+    def announce(self, session: str, messages: Sequence[Message]) -> None:
+        """Record that the session was told of ``messages``; call after the notice is out."""
+        self.store.add_shown(self.agent, session_key(session), [m.id for m in messages])
+
+    # Rules -----------------------------------------------------------------------------
+    def _midturn(self, key: str) -> list[str]:
+        """Directed mail for a mid-turn showing; ``[]`` before anything is parsed when
+        the interval since the session was last shown mail has not passed."""
+        from ..core.config import Config  # only the rules that read the config load it
+
+        interval: float = self._attempt(
+            lambda: Config(self.store.load_config()).midturn_interval(self.agent), 0.0)
+        if not interval:
+            return []
+        last = self._attempt(lambda: self.store.shown_at(self.agent, key), None)
+        if last is not None and time.time() - last < interval:
+            return []
+        directed = self._directed()
+        if not directed:
+            return []
+        shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
+        return sorted(i for i in directed if i not in shown)
+
+    def _for_session(self, pending: list[str], key: str | None) -> list[str]:
+        """Drop mail for another instance of the agent (``name@session``).
+        The store's index names such mail (one listing, usually of nothing), and only
+        those are parsed; the header decides. A message that cannot be read stays (the
+        injection counts it)."""
+        if not pending:
+            return pending
+        marked: dict[str, str] = self._attempt(lambda: self.store.instance_mail(self.agent),
+                                               {})
+        if not marked:
+            return pending
+        kept = []
+        mine = {key} if key is not None else set()
+        for message_id in pending:
+            if message_id in marked and message_id not in self._broadcasts:
+                try:
+                    message, _ = self.store.load(self.agent, message_id, header_only=True)
+                except MailslotError:
+                    message = None
+                if message is not None and not message.shown_to(mine):
+                    continue
+            kept.append(message_id)
+        return kept
+
+    def _directed(self) -> list[str]:
+        """Ids of directed mail not done, in no particular order."""
+        return self._attempt(
+            lambda: [i for i, _ in self.store.entries(self.agent, ("unread", "read"))], [])
+
+    def _door(self) -> None:
+        """A gated inbox sets aside what did not come through the service;
+        the rule's module is loaded only for a gated inbox, so hooks stay fast."""
+        if self._attempt(lambda: self.store.accept_of(self.agent), "open") == "open":
+            return
+        from ..access.gates import set_aside
+        from .posting import Notifier
+
+        nothing: list[str] = []
+        self._attempt(lambda: set_aside(self.store, self.agent, Notifier(self.store)),
+                      nothing)
+
+    def _pending(self) -> list[str]:
+        """Ids of directed mail not done and of broadcasts not yet served, oldest first."""
+        directed = self._directed()
+        live: list[str] = self._attempt(self.store.broadcast_ids, [])
+        if live:
+            seen: set[str] | None = self._attempt(lambda: self.store.seen(self.agent), None)
+            live = [] if seen is None else to_serve(live, seen, self.agent)
+        self._broadcasts = set(live)
+        return sorted({*directed, *live})
+
+    def _load(self, message_id: str) -> Message | None:
+        try:
+            if message_id in self._broadcasts:
+                message, live = self.store.load_broadcast(message_id)
+                return message if live else None  # retracted since we listed
+            message, state = self.store.load(self.agent, message_id)
+        except MailslotError as exc:
+            self.problems.append(str(exc))
+            return None
+        return None if state == "done" else message
+
+    def _auto_continue(self) -> bool:
+        from ..core.config import Config
+
+        config: dict[str, Any] = self._attempt(self.store.load_config, {})
+        return Config(config).auto_continue_on_stop(self.agent)
+
+    def _claim_notes(self) -> list[str]:
+        path = self.identity.path
+        if self.identity.source != "git" or path is None:
+            return []
+        holder = self._attempt(lambda: self.store.claim(self.agent, path), path)
+        if holder == path:
+            return []
+        if not holder or git_toplevel(holder) != holder:  # that checkout is gone
+            self._attempt(lambda: self.store.replace_claim(self.agent, path), None)
+            return []
+        return [
+            f"warning: this checkout ({path}) and the one at {holder} both read mail as "
+            f"{self.agent!r}, so they share one mailbox and either may answer or finish "
+            "the other's mail. Give one of them its own name (MAILSLOT_AGENT or --agent)."
+        ]
+
+    def _attempt(self, action: Callable[[], T], fallback: T) -> T:
+        """``action()``, or ``fallback`` with the failure noted: show what can be shown."""
+        try:
+            return action()
+        except MailslotError as exc:
+            self.problems.append(str(exc))
+            return fallback

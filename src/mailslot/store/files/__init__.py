@@ -1,0 +1,1 @@
+"""The embedded file store: a Maildir-style folder of Markdown files (docs/format.md)."""

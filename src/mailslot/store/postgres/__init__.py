@@ -1,0 +1,1 @@
+"""The PostgreSQL store, for agents on several machines (docs/postgres.md)."""
