@@ -51,17 +51,17 @@ def readme() -> str:
 
 
 def test_the_readme_shows_an_install_line_for_every_host() -> None:
-    from mailslot.install.host_settings import HOST_NAMES
+    from mailslot.hosts import NAMES
 
-    missing = [h for h in HOST_NAMES if f"mailslot install {h} --agent {h}" not in readme()]
+    missing = [h for h in NAMES if f"mailslot install {h} --agent {h}" not in readme()]
     assert not missing, f"README.md shows no `mailslot install` for {missing}"
 
 
 def test_the_readme_counts_and_names_the_hooks_install_writes() -> None:
-    from mailslot.install.host_settings import HOSTS
+    from mailslot.hosts import host
 
     words = {3: "three", 4: "four", 5: "five"}
-    codex, gemini = HOSTS["codex"].hooks, HOSTS["gemini"].hooks
+    codex, gemini = host("codex").hook_file, host("gemini").hook_file
     assert codex is not None and gemini is not None
     assert f"approve the {words[len(codex.hooks)]} mailslot\nhooks" in readme()
     named = readme().split("The hooks are named", 1)[1].split("in `/hooks`", 1)[0]

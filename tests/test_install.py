@@ -15,13 +15,15 @@ from typing import Any
 import pytest
 
 from conftest import Result
-from mailslot.install import HOST_NAMES, HOSTS
+from mailslot import hosts
 from pgcluster import Cluster
 
 Cli = Callable[..., Result]
 EXE = str(Path(sys.executable).parent / "mailslot")
-HOOKED = [h for h in HOST_NAMES if HOSTS[h].hooks is not None]
-MCP_FILES = [h for h in HOST_NAMES if HOSTS[h].mcp_format != "pi-extension"]
+HOST_NAMES = hosts.NAMES
+HOSTS = {h.name: h for h in hosts.every()}
+HOOKED = [h for h in HOST_NAMES if HOSTS[h].hook_file is not None]
+MCP_FILES = [h for h in HOST_NAMES if HOSTS[h].mcp_format != "extension"]
 """The hosts whose MCP settings mailslot merges into (Pi gets a file of its own)."""
 
 
@@ -44,7 +46,7 @@ def mcp_file(host: str, scope: str, home: Path, project: Path) -> Path:
 
 
 def hook_file(host: str, scope: str, home: Path, project: Path) -> Path:
-    spec = HOSTS[host].hooks
+    spec = HOSTS[host].hook_file
     assert spec is not None
     return where(spec.path[scope], home, project)  # type: ignore[index]
 
@@ -79,10 +81,10 @@ def test_fresh_file(cli: Cli, host: str, scope: str, home: Path, project: Path) 
     path = mcp_file(host, scope, home, project)
     assert f"created: {path}" in r.out
     entry = server_of(load(path), host)
-    written = {"plain": {"command": EXE, "args": serve_args()},
-               "opencode": {"command": [EXE, *serve_args()]},
+    written = {"opencode": {"command": [EXE, *serve_args()]},
                "cline": {"transport": {"type": "stdio", "command": EXE,
-                                       "args": serve_args()}}}[HOSTS[host].mcp_style]
+                                       "args": serve_args()}}}.get(
+        host, {"command": EXE, "args": serve_args()})
     assert entry == {**HOSTS[host].mcp_fields, **written}
 
 

@@ -879,7 +879,7 @@ def test_a_failed_recovery_start_is_retried_once_then_the_sender_is_told(
 
 def test_desktop_handoff_is_refused_in_one_line_where_the_app_is_absent(
         box: Box, root: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("mailslot.launch.guardrails.desktop_opener", lambda: None)
+    monkeypatch.setattr("mailslot.hosts.claude.Claude.desktop_opener", lambda self: None)
     launch(root)
     with pytest.raises(Refused, match="needs the Claude desktop app") as refused:
         start(box("orchestrator"), Request("claude", str(project), "hi", handoff="desktop"),
@@ -893,8 +893,8 @@ def test_desktop_handoff_opens_a_claude_link_with_the_prompt_prefilled(
     from urllib.parse import parse_qs, urlsplit
 
     record = fake_host(bin_dir, "opener")
-    monkeypatch.setattr("mailslot.launch.guardrails.desktop_opener",
-                        lambda: [str(bin_dir / "opener")])
+    monkeypatch.setattr("mailslot.hosts.claude.Claude.desktop_opener",
+                        lambda self: [str(bin_dir / "opener")])
     launch(root)
     with pytest.raises(InvalidInput, match="cannot carry register_as"):
         start(box("orchestrator"), Request("claude", str(project), "hi", handoff="desktop",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mailslot.install import HOSTS
+from mailslot import hosts
 from mailslot.install.plugins import plugin_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +24,7 @@ def test_checked_in_plugin_files_are_current(rel: str) -> None:
 @pytest.mark.parametrize("host", ["claude", "codex"])
 def test_plugin_hooks_are_the_installed_hooks_without_machine_paths(host: str) -> None:
     hooks = json.loads(plugin_files()[f"plugins/{host}/hooks/hooks.json"])["hooks"]
-    spec = HOSTS[host].hooks
+    spec = hosts.host(host).hook_file
     assert spec is not None
     assert list(hooks) == [h.event for h in spec.hooks]
     for hook in spec.hooks:

@@ -58,10 +58,14 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
-RUNTIMES = ("claude-code", "codex-cli", "gemini-cli", "grok-cli", "antigravity",
-            "copilot-cli", "cursor")
-"""Runtimes as the hosts name themselves; any other short name is accepted as given."""
 _RUNTIME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+def runtimes() -> list[str]:
+    """Runtimes as the hosts name themselves; any other short name is accepted as given."""
+    from .. import hosts
+
+    return [h.runtime for h in hosts.every() if h.runtime is not None]
 
 
 class Principal:
@@ -173,7 +177,7 @@ def _runtime(raw: str | None) -> str | None:
     value = raw.strip().lower()
     if not _RUNTIME.fullmatch(value):
         raise InvalidInput(f"runtime {quoted(raw)} is not a runtime name (for example "
-                           f"{', '.join(RUNTIMES)})")
+                           f"{', '.join(runtimes())})")
     return value
 
 

@@ -272,7 +272,7 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
         return _serve_http(args, box)
     box.bound_agent()  # refuse before the MCP SDK is even imported
     from ..access.fencing import new_session_id
-    from ..hooks.host import host_process
+    from ..hooks.host_process import host_process
     from ..mcp import server as mcp_server
 
     session = new_session_id()
@@ -1168,9 +1168,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _install_choices() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    from ..install.host_settings import HOST_NAMES, SCOPES  # only when install's parser is built
+    from ..hosts import NAMES
+    from ..hosts.host import SCOPES
 
-    return HOST_NAMES, SCOPES
+    return NAMES, SCOPES
 
 
 def command_word(argv: Sequence[str]) -> str | None:

@@ -21,7 +21,7 @@ from ..service.delivery import START, Delivery
 from ..service.invocation import invocation
 from ..store.location import open_store
 from . import host_io
-from .host import host_process
+from .host_process import host_process
 from .reading import read_input
 
 TYPE_CHECKING = False
@@ -33,6 +33,15 @@ else:  # the C module: ``signal`` builds three enums at import, a millisecond pe
     import _signal as signal
 
 BOUND_SECONDS = 3.0
+
+
+def _waiter_event(host: str) -> str | None:
+    from .. import hosts
+
+    try:
+        return hosts.host(host).wake_hook
+    except KeyError:
+        return None
 
 
 def run_hook(
@@ -47,13 +56,13 @@ def run_hook(
 ) -> int:
     """Run one hook on this process's stdin and stdout; always returns 0.
 
-    ``claude wait`` is the exception: Claude Code's background waiter blocks for as long
-    as the session is idle and exits 2 to wake it (see :mod:`mailslot.hooks.wait`).
+    A host's background waiter is the exception: it blocks for as long as the session is
+    idle and exits with the host's wake status to wake it (see :mod:`mailslot.hooks.wait`).
     """
-    if (host, event) == ("claude", "wait"):
+    if event == _waiter_event(host):
         from .wait import run_wait
 
-        return run_wait(agent=agent, root=root, env=env)
+        return run_wait(host, agent=agent, root=root, env=env)
     restore = _bound(BOUND_SECONDS)
     problem: str | None
     try:

@@ -13,13 +13,18 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .. import hosts
 from ..access.identity import git_toplevel
 from ..core.errors import InvalidInput, MailslotError
 from ..http.client import SECRET_ENV
 from ..service.mailbox import Mailbox
-from . import entries, pi, settings_files
-from .host_settings import CLAUDE_HOOK_FILES, HOSTS, Host, Scope
+from . import entries, settings_files
 from .remote_entries import LOCAL_KEYS, REMOTE_KEYS, is_remote_hook, remote_entry
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..hosts import Host
+    from ..hosts.host import Scope
 
 
 @dataclass(frozen=True)
@@ -93,15 +98,16 @@ def install(
     project is refused unless its real path is in ``allow_outside``: a cloned
     repository must not make ``install`` rewrite the user's own settings elsewhere.
     """
-    host = HOSTS[host_name]
-    if wake and not (hooks and host.name == "claude"):
-        raise InvalidInput("--wake needs --hooks and works only for claude "
-                           "(Claude Code's asyncRewake hooks)")
-    if channel and host.name != "claude":
-        raise InvalidInput("--channel works only for claude (Claude Code channels)")
+    host = hosts.host(host_name)
+    offered = hosts.listed(hosts.names(lambda h: h.install_wakes))
+    if wake and not (hooks and "wake" in host.install_wakes):
+        raise InvalidInput(f"--wake needs --hooks and works only for {offered} (a background "
+                           "hook that wakes the session)")
+    if channel and "channel" not in host.install_wakes:
+        raise InvalidInput(f"--channel works only for {offered} (a channel into the session)")
     if wake and channel:
-        raise InvalidInput("choose one way to wake Claude Code: --wake or --channel")
-    if hooks and host.hooks is None and host.mcp_format != "pi-extension":
+        raise InvalidInput(f"choose one way to wake {host.title}: --wake or --channel")
+    if hooks and host.hook_file is None and host.mcp_format != "extension":
         raise InvalidInput(f"{host.title} has no documented hook that can show mail; install it "
                            "without --hooks (its agents use the MCP tools)")
     scope = scope or host.default_scope
@@ -131,11 +137,13 @@ def install(
     plan: dict[Path, list[settings_files.Editor]] = {}
     changes = []
     mcp_path = where(host.mcp_path[scope])
-    if host.mcp_format == "pi-extension":  # one file of mailslot's own, written whole
+    if host.mcp_format == "extension":  # one file of mailslot's own, written whole
         real = inside(mcp_path)
         before = settings_files.read_text(mcp_path)
-        pi.check_replaceable(before, agent, str(mcp_path))
-        changes.append(Change(mcp_path, before, pi.extension(exe, tail, agent, hooks=hooks),
+        if before is not None:
+            entries.same_agent(host.extension_agent(before, str(mcp_path)), agent,
+                               str(mcp_path))
+        changes.append(Change(mcp_path, before, host.extension(exe, tail, agent, hooks=hooks),
                               scope == "project", real))
     else:
         serve = ["serve", "--channel"] if channel else ["serve"]
@@ -143,8 +151,7 @@ def install(
         if credential is not None:  # the server's identity comes from the credential
             serve += ["--credential", str(Path(credential).expanduser().absolute())]
             server_tail = tail[2:]
-        fields = entries.server_fields(host.mcp_style, exe, [*serve, *server_tail],
-                                       host.mcp_fields)
+        fields = host.server_entry(exe, [*serve, *server_tail])
         plan[mcp_path] = [partial(entries.set_server, container=host.mcp_container,
                                   fields=fields, agent=agent, where=str(mcp_path),
                                   drop=REMOTE_KEYS)]
@@ -153,35 +160,37 @@ def install(
             raise InvalidInput("--wake and --channel need the mailbox on this machine; "
                                "not with --remote")
         plan[mcp_path] = [partial(entries.set_server, container=host.mcp_container,
-                                  fields=remote_entry(host.name, remote), agent=agent,
+                                  fields=remote_entry(host, remote), agent=agent,
                                   where=str(mcp_path), drop=LOCAL_KEYS)]
         tail = ["--remote", remote]
         if credential is not None:
             tail += ["--credential", str(Path(credential).expanduser().absolute())]
-    notes = list(host.notes.get(scope, ()))
-    present = _our_hooks(where(host.hooks.path[scope])) if host.hooks is not None else []
+    notes = list(host.install_notes.get(scope, ()))
+    spec = host.hook_file
+    present = _our_hooks(where(spec.path[scope])) if spec is not None else []
     if not hooks and any(is_remote_hook(c) != (remote is not None) for c in present):
         hooks = True  # they follow the server entry: never left reaching the old place
         notes.append("mailslot's hooks there were " + ("local" if remote else "remote")
                      + " ones: switched to " + ("remote" if remote else "local") + " too")
-    if not hooks and not wake and any(_is_waiter(c) for c in present):
+    if not hooks and not wake and any(_is_waiter(host, c) for c in present):
         hooks = True  # a waiter this registration does not wake with would wait for nothing
         notes.append("mailslot's hooks there had the background waiter (--wake): rewritten "
                      "without it, as this registration does not wake")
-    if hooks and host.hooks is not None:
-        spec = host.hooks
+    if hooks and spec is not None:
         hook_path = where(spec.path[scope])
 
         def command(event: str) -> str:
             return shlex.join([exe, "hook", host.name, event, *tail])
 
         plan.setdefault(hook_path, []).append(partial(
-            entries.set_hooks, spec=spec, command=command, agent=agent, where=str(hook_path),
-            wake=command("wait") if wake else None))
+            entries.set_hooks, host=host, command=command, agent=agent, where=str(hook_path),
+            wake=command(host.wake_hook) if wake and host.wake_hook else None))
         notes += spec.notes
-        notes += [f"{host.title} also runs Claude Code's hooks in {p}: mail may be shown "
-                  "twice there; keep one of the two." for rel in spec.also_runs
-                  if _has_our_hooks(p := where(rel))]
+        if host.also_runs is not None:
+            other, files = host.also_runs
+            notes += [f"{host.title} also runs {hosts.host(other).title}'s hooks in {p}: mail "
+                      "may be shown twice there; keep one of the two." for rel in files
+                      if _has_our_hooks(p := where(rel))]
     for path, editors in plan.items():
         real = inside(path)
         text = settings_files.read_text(path)
@@ -194,36 +203,35 @@ def install(
         for change in changes:
             if change.changed:
                 settings_files.write_atomic(change.path, change.after, change.before)
-    warnings = _speaks_as_another(project, agent) if host.name == "copilot" else []
-    method = "claude-rewake" if wake else "claude-channel" if channel else None
+    warnings = _speaks_as_another(host, project, agent)
+    method = host.install_wakes.get("wake" if wake else "channel") if wake or channel else None
     if remote is not None:
         notes.append(f"{host.title} reads the secret from ${SECRET_ENV}: export it from "
                      "the credential file in the agent's environment (docs/remote.md)")
     elif method is not None:
-        notes.append(_choose_wake(agent, method, mailbox_dir, dry_run))
-    elif host.name == "claude":
-        notes += _drop_wake(agent, mailbox_dir, dry_run)
+        notes.append(_choose_wake(host, agent, method, mailbox_dir, dry_run))
+    elif host.install_wakes:
+        notes += _drop_wake(host, agent, mailbox_dir, dry_run)
     return Report(host, scope, agent, changes, notes, dry_run, warnings)
 
 
-_INSTALLED_WAKES = ("claude-rewake", "claude-channel")
-"""Wake methods that only work with what ``install claude --wake/--channel`` registers."""
-
-
-def _drop_wake(agent: str, mailbox_dir: str | None, dry_run: bool) -> list[str]:
-    """A registration without --wake/--channel no longer wakes: say so in config.json."""
+def _drop_wake(host: Host, agent: str, mailbox_dir: str | None, dry_run: bool) -> list[str]:
+    """A registration without --wake/--channel no longer wakes: say so in config.json
+    (the wake methods that only work with what those flags register)."""
+    installed = tuple(host.install_wakes.values())
     box = Mailbox.open(mailbox_dir, agent)
     where = f"{box.store.location}/config.json"
     setting = f'agents.{agent}.wake_method "unsupported" (wake_on_mail false)'
     if dry_run:
         return ([f"would set {setting} in {where}"]
-                if box.wake_method(agent) in _INSTALLED_WAKES else [])
-    if box.stop_wake(agent, _INSTALLED_WAKES):
+                if box.wake_method(agent) in installed else [])
+    if box.stop_wake(agent, installed):
         return [f"set {setting} in {where}: this registration has no waiter or channel"]
     return []
 
 
-def _choose_wake(agent: str, method: str, mailbox_dir: str | None, dry_run: bool) -> str:
+def _choose_wake(host: Host, agent: str, method: str, mailbox_dir: str | None,
+                 dry_run: bool) -> str:
     """Opt the agent in to ``method`` in the mailbox's config.json (principle 7)."""
     box = Mailbox.open(mailbox_dir, agent)
     setting = f'agents.{agent}.wake_method "{method}" with wake_on_mail'
@@ -232,21 +240,15 @@ def _choose_wake(agent: str, method: str, mailbox_dir: str | None, dry_run: bool
         return f"would set {setting} in {where}"
     changed = box.choose_wake(agent, method)
     said = f"{'set' if changed else 'kept'} {setting} in {where}"
-    if method == "claude-channel":
-        said += ("; start Claude Code with: claude --dangerously-load-development-channels "
-                 "server:mailslot")
-    return said
+    advice = host.install_advice(method)
+    return f"{said}; {advice}" if advice else said
 
 
-COPILOT_ALSO_READS = (".mcp.json", *CLAUDE_HOOK_FILES[:2])
-"""Project files Copilot CLI uses besides its own: its MCP servers and hooks come from
-them too, as whatever agent they name."""
-
-
-def _speaks_as_another(project: Path, agent: str) -> list[str]:
-    """Warnings for project files that would make Copilot CLI act as another agent."""
+def _speaks_as_another(host: Host, project: Path, agent: str) -> list[str]:
+    """Warnings for project files of other hosts that would make this one act as
+    another agent (:attr:`~mailslot.hosts.host.Host.also_reads`)."""
     out = []
-    for rel in COPILOT_ALSO_READS:
+    for rel in host.also_reads:
         path = project / rel
         try:
             text = settings_files.read_text(path)
@@ -255,7 +257,7 @@ def _speaks_as_another(project: Path, agent: str) -> list[str]:
             continue
         if others:
             names = ", ".join(f"'{o}'" for o in others)
-            out.append(f"{path} registers mailslot as agent {names}: Copilot CLI uses that "
+            out.append(f"{path} registers mailslot as agent {names}: {host.title} uses that "
                        f"file too in this project, and would then send and read mail as "
                        f"{names}, not as '{agent}'. Remove mailslot from it, or give both "
                        "hosts one agent name.")
@@ -286,18 +288,22 @@ def _our_hooks(path: Path) -> list[str]:
     return list(entries.our_hook_commands(doc))
 
 
-def _is_waiter(command: str) -> bool:
-    """Whether a hook command line is Claude Code's background waiter (``hook claude
-    wait``), which only ``install claude --hooks --wake`` registers."""
+def _is_waiter(host: Host, command: str) -> bool:
+    """Whether a hook command line is the host's background waiter (``hook HOST
+    EVENT`` of :attr:`~mailslot.hosts.host.Host.wake_hook`), which only ``install HOST
+    --hooks --wake`` registers."""
+    if host.wake_hook is None:
+        return False
     try:
         words = shlex.split(command)
     except ValueError:
         return False
-    return any(words[i:i + 3] == ["hook", "claude", "wait"] for i in range(len(words)))
+    waiter = ["hook", host.name, host.wake_hook]
+    return any(words[i:i + 3] == waiter for i in range(len(words)))
 
 
 def _has_our_hooks(path: Path) -> bool:
-    """Whether a Claude Code settings file already runs ``mailslot hook``."""
+    """Whether another host's settings file already runs ``mailslot hook``."""
     try:
         text = settings_files.read_text(path)
     except MailslotError:

@@ -13,9 +13,11 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequenc
 from typing import Any
 
 from ..core.errors import InvalidInput, Refused
-from .host_settings import HookFile, ServerStyle
+from ..hosts.host import SERVER as SERVER_NAME
 
-SERVER_NAME = "mailslot"
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..hosts import Host
 _OUR_HOOK = re.compile(r"mailslot(\.exe)?['\"]?\s+hook\s")
 Doc = MutableMapping[str, Any]
 
@@ -45,16 +47,6 @@ def same_agent(bound: str | None, agent: str, where: str) -> None:
             f"{where} already registers mailslot as agent '{bound}'; remove that entry "
             f"first to change it, or pass --agent {bound}"
         )
-
-
-def server_fields(style: ServerStyle, command: str, args: list[str],
-                  extra: Mapping[str, Any]) -> dict[str, Any]:
-    """Our server entry in the host's spelling (see :data:`.hosts.ServerStyle`)."""
-    if style == "opencode":
-        return {**extra, "command": [command, *args]}
-    if style == "cline":
-        return {**extra, "transport": {"type": "stdio", "command": command, "args": args}}
-    return {**extra, "command": command, "args": args}
 
 
 def _server_argv(entry: Mapping[str, Any]) -> list[Any] | None:
@@ -163,28 +155,31 @@ def _splice(items: list[Any], desired: list[Any],
 
 
 WAITER_TIMEOUT_SECONDS = 86_400
-"""How long Claude Code lets the background waiter wait after a turn (it enforces the
+"""How long the host lets the background waiter wait after a turn (it enforces the
 ``timeout`` of an ``asyncRewake`` hook): an idle session is woken within a day."""
 
 
-def set_hooks(doc: Doc, spec: HookFile, command: Callable[[str], str], agent: str,
+def set_hooks(doc: Doc, host: Host, command: Callable[[str], str], agent: str,
               where: str, *, wake: str | None = None) -> None:
-    """Make our handlers for each of the host's events exactly those ``spec`` asks for.
+    """Make our handlers for each of the host's events exactly those its hook file asks
+    for.
 
-    ``wake``: the command of Claude Code's background waiter, added on Stop with
-    ``asyncRewake``.
+    ``wake``: the command of the host's background waiter, added on the stop event with
+    ``asyncRewake`` (a waiter that exits 2 to wake the session).
     """
-    if spec.style != "groups" and "version" not in doc:
-        doc["version"] = 1  # Cursor's and Copilot's files carry a format version first
+    spec = host.hook_file
+    assert spec is not None
+    if spec.version is not None and "version" not in doc:
+        doc["version"] = spec.version  # a file that carries a format version first
     hooks = _section(doc, "hooks", where)
     for hook in spec.hooks:
         entries = hooks.get(hook.event, [])
         if not isinstance(entries, list):
             raise InvalidInput(f"{where}: 'hooks.{hook.event}' must be a list; "
                                "nothing was changed")
-        handler = _handler(spec, hook.ours, command(hook.ours))
+        handler = host.hook_handler(hook.ours, command(hook.ours))
         strip: Callable[[Any], Any | None]
-        if spec.style == "groups":
+        if spec.grouped:
             desired = [_group(handler, hook.matcher)]
             if wake is not None and hook.ours == "stop":
                 desired.append(_group({"type": "command", "command": wake,
@@ -205,17 +200,6 @@ def set_hooks(doc: Doc, spec: HookFile, command: Callable[[str], str], agent: st
         merged = _splice(entries, desired, strip)
         if merged != entries:
             hooks[hook.event] = merged
-
-
-def _handler(spec: HookFile, event: str, command: str) -> dict[str, Any]:
-    if spec.style == "copilot":
-        return {"type": "command", "bash": command, "timeoutSec": spec.timeout}
-    if spec.style == "cursor":
-        return {"command": command, "timeout": spec.timeout}
-    handler: dict[str, Any] = {"type": "command", "command": command, "timeout": spec.timeout}
-    if spec.named:
-        handler = {"name": f"mailslot-{event}", **handler}
-    return handler
 
 
 def _group(handler: dict[str, Any], matcher: str | None) -> dict[str, Any]:

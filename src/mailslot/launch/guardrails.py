@@ -9,14 +9,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
 from ..core.errors import InvalidInput, Refused
-from ..wake.launchers import Host
-from ..wake.methods import COPILOT_TOOL
+from ..hosts import Host, listed, names
 from ..wake.session_mcp import clean_environ
 from ..wake.tmux import SOCKET_NAME, literal
 
@@ -98,26 +94,29 @@ class Guardrails:
         return mode
 
     def allow_tools(self) -> list[str]:
-        """Copilot's ``--allow-tool`` patterns the owner listed (``allow_tools``): Copilot
-        keeps no approvals between runs, so a started ``-p`` session may use a tool only
-        if the owner listed it here (e.g. ``"mailslot"``: every tool of the session's
-        mailslot server). Never a bypass: ``--allow-all-tools`` stays a permission mode."""
+        """The tool patterns the owner listed (``allow_tools``) for a host that keeps no
+        approvals between runs (:attr:`~mailslot.hosts.host.Host.takes_tools`): a
+        started headless session may use a tool only if the owner listed it here (e.g.
+        ``"mailslot"``: every tool of the session's mailslot server). Never a bypass:
+        allowing every tool stays a permission mode."""
         value = self.entry.get("allow_tools", [])
-        if not isinstance(value, list) or not all(
-                isinstance(t, str) and COPILOT_TOOL.fullmatch(t) for t in value):
-            raise Refused(f"{self._where('allow_tools')} must be a list of Copilot tool "
+        host = self.host
+        if host.takes_tools and not (isinstance(value, list) and all(
+                isinstance(t, str) and host.valid_tool(t) for t in value)):
+            raise Refused(f"{self._where('allow_tools')} must be a list of {host.title} tool "
                           f"patterns such as \"mailslot\" or \"shell(git:*)\"; every "
-                          f"{self.host.name} start is refused until it is fixed")
-        if value and self.host.name != "copilot":
-            raise Refused(f"{self._where('allow_tools')} is for copilot only")
+                          f"{host.name} start is refused until it is fixed")
+        if value and not host.takes_tools:
+            offered = listed(names(lambda h: h.takes_tools))
+            raise Refused(f"{self._where('allow_tools')} is for {offered} only")
         return list(value)
 
     def executable(self) -> str:
-        return self._text("executable") or self.host.program
+        return self._text("executable") or self.host.program or self.host.name
 
     def tmux_program(self) -> str:
         """What tmux shows as the session's program when it is at its prompt."""
-        return self._text("tmux_program") or self.host.program
+        return self._text("tmux_program") or self.host.program or self.host.name
 
     def max_running(self) -> int:
         value = self.section.get("max_running", DEFAULT_MAX_RUNNING)
@@ -142,29 +141,6 @@ class Guardrails:
         return ["-L", socket]
 
 
-DESKTOP_MAX_PROMPT = 14_000
-"""The Claude desktop app truncates a link's prompt at about this many characters."""
-
-
-def desktop_opener() -> list[str] | None:
-    """How to open a ``claude://`` link on this machine, if the Claude desktop app is
-    installed (macOS and Windows only: there is no Linux desktop app)."""
-    if sys.platform == "darwin":
-        apps = [Path("/Applications/Claude.app"), Path.home() / "Applications" / "Claude.app"]
-        return ["open"] if any(a.is_dir() for a in apps) else None
-    if sys.platform == "win32":
-        local = os.environ.get("LOCALAPPDATA", "")
-        if local and (Path(local) / "AnthropicClaude").is_dir():
-            return ["rundll32", "url.dll,FileProtocolHandler"]
-    return None
-
-
-def desktop_link(prompt: str, folder: str) -> str:
-    """``claude://code/new?q=PROMPT&folder=FOLDER``: a new Code session in the desktop app
-    with the prompt prefilled (not sent: the person reads it and sends it)."""
-    return "claude://code/new?" + urlencode({"q": prompt, "folder": folder}, quote_via=quote)
-
-
 def open_link(opener: list[str], link: str) -> None:
     """Hand ``link`` to the platform's opener, one argument, no shell."""
     try:
@@ -174,7 +150,7 @@ def open_link(opener: list[str], link: str) -> None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise Failed(f"{opener[0]} could not be run ({type(exc).__name__})") from None
     if done.returncode != 0:
-        raise Failed(f"{opener[0]} could not open the claude:// link "
+        raise Failed(f"{opener[0]} could not open the link "
                      f"(exit status {done.returncode})")
 
 

@@ -9,31 +9,30 @@ who may start (a person at the CLI always; an MCP caller only if listed in
 and the notice that opens every prompt from an agent. A refused start raises
 :class:`Refused` (or :class:`InvalidInput`) naming the model and pattern or the mode,
 and leaves no trace. A start that was tried is logged through the store
-(``log/sessions.jsonl``), whatever its outcome. Host command lines are in
-:mod:`mailslot.wake.launchers`; docs/launch.md explains the whole.
+(``log/sessions.jsonl``), whatever its outcome. Each host's command line, modes and
+checks are its own (:mod:`mailslot.hosts`); docs/launch.md explains the whole.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
 import threading
 import uuid
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import hosts
 from ..core.config import Config
 from ..core.errors import InvalidInput, Refused, StoreError
 from ..core.ids import sender_of
 from ..core.names import check_name
+from ..hosts import Host
+from ..hosts.host import Start
 from ..service.posting import now
 from ..service.presence import pid_alive
 from ..wake import session_mcp
-from ..wake.agentapi import TOKEN_ENV, read_credentials
-from ..wake.launchers import HOSTS, Antigravity, Host, Start
 from ..wake.methods import bypass_flag
 from . import guardrails
 from .guardrails import HOST_TIMEOUT, Failed, Guardrails, open_window
@@ -45,10 +44,6 @@ HANDOFFS = ("background", "tmux", "desktop")
 OUTCOMES = ("handed_off", "still_running", "background", "failed")
 _EFFORT = re.compile(r"[a-z]{1,16}")
 _PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-_CLAUDE_WAIT = {"MCP_CONNECTION_NONBLOCKING": "false", "MCP_CONNECT_TIMEOUT_MS": "60000"}
-"""``claude -p`` may ask its model before MCP servers are up (5 s by default, then it
-goes on without them): a started session exists to use mailslot, so it waits for them
-(up to a minute), unless the caller's environment already says how long."""
 _MAX_NAME = 100
 _MAX_PROMPT = 100_000
 
@@ -113,17 +108,6 @@ def _title(raw: str | None) -> str | None:
     if not raw or len(raw) > _MAX_NAME or not raw.isprintable():
         raise InvalidInput(f"name {raw!r} must be one printable line of 1-{_MAX_NAME} characters")
     return raw
-
-
-def _claude_trusted(folder: str) -> bool:
-    """Has the person accepted Claude Code's trust dialog for ``folder``?"""
-    try:
-        data = json.loads((Path.home() / ".claude.json").read_text(encoding="utf-8"))
-        projects = data.get("projects", {}) if isinstance(data, dict) else {}
-        entry = projects.get(folder) if isinstance(projects, dict) else None
-    except (OSError, ValueError):
-        return False
-    return isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True
 
 
 def _alive(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -219,9 +203,10 @@ def start(box: Mailbox, request: Request, *, via: str) -> Started:
 
 def _check(box: Mailbox, request: Request, via: str) -> _Checked:
     """Every rule about the request's own values (nothing others hold: no lock needed)."""
-    host = HOSTS.get(request.host)
-    if host is None:
-        raise InvalidInput(f"host {request.host!r} is not one of: " + ", ".join(HOSTS))
+    startable = hosts.names(lambda h: h.startable)
+    if request.host not in startable:
+        raise InvalidInput(f"host {request.host!r} is not one of: " + ", ".join(startable))
+    host = hosts.host(request.host)
     config = box.config
     rails = Guardrails(config.launch(), host)
     caller = _caller(box, via)
@@ -232,16 +217,18 @@ def _check(box: Mailbox, request: Request, via: str) -> _Checked:
         raise InvalidInput(f"handoff {request.handoff!r} is not one of {host.name}'s: "
                            + ", ".join(host.handoffs))
     folder = _folder(request.folder)
-    if host.name == "claude" and not _claude_trusted(folder):
-        raise Refused(f"{folder} is not a folder you trusted in Claude Code (open claude "
-                      "there once and accept the trust dialog)")
+    refusal = host.refuse_folder(folder)
+    if refusal is not None:
+        raise Refused(refusal)
     model = rails.model(request.model)
     mode = rails.permission_mode(request.permission_mode)
     if request.effort is not None and (not host.efforts or not _EFFORT.fullmatch(request.effort)):
         raise InvalidInput(f"effort {request.effort!r} is not accepted by {host.name}")
-    if request.project is not None and (host.name != "antigravity"
+    if request.project is not None and (not host.takes_project
                                         or not _PROJECT.fullmatch(request.project)):
-        raise InvalidInput("project is an Antigravity project id, for host antigravity only")
+        offered = hosts.listed(hosts.names(lambda h: h.takes_project))
+        raise InvalidInput(f"project is a project id of the host's own, for host {offered} "
+                           "only")
     name = _title(request.name)
     if request.register_as:
         check_name(request.register_as, "register_as")  # a bad name before a wait
@@ -251,7 +238,7 @@ def _check(box: Mailbox, request: Request, via: str) -> _Checked:
     prompt = request.prompt
     if via == "mcp" or (caller is not None and caller != owner):
         prompt = notice(str(caller), owner) + prompt
-    opener = _desktop_checks(request, prompt) if request.handoff == "desktop" else None
+    opener = _desktop_checks(host, request, prompt) if request.handoff == "desktop" else None
     rails.max_running()  # a malformed limit refuses before a wait
     return _Checked(host, rails, caller, folder, model, mode, name, prompt, opener)
 
@@ -268,14 +255,13 @@ def _launch(box: Mailbox, request: Request, checked: _Checked, via: str) -> Star
     session_id = str(uuid.uuid4()) if host.session_ids else None
     location = box.store.location
     env = session_mcp.store_env(location)
-    if host.name == "claude" and request.handoff == "background":
-        env.update({k: v for k, v in _CLAUDE_WAIT.items() if k not in os.environ})
+    if request.handoff == "background":
+        env.update({k: v for k, v in host.start_env.items() if k not in os.environ})
     own = session_mcp.Override()
     if register is not None:
         env["MAILSLOT_AGENT"] = register
         own = session_mcp.override(host.name, register, location)  # whatever the folder's says
-        conflict = session_mcp.gemini_conflict(folder, register) if host.name == "gemini" \
-            else None
+        conflict = None if host.own_servers else host.speaks_as_another(folder, register)
         if conflict is not None:
             raise Refused(conflict)
     plan = Start(checked.prompt, request.handoff, checked.name, checked.model, request.effort,
@@ -292,21 +278,21 @@ def _launch(box: Mailbox, request: Request, checked: _Checked, via: str) -> Star
     return result
 
 
-def _desktop_checks(request: Request, prompt: str) -> list[str]:
+def _desktop_checks(host: Host, request: Request, prompt: str) -> list[str]:
     """A desktop handoff only prefills a prompt in the app: it carries no model, effort,
     identity or session id, so those are refused rather than silently dropped."""
-    opener = guardrails.desktop_opener()
+    opener = host.desktop_opener()
     if opener is None:
-        raise Refused("handoff desktop needs the Claude desktop app, which is not installed "
-                      "here (macOS and Windows only); use background or tmux")
+        raise Refused(f"handoff desktop needs the {host.desktop_app} desktop app, which is not "
+                      "installed here (macOS and Windows only); use background or tmux")
     for given, what in ((request.model, "model"), (request.effort, "effort"),
                         (request.register_as, "register_as"), (request.name, "name")):
         if given is not None:
             raise InvalidInput(f"handoff desktop cannot carry {what}: the app chooses it "
                                "(use background or tmux)")
-    if len(prompt) > guardrails.DESKTOP_MAX_PROMPT:
+    if host.desktop_max_prompt is not None and len(prompt) > host.desktop_max_prompt:
         raise InvalidInput(f"handoff desktop takes a prompt of at most "
-                           f"{guardrails.DESKTOP_MAX_PROMPT} characters, notice included")
+                           f"{host.desktop_max_prompt} characters, notice included")
     return opener
 
 
@@ -322,10 +308,13 @@ def _run(box: Mailbox, host: Host, rails: Guardrails, plan: Start, argv: list[st
         return Started(**{**fields, **more})
 
     try:
-        if host.name == "antigravity":
-            return outcome("handed_off", **_conversation(rails, plan, env))
+        if host.hands_off:
+            conversation = host.open_conversation(
+                rails.executable(), rails.entry, plan,
+                {**session_mcp.clean_environ(), **env}, HOST_TIMEOUT)
+            return outcome("handed_off", session_id=conversation)
         if plan.handoff == "desktop" and opener is not None:
-            guardrails.open_link(opener, guardrails.desktop_link(plan.prompt, folder))
+            guardrails.open_link(opener, host.desktop_link(plan.prompt, folder))
             return outcome("handed_off", session_id=None, model=None, permission_mode=None)
         if plan.handoff == "tmux":
             target, pid = open_window(rails.tmux_server(), argv, env, folder,
@@ -347,29 +336,6 @@ def _background(argv: list[str], env: dict[str, str], folder: str) -> int:
                       f"({exc.strerror or type(exc).__name__})") from None
     threading.Thread(target=proc.wait, daemon=True).start()  # reap it, never a zombie
     return proc.pid
-
-
-def _conversation(rails: Guardrails, plan: Start, env: dict[str, str]) -> dict[str, Any]:
-    """``agentapi new-conversation``: the token in its environment only; it prints the
-    new conversation's id."""
-    raw = rails.entry.get("credentials_file")
-    if not isinstance(raw, str) or not raw:
-        raise Failed("config.json: launch.antigravity.credentials_file is not set")
-    found = read_credentials(Path(raw).expanduser())
-    if isinstance(found, str):
-        raise Failed(found)
-    argv = Antigravity.conversation_argv(rails.executable(), found.address, plan)
-    try:
-        done = subprocess.run(argv, env={**session_mcp.clean_environ(), **env,
-                                         TOKEN_ENV: found.token},
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=HOST_TIMEOUT, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise Failed(f"agentapi could not be run ({type(exc).__name__})") from None
-    conversation = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
-    if done.returncode != 0 or not _PROJECT.fullmatch(conversation):
-        raise Failed(f"agentapi new-conversation failed (exit status {done.returncode})")
-    return {"session_id": conversation}
 
 
 def _log(box: Mailbox, request: Request, result: Started, caller: str | None, via: str,
@@ -395,18 +361,8 @@ def _register(box: Mailbox, name: str, host: Host, result: Started, rails: Guard
         if server:
             entry["tmux_socket"] = server[1]
     elif host.wake_method is not None and result.session_id is not None:
-        entry = {"wake_on_mail": True, "wake_method": host.wake_method,
-                 "session_id": result.session_id, "cwd": result.folder}
-        if host.name in session_mcp.HOSTS:
-            entry["own_server"] = True  # a woken turn speaks as NAME too
-        if host.name == "copilot" and rails.allow_tools():
-            entry["allow_tools"] = rails.allow_tools()  # Copilot keeps no approvals
-        if host.name == "antigravity":
-            entry = {"wake_on_mail": True, "wake_method": host.wake_method,
-                     "conversation_id": result.session_id,
-                     "credentials_file": rails.entry.get("credentials_file")}
-            if result.project is not None:
-                entry["project_id"] = result.project
+        entry = host.started_wake(result.session_id, result.folder, rails.entry,
+                                  result.project, rails.allow_tools())
     entry["started_by"] = "mailslot start"
 
     def add(raw: dict[str, Any]) -> bool:

@@ -1,15 +1,15 @@
-"""``mailslot serve --channel``: push a notice into a running Claude Code session.
+"""``mailslot serve --channel``: push a notice into a running session of a host with
+channels (:attr:`~mailslot.hosts.host.Host.channel`).
 
-Claude Code's "channels" (a research preview) let an MCP server that declares the
-experimental capability ``claude/channel`` send ``notifications/claude/channel``; the
-session shows each as a ``<channel>`` event, even while idle, when the user started
-Claude Code with ``--dangerously-load-development-channels server:mailslot``.
+Such a host lets an MCP server that declares an experimental capability send a
+notification into the session; the session shows each as an event, even while idle,
+when the person started the host with its channels enabled (docs/hosts.md).
 
 mailslot sends one notification per directed message that arrives while the server
-runs (see :mod:`mailslot.service.arrivals`): ``content`` is the same short notice a woken agent
-gets (sender and id, never a subject or body), ``meta`` holds ``message_id`` and
-``sender`` (keys of letters, digits and underscores only: Claude Code drops others).
-mailslot never declares ``claude/channel/permission``, which would relay tool approvals.
+runs (see :mod:`mailslot.service.arrivals`): ``content`` is the same short notice a woken
+agent gets (sender and id, never a subject or body), ``meta`` holds ``message_id`` and
+``sender`` (keys of letters, digits and underscores only: others are dropped). mailslot
+never declares a permission-relay capability, which would relay tool approvals.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from mcp import ServerSession, types
 from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 
+from .. import hosts
 from ..core.errors import MailslotError
 from ..core.message import Message
 from ..service.arrivals import Arrivals
@@ -31,10 +32,12 @@ from ..service.invocation import invocation
 from ..service.mailbox import Mailbox
 from ..wake.notice import wake_notice
 
-METHOD_NAME = "claude-channel"
+_HOST = next(h for h in hosts.every() if h.channel is not None)
+"""The host whose channels this server speaks (there is one)."""
+assert _HOST.channel is not None
+CAPABILITY, METHOD = _HOST.channel
+METHOD_NAME = _HOST.install_wakes["channel"]
 """The ``wake_method`` that lets this server push into its session (config.json)."""
-CAPABILITY = "claude/channel"
-METHOD = "notifications/claude/channel"
 CHECK_SECONDS = 1.0
 """With file-system events, a safety look this often; without them, the polling interval."""
 POLL_SECONDS = 0.2
@@ -78,8 +81,8 @@ class Channel:
         arrivals = Arrivals(box, METHOD_NAME)  # what is here now was shown at start
         if not arrivals.chosen():
             logger.warning('mailslot: serve --channel: agents.%s.wake_method is not '
-                           '"claude-channel" with wake_on_mail in config.json, so nothing '
-                           "is pushed until it is", box.agent)
+                           '"%s" with wake_on_mail in config.json, so nothing '
+                           "is pushed until it is", box.agent, METHOD_NAME)
         kick = threading.Event()
         watching = arrivals.watch(kick.set)
         try:

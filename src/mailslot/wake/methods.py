@@ -10,42 +10,53 @@ argv is checked against :data:`BYPASS_FLAGS` before it runs.
 
 from __future__ import annotations
 
-import json
 import re
-import shlex
-import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
 
 from ..core.errors import StoreError
-from ..core.message import Message
-from ..store.base import Store
-from . import process, session_mcp
-from .process import Spawn
+from ..core.values import dataclass, field
+from . import session_mcp
 
-BYPASS_FLAGS = frozenset({
-    "--dangerously-skip-permissions", "--allow-dangerously-skip-permissions",
-    "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust",
-    "--yolo", "--full-auto", "--allow-all-tools", "--allow-all", "--allow-all-paths",
-    "--allow-all-urls", "--autopilot", "-y",
-    "--always-approve",  # Grok Build
-})
-"""Flags that skip a host's permission prompts (Claude Code, Codex, Gemini, Copilot, Grok)."""
-_BYPASS_VALUES = {
-    "-a": {"never"}, "--ask-for-approval": {"never"},
-    "-s": {"danger-full-access"}, "--sandbox": {"danger-full-access"},
-    "--approval-mode": {"yolo", "auto_edit"}, "--permission-mode": {"bypassPermissions"},
-    "--mode": {"autopilot"},
-}
-_BYPASS_CONFIG = ("approval_policy", "sandbox_mode")  # codex -c overrides
-_CONFIG = frozenset({"-c", "--config"})
-COPILOT_TOOL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(\([^()\x00-\x1f]{0,200}\))?")
-"""A Copilot ``--allow-tool`` pattern: ``server``, ``tool`` or ``server(tool)``."""
+TYPE_CHECKING = False  # on the hook path (the hosts' methods are defined on it): light
+if TYPE_CHECKING:
+    import threading
+    from collections.abc import Mapping, Sequence
+    from typing import Any, ClassVar
+
+    from ..core.message import Message
+    from ..store.base import Store
+    from .process import Spawn
+
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 LATEST = "latest"
 """``session_id`` naming the agent's latest session in the host (recorded by its hook)."""
+
+
+class Bypasses:
+    """Every host's permission-skipping flags, option values and settings, together: an
+    argv is checked against all of them, whichever host it is meant for."""
+
+    def __init__(self) -> None:
+        from .. import hosts
+
+        every = hosts.every()
+        self.flags = frozenset().union(*(h.bypass_flags for h in every))
+        self.values: dict[str, frozenset[str]] = {}
+        for h in every:
+            for flag, values in h.bypass_values.items():
+                self.values[flag] = self.values.get(flag, frozenset()) | values
+        self.settings_flags = frozenset().union(*(h.settings_flags for h in every))
+        self.settings = frozenset(s for h in every for s in h.bypass_settings)
+
+
+_BYPASSES: list[Bypasses] = []
+
+
+def bypasses() -> Bypasses:
+    """The union over every host (built once per process, on first use)."""
+    if not _BYPASSES:
+        _BYPASSES.append(Bypasses())
+    return _BYPASSES[0]
 
 
 def bypass_flag(argv: Sequence[str]) -> str | None:
@@ -56,18 +67,20 @@ def bypass_flag(argv: Sequence[str]) -> str | None:
     value (``-c approval_policy="never"``). A wrapper script that adds such a flag
     itself cannot be seen from here (docs/security.md).
     """
+    known = bypasses()
     for i, arg in enumerate(argv):
         short = arg[:2]
-        if len(arg) > 2 and arg[1] != "-" and (short in _BYPASS_VALUES or short in _CONFIG):
+        if len(arg) > 2 and arg[1] != "-" and (short in known.values
+                                               or short in known.settings_flags):
             flag, eq, inline = short, "=", arg[2:].removeprefix("=")  # -anever, -a=never
         else:
             flag, eq, inline = arg.partition("=")
         value = inline if eq else (argv[i + 1] if i + 1 < len(argv) else "")
-        if arg in BYPASS_FLAGS or flag in BYPASS_FLAGS:
+        if arg in known.flags or flag in known.flags:
             return arg
-        if flag in _BYPASS_VALUES and _unquoted(value) in _BYPASS_VALUES[flag]:
+        if flag in known.values and _unquoted(value) in known.values[flag]:
             return f"{flag} {value}"
-        if flag in _CONFIG and _unquoted(value.split("=", 1)[0]) in _BYPASS_CONFIG:
+        if flag in known.settings_flags and _unquoted(value.split("=", 1)[0]) in known.settings:
             return f"{flag} {value}"
     return None
 
@@ -95,7 +108,7 @@ class Job:
     notice: str
     store: Store  # the store it acts on; its location tells the woken agent where to read
     timeout: float
-    stop: threading.Event = field(default_factory=threading.Event)  # set: give up now
+    stop: threading.Event = field(default_factory=lambda: _event())  # set: give up now
 
 
 @dataclass(frozen=True)
@@ -109,6 +122,12 @@ class Outcome:
 
 
 OK = Outcome(True)
+
+
+def _event() -> threading.Event:
+    import threading
+
+    return threading.Event()
 
 
 def where(agent: str, name: str) -> str:
@@ -181,9 +200,15 @@ class ArgvMethod(WakeMethod):
 
     def spawn(self, job: Job) -> Spawn | Outcome:
         """What to start, or why it cannot be started now."""
+        from .process import Spawn
+
         return Spawn(self.argv(job), child_env(job), cwd=self.cwd)
 
     def preview(self, job: Job) -> list[str]:
+        import shlex
+
+        from .process import Spawn
+
         spawn = self.spawn(job)
         argv = spawn.argv if isinstance(spawn, Spawn) else self.argv(job)
         env = dict(child_env(job))
@@ -195,11 +220,15 @@ class ArgvMethod(WakeMethod):
         return lines
 
     def probe(self) -> list[str]:
+        from . import process
+
         if process.find_program(self.executable) is None:
             return [f"{self.executable} is not on the watcher's PATH"]
         return []
 
     def wake(self, job: Job) -> Outcome:
+        from . import process
+
         spawn = self.spawn(job)
         if isinstance(spawn, Outcome):
             return spawn
@@ -260,6 +289,10 @@ class CommandMethod(ArgvMethod):
         return argv
 
     def spawn(self, job: Job) -> Spawn:
+        import json
+
+        from .process import Spawn
+
         data = json.dumps(job.messages[0].as_dict(with_body=True), ensure_ascii=False)
         return Spawn(self.argv(job), child_env(job), data.encode("utf-8"), self.cwd)
 
@@ -267,6 +300,8 @@ class CommandMethod(ArgvMethod):
 class ResumeMethod(ArgvMethod):
     """A host CLI that resumes a saved session with one prompt: the notice."""
 
+    host: ClassVar[str]
+    """The host whose sessions it resumes (its hooks record them under this name)."""
     program: ClassVar[str]
     fields: ClassVar[tuple[Field, ...]] = (
         Field("session_id", 'the session to resume, or "latest": the agent\'s latest '
@@ -289,7 +324,7 @@ class ResumeMethod(ArgvMethod):
         """The agent's own MCP server for this turn (nothing unless ``own_server``)."""
         if not self.own_server:
             return session_mcp.Override()
-        return session_mcp.override(self.program, self.agent, job.store.location)
+        return session_mcp.override(self.host, self.agent, job.store.location)
 
     def session(self, job: Job) -> str | None:
         """The session to wake: as configured, or the latest the hooks recorded; with
@@ -301,9 +336,9 @@ class ResumeMethod(ArgvMethod):
         if len(aimed) == 1 and None not in aimed:
             one = aimed.pop()
             if any(r["agent"] == self.agent and r["session"] == one
-                   and r.get("host") == self.program for r in job.store.hook_sessions()):
+                   and r.get("host") == self.host for r in job.store.hook_sessions()):
                 return one
-        return job.store.latest_session(self.agent, self.program)
+        return job.store.latest_session(self.agent, self.host)
 
     @abstractmethod
     def resume(self, job: Job, session: str) -> list[str]:
@@ -316,6 +351,8 @@ class ResumeMethod(ArgvMethod):
         if self.session(job) is None:
             return Outcome(False, f"no {self.program} session of {self.agent} is recorded "
                            "yet (its SessionStart hook records the latest)")
+        from .process import Spawn
+
         own = self.own(job)
         return Spawn([*self.argv(job), *own.args], {**child_env(job), **own.env},
                      cwd=self.cwd)
@@ -335,104 +372,10 @@ class ResumeMethod(ArgvMethod):
         own = cfg.get("own_server", False)
         if not isinstance(own, bool):
             raise StoreError(f"{where(agent, 'own_server')} must be true or false")
-        if own and cls.program not in session_mcp.HOSTS:
+        if own and not session_mcp.takes_own_server(cls.host):
             raise StoreError(f"{where(agent, 'own_server')} is not supported by {cls.name}")
         return cls(agent, str(session), executable, text_field(agent, cfg, "cwd", required=False),
                    own)
-
-
-class ClaudeMethod(ResumeMethod):
-    name = "claude"
-    program = "claude"
-    summary = "resumes a Claude Code session: claude -p NOTICE --resume SESSION_ID"
-    needs = ("`claude` on the watcher's PATH, logged in", "the session's id (`session_id`)")
-    limits = (
-        "runs a separate headless turn in that session, not inside an open terminal",
-        "keeps Claude's permission prompts: in -p mode a tool that needs approval is refused",
-    )
-
-    def resume(self, job: Job, session: str) -> list[str]:
-        return [self.executable, "-p", job.notice, "--resume", session]
-
-
-class CodexMethod(ResumeMethod):
-    name = "codex"
-    program = "codex"
-    summary = "resumes a Codex session: codex exec resume SESSION_ID NOTICE"
-    needs = ("`codex` on the watcher's PATH, logged in", "the session's id (`session_id`)")
-    limits = (
-        "runs a separate non-interactive turn, with Codex's default approval and sandbox",
-        "hooks Codex has not been told to trust do not run in that turn",
-    )
-
-    def resume(self, job: Job, session: str) -> list[str]:
-        return [self.executable, "exec", "resume", session, job.notice]
-
-
-class CodexQueueMethod(ResumeMethod):
-    name = "codex-queue"
-    program = "codex"
-    summary = ("queues the notice into a live Codex session: codex queue --thread ID "
-               "--message NOTICE")
-    needs = ("`codex` on the watcher's PATH", 'the session\'s id (`session_id`, or "latest")')
-    limits = (
-        "the session must be open in a Codex TUI (or its app server) to act on it at once; "
-        "otherwise the notice waits in the thread's queue until it is resumed",
-    )
-
-    def resume(self, job: Job, session: str) -> list[str]:
-        return [self.executable, "queue", "--thread", session, "--message", job.notice]
-
-
-class GeminiMethod(ResumeMethod):
-    name = "gemini"
-    program = "gemini"
-    summary = "resumes a Gemini CLI session: gemini --resume ID -p NOTICE"
-    needs = ("`gemini` on the watcher's PATH, logged in", "the session's id (`session_id`)",
-             "`cwd`: the project folder, since Gemini keeps sessions per project")
-    limits = ("runs a separate headless turn, with Gemini's default approval mode",)
-
-    def resume(self, job: Job, session: str) -> list[str]:
-        return [self.executable, "--resume", session, "-p", job.notice]
-
-
-class CopilotMethod(ResumeMethod):
-    name = "copilot"
-    program = "copilot"
-    summary = "resumes a Copilot CLI session: copilot --resume=ID --prompt=NOTICE"
-    needs = ("`copilot` on the watcher's PATH, logged in", "the session's id (`session_id`)",
-             "`cwd`: the folder the session ran in")
-    limits = (
-        "runs a separate non-interactive turn in that session, not inside an open terminal",
-        "Copilot keeps no approvals between runs: the turn may use only the tools in "
-        "`allow_tools` (each passed as --allow-tool); never --allow-all-tools",
-    )
-    fields = (*ResumeMethod.fields,
-              Field("allow_tools", 'tools the woken turn may use, e.g. ["mailslot"] (copied '
-                    "from launch.copilot.allow_tools by `mailslot start`)", required=False,
-                    kind="argv"))
-
-    def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None,
-                 own_server: bool = False, allow_tools: tuple[str, ...] = ()) -> None:
-        super().__init__(agent, session_id, executable, cwd, own_server)
-        self.allow_tools = allow_tools
-
-    @classmethod
-    def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> CopilotMethod:
-        base = super().from_config(agent, cfg)
-        tools = cfg.get("allow_tools", [])
-        if not isinstance(tools, list) or not all(
-                isinstance(t, str) and COPILOT_TOOL.fullmatch(t) for t in tools):
-            raise StoreError(f"{where(agent, 'allow_tools')} must be a list of Copilot tool "
-                             'patterns such as "mailslot"')
-        assert isinstance(base, ResumeMethod)
-        return cls(agent, base.session_id, base.executable, base.cwd, base.own_server,
-                   tuple(tools))
-
-    def resume(self, job: Job, session: str) -> list[str]:
-        # both glued to their flag: a notice starting with "-" is still the prompt
-        return [self.executable, f"--resume={session}",
-                *(f"--allow-tool={t}" for t in self.allow_tools), f"--prompt={job.notice}"]
 
 
 class UnsupportedMethod(WakeMethod):

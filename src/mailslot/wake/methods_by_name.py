@@ -1,35 +1,29 @@
 """Every wake method by name: ``wake_method`` in config.json picks one of these.
 
-To add a host, write a :class:`~mailslot.wake.methods.WakeMethod` subclass (in its own
-module) and add it to :data:`METHODS`; ``watch --validate`` and the watcher find it here.
+The host-independent methods are here (a program of your own, typing into a tmux pane,
+none); each host brings its own (:meth:`~mailslot.hosts.host.Host.wake_methods`), so a
+new host's methods need no change here. ``watch --validate`` and the watcher find them.
 """
 
 from __future__ import annotations
 
+from .. import hosts
 from ..core.errors import StoreError
-from .agentapi import AgentApiMethod
-from .claude_native import ClaudeChannelMethod, ClaudeRewakeMethod
-from .grok import GrokMethod
-from .methods import (
-    ClaudeMethod,
-    CodexMethod,
-    CodexQueueMethod,
-    CommandMethod,
-    CopilotMethod,
-    GeminiMethod,
-    UnsupportedMethod,
-    WakeMethod,
-    where,
-)
+from .methods import CommandMethod, UnsupportedMethod, WakeMethod, where
 from .tmux import TmuxMethod
 
-METHODS: dict[str, type[WakeMethod]] = {
-    method.name: method
-    for method in (CommandMethod, TmuxMethod, ClaudeMethod, CodexMethod, CodexQueueMethod,
-                   GeminiMethod, CopilotMethod,  # copilot
-                   AgentApiMethod, ClaudeRewakeMethod, ClaudeChannelMethod, UnsupportedMethod,
-                   GrokMethod)
-}
+
+def _every() -> list[type[WakeMethod]]:
+    found: list[type[WakeMethod]] = [CommandMethod, TmuxMethod]
+    for host in hosts.every():
+        for method in host.wake_methods():
+            if not issubclass(method, WakeMethod):
+                raise TypeError(f"{host!r} brings {method!r}, which is no wake method")
+            found.append(method)
+    return [*found, UnsupportedMethod]
+
+
+METHODS: dict[str, type[WakeMethod]] = {method.name: method for method in _every()}
 
 
 def method_for(agent: str, name: str) -> type[WakeMethod]:

@@ -7,12 +7,12 @@ session whose credentials are stale) are *warnings*. No secret is ever shown.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..core.config import Config
 from ..core.errors import MailslotError
 from ..core.message import Message
+from ..core.values import asdict, dataclass, field, replace
 from ..service.invocation import invocation
 from ..store import Store
 from .methods import Job

@@ -25,6 +25,7 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
+from .. import hosts
 from ..core.config import Config
 from ..core.errors import MailslotError, StoreError
 from ..launch.guardrails import Failed, Guardrails, open_window
@@ -32,7 +33,6 @@ from ..service.posting import now
 from ..service.presence import now_of, summarize
 from ..store import Store
 from . import session_mcp
-from .launchers import HOSTS
 from .methods import OK, Outcome, bypass_flag, where
 from .tmux import TmuxMethod
 
@@ -45,10 +45,10 @@ def _recipe(agent: str, fields: Mapping[str, Any]) -> dict[str, Any] | None:
     recipe = fields.get("restart")
     if recipe is None:
         return None
-    if (not isinstance(recipe, dict) or recipe.get("host") not in HOSTS
-            or not HOSTS[recipe["host"]].continues):
-        raise StoreError(f"{where(agent, 'restart')} must be an object with host claude, "
-                         "codex or gemini")
+    able = hosts.names(lambda h: h.startable and h.continues)
+    if not isinstance(recipe, dict) or recipe.get("host") not in able:
+        raise StoreError(f"{where(agent, 'restart')} must be an object with host "
+                         f"{hosts.listed(able)}")
     folder = recipe.get("folder")
     if not isinstance(folder, str) or not os.path.isabs(folder):
         raise StoreError(f"{where(agent, 'restart')}.folder must be an absolute path")
@@ -85,7 +85,7 @@ def recover(store: Store, agent: str, fields: Mapping[str, Any]) -> Outcome | No
                 "tmux_target")):
             return None
         config = Config(store.load_config())
-        host = HOSTS[recipe["host"]]
+        host = hosts.host(recipe["host"])
         rails = Guardrails(config.launch(), host)
         mode = rails.permission_mode(None)
         own = session_mcp.override(host.name, agent, store.location)

@@ -1,7 +1,10 @@
-"""Waking an Antigravity conversation through its ``agentapi`` program.
+"""Antigravity (Google's agent IDE): everything mailslot knows about it.
 
-Antigravity publishes no documentation for this route, so mailslot fixes the contract it
-uses (docs/wake.md) and keeps it narrow. The running session writes a credentials file::
+Antigravity reads MCP servers from ``mcp_config.json`` (it does not document the file's
+location; docs/hosts.md says what was found) and has no command hooks. Its conversations
+run inside the app: mailslot reaches one through the ``agentapi`` program, a route
+Antigravity publishes no documentation for, so mailslot fixes the contract it uses
+(docs/wake.md) and keeps it narrow. The running session writes a credentials file::
 
     {"address": "http://127.0.0.1:PORT", "token": "...", "pid": 1234}
 
@@ -11,8 +14,8 @@ on this machine. Then it runs::
 
     agentapi send --address ADDRESS --conversation ID [--project ID] --message NOTICE
 
-with the token in the child's environment (``AGENTAPI_TOKEN``) only: never in the argv,
-an outcome, the log or ``watch --validate``.
+(``new-conversation`` for ``mailslot start``) with the token in the child's environment
+(``AGENTAPI_TOKEN``) only: never in the argv, an outcome, the log or ``watch --validate``.
 """
 
 from __future__ import annotations
@@ -20,14 +23,21 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
-from collections.abc import Mapping
+import subprocess
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
-from .methods import SESSION_ID, ArgvMethod, Field, Job, Outcome, child_env, text_field
-from .process import Spawn
+from ..wake.methods import SESSION_ID, ArgvMethod, Field, Job, Outcome, child_env, text_field
+from ..wake.process import Spawn
+from .host import Host, Start, option
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
 
 TOKEN_ENV = "AGENTAPI_TOKEN"
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -162,3 +172,74 @@ class AgentApiMethod(ArgvMethod):
         found = read_credentials(self.credentials)
         problems = [found] if isinstance(found, str) else []
         return super().probe() + problems
+
+
+_CONVERSATION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
+class Antigravity(Host):
+    name = "antigravity"
+    title = "Antigravity"
+    runtime = "antigravity"
+
+    mcp_path = {"project": ".agents/mcp_config.json",
+                "user": "~/.gemini/antigravity/mcp_config.json"}
+    install_notes = {scope: ("Antigravity does not document this file's location; check that "
+                             "'mailslot' shows under Manage MCP Servers.",)
+                     for scope in ("project", "user")}
+
+    program = "agentapi"
+    startable = True
+    handoffs = ("background",)  # the conversation runs inside Antigravity
+    hands_off = True
+    takes_project = True
+    wake_method = AgentApiMethod.name
+
+    def argv(self, executable: str, start: Start) -> list[str]:
+        return self.conversation_argv(executable, "<address from credentials_file>", start)
+
+    @staticmethod
+    def conversation_argv(executable: str, address: str, start: Start) -> list[str]:
+        argv = [executable, "new-conversation", "--address", address]
+        argv += option("--project", start.project) + option("--model", start.model)
+        argv += option("--title", start.name)
+        return [*argv, "--", start.prompt]
+
+    def open_conversation(self, executable: str, launch: Mapping[str, Any], start: Start,
+                          env: Mapping[str, str], timeout: float) -> str:
+        """``agentapi new-conversation``: the token in its environment only; it prints
+        the new conversation's id."""
+        from ..launch.guardrails import Failed
+
+        raw = launch.get("credentials_file")
+        if not isinstance(raw, str) or not raw:
+            raise Failed("config.json: launch.antigravity.credentials_file is not set")
+        found = read_credentials(Path(raw).expanduser())
+        if isinstance(found, str):
+            raise Failed(found)
+        argv = self.conversation_argv(executable, found.address, start)
+        try:
+            done = subprocess.run(argv, env={**env, TOKEN_ENV: found.token},
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                  timeout=timeout, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise Failed(f"agentapi could not be run ({type(exc).__name__})") from None
+        conversation = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+        if done.returncode != 0 or not _CONVERSATION.fullmatch(conversation):
+            raise Failed(f"agentapi new-conversation failed (exit status {done.returncode})")
+        return conversation
+
+    def started_wake(self, session_id: str, folder: str, launch: Mapping[str, Any],
+                     project: str | None, tools: Sequence[str]) -> dict[str, Any]:
+        entry: dict[str, Any] = {"wake_on_mail": True, "wake_method": self.wake_method,
+                                 "conversation_id": session_id,
+                                 "credentials_file": launch.get("credentials_file")}
+        if project is not None:
+            entry["project_id"] = project
+        return entry
+
+    def wake_methods(self) -> Sequence[type]:
+        return (AgentApiMethod,)
+
+
+HOST = Antigravity()

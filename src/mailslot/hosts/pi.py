@@ -1,4 +1,4 @@
-"""Pi (``@mariozechner/pi-coding-agent``): mailslot as a Pi extension.
+"""Pi (``@mariozechner/pi-coding-agent``): everything mailslot knows about it.
 
 Pi has no MCP client by design; its extensions (TypeScript files Pi loads from
 ``.pi/extensions/`` or ``~/.pi/agent/extensions/``) register tools and react to events.
@@ -22,7 +22,7 @@ import json
 import re
 
 from ..core.errors import InvalidInput
-from .entries import same_agent
+from .host import MIDTURN, PROMPT, START, Host, field
 
 MARK = "// Written by `mailslot install pi`"
 _AGENT_LINE = re.compile(r"^// mailslot agent: (\S+)$", re.M)
@@ -93,18 +93,36 @@ export default function (pi: ExtensionAPI) {{
 """
 
 
-def extension(executable: str, bound: list[str], agent: str, *, hooks: bool) -> str:
-    """The extension's text: ``executable`` run with ``bound`` (``--agent``, ``--dir``)."""
-    return _TEMPLATE.format(mark=MARK, agent=agent, exe=json.dumps(executable),
-                            bound=json.dumps(bound), hooks=json.dumps(hooks))
+class Pi(Host):
+    name = "pi"
+    title = "Pi"
+    package = "@mariozechner/pi-coding-agent"
+
+    mcp_path = {"project": ".pi/extensions/mailslot.ts",
+                "user": "~/.pi/agent/extensions/mailslot.ts"}
+    mcp_format = "extension"
+    install_notes = {scope: ("Pi has no MCP client: this is a Pi extension (mailslot's tools, "
+                             "and with --hooks the mail hooks), loaded at Pi's next start or "
+                             "/reload.",) for scope in ("project", "user")}
+
+    events = {"session-start": START, "before-agent": PROMPT, "tool-result": MIDTURN}
+    """Run from the extension ``install pi --hooks`` writes."""
+    outputs = {START: field("additionalContext"), PROMPT: field("additionalContext"),
+               MIDTURN: field("additionalContext")}
+
+    def extension(self, executable: str, tail: list[str], agent: str, *, hooks: bool) -> str:
+        """The extension's text: ``executable`` run with ``tail`` (``--agent``, ``--dir``)."""
+        return _TEMPLATE.format(mark=MARK, agent=agent, exe=json.dumps(executable),
+                                bound=json.dumps(tail), hooks=json.dumps(hooks))
+
+    def extension_agent(self, before: str, where: str) -> str | None:
+        """The agent a file mailslot wrote is bound to; a file it did not write is
+        refused (it is never overwritten)."""
+        if MARK not in before:
+            raise InvalidInput(f"{where} was not written by mailslot; move it away first, "
+                               "nothing was changed")
+        found = _AGENT_LINE.search(before)
+        return found.group(1) if found else None
 
 
-def check_replaceable(before: str | None, agent: str, where: str) -> None:
-    """Refuse to overwrite a file mailslot did not write, or one bound to another agent."""
-    if before is None:
-        return
-    if MARK not in before:
-        raise InvalidInput(f"{where} was not written by mailslot; move it away first, "
-                           "nothing was changed")
-    found = _AGENT_LINE.search(before)
-    same_agent(found.group(1) if found else None, agent, where)
+HOST = Pi()

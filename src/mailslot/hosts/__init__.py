@@ -1,0 +1,54 @@
+"""The agent hosts mailslot serves: one module each, holding all mailslot knows about it.
+
+To add a host, write ``hosts/NAME.py`` with one :class:`~.host.Host` subclass whose
+instance is the module's ``HOST``: nothing else changes. Every front end and
+feature reads host choices from here: ``install``, ``hook``, ``start``, the wake methods,
+runtimes, the MCP schema and the web page. A module is imported only when its host is
+asked for, so a hook loads its own host and no other.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import import_module
+
+from .host import Host
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+NAMES = tuple(sorted(
+    entry[:-3] for entry in os.listdir(os.path.dirname(os.path.abspath(__file__)))
+    if entry.endswith(".py") and entry[0] != "_" and entry != "host.py"))
+"""Every host, by name: the modules of this package (one folder listing, no import)."""
+
+_LOADED: dict[str, Host] = {}
+
+
+def host(name: str) -> Host:
+    """The host called ``name``; ``KeyError`` for one mailslot does not know."""
+    found = _LOADED.get(name)
+    if found is None:
+        if name not in NAMES:
+            raise KeyError(name)
+        found = _LOADED[name] = import_module(f"{__name__}.{name}").HOST
+    return found
+
+
+def every(test: Callable[[Host], object] | None = None) -> list[Host]:
+    """Every host (each one ``test`` accepts), in :data:`NAMES` order."""
+    return [h for h in map(host, NAMES) if test is None or test(h)]
+
+
+def names(test: Callable[[Host], object]) -> tuple[str, ...]:
+    """The names of the hosts ``test`` accepts."""
+    return tuple(h.name for h in every(test))
+
+
+def listed(found: tuple[str, ...] | list[str]) -> str:
+    """``a, b or c``: for help texts and errors."""
+    return found[0] if len(found) == 1 else f"{', '.join(found[:-1])} or {found[-1]}"
+
+
+__all__ = ["NAMES", "Host", "every", "host", "listed", "names"]

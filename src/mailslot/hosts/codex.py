@@ -1,0 +1,140 @@
+"""Codex CLI (``@openai/codex``): everything mailslot knows about it.
+
+Sources: Codex's config, hooks, MCP and plugin documentation (developers.openai.com/codex),
+checked against the real program offline (docs/hosts.md). Its hooks take Claude Code's
+events and output shapes; it skips new or changed hooks until the person trusts them.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..wake.methods import Job, ResumeMethod
+from .claude import HOOKS, OUTPUTS
+from .host import CLAUDE_STYLE_EVENTS, SERVER, HookFile, Host, Plugin, Start, option
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+
+
+class CodexMethod(ResumeMethod):
+    name = "codex"
+    host = "codex"
+    program = "codex"
+    summary = "resumes a Codex session: codex exec resume SESSION_ID NOTICE"
+    needs = ("`codex` on the watcher's PATH, logged in", "the session's id (`session_id`)")
+    limits = (
+        "runs a separate non-interactive turn, with Codex's default approval and sandbox",
+        "hooks Codex has not been told to trust do not run in that turn",
+    )
+
+    def resume(self, job: Job, session: str) -> list[str]:
+        return [self.executable, "exec", "resume", session, job.notice]
+
+
+class CodexQueueMethod(ResumeMethod):
+    name = "codex-queue"
+    host = "codex"
+    program = "codex"
+    summary = ("queues the notice into a live Codex session: codex queue --thread ID "
+               "--message NOTICE")
+    needs = ("`codex` on the watcher's PATH", 'the session\'s id (`session_id`, or "latest")')
+    limits = (
+        "the session must be open in a Codex TUI (or its app server) to act on it at once; "
+        "otherwise the notice waits in the thread's queue until it is resumed",
+    )
+
+    def resume(self, job: Job, session: str) -> list[str]:
+        return [self.executable, "queue", "--thread", session, "--message", job.notice]
+
+
+class Codex(Host):
+    name = "codex"
+    title = "Codex CLI"
+    package = "@openai/codex"
+    runtime = "codex-cli"
+
+    mcp_path = {"project": ".codex/config.toml", "user": "~/.codex/config.toml"}
+    mcp_format = "toml"
+    mcp_container = "mcp_servers"
+    hook_file = HookFile({"project": ".codex/hooks.json", "user": "~/.codex/hooks.json"},
+                         HOOKS, 10, notes=(
+                             "Codex skips new or changed hooks until you trust them: run "
+                             "/hooks in Codex and approve the mailslot entries.",
+                         ))
+    install_notes = {"project": ("Codex reads a project's .codex/ folder only once you trust "
+                                 "the project.",)}
+
+    events = CLAUDE_STYLE_EVENTS
+    outputs = OUTPUTS
+
+    program = "codex"
+    startable = True
+    modes = ("read-only", "workspace-write", "danger-full-access")  # its sandbox modes
+    default_allowed = ("read-only", "workspace-write")
+    bypass = frozenset({"danger-full-access"})
+    default_mode = "workspace-write"
+    efforts = True
+    continues = ("resume", "--last")
+    mode_flag = "--sandbox"
+    own_servers = True
+
+    bypass_flags = frozenset({"--dangerously-bypass-approvals-and-sandbox",
+                              "--dangerously-bypass-hook-trust", "--full-auto"})
+    bypass_values = {"-a": frozenset({"never"}), "--ask-for-approval": frozenset({"never"}),
+                     "-s": frozenset({"danger-full-access"}),
+                     "--sandbox": frozenset({"danger-full-access"})}
+    settings_flags = frozenset({"-c", "--config"})
+    bypass_settings = ("approval_policy", "sandbox_mode")
+
+    def remote_entry(self, endpoint: str, secret_env: str) -> dict[str, Any]:
+        # config.toml: the token is read from the named variable
+        return {"url": endpoint, "bearer_token_env_var": secret_env}
+
+    def plugin(self, description: str) -> Plugin:
+        """Codex asks nothing when a plugin is enabled, so the server and hooks take
+        ``MAILSLOT_AGENT`` (and ``MAILSLOT_DIR``) from the environment Codex was started
+        in."""
+        manifest = {
+            "mcpServers": "./.mcp.json", "hooks": "./hooks/hooks.json",
+            "interface": {"displayName": "mailslot", "shortDescription": description,
+                          "category": "Coding"},
+        }
+        server = {"command": "mailslot", "args": ["serve"],
+                  "env_vars": ["MAILSLOT_AGENT", "MAILSLOT_DIR"]}
+        return Plugin(".codex-plugin", manifest, server,
+                      lambda event: f"mailslot hook codex {event}",
+                      ".agents/plugins/marketplace.json", {
+                          "name": "mailslot", "interface": {"displayName": "mailslot"},
+                          "plugins": [{"name": "mailslot",
+                                       "source": {"source": "local", "path": "./plugins/codex"},
+                                       "policy": {"installation": "AVAILABLE",
+                                                  "authentication": "ON_INSTALL"},
+                                       "category": "Coding"}]})
+
+    def argv(self, executable: str, start: Start) -> list[str]:
+        argv = [executable] + (["exec"] if start.handoff == "background" else [])
+        argv += option("--model", start.model) + option("--sandbox", start.permission_mode)
+        if start.effort is not None:
+            argv += ["-c", f"model_reasoning_effort={start.effort}"]
+        return [*argv, *start.extra, "--", start.prompt]
+
+    def session_server(self, command: str, args: list[str], *,
+                       url_store: bool) -> list[str] | None:
+        """``-c mcp_servers.mailslot.command=...`` and ``...args=[...]``: config
+        overrides for this run only. Codex passes its servers only the variables listed
+        in ``env_vars``, so a store URL's ``MAILSLOT_STORE`` is listed."""
+        key = f"mcp_servers.{SERVER}"
+        found = [f"{key}.command={json.dumps(command)}", f"{key}.args={json.dumps(args)}"]
+        if url_store:
+            found.append(f'{key}.env_vars=["MAILSLOT_STORE"]')
+        return [part for value in found for part in ("-c", value)]
+
+    def wake_methods(self) -> Sequence[type]:
+        return (CodexMethod, CodexQueueMethod)
+
+
+HOST = Codex()

@@ -1,0 +1,146 @@
+"""Copilot CLI (``@github/copilot``): everything mailslot knows about it.
+
+Sources: GitHub's Copilot CLI documentation (docs.github.com/copilot), checked against
+the real program offline (docs/hosts.md). Its ``userPromptSubmitted`` hook cannot add
+context, so mail shows at session start, after tool calls and at stop. It also uses a
+project's ``.mcp.json`` and the hooks in Claude Code's project settings, as whichever
+agent those name, with its own output shapes; it keeps no tool approvals between runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..core.errors import StoreError
+from ..wake.methods import Field, Job, ResumeMethod, where
+from .claude import HOOK_FILES
+from .host import MIDTURN, SERVER, START, STOP, Hook, HookFile, Host, Start, decision, field, option
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+
+TOOL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(\([^()\x00-\x1f]{0,200}\))?")
+"""An ``--allow-tool`` pattern: ``server``, ``tool`` or ``server(tool)``."""
+
+
+class CopilotMethod(ResumeMethod):
+    name = "copilot"
+    host = "copilot"
+    program = "copilot"
+    summary = "resumes a Copilot CLI session: copilot --resume=ID --prompt=NOTICE"
+    needs = ("`copilot` on the watcher's PATH, logged in", "the session's id (`session_id`)",
+             "`cwd`: the folder the session ran in")
+    limits = (
+        "runs a separate non-interactive turn in that session, not inside an open terminal",
+        "Copilot keeps no approvals between runs: the turn may use only the tools in "
+        "`allow_tools` (each passed as --allow-tool); never --allow-all-tools",
+    )
+    fields = (*ResumeMethod.fields,
+              Field("allow_tools", 'tools the woken turn may use, e.g. ["mailslot"] (copied '
+                    "from launch.copilot.allow_tools by `mailslot start`)", required=False,
+                    kind="argv"))
+
+    def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None,
+                 own_server: bool = False, allow_tools: tuple[str, ...] = ()) -> None:
+        super().__init__(agent, session_id, executable, cwd, own_server)
+        self.allow_tools = allow_tools
+
+    @classmethod
+    def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> CopilotMethod:
+        base = super().from_config(agent, cfg)
+        tools = cfg.get("allow_tools", [])
+        if not isinstance(tools, list) or not all(
+                isinstance(t, str) and TOOL.fullmatch(t) for t in tools):
+            raise StoreError(f"{where(agent, 'allow_tools')} must be a list of Copilot tool "
+                             'patterns such as "mailslot"')
+        assert isinstance(base, ResumeMethod)
+        return cls(agent, base.session_id, base.executable, base.cwd, base.own_server,
+                   tuple(tools))
+
+    def resume(self, job: Job, session: str) -> list[str]:
+        # both glued to their flag: a notice starting with "-" is still the prompt
+        return [self.executable, f"--resume={session}",
+                *(f"--allow-tool={t}" for t in self.allow_tools), f"--prompt={job.notice}"]
+
+
+class Copilot(Host):
+    name = "copilot"
+    title = "Copilot CLI"
+    package = "@github/copilot"
+    runtime = "copilot-cli"
+
+    default_scope = "user"
+    mcp_path = {"project": ".mcp.json", "user": "~/.copilot/mcp-config.json"}
+    mcp_fields = {"type": "stdio", "tools": ["*"]}
+    hook_file = HookFile({"project": ".github/hooks/mailslot.json",
+                          "user": "~/.copilot/hooks/mailslot.json"},
+                         (Hook("sessionStart", "session-start"), Hook("agentStop", "stop"),
+                          Hook("postToolUse", "post-tool-use")), 10,
+                         grouped=False, version=1)
+    also_runs = ("claude", HOOK_FILES[:2])
+    also_reads = (".mcp.json", *HOOK_FILES[:2])
+    install_notes = {"project": (
+        "Copilot CLI reads the project's .mcp.json only in a trusted folder, and not with -p "
+        "unless GITHUB_COPILOT_PROMPT_MODE_WORKSPACE_MCP=true. Claude Code reads this file "
+        "too: both then speak as the same agent.",
+    )}
+
+    events = {"session-start": START, "stop": STOP, "post-tool-use": MIDTURN}
+    outputs = {START: field("additionalContext"), STOP: decision("block"),
+               MIDTURN: field("additionalContext")}
+    shows_at = frozenset({START, STOP, MIDTURN})
+    session_fields = ("sessionId", "session_id")
+
+    program = "copilot"
+    startable = True
+    modes = ("default", "allow-all-tools")
+    default_allowed = ("default",)
+    bypass = frozenset({"allow-all-tools"})
+    default_mode = "default"
+    efforts = True
+    session_ids = True
+    takes_tools = True
+    wake_method = CopilotMethod.name
+    own_servers = True
+
+    bypass_flags = frozenset({"--allow-all-tools", "--allow-all", "--allow-all-paths",
+                              "--allow-all-urls", "--autopilot"})
+    bypass_values = {"--mode": frozenset({"autopilot"})}
+
+    def hook_handler(self, ours: str, command: str) -> dict[str, Any]:
+        return {"type": "command", "bash": command, "timeoutSec": self.hook_file.timeout}
+
+    def runs_borrowed(self, payload: Mapping[str, object], env: Mapping[str, str]) -> bool:
+        """Copilot's input has a ``timestamp`` (or camelCase ``sessionId``) that Claude
+        Code never sends."""
+        return "timestamp" in payload or "sessionId" in payload
+
+    def argv(self, executable: str, start: Start) -> list[str]:
+        argv = [executable, *option("--model", start.model)]
+        argv += option("--reasoning-effort", start.effort) + option("--name", start.name)
+        argv += option("--session-id", start.session_id) + list(start.extra)
+        if start.permission_mode == "allow-all-tools":
+            argv.append("--allow-all-tools")
+        # no positional prompt: --prompt/--interactive glued to it, one argument, so a
+        # prompt starting with "-" is still the prompt.
+        flag = "--prompt" if start.handoff == "background" else "--interactive"
+        return [*argv, f"{flag}={start.prompt}"]
+
+    def valid_tool(self, pattern: str) -> bool:
+        return TOOL.fullmatch(pattern) is not None
+
+    def session_server(self, command: str, args: list[str], *,
+                       url_store: bool) -> list[str] | None:
+        """``--additional-mcp-config JSON``."""
+        entry = {"type": "local", "command": command, "args": args, "tools": ["*"]}
+        return [f"--additional-mcp-config={json.dumps({'mcpServers': {SERVER: entry}})}"]
+
+    def wake_methods(self) -> Sequence[type]:
+        return (CopilotMethod,)
+
+
+HOST = Copilot()

@@ -1,0 +1,346 @@
+"""What mailslot can know about an agent host, and what it assumes when a host says nothing.
+
+Each module of :mod:`mailslot.hosts` subclasses :class:`Host` once and sets only what
+its host has: where it reads MCP and hook settings and in which shape, the events its
+hooks send and the JSON it takes back, how it is started and continued, how it is woken,
+how one run of it is given its own MCP server, and which of its flags and modes skip its
+permission prompts. The rest of mailslot asks a :class:`Host` (through the registry,
+:func:`mailslot.hosts.host`) and never names one.
+
+On the hook path: this module loads nothing at import (annotations only).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any, ClassVar, Literal
+
+    Scope = Literal["project", "user"]
+    Payload = dict[str, object]
+
+SCOPES: tuple[Scope, ...] = ("project", "user")
+START, PROMPT, STOP, MIDTURN = "start", "prompt", "stop", "midturn"
+"""The moments a hook can show mail: a session's start, a prompt, the end of a turn, and
+after a tool call within a turn (see :mod:`mailslot.service.delivery`)."""
+MOMENTS = (START, PROMPT, STOP, MIDTURN)
+SERVER = "mailslot"
+"""The name mailslot's MCP server is registered under, in every host."""
+CLAUDE_STYLE_EVENTS = {"session-start": START, "user-prompt-submit": PROMPT, "stop": STOP,
+                       "post-tool-use": MIDTURN}
+"""``mailslot hook HOST EVENT`` events of a host whose hooks are Claude Code's (its events
+and output shapes have been copied by several hosts)."""
+
+
+class Hook:
+    """One host event and the ``mailslot hook HOST EVENT`` event that serves it."""
+
+    __slots__ = ("event", "matcher", "ours")
+
+    def __init__(self, event: str, ours: str, matcher: str | None = None) -> None:
+        self.event = event
+        self.ours = ours
+        self.matcher = matcher
+
+
+class HookFile:
+    """Where a host reads command hooks, which it runs, and with which time unit."""
+
+    __slots__ = ("grouped", "hooks", "named", "notes", "path", "timeout", "version")
+
+    def __init__(self, path: dict[Scope, str], hooks: tuple[Hook, ...], timeout: int, *,
+                 grouped: bool = True, named: bool = False, version: int | None = None,
+                 notes: tuple[str, ...] = ()) -> None:
+        self.path = path
+        self.hooks = hooks
+        self.timeout = timeout  # in the host's unit (some count milliseconds)
+        self.grouped = grouped  # handlers inside {"matcher", "hooks": [...]} groups
+        self.named = named  # each handler carries a name (for a host's enable/disable)
+        self.version = version  # the file's format version, written first when absent
+        self.notes = notes
+
+
+def context(event_name: str) -> Callable[[str], Payload]:
+    """``{"hookSpecificOutput": {"hookEventName": E, "additionalContext": TEXT}}``."""
+    return lambda text: {"hookSpecificOutput": {"hookEventName": event_name,
+                                                "additionalContext": text}}
+
+
+def decision(word: str) -> Callable[[str], Payload]:
+    """``{"decision": WORD, "reason": TEXT}``: a stop hook that continues the turn."""
+    return lambda text: {"decision": word, "reason": text}
+
+
+def field(name: str) -> Callable[[str], Payload]:
+    """``{NAME: TEXT}``."""
+    return lambda text: {name: text}
+
+
+def option(flag: str, value: str | None) -> list[str]:
+    """``--flag=value`` in one argument (a value starting with ``-`` stays a value)."""
+    return [] if value is None else [f"{flag}={value}"]
+
+
+class Start:
+    """A start the service has already checked: every value here may be passed."""
+
+    __slots__ = ("effort", "extra", "handoff", "model", "name", "permission_mode", "project",
+                 "prompt", "session_id")
+
+    def __init__(self, prompt: str, handoff: str, name: str | None = None,
+                 model: str | None = None, effort: str | None = None,
+                 permission_mode: str | None = None, session_id: str | None = None,
+                 project: str | None = None, extra: tuple[str, ...] = ()) -> None:
+        self.prompt = prompt
+        self.handoff = handoff
+        self.name = name
+        self.model = model
+        self.effort = effort
+        self.permission_mode = permission_mode
+        self.session_id = session_id
+        self.project = project
+        self.extra = extra  # per-session options mailslot adds (its own MCP server...)
+
+
+class Plugin:
+    """What a host's plugin holds: its manifest (in ``manifest_dir``), its MCP server,
+    the command each hook event runs, and the marketplace file that lists it."""
+
+    __slots__ = ("command", "manifest", "manifest_dir", "marketplace", "marketplace_path",
+                 "server")
+
+    def __init__(self, manifest_dir: str, manifest: dict[str, Any], server: dict[str, Any],
+                 command: Callable[[str], str], marketplace_path: str,
+                 marketplace: dict[str, Any]) -> None:
+        self.manifest_dir = manifest_dir
+        self.manifest = manifest
+        self.server = server
+        self.command = command
+        self.marketplace_path = marketplace_path
+        self.marketplace = marketplace
+
+
+class Host:
+    """One agent host. Subclasses set class attributes; the defaults are "it has none"."""
+
+    name: ClassVar[str]
+    """The host's name in every command (``mailslot install NAME``, ``hook NAME``...)."""
+    title: ClassVar[str]
+    """How people call it."""
+    package: ClassVar[str | None] = None
+    """Where it is published (for docs and the real-host tests), if anywhere."""
+
+    # -- installing: mailslot install NAME ---------------------------------------------
+    default_scope: ClassVar[Scope] = "project"
+    mcp_path: ClassVar[dict[Scope, str]]
+    """Its MCP settings file per scope: ``~/`` is the home folder, the rest are relative
+    to the project (the git checkout holding the working folder, else that folder)."""
+    mcp_format: ClassVar[Literal["json", "toml", "extension"]] = "json"
+    """``extension``: no MCP client; mailslot writes one file of its own (:meth:`extension`)."""
+    mcp_container: ClassVar[str] = "mcpServers"
+    mcp_fields: ClassVar[dict[str, Any]] = {}
+    """Fields of our server entry beside the command and its arguments."""
+    hook_file: ClassVar[HookFile | None] = None
+    install_notes: ClassVar[dict[Scope, tuple[str, ...]]] = {}
+    also_runs: ClassVar[tuple[str, tuple[str, ...]] | None] = None
+    """Another host whose hooks it runs too, and the settings files it runs them from
+    (mail may then show twice)."""
+    also_reads: ClassVar[tuple[str, ...]] = ()
+    """Project files of other hosts it takes MCP servers and hooks from, as whichever
+    agent they name: ``install`` warns when they name another agent."""
+    install_wakes: ClassVar[dict[str, str]] = {}
+    """``install`` flags that register a way of waking (``--wake``, ``--channel``) and the
+    wake method each chooses in config.json."""
+    wake_hook: ClassVar[str | None] = None
+    """The ``mailslot hook NAME EVENT`` event of a background waiter registered with
+    ``--wake``, if the host has one (:mod:`mailslot.hooks.wait`)."""
+    waiter_exit: ClassVar[int] = 2
+    """The exit status with which the waiter makes the host wake its session."""
+
+    def waits(self, env: Mapping[str, str]) -> bool:
+        """May a waiter wait in the session whose hook this is? (Not in a headless run
+        the host would keep running while its background hooks wait.)"""
+        return True
+
+    def server_entry(self, command: str, args: list[str]) -> dict[str, Any]:
+        """Our stdio server entry in the host's spelling."""
+        return {**self.mcp_fields, "command": command, "args": args}
+
+    def remote_entry(self, endpoint: str, secret_env: str) -> dict[str, Any] | None:
+        """Our entry for a remote ``serve --http`` whose bearer secret is in the
+        environment variable ``secret_env``; ``None``: the host documents no way to take
+        a header from the environment (a secret is never written into its settings)."""
+        return None
+
+    def hook_handler(self, ours: str, command: str) -> dict[str, Any]:
+        """One hook handler running ``command`` for our event ``ours``."""
+        assert self.hook_file is not None
+        handler: dict[str, Any] = {"type": "command", "command": command,
+                                   "timeout": self.hook_file.timeout}
+        return {"name": f"mailslot-{ours}", **handler} if self.hook_file.named else handler
+
+    def extension(self, executable: str, tail: list[str], agent: str, *, hooks: bool) -> str:
+        """The whole file of an ``extension`` install."""
+        raise NotImplementedError
+
+    def extension_agent(self, before: str, where: str) -> str | None:
+        """The agent an existing extension file is bound to; raises ``InvalidInput`` for
+        a file mailslot did not write (it is never replaced)."""
+        raise NotImplementedError
+
+    def plugin(self, description: str) -> Plugin | None:
+        """mailslot as this host's own plugin, for hosts that install plugins themselves
+        (``None`` for the others): :mod:`mailslot.install.plugins` writes its files."""
+        return None
+
+    def install_advice(self, method: str) -> str:
+        """What to tell a person after ``install`` chose the wake ``method``."""
+        return ""
+
+    # -- hooks: mailslot hook NAME EVENT -----------------------------------------------
+    events: ClassVar[dict[str, str]] = {}
+    """Our hook events for this host and the moment each serves."""
+    outputs: ClassVar[dict[str, Callable[[str], Payload]]] = {}
+    """The JSON that shows ``text`` to the model, per moment."""
+    shows_at: ClassVar[frozenset[str]] = frozenset(MOMENTS)
+    """The moments at which its hook output reaches the model (a prompt hook that cannot
+    add context is left out: mail waits for a moment that can)."""
+    session_fields: ClassVar[tuple[str, ...]] = ("session_id",)
+    """Where its hook input holds the session id, first found wins."""
+    lends_to: ClassVar[tuple[str, ...]] = ()
+    """Hosts that also run this host's hook settings (then they call ``hook NAME ...``),
+    in the order each is asked whether it is the caller (:meth:`runs_borrowed`)."""
+    own_shapes: ClassVar[bool] = True
+    """Running a borrowed hook, does it need its own output shapes (else the lender's)?"""
+
+    def runs_borrowed(self, payload: Mapping[str, object], env: Mapping[str, str]) -> bool:
+        """Is this host the one running a hook registered for a host it borrows from?"""
+        return False
+
+    def continuing(self, payload: Mapping[str, object]) -> bool:
+        """Is the turn already going on because of a stop hook (or not one to extend)?"""
+        return bool(payload.get("stop_hook_active"))
+
+    context_limit: ClassVar[int | None] = None
+    """Injected text past this many characters is cut by the host (``None``: it
+    documents no limit)."""
+
+    channel: ClassVar[tuple[str, str] | None] = None
+    """A channel into a running session: the experimental capability an MCP server
+    declares and the notification it then sends (``serve --channel``)."""
+
+    # -- identity -----------------------------------------------------------------------
+    runtime: ClassVar[str | None] = None
+    """How the host names itself as a runtime (``agent add --runtime``)."""
+
+    # -- starting: mailslot start NAME ----------------------------------------------------
+    program: ClassVar[str | None] = None
+    """Its program's default name on PATH (``None``: mailslot cannot run it)."""
+    startable: ClassVar[bool] = False
+    modes: ClassVar[tuple[str, ...]] = ()
+    """Every permission mode it knows (empty: it takes none)."""
+    default_allowed: ClassVar[tuple[str, ...]] = ()
+    """Allowed when the owner's config lists none."""
+    bypass: ClassVar[frozenset[str]] = frozenset()
+    """Modes that skip its permission prompts: allowed only when the owner lists them."""
+    default_mode: ClassVar[str | None] = None
+    handoffs: ClassVar[tuple[str, ...]] = ("background", "tmux")
+    efforts: ClassVar[bool] = False
+    session_ids: ClassVar[bool] = False
+    """True: mailslot chooses the session id (so wakes can target that session)."""
+    takes_project: ClassVar[bool] = False
+    """A start may name a project of the host's own (``--project``)."""
+    takes_tools: ClassVar[bool] = False
+    """The owner may list tools a started or woken run may use (``allow_tools``)."""
+    wake_method: ClassVar[str | None] = None
+    """The wake method that resumes a background session by its id, if any."""
+    mode_flag: ClassVar[str] = "--permission-mode"
+    continues: ClassVar[tuple[str, ...]] = ()
+    """How it continues its latest session in a folder (empty: it cannot)."""
+    start_env: ClassVar[dict[str, str]] = {}
+    """Environment for a background start, unless the caller's already sets it."""
+
+    def argv(self, executable: str, start: Start) -> list[str]:
+        """The whole argv of a start, ``argv[0]`` being ``executable``."""
+        raise NotImplementedError
+
+    def continue_argv(self, executable: str, mode: str | None) -> list[str]:
+        """Continue the latest session in the current folder (recovery)."""
+        return [executable, *self.continues, *option(self.mode_flag, mode)]
+
+    def refuse_folder(self, folder: str) -> str | None:
+        """Why a session must not be started in ``folder`` (``None``: it may)."""
+        return None
+
+    def desktop_opener(self) -> list[str] | None:
+        """How to hand a prompt to the host's desktop app here (``handoff desktop``)."""
+        return None
+
+    def desktop_link(self, prompt: str, folder: str) -> str:
+        """The link that opens a new session in the desktop app, ``prompt`` prefilled."""
+        raise NotImplementedError
+
+    desktop_app: ClassVar[str | None] = None
+    """The name of its desktop app, if it has one (``handoff desktop``)."""
+    desktop_max_prompt: ClassVar[int | None] = None
+    """The desktop app truncates a link's prompt past this many characters."""
+
+    def valid_tool(self, pattern: str) -> bool:
+        """Is ``pattern`` one of the host's tool patterns (see :attr:`takes_tools`)?"""
+        return False
+
+    hands_off: ClassVar[bool] = False
+    """Its sessions run inside its own app: a start asks the app for a conversation
+    (:meth:`open_conversation`) instead of running :meth:`argv`."""
+
+    def open_conversation(self, executable: str, launch: Mapping[str, Any], start: Start,
+                          env: Mapping[str, str], timeout: float) -> str:
+        """Start a conversation in the host's app; its id. Raises ``Failed``."""
+        raise NotImplementedError
+
+    def started_wake(self, session_id: str, folder: str, launch: Mapping[str, Any],
+                     project: str | None, tools: Sequence[str]) -> dict[str, Any]:
+        """The config.json entry that wakes a session ``mailslot start`` began."""
+        entry: dict[str, Any] = {"wake_on_mail": True, "wake_method": self.wake_method,
+                                 "session_id": session_id, "cwd": folder}
+        if self.own_servers:
+            entry["own_server"] = True  # a woken turn speaks as the registered name too
+        if self.takes_tools and tools:
+            entry["allow_tools"] = list(tools)  # the host keeps no approvals between runs
+        return entry
+
+    # -- one run's own MCP server (start --register-as, a woken turn) -----------------
+    own_servers: ClassVar[bool] = False
+    """One run of it can be given its own ``mailslot`` server (:meth:`session_server`)."""
+
+    def session_server(self, command: str, args: list[str], *,
+                       url_store: bool) -> list[str] | None:
+        """Arguments giving one run its own ``mailslot`` server (``None``: the host has
+        no per-run means). ``url_store``: the mailbox is a server URL, passed to the
+        server in ``MAILSLOT_STORE`` rather than as an argument."""
+        return None
+
+    def speaks_as_another(self, folder: str, agent: str) -> str | None:
+        """Why a session in ``folder`` would not speak as ``agent`` although it was
+        started as it (``None``: it would)."""
+        return None
+
+    # -- waking ---------------------------------------------------------------------------
+    def wake_methods(self) -> Sequence[type]:
+        """The wake methods this host brings (``wake_method`` in config.json): subclasses
+        of :class:`mailslot.wake.methods.WakeMethod`, which the wake package checks."""
+        return ()
+
+    # -- permissions ----------------------------------------------------------------------
+    bypass_flags: ClassVar[frozenset[str]] = frozenset()
+    """Flags of its program that skip its permission prompts: never passed by mailslot."""
+    bypass_values: ClassVar[dict[str, frozenset[str]]] = {}
+    """Options whose listed values skip its prompts (``--sandbox danger-full-access``)."""
+    settings_flags: ClassVar[frozenset[str]] = frozenset()
+    """Options that override one of its settings for a run (``-c KEY=VALUE``)."""
+    bypass_settings: ClassVar[tuple[str, ...]] = ()
+    """Settings such an override must not touch."""
+
+    def __repr__(self) -> str:
+        return f"<host {self.name}>"
