@@ -134,12 +134,12 @@ def test_only_the_store_package_builds_a_file_store() -> None:
     assert builders == []
 
 
-STORE_SURFACE = {"mailslot.store", "mailslot.store.base", "mailslot.store.location",
-                 "mailslot.store.records"}
+STORE_SURFACE = {"mailslot.store", "mailslot.store.base", "mailslot.store.roles",
+                 "mailslot.store.location", "mailslot.store.records"}
 """What a module outside ``store/`` may import of it: the package (its ``__init__``
-re-exports what is public, the file layout of docs/format.md included), the protocol,
-``open_store`` and the values every backend hands out. Everything else in ``store/`` is
-one backend's own and may change with it."""
+re-exports what is public, the file layout of docs/format.md included), the protocol
+and its roles, ``open_store`` and the values every backend hands out. Everything else
+in ``store/`` is one backend's own and may change with it."""
 
 
 def reaching_into_the_store(edges: dict[str, set[str]]) -> list[str]:

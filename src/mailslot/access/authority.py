@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..store import Store
+    from ..store.roles import Registry  # what reading and revoking a record need
 
 _RUNTIME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
@@ -106,7 +107,7 @@ def _refused(agent: str) -> Unauthorized:
                         f"(mailslot agent rotate {agent})")
 
 
-def _lookup(store: Store, name: str) -> AgentRecord | None:
+def _lookup(store: Registry, name: str) -> AgentRecord | None:
     """The record, with a damaged one treated as no authority at all (fail closed)."""
     try:
         return store.registered(name)
@@ -114,7 +115,7 @@ def _lookup(store: Store, name: str) -> AgentRecord | None:
         return None
 
 
-def verify(store: Store, credential: Credential) -> Principal:
+def verify(store: Registry, credential: Credential) -> Principal:
     """The principal ``credential`` binds, checked against the store now."""
     record = _lookup(store, credential.agent)
     valid = (record is not None and secret_matches(record.secret_hash, credential.secret)
@@ -129,7 +130,7 @@ def verify(store: Store, credential: Credential) -> Principal:
                      generation=record.generation)
 
 
-def check_write(store: Store, config: Config, principal: Principal) -> None:
+def check_write(store: Registry, config: Config, principal: Principal) -> None:
     """May ``principal`` write at all? Credentialed ones were checked by :func:`verify`."""
     if principal.credentialed:
         return
@@ -181,7 +182,7 @@ def _runtime(raw: str | None) -> str | None:
     return value
 
 
-def record(store: Store, name: str) -> AgentRecord:
+def record(store: Registry, name: str) -> AgentRecord:
     agent = check_name(name, "agent")
     found = store.registered(agent)
     if found is None:
@@ -189,7 +190,7 @@ def record(store: Store, name: str) -> AgentRecord:
     return found
 
 
-def records(store: Store) -> list[AgentRecord]:
+def records(store: Registry) -> list[AgentRecord]:
     return store.registered_agents()
 
 
@@ -207,7 +208,7 @@ def _issue(store: Store, found: AgentRecord, secret: str, path: str | None,
     return write_credential(credential, path or default_path(found.name, env))
 
 
-def _parent_generation(store: Store, parent: str | None) -> int | None:
+def _parent_generation(store: Registry, parent: str | None) -> int | None:
     if parent is None:
         return None
     found = record(store, parent)
@@ -255,7 +256,7 @@ def rotate(store: Store, name: str, *, path: str | None = None,
     return Issued(new, _issue(store, new, secret, path, env))
 
 
-def revoke(store: Store, name: str) -> AgentRecord:
+def revoke(store: Registry, name: str) -> AgentRecord:
     """End ``name``'s authority (and its children's), for good."""
     found = record(store, name)
     if not found.revoked:

@@ -4,12 +4,12 @@ The service reaches messages only through :class:`Store`, so another backend (a
 server database for agents on several machines) can be added without touching a rule.
 
 :func:`open_store` is the one way to open a store. Modules outside ``store/`` use
-this package, :mod:`.base`, :mod:`.location` and :mod:`.records` only, never a
-backend's own modules (``tests/test_layers.py`` checks it). The file layout of
-docs/format.md is a public format too (a backup is that layout, from any backend):
-:data:`FOLDER_OF` and :func:`is_kept_file` describe it. Loaded on first use (PEP 562): the
-hook path imports :mod:`.location` and the file store's lean modules, never
-:mod:`.base` (``typing``, ``dataclasses``) or :mod:`.watching` (watchdog).
+this package, :mod:`.base` (and its roles, :mod:`.roles`), :mod:`.location` and
+:mod:`.records` only, never a backend's own modules (``tests/test_layers.py`` checks
+it). The file layout of docs/format.md is a public format too (a backup is that layout,
+from any backend): :data:`FOLDER_OF` and :func:`is_kept_file` describe it. Loaded on
+first use (PEP 562): the hook path imports :mod:`.location` and the file store's lean
+modules, never :mod:`.base` (``typing``, ``dataclasses``) or :mod:`.watching` (watchdog).
 """
 
 from ..core.lazy import exports

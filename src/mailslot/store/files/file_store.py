@@ -43,6 +43,7 @@ from .fs import (
 )
 from .gate_files import GateFiles
 from .registry_files import RegistryFiles
+from .session_files import SessionFiles
 from .wake_files import FileWakeQueue
 
 TYPE_CHECKING = False  # on the hook path: no typing, pathlib or dataclasses at load time
@@ -57,18 +58,22 @@ if TYPE_CHECKING:
 
 
 @translated
-class FileStore(FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
+class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
     """The file store rooted at ``root`` (created on first write, 0700).
 
-    Built in parts, each a base class in its own module: the layout and the one reader
-    of message files (:class:`~mailslot.store.files.layout.MailboxFiles`), the per-session
-    delivery state (:class:`~mailslot.store.files.session_files.SessionFiles`), the wake queue
+    Built from parts side by side, one per role of :mod:`mailslot.store.roles`, each a
+    direct subclass of the shared base in its own module: the layout and the one reader
+    of message files (:class:`~mailslot.store.files.layout.MailboxFiles`, the base of
+    every part), the per-session delivery state
+    (:class:`~mailslot.store.files.session_files.SessionFiles`), the wake queue
     (:class:`~mailslot.store.files.wake_files.FileWakeQueue`), the registered agents
-    (:class:`~mailslot.store.files.registry_files.RegistryFiles`) and the gates
-    (:class:`~mailslot.store.files.gate_files.GateFiles`), replaced sessions
-    (:class:`~mailslot.store.files.fences.FenceFiles`); every rule about touching a file is
-    in :mod:`~mailslot.store.files.fs`. The session hooks use this same class: the whole file
-    store loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML at import.
+    (:class:`~mailslot.store.files.registry_files.RegistryFiles`), the gates
+    (:class:`~mailslot.store.files.gate_files.GateFiles`) and replaced sessions
+    (:class:`~mailslot.store.files.fences.FenceFiles`); this class adds writing mail,
+    broadcasts, the config's writer, upkeep, presence, watching, the session log and
+    search. Every rule about touching a file is in :mod:`~mailslot.store.files.fs`. The
+    session hooks use this same class: the whole file store loads no ``pathlib``,
+    ``typing``, ``dataclasses`` or YAML at import.
     """
 
     kind = "files"

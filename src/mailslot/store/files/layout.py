@@ -1,10 +1,12 @@
 """Where things live in the mailbox folder, and what every reader of it does alike.
 
-:class:`MailboxFiles` is the base of :class:`~mailslot.store.files.file_store.FileStore`: listing
-a mailbox, the one reader of message files, the broadcasts served to an agent, the
-events log (rolled into segments), the config and the staging area. Their rules about
-touching files are in :mod:`.fs`; the layout is in docs/format.md. On the hook path, so
-it loads nothing heavy (see docs/hooks.md, "Speed").
+:class:`MailboxFiles` is the one base of every part of
+:class:`~mailslot.store.files.file_store.FileStore` (each part subclasses it directly;
+the store lists the parts side by side): listing a mailbox, the one reader of message
+files, the broadcasts served to an agent, the events log (rolled into segments), the
+config and the staging area. Their rules about touching files are in :mod:`.fs`; the
+layout is in docs/format.md. On the hook path, so it loads nothing heavy (see
+docs/hooks.md, "Speed").
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from ...core.errors import UnsafePath
 from ...core.ids import is_id
 from ...core.names import is_valid_name
 from .fs import LOCK, file_names, read_file, store_error
-from .session_files import SessionFiles
+from .layout import MailboxFiles
 
 TYPE_CHECKING = False  # the file store is on the hook path: no typing, no dataclasses
 if TYPE_CHECKING:
@@ -64,8 +64,8 @@ def _decode(data: bytes, message_id: str, agent: str, claim: str | None) -> Wake
     )
 
 
-class FileWakeQueue(SessionFiles):
-    """The ``wake_*`` methods of :class:`~.file_store.FileStore` (a subclass of this)."""
+class FileWakeQueue(MailboxFiles):
+    """The ``wake_*`` methods of :class:`~.file_store.FileStore` (a base class of it)."""
 
     _queue: tuple[str, ...] = ("wake",)  # a notifier lane is ("wake", "notify-N")
 

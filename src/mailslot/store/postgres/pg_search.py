@@ -14,9 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
+
+from ...core.errors import Unreadable
 from ...core.message import Message
 from ...core.query import All, Node, Not, Search, Term, utc, words_of
 from ...core.query import Any as Either
+from ..format import parse_message_file
+from .pg_connection import PgConnection
 
 CANDIDATES = 2000
 """As the file store's index: ranking looks at the newest this many matches."""
@@ -80,3 +85,33 @@ def select(request: Search) -> tuple[str, list[Any]]:
     else:
         sql = f"SELECT id FROM search{condition} ORDER BY utc, id"
     return sql + " LIMIT %s OFFSET %s", [*params, request.limit, request.offset]
+
+
+class PgSearch(PgConnection):
+    """The :class:`~mailslot.store.roles.Searching` role on PostgreSQL."""
+
+    def search(self, request: Search) -> list[str]:
+        """Rebuilds first once after the upgrade that added search to a store with mail."""
+        if self._rows("cannot search", "SELECT FROM search_stale"):
+            self.reindex()
+        sql, params = select(request)
+        return [r[0] for r in self._rows("cannot search", sql, params)]
+
+    def reindex(self) -> int:
+        """From every stored message, in one transaction (the admin role's work)."""
+        def work(db: psycopg.Connection[Any]) -> int:
+            with db.transaction():
+                db.execute("DELETE FROM search")
+                stored = db.execute("SELECT DISTINCT ON (id) id, data FROM (SELECT id, data "
+                                    "FROM mail UNION ALL SELECT id, data FROM broadcasts) m "
+                                    "ORDER BY id").fetchall()
+                for message_id, data in stored:
+                    try:
+                        message = parse_message_file(bytes(data), message_id, message_id, False)
+                    except Unreadable:
+                        continue  # doctor --deep names it
+                    db.execute(INDEX, index_row(message))
+                db.execute("DELETE FROM search_stale")
+                row = db.execute("SELECT count(*) FROM search").fetchone()
+                return int(row[0]) if row else 0
+        return self._run("cannot rebuild the search index", work)  # type: ignore[no-any-return]

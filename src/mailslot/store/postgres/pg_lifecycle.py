@@ -1,0 +1,65 @@
+"""The PostgreSQL store's lifecycle: whether the mailbox exists, the database's clock,
+and ``init`` (the schema's migrations).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import psycopg
+
+from ...core.errors import StoreError
+from .pg_connection import PgConnection
+from .pg_schema import LATEST, migrate, schema_version
+
+CLOCK_SECONDS = 300.0
+"""How long a measured offset between this machine's clock and the database's is used
+before it is measured again (a clock stepped by NTP is caught within this)."""
+
+
+class PgLifecycle(PgConnection):
+    """The :class:`~mailslot.store.roles.Lifecycle` role on PostgreSQL."""
+
+    def exists(self) -> bool:
+        """Reading the schema's version once: at :data:`LATEST`, the next call need not
+        read it again (a hook's round trips)."""
+        def check(db: psycopg.Connection[Any]) -> bool:
+            version = schema_version(db)
+            if version == LATEST:
+                self._link.ready = True
+            return version is not None
+        return bool(self._run("cannot open the mailbox", check, schema=False))
+
+    def clock(self) -> float:
+        """The database's ``now()``: this machine's clock plus an offset measured in one
+        round trip (the midpoint of the query) and kept for :data:`CLOCK_SECONDS`, so
+        asking costs nothing most of the time. While the database is unreachable the
+        last offset measured goes on being used."""
+        link = self._link
+        if link.offset is None or time.monotonic() - link.offset_at > CLOCK_SECONDS:
+            def measure(db: psycopg.Connection[Any]) -> float:
+                before = time.time()
+                row = db.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
+                after = time.time()
+                return float(row[0]) - (before + after) / 2 if row else 0.0
+            try:
+                link.offset = self._run("cannot read the database's clock", measure,
+                                        schema=False)
+            except StoreError:
+                if link.offset is None:
+                    raise
+            link.offset_at = time.monotonic()  # unreachable: the last offset, for a while
+        return time.time() + link.offset
+
+    # Creating and upgrading a store --------------------------------------------
+    def init(self) -> str:
+        """Apply the migrations this database lacks (each in one transaction); as the
+        admin role, so the search an upgrade adds is built here, not by an agent role's
+        first search (which may not rebuild it)."""
+        applied = self._run("cannot create the schema", migrate, schema=False)
+        self._link.ready = True
+        if self._rows("cannot search", "SELECT FROM search_stale"):
+            self.reindex()
+        return (f"{self.location}: schema at version {LATEST} ({applied} migration"
+                f"{'' if applied == 1 else 's'} applied)")
