@@ -33,12 +33,17 @@ HOST_BIN = host_bin()
 
 
 def installed_versions() -> dict[str, str]:
-    """Host name -> the version really installed (from its package.json)."""
+    """Host name -> the version really installed (from its package.json).
+
+    A host whose package is not in ``HOST_BIN``'s folder (a ``MAILSLOT_HOSTS_BIN`` of
+    only some hosts) is left out; the tests of a missing host are skipped.
+    """
     modules = HOST_BIN.parent
     found = {}
     for name, spec in pinned().items():
         package = modules / spec["package"] / "package.json"
-        found[name] = json.loads(package.read_text(encoding="utf-8"))["version"]
+        if package.exists():
+            found[name] = json.loads(package.read_text(encoding="utf-8"))["version"]
     return found
 
 
@@ -51,7 +56,10 @@ def pytest_report_header() -> list[str]:
             f"({'latest' if LATEST else 'pinned'}) in {HOST_BIN}"]
 
 
-@pytest.fixture(params=[pytest.param(h, id=f"{h}-{VERSIONS[h]}") for h in FOUR])
+@pytest.fixture(params=[
+    pytest.param(h, id=f"{h}-{VERSIONS[h]}") if h in VERSIONS
+    else pytest.param(h, id=f"{h}-absent", marks=pytest.mark.skip(reason=f"{h} not installed"))
+    for h in FOUR])
 def host(request: pytest.FixtureRequest) -> str:
     """Each of the four hosts the issue names, by name."""
     return str(request.param)

@@ -18,6 +18,12 @@ changes) decides each answer:
           that follows the tool call (mail arriving mid-turn).
 ``text``  the plain-text answer (default ``FAKE-MODEL-DONE``).
 
+A host that defers MCP tools (it offers ``ToolSearch`` and lists the deferred names, one a
+line: Factory's Droid, Claude Code 2.1.2xx and later) is first answered with ``ToolSearch``
+``select:NAME``, then the call.
+A path under ``/404/`` answers 404 to any method: a stand-in for a vendor's own service
+that knows nothing (Droid's session lookup, ``FACTORY_API_BASE_URL``).
+
 Every request is appended to ``--log`` as one JSON line ``{"n", "t", "method", "path",
 "body", "reply"}`` (headers without keys), before it is answered, so a test reads
 exactly what the host sent. The bound port is written to ``--portfile``.
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import threading
 import time
@@ -80,6 +87,22 @@ class Script:
 
     def args(self) -> dict[str, Any]:
         return dict((self.call or {}).get("args") or {})
+
+    def deferred(self, body: Any, offered: list[str], called: list[str]) -> str | None:
+        """The deferred tool to load first, when a host offers MCP tools only by name.
+
+        Hosts that defer tools (Droid, Claude Code 2.1.2xx+) offer a ``ToolSearch`` tool and list
+        the deferred names, one a line, in the conversation; a model calls
+        ``ToolSearch`` with ``select:NAME`` and can call the tool from the next request
+        on. ``None`` unless the wanted tool is listed so and was not searched for yet.
+        """
+        if self.call is None or "ToolSearch" not in offered or "ToolSearch" in called:
+            return None
+        want = re.escape(str(self.call.get("tool", "send_message")))
+        listed = {m for text in _strings(body)
+                  for m in re.findall(rf"^\s*([\w.:-]*{want}[\w.:-]*)\s*$", text, re.M)}
+        found = sorted(listed, key=lambda n: ("mailslot" not in n, len(n)))
+        return found[0] if found else None
 
     def before_text(self, called: list[str]) -> None:
         """Run ``exec_before_text`` once, at the first text answer after a tool call."""
@@ -149,8 +172,18 @@ def gemini_state(body: dict[str, Any]) -> tuple[list[str], list[str]]:
     return offered, called
 
 
+def _strings(value: Any) -> list[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [s for item in value for s in _strings(item)] if isinstance(value, list) else []
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    args: dict[str, Any]  # the arguments of the call being answered (see _decide)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -183,6 +216,9 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, "".join(chunks).encode(), "text/event-stream")
 
     def do_GET(self) -> None:
+        if self.path.startswith("/404/"):
+            self._record(None, "404")
+            return self._send(404, {"error": {"message": "provider: nothing here"}})
         self._record(None, "get")
         model = "fake-model"
         self._send(200, {"object": "list", "data": [{"id": model, "object": "model",
@@ -198,6 +234,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self._body()
         path = self.path.split("?")[0]
+        if path.startswith("/404/"):
+            self._record(body, "404")
+            return self._send(404, {"error": {"message": "provider: nothing here"}})
         if not isinstance(body, dict):
             self._record(body, "400")
             return self._send(400, {"error": "expected JSON"})
@@ -221,6 +260,9 @@ class Handler(BaseHTTPRequestHandler):
         SCRIPT.refresh()
         offered, called = state
         tool = SCRIPT.tool_for(offered, called)
+        self.args = SCRIPT.args()
+        if tool is None and (search := SCRIPT.deferred(body, offered, called)):
+            tool, self.args = "ToolSearch", {"query": f"select:{search}"}
         if tool is None:
             SCRIPT.before_text(called)
         return tool, self._record(body, f"tool:{tool}" if tool else "text")
@@ -229,7 +271,7 @@ class Handler(BaseHTTPRequestHandler):
         tool, n = self._decide(body, anthropic_state(body))
         if tool:
             block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_{n}", "name": tool,
-                                     "input": SCRIPT.args()}
+                                     "input": self.args}
             stop = "tool_use"
         else:
             block = {"type": "text", "text": SCRIPT.text}
@@ -242,7 +284,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, msg)
         if tool:
             start = dict(block, input={})
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(SCRIPT.args())}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(self.args)}
         else:
             start = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": SCRIPT.text}
@@ -265,7 +307,7 @@ class Handler(BaseHTTPRequestHandler):
         item: dict[str, Any]
         if tool:
             item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
-                    "name": tool, "arguments": json.dumps(SCRIPT.args()),
+                    "name": tool, "arguments": json.dumps(self.args),
                     "status": "completed"}
             if "::" in tool:  # inside a namespace: Codex wants name + namespace
                 namespace, name = tool.split("::", 1)
@@ -306,7 +348,7 @@ class Handler(BaseHTTPRequestHandler):
         if tool:
             message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
                 {"index": 0, "id": f"call_{n}", "type": "function",
-                 "function": {"name": tool, "arguments": json.dumps(SCRIPT.args())}}]}
+                 "function": {"name": tool, "arguments": json.dumps(self.args)}}]}
             finish = "tool_calls"
         else:
             message = {"role": "assistant", "content": SCRIPT.text}
@@ -326,7 +368,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def gemini(self, body: dict[str, Any], stream: bool) -> None:
         tool, _ = self._decide(body, gemini_state(body))
-        part = ({"functionCall": {"name": tool, "args": SCRIPT.args()}} if tool
+        part = ({"functionCall": {"name": tool, "args": self.args}} if tool
                 else {"text": SCRIPT.text})
         resp = {"candidates": [{"content": {"role": "model", "parts": [part]},
                                 "finishReason": "STOP", "index": 0}],

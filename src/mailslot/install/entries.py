@@ -171,12 +171,12 @@ def set_hooks(doc: Doc, host: Host, command: Callable[[str], str], agent: str,
     assert spec is not None
     if spec.version is not None and "version" not in doc:
         doc["version"] = spec.version  # a file that carries a format version first
-    hooks = _section(doc, "hooks", where)
+    hooks = doc if spec.container is None else _section(doc, spec.container, where)
     for hook in spec.hooks:
         entries = hooks.get(hook.event, [])
         if not isinstance(entries, list):
-            raise InvalidInput(f"{where}: 'hooks.{hook.event}' must be a list; "
-                               "nothing was changed")
+            key = hook.event if spec.container is None else f"{spec.container}.{hook.event}"
+            raise InvalidInput(f"{where}: '{key}' must be a list; nothing was changed")
         handler = host.hook_handler(hook.ours, command(hook.ours))
         strip: Callable[[Any], Any | None]
         if spec.grouped:
