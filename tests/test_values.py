@@ -88,3 +88,32 @@ def test_replace_and_asdict_also_take_real_dataclasses() -> None:
     """A module may mix both kinds (the wake runner replaces a store's WakeEntry)."""
     assert values.replace(Real("a"), count=2) == Real("a", 2)
     assert values.asdict(Real("a", 1, ["x"])) == {"name": "a", "count": 1, "tags": ["x"]}
+
+
+def test_a_hidden_field_stays_out_of_the_repr_and_post_init_runs() -> None:
+    @values.dataclass(frozen=True)
+    class Secretive:
+        name: str
+        token: str = values.field(default_factory=lambda: "s3cret", repr=False)
+
+        def __post_init__(self) -> None:
+            if not self.name:
+                raise ValueError("a name is needed")
+
+    assert repr(Secretive("a")) == "test_a_hidden_field_stays_out_of_the_repr_and_post_init_" \
+        "runs.<locals>.Secretive(name='a')"
+    assert Secretive("a") == Secretive("a") and Secretive("a").token == "s3cret"
+    with pytest.raises(ValueError, match="a name is needed"):
+        Secretive("")
+
+
+def test_no_module_of_the_package_makes_values_with_dataclasses() -> None:
+    """One convention: every value class comes from mailslot.core.values."""
+    from pathlib import Path
+
+    package = Path(values.__file__).resolve().parent.parent
+    users = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                   if p != Path(values.__file__).resolve()
+                   and ("from dataclasses import" in p.read_text()
+                        or "import dataclasses" in p.read_text()))
+    assert users == []

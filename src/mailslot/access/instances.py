@@ -1,14 +1,14 @@
 """Instances: one running session of an agent, addressed as ``name@session``.
 
-An agent may run twice (two Claude Code sessions in one folder). Each running session is
+An agent may run twice (two sessions of one host in one folder). Each running session is
 an instance: a server session (``mailslot serve``, its id from :mod:`mailslot.access.fencing`)
 or a host session the hooks ran in (the host's own id, recorded by every hook call). The
 rules, in one place:
 
-* **address**: ``claude@1a2b`` names the one online session of ``claude`` whose id
+* **address**: ``builder@1a2b`` names the one online session of ``builder`` whose id
   starts with ``1a2b`` (at least :data:`MIN_PREFIX` characters). A prefix that matches no
   online session, or several, is refused at send with one line; nothing is sent.
-* **header**: such mail is a directed message to ``claude`` whose header names the whole
+* **header**: such mail is a directed message to ``builder`` whose header names the whole
   session id (``instance:``). It must be the message's only recipient.
 * **shown to**: that session only, by its hooks, its waiter and its MCP server (a server
   also speaks for the hook sessions of the host process that started it, so the host's
@@ -45,7 +45,7 @@ SHOWN_PREFIX = 8
 
 
 def split(address: str) -> tuple[str, str | None]:
-    """``"claude@1a2b"`` -> ``("claude", "1a2b")``; a plain name has no instance."""
+    """``"builder@1a2b"`` -> ``("builder", "1a2b")``; a plain name has no instance."""
     name, at, prefix = address.partition("@")
     if not at:
         return address, None

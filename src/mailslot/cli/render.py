@@ -342,5 +342,5 @@ def thread(entries: list[ThreadEntry], *, style: Style = PLAIN) -> str:
 
 
 def _states(recipients: list[RecipientStatus]) -> str:
-    """``gemini read, codex missing``: each recipient's state, in one line."""
+    """``reviewer read, builder missing``: each recipient's state, in one line."""
     return ", ".join(f"{r.agent} {r.state or 'missing'}" for r in recipients)

@@ -133,7 +133,7 @@ def injection(
     next would not fit; a summary line counts the rest and names the command that lists
     them. Only the messages shown are loaded. ``load`` returns ``None`` for a message
     that cannot be read (or is gone); those are counted, never shown. ``scope`` says
-    what the count counts ("waiting for gemini"); ``notes`` are one-line warnings from
+    what the count counts ("waiting for reviewer"); ``notes`` are one-line warnings from
     mailslot itself, shown before the messages.
     """
     head = [f"[mailslot] {one_line(note)}" for note in notes]

@@ -1,10 +1,10 @@
 """Message ids: sortable by time, unique without a lock, safe as a file name.
 
-``2026-09-21_144808.123456_claude_to_gemini_7f3a9c2e``: UTC time to the microsecond,
+``2026-09-21_144808.123456_builder_to_reviewer_7f3a9c2e``: UTC time to the microsecond,
 sender, first recipient and 32 random bits. No text a sender chose: an id reaches
 models outside the framing (wake notices, answer hints), so a subject must never ride
 in it. Ids written before carry a slug of the subject and 24 random bits
-(``..._to_gemini_initial-handshake_7f3a9c``); they still parse, and
+(``..._to_reviewer_initial-handshake_7f3a9c``); they still parse, and
 :func:`reference` drops the slug where an id is only named. Agent names cannot hold
 ``_``, so the parts never run together. Delivery links with O_EXCL semantics, so the
 rare collision is retried with a new id rather than overwriting.

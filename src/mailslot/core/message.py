@@ -3,11 +3,11 @@
 A message file reads like an e-mail a person can open in any editor::
 
     ---
-    id: 2026-09-21_144808.123456_claude_to_gemini_initial-handshake_7f3a9c
+    id: 2026-09-21_144808.123456_builder_to_reviewer_initial-handshake_7f3a9c
     date: '2026-09-21T16:48:08.123456+02:00'
-    from: claude
+    from: builder
     to:
-    - gemini
+    - reviewer
     subject: Initial handshake
     ---
     Hello.

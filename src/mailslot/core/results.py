@@ -22,7 +22,7 @@ class Session:
     started: str
     heartbeat: str
     stopped: str | None = None
-    channel: bool = False  # started with --channel: pushes arrivals into Claude Code
+    channel: bool = False  # started with --channel: pushes arrivals into its session
     session: str | None = None  # the session id (fencing, name@session)
 
     @classmethod

@@ -1,6 +1,6 @@
 """Short ids: a unique prefix or the random tail stands for a whole id, as in git.
 
-``2026-09-21_144808.123456_claude_to_gemini_7f3a9c2e`` may be given as any prefix of at
+``2026-09-21_144808.123456_builder_to_reviewer_7f3a9c2e`` may be given as any prefix of at
 least :data:`MIN_PREFIX` characters (``2026-09-21_1448``) or as its random tail
 (``7f3a9c2e``), as long as exactly one id the caller may name matches. The service
 gathers those ids (from the store's listings, so this works on any backend); this

@@ -14,8 +14,10 @@ The modules every command loads import ``dataclass``, ``field``, ``replace`` and
 dataclasses; at run time these small versions support what mailslot uses and nothing
 more: ``@dataclass`` or ``@dataclass(frozen=True)``, defaults, ``field(default_factory=...)``,
 and equality, hashing (frozen only) and ``repr`` by fields, in declaration order, as
-``dataclasses`` defines them. Modules off the hot path keep ``dataclasses``; ``replace``
-and ``asdict`` from here work on both kinds (``dataclasses``' own refuse these).
+``dataclasses`` defines them, ``field(repr=False)`` and ``__post_init__``. It is the one
+way value classes are made in mailslot, on the hot path or off it
+(``tests/test_values.py`` checks that no other module imports ``dataclasses``);
+``replace`` and ``asdict`` from here also work on a real dataclass (a library's).
 """
 
 from __future__ import annotations
@@ -33,14 +35,16 @@ else:
         """Assigning to a field of a frozen value (``dataclasses`` raises its own)."""
 
     class _Factory:
-        __slots__ = ("make",)
+        __slots__ = ("make", "shown")
 
-        def __init__(self, make):
+        def __init__(self, make, shown):
             self.make = make
+            self.shown = shown
 
-    def field(*, default_factory):
-        """A default made anew for each value (only ``default_factory`` is supported)."""
-        return _Factory(default_factory)
+    def field(*, default_factory, repr=True):
+        """A default made anew for each value (only ``default_factory`` is supported);
+        ``repr=False`` leaves the field out of the ``repr`` (a secret, a large value)."""
+        return _Factory(default_factory, repr)
 
     def dataclass(cls=None, /, *, frozen=False):
         """The class with ``__init__``, ``__eq__``, ``__repr__`` (and, frozen, ``__hash__``
@@ -91,12 +95,19 @@ else:
         annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 (no inspect)
         own = [name for name, kind in annotations.items()
                if not str(kind).startswith(("ClassVar", "typing.ClassVar"))]
+        hidden = set()
+        for base in reversed(cls.__mro__[1:]):
+            hidden.update(getattr(base, "__value_hidden__", ()))
         for name in own:
             value = cls.__dict__.get(name, _NONE)
             defaults[name] = value
             if isinstance(value, _Factory):
                 delattr(cls, name)
+                if not value.shown:
+                    hidden.add(name)
         fields = tuple(defaults)
+        shown_fields = tuple(n for n in fields if n not in hidden)
+        post_init = getattr(cls, "__post_init__", None)
         with_default = [defaults[n] is not _NONE for n in fields]
         if with_default != sorted(with_default):
             raise TypeError(f"{cls.__name__}: a field without a default follows one with")
@@ -121,6 +132,8 @@ else:
                 setter(self, name, value)
             if kwargs:
                 raise TypeError(f"{cls.__name__}() got an unexpected {next(iter(kwargs))!r}")
+            if post_init is not None:
+                post_init(self)
 
         def _key(self):
             return tuple(getattr(self, n) for n in fields)
@@ -131,7 +144,7 @@ else:
             return _key(self) == _key(other)
 
         def __repr__(self):
-            shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in fields)
+            shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in shown_fields)
             return f"{cls.__qualname__}({shown})"
 
         methods = {"__init__": __init__, "__eq__": __eq__, "__repr__": __repr__}
@@ -157,6 +170,7 @@ else:
             setattr(cls, name, method)
         cls.__value_fields__ = fields
         cls.__value_defaults__ = defaults
+        cls.__value_hidden__ = frozenset(hidden)
         cls.__match_args__ = fields
         return cls
 

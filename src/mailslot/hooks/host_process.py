@@ -1,6 +1,6 @@
-"""The host process that ran a hook (Claude Code, Codex...), seen from ``/proc``.
+"""The host process that ran a hook (the agent host's program), seen from ``/proc``.
 
-Shared by Claude Code's waiter (:mod:`.wait`: is the host still there?) and the session
+Shared by a host's background waiter (:mod:`.wait`: is the host still there?) and the session
 hooks (:mod:`.hook_entry`: which process a hook session belongs to, so the MCP server that host
 started can tell the session is its own). ``os`` only: on the hook path.
 """
@@ -19,7 +19,7 @@ Process = tuple[int, str | None]
 
 def host_process() -> Process:
     """The program that ran this hook: the parent, or its parent when the parent is the
-    shell of ``sh -c`` (which stays while the hook runs, even after Claude Code ended)."""
+    shell of ``sh -c`` (which stays while the hook runs, even after the host ended)."""
     pid = os.getppid()
     stat = _stat(pid)
     if stat is not None and stat[0] in SHELLS and stat[1] > 1:

@@ -1,6 +1,6 @@
 """How a hook reads its host's input: bounded in size and in time.
 
-Shared by the session hooks (:mod:`.hook_entry`) and Claude Code's waiter (:mod:`.wait`). On
+Shared by the session hooks (:mod:`.hook_entry`) and a host's background waiter (:mod:`.wait`). On
 the hook path: ``select`` and ``time`` are loaded only when stdin is a real stream.
 """
 

@@ -22,10 +22,10 @@ import socket
 import sys
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.errors import InvalidInput, StoreError
+from ..core.values import dataclass, replace
 from ..service.mailbox import Mailbox
 from .api import serve_api
 from .guard import Authenticate, Door, Guard, answer

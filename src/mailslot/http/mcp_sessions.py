@@ -39,7 +39,6 @@ import time
 from collections.abc import Callable, MutableMapping
 from contextlib import AsyncExitStack
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -51,6 +50,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from ..access.fencing import new_session_id
 from ..core.errors import MailslotError
+from ..core.values import dataclass, field
 from ..mcp.server import build_server, keep_presence
 from ..service.mailbox import Mailbox
 from ..service.presence import Beacon

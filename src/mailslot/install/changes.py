@@ -8,7 +8,6 @@ import shlex
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -16,6 +15,7 @@ from urllib.parse import urlsplit
 from .. import hosts
 from ..access.identity import git_toplevel
 from ..core.errors import InvalidInput, MailslotError
+from ..core.values import dataclass, field
 from ..http.client import SECRET_ENV
 from ..service.mailbox import Mailbox
 from . import entries, settings_files

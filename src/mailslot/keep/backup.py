@@ -37,7 +37,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import IO, BinaryIO
 
 from .. import __version__
@@ -46,6 +45,7 @@ from ..core.durable import fsync_dir
 from ..core.errors import InvalidInput, NotFound, Refused, StoreError, Unreadable
 from ..core.message import STATES, Message, State, from_bytes, to_bytes
 from ..core.text import quoted
+from ..core.values import dataclass, field
 from ..store import FOLDER_OF, Store, is_kept_file, open_store
 from .transfer import carry_records, migrate
 

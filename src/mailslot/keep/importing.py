@@ -24,7 +24,6 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.dates import UTC, datetime
@@ -38,6 +37,7 @@ from ..core.text import (
     clean_body,
     clean_field,
 )
+from ..core.values import dataclass, field
 from ..service.posting import receipt
 from ..store import Store
 

@@ -20,7 +20,6 @@ import re
 import subprocess
 import threading
 import uuid
-from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import hosts
@@ -28,6 +27,7 @@ from ..core.config import Config
 from ..core.errors import InvalidInput, Refused, StoreError
 from ..core.ids import sender_of
 from ..core.names import check_name
+from ..core.values import asdict, dataclass
 from ..hosts import Host
 from ..hosts.host import Start
 from ..service.posting import now

@@ -1,1 +1,1 @@
-"""The MCP front end: the tools, the stdio server and the Claude Code channel."""
+"""The MCP front end: the tools, the stdio server and the channel into a running session."""

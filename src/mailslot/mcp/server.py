@@ -79,7 +79,7 @@ def build_server(
     """The server for the agent ``open_box()`` is bound to (raises ``NoIdentity`` if none).
 
     ``open_box`` gives a fresh service per call, so config changes are seen at once.
-    With ``channel``, it also pushes arrivals into Claude Code (:mod:`mailslot.mcp.channel`).
+    With ``channel``, it also pushes arrivals into its session (:mod:`mailslot.mcp.channel`).
     Without ``presence`` the caller keeps the presence records (``serve --http``: one per
     MCP session, see :func:`keep_presence`). A ``shared`` server serves many agents
     (``serve --http``): ``open_box`` depends on the call, so each handshake's

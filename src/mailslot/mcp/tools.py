@@ -24,12 +24,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from typing import Annotated, Any, Literal, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema
 from typing_extensions import TypedDict
 
+from .. import hosts
 from ..core import framing
 from ..core.message import Message
 from ..core.results import Item
@@ -88,9 +89,9 @@ class Page(TypedDict):
     sent: NotRequired[Listed]
     unreadable: NotRequired[int]
     framed: str
-    """The mail as the model must see it. Also the text content: Claude Code, Codex and
-    Copilot CLI give the model a result's structured content, not its text, when both
-    are there (proven in tests/hosts/test_checks.py), so the framing is in both."""
+    """The mail as the model must see it. Also the text content: several hosts give the
+    model a result's structured content, not its text, when both are there (proven in
+    tests/hosts/test_checks.py), so the framing is in both."""
 
 
 class StateInfo(TypedDict):
@@ -385,10 +386,17 @@ def list_sessions(
 
 
 # Starting agent sessions (one tool, the host an argument: docs/launch.md)
+if TYPE_CHECKING:
+    StartableHost = str
+else:  # the schema's enum: every host mailslot can start (mailslot.hosts)
+    StartableHost = Literal[hosts.names(lambda h: h.startable)]
+_DESKTOP = hosts.listed(hosts.names(lambda h: "desktop" in h.handoffs))
+_PROJECTS = hosts.listed(hosts.names(lambda h: h.takes_project))
+
+
 def start_session(
     open_box: Opener,
-    host: Annotated[Literal["claude", "codex", "gemini", "copilot", "antigravity"],
-                    Field(description="Which agent host to start.")],
+    host: Annotated[StartableHost, Field(description="Which agent host to start.")],
     folder: Annotated[str, Field(description="Absolute path of an existing folder.")],
     prompt: Annotated[str, Field(description="The first prompt. mailslot opens it "
                                              "with a notice naming you as its sender.")],
@@ -398,10 +406,11 @@ def start_session(
     permission_mode: str | None = None,
     handoff: Annotated[Literal["background", "tmux", "desktop"], Field(
         description="background: unattended; tmux: a window the person can attach "
-                    "to and mailslot can wake; desktop (claude): the prompt prefilled "
-                    "in the person's Claude desktop app, sent only if they send it."
+                    f"to and mailslot can wake; desktop ({_DESKTOP}): the prompt prefilled "
+                    "in the person's desktop app, sent only if they send it."
     )] = "background",
-    project: Annotated[str | None, Field(description="Antigravity project id.")] = None,
+    project: Annotated[str | None, Field(
+        description=f"A project id of the host's own ({_PROJECTS}).")] = None,
     register_as: Annotated[str | None, Field(
         description="Also register the session as this new recipient name.")] = None,
 ) -> Annotated[CallToolResult, Started]:

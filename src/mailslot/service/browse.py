@@ -12,7 +12,6 @@ other front end.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..access.identity import Identity
@@ -20,6 +19,7 @@ from ..core.config import Config
 from ..core.errors import MailslotError, NoIdentity, NotFound, Unreadable
 from ..core.message import STATES, Message, State
 from ..core.results import AgentInfo, Status
+from ..core.values import dataclass, field
 from ..store import Store
 from .mailbox import Mailbox
 

@@ -12,7 +12,7 @@ Every read names the config's *version* (a hash of it as stored). A change given
 version it was based on (``expected``) is refused as a conflict when the config moved
 since: another ``config set``, the web page, ``install --wake``, an editor.
 
-A key is a dotted path into nested objects (``agents.codex.wake_on_mail``). A value is
+A key is a dotted path into nested objects (``agents.reviewer.wake_on_mail``). A value is
 JSON when it parses as JSON (``true``, ``30``, ``["a", "b"]``, ``{"x": 1}``,
 ``"text"``), and otherwise the text itself (``tmux``).
 """
@@ -46,7 +46,7 @@ def _path(key: str) -> list[str]:
     parts = key.split(".")
     if not key or any(not p.strip() for p in parts):
         raise InvalidInput(f"{key!r} is not a config key: a dotted path such as "
-                           "agents.codex.wake_on_mail")
+                           "agents.reviewer.wake_on_mail")
     return parts
 
 

@@ -155,7 +155,7 @@ class Delivery:
             self._attempt(lambda: self.store.set_latest_session(self.agent, host, session),
                           None)
 
-    # Waking an idle session (Claude Code's background waiter) --------------------------
+    # Waking an idle session (a host's background waiter) ------------------------------
     def arm_waiter(self, session: str, pid: int) -> None:
         """Make ``pid`` the session's one waiter; an older waiter sees it and leaves."""
         self.store.set_waiter(self.agent, session_key(session), pid)

@@ -101,7 +101,7 @@ def _read_text(path: str) -> str:
 
 
 def parent_program() -> str | None:
-    """The name of the program that started this process (``claude``, ``codex``...)."""
+    """The name of the program that started this process (the host's program)."""
     ppid = os.getppid()
     try:
         return _read_text(f"/proc/{ppid}/comm").strip() or None

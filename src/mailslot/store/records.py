@@ -56,7 +56,7 @@ class Watching(Protocol):
     """A running watch (see :meth:`Store.watch`)."""
 
     how: str
-    """What is watched and how, for people (``mail for claude (inotify events)``)."""
+    """What is watched and how, for people (``mail for reviewer (inotify events)``)."""
 
     def close(self) -> None:
         """Stop watching."""

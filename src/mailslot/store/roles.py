@@ -251,7 +251,7 @@ class WakeQueues(Protocol):
 class Sessions(Protocol):
     """Per-session delivery state: what each host session was shown, the host sessions
     the hooks ran in, mail for one session (``name@session``), each agent's latest session
-    per host, the checkout that claimed an agent, and Claude Code's waiters. Used by
+    per host, the checkout that claimed an agent, and hosts' background waiters. Used by
     :mod:`mailslot.service.delivery` (the session hooks), :mod:`mailslot.access.instances`
     and :mod:`~mailslot.access.fencing` (hook sessions), :mod:`mailslot.service.posting`
     (``add_instance_mail``), the wake methods (latest session, waiters) and
@@ -310,7 +310,7 @@ class Sessions(Protocol):
     def replace_claim(self, agent: str, path: str) -> None:
         """Give ``agent``'s claim to ``path`` (the old checkout is gone)."""
 
-    # Waiters (Claude Code's background rewake hook) ------------------------------------
+    # Waiters (a host's background rewake hook) -----------------------------------------
     def set_waiter(self, agent: str, session: str, pid: int) -> None:
         """Make ``pid`` the session's one waiter, replacing any older one."""
 

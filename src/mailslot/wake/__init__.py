@@ -2,8 +2,9 @@
 
 Service level (no host programs run): :mod:`.policy` (who may be woken, retry policy),
 :mod:`.queue` (what gets queued at delivery; the wake log), :mod:`.runner` (claim,
-attempt, retry, give up). Host adapters: :mod:`.methods`, :mod:`.tmux`, :mod:`.agentapi`,
-listed in :mod:`.methods_by_name`. Front end: :mod:`.watcher` (``mailslot watch``, the only
+attempt, retry, give up). Wake methods: :mod:`.methods` (the bases and a program of your
+own), :mod:`.tmux`, and each host's own (:mod:`mailslot.hosts`), listed in
+:mod:`.methods_by_name`. Front end: :mod:`.watcher` (``mailslot watch``, the only
 module that imports watchdog) and :mod:`.report` (``watch --validate``).
 
 This package's ``__init__`` imports nothing, so ``send`` pays only for :mod:`.queue`.

@@ -310,8 +310,9 @@ class ResumeMethod(ArgvMethod):
               required=False),
         _CWD,
         Field("own_server", "true: the woken turn gets its own mailslot MCP server speaking "
-              "as this agent, whatever the folder's settings name (claude, codex, copilot; "
-              "set by `mailslot start --register-as`)", required=False, kind="bool"),
+              "as this agent, whatever the folder's settings name (hosts that take a "
+              "per-run server; set by `mailslot start --register-as`)", required=False,
+              kind="bool"),
     )
 
     def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None,

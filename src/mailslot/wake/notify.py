@@ -3,7 +3,7 @@
 Per agent, in ``config.json``, a list run by the watcher for every directed message the
 agent receives, whatever ``wake_on_mail`` says::
 
-    "agents": {"grok": {"notify": [
+    "agents": {"reviewer": {"notify": [
         {"kind": "command", "command": ["notify-me", "{from}", "{id}"]},
         {"kind": "desktop"},
         {"kind": "bank"}]}}

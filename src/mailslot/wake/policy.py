@@ -3,7 +3,7 @@
 Principle 7: a message may *ask* for a wake (``send --wake`` writes ``delivery: wake``);
 only the recipient's own config can allow one::
 
-    "agents": {"gemini": {"wake_on_mail": true, "wake_method": "tmux", ...}}
+    "agents": {"reviewer": {"wake_on_mail": true, "wake_method": "tmux", ...}}
 
 ``wake_on_mail``: ``true`` wakes for every directed message, ``"requested"`` only for
 messages sent with ``--wake``, ``false`` (or absent) never. Retries follow

@@ -22,7 +22,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+from ..core.values import dataclass, field
 
 STDERR_TAIL = 300
 _STDERR_LINES = 3

@@ -3,13 +3,13 @@
 Only for an agent whose own config opted in with a ``restart`` recipe::
 
     "builder": {"wake_on_mail": true, "wake_method": "tmux", "tmux_target": "%3",
-                "tmux_program": "claude",
-                "restart": {"host": "claude", "folder": "/home/sarah/src/app",
+                "tmux_program": "HOST",
+                "restart": {"host": "HOST", "folder": "/home/sarah/src/app",
                             "continue": true, "handoff": "tmux"}}
 
 Gone means: no mailslot server of the agent is online and its tmux pane no longer
-exists. Then the watcher continues the host's latest session in that folder (``claude
---continue``) in a new window of the ``mailslot`` tmux session, points the agent's
+exists. Then the watcher continues the host's latest session in that folder (its
+continue command) in a new window of the ``mailslot`` tmux session, points the agent's
 ``tmux_target`` at it, logs the start in the session log, and wakes it as usual. The
 owner's ``launch.<host>`` guardrails apply (default model and permission mode, checked).
 A failed start is a failed wake attempt, retried once (:data:`ATTEMPTS`, with the wake

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from ..core.config import Config, this_machine
 from ..core.errors import MailslotError, NotFound
 from ..core.message import Message
-from ..core.values import replace
+from ..core.values import dataclass, field, replace
 from ..service.invocation import invocation
 from ..service.posting import Notifier
 from ..service.presence import last_machines

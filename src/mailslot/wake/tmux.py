@@ -62,7 +62,7 @@ class TmuxMethod(WakeMethod):
     fields = (
         Field("tmux_target", "the pane, e.g. \"work:1.0\" or \"%3\""),
         Field("tmux_program", "expected foreground program, as tmux's "
-              "#{pane_current_command} shows it (e.g. \"claude\", \"node\", \"python3\")"),
+              "#{pane_current_command} shows it (e.g. the host's program, \"node\", \"python3\")"),
         Field("tmux_socket", "tmux server socket name (tmux -L); default server if absent",
               required=False),
         Field("tmux_socket_path", "tmux server socket path (tmux -S)", required=False),

@@ -240,13 +240,13 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
 
 def _add(db: sqlite3.Connection, messages: Iterable[Message]) -> None:
     for m in messages:
-        cursor = db.execute(
+        row = db.execute(
             "INSERT OR IGNORE INTO messages(id, sender, recipients, utc, thread) "
             "VALUES (?, ?, ?, ?, ?)",
             (m.id, m.sender, " " + " ".join(m.to) + " ", utc(m.date), m.thread or m.id))
-        if cursor.rowcount == 1:
+        if row.rowcount == 1:
             db.execute("INSERT INTO words(rowid, subject, body) VALUES (?, ?, ?)",
-                       (cursor.lastrowid, m.subject, m.body))
+                       (row.lastrowid, m.subject, m.body))
 
 
 def _select(request: Search) -> tuple[str, list[object]]:

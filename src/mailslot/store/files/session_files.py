@@ -2,7 +2,7 @@
 
     sessions/<agent>/<session>   ids a session has been shown, one a line
     claims/<agent>               the git checkout that first read as <agent>
-    waiters/<agent>/<session>    pid of the session's one Claude Code waiter
+    waiters/<agent>/<session>    pid of the session's one background waiter
     latest/<agent>/<host>        the id of the agent's latest session in that host
     hook-sessions/<agent>/<session>  a host session the hooks ran in: its
                                  facts as JSON, and as its time the last hook call
@@ -170,7 +170,7 @@ class SessionFiles(MailboxFiles):
             return None
         return value if SESSION_KEY.fullmatch(value) else None
 
-    # Waiters (Claude Code's background rewake hook) -----------------------------------
+    # Waiters (a host's background rewake hook) ----------------------------------------
     def waiters_folder(self, agent: str) -> str:
         """The folder holding ``agent``'s waiter records (created if absent)."""
         return self._folder("waiters", agent, create=True)

@@ -6,7 +6,7 @@ message. Only changes count (a file created, moved, deleted or written): opening
 reading a file does not, so a watcher that reads the folders it watches is not woken by
 its own reads (it would spin a CPU core). Where no native backend is there (or it
 fails, e.g. out of inotify watches), :func:`observe` returns ``None`` and the caller
-polls. Only long-running front ends reach this (watch, the Claude waiter,
+polls. Only long-running front ends reach this (watch, a host's waiter,
 ``serve --channel``), through :meth:`~mailslot.store.files.file_store.FileStore.watch`.
 """
 

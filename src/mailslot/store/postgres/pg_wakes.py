@@ -102,8 +102,8 @@ class WakeLock:
     network). Other processes and machines are kept out; within one process the lock is
     shared by its threads (PostgreSQL's advisory locks are re-entrant per connection),
     which the watcher never needs, running at most one pass per agent at a time. The key
-    names the queue and the agent (``mailslot wake gemini``, ``mailslot notify-3
-    gemini``), so a running wake never holds up a notifier, nor one notifier another."""
+    names the queue and the agent (``mailslot wake reviewer``, ``mailslot notify-3
+    reviewer``), so a running wake never holds up a notifier, nor one notifier another."""
 
     def __init__(self, store: PgConnection, agent: str, key: str) -> None:
         self._store, self._agent, self._key = store, agent, key
