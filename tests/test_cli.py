@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from mailslot.cli.commands import _COMMANDS
+from mailslot.cli.main import declared
 from support import fail_os
 
 Cli = Callable[..., Result]
@@ -286,7 +286,7 @@ def test_no_body_at_a_terminal_is_refused_without_waiting(root: Path) -> None:
 
 
 def test_help_for_every_command(cli: Cli) -> None:
-    for name in sorted(_COMMANDS):
+    for name in sorted(c.name for c in declared()):
         r = cli(name, "--help")
         assert r.code == 0 and r.out.startswith(f"usage: mailslot {name}"), name
     top = subprocess.run([sys.executable, "-m", "mailslot", "--help"], capture_output=True,

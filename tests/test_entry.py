@@ -13,7 +13,7 @@ import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
-from mailslot.cli.commands import build_parser, command_word
+from mailslot.cli.main import build_parser, command_word
 from mailslot.entry import SKIP_TEARDOWN, hook_command
 
 

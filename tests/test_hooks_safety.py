@@ -278,7 +278,7 @@ def test_a_fifo_planted_as_the_seen_set_is_refused_not_waited_on(root: Path) -> 
 
 # Speed by construction ---------------------------------------------------------------
 HEAVY = {"yaml", "dataclasses", "typing", "pathlib", "argparse", "secrets", "hashlib",
-         "inspect", "mcp", "pydantic", "starlette", "watchdog", "mailslot.cli.commands",
+         "inspect", "mcp", "pydantic", "starlette", "watchdog", "mailslot.cli.main",
          "mailslot.service.mailbox", "mailslot.store.base", "mailslot.store.files.watching",
          "sqlite3", "mailslot.store.files.search_index"}  # issue 17: the search index
 

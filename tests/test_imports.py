@@ -11,7 +11,7 @@ HEAVY = ("mcp", "mcp_types", "pydantic", "pydantic_core", "starlette", "watchdog
 
 SCRIPT = """
 import io, json, sys
-from mailslot.cli.commands import main
+from mailslot.cli.main import main
 
 def run(*argv):
     sys.stdin = io.TextIOWrapper(io.BytesIO(b"body"))

@@ -173,9 +173,9 @@ def test_the_store_rule_names_the_module_that_reaches_in(tmp_path: Path) -> None
 
 def test_the_reader_sees_lazy_relative_imports(tmp_path: Path) -> None:
     """An import inside a function is a dependency too (it would hide a cycle)."""
-    errors, commands = "mailslot.core.errors", "mailslot.cli.commands"
-    known = {errors: tmp_path / "errors.py", commands: tmp_path / "commands.py"}
-    known[errors].write_text("def f():\n    from ..cli.commands import main\n")
+    errors, commands = "mailslot.core.errors", "mailslot.cli.main"
+    known = {errors: tmp_path / "errors.py", commands: tmp_path / "main.py"}
+    known[errors].write_text("def f():\n    from ..cli.main import main\n")
     known[commands].write_text("from ..core.errors import MailslotError\n")
     assert imports(errors, known[errors], known) == {commands}
     assert imports(commands, known[commands], known) == {errors}

@@ -13,7 +13,7 @@ import pytest
 HEAVY = ("mcp", "pydantic", "starlette", "watchdog")
 PROBE = f"""
 import json, sys
-from mailslot.cli.commands import main
+from mailslot.cli.main import main
 code = main(sys.argv[1:])
 heavy = sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))
 print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
@@ -114,3 +114,30 @@ def test_a_send_loads_the_wake_modules_only_where_a_recipient_has_settings(
     (root / "config.json").write_text(json.dumps(config))
     assert "mailslot.wake.queue" in send("woken")
     assert (root / "wake" / "pending" / "woken").is_dir()  # and the wake was queued
+
+
+CLI_MODULES = """
+import json, sys
+from mailslot.cli.main import main
+code = main(sys.argv[1:])
+loaded = sorted(m for m in sys.modules if m.startswith("mailslot.cli."))
+print(json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(("argv", "module"), [
+    (["--agent", "y", "inbox"], "mail_commands"),
+    (["who"], "agent_commands"),
+    (["doctor"], "admin_commands"),
+])
+def test_a_command_loads_only_the_module_declaring_it(argv: list[str], module: str,
+                                                      tmp_path: Any) -> None:
+    """The parser is built for the command being run, from its own module only."""
+    env = {**os.environ, "MAILSLOT_DIR": str(tmp_path / "mailbox")}
+    env.pop("MAILSLOT_AGENT", None)
+    proc = subprocess.run([sys.executable, "-c", CLI_MODULES, *argv], capture_output=True,
+                          text=True, timeout=60, check=False, env=env)
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert report["code"] == 0
+    assert set(report["loaded"]) == {"mailslot.cli.command", f"mailslot.cli.{module}",
+                                     "mailslot.cli.main", "mailslot.cli.render"}

@@ -195,7 +195,7 @@ def test_send_and_validate_never_import_watchdog(root: Path, bin_dir: Path) -> N
     configure(root, {"gemini": notify_agent(bin_dir)})
     code = (
         "import sys\n"
-        "from mailslot.cli.commands import main\n"
+        "from mailslot.cli.main import main\n"
         "assert main(['--agent', 'claude', 'send', '--to', 'gemini', '--subject', 's',"
         " '--body', 'x']) == 0\n"
         "assert 'mailslot.wake.queue' in sys.modules\n"

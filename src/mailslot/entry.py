@@ -3,7 +3,7 @@
 ``mailslot hook HOST EVENT`` runs at every session start and prompt of every agent, so
 it starts without loading the rest of mailslot (argparse, the service, YAML): a command
 line of exactly that shape goes straight to :mod:`mailslot.hooks.hook_entry`. Everything else,
-including any ``hook`` command line this does not recognise, goes to :mod:`mailslot.cli.commands`,
+including any ``hook`` command line this does not recognise, goes to :mod:`mailslot.cli.main`,
 whose ``hook`` subcommand does the same.
 """
 
@@ -73,8 +73,8 @@ def main() -> int:
         host, event, options = hook
         root = options.get("dir") or options.get("store")
         return _end("hook", run_hook(host, event, agent=options.get("agent"), root=root))
-    from .cli.commands import command_word
-    from .cli.commands import main as cli_main
+    from .cli.main import command_word
+    from .cli.main import main as cli_main
 
     return _end(command_word(args), cli_main(args))
 

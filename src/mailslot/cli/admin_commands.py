@@ -1,0 +1,151 @@
+"""The store's administration: init, doctor, config (any store's config, read and
+changed) and pg (PostgreSQL roles)."""
+
+from __future__ import annotations
+
+import sys
+
+from ..core.errors import InvalidInput
+from . import render
+from .command import Command, emit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+    from ..service.mailbox import Mailbox
+
+
+INIT = Command("init", "Create the mailbox (a folder, or a PostgreSQL database's schema), or "
+                       "upgrade an older one; safe to run twice.", examples=[
+                   "mailslot init", "mailslot init --store postgresql://mailslot@db.example/mail"])
+
+
+@INIT.handler
+def _init(args: argparse.Namespace, box: Mailbox) -> int:
+    print(box.store.init())
+    return 0
+
+
+DOCTOR = Command("doctor", "Check the mailbox folder's permissions, config and leftovers.",
+                 examples=["mailslot doctor", "mailslot doctor --fix"])
+
+
+@DOCTOR.arguments
+def _doctor_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--deep", action="store_true",
+                   help="also read every message and name the unreadable ones")
+    p.add_argument("--fix", action="store_true",
+                   help="tighten permissions, remove staging files older than 36 hours and "
+                        "move unreadable messages to the quarantine folder (implies --deep)")
+
+
+@DOCTOR.handler
+def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
+    report = box.doctor(fix=args.fix, deep=args.deep)
+    data = {"location": report.location, "problems": report.problems, "fixed": report.fixed}
+    emit(args, data, render.doctor(report))
+    return 0 if report.healthy else 1
+
+
+# Changing the config on any store (config.json, or PostgreSQL's row) -------------------
+_CONFIG_ARGS = {"show": (0, 0), "get": (1, 1), "set": (2, 2), "unset": (1, 1),
+                "import": (1, 1), "export": (0, 1)}
+"""How many words each ``config`` action takes after it (at least, at most)."""
+
+CONFIG = Command("config", "Show or change the config (config.json, or the database's) on any "
+                           "store: show, get KEY, set KEY VALUE, unset KEY, export [FILE], "
+                           "import FILE. KEY is a dotted path (agents.codex.wake_on_mail); "
+                           "VALUE is JSON if it parses as JSON, else text. A change is saved "
+                           "whole or not at all, and refused if doctor or watch --validate "
+                           "would report a new problem.", examples=[
+                     "mailslot config show",
+                     "mailslot config set agents.codex.wake_method unsupported   # text: not "
+                     "JSON",
+                     "mailslot config set agents.codex.wake_on_mail false         # JSON",
+                     "mailslot config get agents.codex.wake_method",
+                     "mailslot config set launch.allowed_callers '[\"orchestrator\"]'",
+                     "mailslot config unset agents.codex.note --if-version 3f9c0a1b2c3d4e5f",
+                     "mailslot config export config-backup.json",
+                     "mailslot config import config-backup.json --store "
+                     "postgresql://mailslot@db.example/mail"])
+
+
+@CONFIG.arguments
+def _config_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=list(_CONFIG_ARGS))
+    p.add_argument("words", nargs="*", metavar="KEY|VALUE|FILE")
+    p.add_argument("--if-version", metavar="VERSION",
+                   help="refuse the change if the config is no longer at this version (as "
+                        "show, get and export print it)")
+
+
+@CONFIG.handler
+def _config(args: argparse.Namespace, box: Mailbox) -> int:
+    from ..service import config_edit as edit
+
+    words, (least, most) = args.words, _CONFIG_ARGS[args.action]
+    if not least <= len(words) <= most:
+        usage = {"show": "", "get": " KEY", "set": " KEY VALUE", "unset": " KEY",
+                 "import": " FILE", "export": " [FILE]"}[args.action]
+        raise InvalidInput(f"usage: mailslot config {args.action}{usage}")
+    store, expected = box.store, args.if_version
+    if args.action in ("show", "get"):
+        value, seen = (edit.current(store) if args.action == "show"
+                       else edit.get(store, words[0]))
+        emit(args, {"version": seen, "value": value},
+             edit.as_text(value).rstrip("\n"))  # type: ignore[arg-type]
+        _version_note(args, seen)
+        return 0
+    if args.action == "export":
+        if words:
+            seen = edit.export_to(store, words[0])
+            emit(args, {"version": seen, "file": words[0]},
+                 f"exported the config (version {seen}) to {words[0]}")
+        else:
+            raw, seen = edit.current(store)
+            print(edit.as_text(raw), end="")
+            _version_note(args, seen)
+        return 0
+    if args.action == "set":
+        now = edit.set_value(store, words[0], edit.parse_value(words[1]), expected=expected)
+    elif args.action == "unset":
+        now = edit.unset(store, words[0], expected=expected)
+    else:
+        now = edit.import_from(store, words[0], expected=expected)
+    done = {"set": f"set {words[0]}", "unset": f"unset {words[0]}",
+            "import": f"imported the config from {words[0]}"}[args.action]
+    emit(args, {"version": now}, f"{done} (config version {now})")
+    return 0
+
+
+def _version_note(args: argparse.Namespace, seen: str) -> None:
+    if not args.json:
+        print(f"mailslot: note: config version {seen} (a change given --if-version {seen} "
+              "is refused if the config moves meanwhile)", file=sys.stderr)
+
+
+# PostgreSQL administration ------------------------------------------------------
+PG = Command("pg", "PostgreSQL administration (as the admin role): grant NAME creates the "
+                   "database role mailslot_NAME, which reads only NAME's mail and sends only "
+                   "as NAME.",
+             examples=["mailslot pg grant gemini --store postgresql://admin@db.example/mail"])
+
+
+@PG.arguments
+def _pg_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=["grant"])
+    p.add_argument("name", metavar="NAME")
+
+
+@PG.handler
+def _pg(args: argparse.Namespace, box: Mailbox) -> int:
+    grant = getattr(box.store, "grant", None)
+    if grant is None:
+        raise InvalidInput("pg grant needs a postgresql:// store (--store URL or "
+                           "MAILSLOT_STORE)")
+    print(grant(args.name))
+    return 0
+
+
+COMMANDS = (INIT, DOCTOR, CONFIG, PG)

@@ -1,0 +1,352 @@
+"""The commands that run or register something: serve (MCP over stdio, or ``--http``),
+install, hook, watch, completion, web and start. Only these may import heavy modules
+(the MCP SDK, starlette, watchdog), and only inside their handlers, when they run."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..core.errors import InvalidInput
+from ..core.text import read_body
+from ..service.mailbox import Mailbox
+from . import render
+from .command import COMMAND_NAMES, Command, emit, remote_option
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+# Host names these commands list (one list each) ----------------------------------
+REMOTE_INSTALL_HOSTS = "claude, codex, gemini, cursor"
+"""The hosts ``install --remote`` registers a remote server with (its help text)."""
+HOOK_HOSTS = "claude, codex, qwen, gemini, cursor, copilot or pi"
+"""The hosts ``mailslot hook HOST`` serves (its help text)."""
+HOOK_EVENTS = ("claude, codex, qwen: session-start, user-prompt-submit, stop, "
+               "post-tool-use; gemini: session-start, before-agent, after-agent, "
+               "after-tool; cursor: session-start, stop; copilot: "
+               "session-start, stop, post-tool-use; pi: "
+               "session-start, before-agent, tool-result")
+"""Each hook host's events (``mailslot hook``'s help text)."""
+START_HOSTS = ("claude", "codex", "gemini", "copilot", "antigravity")
+"""The hosts ``mailslot start`` starts sessions of."""
+
+
+# serve: the MCP server, over stdio or --http ------------------------------------------
+SERVE = Command("serve", "Run the MCP server (stdio) for one agent: --agent NAME or "
+                         "MAILSLOT_AGENT.", server=True,
+                examples=["mailslot serve --agent claude"])
+
+
+@SERVE.arguments
+def _serve_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--channel", action="store_true",
+                   help="also push a notice into Claude Code when mail arrives (Claude Code "
+                        "channels, research preview; see docs/claude-wake.md)")
+    p.add_argument("--exclusive", action="store_true",
+                   help="refuse to start while another session of this agent runs")
+    p.add_argument("--replace-session", metavar="ID",
+                   help="replace (fence) the running session ID of this agent: its next "
+                        "write is refused (implies --exclusive)")
+    p.add_argument("--peer-of", metavar="P",
+                   help="speak as a child of P: send and reply only to P, read only its own "
+                        "inbox (default: $MAILSLOT_PEER_OF)")
+    # --http: the same tools over Streamable HTTP, to agents with credentials
+    p.add_argument("--http", metavar="[ADDR:]PORT",
+                   help="serve the MCP tools over Streamable HTTP instead of stdio, to "
+                        "agents with credentials; loopback unless ADDR says otherwise")
+    p.add_argument("--tls-cert", metavar="FILE", help="--http: TLS certificate (PEM)")
+    p.add_argument("--tls-key", metavar="FILE", help="--http: TLS private key (PEM)")
+    p.add_argument("--behind-proxy", metavar="ADDR",
+                   help="--http: a TLS proxy at this IP address forwards to us; no one "
+                        "else may connect")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="--http: another Host name clients use (repeatable)")
+    p.add_argument("--rate-limit", type=int, default=600, metavar="N",
+                   help="--http: requests per minute per credential (default 600)")
+    p.add_argument("--session-idle", type=float, default=1800.0, metavar="SECONDS",
+                   help="--http: end an MCP session after this long with no request "
+                        "in flight (its client is gone; default 1800)")
+
+
+@SERVE.handler
+def _serve(args: argparse.Namespace, box: Mailbox) -> int:
+    if args.http is not None:
+        return _serve_http(args, box)
+    box.bound_agent()  # refuse before the MCP SDK is even imported
+    from ..access.fencing import new_session_id
+    from ..hooks.host_process import host_process
+    from ..mcp import server as mcp_server
+
+    session = new_session_id()
+    host = host_process()[0]
+    for note in box.start_session(session, exclusive=args.exclusive or bool(
+            args.replace_session), replace=args.replace_session):
+        print(f"mailslot: note: {note}", file=sys.stderr)  # stdout is the MCP stream
+
+    def open_box() -> Mailbox:
+        opened = Mailbox.open(args.dir, args.agent, credential=args.credential,
+                              peer_of=args.peer_of)
+        opened.session = session
+        opened.host_pid = host
+        return opened
+
+    mcp_server.serve(open_box, channel=args.channel)
+    return 0
+
+
+def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
+    from ..http.http_server import Listen, parse_listen, serve_http
+
+    if args.agent or args.credential or args.peer_of or args.exclusive \
+            or args.replace_session:
+        raise InvalidInput("serve --http speaks as each request's credential: drop --agent, "
+                           "--credential, --peer-of, --exclusive and --replace-session")
+    host, port = parse_listen(args.http)
+    if not 0 < args.session_idle < float("inf"):
+        raise InvalidInput(f"--session-idle {args.session_idle:g}: expected a positive "
+                           "number of seconds")
+    listen = Listen(host, port, args.tls_cert, args.tls_key, args.behind_proxy,
+                    tuple(args.allow_host))
+    serve_http(_authenticate(box), listen, max_body_bytes=4 * box.max_body_bytes + 65536,
+               rate_per_minute=args.rate_limit, session_idle=args.session_idle)
+    return 0
+
+
+def _authenticate(box: Mailbox) -> Callable[[str], Mailbox]:
+    """Where each request's bearer secret becomes its agent's checked mailbox (the
+    registered agents' credentials); the one place ``--http`` authenticates."""
+    from ..access.bearer import Bearers
+
+    return Bearers(box.store).open
+
+
+# install: register mailslot with a host ------------------------------------------
+INSTALL = Command("install", "Register mailslot with an agent host (its MCP server; with "
+                             "--hooks its hooks), as the agent given by --agent.", server=True,
+                  examples=["mailslot install claude --agent claude --hooks",
+                            "mailslot install codex --agent codex --dry-run"])
+
+
+@INSTALL.arguments
+def _install_arguments(p: argparse.ArgumentParser) -> None:
+    # install's host table, loaded only when install's parser is built
+    from ..hosts import NAMES as HOST_NAMES
+    from ..hosts.host import SCOPES
+
+    p.add_argument("host", choices=HOST_NAMES)
+    p.add_argument("--scope", choices=SCOPES,
+                   help="project (the git checkout or this folder) or user (your home); "
+                        "default: project, except user for copilot")
+    p.add_argument("--hooks", action="store_true",
+                   help="also register hooks that show mail at session start, prompt, stop")
+    p.add_argument("--wake", action="store_true",
+                   help="claude with --hooks: a background hook that wakes Claude for mail "
+                        "(and config.json's wake_method \"claude-rewake\")")
+    p.add_argument("--channel", action="store_true",
+                   help="claude: serve --channel pushes mail into the session (research "
+                        "preview; config.json's wake_method \"claude-channel\")")
+    p.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
+    p.add_argument("--allow-outside", action="append", default=[], metavar="REAL_PATH",
+                   help="write a project settings file that links out of the project, to "
+                        "this real path (refused otherwise)")
+    p.add_argument("--remote", metavar="URL",
+                   help="register a 'mailslot serve --http' server at URL instead of a local "
+                        f"one ({REMOTE_INSTALL_HOSTS}); needs --credential FILE, whose secret "
+                        "the host reads from $MAILSLOT_SECRET (see docs/remote.md)")
+
+
+@INSTALL.handler
+def _install(args: argparse.Namespace, box: Mailbox) -> int:
+    from ..install.changes import install as register
+
+    agent = _remote_agent(args) if args.remote is not None else box.bound_agent()
+    report = register(
+        args.host, agent, scope=args.scope, hooks=args.hooks, wake=args.wake,
+        channel=args.channel, dry_run=args.dry_run,
+        mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"),
+        allow_outside=args.allow_outside,
+        credential=args.credential, remote=args.remote,
+    )
+    print(render.installed(report))
+    for warning in report.warnings:
+        print(f"mailslot: warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _remote_agent(args: argparse.Namespace) -> str:
+    """``install --remote``: the agent is the credential's (its file is read, not sent)."""
+    from ..access.credentials import read_credential
+
+    if args.credential is None:
+        raise InvalidInput("install --remote needs --credential FILE: it names the agent, "
+                           "and the hooks read its secret from it")
+    return read_credential(args.credential).agent
+
+
+# hook: what a host's hook runs ----------------------------------------------------
+HOOK = Command("hook", "Show pending mail to an agent from a host's hook (prints the host's "
+                       "JSON).",
+               examples=["mailslot hook claude session-start --agent claude < input.json"])
+
+
+@HOOK.arguments
+def _hook_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("host", metavar="HOST", help=HOOK_HOSTS)
+    p.add_argument("event", metavar="EVENT", help=f"{HOOK_EVENTS} (see docs/hooks.md)")
+    remote_option(p)
+
+
+@HOOK.bare_handler
+def _hook(args: argparse.Namespace) -> int:
+    """``mailslot hook HOST EVENT``: never fails a session, so no error translation here.
+
+    ``mailslot.entry`` runs the same thing without loading this module.
+    """
+    from ..hooks.hook_entry import run_hook
+
+    return run_hook(args.host, args.event, agent=args.agent, root=args.dir,
+                    remote=args.remote, credential=args.credential)
+
+
+# watch: the wake runner -------------------------------------------------------------
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0.01 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds from 0.01 to 3600")
+    return value
+
+
+WATCH = Command("watch", "Wake opted-in agents when mail arrives (runs in the foreground).",
+                examples=["mailslot watch", "mailslot watch --validate",
+                          "mailslot watch --validate --json   # also lists every wake "
+                          "method's fields",
+                          "(wake methods and their config.json fields: docs/wake.md)"])
+
+
+@WATCH.arguments
+def _watch_arguments(p: argparse.ArgumentParser) -> None:
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true",
+                      help="process the wakes due now, then exit")
+    mode.add_argument("--validate", action="store_true",
+                      help="check each configured agent's wake settings; print what is wrong")
+    p.add_argument("--poll", type=_seconds, metavar="SECONDS",
+                   help="poll the queue this often instead of using file-system events")
+
+
+@WATCH.handler
+def _watch(args: argparse.Namespace, box: Mailbox) -> int:
+    if args.validate:
+        from ..wake.report import as_text, validate
+
+        report = validate(box.store)
+        emit(args, report.as_dict(), as_text(report))
+        return 0 if report.ok else 1
+    from ..wake.watcher import watch  # the only import of watchdog, and only here
+
+    return watch(box.store, once=args.once, poll=args.poll, as_json=args.json)
+
+
+# completion: shell completion scripts -----------------------------------------------
+COMPLETION = Command("completion", "Print a shell completion script (agent names and ids "
+                                   "included).", examples=[
+                         "mailslot completion bash > ~/.local/share/bash-completion/"
+                         "completions/mailslot",
+                         "mailslot completion zsh > ~/.zfunc/_mailslot",
+                         "mailslot completion fish > ~/.config/fish/completions/mailslot.fish"])
+
+
+@COMPLETION.arguments
+def _completion_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("shell", nargs="?", choices=["bash", "zsh", "fish"])
+    p.add_argument("--words", choices=["commands", "agents", "ids"],
+                   help="print the words to complete, one a line (what the scripts call)")
+
+
+@COMPLETION.handler
+def _completion(args: argparse.Namespace, box: Mailbox) -> int:
+    from .completion import script, words
+
+    if args.words:
+        print("\n".join(words(box, args.words)))
+    elif args.shell:
+        print(script(args.shell, COMMAND_NAMES))
+    else:
+        raise InvalidInput("name a shell: bash, zsh or fish")
+    return 0
+
+
+# web: the local web page ------------------------------------------------------------
+def _port(raw: str) -> int:
+    if not raw.isdigit() or int(raw) > 65535:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a port from 0 to 65535")
+    return int(raw)
+
+
+WEB = Command("web", "Serve a local web page (127.0.0.1 only) to watch mail live, send as the "
+                     "owner and edit wake settings; prints a one-time login link.",
+              examples=["mailslot web", "mailslot web --port 8025"])
+
+
+@WEB.arguments
+def _web_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=_port, default=3344,
+                   help="port on 127.0.0.1 (default 3344; a busy port falls back to a free "
+                        "one, and 0 always picks a free one)")
+
+
+@WEB.handler
+def _web(args: argparse.Namespace, box: Mailbox) -> int:
+    from ..web.page_server import serve  # starlette and uvicorn only here
+
+    return serve(box.store, args.port)
+
+
+# start: starting agent sessions -------------------------------------------------------
+START = Command("start", f"Start an agent session ({', '.join(START_HOSTS)}) under the "
+                         "owner's guardrails (config.json: launch; docs/launch.md).",
+                examples=["mailslot start claude --folder ~/src/app --handoff tmux "
+                          "--register-as builder-1 --prompt 'Fix the login test; mail "
+                          "orchestrator when done.'"])
+
+
+@START.arguments
+def _start_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("host", choices=list(START_HOSTS))
+    p.add_argument("--folder", required=True, help="absolute path of an existing folder")
+    p.add_argument("--prompt", help="the first prompt (default: read from stdin)")
+    p.add_argument("--name", help="the session's name or title (also its tmux window)")
+    p.add_argument("--model", help="default: launch.HOST.default_model, then the host's")
+    p.add_argument("--effort", help="reasoning effort, where the host has one")
+    p.add_argument("--permission-mode", help="one of the host's modes the owner allows")
+    p.add_argument("--handoff", choices=["background", "tmux", "desktop"],
+                   default="background",
+                   help="background (unattended; default), tmux (a window you can "
+                        "attach to and mailslot can wake) or desktop (claude: the prompt "
+                        "prefilled in the Claude desktop app, for you to send)")
+    p.add_argument("--project", help="antigravity: the project id")
+    p.add_argument("--register-as", metavar="NAME",
+                   help="also register the session as a new recipient NAME that wakes it")
+
+
+@START.handler
+def _start(args: argparse.Namespace, box: Mailbox) -> int:
+    from ..launch.starting import Request, start
+
+    if args.prompt is None and (sys.stdin is None or sys.stdin.isatty()):
+        raise InvalidInput("no prompt: pass --prompt TEXT or pipe it on stdin")
+    prompt = args.prompt or read_body(sys.stdin.buffer, box.max_body_bytes)
+    started = start(box, Request(
+        args.host, args.folder, prompt, name=args.name, model=args.model, effort=args.effort,
+        permission_mode=args.permission_mode, handoff=args.handoff, project=args.project,
+        register_as=args.register_as), via="cli")
+    emit(args, started.as_dict(), render.started(started))
+    return 1 if started.outcome == "failed" else 0
+
+
+COMMANDS = (SERVE, INSTALL, HOOK, WATCH, COMPLETION, WEB, START)
