@@ -137,17 +137,18 @@ def run_all(run: Run, lines: list[str]) -> None:
         assert ran.returncode == 0, f"`{line}` failed: {ran.stderr.decode()}"
 
 
-def setting(run: Run) -> None:
-    """What the docs take as there: mail waiting for gemini, a mistyped mailbox
-    (``gemnii``) to remove, and the other mailboxes it imports from."""
+def setting(run: Run, agent: str = "gemini", typo: str = "gemnii",
+            sender: str = "claude") -> None:
+    """What the docs take as there: mail waiting for ``agent``, a mistyped mailbox
+    (``typo``) to remove, and the other mailboxes it imports from."""
     (run.home / ".letterbox" / "channels").mkdir(parents=True)  # an empty letterbox
     (run.home / ".agents-mailbox").mkdir()  # and an empty a2a-mailbox
     keys = run.home / "keys"  # the age key the docs' backups are encrypted to
     keys.mkdir()
     (keys / "mailslot.txt").write_text(f"{run.key}\n")
     (keys / "mailslot.txt").chmod(0o600)
-    for to in ("gemini", "gemini", "gemini", "gemnii"):
-        seed = [sys.executable, "-m", "mailslot", "--agent", "claude", "send", "--to", to,
+    for to in (agent, agent, agent, typo):
+        seed = [sys.executable, "-m", "mailslot", "--agent", sender, "send", "--to", to,
                 "--subject", "s", "--body", "b", "--new"]
         subprocess.run(seed, env=run.env, cwd=run.work, check=True, capture_output=True)
 
@@ -159,8 +160,8 @@ def test_the_readme_examples_run(tmp_path: Path) -> None:
 
 
 def test_the_cli_reference_examples_run(tmp_path: Path) -> None:
-    run = Run(tmp_path / "home", "gemini")  # the reference's examples are gemini's
-    setting(run)
-    gate = [sys.executable, "-m", "mailslot", "gate", "on"]  # codex asks to join it
+    run = Run(tmp_path / "home", "reviewer")  # the reference's examples are reviewer's
+    setting(run, "reviewer", "reveiwer", "builder")
+    gate = [sys.executable, "-m", "mailslot", "gate", "on"]  # builder asks to join it
     subprocess.run(gate, env=run.env, cwd=run.work, check=True, capture_output=True)
     run_all(run, cli_doc_lines())

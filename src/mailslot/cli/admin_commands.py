@@ -55,17 +55,17 @@ _CONFIG_ARGS = {"show": (0, 0), "get": (1, 1), "set": (2, 2), "unset": (1, 1),
 
 CONFIG = Command("config", "Show or change the config (config.json, or the database's) on any "
                            "store: show, get KEY, set KEY VALUE, unset KEY, export [FILE], "
-                           "import FILE. KEY is a dotted path (agents.codex.wake_on_mail); "
+                           "import FILE. KEY is a dotted path (agents.reviewer.wake_on_mail); "
                            "VALUE is JSON if it parses as JSON, else text. A change is saved "
                            "whole or not at all, and refused if doctor or watch --validate "
                            "would report a new problem.", examples=[
                      "mailslot config show",
-                     "mailslot config set agents.codex.wake_method unsupported   # text: not "
+                     "mailslot config set agents.reviewer.wake_method unsupported   # text: not "
                      "JSON",
-                     "mailslot config set agents.codex.wake_on_mail false         # JSON",
-                     "mailslot config get agents.codex.wake_method",
+                     "mailslot config set agents.reviewer.wake_on_mail false         # JSON",
+                     "mailslot config get agents.reviewer.wake_method",
                      "mailslot config set launch.allowed_callers '[\"orchestrator\"]'",
-                     "mailslot config unset agents.codex.note --if-version 3f9c0a1b2c3d4e5f",
+                     "mailslot config unset agents.reviewer.note --if-version 3f9c0a1b2c3d4e5f",
                      "mailslot config export config-backup.json",
                      "mailslot config import config-backup.json --store "
                      "postgresql://mailslot@db.example/mail"])
@@ -129,7 +129,7 @@ def _version_note(args: argparse.Namespace, seen: str) -> None:
 PG = Command("pg", "PostgreSQL administration (as the admin role): grant NAME creates the "
                    "database role mailslot_NAME, which reads only NAME's mail and sends only "
                    "as NAME.",
-             examples=["mailslot pg grant gemini --store postgresql://admin@db.example/mail"])
+             examples=["mailslot pg grant reviewer --store postgresql://admin@db.example/mail"])
 
 
 @PG.arguments

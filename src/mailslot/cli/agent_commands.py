@@ -33,7 +33,7 @@ def _who(args: argparse.Namespace, box: Mailbox) -> int:
 
 WHOAMI = Command("whoami", "The identity in use and where it came from, the mailbox folder "
                            "and store.",
-                 examples=["mailslot whoami", "mailslot --agent claude whoami --json"])
+                 examples=["mailslot whoami", "mailslot --agent builder whoami --json"])
 
 
 @WHOAMI.handler
@@ -46,11 +46,17 @@ def _whoami(args: argparse.Namespace, box: Mailbox) -> int:
 # The roster, registered agents and credentials --------------------------------------
 AGENT = Command("agent", "Manage the roster: 'agent remove NAME' archives a mailbox; 'agent "
                          "add|list|show|rotate|revoke' manage registered agents and "
-                         "credentials.", examples=[
-                    "mailslot agent remove gemnii",
-                    "mailslot agent add claude --runtime claude-code --yes",
-                    "mailslot agent add reviewer --parent claude --yes",
-                    "mailslot agent list", "mailslot agent rotate claude --yes"])
+                         "credentials.", examples=lambda: [
+                    "mailslot agent remove reveiwer",
+                    f"mailslot agent add planner --runtime {_runtimes()[0]} --yes",
+                    "mailslot agent add tester --parent planner --yes",
+                    "mailslot agent list", "mailslot agent rotate planner --yes"])
+
+
+def _runtimes() -> list[str]:
+    from ..access.authority import runtimes
+
+    return runtimes()
 
 
 @AGENT.arguments
@@ -59,8 +65,8 @@ def _agent_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", metavar="NAME", nargs="?")
     p.add_argument("--parent", metavar="P", help="add: a child agent of P (it may talk to "
                                                   "P only)")
-    p.add_argument("--runtime", metavar="R", help="add: the host it runs in (claude-code, "
-                                                   "codex-cli, gemini-cli, ... or free text)")
+    p.add_argument("--runtime", metavar="R", help="add: the host it runs in ("
+                   + ", ".join(_runtimes()[:3]) + ", ... or free text)")
     p.add_argument("--credential-file", metavar="FILE",
                    help="add, rotate: where to write the credential (default: "
                         "$XDG_CONFIG_HOME/mailslot/credentials/NAME.json)")
@@ -126,7 +132,7 @@ def _registry(args: argparse.Namespace, box: Mailbox) -> int:
 
 # Gates and admission -------------------------------------------------------------
 JOIN = Command("join", "Ask a gated agent for access: a request that always reaches it.",
-               examples=["mailslot --agent codex join gemini --note 'I review your schema "
+               examples=["mailslot --agent builder join reviewer --note 'I review your schema "
                          "PRs.'"])
 
 
@@ -217,7 +223,7 @@ def _sessions(args: argparse.Namespace, box: Mailbox) -> int:
 
 GATE = Command("gate", "Show your gate; 'gate on' takes mail from admitted members only, "
                        "'gate off' from anyone.", examples=[
-                   "mailslot gate", "mailslot gate on", "mailslot admit codex",
+                   "mailslot gate", "mailslot gate on", "mailslot admit builder",
                    "mailslot pending"])
 
 

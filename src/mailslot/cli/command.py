@@ -68,19 +68,27 @@ class Command:
     fail its caller.
     """
 
-    __slots__ = ("add_arguments", "bare", "examples", "help", "name", "remote", "run",
+    __slots__ = ("_examples", "add_arguments", "bare", "help", "name", "remote", "run",
                  "server")
 
-    def __init__(self, name: str, help: str, *, examples: Sequence[str] = (),
+    def __init__(self, name: str, help: str, *,
+                 examples: Sequence[str] | Callable[[], Sequence[str]] = (),
                  server: bool = False, remote: bool = False) -> None:
         self.name = name
         self.help = help
-        self.examples = tuple(examples)
+        self._examples = examples
         self.server = server
         self.remote = remote
         self.add_arguments: Arguments = _no_arguments
         self.run: Handler | None = None
         self.bare: Bare | None = None
+
+    @property
+    def examples(self) -> tuple[str, ...]:
+        """The examples its ``--help`` shows (a callable is asked only then: examples
+        built from the host registry load it only when help is built)."""
+        found = self._examples() if callable(self._examples) else self._examples
+        return tuple(found)
 
     def arguments(self, add: Arguments) -> Arguments:
         """Decorator: the function that adds this command's options to its parser."""

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 SEARCH = Command("search", "Find your mail by words in subjects and bodies, best match "
                            "first.", examples=[
                      "mailslot search 'database migration'",
-                     "mailslot search '\"schema change\" OR deploy*' --from codex --since "
+                     "mailslot search '\"schema change\" OR deploy*' --from builder --since "
                      "2026-09-01",
                      "mailslot search 'release NOT staging' --state unread --json"])
 
@@ -93,8 +93,8 @@ EXPORT = Command("export", "Write every message with each recipient's state (jso
                            "maildir); the output is private (0600) and never overwrites.",
                  examples=["mailslot export > mail.jsonl",
                            "mailslot export --format mbox --output mail.mbox",
-                           "mailslot export --format maildir --for gemini --output "
-                           "gemini-mail"])
+                           "mailslot export --format maildir --for reviewer --output "
+                           "reviewer-mail"])
 
 
 @EXPORT.arguments

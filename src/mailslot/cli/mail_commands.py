@@ -39,8 +39,8 @@ def _notes(box: Mailbox) -> None:
 
 
 SEND = Command("send", "Send a message to one or more agents.", remote=True, examples=[
-    "mailslot send --to gemini --subject 'Schema ready' --body 'See PR 12.'",
-    "git diff | mailslot send --to codex,gemini --subject 'Review this' --wake"])
+    "mailslot send --to reviewer --subject 'Schema ready' --body 'See PR 12.'",
+    "git diff | mailslot send --to builder,reviewer --subject 'Review this' --wake"])
 
 
 @SEND.arguments

@@ -18,32 +18,54 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-# Host names these commands list (one list each) ----------------------------------
-REMOTE_INSTALL_HOSTS = "claude, codex, gemini, cursor"
-"""The hosts ``install --remote`` registers a remote server with (its help text)."""
-HOOK_HOSTS = "claude, codex, qwen, gemini, cursor, copilot or pi"
-"""The hosts ``mailslot hook HOST`` serves (its help text)."""
-HOOK_EVENTS = ("claude, codex, qwen: session-start, user-prompt-submit, stop, "
-               "post-tool-use; gemini: session-start, before-agent, after-agent, "
-               "after-tool; cursor: session-start, stop; copilot: "
-               "session-start, stop, post-tool-use; pi: "
-               "session-start, before-agent, tool-result")
-"""Each hook host's events (``mailslot hook``'s help text)."""
-START_HOSTS = ("claude", "codex", "gemini", "copilot", "antigravity")
-"""The hosts ``mailslot start`` starts sessions of."""
+    from ..hosts import Host
+
+# Host choices, help texts and examples come from the registry (mailslot.hosts), asked
+# only when a parser is built or help shown: never on the path of a command that runs.
+def _hosts(test: Callable[[Host], object]) -> tuple[str, ...]:
+    from .. import hosts
+
+    return hosts.names(test)
+
+
+def _listed(test: Callable[[Host], object]) -> str:
+    from .. import hosts
+
+    return hosts.listed(_hosts(test))
+
+
+def _example(test: Callable[[Host], object]) -> str:
+    """A host to show in an example: the first that can do what it shows."""
+    return _hosts(test)[0]
+
+
+def _hook_events() -> str:
+    """Each hook host's events, hosts with the same events together."""
+    from .. import hosts
+
+    grouped: dict[tuple[str, ...], list[str]] = {}
+    for host in hosts.every(lambda h: h.events):
+        grouped.setdefault(tuple(host.events), []).append(host.name)
+    return "; ".join(f"{', '.join(names)}: {', '.join(events)}"
+                     for events, names in grouped.items())
+
+
+def _remote_capable(host: Host) -> bool:
+    return host.remote_entry("http://127.0.0.1/mcp", "SECRET") is not None
 
 
 # serve: the MCP server, over stdio or --http ------------------------------------------
 SERVE = Command("serve", "Run the MCP server (stdio) for one agent: --agent NAME or "
                          "MAILSLOT_AGENT.", server=True,
-                examples=["mailslot serve --agent claude"])
+                examples=["mailslot serve --agent reviewer"])
 
 
 @SERVE.arguments
 def _serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--channel", action="store_true",
-                   help="also push a notice into Claude Code when mail arrives (Claude Code "
-                        "channels, research preview; see docs/claude-wake.md)")
+                   help="also push a notice into the session when mail arrives (the "
+                        f"channels of {_listed(lambda h: h.channel)}, a research preview; see "
+                        "docs/wake.md)")
     p.add_argument("--exclusive", action="store_true",
                    help="refuse to start while another session of this agent runs")
     p.add_argument("--replace-session", metavar="ID",
@@ -125,8 +147,11 @@ def _authenticate(box: Mailbox) -> Callable[[str], Mailbox]:
 # install: register mailslot with a host ------------------------------------------
 INSTALL = Command("install", "Register mailslot with an agent host (its MCP server; with "
                              "--hooks its hooks), as the agent given by --agent.", server=True,
-                  examples=["mailslot install claude --agent claude --hooks",
-                            "mailslot install codex --agent codex --dry-run"])
+                  examples=lambda: [
+                      f"mailslot install {_example(lambda h: h.hook_file)} --agent reviewer "
+                      "--hooks",
+                      f"mailslot install {_example(lambda h: h.mcp_format == 'toml')} "
+                      "--agent builder --dry-run"])
 
 
 @INSTALL.arguments
@@ -138,22 +163,26 @@ def _install_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("host", choices=HOST_NAMES)
     p.add_argument("--scope", choices=SCOPES,
                    help="project (the git checkout or this folder) or user (your home); "
-                        "default: project, except user for copilot")
+                        "default: project, except user for "
+                        + _listed(lambda h: h.default_scope == "user"))
     p.add_argument("--hooks", action="store_true",
                    help="also register hooks that show mail at session start, prompt, stop")
     p.add_argument("--wake", action="store_true",
-                   help="claude with --hooks: a background hook that wakes Claude for mail "
-                        "(and config.json's wake_method \"claude-rewake\")")
+                   help=f"{_listed(lambda h: 'wake' in h.install_wakes)} with --hooks: a "
+                        "background hook that wakes the session for mail (and config.json's "
+                        "wake_method for it)")
     p.add_argument("--channel", action="store_true",
-                   help="claude: serve --channel pushes mail into the session (research "
-                        "preview; config.json's wake_method \"claude-channel\")")
+                   help=f"{_listed(lambda h: 'channel' in h.install_wakes)}: serve --channel "
+                        "pushes mail into the session (research preview; config.json's "
+                        "wake_method for it)")
     p.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
     p.add_argument("--allow-outside", action="append", default=[], metavar="REAL_PATH",
                    help="write a project settings file that links out of the project, to "
                         "this real path (refused otherwise)")
     p.add_argument("--remote", metavar="URL",
                    help="register a 'mailslot serve --http' server at URL instead of a local "
-                        f"one ({REMOTE_INSTALL_HOSTS}); needs --credential FILE, whose secret "
+                        f"one ({_listed(_remote_capable)}); needs --credential FILE, whose "
+                        "secret "
                         "the host reads from $MAILSLOT_SECRET (see docs/remote.md)")
 
 
@@ -188,13 +217,15 @@ def _remote_agent(args: argparse.Namespace) -> str:
 # hook: what a host's hook runs ----------------------------------------------------
 HOOK = Command("hook", "Show pending mail to an agent from a host's hook (prints the host's "
                        "JSON).",
-               examples=["mailslot hook claude session-start --agent claude < input.json"])
+               examples=lambda: [
+                   f"mailslot hook {_example(lambda h: 'session-start' in h.events)} "
+                   "session-start --agent reviewer < input.json"])
 
 
 @HOOK.arguments
 def _hook_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("host", metavar="HOST", help=HOOK_HOSTS)
-    p.add_argument("event", metavar="EVENT", help=f"{HOOK_EVENTS} (see docs/hooks.md)")
+    p.add_argument("host", metavar="HOST", help=_listed(lambda h: h.events))
+    p.add_argument("event", metavar="EVENT", help=f"{_hook_events()} (see docs/hooks.md)")
     remote_option(p)
 
 
@@ -308,16 +339,17 @@ def _web(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 # start: starting agent sessions -------------------------------------------------------
-START = Command("start", f"Start an agent session ({', '.join(START_HOSTS)}) under the "
-                         "owner's guardrails (config.json: launch; docs/launch.md).",
-                examples=["mailslot start claude --folder ~/src/app --handoff tmux "
-                          "--register-as builder-1 --prompt 'Fix the login test; mail "
-                          "orchestrator when done.'"])
+START = Command("start", "Start an agent session of a host under the owner's guardrails "
+                         "(config.json: launch; docs/launch.md).",
+                examples=lambda: [
+                    f"mailslot start {_example(lambda h: h.startable and 'tmux' in h.handoffs)}"
+                    " --folder ~/src/app --handoff tmux --register-as builder-1 --prompt "
+                    "'Fix the login test; mail orchestrator when done.'"])
 
 
 @START.arguments
 def _start_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("host", choices=list(START_HOSTS))
+    p.add_argument("host", choices=_hosts(lambda h: h.startable))
     p.add_argument("--folder", required=True, help="absolute path of an existing folder")
     p.add_argument("--prompt", help="the first prompt (default: read from stdin)")
     p.add_argument("--name", help="the session's name or title (also its tmux window)")
@@ -327,9 +359,11 @@ def _start_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--handoff", choices=["background", "tmux", "desktop"],
                    default="background",
                    help="background (unattended; default), tmux (a window you can "
-                        "attach to and mailslot can wake) or desktop (claude: the prompt "
-                        "prefilled in the Claude desktop app, for you to send)")
-    p.add_argument("--project", help="antigravity: the project id")
+                        "attach to and mailslot can wake) or desktop "
+                        f"({_listed(lambda h: 'desktop' in h.handoffs)}: the prompt prefilled "
+                        "in its desktop app, for you to send)")
+    p.add_argument("--project", help=f"{_listed(lambda h: h.takes_project)}: the "
+                                     "project id")
     p.add_argument("--register-as", metavar="NAME",
                    help="also register the session as a new recipient NAME that wakes it")
 

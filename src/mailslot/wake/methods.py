@@ -254,7 +254,7 @@ class CommandMethod(ArgvMethod):
         "exit status 0 counts as woken; on failure the last lines of stderr are reported",
     )
     fields = (
-        Field("command", 'argv list, e.g. ["notify-codex", "{from}", "{id}"]; no shell',
+        Field("command", 'argv list, e.g. ["notify-agent", "{from}", "{id}"]; no shell',
               kind="argv"),
         _CWD,
     )

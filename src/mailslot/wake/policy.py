@@ -130,7 +130,7 @@ def refusal(settings: WakeSettings, message: Message) -> str | None:
 
 
 def in_session_wakes(config: Config, agent: str, method: str) -> Callable[[Message], bool] | None:
-    """For a session that wakes itself (``claude-rewake``, ``claude-channel``): which
+    """For a session that wakes itself (a waiter hook, a channel: a host's own methods): which
     messages may wake it, or ``None`` when the agent's config has not chosen ``method``.
 
     The same rule as the watcher's: the recipient's config decides, a malformed value
