@@ -8,7 +8,7 @@ from pathlib import Path
 
 from mailslot import FileStore, Mailbox, Message
 from mailslot.access.identity import Identity
-from mailslot.service.invocation import invocation
+from mailslot.mail.invocation import invocation
 from mailslot.store.location import store_location
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hosts"

@@ -18,7 +18,7 @@ import uvicorn
 
 from mailslot import FileStore, Mailbox
 from mailslot.access import authority
-from mailslot.access.bearer import Bearers
+from mailslot.http.bearer import Bearers
 from mailslot.http.http_server import Listen, build_app, config
 
 Box = Callable[[str | None], Mailbox]

@@ -687,6 +687,7 @@ def test_recovery_runs_no_tmux_format_in_its_folder(
 def test_recovery_into_a_folder_that_is_gone_starts_nothing_elsewhere(
         box: Box, root: Path, bin_dir: Path, isolated: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
+    from mailslot.launch.restart import recover
     from mailslot.wake.runner import WakeRunner
 
     socket, record = tmux_claude(bin_dir, monkeypatch, "gone")
@@ -698,7 +699,7 @@ def test_recovery_into_a_folder_that_is_gone_starts_nothing_elsewhere(
                     "handoff": "tmux"}}}, wake_retry={"attempts": 1})
     box("orchestrator").send("builder", "wake up", "one")
     try:
-        done = WakeRunner(FileStore(root)).run_agent("builder").results
+        done = WakeRunner(FileStore(root), recover=recover).run_agent("builder").results
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
     assert done[0].outcome.reason == (f"could not start builder again: the folder {gone} "
@@ -848,6 +849,7 @@ def test_copilot_wake_resumes_the_session_with_its_own_server(
 def test_a_failed_recovery_start_is_retried_once_then_the_sender_is_told(
         box: Box, root: Path, project: Path, isolated: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
+    from mailslot.launch.restart import recover
     from mailslot.wake.runner import WakeRunner
     from wake_helpers import events
 
@@ -862,7 +864,7 @@ def test_a_failed_recovery_start_is_retried_once_then_the_sender_is_told(
     monkeypatch.setenv("PATH", str(empty))  # tmux cannot be run: every start fails
     sent = box("orchestrator").send("builder", "wake up", "one")
     now = [time.time() + 1]
-    runner = WakeRunner(FileStore(root), clock=lambda: now[0])
+    runner = WakeRunner(FileStore(root), clock=lambda: now[0], recover=recover)
     first = runner.run_agent("builder").results
     assert first[0].retry_in == 5 and first[0].told is None
     now[0] += 5

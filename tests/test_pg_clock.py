@@ -14,7 +14,7 @@ import pytest
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
 from mailslot.core.values import replace
-from mailslot.service.presence import Beacon, now_of, summarize
+from mailslot.mail.presence import Beacon, now_of, summarize
 from mailslot.store import Store, WakeEntry, open_store
 from mailslot.wake.runner import WakeRunner
 from pgcluster import Cluster

@@ -17,7 +17,7 @@ import pytest
 
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
-from mailslot.service.presence import Beacon
+from mailslot.mail.presence import Beacon
 from mailslot.store import open_store
 from pgcluster import Cluster
 from support import put_config

@@ -16,7 +16,7 @@ from mailslot import Mailbox
 from mailslot.access.identity import Identity
 from mailslot.core.errors import MailslotError, StoreError
 from mailslot.core.message import Message, to_bytes
-from mailslot.service.presence import Beacon
+from mailslot.mail.presence import Beacon
 from mailslot.store import Store, WakeEntry, open_store
 from pgcluster import Cluster
 from support import make_message, put_config, run_cli

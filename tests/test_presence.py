@@ -13,7 +13,7 @@ from typing import Any
 
 from conftest import Result
 from mailslot import FileStore, Mailbox
-from mailslot.service.presence import STALE_SECONDS, hostname, last_machines, pid_alive, summarize
+from mailslot.mail.presence import STALE_SECONDS, hostname, last_machines, pid_alive, summarize
 
 Box = Callable[[str | None], Mailbox]
 NOW = datetime(2026, 9, 21, 14, 0, tzinfo=datetime.now().astimezone().tzinfo)

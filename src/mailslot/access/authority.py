@@ -40,7 +40,7 @@ from ..core.errors import InvalidInput, NotFound, Refused, Unauthorized, Unreada
 from ..core.names import check_name
 from ..core.text import quoted
 from ..core.values import replace
-from ..service.posting import now
+from ..mail.posting import now
 from ..store import AgentRecord
 from .credentials import (
     Credential,

@@ -17,7 +17,7 @@ API::
     check(store, agent, session)   ``Refused`` for a fenced session's write, naming the
                                    session that replaced it
 
-Presence (:mod:`mailslot.service.presence`) records each server with its session id; a fence is
+Presence (:mod:`mailslot.mail.presence`) records each server with its session id; a fence is
 kept by the store, so the replaced server learns it at its next write whichever
 process, or machine, it runs on. Hook sessions (a host session the hooks ran in, recorded
 by every hook call) are listed beside the servers but never fenced: a hook only reads,
@@ -32,7 +32,7 @@ from ..core.config import hostname
 from ..core.dates import datetime
 from ..core.errors import InvalidInput, Refused
 from ..core.results import Session
-from ..service.presence import hook_online, is_online
+from ..mail.presence import hook_online, is_online
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def _sessions(store: Store, agent: str | None, now: datetime) -> list[dict[str, 
 
 def hook_session(record: dict[str, Any], now: datetime) -> dict[str, Any]:
     """A hook session as ``sessions`` lists it: online while a hook ran in it within
-    :data:`~mailslot.service.presence.HOOK_ONLINE_SECONDS`."""
+    :data:`~mailslot.mail.presence.HOOK_ONLINE_SECONDS`."""
     seen = float(record["seen"])
     started = record.get("started")
     return {"agent": record["agent"], "session": record["session"],

@@ -37,7 +37,7 @@ from ..core.framing import command
 from ..core.names import GROUP_ACCEPT, GROUP_MARK, SYSTEM_SENDER, check_name, is_valid_name
 from ..core.text import MAX_SUBJECT_LENGTH, clean_body
 from ..core.values import Protocol
-from ..service.invocation import invocation
+from ..mail.invocation import invocation
 from .authority import check_write
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..core.message import Message
-    from ..service.posting import Notifier
+    from ..mail.posting import Notifier
     from ..store import Store
     from .authority import Principal
 

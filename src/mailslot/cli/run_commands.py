@@ -139,7 +139,7 @@ def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
 def _authenticate(box: Mailbox) -> Callable[[str], Mailbox]:
     """Where each request's bearer secret becomes its agent's checked mailbox (the
     registered agents' credentials); the one place ``--http`` authenticates."""
-    from ..access.bearer import Bearers
+    from ..http.bearer import Bearers
 
     return Bearers(box.store).open
 
@@ -278,9 +278,11 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
         report = validate(box.store)
         emit(args, report.as_dict(), as_text(report))
         return 0 if report.ok else 1
+    from ..launch.restart import recover
     from ..wake.watcher import watch  # the only import of watchdog, and only here
 
-    return watch(box.store, once=args.once, poll=args.poll, as_json=args.json)
+    return watch(box.store, once=args.once, poll=args.poll, as_json=args.json,
+                 recover=recover)
 
 
 # completion: shell completion scripts -----------------------------------------------

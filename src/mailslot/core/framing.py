@@ -47,7 +47,7 @@ def quote(text: str) -> str:
 
 
 def command(cli: str, rest: str) -> str:
-    """A mailslot command line: ``cli`` is :func:`mailslot.service.invocation.invocation`'s prefix
+    """A mailslot command line: ``cli`` is :func:`mailslot.mail.invocation.invocation`'s prefix
     (program, ``--agent``, ``--dir``), so the reader's shell runs it as it is."""
     return f"{cli} {rest}"
 

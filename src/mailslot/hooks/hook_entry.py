@@ -17,8 +17,8 @@ import time
 from ..access.identity import derive_identity
 from ..core.errors import MailslotError
 from ..core.names import check_name
+from ..mail.invocation import invocation
 from ..service.delivery import START, Delivery
-from ..service.invocation import invocation
 from ..store.location import open_store
 from . import host_io
 from .host_process import host_process

@@ -32,8 +32,8 @@ from typing import TextIO
 from .. import hosts
 from ..access.identity import derive_identity
 from ..core.names import check_name
+from ..mail.invocation import invocation
 from ..service.delivery import Delivery
-from ..service.invocation import invocation
 from ..store.location import open_store
 from ..wake.notice import wake_notice
 from . import host_io

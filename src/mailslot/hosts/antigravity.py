@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from ..wake.methods import SESSION_ID, ArgvMethod, Field, Job, Outcome, child_env, text_field
 from ..wake.process import Spawn
-from .host import Host, Start, option
+from .host import Failed, Host, Start, option
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -209,8 +209,6 @@ class Antigravity(Host):
                           env: Mapping[str, str], timeout: float) -> str:
         """``agentapi new-conversation``: the token in its environment only; it prints
         the new conversation's id."""
-        from ..launch.guardrails import Failed
-
         raw = launch.get("credentials_file")
         if not isinstance(raw, str) or not raw:
             raise Failed("config.json: launch.antigravity.credentials_file is not set")

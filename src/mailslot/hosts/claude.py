@@ -97,7 +97,7 @@ class ClaudeRewakeMethod(WakeMethod):
                 "watcher checks that one is running"]
 
     def wake(self, job: Job) -> Outcome:
-        from ..service.presence import pid_alive
+        from ..mail.presence import pid_alive
 
         if any(pid_alive(p) for p in job.store.waiter_pids(job.agent)):
             return OK
@@ -129,7 +129,7 @@ class ClaudeChannelMethod(WakeMethod):
                 "checks that one is running"]
 
     def wake(self, job: Job) -> Outcome:
-        from ..service.presence import now_of, summarize
+        from ..mail.presence import now_of, summarize
 
         presence = summarize(job.store.presence(), now_of(job.store)).get(job.agent)
         if presence is not None and any(s.channel for s in presence.sessions):

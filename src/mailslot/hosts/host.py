@@ -33,6 +33,10 @@ CLAUDE_STYLE_EVENTS = {"session-start": START, "user-prompt-submit": PROMPT, "st
 and output shapes have been copied by several hosts)."""
 
 
+class Failed(Exception):
+    """A start that was tried and did not happen (logged as ``failed``)."""
+
+
 class Hook:
     """One host event and the ``mailslot hook HOST EVENT`` event that serves it."""
 

@@ -51,9 +51,9 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from ..access.fencing import new_session_id
 from ..core.errors import MailslotError
 from ..core.values import dataclass, field
+from ..mail.presence import Beacon
 from ..mcp.server import build_server, keep_presence
 from ..service.mailbox import Mailbox
-from ..service.presence import Beacon
 from .guard import BodyTooLarge, answer, read_body
 from .wire import error_body
 

@@ -38,7 +38,7 @@ from ..core.text import (
     clean_field,
 )
 from ..core.values import dataclass, field
-from ..service.posting import receipt
+from ..mail.posting import receipt
 from ..store import Store
 
 # Each format and the module under ``importers/`` that reads it (loaded only when used).

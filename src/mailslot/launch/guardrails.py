@@ -1,7 +1,8 @@
 """The owner's guardrails for starting sessions, and the one way a window is opened.
 
-Apart from :mod:`mailslot.launch.starting` so the watcher's recovery (:mod:`mailslot.wake.restart`)
-can use them without importing the service that starts sessions for agents.
+Apart from :mod:`mailslot.launch.starting` so the watcher's recovery
+(:mod:`mailslot.launch.restart`) can use them without importing the service that starts
+sessions for agents.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from ..core.errors import InvalidInput, Refused
 from ..hosts import Host, listed, names
+from ..hosts.host import Failed
 from ..wake.session_mcp import clean_environ
 from ..wake.tmux import SOCKET_NAME, literal
 
@@ -152,10 +154,6 @@ def open_link(opener: list[str], link: str) -> None:
     if done.returncode != 0:
         raise Failed(f"{opener[0]} could not open the link "
                      f"(exit status {done.returncode})")
-
-
-class Failed(Exception):
-    """A start that was tried and did not happen (logged as ``failed``)."""
 
 
 def open_window(server: list[str], argv: list[str], env: dict[str, str], folder: str,

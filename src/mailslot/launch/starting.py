@@ -29,13 +29,13 @@ from ..core.ids import sender_of
 from ..core.names import check_name
 from ..core.values import asdict, dataclass
 from ..hosts import Host
-from ..hosts.host import Start
-from ..service.posting import now
-from ..service.presence import pid_alive
+from ..hosts.host import Failed, Start
+from ..mail.posting import now
+from ..mail.presence import pid_alive
 from ..wake import session_mcp
 from ..wake.methods import bypass_flag
 from . import guardrails
-from .guardrails import HOST_TIMEOUT, Failed, Guardrails, open_window
+from .guardrails import HOST_TIMEOUT, Guardrails, open_window
 
 if TYPE_CHECKING:
     from ..service.mailbox import Mailbox

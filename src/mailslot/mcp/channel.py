@@ -27,8 +27,8 @@ from mcp.server.context import CallNext, HandlerResult
 from .. import hosts
 from ..core.errors import MailslotError
 from ..core.message import Message
+from ..mail.invocation import invocation
 from ..service.arrivals import Arrivals
-from ..service.invocation import invocation
 from ..service.mailbox import Mailbox
 from ..wake.notice import wake_notice
 

@@ -26,8 +26,8 @@ from mcp.types import CallToolResult, TextContent
 
 from .. import __version__
 from ..core.errors import MailslotError
+from ..mail.presence import HEARTBEAT_SECONDS, Beacon, parent_program
 from ..service.mailbox import Mailbox
-from ..service.presence import HEARTBEAT_SECONDS, Beacon, parent_program
 from . import tools as mcp_tools
 
 logger = logging.getLogger(__name__)

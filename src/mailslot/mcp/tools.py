@@ -35,7 +35,7 @@ from ..core import framing
 from ..core.message import Message
 from ..core.results import Item
 from ..launch.starting import Request, Started, start
-from ..service.invocation import invocation
+from ..mail.invocation import invocation
 from ..service.mailbox import Mailbox
 
 Opener = Callable[[], Mailbox]

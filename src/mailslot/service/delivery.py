@@ -31,7 +31,7 @@ from ..access.identity import git_toplevel
 from ..core.errors import MailslotError
 from ..core.framing import injection
 from ..core.names import SESSION_KEY
-from .broadcasts import to_serve
+from ..mail.broadcasts import to_serve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class Delivery:
         self.store = store
         self.agent = agent
         self.identity = identity
-        self.cli = cli  # how the session's shell runs mailslot (mailslot.service.invocation)
+        self.cli = cli  # how the session's shell runs mailslot (mailslot.mail.invocation)
         self.problems: list[str] = []
         self._broadcasts: set[str] = set()
 
@@ -246,7 +246,7 @@ class Delivery:
         if self._attempt(lambda: self.store.accept_of(self.agent), "open") == "open":
             return
         from ..access.gates import set_aside
-        from .posting import Notifier
+        from ..mail.posting import Notifier
 
         nothing: list[str] = []
         self._attempt(lambda: set_aside(self.store, self.agent, Notifier(self.store)),

@@ -33,10 +33,10 @@ from ..core.results import AgentInfo, DoctorReport, Finished, InboxPage, Item, P
 from ..core.shortids import resolve, short_forms
 from ..core.text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
 from ..core.values import replace
+from ..mail.broadcasts import to_serve
+from ..mail.posting import Notifier, post, receipt
 from ..store import open_store
 from . import overview, recipients
-from .broadcasts import to_serve
-from .posting import Notifier, post, receipt
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 
     from ..access.authority import Principal
     from ..access.credentials import Credential
+    from ..mail.presence import Beacon
     from ..store import Store
-    from .presence import Beacon
 
 _REPLY_PREFIX = "Re: "
 _CLAIMED_SENDER = ("from", "sender")
@@ -492,7 +492,7 @@ class Mailbox:
     @property
     def sees_machines(self) -> bool:
         """Is this caller shown where sessions run (process ids, folders, host names)?
-        Not a child agent; over HTTP never (:class:`mailslot.access.bearer.Remote`)."""
+        Not a child agent; over HTTP never (:class:`mailslot.http.bearer.Remote`)."""
         if self.credential is None and self.peer_of is None:
             return True
         return not self.principal.is_child
@@ -762,7 +762,7 @@ class Mailbox:
 
     def beacon(self, **options: Any) -> Beacon:
         """The presence record of this process's server (``bound_agent``'s)."""
-        from .presence import Beacon
+        from ..mail.presence import Beacon
 
         return Beacon(self.store, self.bound_agent(), session=self.session, **options)
 

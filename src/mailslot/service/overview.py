@@ -21,8 +21,8 @@ from ..core.message import STATES, Message, State
 from ..core.names import RESERVED
 from ..core.results import AgentInfo, DoctorReport, RecipientStatus, Status
 from ..core.values import replace
-from .broadcasts import to_serve
-from .presence import summarize
+from ..mail.broadcasts import to_serve
+from ..mail.presence import summarize
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:

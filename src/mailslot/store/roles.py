@@ -32,7 +32,7 @@ class Lifecycle(Protocol):
     """What a store is and the calls about the whole of it: where it is (``location``,
     ``kind``, ``folder``), whether it exists yet, the clock its processes share, and
     ``init`` (create or upgrade). Used by nearly everyone: the hooks and
-    :mod:`mailslot.access.identity` ask :meth:`exists`; :mod:`mailslot.service.presence`,
+    :mod:`mailslot.access.identity` ask :meth:`exists`; :mod:`mailslot.mail.presence`,
     :mod:`mailslot.wake.queue` and the mailbox ask :meth:`clock`; ``mailslot init`` and
     :mod:`mailslot.keep` call :meth:`init`; a backup and a migration read ``kind`` and
     ``folder``."""
@@ -69,7 +69,7 @@ class Mail(Protocol):
     """Directed mail: each agent's mailbox of messages in their states (unread, read,
     done), delivered all or nothing and moved forward only. Used by
     :mod:`mailslot.service.mailbox`, :mod:`~mailslot.service.browse`,
-    :mod:`~mailslot.service.posting` (``deliver``), :mod:`~mailslot.service.delivery` (the
+    :mod:`~mailslot.mail.posting` (``deliver``), :mod:`~mailslot.service.delivery` (the
     hooks), :mod:`mailslot.access.gates` (strays), the wake runner (is it still unread?)
     and :mod:`mailslot.keep` (backup, export, import, migrate)."""
 
@@ -107,7 +107,7 @@ class Mail(Protocol):
 class Broadcasts(Protocol):
     """Broadcasts (one message for everyone, standing until retracted) and each
     agent's seen set (which broadcasts it has been served). Used by
-    :mod:`mailslot.service.mailbox`, :mod:`~mailslot.service.posting` (``publish``),
+    :mod:`mailslot.service.mailbox`, :mod:`~mailslot.mail.posting` (``publish``),
     :mod:`~mailslot.service.delivery` and :mod:`~mailslot.service.browse`, the front ends'
     retract, and :mod:`mailslot.keep`."""
 
@@ -136,7 +136,7 @@ class ConfigAndEvents(Protocol):
     (the receipts). The config is read by nearly every module with a setting
     (:mod:`mailslot.service.settings`, :mod:`~mailslot.service.config_edit`, the wake
     modules, :mod:`mailslot.launch.starting`); events are added by
-    :mod:`mailslot.service.posting`, :mod:`~mailslot.service.delivery` and the wake queue,
+    :mod:`mailslot.mail.posting`, :mod:`~mailslot.service.delivery` and the wake queue,
     and read by :mod:`~mailslot.service.browse`, :mod:`~mailslot.service.overview`, the
     web page and :mod:`mailslot.keep`."""
 
@@ -188,11 +188,11 @@ class Upkeep(Protocol):
 
 class Presence(Protocol):
     """Presence records: one per running MCP server, replaced on every heartbeat. Written
-    by :mod:`mailslot.service.presence`; read by it, by :mod:`mailslot.access.fencing`,
+    by :mod:`mailslot.mail.presence`; read by it, by :mod:`mailslot.access.fencing`,
     :mod:`mailslot.launch.starting`, the wake modules (is the agent running?) and
     :mod:`mailslot.service.overview`."""
 
-    # Presence (running MCP servers; see mailslot.service.presence) ----------------------
+    # Presence (running MCP servers; see mailslot.mail.presence) ----------------------
     def write_presence(self, agent: str, key: str, record: Mapping[str, Any]) -> None:
         """Replace ``agent``'s presence record ``key`` atomically (announce or heartbeat)."""
 
@@ -253,7 +253,7 @@ class Sessions(Protocol):
     the hooks ran in, mail for one session (``name@session``), each agent's latest session
     per host, the checkout that claimed an agent, and hosts' background waiters. Used by
     :mod:`mailslot.service.delivery` (the session hooks), :mod:`mailslot.access.instances`
-    and :mod:`~mailslot.access.fencing` (hook sessions), :mod:`mailslot.service.posting`
+    and :mod:`~mailslot.access.fencing` (hook sessions), :mod:`mailslot.mail.posting`
     (``add_instance_mail``), the wake methods (latest session, waiters) and
     :mod:`mailslot.keep.transfer`."""
 
@@ -324,7 +324,7 @@ class Sessions(Protocol):
 class Registry(Protocol):
     """Registered agents: one record each (parent, generation, the hash of its
     credential's secret, revoked). Used by :mod:`mailslot.access.authority` (register,
-    rotate, revoke, verify) and :mod:`~mailslot.access.bearer`, ``mailslot launch`` and
+    rotate, revoke, verify) and :mod:`~mailslot.http.bearer`, ``mailslot launch`` and
     install (who is registered), and :mod:`mailslot.keep` (backup, migrate)."""
 
     # Registered agents (rules in mailslot.access.authority) ------------------------
@@ -346,7 +346,7 @@ class Registry(Protocol):
 class Gates(Protocol):
     """Gated inboxes: each agent's accept setting, its members, open access requests and
     the ids let through its gate. Used by :mod:`mailslot.access.gates`,
-    :mod:`mailslot.service.posting` and :mod:`~mailslot.service.delivery` (``accept_of``,
+    :mod:`mailslot.mail.posting` and :mod:`~mailslot.service.delivery` (``accept_of``,
     ``add_passed``), :mod:`~mailslot.service.overview`, the CLI (members) and
     :mod:`mailslot.keep` (import, migrate)."""
 
@@ -399,7 +399,7 @@ class Fences(Protocol):
 
 class SessionLog(Protocol):
     """The private log of sessions mailslot started, and the lock starts hold while they
-    count. Used by :mod:`mailslot.launch.starting`, :mod:`mailslot.wake.restart`, the CLI
+    count. Used by :mod:`mailslot.launch.starting`, :mod:`mailslot.launch.restart`, the CLI
     and :mod:`mailslot.keep.transfer`."""
 
     # The session log (sessions started by mailslot; rules in mailslot.launch.starting) --

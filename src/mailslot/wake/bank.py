@@ -26,7 +26,7 @@ from ..core.errors import MailslotError, StoreError, UnsafePath
 from ..core.framing import command, one_line
 from ..core.ids import is_id, reference, sender_of
 from ..core.message import Message
-from ..service.invocation import invocation
+from ..mail.invocation import invocation
 from ..store import Store
 from .methods import OK, Field, Job, Outcome, WakeMethod, where
 from .notify_queue import notifier_entries
@@ -123,7 +123,7 @@ def _write(folder: str, name: str, text: str) -> None:
 
 def entry_text(agent: str, message: Message, mailbox: str) -> str:
     """One notice: names, id, time and how to read it; never a subject or body. The
-    command is :func:`~mailslot.service.invocation.invocation`'s, as every command shown to a
+    command is :func:`~mailslot.mail.invocation.invocation`'s, as every command shown to a
     model: the reader's shell may know neither the agent nor the mailbox."""
     read = command(invocation(agent, mailbox), f"read {message.id}")
     return (

@@ -118,7 +118,7 @@ class Outcome:
     ok: bool
     reason: str = ""
     retry: bool = True  # False: trying again cannot help (or could do harm)
-    restart: bool = False  # a failed recovery start: retried once only (wake/restart.py)
+    restart: bool = False  # a failed recovery start: retried once only (launch/restart.py)
 
 
 OK = Outcome(True)

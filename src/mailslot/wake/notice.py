@@ -20,7 +20,7 @@ MAX_LISTED = 10
 def wake_notice(agent: str, messages: Sequence[Message], cli: str) -> str:
     """The one-line notice for ``agent`` about ``messages`` (oldest first).
 
-    ``cli`` starts the command to read the mail (:func:`mailslot.service.invocation.invocation`:
+    ``cli`` starts the command to read the mail (:func:`mailslot.mail.invocation.invocation`:
     program, ``--agent``, ``--dir``), so the woken session's shell can run it as shown.
 
     Ids are named by :func:`~mailslot.core.ids.reference`, so an older id's subject slug (text

@@ -29,7 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..service.posting import Notifier
+    from ..mail.posting import Notifier
     from ..store import Store
 
 

@@ -13,7 +13,7 @@ from ..core.config import Config
 from ..core.errors import MailslotError
 from ..core.message import Message
 from ..core.values import asdict, dataclass, field, replace
-from ..service.invocation import invocation
+from ..mail.invocation import invocation
 from ..store import Store
 from .methods import Job
 from .methods_by_name import METHODS, method_for

@@ -20,17 +20,15 @@ from ..core.config import Config, this_machine
 from ..core.errors import MailslotError, NotFound
 from ..core.message import Message
 from ..core.values import dataclass, field, replace
-from ..service.invocation import invocation
-from ..service.posting import Notifier
-from ..service.presence import last_machines
+from ..mail.invocation import invocation
+from ..mail.posting import Notifier
+from ..mail.presence import last_machines
 from ..store import Store, WakeEntry
 from .methods import Job, Outcome, WakeMethod
 from .methods_by_name import method_for
 from .notice import gave_up_body, wake_notice
 from .policy import Retry, WakeSettings, refusal, settings_for
 from .queue import log, tell_sender
-from .restart import ATTEMPTS as RESTART_ATTEMPTS
-from .restart import recover
 
 _SOON = 0.5  # seconds until a pass is tried again when it could not claim anything
 
@@ -73,6 +71,20 @@ class _Plan:
         return self.settings.retry if self.settings else Retry()
 
 
+RESTART_ATTEMPTS = 2
+"""A failed recovery start is tried once more, then given up (the sender told): a start
+that failed twice is a problem for a person, and each try opens a window."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    Recover = Callable[[Store, str, Mapping[str, Any]], Outcome | None]
+    """Starting an agent again before its wake (``None``: nothing to start), given by
+    the front end that runs the watcher (:func:`mailslot.launch.restart.recover`): the
+    wake runner itself starts no session."""
+
+
 class WakeRunner:
     """Runs the wake queue of one store."""
 
@@ -80,8 +92,10 @@ class WakeRunner:
 
     def __init__(self, store: Store, *, clock: Callable[[], float] | None = None,
                  stop: threading.Event | None = None,
-                 report: Callable[[Result], None] | None = None) -> None:
+                 report: Callable[[Result], None] | None = None,
+                 recover: Recover | None = None) -> None:
         self.store = store
+        self.recover = recover  # starting a gone agent again (launch.restart), if given
         self._clock = clock or store.clock  # not_before is by the store's clock
         self._stop = stop or threading.Event()  # set: end running wakes (the watcher stops)
         self.report = report  # told of each result as it happens, not when a pass ends
@@ -192,7 +206,8 @@ class WakeRunner:
     def _wake(self, agent: str, plan: _Plan, live: Sequence[tuple[WakeEntry, Message]]
               ) -> Outcome:
         assert plan.settings is not None  # a method was built from them
-        restarted = recover(self.store, agent, plan.settings.fields)  # recovery
+        restarted = (None if self.recover is None
+                     else self.recover(self.store, agent, plan.settings.fields))
         if restarted is not None:
             if not restarted.ok:
                 return restarted

@@ -27,6 +27,10 @@ from .bank import refresh_banks
 from .notify import notify_runners
 from .runner import Pass, Result, WakeRunner
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .runner import Recover
+
 DEFAULT_POLL_SECONDS = 1.0
 RESCAN_SECONDS = 2.0  # with events: a safety look, for anything an event missed
 LOCKED_RECHECK_SECONDS = 1.0
@@ -75,10 +79,10 @@ class Watcher:
     """Schedules passes over agents: at most one at a time per agent, on worker threads."""
 
     def __init__(self, store: Store, out: TextIO, workers: int = WORKERS,
-                 *, as_json: bool = False) -> None:
+                 *, as_json: bool = False, recover: Recover | None = None) -> None:
         self._json = as_json
         self._stop = threading.Event()
-        self.runner = WakeRunner(store, stop=self._stop,
+        self.runner = WakeRunner(store, stop=self._stop, recover=recover,
                                  report=lambda result: self.say(describe(result), as_event(result)))
         # One runner per notifier queue, scheduled like the wake queue's
         self.runners: list[WakeRunner] = [
@@ -203,9 +207,12 @@ class Watcher:
 
 
 def watch(store: Store, *, once: bool = False, poll: float | None = None,
-          out: TextIO | None = None, as_json: bool = False) -> int:
-    """Run the watcher in the foreground (``once``: what is due now, then exit)."""
-    watcher = Watcher(store, out or sys.stdout, as_json=as_json)
+          out: TextIO | None = None, as_json: bool = False,
+          recover: Recover | None = None) -> int:
+    """Run the watcher in the foreground (``once``: what is due now, then exit);
+    ``recover`` starts a gone agent again before its wake (``mailslot watch`` gives
+    :func:`mailslot.launch.restart.recover`)."""
+    watcher = Watcher(store, out or sys.stdout, as_json=as_json, recover=recover)
     if once:
         try:
             watcher.run_once()

@@ -408,7 +408,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
             changed += 1
         return changed
 
-    # Presence (running MCP servers; see mailslot.service.presence) ----------------------
+    # Presence (running MCP servers; see mailslot.mail.presence) ----------------------
     # presence/<agent>/<key>.json, one small JSON object per running server, replaced
     # whole (tmp + rename) on every heartbeat so a reader never sees half a record.
     def write_presence(self, agent: str, key: str, record: Mapping[str, Any]) -> None:

@@ -12,7 +12,8 @@ exists. Then the watcher continues the host's latest session in that folder (its
 continue command) in a new window of the ``mailslot`` tmux session, points the agent's
 ``tmux_target`` at it, logs the start in the session log, and wakes it as usual. The
 owner's ``launch.<host>`` guardrails apply (default model and permission mode, checked).
-A failed start is a failed wake attempt, retried once (:data:`ATTEMPTS`, with the wake
+A failed start is a failed wake attempt, retried once
+(:data:`~mailslot.wake.runner.RESTART_ATTEMPTS`, with the wake
 backoff, fewer if ``wake_retry.attempts`` is 1); when the second start fails too the
 sender is told, as for any wake that is given up. Once started, the pane exists, so a second
 arrival wakes that session instead of starting another.
@@ -28,17 +29,14 @@ from typing import Any
 from .. import hosts
 from ..core.config import Config
 from ..core.errors import MailslotError, StoreError
-from ..launch.guardrails import Failed, Guardrails, open_window
-from ..service.posting import now
-from ..service.presence import now_of, summarize
+from ..hosts.host import Failed
+from ..mail.posting import now
+from ..mail.presence import now_of, summarize
 from ..store import Store
-from . import session_mcp
-from .methods import OK, Outcome, bypass_flag, where
-from .tmux import TmuxMethod
-
-ATTEMPTS = 2
-"""A failed start is tried once more, then given up (the sender told): a start that
-failed twice is a problem for a person, and each try opens a window."""
+from ..wake import session_mcp
+from ..wake.methods import OK, Outcome, bypass_flag, where
+from ..wake.tmux import TmuxMethod
+from .guardrails import Guardrails, open_window
 
 
 def _recipe(agent: str, fields: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -17,11 +17,11 @@ from __future__ import annotations
 import hashlib
 import threading
 
+from ..access.credentials import Credential, secret_matches
+from ..access.identity import Identity
 from ..core.errors import Refused, Unauthorized
 from ..service.mailbox import Mailbox
 from ..store import Store
-from .credentials import Credential, secret_matches
-from .identity import Identity
 
 
 class Remote(Mailbox):
