@@ -29,19 +29,12 @@ if TYPE_CHECKING:
     import signal
     from collections.abc import Callable, Mapping
     from typing import TextIO
+
+    from ..hosts import Host
 else:  # the C module: ``signal`` builds three enums at import, a millisecond per hook
     import _signal as signal
 
 BOUND_SECONDS = 3.0
-
-
-def _waiter_event(host: str) -> str | None:
-    from .. import hosts
-
-    try:
-        return hosts.host(host).wake_hook
-    except KeyError:
-        return None
 
 
 def run_hook(
@@ -59,17 +52,18 @@ def run_hook(
     A host's background waiter is the exception: it blocks for as long as the session is
     idle and exits with the host's wake status to wake it (see :mod:`mailslot.hooks.wait`).
     """
-    if event == _waiter_event(host):
+    found = host_io.known(host)  # the one lookup: the host goes down as itself
+    if found is not None and event == found.wake_hook:
         from .wait import run_wait
 
-        return run_wait(host, agent=agent, root=root, env=env)
+        return run_wait(found, agent=agent, root=root, env=env)
     restore = _bound(BOUND_SECONDS)
     problem: str | None
     try:
         if remote is not None:  # the store is behind `serve --http`
-            problem = _run_remote(host, event, remote, credential, env)
+            problem = _run_remote(host, found, event, remote, credential, env)
         else:
-            problem = _run(host, event, agent, root, env, sys.stdin, sys.stdout)
+            problem = _run(host, found, event, agent, root, env, sys.stdin, sys.stdout)
     except MailslotError as exc:
         problem = str(exc)
     except BaseException as exc:  # a hook never fails a session, whatever happened
@@ -90,10 +84,10 @@ def _say(problem: str) -> None:
         return
 
 
-def _run(host: str, event: str, agent: str | None, root: str | None,
+def _run(host: str, found: Host | None, event: str, agent: str | None, root: str | None,
          env: Mapping[str, str], stdin: TextIO | None, stdout: TextIO) -> str | None:
     """The hook; returns a problem worth one stderr line, if any."""
-    call = host_io.request(host, event, host_io.parse_payload(read_input(stdin)), env)
+    call = host_io.request(found, event, host_io.parse_payload(read_input(stdin)), env)
     if call is None:
         return f"unknown hook {host!r} {event!r} (see docs/hooks.md)"
     identity = derive_identity(agent, env)
@@ -134,9 +128,9 @@ def _facts(host: str) -> dict[str, object]:
             "cwd": cwd, "started": time.time()}
 
 
-def _run_remote(host: str, event: str, url: str, credential: str | None,
+def _run_remote(host: str, found: Host | None, event: str, url: str, credential: str | None,
                 env: Mapping[str, str]) -> str | None:
-    call = host_io.request(host, event, host_io.parse_payload(read_input(sys.stdin)), env)
+    call = host_io.request(found, event, host_io.parse_payload(read_input(sys.stdin)), env)
     if call is None:
         return f"unknown hook {host!r} {event!r} (see docs/hooks.md)"
     from .remote_hook import run_remote

@@ -23,6 +23,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from ..hosts import Host
+
     Payload = dict[str, object]
 
 CONTEXT_LIMIT = 10_000
@@ -30,13 +32,12 @@ CONTEXT_LIMIT = 10_000
 (:attr:`~mailslot.hosts.host.Host.context_limit`); the others document none lower."""
 
 
-def events(host: str) -> dict[str, str]:
-    """``mailslot hook HOST EVENT``: the events of ``host`` and the moment each serves
-    (empty for a host mailslot does not know)."""
+def known(host: str) -> Host | None:
+    """The host called ``host``; ``None`` for one mailslot does not know."""
     try:
-        return hosts.host(host).events
+        return hosts.host(host)
     except KeyError:
-        return {}
+        return None
 
 
 class Request:
@@ -44,7 +45,7 @@ class Request:
 
     __slots__ = ("caller", "moment", "session", "shape", "stop_active")
 
-    def __init__(self, caller: str, shape: str, moment: str | None, session: str | None,
+    def __init__(self, caller: str, shape: Host, moment: str | None, session: str | None,
                  stop_active: bool) -> None:
         self.caller = caller  # the host that really runs the hook
         self.shape = shape  # whose output JSON it reads
@@ -62,26 +63,24 @@ def parse_payload(raw: bytes) -> Payload:
     return data if isinstance(data, dict) else {}
 
 
-def caller_of(host: str, payload: Payload, env: Mapping[str, str]) -> str:
+def caller_of(host: Host, payload: Payload, env: Mapping[str, str]) -> Host:
     """Which host really runs a hook registered for ``host``: ``host``, unless one that
     borrows its hooks recognises itself in the input."""
-    try:
-        lender = hosts.host(host)
-    except KeyError:
-        return host
-    for name in lender.lends_to:
-        if hosts.host(name).runs_borrowed(payload, env):
-            return name
+    for name in host.lends_to:
+        borrower = hosts.host(name)
+        if borrower.runs_borrowed(payload, env):
+            return borrower
     return host
 
 
-def request(host: str, event: str, payload: Payload, env: Mapping[str, str]) -> Request | None:
+def request(host: Host | None, event: str, payload: Payload,
+            env: Mapping[str, str]) -> Request | None:
     """The call, or ``None`` when ``HOST EVENT`` is not one mailslot knows."""
-    moment = events(host).get(event)
-    if moment is None:
+    moment = None if host is None else host.events.get(event)
+    if host is None or moment is None:
         return None
-    caller = hosts.host(caller_of(host, payload, env))
-    shape = caller.name if caller.own_shapes else host
+    caller = caller_of(host, payload, env)
+    shape = caller if caller.own_shapes else host
     if moment not in caller.shows_at:
         return Request(caller.name, shape, None, None, False)
     session = None
@@ -97,4 +96,4 @@ def output(call: Request, text: str | None) -> Payload:
     """The JSON object to print: ``{}`` when there is nothing to show."""
     if not text or call.moment is None:
         return {}
-    return hosts.host(call.shape).outputs[call.moment](text)
+    return call.shape.outputs[call.moment](text)

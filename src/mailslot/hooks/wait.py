@@ -29,7 +29,6 @@ import threading
 from collections.abc import Mapping
 from typing import TextIO
 
-from .. import hosts
 from ..access.identity import derive_identity
 from ..core.names import check_name
 from ..mail.invocation import invocation
@@ -50,13 +49,13 @@ POLL_SECONDS = 0.1
 """Without file-system events: how often to look for mail."""
 
 
-def run_wait(host: str, *, agent: str | None, root: str | None,
+def run_wait(host: Host, *, agent: str | None, root: str | None,
              env: Mapping[str, str] = os.environ, stdin: TextIO | None = None,
              stderr: TextIO | None = None) -> int:
     """Block until there is mail to wake for (the host's wake status) or a reason to stop
     (exit 0)."""
     try:
-        return _wait(hosts.host(host), agent, root, env,
+        return _wait(host, agent, root, env,
                      stdin if stdin is not None else sys.stdin,
                      stderr if stderr is not None else sys.stderr)
     except BaseException:  # a waiter never disturbs a session, whatever happened
@@ -70,7 +69,7 @@ def _wait(host: Host, agent: str | None, root: str | None, env: Mapping[str, str
         return 0  # a headless run would not exit while a waiter runs
     payload = host_io.parse_payload(read_input(stdin))
     session = payload.get("session_id")
-    if host_io.caller_of(host.name, payload, env) != host.name or not isinstance(session, str):
+    if host_io.caller_of(host, payload, env) is not host or not isinstance(session, str):
         return 0  # a host borrowing these hooks does not wake on it; only a session can be
     identity = derive_identity(agent, env)
     if identity is None:

@@ -114,7 +114,7 @@ def settings_for(config: Config, agent: str) -> WakeSettings:
         raise StoreError(f"config.json: {where}.wake_method must be text")
     if opt_in != "never" and not method:
         raise StoreError(f"config.json: {where}.wake_method is missing (wake_on_mail is on)")
-    return WakeSettings(agent, opt_in, method, entry, retry_for(config, agent))
+    return WakeSettings(agent, opt_in, method, entry, _retry_of(config, agent, entry))
 
 
 def refusal(settings: WakeSettings, message: Message) -> str | None:
@@ -146,8 +146,12 @@ def in_session_wakes(config: Config, agent: str, method: str) -> Callable[[Messa
 
 
 def retry_for(config: Config, agent: str) -> Retry:
-    """``agent``'s retry policy: top-level ``wake_retry``, then its own, key by key (issue
-    18: notifiers use it too, whatever ``wake_on_mail`` says)."""
+    """``agent``'s retry policy: top-level ``wake_retry``, then its own, key by key
+    (notifiers use it too, whatever ``wake_on_mail`` says)."""
+    return _retry_of(config, agent, config.agents().get(agent, {}))
+
+
+def _retry_of(config: Config, agent: str, entry: Mapping[str, Any]) -> Retry:
+    """:func:`retry_for`, from the agent's config entry read already."""
     retry = _retry(config.raw.get("wake_retry"), "wake_retry", Retry())
-    entry = config.agents().get(agent, {})
     return _retry(entry.get("wake_retry"), f"agents.{agent}.wake_retry", retry)
