@@ -476,3 +476,17 @@ def test_copilot_says_nothing_when_project_files_name_the_same_agent(
         cli: Cli, home: Path, project: Path) -> None:
     assert install(cli, "claude", "--hooks").code == 0
     assert install(cli, "copilot", "--hooks").err == ""
+
+
+def test_the_agent_a_project_file_registers_is_found_in_every_server_shape() -> None:
+    # What warns that a host reading another host's file would speak as another agent.
+    from mailslot.install.entries import registered_agents
+
+    argv = ["serve", "--agent", "Bob"]
+    assert registered_agents({"mcpServers": {"mailslot": {"command": EXE, "args": argv}}}) \
+        == {"bob"}
+    assert registered_agents({"mcp": {"mailslot": {"type": "local",
+                                                   "command": [EXE, *argv]}}}) == {"bob"}
+    assert registered_agents({"mcpServers": {"mailslot": {"transport": {
+        "type": "stdio", "command": EXE, "args": argv}}}}) == {"bob"}
+    assert registered_agents({"mcp": {"other": {"command": [EXE, *argv]}}}) == set()

@@ -112,10 +112,12 @@ def registered_agents(doc: Mapping[str, Any]) -> set[str]:
     """The agents a settings document makes mailslot act as: its ``mailslot`` server's
     ``--agent`` and those of its ``mailslot hook`` handlers (lowercased)."""
     found: set[str | None] = set()
-    server = doc.get("mcpServers", {})
-    server = server.get(SERVER_NAME) if isinstance(server, Mapping) else None
-    if isinstance(server, Mapping) and isinstance(server.get("args"), list):
-        found.add(_agent_in(server["args"]))
+    for container in ("mcpServers", "mcp"):  # "mcp": entries whose command is one list
+        servers = doc.get(container, {})
+        server = servers.get(SERVER_NAME) if isinstance(servers, Mapping) else None
+        argv = _server_argv(server) if isinstance(server, Mapping) else None
+        if argv is not None:
+            found.add(_agent_in(argv))
     hooks = doc.get("hooks")
     for entries in hooks.values() if isinstance(hooks, Mapping) else ():
         for entry in entries if isinstance(entries, list) else ():
