@@ -82,6 +82,7 @@ def test_fresh_file(cli: Cli, host: str, scope: str, home: Path, project: Path) 
     assert f"created: {path}" in r.out
     entry = server_of(load(path), host)
     written = {"opencode": {"command": [EXE, *serve_args()]},
+               "kilo": {"command": [EXE, *serve_args()]},
                "cline": {"transport": {"type": "stdio", "command": EXE,
                                        "args": serve_args()}}}.get(
         host, {"command": EXE, "args": serve_args()})
@@ -425,7 +426,7 @@ def test_a_project_link_leading_out_of_the_project_is_refused_unless_named(
     assert "hooks" in load(user / target)
 
 
-@pytest.mark.parametrize("host", ["opencode", "cline"])
+@pytest.mark.parametrize("host", ["opencode", "kilo", "cline"])
 def test_nested_server_shapes_keep_their_agent(cli: Cli, host: str) -> None:
     assert install(cli, host).code == 0
     assert install(cli, host).code == 0  # the same again changes nothing
@@ -490,3 +491,27 @@ def test_the_agent_a_project_file_registers_is_found_in_every_server_shape() -> 
     assert registered_agents({"mcpServers": {"mailslot": {"transport": {
         "type": "stdio", "command": EXE, "args": argv}}}}) == {"bob"}
     assert registered_agents({"mcp": {"other": {"command": [EXE, *argv]}}}) == set()
+
+
+def test_kilo_warns_when_a_project_opencode_json_names_another_agent(
+        cli: Cli, home: Path, project: Path) -> None:
+    # Kilo Code CLI reads a project's opencode.json too (proven against the real program).
+    assert install(cli, "opencode", agent="bob").code == 0
+    r = install(cli, "kilo")
+    assert r.code == 0
+    (warning,) = [line for line in r.err.splitlines() if line.startswith("mailslot: warning:")]
+    assert str(project / "opencode.json") in warning and "'bob'" in warning
+    assert "not as 'ada'" in warning
+    same = install(cli, "kilo", "--scope", "user", agent="bob")  # bob too: nothing to say
+    assert same.code == 0 and "warning" not in same.err
+
+
+def test_kilo_writes_no_permission_and_says_which_rule_to_add(
+        cli: Cli, home: Path, project: Path) -> None:
+    r = install(cli, "kilo")
+    assert r.code == 0, r.err
+    doc = load(project / ".kilo" / "kilo.json")
+    assert list(doc) == ["mcp"]  # no "permission": approving is the person's
+    assert '"permission": {"mailslot_*": "allow"}' in r.out + r.err
+    refused = install(cli, "kilo", "--hooks")
+    assert refused.code != 0

@@ -47,6 +47,7 @@ def assert_clean_notice(notice: str, message_id: str) -> None:
     ("codex", lambda n: ["exec", "resume", SESSION, n]),
     ("gemini", lambda n: ["--resume", SESSION, "-p", n]),
     ("grok", lambda n: ["--resume", SESSION, "-p", n]),  # issue 18: Grok Build
+    ("kilo", lambda n: ["run", "--session", SESSION, n]),
 ])
 def test_resume_hosts_get_exact_argv_and_no_bypass_flag(
         box: Box, root: Path, bin_dir: Path, host: str, argv: Callable[[str], list[str]]) -> None:
@@ -99,6 +100,16 @@ def test_latest_with_no_session_recorded_fails_the_attempt_and_says_why(
     assert "no codex session of gemini is recorded yet" in events(root)[-1]["reason"]
 
 
+def test_kilo_refuses_latest_since_no_hook_records_its_sessions(
+        box: Box, root: Path, bin_dir: Path) -> None:
+    record = fake_host(bin_dir, "kilo")
+    wake_once(box, root, "gemini", {"wake_method": "kilo", "session_id": "latest"})
+    assert calls(record) == []
+    reason = events(root)[-1]["reason"]
+    assert 'agents.gemini.session_id cannot be "latest" for kilo' in reason
+    assert "kilo session list" in reason
+
+
 def test_a_session_id_cannot_smuggle_a_flag(box: Box, root: Path, bin_dir: Path) -> None:
     record = fake_host(bin_dir, "claude")
     wake_once(box, root, "gemini", {"wake_method": "claude",
@@ -115,6 +126,9 @@ def test_a_session_id_cannot_smuggle_a_flag(box: Box, root: Path, bin_dir: Path)
     ["gemini", "--approval-mode", "yolo"],
     ["copilot", "--allow-all-tools"],
     ["grok", "--always-approve", "-p", "{id}"],
+    ["kilo", "run", "--auto", "{id}"],
+    ["kilo", "run", "--yolo", "{id}"],
+    ["kilo", "run", "--dangerously-skip-permissions", "{id}"],
 ])
 def test_command_templates_with_bypass_flags_are_refused(argv: list[str]) -> None:
     assert bypass_flag(argv) is not None
