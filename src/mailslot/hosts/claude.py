@@ -13,7 +13,6 @@ import json
 import os
 import sys
 
-from ..wake.methods import OK, Job, Outcome, ResumeMethod, WakeMethod
 from .host import (
     CLAUDE_STYLE_EVENTS,
     MIDTURN,
@@ -61,83 +60,6 @@ _AGENT = "${user_config.agent}"
 _MAILBOX = "${user_config.mailbox}"
 
 
-class ClaudeMethod(ResumeMethod):
-    name = "claude"
-    host = "claude"
-    program = "claude"
-    summary = "resumes a Claude Code session: claude -p NOTICE --resume SESSION_ID"
-    needs = ("`claude` on the watcher's PATH, logged in", "the session's id (`session_id`)")
-    limits = (
-        "runs a separate headless turn in that session, not inside an open terminal",
-        "keeps Claude's permission prompts: in -p mode a tool that needs approval is refused",
-    )
-
-    def resume(self, job: Job, session: str) -> list[str]:
-        return [self.executable, "-p", job.notice, "--resume", session]
-
-
-class ClaudeRewakeMethod(WakeMethod):
-    """The session's own waiter hook wakes it (``mailslot hook claude wait``)."""
-
-    name = "claude-rewake"
-    summary = ("Claude Code's background waiter hook wakes the open session itself, within "
-               "a second, without typing into the terminal")
-    needs = ("mailslot install claude --hooks --wake --agent NAME (registers the waiter "
-             "and chooses this method)", "a Claude Code session open in a trusted folder")
-    limits = ("a waiter starts after each turn and waits up to the hook's timeout "
-              "(86,400 s), so a session idle for longer is not woken",
-              "only Claude Code wakes on the hook's exit code 2 (not Cursor or Copilot)")
-
-    @classmethod
-    def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ClaudeRewakeMethod:
-        return cls()
-
-    def preview(self, job: Job) -> list[str]:
-        return ["nothing started: a running waiter hook wakes the session itself; the "
-                "watcher checks that one is running"]
-
-    def wake(self, job: Job) -> Outcome:
-        from ..mail.presence import pid_alive
-
-        if any(pid_alive(p) for p in job.store.waiter_pids(job.agent)):
-            return OK
-        return Outcome(False, "no Claude Code session of this agent has a waiter running "
-                              "(install claude --hooks --wake, and keep a session open)")
-
-
-class ClaudeChannelMethod(WakeMethod):
-    """``serve --channel`` pushes the notice into the session."""
-
-    name = "claude-channel"
-    summary = ("the MCP server started with --channel pushes a notice into the running "
-               "Claude Code session (channels, a research preview)")
-    needs = ("mailslot install claude --channel --agent NAME (serve --channel; chooses "
-             "this method)", "Claude Code started with "
-             "--dangerously-load-development-channels server:mailslot",
-             "a claude.ai login or Console API key")
-    limits = ("research preview, terminal only (the flag is a claude argument): not on "
-              "Bedrock, Google Agent Platform or Microsoft Foundry; Team and Enterprise "
-              "organisations must enable channels",
-              "events arrive only while the session is open and are not acknowledged")
-
-    @classmethod
-    def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ClaudeChannelMethod:
-        return cls()
-
-    def preview(self, job: Job) -> list[str]:
-        return ["nothing started: a running serve --channel pushes the notice; the watcher "
-                "checks that one is running"]
-
-    def wake(self, job: Job) -> Outcome:
-        from ..mail.presence import now_of, summarize
-
-        presence = summarize(job.store.presence(), now_of(job.store)).get(job.agent)
-        if presence is not None and any(s.channel for s in presence.sessions):
-            return OK
-        return Outcome(False, "no mailslot serve --channel is running for this agent "
-                              "(start Claude Code with its development-channels flag)")
-
-
 class Claude(Host):
     name = "claude"
     title = "Claude Code"
@@ -159,7 +81,7 @@ class Claude(Host):
         "(\"New MCP server found in .mcp.json\"): approve it. If it was declined before, "
         "run `claude mcp reset-project-choices`.",
     )}
-    install_wakes = {"wake": ClaudeRewakeMethod.name, "channel": ClaudeChannelMethod.name}
+    install_wakes = {"wake": "claude-rewake", "channel": "claude-channel"}
     channel = (CHANNEL_CAPABILITY, CHANNEL_METHOD)
     wake_hook = "wait"
 
@@ -175,7 +97,7 @@ class Claude(Host):
     default_mode = "default"
     efforts = True
     session_ids = True
-    wake_method = ClaudeMethod.name
+    wake_method = "claude"
     continues = ("--continue",)
     handoffs = ("background", "tmux", "desktop")
     desktop_app = "Claude"
@@ -198,7 +120,7 @@ class Claude(Host):
                 "headers": {"Authorization": f"Bearer ${{{secret_env}}}"}}
 
     def install_advice(self, method: str) -> str:
-        if method == ClaudeChannelMethod.name:
+        if method == "claude-channel":
             return ("start Claude Code with: claude --dangerously-load-development-channels "
                     f"server:{SERVER}")
         return ""
@@ -275,7 +197,96 @@ class Claude(Host):
         return [f"--mcp-config={json.dumps({'mcpServers': {SERVER: entry}})}"]
 
     def wake_methods(self) -> Sequence[type]:
-        return (ClaudeMethod, ClaudeRewakeMethod, ClaudeChannelMethod)
+        return _wake_methods()
 
+
+def _wake_methods() -> list[type]:
+    """The host's wake methods, built the first time the wake machinery asks: a hook,
+    which needs only the facts above, never loads it."""
+    if not _WAKE:
+        from ..wake.methods import OK, Job, Outcome, ResumeMethod, WakeMethod
+
+        class ClaudeMethod(ResumeMethod):
+            name = "claude"
+            host = "claude"
+            program = "claude"
+            summary = "resumes a Claude Code session: claude -p NOTICE --resume SESSION_ID"
+            needs = ("`claude` on the watcher's PATH, logged in", "the session's id (`session_id`)")
+            limits = (
+                "runs a separate headless turn in that session, not inside an open terminal",
+                "keeps Claude's permission prompts: in -p mode a tool that needs approval is "
+                "refused",
+            )
+
+            def resume(self, job: Job, session: str) -> list[str]:
+                return [self.executable, "-p", job.notice, "--resume", session]
+
+
+        class ClaudeRewakeMethod(WakeMethod):
+            """The session's own waiter hook wakes it (``mailslot hook claude wait``)."""
+
+            name = "claude-rewake"
+            summary = ("Claude Code's background waiter hook wakes the open session itself, within "
+                       "a second, without typing into the terminal")
+            needs = ("mailslot install claude --hooks --wake --agent NAME (registers the waiter "
+                     "and chooses this method)", "a Claude Code session open in a trusted folder")
+            limits = ("a waiter starts after each turn and waits up to the hook's timeout "
+                      "(86,400 s), so a session idle for longer is not woken",
+                      "only Claude Code wakes on the hook's exit code 2 (not Cursor or Copilot)")
+
+            @classmethod
+            def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ClaudeRewakeMethod:
+                return cls()
+
+            def preview(self, job: Job) -> list[str]:
+                return ["nothing started: a running waiter hook wakes the session itself; the "
+                        "watcher checks that one is running"]
+
+            def wake(self, job: Job) -> Outcome:
+                from ..mail.presence import pid_alive
+
+                if any(pid_alive(p) for p in job.store.waiter_pids(job.agent)):
+                    return OK
+                return Outcome(False, "no Claude Code session of this agent has a waiter running "
+                                      "(install claude --hooks --wake, and keep a session open)")
+
+
+        class ClaudeChannelMethod(WakeMethod):
+            """``serve --channel`` pushes the notice into the session."""
+
+            name = "claude-channel"
+            summary = ("the MCP server started with --channel pushes a notice into the running "
+                       "Claude Code session (channels, a research preview)")
+            needs = ("mailslot install claude --channel --agent NAME (serve --channel; chooses "
+                     "this method)", "Claude Code started with "
+                     "--dangerously-load-development-channels server:mailslot",
+                     "a claude.ai login or Console API key")
+            limits = ("research preview, terminal only (the flag is a claude argument): not on "
+                      "Bedrock, Google Agent Platform or Microsoft Foundry; Team and Enterprise "
+                      "organisations must enable channels",
+                      "events arrive only while the session is open and are not acknowledged")
+
+            @classmethod
+            def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ClaudeChannelMethod:
+                return cls()
+
+            def preview(self, job: Job) -> list[str]:
+                return ["nothing started: a running serve --channel pushes the notice; the watcher "
+                        "checks that one is running"]
+
+            def wake(self, job: Job) -> Outcome:
+                from ..mail.presence import now_of, summarize
+
+                presence = summarize(job.store.presence(), now_of(job.store)).get(job.agent)
+                if presence is not None and any(s.channel for s in presence.sessions):
+                    return OK
+                return Outcome(False, "no mailslot serve --channel is running for this agent "
+                                      "(start Claude Code with its development-channels flag)")
+
+        _WAKE.extend([ClaudeMethod, ClaudeRewakeMethod, ClaudeChannelMethod])
+    return _WAKE
+
+
+_WAKE: list[type] = []
 
 HOST = Claude()

@@ -13,7 +13,6 @@ import json
 import re
 
 from ..core.errors import StoreError
-from ..wake.methods import Field, Job, ResumeMethod, where
 from .claude import HOOK_FILES
 from .host import MIDTURN, SERVER, START, STOP, Hook, HookFile, Host, Start, decision, field, option
 
@@ -23,48 +22,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-TOOL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(\([^()\x00-\x1f]{0,200}\))?")
-"""An ``--allow-tool`` pattern: ``server``, ``tool`` or ``server(tool)``."""
-
-
-class CopilotMethod(ResumeMethod):
-    name = "copilot"
-    host = "copilot"
-    program = "copilot"
-    summary = "resumes a Copilot CLI session: copilot --resume=ID --prompt=NOTICE"
-    needs = ("`copilot` on the watcher's PATH, logged in", "the session's id (`session_id`)",
-             "`cwd`: the folder the session ran in")
-    limits = (
-        "runs a separate non-interactive turn in that session, not inside an open terminal",
-        "Copilot keeps no approvals between runs: the turn may use only the tools in "
-        "`allow_tools` (each passed as --allow-tool); never --allow-all-tools",
-    )
-    fields = (*ResumeMethod.fields,
-              Field("allow_tools", 'tools the woken turn may use, e.g. ["mailslot"] (copied '
-                    "from launch.copilot.allow_tools by `mailslot start`)", required=False,
-                    kind="argv"))
-
-    def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None,
-                 own_server: bool = False, allow_tools: tuple[str, ...] = ()) -> None:
-        super().__init__(agent, session_id, executable, cwd, own_server)
-        self.allow_tools = allow_tools
-
-    @classmethod
-    def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> CopilotMethod:
-        base = super().from_config(agent, cfg)
-        tools = cfg.get("allow_tools", [])
-        if not isinstance(tools, list) or not all(
-                isinstance(t, str) and TOOL.fullmatch(t) for t in tools):
-            raise StoreError(f"{where(agent, 'allow_tools')} must be a list of Copilot tool "
-                             'patterns such as "mailslot"')
-        assert isinstance(base, ResumeMethod)
-        return cls(agent, base.session_id, base.executable, base.cwd, base.own_server,
-                   tuple(tools))
-
-    def resume(self, job: Job, session: str) -> list[str]:
-        # both glued to their flag: a notice starting with "-" is still the prompt
-        return [self.executable, f"--resume={session}",
-                *(f"--allow-tool={t}" for t in self.allow_tools), f"--prompt={job.notice}"]
+TOOL = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(\([^()\x00-\x1f]{0,200}\))?"
+"""An ``--allow-tool`` pattern: ``server``, ``tool`` or ``server(tool)`` (compiled on first
+use, by ``re``'s cache: every hook of a host whose hooks this one runs loads this module)."""
 
 
 class Copilot(Host):
@@ -104,7 +64,7 @@ class Copilot(Host):
     efforts = True
     session_ids = True
     takes_tools = True
-    wake_method = CopilotMethod.name
+    wake_method = "copilot"
     own_servers = True
 
     bypass_flags = frozenset({"--allow-all-tools", "--allow-all", "--allow-all-paths",
@@ -131,7 +91,7 @@ class Copilot(Host):
         return [*argv, f"{flag}={start.prompt}"]
 
     def valid_tool(self, pattern: str) -> bool:
-        return TOOL.fullmatch(pattern) is not None
+        return re.fullmatch(TOOL, pattern) is not None
 
     def session_server(self, command: str, args: list[str], *,
                        url_store: bool) -> list[str] | None:
@@ -140,7 +100,58 @@ class Copilot(Host):
         return [f"--additional-mcp-config={json.dumps({'mcpServers': {SERVER: entry}})}"]
 
     def wake_methods(self) -> Sequence[type]:
-        return (CopilotMethod,)
+        return _wake_methods()
 
+
+def _wake_methods() -> list[type]:
+    """The host's wake methods, built the first time the wake machinery asks: a hook,
+    which needs only the facts above, never loads it."""
+    if not _WAKE:
+        from ..wake.methods import Field, Job, ResumeMethod, where
+
+        class CopilotMethod(ResumeMethod):
+            name = "copilot"
+            host = "copilot"
+            program = "copilot"
+            summary = "resumes a Copilot CLI session: copilot --resume=ID --prompt=NOTICE"
+            needs = ("`copilot` on the watcher's PATH, logged in",
+                     "the session's id (`session_id`)", "`cwd`: the folder the session ran in")
+            limits = (
+                "runs a separate non-interactive turn in that session, not inside an open terminal",
+                "Copilot keeps no approvals between runs: the turn may use only the tools in "
+                "`allow_tools` (each passed as --allow-tool); never --allow-all-tools",
+            )
+            fields = (*ResumeMethod.fields,
+                      Field("allow_tools", 'tools the woken turn may use, e.g. ["mailslot"] '
+                            "(copied from launch.copilot.allow_tools by `mailslot start`)",
+                            required=False, kind="argv"))
+
+            def __init__(self, agent: str, session_id: str, executable: str, cwd: str | None,
+                         own_server: bool = False, allow_tools: tuple[str, ...] = ()) -> None:
+                super().__init__(agent, session_id, executable, cwd, own_server)
+                self.allow_tools = allow_tools
+
+            @classmethod
+            def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> CopilotMethod:
+                base = super().from_config(agent, cfg)
+                tools = cfg.get("allow_tools", [])
+                if not isinstance(tools, list) or not all(
+                        isinstance(t, str) and re.fullmatch(TOOL, t) for t in tools):
+                    raise StoreError(f"{where(agent, 'allow_tools')} must be a list of "
+                                     'Copilot tool patterns such as "mailslot"')
+                assert isinstance(base, ResumeMethod)
+                return cls(agent, base.session_id, base.executable, base.cwd, base.own_server,
+                           tuple(tools))
+
+            def resume(self, job: Job, session: str) -> list[str]:
+                # both glued to their flag: a notice starting with "-" is still the prompt
+                return [self.executable, f"--resume={session}",
+                        *(f"--allow-tool={t}" for t in self.allow_tools), f"--prompt={job.notice}"]
+
+        _WAKE.extend([CopilotMethod])
+    return _WAKE
+
+
+_WAKE: list[type] = []
 
 HOST = Copilot()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 
-from ..wake.methods import Job, ResumeMethod
 from .host import (
     MIDTURN,
     PROMPT,
@@ -31,20 +30,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
-
-
-
-class GeminiMethod(ResumeMethod):
-    name = "gemini"
-    host = "gemini"
-    program = "gemini"
-    summary = "resumes a Gemini CLI session: gemini --resume ID -p NOTICE"
-    needs = ("`gemini` on the watcher's PATH, logged in", "the session's id (`session_id`)",
-             "`cwd`: the project folder, since Gemini keeps sessions per project")
-    limits = ("runs a separate headless turn, with Gemini's default approval mode",)
-
-    def resume(self, job: Job, session: str) -> list[str]:
-        return [self.executable, "--resume", session, "-p", job.notice]
 
 
 class Gemini(Host):
@@ -76,7 +61,7 @@ class Gemini(Host):
     bypass = frozenset({"auto_edit", "yolo"})
     default_mode = "default"
     session_ids = True
-    wake_method = GeminiMethod.name
+    wake_method = "gemini"
     continues = ("--resume", "latest")
     mode_flag = "--approval-mode"
 
@@ -122,7 +107,31 @@ class Gemini(Host):
         return None
 
     def wake_methods(self) -> Sequence[type]:
-        return (GeminiMethod,)
+        return _wake_methods()
 
+
+def _wake_methods() -> list[type]:
+    """The host's wake methods, built the first time the wake machinery asks: a hook,
+    which needs only the facts above, never loads it."""
+    if not _WAKE:
+        from ..wake.methods import Job, ResumeMethod
+
+        class GeminiMethod(ResumeMethod):
+            name = "gemini"
+            host = "gemini"
+            program = "gemini"
+            summary = "resumes a Gemini CLI session: gemini --resume ID -p NOTICE"
+            needs = ("`gemini` on the watcher's PATH, logged in", "the session's id (`session_id`)",
+                     "`cwd`: the project folder, since Gemini keeps sessions per project")
+            limits = ("runs a separate headless turn, with Gemini's default approval mode",)
+
+            def resume(self, job: Job, session: str) -> list[str]:
+                return [self.executable, "--resume", session, "-p", job.notice]
+
+        _WAKE.extend([GeminiMethod])
+    return _WAKE
+
+
+_WAKE: list[type] = []
 
 HOST = Gemini()
