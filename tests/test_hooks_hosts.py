@@ -63,6 +63,15 @@ CASES = [
      field("additionalContext")),
     ("copilot-agent-stop", "copilot", "stop", LATER, decision("block")),
     ("copilot-stop-pascal", "copilot", "stop", LATER, decision("block")),
+    ("droid-session-start", "droid", "session-start", START, context("SessionStart")),
+    ("droid-session-start-resume", "droid", "session-start", START, context("SessionStart")),
+    ("droid-user-prompt-submit", "droid", "user-prompt-submit", LATER,
+     context("UserPromptSubmit")),
+    ("droid-stop", "droid", "stop", LATER, decision("block")),
+    ("droid-stop-active", "droid", "stop", LATER, nothing),
+    # Droid runs a PostToolUse hook under `droid exec` but drops what it adds: nothing
+    # is shown (or recorded as shown) there
+    ("droid-post-tool-use", "droid", "post-tool-use", LATER, nothing),
     # Cursor and Copilot CLI also run the hooks in .claude/settings.json:
     ("cursor-session-start", "claude", "session-start", START, context("SessionStart")),
     ("cursor-stop", "claude", "stop", LATER, decision("block")),

@@ -515,3 +515,28 @@ def test_kilo_writes_no_permission_and_says_which_rule_to_add(
     assert '"permission": {"mailslot_*": "allow"}' in r.out + r.err
     refused = install(cli, "kilo", "--hooks")
     assert refused.code != 0
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_droid_hooks_sit_at_the_top_of_hooks_json_and_no_approval_is_written(
+        cli: Cli, home: Path, project: Path, scope: str) -> None:
+    path = hook_file("droid", scope, home, project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mine = {"matcher": "Execute", "hooks": [{"type": "command", "command": "/bin/true"}]}
+    path.write_text(json.dumps({"PreToolUse": [mine]}))
+    r = install(cli, "droid", "--hooks", "--scope", scope)
+    assert r.code == 0, r.err
+    doc = load(path)
+    assert "hooks" not in doc  # Droid reads the events at the top level of hooks.json
+    assert doc["PreToolUse"] == [mine]
+    assert list(doc) == ["PreToolUse", "SessionStart", "UserPromptSubmit", "Stop"]
+    for event, ours in (("SessionStart", "session-start"),
+                        ("UserPromptSubmit", "user-prompt-submit"), ("Stop", "stop")):
+        assert doc[event] == [{"hooks": [{"type": "command", "timeout": 10,
+                                          "command": hook_command("droid", ours)}]}]
+    servers = load(mcp_file("droid", scope, home, project))
+    assert list(servers) == ["mcpServers"]  # no persistentPermissions: approving is theirs
+    assert server_of(servers, "droid") == {"type": "stdio", "disabled": False,
+                                           "command": EXE, "args": serve_args()}
+    assert "install writes no approval" in r.out + r.err
+    assert ("asks once to trust the folder" in r.out + r.err) == (scope == "project")

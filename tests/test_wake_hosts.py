@@ -48,6 +48,7 @@ def assert_clean_notice(notice: str, message_id: str) -> None:
     ("gemini", lambda n: ["--resume", SESSION, "-p", n]),
     ("grok", lambda n: ["--resume", SESSION, "-p", n]),  # issue 18: Grok Build
     ("kilo", lambda n: ["run", "--session", SESSION, n]),
+    ("droid", lambda n: ["exec", "-s", SESSION, n]),
 ])
 def test_resume_hosts_get_exact_argv_and_no_bypass_flag(
         box: Box, root: Path, bin_dir: Path, host: str, argv: Callable[[str], list[str]]) -> None:
@@ -71,6 +72,7 @@ def test_resume_hosts_get_exact_argv_and_no_bypass_flag(
     ("codex", "codex", lambda n: ["exec", "resume", SESSION, n]),
     ("claude", "claude", lambda n: ["-p", n, "--resume", SESSION]),
     ("gemini", "gemini", lambda n: ["--resume", SESSION, "-p", n]),
+    ("droid", "droid", lambda n: ["exec", "-s", SESSION, n]),
 ])
 def test_latest_wakes_the_session_the_session_start_hook_recorded(
         box: Box, root: Path, bin_dir: Path, cli: Callable[..., Result], method: str,
@@ -129,6 +131,9 @@ def test_a_session_id_cannot_smuggle_a_flag(box: Box, root: Path, bin_dir: Path)
     ["kilo", "run", "--auto", "{id}"],
     ["kilo", "run", "--yolo", "{id}"],
     ["kilo", "run", "--dangerously-skip-permissions", "{id}"],
+    ["droid", "exec", "--skip-permissions-unsafe", "{id}"],
+    ["droid", "exec", "--auto", "high", "{id}"],
+    ["droid", "exec", "--auto=medium", "{id}"],
 ])
 def test_command_templates_with_bypass_flags_are_refused(argv: list[str]) -> None:
     assert bypass_flag(argv) is not None
