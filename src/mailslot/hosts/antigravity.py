@@ -26,6 +26,7 @@ import os
 import re
 import stat
 import subprocess
+from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -178,88 +179,83 @@ class Antigravity(Host):
         return _wake_methods()
 
 
+@cache
 def _wake_methods() -> list[type]:
-    """The host's wake methods, built the first time the wake machinery asks: a hook,
-    which needs only the facts above, never loads it."""
-    if not _WAKE:
-        from ..wake.methods import (
-            SESSION_ID,
-            ArgvMethod,
-            Field,
-            Job,
-            Outcome,
-            child_env,
-            text_field,
+    """Built on first use, so that a hook, which needs only the facts above, never
+    loads the wake machinery."""
+    from ..wake.methods import (
+        SESSION_ID,
+        ArgvMethod,
+        Field,
+        Job,
+        Outcome,
+        child_env,
+        text_field,
+    )
+    from ..wake.process import Spawn
+
+    class AgentApiMethod(ArgvMethod):
+        name = "agentapi"
+        summary = "sends the notice into an Antigravity conversation with `agentapi send`"
+        needs = ("`agentapi` on the watcher's PATH (or `executable`)",
+                 "`credentials_file` written by the running session: address, token, pid",
+                 "`conversation_id` (and `project_id` where the session uses one)")
+        limits = (
+            "undocumented by Antigravity: mailslot's contract is in docs/wake.md; check it "
+            "against your install or point `executable` at a wrapper",
+            "refused while the session that wrote the credentials is not running",
         )
-        from ..wake.process import Spawn
+        fields = (
+            Field("conversation_id", "the conversation (cascade) to send the notice to"),
+            Field("credentials_file", "JSON file with address, token and the writer's pid"),
+            Field("project_id", "the project the conversation belongs to", required=False),
+            Field("executable", "the agentapi program, if not `agentapi` on PATH",
+                  required=False),
+        )
+        secret_env = (TOKEN_ENV,)
 
-        class AgentApiMethod(ArgvMethod):
-            name = "agentapi"
-            summary = "sends the notice into an Antigravity conversation with `agentapi send`"
-            needs = ("`agentapi` on the watcher's PATH (or `executable`)",
-                     "`credentials_file` written by the running session: address, token, pid",
-                     "`conversation_id` (and `project_id` where the session uses one)")
-            limits = (
-                "undocumented by Antigravity: mailslot's contract is in docs/wake.md; check it "
-                "against your install or point `executable` at a wrapper",
-                "refused while the session that wrote the credentials is not running",
-            )
-            fields = (
-                Field("conversation_id", "the conversation (cascade) to send the notice to"),
-                Field("credentials_file", "JSON file with address, token and the writer's pid"),
-                Field("project_id", "the project the conversation belongs to", required=False),
-                Field("executable", "the agentapi program, if not `agentapi` on PATH",
-                      required=False),
-            )
-            secret_env = (TOKEN_ENV,)
+        def __init__(self, agent: str, conversation: str, project: str | None,
+                     credentials: Path, executable: str) -> None:
+            super().__init__(agent, executable)
+            self.conversation = conversation
+            self.project = project
+            self.credentials = credentials
 
-            def __init__(self, agent: str, conversation: str, project: str | None,
-                         credentials: Path, executable: str) -> None:
-                super().__init__(agent, executable)
-                self.conversation = conversation
-                self.project = project
-                self.credentials = credentials
+        @classmethod
+        def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> AgentApiMethod:
+            what = "an id (letters, digits, '.', '_', ':', '-')"
+            conversation = text_field(agent, cfg, "conversation_id", pattern=SESSION_ID,
+                                      what=what)
+            project = text_field(agent, cfg, "project_id", required=False, pattern=SESSION_ID,
+                                 what=what)
+            credentials = text_field(agent, cfg, "credentials_file")
+            executable = text_field(agent, cfg, "executable", required=False) or "agentapi"
+            return cls(agent, str(conversation), project, Path(str(credentials)).expanduser(),
+                       executable)
 
-            @classmethod
-            def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> AgentApiMethod:
-                what = "an id (letters, digits, '.', '_', ':', '-')"
-                conversation = text_field(agent, cfg, "conversation_id", pattern=SESSION_ID,
-                                          what=what)
-                project = text_field(agent, cfg, "project_id", required=False, pattern=SESSION_ID,
-                                     what=what)
-                credentials = text_field(agent, cfg, "credentials_file")
-                executable = text_field(agent, cfg, "executable", required=False) or "agentapi"
-                return cls(agent, str(conversation), project, Path(str(credentials)).expanduser(),
-                           executable)
+        def _argv(self, address: str, notice: str) -> list[str]:
+            argv = [self.executable, "send", "--address", address,
+                    "--conversation", self.conversation]
+            if self.project:
+                argv += ["--project", self.project]
+            return [*argv, "--message", notice]
 
-            def _argv(self, address: str, notice: str) -> list[str]:
-                argv = [self.executable, "send", "--address", address,
-                        "--conversation", self.conversation]
-                if self.project:
-                    argv += ["--project", self.project]
-                return [*argv, "--message", notice]
+        def argv(self, job: Job) -> list[str]:
+            return self._argv("<address from credentials_file>", job.notice)
 
-            def argv(self, job: Job) -> list[str]:
-                return self._argv("<address from credentials_file>", job.notice)
+        def spawn(self, job: Job) -> Spawn | Outcome:
+            found = read_credentials(self.credentials)
+            if isinstance(found, str):
+                return Outcome(False, found)
+            env = {**child_env(job), TOKEN_ENV: found.token}
+            return Spawn(self._argv(found.address, job.notice), env)
 
-            def spawn(self, job: Job) -> Spawn | Outcome:
-                found = read_credentials(self.credentials)
-                if isinstance(found, str):
-                    return Outcome(False, found)
-                env = {**child_env(job), TOKEN_ENV: found.token}
-                return Spawn(self._argv(found.address, job.notice), env)
+        def probe(self) -> list[str]:
+            found = read_credentials(self.credentials)
+            problems = [found] if isinstance(found, str) else []
+            return super().probe() + problems
 
-            def probe(self) -> list[str]:
-                found = read_credentials(self.credentials)
-                problems = [found] if isinstance(found, str) else []
-                return super().probe() + problems
+    return [AgentApiMethod]
 
-
-
-        _WAKE.extend([AgentApiMethod])
-    return _WAKE
-
-
-_WAKE: list[type] = []
 
 HOST = Antigravity()

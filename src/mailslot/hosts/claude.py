@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from functools import cache
 
 from .host import (
     CLAUDE_STYLE_EVENTS,
@@ -200,93 +201,90 @@ class Claude(Host):
         return _wake_methods()
 
 
+@cache
 def _wake_methods() -> list[type]:
-    """The host's wake methods, built the first time the wake machinery asks: a hook,
-    which needs only the facts above, never loads it."""
-    if not _WAKE:
-        from ..wake.methods import OK, Job, Outcome, ResumeMethod, WakeMethod
+    """Built on first use, so that a hook, which needs only the facts above, never
+    loads the wake machinery."""
+    from ..wake.methods import OK, Job, Outcome, ResumeMethod, WakeMethod
 
-        class ClaudeMethod(ResumeMethod):
-            name = "claude"
-            host = "claude"
-            program = "claude"
-            summary = "resumes a Claude Code session: claude -p NOTICE --resume SESSION_ID"
-            needs = ("`claude` on the watcher's PATH, logged in", "the session's id (`session_id`)")
-            limits = (
-                "runs a separate headless turn in that session, not inside an open terminal",
-                "keeps Claude's permission prompts: in -p mode a tool that needs approval is "
-                "refused",
-            )
+    class ClaudeMethod(ResumeMethod):
+        name = "claude"
+        host = "claude"
+        program = "claude"
+        summary = "resumes a Claude Code session: claude -p NOTICE --resume SESSION_ID"
+        needs = ("`claude` on the watcher's PATH, logged in", "the session's id (`session_id`)")
+        limits = (
+            "runs a separate headless turn in that session, not inside an open terminal",
+            "keeps Claude's permission prompts: in -p mode a tool that needs approval is "
+            "refused",
+        )
 
-            def resume(self, job: Job, session: str) -> list[str]:
-                return [self.executable, "-p", job.notice, "--resume", session]
-
-
-        class ClaudeRewakeMethod(WakeMethod):
-            """The session's own waiter hook wakes it (``mailslot hook claude wait``)."""
-
-            name = "claude-rewake"
-            summary = ("Claude Code's background waiter hook wakes the open session itself, within "
-                       "a second, without typing into the terminal")
-            needs = ("mailslot install claude --hooks --wake --agent NAME (registers the waiter "
-                     "and chooses this method)", "a Claude Code session open in a trusted folder")
-            limits = ("a waiter starts after each turn and waits up to the hook's timeout "
-                      "(86,400 s), so a session idle for longer is not woken",
-                      "only Claude Code wakes on the hook's exit code 2 (not Cursor or Copilot)")
-
-            @classmethod
-            def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ClaudeRewakeMethod:
-                return cls()
-
-            def preview(self, job: Job) -> list[str]:
-                return ["nothing started: a running waiter hook wakes the session itself; the "
-                        "watcher checks that one is running"]
-
-            def wake(self, job: Job) -> Outcome:
-                from ..mail.presence import pid_alive
-
-                if any(pid_alive(p) for p in job.store.waiter_pids(job.agent)):
-                    return OK
-                return Outcome(False, "no Claude Code session of this agent has a waiter running "
-                                      "(install claude --hooks --wake, and keep a session open)")
+        def resume(self, job: Job, session: str) -> list[str]:
+            return [self.executable, "-p", job.notice, "--resume", session]
 
 
-        class ClaudeChannelMethod(WakeMethod):
-            """``serve --channel`` pushes the notice into the session."""
+    class ClaudeRewakeMethod(WakeMethod):
+        """The session's own waiter hook wakes it (``mailslot hook claude wait``)."""
 
-            name = "claude-channel"
-            summary = ("the MCP server started with --channel pushes a notice into the running "
-                       "Claude Code session (channels, a research preview)")
-            needs = ("mailslot install claude --channel --agent NAME (serve --channel; chooses "
-                     "this method)", "Claude Code started with "
-                     "--dangerously-load-development-channels server:mailslot",
-                     "a claude.ai login or Console API key")
-            limits = ("research preview, terminal only (the flag is a claude argument): not on "
-                      "Bedrock, Google Agent Platform or Microsoft Foundry; Team and Enterprise "
-                      "organisations must enable channels",
-                      "events arrive only while the session is open and are not acknowledged")
+        name = "claude-rewake"
+        summary = ("Claude Code's background waiter hook wakes the open session itself, within "
+                   "a second, without typing into the terminal")
+        needs = ("mailslot install claude --hooks --wake --agent NAME (registers the waiter "
+                 "and chooses this method)", "a Claude Code session open in a trusted folder")
+        limits = ("a waiter starts after each turn and waits up to the hook's timeout "
+                  "(86,400 s), so a session idle for longer is not woken",
+                  "only Claude Code wakes on the hook's exit code 2 (not Cursor or Copilot)")
 
-            @classmethod
-            def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ClaudeChannelMethod:
-                return cls()
+        @classmethod
+        def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ClaudeRewakeMethod:
+            return cls()
 
-            def preview(self, job: Job) -> list[str]:
-                return ["nothing started: a running serve --channel pushes the notice; the watcher "
-                        "checks that one is running"]
+        def preview(self, job: Job) -> list[str]:
+            return ["nothing started: a running waiter hook wakes the session itself; the "
+                    "watcher checks that one is running"]
 
-            def wake(self, job: Job) -> Outcome:
-                from ..mail.presence import now_of, summarize
+        def wake(self, job: Job) -> Outcome:
+            from ..mail.presence import pid_alive
 
-                presence = summarize(job.store.presence(), now_of(job.store)).get(job.agent)
-                if presence is not None and any(s.channel for s in presence.sessions):
-                    return OK
-                return Outcome(False, "no mailslot serve --channel is running for this agent "
-                                      "(start Claude Code with its development-channels flag)")
-
-        _WAKE.extend([ClaudeMethod, ClaudeRewakeMethod, ClaudeChannelMethod])
-    return _WAKE
+            if any(pid_alive(p) for p in job.store.waiter_pids(job.agent)):
+                return OK
+            return Outcome(False, "no Claude Code session of this agent has a waiter running "
+                                  "(install claude --hooks --wake, and keep a session open)")
 
 
-_WAKE: list[type] = []
+    class ClaudeChannelMethod(WakeMethod):
+        """``serve --channel`` pushes the notice into the session."""
+
+        name = "claude-channel"
+        summary = ("the MCP server started with --channel pushes a notice into the running "
+                   "Claude Code session (channels, a research preview)")
+        needs = ("mailslot install claude --channel --agent NAME (serve --channel; chooses "
+                 "this method)", "Claude Code started with "
+                 "--dangerously-load-development-channels server:mailslot",
+                 "a claude.ai login or Console API key")
+        limits = ("research preview, terminal only (the flag is a claude argument): not on "
+                  "Bedrock, Google Agent Platform or Microsoft Foundry; Team and Enterprise "
+                  "organisations must enable channels",
+                  "events arrive only while the session is open and are not acknowledged")
+
+        @classmethod
+        def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ClaudeChannelMethod:
+            return cls()
+
+        def preview(self, job: Job) -> list[str]:
+            return ["nothing started: a running serve --channel pushes the notice; the watcher "
+                    "checks that one is running"]
+
+        def wake(self, job: Job) -> Outcome:
+            from ..mail.presence import now_of, summarize
+
+            presence = summarize(job.store.presence(), now_of(job.store)).get(job.agent)
+            if presence is not None and any(s.channel for s in presence.sessions):
+                return OK
+            return Outcome(False, "no mailslot serve --channel is running for this agent "
+                                  "(start Claude Code with its development-channels flag)")
+
+    return [ClaudeMethod, ClaudeRewakeMethod, ClaudeChannelMethod]
+
 
 HOST = Claude()

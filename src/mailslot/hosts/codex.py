@@ -8,6 +8,7 @@ events and output shapes; it skips new or changed hooks until the person trusts 
 from __future__ import annotations
 
 import json
+from functools import cache
 
 from .claude import HOOKS, OUTPUTS
 from .host import CLAUDE_STYLE_EVENTS, SERVER, HookFile, Host, Plugin, Start, option
@@ -104,47 +105,44 @@ class Codex(Host):
         return _wake_methods()
 
 
+@cache
 def _wake_methods() -> list[type]:
-    """The host's wake methods, built the first time the wake machinery asks: a hook,
-    which needs only the facts above, never loads it."""
-    if not _WAKE:
-        from ..wake.methods import Job, ResumeMethod
+    """Built on first use, so that a hook, which needs only the facts above, never
+    loads the wake machinery."""
+    from ..wake.methods import Job, ResumeMethod
 
-        class CodexMethod(ResumeMethod):
-            name = "codex"
-            host = "codex"
-            program = "codex"
-            summary = "resumes a Codex session: codex exec resume SESSION_ID NOTICE"
-            needs = ("`codex` on the watcher's PATH, logged in", "the session's id (`session_id`)")
-            limits = (
-                "runs a separate non-interactive turn, with Codex's default approval and sandbox",
-                "hooks Codex has not been told to trust do not run in that turn",
-            )
+    class CodexMethod(ResumeMethod):
+        name = "codex"
+        host = "codex"
+        program = "codex"
+        summary = "resumes a Codex session: codex exec resume SESSION_ID NOTICE"
+        needs = ("`codex` on the watcher's PATH, logged in", "the session's id (`session_id`)")
+        limits = (
+            "runs a separate non-interactive turn, with Codex's default approval and sandbox",
+            "hooks Codex has not been told to trust do not run in that turn",
+        )
 
-            def resume(self, job: Job, session: str) -> list[str]:
-                return [self.executable, "exec", "resume", session, job.notice]
-
-
-        class CodexQueueMethod(ResumeMethod):
-            name = "codex-queue"
-            host = "codex"
-            program = "codex"
-            summary = ("queues the notice into a live Codex session: codex queue --thread ID "
-                       "--message NOTICE")
-            needs = ("`codex` on the watcher's PATH",
-                     'the session\'s id (`session_id`, or "latest")')
-            limits = (
-                "the session must be open in a Codex TUI (or its app server) to act on it at once; "
-                "otherwise the notice waits in the thread's queue until it is resumed",
-            )
-
-            def resume(self, job: Job, session: str) -> list[str]:
-                return [self.executable, "queue", "--thread", session, "--message", job.notice]
-
-        _WAKE.extend([CodexMethod, CodexQueueMethod])
-    return _WAKE
+        def resume(self, job: Job, session: str) -> list[str]:
+            return [self.executable, "exec", "resume", session, job.notice]
 
 
-_WAKE: list[type] = []
+    class CodexQueueMethod(ResumeMethod):
+        name = "codex-queue"
+        host = "codex"
+        program = "codex"
+        summary = ("queues the notice into a live Codex session: codex queue --thread ID "
+                   "--message NOTICE")
+        needs = ("`codex` on the watcher's PATH",
+                 'the session\'s id (`session_id`, or "latest")')
+        limits = (
+            "the session must be open in a Codex TUI (or its app server) to act on it at once; "
+            "otherwise the notice waits in the thread's queue until it is resumed",
+        )
+
+        def resume(self, job: Job, session: str) -> list[str]:
+            return [self.executable, "queue", "--thread", session, "--message", job.notice]
+
+    return [CodexMethod, CodexQueueMethod]
+
 
 HOST = Codex()

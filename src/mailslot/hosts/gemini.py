@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import cache
 
 from .host import (
     MIDTURN,
@@ -110,28 +111,25 @@ class Gemini(Host):
         return _wake_methods()
 
 
+@cache
 def _wake_methods() -> list[type]:
-    """The host's wake methods, built the first time the wake machinery asks: a hook,
-    which needs only the facts above, never loads it."""
-    if not _WAKE:
-        from ..wake.methods import Job, ResumeMethod
+    """Built on first use, so that a hook, which needs only the facts above, never
+    loads the wake machinery."""
+    from ..wake.methods import Job, ResumeMethod
 
-        class GeminiMethod(ResumeMethod):
-            name = "gemini"
-            host = "gemini"
-            program = "gemini"
-            summary = "resumes a Gemini CLI session: gemini --resume ID -p NOTICE"
-            needs = ("`gemini` on the watcher's PATH, logged in", "the session's id (`session_id`)",
-                     "`cwd`: the project folder, since Gemini keeps sessions per project")
-            limits = ("runs a separate headless turn, with Gemini's default approval mode",)
+    class GeminiMethod(ResumeMethod):
+        name = "gemini"
+        host = "gemini"
+        program = "gemini"
+        summary = "resumes a Gemini CLI session: gemini --resume ID -p NOTICE"
+        needs = ("`gemini` on the watcher's PATH, logged in", "the session's id (`session_id`)",
+                 "`cwd`: the project folder, since Gemini keeps sessions per project")
+        limits = ("runs a separate headless turn, with Gemini's default approval mode",)
 
-            def resume(self, job: Job, session: str) -> list[str]:
-                return [self.executable, "--resume", session, "-p", job.notice]
+        def resume(self, job: Job, session: str) -> list[str]:
+            return [self.executable, "--resume", session, "-p", job.notice]
 
-        _WAKE.extend([GeminiMethod])
-    return _WAKE
+    return [GeminiMethod]
 
-
-_WAKE: list[type] = []
 
 HOST = Gemini()

@@ -9,6 +9,8 @@ documents headless runs (``grok -p PROMPT``) and resuming a saved session (``-r,
 
 from __future__ import annotations
 
+from functools import cache
+
 from .host import Host
 
 TYPE_CHECKING = False
@@ -35,31 +37,28 @@ class Grok(Host):
         return _wake_methods()
 
 
+@cache
 def _wake_methods() -> list[type]:
-    """The host's wake methods, built the first time the wake machinery asks: a hook,
-    which needs only the facts above, never loads it."""
-    if not _WAKE:
-        from ..wake.methods import Job, ResumeMethod
+    """Built on first use, so that a hook, which needs only the facts above, never
+    loads the wake machinery."""
+    from ..wake.methods import Job, ResumeMethod
 
-        class GrokMethod(ResumeMethod):
-            name = "grok"
-            host = "grok"
-            program = "grok"
-            summary = "resumes a Grok Build session: grok --resume SESSION_ID -p NOTICE"
-            needs = ("xAI's Grok Build `grok` on the watcher's PATH, logged in",
-                     "the session's id (`session_id`; `grok sessions list` shows them)")
-            limits = (
-                "runs a separate headless turn in that session, with Grok's default permissions: "
-                "a tool that needs approval is cancelled, not approved",
-            )
+    class GrokMethod(ResumeMethod):
+        name = "grok"
+        host = "grok"
+        program = "grok"
+        summary = "resumes a Grok Build session: grok --resume SESSION_ID -p NOTICE"
+        needs = ("xAI's Grok Build `grok` on the watcher's PATH, logged in",
+                 "the session's id (`session_id`; `grok sessions list` shows them)")
+        limits = (
+            "runs a separate headless turn in that session, with Grok's default permissions: "
+            "a tool that needs approval is cancelled, not approved",
+        )
 
-            def resume(self, job: Job, session: str) -> list[str]:
-                return [self.executable, "--resume", session, "-p", job.notice]
+        def resume(self, job: Job, session: str) -> list[str]:
+            return [self.executable, "--resume", session, "-p", job.notice]
 
-        _WAKE.extend([GrokMethod])
-    return _WAKE
+    return [GrokMethod]
 
-
-_WAKE: list[type] = []
 
 HOST = Grok()

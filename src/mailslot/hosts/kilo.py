@@ -40,6 +40,8 @@ the model.
 
 from __future__ import annotations
 
+from functools import cache
+
 from ..core.errors import StoreError
 from .host import Host
 
@@ -76,47 +78,44 @@ class Kilo(Host):
         return _wake_methods()
 
 
+@cache
 def _wake_methods() -> list[type]:
-    """The host's wake methods, built the first time the wake machinery asks: a hook,
-    which needs only the facts above, never loads it."""
-    if not _WAKE:
-        from ..wake.methods import LATEST, Job, ResumeMethod, where
+    """Built on first use, so that a hook, which needs only the facts above, never
+    loads the wake machinery."""
+    from ..wake.methods import LATEST, Job, ResumeMethod, where
 
-        class KiloMethod(ResumeMethod):
-            name = "kilo"
-            host = "kilo"
-            program = "kilo"
-            summary = "resumes a Kilo Code CLI session: kilo run --session SESSION_ID NOTICE"
-            needs = ("`kilo` on the watcher's PATH, with its provider set up",
-                     "the session's id (`session_id`: `ses_…`, from `kilo session list` or the "
-                     "`sessionID` of `kilo run --format json`)",
-                     "`cwd`: the project the session ran in (its MCP config and permissions are "
-                     "read from there)")
-            limits = (
-                "runs a separate headless turn (`kilo run`) in that session, with the person's "
-                "permission rules: a tool they leave at `ask` is rejected, not approved (never "
-                "--auto)",
-                'no "latest": Kilo has no command hooks, so no session of it is ever recorded '
-                "as the agent's latest; name the session by its id",
-            )
+    class KiloMethod(ResumeMethod):
+        name = "kilo"
+        host = "kilo"
+        program = "kilo"
+        summary = "resumes a Kilo Code CLI session: kilo run --session SESSION_ID NOTICE"
+        needs = ("`kilo` on the watcher's PATH, with its provider set up",
+                 "the session's id (`session_id`: `ses_…`, from `kilo session list` or the "
+                 "`sessionID` of `kilo run --format json`)",
+                 "`cwd`: the project the session ran in (its MCP config and permissions are "
+                 "read from there)")
+        limits = (
+            "runs a separate headless turn (`kilo run`) in that session, with the person's "
+            "permission rules: a tool they leave at `ask` is rejected, not approved (never "
+            "--auto)",
+            'no "latest": Kilo has no command hooks, so no session of it is ever recorded '
+            "as the agent's latest; name the session by its id",
+        )
 
-            @classmethod
-            def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ResumeMethod:
-                if cfg.get("session_id") == LATEST:
-                    raise StoreError(f'{where(agent, "session_id")} cannot be "latest" for kilo: '
-                                     "Kilo has no hooks to record its latest session; give the "
-                                     "session's id (`kilo session list`)")
-                return super().from_config(agent, cfg)
+        @classmethod
+        def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ResumeMethod:
+            if cfg.get("session_id") == LATEST:
+                raise StoreError(f'{where(agent, "session_id")} cannot be "latest" for kilo: '
+                                 "Kilo has no hooks to record its latest session; give the "
+                                 "session's id (`kilo session list`)")
+            return super().from_config(agent, cfg)
 
-            def resume(self, job: Job, session: str) -> list[str]:
-                # the id matches SESSION_ID and the notice starts with "[mailslot]": neither can
-                # be read as an option
-                return [self.executable, "run", "--session", session, job.notice]
+        def resume(self, job: Job, session: str) -> list[str]:
+            # the id matches SESSION_ID and the notice starts with "[mailslot]": neither can
+            # be read as an option
+            return [self.executable, "run", "--session", session, job.notice]
 
-        _WAKE.extend([KiloMethod])
-    return _WAKE
+    return [KiloMethod]
 
-
-_WAKE: list[type] = []
 
 HOST = Kilo()
