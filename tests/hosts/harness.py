@@ -170,6 +170,14 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
+def merge_json(path: Path, data: dict[str, Any]) -> None:
+    """Add ``data``'s keys to the JSON object in ``path`` (created if absent)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    doc.update(data)
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+
+
 def _claude_prepare(w: World) -> None:
     _write_json(w.home / ".claude" / "settings.json", {
         "enabledMcpjsonServers": ["mailslot"],
@@ -394,6 +402,11 @@ class World:
         except subprocess.TimeoutExpired as exc:
             raise AssertionError(f"{self.host.name} did not finish in {timeout:g} s: "
                                  f"{exc.stderr!r}") from None
+
+    def program(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        """One of the host's own commands (``mcp list``...) in the project, bounded."""
+        return subprocess.run(list(argv), cwd=self.project, env=self.env, capture_output=True,
+                              text=True, timeout=120, check=False)
 
     def pane(self, name: str, argv: Sequence[str]) -> Pane:
         """Start ``argv`` (the host's TUI) in a tmux pane in the project."""

@@ -7,22 +7,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 from typing import Any
 
-from .harness import API_KEY, HOSTS, Host, World
+from .harness import API_KEY, HOSTS, Host, World, merge_json
 
 MODEL = "fake-model"
 """A custom model's id. Droid answers an OpenAI-looking id (``gpt-4.1``) on the chat
 completions API with a note to the model that it should use the Responses API."""
 
 
-def merge_json(path: Path, data: dict[str, Any]) -> None:
-    """Add ``data``'s keys to the JSON object in ``path`` (created if absent)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    doc.update(data)
-    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
 
 
 def identity(entry: dict[str, Any]) -> str:

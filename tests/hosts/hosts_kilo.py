@@ -8,21 +8,13 @@ kilo``) and the tool permissions (``permission``, set here as the person would).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
-from .harness import API_KEY, HOSTS, Host, World
+from .harness import API_KEY, HOSTS, Host, World, merge_json
 
 MODEL = "gpt-4.1"
 
 
-def merge_json(path: Path, data: dict[str, Any]) -> None:
-    """Add ``data``'s keys to the JSON object in ``path`` (created if absent)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    doc.update(data)
-    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
 
 
 def user_config(w: World) -> Path:

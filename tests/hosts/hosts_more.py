@@ -7,28 +7,19 @@ shape is the harness's own :class:`harness.Host`.
 
 from __future__ import annotations
 
-import json
 import subprocess
-from pathlib import Path
-from typing import Any
 
-from .harness import API_KEY, HOSTS, Host, World
+from .harness import API_KEY, HOSTS, Host, World, merge_json
 
 MODEL = "gpt-4.1"
 
 
-def _merge_json(path: Path, data: dict[str, Any]) -> None:
-    """Add ``data``'s keys to the JSON object in ``path`` (created if absent)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    doc.update(data)
-    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
 
 
 def _qwen_prepare(w: World) -> None:
     # OpenAI-compatible provider; MCP tools offered up front (not behind tool_search),
     # and the one tool the model calls allowed without a bypass flag.
-    _merge_json(w.home / ".qwen" / "settings.json", {
+    merge_json(w.home / ".qwen" / "settings.json", {
         "security": {"auth": {"selectedType": "openai"}},
         "model": {"name": MODEL},
         "tools": {"exclude": ["tool_search"],
@@ -38,7 +29,7 @@ def _qwen_prepare(w: World) -> None:
 
 def _opencode_prepare(w: World) -> None:
     # An OpenAI-compatible provider on loopback, the way OpenCode documents local models.
-    _merge_json(w.home / ".config" / "opencode" / "opencode.json", {
+    merge_json(w.home / ".config" / "opencode" / "opencode.json", {
         "$schema": "https://opencode.ai/config.json",
         "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
                               "options": {"baseURL": f"{w.provider.url}/v1",
@@ -58,7 +49,7 @@ def _cline_prepare(w: World) -> None:
 
 def _pi_prepare(w: World) -> None:
     # A custom OpenAI-compatible provider, the way Pi documents local models.
-    _merge_json(w.home / ".pi" / "agent" / "models.json", {"providers": {"fake": {
+    merge_json(w.home / ".pi" / "agent" / "models.json", {"providers": {"fake": {
         "baseUrl": f"{w.provider.url}/v1", "api": "openai-completions", "apiKey": API_KEY,
         "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
         "models": [{"id": MODEL}]}}})

@@ -26,9 +26,6 @@ pytestmark = pytest.mark.skipif(DROID == "absent", reason="droid is not installe
 ONCE = [pytest.param(DROID, id=f"droid-{DROID}")]
 
 
-def _host(w: World, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(argv), cwd=w.project, env=w.env, capture_output=True,
-                          text=True, timeout=120, check=False)
 
 
 def _result(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
@@ -48,7 +45,7 @@ def test_droid_install_connects_and_a_tool_call_delivers(
     installed = w.install(AGENT, "--scope", scope)
     assert installed.returncode == 0, installed.stderr
     assert "install writes no approval" in installed.stdout + installed.stderr  # the note
-    listed = _host(w, "droid", "mcp", "list")
+    listed = w.program("droid", "mcp", "list")
     assert re.search(rf"mailslot\s+stdio\s+connected\s+\[{scope}\]", listed.stdout), \
         listed.stdout + listed.stderr
     result = _result(w.run("Do the task."))

@@ -8,25 +8,19 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from . import hosts_kilo
+from . import hosts_kilo  # noqa: F401  (registers kilo in the harness)
 from .conftest import VERSIONS
-from .harness import World, request_text
+from .harness import World, merge_json, request_text
 
 AGENT = "quinn"
 KILO = VERSIONS.get("kilo", "absent")
 pytestmark = pytest.mark.skipif(KILO == "absent", reason="kilo is not installed")
 ONCE = [pytest.param(KILO, id=f"kilo-{KILO}")]
-
-
-def _host(w: World, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(argv), cwd=w.project, env=w.env, capture_output=True,
-                          text=True, timeout=120, check=False)
 
 
 def _events(stdout: str) -> list[dict[str, Any]]:
@@ -48,7 +42,7 @@ def test_kilo_install_connects_and_a_tool_call_delivers(
     installed = w.install(AGENT, "--scope", scope)
     assert installed.returncode == 0, installed.stderr
     assert '"mailslot_*": "allow"' in installed.stdout + installed.stderr  # the note
-    listed = _host(w, "kilo", "mcp", "list")
+    listed = w.program("kilo", "mcp", "list")
     assert re.search(r"mailslot\s.*connected", listed.stdout + listed.stderr), listed.stdout
     done = w.run("Do the task.")
     assert done.returncode == 0, done.stderr[-2000:]
@@ -70,7 +64,7 @@ def test_kilo_run_rejects_a_tool_its_rules_leave_at_ask(
     putting it back to ``ask`` makes ``kilo run`` reject it (it never prompts)."""
     w = world("kilo")
     assert w.install(AGENT).returncode == 0
-    hosts_kilo.merge_json(w.project / ".kilo" / "kilo.json",
+    merge_json(w.project / ".kilo" / "kilo.json",
                           {"permission": {"mailslot_send_message": "ask"}})
     done = w.run("Do the task.")
     assert done.returncode != 0
@@ -104,7 +98,7 @@ def test_kilo_wake_resumes_the_headless_session(
     assert "Hello there" in request_text(woke[0])  # the same session, resumed
     assert woke[0]["reply"] == "text"
     assert "WAKE-BODY" not in request_text(woke[0])  # the notice carries no mail text
-    shown = _host(w, "kilo", "session", "list")
+    shown = w.program("kilo", "session", "list")
     assert shown.stdout.count(session) == 1, shown.stdout  # no second session was made
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Callable
 
 import pytest
@@ -23,9 +22,6 @@ def scopes(host: str) -> list[object]:
     return [pytest.param(s, id=f"{host}-{VERSIONS[host]}-{s}") for s in ("project", "user")]
 
 
-def _host(w: World, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(argv), cwd=w.project, env=w.env, capture_output=True,
-                          text=True, timeout=120, check=False)
 
 
 @pytest.mark.parametrize("scope", scopes("qwen"))
@@ -35,7 +31,7 @@ def test_qwen_accepts_the_files_and_delivers_both_ways(
     w = world("qwen")
     installed = w.install(AGENT, "--hooks", "--scope", scope)
     assert installed.returncode == 0, installed.stderr
-    listed = _host(w, "qwen", "mcp", "list")
+    listed = w.program("qwen", "mcp", "list")
     assert re.search(r"mailslot: .* - Connected", listed.stdout), listed.stdout
     waiting = w.send("boss", AGENT, "waiting for you", "hello")
     done = w.run("Do the task.")
@@ -58,7 +54,7 @@ def test_opencode_accepts_the_file_and_a_tool_call_delivers(
     # first use (into the scratch HOME), as it does for any user of a local model.
     w = world("opencode")
     assert w.install(AGENT, "--scope", scope).returncode == 0
-    listed = _host(w, "opencode", "mcp", "list")
+    listed = w.program("opencode", "mcp", "list")
     assert re.search(r"mailslot\s.*connected", listed.stdout + listed.stderr), listed.stdout
     done = w.run("Do the task.")
     assert done.returncode == 0, done.stderr[-2000:]
@@ -79,7 +75,7 @@ def test_cline_file_is_what_cline_itself_writes(world: Callable[..., World], ver
     rel = ".cline/data/settings/cline_mcp_settings.json"
     entry = json.loads((ours.home / rel).read_text(encoding="utf-8"))["mcpServers"]["mailslot"]
     argv = [entry["transport"]["command"], *entry["transport"]["args"]]
-    added = _host(theirs, "cline", "mcp", "add", "mailslot", "--yes", "--json", "--", *argv)
+    added = theirs.program("cline", "mcp", "add", "mailslot", "--yes", "--json", "--", *argv)
     assert added.returncode == 0, added.stderr
     assert json.loads((theirs.home / rel).read_text(encoding="utf-8")) == \
         json.loads((ours.home / rel).read_text(encoding="utf-8"))

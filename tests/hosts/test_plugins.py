@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,9 +25,6 @@ def _with_mailslot_on_path(w: World) -> None:
     w.env["PATH"] = f"{Path(MAILSLOT).parent}{os.pathsep}{w.env['PATH']}"
 
 
-def _host(w: World, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(argv), cwd=w.project, env=w.env, capture_output=True,
-                          text=True, timeout=120, check=False)
 
 
 def _proves_mail_both_ways(w: World, waiting: str) -> None:
@@ -45,7 +41,7 @@ def test_claude_validates_and_loads_the_plugin(world: Callable[..., World], vers
     w = world("claude")
     _with_mailslot_on_path(w)
     plugin = REPO / "plugins" / "claude"
-    checked = _host(w, "claude", "plugin", "validate", str(plugin))
+    checked = w.program("claude", "plugin", "validate", str(plugin))
     assert checked.returncode == 0 and "Validation passed" in checked.stdout, checked.stdout
     assert "error" not in checked.stdout.lower()
     settings = w.home / ".claude" / "settings.json"
@@ -67,9 +63,9 @@ def test_codex_installs_the_plugin_from_the_marketplace(world: Callable[..., Wor
     w = world("codex")
     _with_mailslot_on_path(w)
     w.env.update(MAILSLOT_AGENT=AGENT, MAILSLOT_DIR=str(w.mailbox))
-    added = _host(w, "codex", "plugin", "marketplace", "add", str(REPO))
+    added = w.program("codex", "plugin", "marketplace", "add", str(REPO))
     assert added.returncode == 0, added.stderr[-2000:]
-    installed = _host(w, "codex", "plugin", "add", "mailslot@mailslot")
+    installed = w.program("codex", "plugin", "add", "mailslot@mailslot")
     assert installed.returncode == 0 and "Added plugin `mailslot`" in installed.stdout, \
         installed.stderr[-2000:]
     waiting = w.send("boss", AGENT, "waiting for you", "hello")
