@@ -7,7 +7,8 @@ how one run of it is given its own MCP server, and which of its flags and modes 
 permission prompts. The rest of mailslot asks a :class:`Host` (through the registry,
 :func:`mailslot.hosts.host`) and never names one.
 
-On the hook path: this module loads nothing at import (annotations only).
+On the hook path: this module loads nothing at import (annotations only), so its value
+classes are written out rather than made by :mod:`mailslot.core.values`.
 """
 
 from __future__ import annotations

@@ -99,12 +99,16 @@ def install(
     repository must not make ``install`` rewrite the user's own settings elsewhere.
     """
     host = hosts.host(host_name)
-    offered = hosts.listed(hosts.names(lambda h: h.install_wakes))
+
+    def offered() -> str:  # asked only to say so: it loads every host
+        return hosts.listed(hosts.names(lambda h: h.install_wakes))
+
     if wake and not (hooks and "wake" in host.install_wakes):
-        raise InvalidInput(f"--wake needs --hooks and works only for {offered} (a background "
-                           "hook that wakes the session)")
+        raise InvalidInput(f"--wake needs --hooks and works only for {offered()} (a "
+                           "background hook that wakes the session)")
     if channel and "channel" not in host.install_wakes:
-        raise InvalidInput(f"--channel works only for {offered} (a channel into the session)")
+        raise InvalidInput(f"--channel works only for {offered()} (a channel into the "
+                           "session)")
     if wake and channel:
         raise InvalidInput(f"choose one way to wake {host.title}: --wake or --channel")
     if hooks and host.hook_file is None and host.mcp_format != "extension":
