@@ -5,12 +5,10 @@ through here. A header says the text below is data from other agents, never
 instructions; every line of content (subject and body) starts with ``> ``, so nothing
 a sender writes can look like a framing line.
 
-On the hook path: no import of ``typing`` or of the message module at run time.
+On the hook path: no import of ``typing``, ``re`` or the message module at run time.
 """
 
 from __future__ import annotations
-
-import re
 
 from .ids import shown
 
@@ -34,7 +32,11 @@ _UNSAFE = r"[\x00-\x1f\x7f-\x9f\u2028\u2029]"  # compiled on first need: hooks r
 
 def one_line(value: str) -> str:
     """A header value from a file, with anything that could break a line removed."""
-    return value if value.isprintable() else re.sub(_UNSAFE, " ", value)
+    if value.isprintable():
+        return value
+    import re
+
+    return re.sub(_UNSAFE, " ", value)
 
 
 def quote(text: str) -> str:

@@ -13,23 +13,61 @@ rare collision is retried with a new id rather than overwriting.
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterable
 
 from .errors import InvalidInput
 from .text import quoted
 
 TYPE_CHECKING = False  # datetime is not loaded on the hook path, which only reads ids
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from re import Pattern
+
     from .dates import datetime
 
 MAX_ID_LENGTH = 200
-_HEAD = r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+"
-_ID_PATTERN = _HEAD + r"(?:_[0-9a-f]{8}|_[a-z0-9-]*_[0-9a-f]{6})"  # new | with a slug
-_ID_FILE = re.compile(_ID_PATTERN + r"\.md", re.ASCII)
-"""The one compiled pattern (a compile costs every hook's start about 0.1 ms): a file
-name ``<id>.md`` matches it, and a bare id is matched with ``.md`` appended."""
+ID_PATTERN = (r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+"
+              r"(?:_[0-9a-f]{8}|_[a-z0-9-]*_[0-9a-f]{6})")  # new | with a subject slug
+"""The shape of an id (ASCII digits), as docs/format.md gives it. A hook checks ids with
+:func:`_shaped`, which reads this shape with string methods: importing :mod:`re` (with
+``enum`` and ``functools``) and compiling would cost each hook's start about 5 ms."""
 _HEAD_UNDERSCORES = 4  # date_time _sender _to _recipient: a slugged id has two more
+_DIGIT_AS_ZERO = str.maketrans("123456789", "000000000")
+_STAMP = "0000-00-00_000000.000000_"  # the time, every ASCII digit read as 0
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-"
+_HEX = "0123456789abcdef"
+_MANY = 2000
+"""From this many file names on, a listing is matched with the compiled pattern: there
+the import and compile cost less than reading each name with string methods."""
+_compiled: list[Pattern[str]] = []
+
+
+def _shaped(text: str) -> bool:
+    """True when ``text`` matches :data:`ID_PATTERN` whole. Agent names hold no ``_``, so
+    splitting at it finds the parts exactly; ``str.strip(chars)`` is empty only when
+    every character is one of ``chars``."""
+    if text[:25].translate(_DIGIT_AS_ZERO) != _STAMP:
+        return False
+    parts = text[25:].split("_")
+    if len(parts) == 4:
+        slug, tail, tail_length = "", parts[3], 8
+    elif len(parts) == 5:
+        slug, tail, tail_length = parts[3], parts[4], 6
+    else:
+        return False
+    sender, to, recipient = parts[0], parts[1], parts[2]
+    return (to == "to" and len(tail) == tail_length and not tail.strip(_HEX)
+            and sender != "" and not sender.strip(_NAME_CHARS)
+            and recipient != "" and not recipient.strip(_NAME_CHARS + "+")
+            and not slug.strip(_NAME_CHARS))
+
+
+def _id_file_pattern() -> Pattern[str]:
+    """``<id>.md``, compiled once, for long listings."""
+    if not _compiled:
+        import re
+
+        _compiled.append(re.compile(ID_PATTERN + r"\.md", re.ASCII))
+    return _compiled[0]
 
 
 def new_id(now: datetime, sender: str, recipients: list[str]) -> str:
@@ -66,8 +104,7 @@ def _slugged(message_id: str) -> list[str] | None:
     The id pattern's second form, told apart from the first by its one more ``_`` (no
     part holds one), so no pattern of its own is compiled at every hook's start.
     """
-    if (message_id.count("_") != _HEAD_UNDERSCORES + 2
-            or not _ID_FILE.fullmatch(message_id + ".md")):
+    if message_id.count("_") != _HEAD_UNDERSCORES + 2 or not _shaped(message_id):
         return None
     return message_id.rsplit("_", 2)
 
@@ -87,7 +124,7 @@ def check_id(raw: object) -> str:
 
 def is_id(name: str) -> bool:
     """True when ``name`` is shaped like an id (used to skip stray files in folders)."""
-    return len(name) <= MAX_ID_LENGTH and _ID_FILE.fullmatch(name + ".md") is not None
+    return len(name) <= MAX_ID_LENGTH and _shaped(name)
 
 
 _KNOWN: dict[str, str] = {}
@@ -101,10 +138,10 @@ _MAX_KNOWN = 1 << 17  # about 20 MB at most; forgotten all at once when full
 def ids_of_files(names: Iterable[str], *, remember: bool = False) -> list[str]:
     """The ids among file names ``<id>.md``, stray files skipped, in the given order.
 
-    The inbox lists every file of a folder, so this runs C-level steps only: one regex
-    filter (rather than :func:`is_id` per name; the result is the same), or one look-up
-    per name when all of them are in :data:`_KNOWN`. ``remember``: add what was matched
-    there (a one-shot command would only pay for it; see :func:`~.store.fs.ids_in`).
+    The inbox lists every file of a folder: a long listing is matched with one compiled
+    filter, a short one name by name (the result is the same), and when every name is in
+    :data:`_KNOWN` each costs one look-up. ``remember``: add what was matched there (a
+    one-shot command would only pay for it; see :func:`~.store.fs.ids_in`).
     """
     names = names if isinstance(names, list) else list(names)
     known = _KNOWN
@@ -112,7 +149,12 @@ def ids_of_files(names: Iterable[str], *, remember: bool = False) -> list[str]:
         found = list(map(known.get, names))
         if None not in found:
             return list(filter(None, found))  # (none is None; filter types it list[str])
-    valid = [n for n in filter(_ID_FILE.fullmatch, names) if len(n) <= MAX_ID_LENGTH + 3]
+    matched: Iterable[str]
+    if len(names) >= _MANY:
+        matched = filter(_id_file_pattern().fullmatch, names)
+    else:
+        matched = (n for n in names if n[-3:] == ".md" and _shaped(n[:-3]))
+    valid = [n for n in matched if len(n) <= MAX_ID_LENGTH + 3]
     ids = [n[:-3] for n in valid]
     if remember:
         if len(known) + len(valid) > _MAX_KNOWN:

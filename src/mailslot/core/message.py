@@ -26,8 +26,6 @@ file, an unusual subject) goes to the YAML loader, which stays the reference.
 
 from __future__ import annotations
 
-from functools import cache
-
 from .errors import Unreadable
 from .ids import is_id
 
@@ -180,9 +178,9 @@ class Message:
         return self.replace(body="")
 
 
-@cache
 def _yaml() -> tuple[Any, type[yaml.SafeLoader], type[yaml.SafeDumper]]:
-    """PyYAML and its fastest safe loader and dumper, loaded on first use."""
+    """PyYAML and its fastest safe loader and dumper, loaded on first use (an import
+    happens once; ``functools.cache`` would load ``collections`` on the hook path)."""
     import yaml
 
     loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

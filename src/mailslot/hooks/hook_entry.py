@@ -9,12 +9,12 @@ the output was written and flushed.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
 from ..access.identity import derive_identity
+from ..core import jsontext
 from ..core.errors import MailslotError
 from ..core.names import check_name
 from ..mail.invocation import invocation
@@ -102,7 +102,7 @@ def _run(host: str, found: Host | None, event: str, agent: str | None, root: str
     if call.moment is not None:
         planned = delivery.plan(call.moment, call.session, limit=host_io.CONTEXT_LIMIT,
                                 stop_active=call.stop_active)
-    stdout.write(json.dumps(host_io.output(call, planned.text if planned else None)))
+    stdout.write(jsontext.dumps(host_io.output(call, planned.text if planned else None)))
     stdout.flush()
     if planned is not None:
         delivery.commit(planned)

@@ -15,9 +15,8 @@ output shapes or the lender's.
 
 from __future__ import annotations
 
-import json
-
 from .. import hosts
+from ..core import jsontext
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,7 +56,7 @@ class Request:
 def parse_payload(raw: bytes) -> Payload:
     """The host's JSON object; ``{}`` for anything else (garbage never stops a hook)."""
     try:
-        data = json.loads(raw)
+        data = jsontext.loads(raw)
     except (ValueError, RecursionError):  # RecursionError: deeply nested arrays
         return {}
     return data if isinstance(data, dict) else {}

@@ -10,7 +10,7 @@ asked for, so a hook loads its own host and no other.
 from __future__ import annotations
 
 import os
-from importlib import import_module
+import sys
 
 from .host import Host
 
@@ -32,7 +32,9 @@ def host(name: str) -> Host:
     if found is None:
         if name not in NAMES:
             raise KeyError(name)
-        found = _LOADED[name] = import_module(f"{__name__}.{name}").HOST
+        module = f"{__name__}.{name}"
+        __import__(module)  # not importlib's import_module: it loads ``warnings`` too
+        found = _LOADED[name] = sys.modules[module].HOST
     return found
 
 

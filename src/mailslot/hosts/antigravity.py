@@ -26,7 +26,6 @@ import os
 import re
 import stat
 import subprocess
-from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -179,7 +178,6 @@ class Antigravity(Host):
         return _wake_methods()
 
 
-@cache
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
     loads the wake machinery."""

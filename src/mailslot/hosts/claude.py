@@ -9,11 +9,10 @@ text past 10,000 characters is cut (:attr:`~.host.Host.context_limit`).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from functools import cache
 
+from ..core import jsontext
 from .host import (
     CLAUDE_STYLE_EVENTS,
     MIDTURN,
@@ -160,7 +159,7 @@ class Claude(Host):
         try:
             with open(os.path.join(os.path.expanduser("~"), ".claude.json"),
                       encoding="utf-8") as f:
-                data = json.load(f)
+                data = jsontext.loads(f.read())
             projects = data.get("projects", {}) if isinstance(data, dict) else {}
             entry = projects.get(folder) if isinstance(projects, dict) else None
         except (OSError, ValueError):
@@ -195,13 +194,12 @@ class Claude(Host):
                        url_store: bool) -> list[str] | None:
         """``--mcp-config JSON``: servers given there win over ``.mcp.json``'s."""
         entry = {"command": command, "args": args}
-        return [f"--mcp-config={json.dumps({'mcpServers': {SERVER: entry}})}"]
+        return [f"--mcp-config={jsontext.dumps({'mcpServers': {SERVER: entry}})}"]
 
     def wake_methods(self) -> Sequence[type]:
         return _wake_methods()
 
 
-@cache
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
     loads the wake machinery."""

@@ -8,7 +8,6 @@ events and output shapes; it skips new or changed hooks until the person trusts 
 from __future__ import annotations
 
 import json
-from functools import cache
 
 from .claude import HOOKS, OUTPUTS
 from .host import CLAUDE_STYLE_EVENTS, SERVER, HookFile, Host, Plugin, Start, option
@@ -105,7 +104,6 @@ class Codex(Host):
         return _wake_methods()
 
 
-@cache
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
     loads the wake machinery."""

@@ -9,10 +9,7 @@ agent those name, with its own output shapes; it keeps no tool approvals between
 
 from __future__ import annotations
 
-import json
-import re
-from functools import cache
-
+from ..core import jsontext
 from ..core.errors import StoreError
 from .claude import HOOK_FILES
 from .host import MIDTURN, SERVER, START, STOP, Hook, HookFile, Host, Start, decision, field, option
@@ -92,19 +89,20 @@ class Copilot(Host):
         return [*argv, f"{flag}={start.prompt}"]
 
     def valid_tool(self, pattern: str) -> bool:
+        import re  # not at import: a hook loads this module and never needs it
+
         return re.fullmatch(TOOL, pattern) is not None
 
     def session_server(self, command: str, args: list[str], *,
                        url_store: bool) -> list[str] | None:
         """``--additional-mcp-config JSON``."""
         entry = {"type": "local", "command": command, "args": args, "tools": ["*"]}
-        return [f"--additional-mcp-config={json.dumps({'mcpServers': {SERVER: entry}})}"]
+        return [f"--additional-mcp-config={jsontext.dumps({'mcpServers': {SERVER: entry}})}"]
 
     def wake_methods(self) -> Sequence[type]:
         return _wake_methods()
 
 
-@cache
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
     loads the wake machinery."""
@@ -137,7 +135,7 @@ def _wake_methods() -> list[type]:
             base = super().from_config(agent, cfg)
             tools = cfg.get("allow_tools", [])
             if not isinstance(tools, list) or not all(
-                    isinstance(t, str) and re.fullmatch(TOOL, t) for t in tools):
+                    isinstance(t, str) and HOST.valid_tool(t) for t in tools):
                 raise StoreError(f"{where(agent, 'allow_tools')} must be a list of "
                                  'Copilot tool patterns such as "mailslot"')
             assert isinstance(base, ResumeMethod)

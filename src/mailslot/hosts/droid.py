@@ -48,8 +48,6 @@ headless session whose notice and mail reach the model.
 
 from __future__ import annotations
 
-from functools import cache
-
 from .claude import OUTPUTS
 from .host import CLAUDE_STYLE_EVENTS, PROMPT, START, STOP, Hook, HookFile, Host
 
@@ -106,7 +104,6 @@ class Droid(Host):
         return _wake_methods()
 
 
-@cache
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
     loads the wake machinery."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from functools import cache
 
 from .host import (
     MIDTURN,
@@ -111,7 +110,6 @@ class Gemini(Host):
         return _wake_methods()
 
 
-@cache
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
     loads the wake machinery."""

@@ -9,8 +9,6 @@ documents headless runs (``grok -p PROMPT``) and resuming a saved session (``-r,
 
 from __future__ import annotations
 
-from functools import cache
-
 from .host import Host
 
 TYPE_CHECKING = False
@@ -37,7 +35,6 @@ class Grok(Host):
         return _wake_methods()
 
 
-@cache
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
     loads the wake machinery."""

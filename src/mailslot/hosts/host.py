@@ -336,7 +336,11 @@ class Host:
     # -- waking ---------------------------------------------------------------------------
     def wake_methods(self) -> Sequence[type]:
         """The wake methods this host brings (``wake_method`` in config.json): subclasses
-        of :class:`mailslot.wake.methods.WakeMethod`, which the wake package checks."""
+        of :class:`mailslot.wake.methods.WakeMethod`, which the wake package checks.
+
+        Asked once per process (:mod:`mailslot.wake.methods_by_name` keeps the answer),
+        so a host builds the classes in the call: a hook, which loads the host's module,
+        never builds them."""
         return ()
 
     # -- permissions ----------------------------------------------------------------------

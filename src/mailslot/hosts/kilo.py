@@ -40,8 +40,6 @@ the model.
 
 from __future__ import annotations
 
-from functools import cache
-
 from ..core.errors import StoreError
 from .host import Host
 
@@ -78,7 +76,6 @@ class Kilo(Host):
         return _wake_methods()
 
 
-@cache
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
     loads the wake machinery."""

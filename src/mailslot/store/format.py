@@ -2,13 +2,12 @@
 
 The file store keeps its mailbox in this layout; a backup is this layout whichever
 backend it came from; the PostgreSQL store keeps message and registration files in these
-same encodings. On the hook path, so it loads only ``json`` at import.
+same encodings. On the hook path, so it loads only :mod:`~mailslot.core.jsontext` at import.
 """
 
 from __future__ import annotations
 
-import json
-
+from ..core import jsontext
 from ..core.errors import Unreadable
 from ..core.message import from_bytes
 
@@ -50,6 +49,8 @@ _FIELDS = ("name", "secret_hash", "generation", "parent", "parent_generation", "
 
 
 def encode_record(record: AgentRecord) -> bytes:
+    import json  # indented: json's own writer (the hook path only reads records)
+
     data = {field: getattr(record, field) for field in _FIELDS}
     return (json.dumps(data, indent=2) + "\n").encode("utf-8")
 
@@ -59,7 +60,7 @@ def decode_record(data: bytes, name: str, path: str) -> AgentRecord:
     from .records import AgentRecord
 
     try:
-        raw = json.loads(data.decode("utf-8"))
+        raw = jsontext.loads(data.decode("utf-8"))
         if not isinstance(raw, dict) or raw.get("name") != name:
             raise ValueError("wrong name")
         record = AgentRecord(**{field: raw[field] for field in _FIELDS})

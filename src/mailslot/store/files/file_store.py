@@ -19,11 +19,11 @@ is never rewritten. Nothing inside the root follows a symlink.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import stat
 import time
 
+from ...core import jsontext
 from ...core.durable import FILE_MODE, fsync_dir, not_followed, open_file, remove
 from ...core.errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from ...core.message import STATES, to_bytes
@@ -219,7 +219,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
             lines = data.decode("utf-8", "replace").splitlines()
             for line in reversed(lines) if newest_first else lines:
                 try:
-                    record = json.loads(line)
+                    record = jsontext.loads(line)
                 except ValueError:
                     continue  # a line cut by a crash; the folders still hold the truth
                 if isinstance(record, dict):
@@ -238,6 +238,8 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
     def _save_config(self, config: Mapping[str, Any]) -> None:
         """Replace config.json atomically; only :meth:`update_config` calls it, holding
         the lock."""
+        import json  # indented: json's own writer (a config is saved rarely)
+
         data = (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         try:
             tmp = self._stage(data, "config.json")
@@ -412,7 +414,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
     # presence/<agent>/<key>.json, one small JSON object per running server, replaced
     # whole (tmp + rename) on every heartbeat so a reader never sees half a record.
     def write_presence(self, agent: str, key: str, record: Mapping[str, Any]) -> None:
-        data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        data = (jsontext.dumps(record, ascii=False) + "\n").encode("utf-8")
         try:
             tmp = self._stage(data, f"presence-{agent}-{key}")
             os.rename(tmp, os.path.join(self._folder("presence", agent, create=True),
@@ -432,7 +434,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
             names = file_names(os.path.join(folder, agent))
             for name in sorted(n for n in names if n.endswith(".json") and n[0] != "."):
                 try:
-                    record = json.loads(read_file(os.path.join(folder, agent, name)))
+                    record = jsontext.loads(read_file(os.path.join(folder, agent, name)))
                 except (OSError, ValueError, UnsafePath):
                     continue  # vanished, half-planted or not ours: not a running server
                 if isinstance(record, dict):
@@ -498,7 +500,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
     # The session log -----------------------------------------------------------
     def log_session(self, record: Mapping[str, Any]) -> None:
         """One line in ``log/sessions.jsonl`` (0600), synced: it is the owner's record."""
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = jsontext.dumps(record, ascii=False, compact=True) + "\n"
         folder = self._folder("log", create=True)
         append(os.path.join(folder, SESSIONS), line.encode("utf-8"), sync=True)
 
@@ -518,7 +520,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         records = []
         for line in data.decode("utf-8", "replace").splitlines():
             try:
-                record = json.loads(line)
+                record = jsontext.loads(line)
             except ValueError:
                 continue  # a line cut by a crash
             if isinstance(record, dict):

@@ -12,10 +12,10 @@ docs/hooks.md, "Speed").
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 from stat import S_ISREG
 
+from ...core import jsontext
 from ...core.durable import open_file
 from ...core.errors import NotFound, StoreError
 from ...core.message import STATES
@@ -129,7 +129,7 @@ class MailboxFiles(Folders):
     def append_event(self, event: Mapping[str, Any], *, durable: bool = False) -> None:
         """A receipt in the events log, synced only if ``durable`` (a send's is not:
         the folders it synced are the truth)."""
-        line = json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = jsontext.dumps(event, ascii=False, compact=True) + "\n"
         folder = self._folder("log", create=True)
         if append(os.path.join(folder, EVENTS), line.encode("utf-8"),
                   sync=durable) > SEGMENT_BYTES:
@@ -166,7 +166,7 @@ class MailboxFiles(Folders):
         except OSError as exc:
             raise store_error(exc, f"cannot read {path}") from None
         try:
-            config = json.loads(data.decode("utf-8"))
+            config = jsontext.loads(data.decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as exc:
             raise StoreError(f"{path} is not valid JSON ({exc}); fix or remove it") from None
         if not isinstance(config, dict):

@@ -17,10 +17,10 @@ docs/hooks.md, "Speed").
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
+from ...core import jsontext
 from ...core.durable import remove
 from ...core.errors import UnsafePath
 from ...core.ids import is_id
@@ -91,7 +91,7 @@ class SessionFiles(MailboxFiles):
     def record_hook_session(self, agent: str, session: str, facts: Mapping[str, Any]
                             ) -> None:
         self._session_of("hook-sessions", agent, session)  # refuses an unsafe key first
-        data = json.dumps(dict(facts), ensure_ascii=False).encode("utf-8")
+        data = jsontext.dumps(dict(facts), ascii=False).encode("utf-8")
         try:
             staged = self._stage(data, f"hook-{agent}", sync=False)
             os.replace(staged, self._session_of("hook-sessions", agent, session,
@@ -139,7 +139,7 @@ class SessionFiles(MailboxFiles):
                 path = os.path.join(folder, agent, name)
                 try:
                     seen = os.lstat(path).st_mtime
-                    record = json.loads(read_file(path))
+                    record = jsontext.loads(read_file(path))
                 except (OSError, ValueError, UnsafePath):
                     continue  # vanished, or not ours
                 if isinstance(record, dict):

@@ -17,9 +17,9 @@ and finds a claim knows the claim's watcher stopped mid-wake and queues it again
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 
+from ...core import jsontext
 from ...core.durable import fsync_dir, not_followed, open_file, remove
 from ...core.errors import UnsafePath
 from ...core.ids import is_id
@@ -40,7 +40,7 @@ def _encode(entry: WakeEntry) -> bytes:
     due = datetime.fromtimestamp(entry.not_before, UTC).isoformat()
     record = {"id": entry.message_id, "agent": entry.agent, "attempt": entry.attempt,
               "not_before": entry.not_before, "due": due}
-    return (json.dumps(record) + "\n").encode("utf-8")
+    return (jsontext.dumps(record) + "\n").encode("utf-8")
 
 
 def _decode(data: bytes, message_id: str, agent: str, claim: str | None) -> WakeEntry:
@@ -48,7 +48,7 @@ def _decode(data: bytes, message_id: str, agent: str, claim: str | None) -> Wake
     from ..records import WakeEntry
 
     try:
-        record: Any = json.loads(data.decode("utf-8"))
+        record: Any = jsontext.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
         record = {}
     if not isinstance(record, dict):
