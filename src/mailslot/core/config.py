@@ -8,14 +8,14 @@ something fails closed: the action is refused with a message naming the field.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 from .errors import InvalidInput, StoreError
 from .names import check_name
 from .text import DEFAULT_MAX_BODY_BYTES
 
-TYPE_CHECKING = False  # typing is not loaded on the hook path
+TYPE_CHECKING = False  # typing and collections are not loaded on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 DEFAULT_MIDTURN_INTERVAL = 30

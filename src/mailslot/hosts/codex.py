@@ -7,8 +7,7 @@ events and output shapes; it skips new or changed hooks until the person trusts 
 
 from __future__ import annotations
 
-import json
-
+from ..core import jsontext
 from .claude import HOOKS, OUTPUTS
 from .host import CLAUDE_STYLE_EVENTS, SERVER, HookFile, Host, Plugin, Start, option
 
@@ -95,7 +94,7 @@ class Codex(Host):
         overrides for this run only. Codex passes its servers only the variables listed
         in ``env_vars``, so a store URL's ``MAILSLOT_STORE`` is listed."""
         key = f"mcp_servers.{SERVER}"
-        found = [f"{key}.command={json.dumps(command)}", f"{key}.args={json.dumps(args)}"]
+        found = [f"{key}.command={jsontext.dumps(command)}", f"{key}.args={jsontext.dumps(args)}"]
         if url_store:
             found.append(f'{key}.env_vars=["MAILSLOT_STORE"]')
         return [part for value in found for part in ("-c", value)]

@@ -8,9 +8,9 @@ it wraps hook text in ``<hook_context>`` and counts hook timeouts in millisecond
 
 from __future__ import annotations
 
-import json
 import os
 
+from ..core import jsontext
 from .host import (
     MIDTURN,
     PROMPT,
@@ -90,7 +90,7 @@ class Gemini(Host):
                      os.path.join(os.path.expanduser("~"), ".gemini", "settings.json")):
             try:
                 with open(path, encoding="utf-8") as f:
-                    data = json.load(f)
+                    data = jsontext.loads(f.read())
             except (OSError, ValueError):
                 continue
             servers = data.get("mcpServers") if isinstance(data, dict) else None
