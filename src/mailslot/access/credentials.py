@@ -28,11 +28,11 @@ more than a short CLI command's whole budget, and most commands never touch a se
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Mapping
 
+from ..core import jsontext
 from ..core.errors import InvalidInput
 from ..core.names import check_name
 from .identity import git_toplevel
@@ -110,6 +110,8 @@ def write_credential(credential: Credential, path: str) -> str:
             "store": credential.store, "generation": credential.generation}
     if credential.parent_generation is not None:
         data["parent_generation"] = credential.parent_generation
+    import json  # indented for people; written once per agent, read by every command
+
     tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
@@ -143,7 +145,7 @@ def read_credential(path: str) -> Credential:
                                f"make it yours alone (chmod 600 {path}) or rotate it")
         raw = source.read(64 * 1024)
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = jsontext.loads(raw.decode("utf-8"))
         credential = Credential(check_name(data["agent"], "credential agent"),
                                 data["secret"], data["store"], data["generation"],
                                 data.get("parent_generation"))

@@ -10,7 +10,6 @@ once and prints. Nothing heavy is imported here: every command loads this module
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -121,6 +120,8 @@ def remote_option(p: argparse.ArgumentParser) -> None:
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
     """The result: ``data`` as JSON with ``--json``, else ``text`` (if any)."""
     if getattr(args, "json", False):
+        import json  # here: a command without --json never loads it
+
         print(json.dumps(data, ensure_ascii=False, indent=2))
     elif text:
         print(text)

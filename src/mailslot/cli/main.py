@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 
 from .. import __version__
+from ..core import jsontext
 from ..core.errors import InvalidInput, MailslotError, NoIdentity, NotFound, Refused
 from ..core.names import closest
 from ..service.mailbox import Mailbox
@@ -98,8 +98,8 @@ _CODES: list[tuple[type[MailslotError], str]] = [
 def _fail(message: str, code: str, exit_code: int, *, as_json: bool) -> int:
     """The one shape of every error: a line, or with --json an object, on stderr."""
     if as_json:
-        line = json.dumps({"error": message, "code": code, "exit": exit_code},
-                          ensure_ascii=False)
+        line = jsontext.dumps({"error": message, "code": code, "exit": exit_code},
+                              ascii=False)
     else:
         line = f"mailslot: error: {message}"
     print(line, file=sys.stderr)

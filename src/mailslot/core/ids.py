@@ -13,6 +13,7 @@ rare collision is retried with a new id rather than overwriting.
 from __future__ import annotations
 
 import os
+import sys
 
 from .errors import InvalidInput
 from .text import quoted
@@ -36,8 +37,9 @@ _STAMP = "0000-00-00_000000.000000_"  # the time, every ASCII digit read as 0
 _NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-"
 _HEX = "0123456789abcdef"
 _MANY = 2000
-"""From this many file names on, a listing is matched with the compiled pattern: there
-the import and compile cost less than reading each name with string methods."""
+"""From this many file names on, a listing is matched with the compiled pattern even on
+the hook path: there the import and compile cost less than reading each name with
+string methods."""
 _compiled: list[Pattern[str]] = []
 
 
@@ -138,8 +140,9 @@ _MAX_KNOWN = 1 << 17  # about 20 MB at most; forgotten all at once when full
 def ids_of_files(names: Iterable[str], *, remember: bool = False) -> list[str]:
     """The ids among file names ``<id>.md``, stray files skipped, in the given order.
 
-    The inbox lists every file of a folder: a long listing is matched with one compiled
-    filter, a short one name by name (the result is the same), and when every name is in
+    The inbox lists every file of a folder: it is matched with one compiled filter when
+    :mod:`re` is loaded anyway (every command but a hook) or the listing is long, else
+    name by name with string methods (the result is the same), and when every name is in
     :data:`_KNOWN` each costs one look-up. ``remember``: add what was matched there (a
     one-shot command would only pay for it; see :func:`~.store.fs.ids_in`).
     """
@@ -150,7 +153,7 @@ def ids_of_files(names: Iterable[str], *, remember: bool = False) -> list[str]:
         if None not in found:
             return list(filter(None, found))  # (none is None; filter types it list[str])
     matched: Iterable[str]
-    if len(names) >= _MANY:
+    if len(names) >= _MANY or "re" in sys.modules:
         matched = filter(_id_file_pattern().fullmatch, names)
     else:
         matched = (n for n in names if n[-3:] == ".md" and _shaped(n[:-3]))
