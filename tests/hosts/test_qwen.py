@@ -44,3 +44,35 @@ def test_qwen_wake_resumes_the_saved_session(world: Callable[..., World], versio
     # the prompt hook's mail, framed (Qwen escapes ">" in hook text as "&gt;")
     assert f"[mailslot] message {sent}" in text and "> WAKE-BODY" in text.replace("&gt;", ">")
     assert outside_framing(woke, "WAKE-BODY") == []
+
+
+@pytest.mark.parametrize("version", [pytest.param(QWEN, id=f"qwen-{QWEN}")])
+def test_qwen_wake_with_latest_resumes_the_last_interactive_session(
+    world: Callable[..., World], version: str
+) -> None:
+    """``"latest"``: the session the SessionStart hook recorded in the TUI (under ``-p``
+    Qwen runs no SessionStart hook), left idle and closed, is resumed with the notice."""
+    w = world("qwen", {"call": None})
+    assert w.install(AGENT, "--hooks", "--scope", "user").returncode == 0
+    w.mailbox.mkdir(mode=0o700, exist_ok=True)
+    (w.mailbox / "config.json").write_text(json.dumps({"agents": {AGENT: {
+        "wake_on_mail": True, "wake_method": "qwen", "session_id": "latest",
+        "cwd": str(w.project)}}}), encoding="utf-8")
+    pane = w.pane("qwen", ["qwen"])
+    try:
+        pane.wait_screen("Type your message", 90)
+        pane.type("Hello there")
+        pane.wait_screen("FAKE-MODEL-DONE", 60)
+    finally:
+        pane.kill()  # the person closes the terminal
+    latest = w.mailbox / "latest" / AGENT / "qwen"
+    assert latest.exists()
+    before = len(w.provider.model_requests())
+    sent = w.send("bob", AGENT, "please look", "LATEST-BODY")
+    done = w.mailslot("watch", "--once")
+    assert "wake_ok" in (w.mailbox / "log" / "events.jsonl").read_text(), done.stdout
+    woke = [r for r in w.provider.model_requests()[before:]
+            if f"bob sent message {sent}" in request_text(r)]
+    assert woke, [r["reply"] for r in w.provider.model_requests()]
+    assert "Hello there" in request_text(woke[0])  # the TUI's session, resumed
+    assert outside_framing(woke, "LATEST-BODY") == []
