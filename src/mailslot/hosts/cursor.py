@@ -4,6 +4,10 @@ Sources: Cursor's hooks and MCP documentation (cursor.com/docs). Its ``beforeSub
 hook cannot add context, so mail shows at session start and at stop (``followup_message``
 continues the turn). Cursor also runs the hooks in Claude Code's settings files and then
 accepts Claude Code's output shapes there.
+
+No wake method: its CLI documents ``agent --resume CHAT_ID -p PROMPT``, but it is not on
+npm, installs only as a prebuilt download from Cursor's server and runs only Cursor's
+models through a Cursor account, so a wake could not be proven offline (docs/hosts.md).
 """
 
 from __future__ import annotations
