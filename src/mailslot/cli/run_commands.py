@@ -114,8 +114,18 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
         opened.host_pid = host
         return opened
 
+    _start_watcher(box)
     mcp_server.serve(open_box, channel=args.channel)
     return 0
+
+
+def _start_watcher(box: Mailbox) -> None:
+    """A server is where agents with wakes send from: see that a watcher runs."""
+    from ..mail.watchers import ensure
+
+    problem = ensure(box.store)
+    if problem:
+        print(f"mailslot: note: {problem}", file=sys.stderr)  # stdout may be the MCP stream
 
 
 def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
@@ -131,6 +141,7 @@ def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
                            "number of seconds")
     listen = Listen(host, port, args.tls_cert, args.tls_key, args.behind_proxy,
                     tuple(args.allow_host))
+    _start_watcher(box)
     serve_http(_authenticate(box), listen, max_body_bytes=4 * box.max_body_bytes + 65536,
                rate_per_minute=args.rate_limit, session_idle=args.session_idle)
     return 0
@@ -268,6 +279,10 @@ def _watch_arguments(p: argparse.ArgumentParser) -> None:
                       help="check each configured agent's wake settings; print what is wrong")
     p.add_argument("--poll", type=_seconds, metavar="SECONDS",
                    help="poll the queue this often instead of using file-system events")
+    # how this watcher was started, for its record: a send, hook or server starting one
+    # on demand, or a service unit (watch --service install); not for people to pass
+    p.add_argument("--started", choices=["on-demand", "service"], default="foreground",
+                   help=argparse.SUPPRESS)
 
 
 @WATCH.handler
@@ -282,7 +297,7 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
     from ..wake.watcher import watch  # the only import of watchdog, and only here
 
     return watch(box.store, once=args.once, poll=args.poll, as_json=args.json,
-                 recover=recover)
+                 recover=recover, how=args.started)
 
 
 # completion: shell completion scripts -----------------------------------------------
