@@ -45,6 +45,7 @@ DEFAULT_IDLE_SECONDS = 600.0
 """An on-demand watcher exits after this long with nothing queued (``watcher.idle_seconds``)."""
 LOG_LIMIT = 1 << 20
 """The log is moved to ``.log.1`` (the one kept before it replaced) past this many bytes."""
+OFF_SWITCH = "MAILSLOT_ON_DEMAND_WATCHER"
 TAKE_SECONDS = 0.3
 _TAKE_TRIES = 30
 _FILE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
@@ -218,7 +219,8 @@ def start(store: Store, env: Mapping[str, str] = os.environ) -> str | None:
     _reap()
     base = base_path(store, env)
     child_env = {k: v for k, v in env.items()
-                 if k not in ("MAILSLOT_AGENT", "MAILSLOT_CREDENTIAL", "MAILSLOT_PEER_OF")}
+                 if k not in ("MAILSLOT_AGENT", "MAILSLOT_CREDENTIAL", "MAILSLOT_PEER_OF",
+                              OFF_SWITCH)}
     child_env["MAILSLOT_DIR"] = store.location
     argv = [sys.executable, "-m", "mailslot", "watch", "--started", ON_DEMAND]
     try:
@@ -253,7 +255,11 @@ def ensure(store: Store, config: Mapping[str, Any] | None = None,
 
     Returns ``None`` when none is wanted, one runs, or one was just started; else why
     wakes cannot happen now (one line, for the sender). Never raises.
+    ``MAILSLOT_ON_DEMAND_WATCHER=0`` in the environment: this process starts none and
+    says nothing (a person or a test suite that runs its own watcher).
     """
+    if env.get(OFF_SWITCH) == "0":
+        return None
     try:
         if config is None:
             config = store.load_config()
