@@ -265,6 +265,7 @@ def _seconds(raw: str) -> float:
 
 WATCH = Command("watch", "Wake opted-in agents when mail arrives (runs in the foreground).",
                 examples=["mailslot watch", "mailslot watch --validate",
+                          "mailslot watch --service install   # always on: a login service",
                           "mailslot watch --validate --json   # also lists every wake "
                           "method's fields",
                           "(wake methods and their config.json fields: docs/wake.md)"])
@@ -277,6 +278,9 @@ def _watch_arguments(p: argparse.ArgumentParser) -> None:
                       help="process the wakes due now, then exit")
     mode.add_argument("--validate", action="store_true",
                       help="check each configured agent's wake settings; print what is wrong")
+    mode.add_argument("--service", choices=["install", "remove", "status"],
+                      help="run the watcher as a login service for this mailbox: a systemd "
+                           "user unit on Linux, a launchd agent on macOS (docs/wake.md)")
     p.add_argument("--poll", type=_seconds, metavar="SECONDS",
                    help="poll the queue this often instead of using file-system events")
     # how this watcher was started, for its record: a send, hook or server starting one
@@ -293,6 +297,12 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
         report = validate(box.store)
         emit(args, report.as_dict(), as_text(report))
         return 0 if report.ok else 1
+    if args.service:
+        from ..install.watch_service import run_service
+
+        done = run_service(box.store, args.service)
+        emit(args, done.as_dict(), "\n".join(done.lines))
+        return 0
     from ..launch.restart import recover
     from ..wake.watcher import watch  # the only import of watchdog, and only here
 
