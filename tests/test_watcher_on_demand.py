@@ -13,14 +13,14 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
 
 import pytest
 
 from hookkit import fixture
-from mailslot import FileStore
+from mailslot import FileStore, Mailbox
 from mailslot.mail import watchers
 from support import run_cli
 from wake_helpers import configure, events, queue_empty, wait_until
@@ -268,3 +268,34 @@ def test_a_store_with_no_folder_locks_under_the_state_dir(tmp_path: Path) -> Non
     assert base.endswith("-m1") and "example" not in base  # the address is hashed
     other = watchers.base_path(_Db(), {"XDG_STATE_HOME": str(tmp_path), "MAILSLOT_HOST": "../x"})
     assert os.path.dirname(other) == os.path.dirname(base)  # an odd host name is hashed
+
+
+def test_a_server_starting_starts_one(root: Path, tmp_path: Path) -> None:
+    agent, _ = recorder(tmp_path)
+    configure(root, {"bob": agent})
+    server = subprocess.Popen([sys.executable, "-m", "mailslot", "serve", "--agent", "bob"],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: watchers.is_running(FileStore(root)), 60,
+                   what="the watcher the server started")
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(30)
+    assert server.stderr is not None and b"Traceback" not in server.stderr.read()
+    server.stderr.close()
+
+
+def test_the_mcp_result_carries_the_reason(root: Path, tmp_path: Path,
+                                           box: Callable[[str], Mailbox]) -> None:
+    from mailslot.mcp import tools
+
+    agent, _ = recorder(tmp_path)
+    configure(root, {"bob": agent}, watcher={"on_demand": False})
+    result = tools.send_message(lambda: box("alice"), to="bob", subject="s", body="b")
+    assert result.structured_content is not None
+    assert result.structured_content["notes"] == [
+        "wakes cannot happen now: no watcher is running and watcher.on_demand is false: "
+        "wakes wait until `mailslot watch` runs"]
+    assert FileStore(root).wake_agents() == ["bob"]  # queued: a watcher started later wakes it
