@@ -113,8 +113,12 @@ def idle_seconds(config: Mapping[str, Any]) -> float:
 
 
 def _open_lock(base: str) -> int:
-    os.makedirs(os.path.dirname(base), mode=0o700, exist_ok=True)
-    return os.open(base + ".lock", _LOCK_FLAGS, FILE_MODE)
+    """The lock file, made (with its folder) the first time: one ``open`` after that."""
+    try:
+        return os.open(base + ".lock", _LOCK_FLAGS, FILE_MODE)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(base), mode=0o700, exist_ok=True)
+        return os.open(base + ".lock", _LOCK_FLAGS, FILE_MODE)
 
 
 def is_running(store: Store, env: Mapping[str, str] = os.environ) -> bool:
