@@ -27,7 +27,6 @@ ANALYZE = "/usr/bin/systemd-analyze"
 
 def fake(bin_dir: Path, name: str, code: int = 0) -> Path:
     """A ``name`` on PATH recording its argv, one JSON line a run, exiting ``code``."""
-    bin_dir.mkdir(exist_ok=True)
     record = bin_dir / f"{name}.jsonl"
     program = bin_dir / name
     program.write_text(f"#!{sys.executable}\nimport json, sys\n"
@@ -53,13 +52,6 @@ def hostile(tmp_path: Path) -> FileStore:
     store = FileStore(tmp_path / HOSTILE / "mailbox")
     store.init()
     return store
-
-
-@pytest.fixture
-def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "bin"
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
-    return folder
 
 
 def test_install_writes_a_unit_systemd_accepts_and_enables_it(

@@ -22,7 +22,9 @@ import pytest
 from hookkit import fixture
 from mailslot import FileStore, Mailbox
 from mailslot.mail import watchers
-from support import run_cli
+from mailslot.store import open_store
+from pgcluster import Cluster
+from support import put_config, run_cli
 from wake_helpers import configure, events, queue_empty, wait_until
 
 SLOW = """#!/bin/sh
@@ -43,7 +45,7 @@ def on_demand(monkeypatch: pytest.MonkeyPatch, root: Path) -> Iterator[None]:
             os.kill(pid, signal.SIGKILL)
 
 
-def watcher_pids(root: Path) -> list[int]:
+def watcher_pids(root: Path | str) -> list[int]:
     """Every ``mailslot watch`` process of this mailbox (found in /proc by its
     environment: the store is passed in MAILSLOT_DIR, never in argv)."""
     found = []
@@ -299,3 +301,26 @@ def test_the_mcp_result_carries_the_reason(root: Path, tmp_path: Path,
         "wakes cannot happen now: no watcher is running and watcher.on_demand is false: "
         "wakes wait until `mailslot watch` runs"]
     assert FileStore(root).wake_agents() == ["bob"]  # queued: a watcher started later wakes it
+
+
+def test_a_database_store_locks_under_the_state_folder(
+        pg_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = pg_cluster.new_database()
+    store = open_store(url)
+    agent, calls = recorder(tmp_path)
+    put_config(store, {"agents": {"bob": agent}})
+    monkeypatch.setenv("MAILSLOT_DIR", url)
+    try:
+        m = json.loads(send("--to", "bob", "--json").stdout)["id"]
+        wait_until(lambda: lines(calls) == [m], 60, what="the wake")
+        base = watchers.base_path(store)
+        assert base.startswith(str(tmp_path / "state" / "mailslot" / "watchers") + os.sep)
+        assert watchers.is_running(store) and len(watcher_pids(url)) == 1
+        assert "started on demand" in Path(base + ".log").read_text()
+        assert url not in " ".join(Path(f"/proc/{watcher_pids(url)[0]}/cmdline")
+                                   .read_text().split("\0"))  # the address is not in argv
+    finally:
+        for pid in watcher_pids(url):
+            os.kill(pid, signal.SIGTERM)
+        wait_until(lambda: not watcher_pids(url), 30, what="the watcher to stop")
+        store.close()
