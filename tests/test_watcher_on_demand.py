@@ -324,3 +324,21 @@ def test_a_database_store_locks_under_the_state_folder(
             os.kill(pid, signal.SIGTERM)
         wait_until(lambda: not watcher_pids(url), 30, what="the watcher to stop")
         store.close()
+
+
+def test_a_hook_that_starts_a_watcher_holds_no_pipe_of_its_host_open(
+        root: Path, tmp_path: Path) -> None:
+    agent, _ = recorder(tmp_path)
+    configure(root, {"bob": agent})
+    read_end, write_end = os.pipe()
+    os.set_inheritable(write_end, True)  # as a host may hand its hook a descriptor
+    try:
+        subprocess.run([sys.executable, "-m", "mailslot", "--agent", "bob", "hook", "claude",
+                        "session-start"], input=fixture("claude-session-start"),
+                       capture_output=True, timeout=60, check=True, pass_fds=(write_end,))
+        os.close(write_end)
+        wait_until(lambda: watchers.is_running(FileStore(root)), 30, what="the watcher")
+        os.set_blocking(read_end, False)
+        assert os.read(read_end, 1) == b""  # the end: nobody else holds the write end
+    finally:
+        os.close(read_end)

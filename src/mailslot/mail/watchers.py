@@ -216,7 +216,9 @@ def start(store: Store, env: Mapping[str, str] = os.environ) -> str | None:
 
     The child is ``python -m mailslot watch --started on-demand``, told the store by
     ``MAILSLOT_DIR`` in its environment (a database address never shows in ``ps``), in
-    a session of its own, stdin from ``/dev/null`` and its output appended to the log.
+    a session of its own, stdin from ``/dev/null`` and its output appended to the log,
+    no other descriptor inherited, no signal blocked and SIGINT and SIGTERM at their
+    defaults (a host may run its hooks with them ignored).
     If two processes start one at once, the second watcher finds the lock taken and
     exits at once.
     """
@@ -233,12 +235,37 @@ def start(store: Store, env: Mapping[str, str] = os.environ) -> str | None:
                    (os.POSIX_SPAWN_OPEN, 1, base + ".log",
                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE),
                    (os.POSIX_SPAWN_DUP2, 1, 2)]
-        _spawned.append(os.posix_spawn(sys.executable, argv, child_env,
-                                       file_actions=actions, setsid=True))
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited()]
+        import signal  # rare: at most once per watcher's life
+
+        _spawned.append(os.posix_spawn(sys.executable, argv, child_env, file_actions=actions,
+                                       setsid=True, setsigmask=(),
+                                       setsigdef=(signal.SIGINT, signal.SIGTERM)))
     except (OSError, NotImplementedError) as exc:
         why = getattr(exc, "strerror", None) or type(exc).__name__
         return f"a watcher could not be started ({why})"
     return None
+
+
+def _inherited() -> list[int]:
+    """Descriptors above 2 the child would inherit (opened without close-on-exec, such
+    as a pipe a host handed its hook): each is closed in the child, so a watcher living
+    for minutes never holds open a pipe whose reader waits for its end."""
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        found = []
+        for name in names:
+            fd = int(name) if name.isdigit() else -1
+            try:
+                if fd > 2 and os.get_inheritable(fd):
+                    found.append(fd)
+            except OSError:  # the listing's own descriptor, closed by now
+                continue
+        return found
+    return []
 
 
 def _reap() -> None:
