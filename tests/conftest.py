@@ -32,6 +32,10 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.delenv("MAILSLOT_AGENT", raising=False)
     for name in ("MAILSLOT_CREDENTIAL", "MAILSLOT_PEER_OF", "XDG_CONFIG_HOME"):
         monkeypatch.delenv(name, raising=False)
+    # No watcher started on demand unless a test asks (tests/test_watcher_on_demand.py):
+    # the wake tests run their own, and a stray one would take their queued wakes.
+    monkeypatch.setenv("MAILSLOT_ON_DEMAND_WATCHER", "0")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.chdir(work)
     yield tmp_path
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -247,3 +248,22 @@ def test_a_gate_changes_from_a_plain_form_with_the_token_only(root: Path) -> Non
                           body=urlencode({"action": "admit", "name": "../x",
                                           "csrf": token}).encode())
         assert refused.status == 400 and store.members("gemini") == ["codex"]
+
+
+def test_the_overview_says_whether_a_watcher_runs(server: WebServer, root: Path) -> None:
+    from mailslot.mail import watchers
+
+    cookie = login(server)
+    assert 'id="watcher"' not in page(server, cookie, "/")  # no agent has a wake
+    store = FileStore(root)
+    put_config(store, {"owner": "sarah", "agents": {"gemini": {
+        "wake_on_mail": True, "wake_method": "command", "command": ["true"]}}})
+    assert "none running here: agents have wakes, and the next send" in page(server, cookie,
+                                                                            "/")
+    holder = watchers.hold(store, "foreground")
+    assert holder is not None
+    try:
+        html = page(server, cookie, "/")
+        assert f"running here (foreground, pid {os.getpid()} on {os.uname().nodename}" in html
+    finally:
+        holder.release()

@@ -43,7 +43,8 @@ def _doctor_arguments(p: argparse.ArgumentParser) -> None:
 @DOCTOR.handler
 def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
     report = box.doctor(fix=args.fix, deep=args.deep)
-    data = {"location": report.location, "problems": report.problems, "fixed": report.fixed}
+    data = {"location": report.location, "problems": report.problems, "fixed": report.fixed,
+            "watcher": report.watcher.as_dict() if report.watcher else None}
     emit(args, data, render.doctor(report))
     return 0 if report.healthy else 1
 

@@ -193,7 +193,9 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
                  *(c.ljust(w) for c, w in zip(row[2:], widths[2:], strict=True))]
         return "  ".join(cells).rstrip()
 
-    return "\n".join([style.bold(line(head)), *(line(r) for r in rows)])
+    watching = next((a.watcher for a in agents if a.watcher), None)
+    tail = [f"watcher: {watching.describe()}"] if watching else []
+    return "\n".join([style.bold(line(head)), *(line(r) for r in rows), *tail])
 
 
 def _presence(agent: AgentInfo) -> str:
@@ -207,6 +209,8 @@ def _presence(agent: AgentInfo) -> str:
 
 def doctor(report: DoctorReport) -> str:
     lines = [f"mailbox: {report.location}"]
+    if report.watcher is not None and (report.watcher.wanted or report.watcher.running):
+        lines.append(f"watcher: {report.watcher.describe()}")
     lines += [f"fixed: {f}" for f in report.fixed]
     lines += [f"problem: {p}" for p in report.problems]
     if report.healthy:

@@ -114,8 +114,18 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
         opened.host_pid = host
         return opened
 
+    _start_watcher(box)
     mcp_server.serve(open_box, channel=args.channel)
     return 0
+
+
+def _start_watcher(box: Mailbox) -> None:
+    """A server is where agents with wakes send from: see that a watcher runs."""
+    from ..mail.watchers import ensure
+
+    problem = ensure(box.store)
+    if problem:
+        print(f"mailslot: note: {problem}", file=sys.stderr)  # stdout may be the MCP stream
 
 
 def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
@@ -131,6 +141,7 @@ def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
                            "number of seconds")
     listen = Listen(host, port, args.tls_cert, args.tls_key, args.behind_proxy,
                     tuple(args.allow_host))
+    _start_watcher(box)
     serve_http(_authenticate(box), listen, max_body_bytes=4 * box.max_body_bytes + 65536,
                rate_per_minute=args.rate_limit, session_idle=args.session_idle)
     return 0
@@ -254,6 +265,7 @@ def _seconds(raw: str) -> float:
 
 WATCH = Command("watch", "Wake opted-in agents when mail arrives (runs in the foreground).",
                 examples=["mailslot watch", "mailslot watch --validate",
+                          "mailslot watch --service install   # always on: a login service",
                           "mailslot watch --validate --json   # also lists every wake "
                           "method's fields",
                           "(wake methods and their config.json fields: docs/wake.md)"])
@@ -266,8 +278,15 @@ def _watch_arguments(p: argparse.ArgumentParser) -> None:
                       help="process the wakes due now, then exit")
     mode.add_argument("--validate", action="store_true",
                       help="check each configured agent's wake settings; print what is wrong")
+    mode.add_argument("--service", choices=["install", "remove", "status"],
+                      help="run the watcher as a login service for this mailbox: a systemd "
+                           "user unit on Linux, a launchd agent on macOS (docs/wake.md)")
     p.add_argument("--poll", type=_seconds, metavar="SECONDS",
                    help="poll the queue this often instead of using file-system events")
+    # how this watcher was started, for its record: a send, hook or server starting one
+    # on demand, or a service unit (watch --service install); not for people to pass
+    p.add_argument("--started", choices=["on-demand", "service"], default="foreground",
+                   help=argparse.SUPPRESS)
 
 
 @WATCH.handler
@@ -278,11 +297,17 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
         report = validate(box.store)
         emit(args, report.as_dict(), as_text(report))
         return 0 if report.ok else 1
+    if args.service:
+        from ..install.watch_service import run_service
+
+        done = run_service(box.store, args.service)
+        emit(args, done.as_dict(), "\n".join(done.lines))
+        return 0
     from ..launch.restart import recover
     from ..wake.watcher import watch  # the only import of watchdog, and only here
 
     return watch(box.store, once=args.once, poll=args.poll, as_json=args.json,
-                 recover=recover)
+                 recover=recover, how=args.started)
 
 
 # completion: shell completion scripts -----------------------------------------------

@@ -147,6 +147,42 @@ class Status:
 
 
 @dataclass(frozen=True)
+class WatcherInfo:
+    """Whether a watcher runs for this mailbox on this machine (judged by its lock), as
+    its record says, and whether one is wanted (some agent has a wake or notifier)."""
+
+    running: bool
+    wanted: bool
+    on_demand: bool = True  # watcher.on_demand: a send, hook or server may start one
+    how: str | None = None  # foreground, on-demand or service
+    pid: int | None = None
+    host: str | None = None
+    started: str | None = None
+    log: str | None = None  # where an on-demand watcher writes
+
+    def without_machine(self) -> WatcherInfo:
+        """As a remote or child agent sees it: whether, how and since when only."""
+        return replace(self, pid=None, host=None, log=None)
+
+    def describe(self) -> str:
+        """One line for ``who`` and ``doctor``."""
+        if self.running:
+            where = f", pid {self.pid} on {self.host}" if self.pid else ""
+            since = f", since {self.started}" if self.started else ""
+            return f"running here ({self.how or 'starting'}{where}{since})"
+        if not self.wanted:
+            return "none running here (none needed: no agent has a wake or notifier)"
+        if self.on_demand:
+            return ("none running here: agents have wakes, and the next send, hook or "
+                    "server starts one")
+        return ("none running here, and watcher.on_demand is false: wakes wait until "
+                "`mailslot watch` runs")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class AgentInfo:
     name: str
     unread: int
@@ -159,17 +195,20 @@ class AgentInfo:
     gated: bool = False  # takes mail from admitted members only
     instances: list[str] = field(default_factory=list)  # "SHORT (program)"
     gate_group: str | None = None  # the group gate its inbox is behind
+    watcher: WatcherInfo | None = None  # for an agent with a wake or notifier: who wakes it
 
     def without_machines(self) -> AgentInfo:
         """The agent as a remote or child agent sees it (:meth:`Session.without_machine`)."""
-        return replace(self, sessions=[s.without_machine() for s in self.sessions])
+        return replace(self, sessions=[s.without_machine() for s in self.sessions],
+                       watcher=self.watcher and self.watcher.without_machine())
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "unread": self.unread, "known_from": self.known_from,
                 "online": self.online, "last_seen": self.last_seen,
                 "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake,
                 "notify": self.notify, "gated": self.gated, "instances": self.instances,
-                "gate_group": self.gate_group}
+                "gate_group": self.gate_group,
+                "watcher": self.watcher.as_dict() if self.watcher else None}
 
 
 @dataclass(frozen=True)
@@ -192,6 +231,7 @@ class DoctorReport:
     location: str
     problems: list[str]
     fixed: list[str]
+    watcher: WatcherInfo | None = None
 
     @property
     def healthy(self) -> bool:

@@ -18,7 +18,7 @@ from ..core import jsontext
 from ..core.errors import MailslotError
 from ..core.names import check_name
 from ..mail.invocation import invocation
-from ..service.delivery import START, Delivery
+from ..service.delivery import PROMPT, START, Delivery
 from ..store.location import open_store
 from . import host_io
 from .host_process import host_process
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from typing import TextIO
 
     from ..hosts import Host
+    from ..store.base import Store
 else:  # the C module: ``signal`` builds three enums at import, a millisecond per hook
     import _signal as signal
 
@@ -110,7 +111,20 @@ def _run(host: str, found: Host | None, event: str, agent: str | None, root: str
         delivery.ran(call.session, lambda: _facts(call.caller), fresh=call.moment == START)
     if call.moment == START and call.session:
         delivery.started(call.caller, call.session)
+    if call.moment in (START, PROMPT):
+        _see_watcher_runs(store, env)
     return delivery.problems[0] if delivery.problems else None
+
+
+def _see_watcher_runs(store: Store, env: Mapping[str, str]) -> None:
+    """Start a watcher if some agent has a wake or notifier and none runs here: after
+    the output was written, a probe of a few system calls, and spawn-and-go. Nothing of
+    the wake package is loaded (docs/wake.md, "The watcher starts itself")."""
+    from ..mail import watchers
+
+    config = store.load_config()
+    if watchers.wanted(config):
+        watchers.ensure(store, config, env)  # a problem is the sender's to hear, not a session's
 
 
 def _facts(host: str) -> dict[str, object]:

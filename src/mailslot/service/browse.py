@@ -18,7 +18,7 @@ from ..access.identity import Identity
 from ..core.config import Config
 from ..core.errors import MailslotError, NoIdentity, NotFound, Unreadable
 from ..core.message import STATES, Message, State
-from ..core.results import AgentInfo, Status
+from ..core.results import AgentInfo, Status, WatcherInfo
 from ..core.values import dataclass, field
 from ..store import Store
 from .mailbox import Mailbox
@@ -177,6 +177,17 @@ def thread(store: Store, message: Message, *, limit: int = 500, bodies: bool = F
         wanted = set(ids)
         return [m for m in headers if m.id in wanted]
     return _headers(store, (seen[i] for i in ids), len(ids) or 1, bodies=True)[0]
+
+
+def watcher(store: Store) -> WatcherInfo | None:
+    """Whether a watcher runs for the page's mailbox on this machine (``None``: the
+    config cannot be read, which the page shows elsewhere)."""
+    from .overview import watcher as running
+
+    try:
+        return running(store, Config(store.load_config()))
+    except MailslotError:
+        return None
 
 
 def wake_log(store: Store, *, limit: int = 20) -> list[dict[str, Any]]:

@@ -794,6 +794,20 @@ class Mailbox:
         from ..wake.notify_queue import enqueue_notices  # notifiers, queued alike
 
         enqueue_notices(self.store, message)
+        self._see_watcher_runs()
+
+    def _see_watcher_runs(self) -> None:
+        """After queueing: start a watcher if none runs here (spawn and go); a wake that
+        cannot happen now is a note for the sender. The message is delivered whatever."""
+        from ..mail.watchers import ensure
+
+        try:
+            raw = self.config.raw
+        except MailslotError:
+            return  # the wake queue logged why nothing was queued
+        problem = ensure(self.store, raw)
+        if problem is not None:
+            self.notes.append(f"wakes cannot happen now: {problem}")
 
     def _has_settings(self, names: Iterable[str]) -> bool:
         """Has any of ``names`` settings under ``agents.NAME``, where wakes and notifiers

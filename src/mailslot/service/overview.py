@@ -19,7 +19,7 @@ from ..core.errors import MailslotError, NotFound, Unreadable
 from ..core.ids import sender_of
 from ..core.message import STATES, Message, State
 from ..core.names import RESERVED
-from ..core.results import AgentInfo, DoctorReport, RecipientStatus, Status
+from ..core.results import AgentInfo, DoctorReport, RecipientStatus, Status, WatcherInfo
 from ..core.values import replace
 from ..mail.broadcasts import to_serve
 from ..mail.presence import summarize
@@ -221,6 +221,7 @@ def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
     for name in running:
         note(name, "session")
     result = []
+    watching: WatcherInfo | None = None
     for name in sorted(known):
         seen = store.seen(name) if live else set()
         pending = len(to_serve(live, seen, name))
@@ -229,12 +230,35 @@ def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
                          gated=(accept := store.accept_of(name)) != "open",
                          gate_group=group_of(accept),
                          instances=running.get(name, []))
+        if info.wake.split(" ")[0] not in ("off", "unsupported") or info.notify != "none":
+            watching = watching or watcher(store, config)
+            info = replace(info, watcher=watching)
         if name in presence:
             here = presence[name]
             info = replace(info, online=here.online, last_seen=here.last_seen,
                            sessions=here.sessions)
         result.append(info)
     return result
+
+
+def watcher(store: Store, config: Config) -> WatcherInfo:
+    """Whether a watcher runs for ``store`` on this machine, and whether one is wanted."""
+    from ..mail import watchers
+
+    found = watchers.record(store)
+    info = WatcherInfo(found is not None, watchers.wanted(config.raw),
+                       watchers.on_demand_allowed(config.raw))
+    if found is None:
+        return info
+    pid = found.get("pid")
+    return replace(info, how=_text(found.get("how")), pid=pid if isinstance(pid, int) else None,
+                   host=_text(found.get("host")), started=_text(found.get("started")),
+                   log=_text(found.get("log")) if found.get("how") == watchers.ON_DEMAND
+                   else None)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def notify_setting(config: Config, agent: str) -> str:
@@ -272,10 +296,16 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
         if changed:
             fixed.append(f"tightened permissions on {changed} path(s)")
     problems = store.problems()
+    watching: WatcherInfo | None = None
     try:
-        problems.extend(Config(store.load_config()).problems())
+        config = Config(store.load_config())
+        problems.extend(config.problems())
+        watching = watcher(store, config)
     except MailslotError as exc:  # an unreadable config is a finding, not a crash
         problems.append(str(exc))
+    if watching is not None and watching.wanted and not watching.running \
+            and not watching.on_demand:
+        problems.append(f"watcher: {watching.describe()}")
     problems.extend(_wake_problems(store))
     if deep or fix:
         problems.extend(_unreadable(store, fix, fixed))
@@ -300,7 +330,7 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
             f"{len(stale)} staging file(s) older than 36 hours (left by a crashed writer;"
             " `mailslot doctor --fix` removes them)"
         )
-    return DoctorReport(store.location, problems, fixed)
+    return DoctorReport(store.location, problems, fixed, watching)
 
 
 def _wake_problems(store: Store) -> list[str]:

@@ -7,7 +7,10 @@ notice): at most :data:`STDERR_TAIL` characters, on one line, control characters
 replaced, and the value of every variable mailslot gave the child whose name says it is
 a secret (``*TOKEN*``, ``*KEY*``...) shown as ``<secret>``.
 Each child gets its own process group so a timeout (or the watcher stopping) ends the
-child and whatever it started.
+child and whatever it started. On Linux a child also dies with its watcher (the kernel's
+parent-death signal): a watcher killed mid-wake (``kill -9``) leaves no half-done wake
+running, and the next watcher's retry is the one wake done. Elsewhere an orphaned child
+runs to its end and the retry may repeat it (docs/wake.md).
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ..core.values import dataclass, field
 
@@ -50,6 +54,25 @@ def find_program(program: str, env: Mapping[str, str] | None = None) -> str | No
         return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
     search = (env if env is not None else os.environ).get("PATH", os.defpath)
     return shutil.which(program, path=search)
+
+
+_PR_SET_PDEATHSIG = 1
+_DEATH_SIGNAL: list[Callable[[], None] | None] = []
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """What the child runs before its program (Linux): ask for SIGKILL when the thread
+    that started it, a watcher's worker living as long as the watcher, ends. Built once;
+    the C function is looked up beforehand, so the child only makes one system call."""
+    if not _DEATH_SIGNAL:
+        _DEATH_SIGNAL.append(None)
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+            kill = int(signal.SIGKILL)
+            _DEATH_SIGNAL[0] = lambda: prctl(_PR_SET_PDEATHSIG, kill, 0, 0, 0)
+    return _DEATH_SIGNAL[0]
 
 
 def _end(proc: subprocess.Popen[bytes]) -> None:
@@ -83,7 +106,7 @@ def run(spawn: Spawn, timeout: float, stop: threading.Event) -> str | None:
             proc = subprocess.Popen(
                 spawn.argv, executable=executable, env=env, cwd=spawn.cwd,
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err,
-                start_new_session=True, close_fds=True,
+                start_new_session=True, close_fds=True, preexec_fn=_die_with_parent(),
             )
         except OSError as exc:
             return f"{name} could not be started ({exc.strerror or type(exc).__name__})"

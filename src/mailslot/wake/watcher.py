@@ -12,16 +12,21 @@ This is the only module that imports watchdog, and only when ``watch`` runs.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TextIO
+from typing import Any, TextIO, cast
 
 from ..core.dates import datetime
-from ..core.errors import MailslotError
+from ..core.errors import MailslotError, Refused
+from ..core.values import dataclass
+from ..mail import watchers
 from ..store import Store
 from .bank import refresh_banks
 from .notify import notify_runners
@@ -35,6 +40,7 @@ DEFAULT_POLL_SECONDS = 1.0
 RESCAN_SECONDS = 2.0  # with events: a safety look, for anything an event missed
 LOCKED_RECHECK_SECONDS = 1.0
 WORKERS = 8
+TAKEOVER_SECONDS = 10.0  # for an on-demand watcher to stop when `watch` takes its place
 
 
 def describe(result: Result) -> str:
@@ -120,6 +126,10 @@ class Watcher:
         self._stop.set()
         self._kick.set()
 
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
     def scan(self) -> None:
         """Start a pass for every agent with queued wakes (or notices) that is not in one
         already."""
@@ -170,8 +180,14 @@ class Watcher:
         if again:
             self.kick()
 
-    def run(self, idle: float) -> None:
-        """Until stopped: look, then sleep until an event, a due retry or ``idle`` seconds."""
+    def run(self, idle: float, quiet: Quiet | None = None) -> None:
+        """Until stopped: look, then sleep until an event, a due retry or ``idle`` seconds.
+
+        With ``quiet``, after ``quiet.seconds`` with nothing queued, claimed or due for
+        this machine, ``quiet.settle()`` is asked whether to go on (it lets go of the
+        watcher's lock and looks once more: see :func:`watch`); no: the run ends.
+        """
+        last_busy = time.monotonic()
         while not self._stop.is_set():
             self._kick.clear()
             try:
@@ -182,7 +198,19 @@ class Watcher:
             now = self._now()
             with self._lock:
                 soonest = min(self._due.values(), default=now + idle)
-            self._kick.wait(max(0.0, min(idle, soonest - now)))
+                active = bool(self._busy or self._due)
+            wait_for = max(0.0, min(idle, soonest - now))
+            if quiet is not None:
+                if active:
+                    last_busy = time.monotonic()
+                left = quiet.seconds - (time.monotonic() - last_busy)
+                if left <= 0:
+                    if not quiet.settle():
+                        return
+                    last_busy = time.monotonic()
+                    continue
+                wait_for = min(wait_for, left)
+            self._kick.wait(wait_for)
 
     def run_once(self) -> None:
         """One look: every wake due now, waiting for each to finish."""
@@ -206,19 +234,123 @@ class Watcher:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
+@dataclass
+class Quiet:
+    """When a watcher started on demand ends: ``seconds`` with nothing to do, then
+    ``settle()`` says whether to go on."""
+
+    seconds: float
+    settle: Callable[[], bool]
+
+
+class _BoundedLog:
+    """The on-demand watcher's standard output (its log file): kept under
+    :data:`~mailslot.mail.watchers.LOG_LIMIT` after each line."""
+
+    def __init__(self, base: str) -> None:
+        self._base = base
+
+    def write(self, text: str) -> int:
+        return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+        watchers.rotate_log(self._base)
+
+
 def watch(store: Store, *, once: bool = False, poll: float | None = None,
           out: TextIO | None = None, as_json: bool = False,
-          recover: Recover | None = None) -> int:
-    """Run the watcher in the foreground (``once``: what is due now, then exit);
-    ``recover`` starts a gone agent again before its wake (``mailslot watch`` gives
-    :func:`mailslot.launch.restart.recover`)."""
-    watcher = Watcher(store, out or sys.stdout, as_json=as_json, recover=recover)
+          recover: Recover | None = None, how: str = watchers.FOREGROUND) -> int:
+    """Run the watcher (``once``: what is due now, then exit); ``recover`` starts a gone
+    agent again before its wake (``mailslot watch`` gives
+    :func:`mailslot.launch.restart.recover`).
+
+    A running watcher holds this mailbox's watcher lock on this machine
+    (:mod:`mailslot.mail.watchers`): one started ``on-demand`` exits at once if it cannot
+    take it, and after ``watcher.idle_seconds`` with nothing to do; one in the
+    foreground (or a service) asks an on-demand one to stop and takes its place, and
+    beside another foreground one runs without the lock, sharing the queue. ``once``
+    takes no lock (the agents' own wake locks keep it from waking what a running watcher
+    wakes).
+    """
     if once:
+        watcher = Watcher(store, out or sys.stdout, as_json=as_json, recover=recover)
         try:
             watcher.run_once()
         finally:
             watcher.close()
         return 0
+    holder = _take(store, how)
+    if holder is None:
+        return 0  # started on demand beside a running one: that one does the work
+    if how == watchers.ON_DEMAND:
+        with contextlib.suppress(OSError):
+            os.chdir(os.path.expanduser("~"))  # not the folder of whoever started it
+        out = cast(TextIO, _BoundedLog(holder.base))
+    watcher = Watcher(store, out or sys.stdout, as_json=as_json, recover=recover)
+    held = [holder]
+
+    def settle() -> bool:
+        """Let go of the lock, then look once more: a wake queued by a sender that
+        found the lock still held is seen here (the sender queues, then checks)."""
+        held[0].release()
+        if not any(runner.agents() for runner in watcher.runners):
+            return False
+        again = watchers.hold(store, how)
+        if again is None:
+            return False  # another watcher started meanwhile: it has the queue
+        held[0] = again
+        return True
+
+    quiet = None
+    if how == watchers.ON_DEMAND:
+        quiet = Quiet(watchers.idle_seconds(_config(store)), settle)
+    try:
+        return _run(store, watcher, poll, quiet)
+    finally:
+        held[0].release()
+
+
+def _config(store: Store) -> dict[str, Any]:
+    try:
+        return store.load_config()
+    except MailslotError:
+        return {}
+
+
+def _take(store: Store, how: str) -> watchers.Holder | None:
+    """The watcher lock, for a watcher started ``how``; ``None``: leave it to the one
+    running. Raises :class:`Refused` where a person should be told."""
+    holder = watchers.hold(store, how)
+    if holder is not None or how == watchers.ON_DEMAND:
+        return holder
+    running = watchers.record(store) or {}
+    pid = running.get("pid")
+    if running.get("how") != watchers.ON_DEMAND or not isinstance(pid, int):
+        # Beside another watcher a person started: both work the queue (each agent's
+        # wake lock keeps them from waking it twice); that one holds the lock.
+        print(f"mailslot: note: another watcher runs here ({describe_running(running)}); "
+              "this one shares the queue with it", file=sys.stderr)
+        return watchers.Holder(-1, watchers.base_path(store))
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGTERM)  # it holds the lock, so the pid is still its own
+    deadline = time.monotonic() + TAKEOVER_SECONDS
+    while time.monotonic() < deadline:
+        holder = watchers.hold(store, how)
+        if holder is not None:
+            return holder
+    raise Refused(f"the on-demand watcher (pid {pid}) did not stop within "
+                  f"{TAKEOVER_SECONDS:g} s; try again")
+
+
+def describe_running(running: Mapping[str, Any]) -> str:
+    """``on-demand, pid 4242 on box, since 2026-11-30T10:00:00+00:00``."""
+    return (f"{running.get('how') or 'starting'}, pid {running.get('pid') or '?'} on "
+            f"{running.get('host') or '?'}, since {running.get('started') or '?'}")
+
+
+def _run(store: Store, watcher: Watcher, poll: float | None, quiet: Quiet | None) -> int:
+    """The watcher until stopped (Ctrl-C, SIGTERM) or, on demand, quiet."""
     # Wakes are only ever linked into the queue: the store kicks on each one.
     watching = store.watch(watcher.kick, wakes=True) if poll is None else None
     interval = poll if poll is not None else DEFAULT_POLL_SECONDS
@@ -227,10 +359,15 @@ def watch(store: Store, *, once: bool = False, poll: float | None = None,
     else:
         watcher.say(f"watching {store.location} for wakes (polling every "
                     f"{interval:g} s); Ctrl-C stops")
+    if quiet is not None:
+        watcher.say(f"started on demand (pid {os.getpid()}); ends after {quiet.seconds:g} s "
+                    "with nothing to wake")
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
     try:
-        watcher.run(RESCAN_SECONDS if watching is not None else interval)
+        watcher.run(RESCAN_SECONDS if watching is not None else interval, quiet)
+        if quiet is not None and not watcher.stopping:
+            watcher.say("nothing to wake: stopping (the next send starts a watcher again)")
     finally:
         if watching is not None:
             watching.close()

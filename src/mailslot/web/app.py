@@ -152,7 +152,7 @@ async def overview(request: Request) -> Response:
     known = settings.versions(page.store)
     versions = {r.info.name: known.get(r.info.name, settings.version({})) for r in rows}
     return page.render(request, "overview.html", agents=rows, versions=versions,
-                       wakes=browse.wake_log(page.store),
+                       wakes=browse.wake_log(page.store), watcher=browse.watcher(page.store),
                        live=browse.broadcasts(page.store, live=True, limit=5))
 
 

@@ -1,0 +1,321 @@
+"""Whether a watcher runs for this mailbox on this machine, and starting one when not.
+
+One watcher per mailbox and machine holds an exclusive ``flock`` on a lock file for as
+long as it runs; the kernel drops the lock when the process ends however it ends
+(``kill -9`` included), so liveness is judged by the lock, never by a pid that may have
+been reused. Beside the lock, the holder writes a small record (pid, host name,
+started-at, how it was started), atomically (a new file renamed over the old), for
+``who``, ``doctor`` and the web page to show.
+
+Where (docs/wake.md, "The watcher starts itself"):
+
+* a mailbox folder: ``<mailbox>/watcher/<machine>.lock``, ``.json`` and ``.log``;
+* a store that is no folder (PostgreSQL): ``$XDG_STATE_HOME/mailslot/watchers/<hash>``
+  (``~/.local/state`` when unset), the hash of the store's location, so one watcher
+  runs per machine and database whoever starts it.
+
+This module is on the hook and send path: it imports ``os`` and ``fcntl`` only at load
+time, and a probe is an open, a shared non-blocking ``flock`` and a close. A prober holds
+the lock shared for those few microseconds; a starting watcher asks for it exclusively
+and retries for :data:`TAKE_SECONDS` before deciding that another watcher has it.
+Starting one is spawn-and-go (:func:`start`): ``posix_spawn`` in a new session, stdin
+from ``/dev/null``, output to the log, nothing waited for.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import time
+
+from ..core import jsontext
+from ..core.durable import CLOEXEC, FILE_MODE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from ..store.base import Store
+
+FOREGROUND, ON_DEMAND, SERVICE = "foreground", "on-demand", "service"
+HOW = (FOREGROUND, ON_DEMAND, SERVICE)
+DEFAULT_IDLE_SECONDS = 600.0
+"""An on-demand watcher exits after this long with nothing queued (``watcher.idle_seconds``)."""
+LOG_LIMIT = 1 << 20
+"""The log is moved to ``.log.1`` (the one kept before it replaced) past this many bytes."""
+OFF_SWITCH = "MAILSLOT_ON_DEMAND_WATCHER"
+TAKE_SECONDS = 0.3
+_TAKE_TRIES = 30
+_FILE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | CLOEXEC
+
+_spawned: list[int] = []  # children this process started, reaped when next it looks
+
+
+def machine(env: Mapping[str, str] = os.environ) -> str:
+    """This machine's name as :func:`mailslot.core.config.this_machine` gives it
+    (``MAILSLOT_HOST``, else the host name), without importing the config module."""
+    return env.get("MAILSLOT_HOST") or os.uname().nodename
+
+
+def base_path(store: Store, env: Mapping[str, str] = os.environ) -> str:
+    """The lock file's path without its ``.lock`` (the record and log share it)."""
+    name = machine(env)
+    if not name or not set(name) <= _FILE_CHARS or name.startswith("."):
+        name = "h-" + _digest(name)
+    if store.folder is not None:
+        return os.path.join(store.folder, "watcher", name)
+    state = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                      "state")
+    return os.path.join(state, "mailslot", "watchers", f"{_digest(store.location)}-{name}")
+
+
+def _digest(text: str) -> str:
+    import hashlib  # a store that is no folder, or an odd host name: rare
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def wanted(config: Mapping[str, Any]) -> bool:
+    """Does some agent have a wake (``wake_on_mail`` on, a method that is not
+    ``unsupported``) or a notifier? Read from the raw config, so the hook path does not
+    load the config module; a malformed entry counts as yes (the watcher says why)."""
+    agents = config.get("agents") if isinstance(config, dict) else None
+    if not isinstance(agents, dict):
+        return False
+    for entry in agents.values():
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("notify"):
+            return True
+        if entry.get("wake_on_mail") and entry.get("wake_method") != "unsupported":
+            return True
+    return False
+
+
+def on_demand_allowed(config: Mapping[str, Any]) -> bool:
+    """``watcher.on_demand`` (default true): may a send, hook or server start one?"""
+    section = config.get("watcher") if isinstance(config, dict) else None
+    return not (isinstance(section, dict) and section.get("on_demand") is False)
+
+
+def idle_seconds(config: Mapping[str, Any]) -> float:
+    """``watcher.idle_seconds``: how long an on-demand watcher stays with nothing to do
+    (a number from 1 to 86,400; anything else is the default)."""
+    section = config.get("watcher") if isinstance(config, dict) else None
+    value = section.get("idle_seconds") if isinstance(section, dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and 1 <= value <= 86_400:
+        return float(value)
+    return DEFAULT_IDLE_SECONDS
+
+
+def _open_lock(base: str) -> int:
+    """The lock file, made (with its folder) the first time: one ``open`` after that."""
+    try:
+        return os.open(base + ".lock", _LOCK_FLAGS, FILE_MODE)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(base), mode=0o700, exist_ok=True)
+        return os.open(base + ".lock", _LOCK_FLAGS, FILE_MODE)
+
+
+def is_running(store: Store, env: Mapping[str, str] = os.environ) -> bool:
+    """Does a watcher hold this mailbox's lock on this machine? (open, flock, close)"""
+    try:
+        fd = _open_lock(base_path(store, env))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops our shared lock, if we took it
+    return False
+
+
+def record(store: Store, env: Mapping[str, str] = os.environ) -> dict[str, Any] | None:
+    """The running watcher's record (``pid``, ``host``, ``started``, ``how``, ``log``),
+    or ``None`` when none runs. A record left by a watcher that died is not shown."""
+    if not is_running(store, env):
+        return None
+    base = base_path(store, env)
+    try:
+        with open(base + ".json", encoding="utf-8") as f:
+            data = jsontext.loads(f.read())
+    except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict):  # it has the lock and has not written yet
+        data = {"pid": None, "host": machine(env), "started": None, "how": None}
+    data["log"] = base + ".log"
+    return data
+
+
+class Holder:
+    """The running watcher's hold on the lock: taken by :func:`hold`, kept while it runs,
+    released (and the record removed) by :meth:`release`, or by the kernel at death."""
+
+    def __init__(self, fd: int, base: str) -> None:
+        self.fd, self.base = fd, base
+
+    def release(self) -> None:
+        if self.fd < 0:
+            return
+        import contextlib  # the watcher's side only: not loaded on the hook path
+
+        with contextlib.suppress(OSError):
+            os.unlink(self.base + ".json")
+        os.close(self.fd)
+        self.fd = -1
+
+
+def hold(store: Store, how: str, env: Mapping[str, str] = os.environ) -> Holder | None:
+    """Take the lock for a watcher started ``how`` and write its record; ``None`` when
+    another watcher has it. Probers hold it shared for a moment only, so a watcher
+    tries for :data:`TAKE_SECONDS` before giving up."""
+    base = base_path(store, env)
+    fd = _open_lock(base)
+    for _ in range(_TAKE_TRIES):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            time.sleep(TAKE_SECONDS / _TAKE_TRIES)
+    else:
+        os.close(fd)
+        return None
+    _write_record(base, {"pid": os.getpid(), "host": machine(env), "how": how,
+                         "started": _now_iso()})
+    return Holder(fd, base)
+
+
+def _now_iso() -> str:
+    from ..core.dates import datetime
+
+    return datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def _write_record(base: str, data: dict[str, Any]) -> None:
+    """Written whole, then renamed over the old one: a reader sees one or the other."""
+    staged = f"{base}.json.{os.getpid()}.tmp"
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | CLOEXEC,
+                 FILE_MODE)
+    try:
+        os.write(fd, jsontext.dumps(data).encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(staged, base + ".json")
+
+
+def start(store: Store, env: Mapping[str, str] = os.environ) -> str | None:
+    """Start an on-demand watcher for ``store``, detached, without waiting for it;
+    returns why it could not be started (one line), else ``None``.
+
+    The child is ``python -m mailslot watch --started on-demand``, told the store by
+    ``MAILSLOT_DIR`` in its environment (a database address never shows in ``ps``), in
+    a session of its own, stdin from ``/dev/null`` and its output appended to the log,
+    no other descriptor inherited, no signal blocked and SIGINT and SIGTERM at their
+    defaults (a host may run its hooks with them ignored).
+    If two processes start one at once, the second watcher finds the lock taken and
+    exits at once.
+    """
+    _reap()
+    base = base_path(store, env)
+    child_env = {k: v for k, v in env.items()
+                 if k not in ("MAILSLOT_AGENT", "MAILSLOT_CREDENTIAL", "MAILSLOT_PEER_OF",
+                              OFF_SWITCH)}
+    child_env["MAILSLOT_DIR"] = store.location
+    argv = [sys.executable, "-m", "mailslot", "watch", "--started", ON_DEMAND]
+    try:
+        os.makedirs(os.path.dirname(base), mode=0o700, exist_ok=True)
+        actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                   (os.POSIX_SPAWN_OPEN, 1, base + ".log",
+                    os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE),
+                   (os.POSIX_SPAWN_DUP2, 1, 2)]
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited()]
+        import signal  # rare: at most once per watcher's life
+
+        _spawned.append(os.posix_spawn(sys.executable, argv, child_env, file_actions=actions,
+                                       setsid=True, setsigmask=(),
+                                       setsigdef=(signal.SIGINT, signal.SIGTERM)))
+    except (OSError, NotImplementedError) as exc:
+        why = getattr(exc, "strerror", None) or type(exc).__name__
+        return f"a watcher could not be started ({why})"
+    return None
+
+
+def _inherited() -> list[int]:
+    """Descriptors above 2 the child would inherit (opened without close-on-exec, such
+    as a pipe a host handed its hook): each is closed in the child, so a watcher living
+    for minutes never holds open a pipe whose reader waits for its end."""
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        found = []
+        for name in names:
+            fd = int(name) if name.isdigit() else -1
+            try:
+                if fd > 2 and os.get_inheritable(fd):
+                    found.append(fd)
+            except OSError:  # the listing's own descriptor, closed by now
+                continue
+        return found
+    return []
+
+
+def _reap() -> None:
+    """Collect watchers this process started that have ended (a long-running server
+    starts one now and then; without this each would stay a zombie until it exits)."""
+    for pid in list(_spawned):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _spawned.remove(pid)
+
+
+def ensure(store: Store, config: Mapping[str, Any] | None = None,
+           env: Mapping[str, str] = os.environ) -> str | None:
+    """Make sure a watcher runs if one is wanted: the check a send, hook or server makes.
+
+    Returns ``None`` when none is wanted, one runs, or one was just started; else why
+    wakes cannot happen now (one line, for the sender). Never raises.
+    ``MAILSLOT_ON_DEMAND_WATCHER=0`` in the environment: this process starts none and
+    says nothing (a person or a test suite that runs its own watcher).
+    """
+    if env.get(OFF_SWITCH) == "0":
+        return None
+    try:
+        if config is None:
+            config = store.load_config()
+        if not wanted(config) or is_running(store, env):
+            return None
+        if not on_demand_allowed(config):
+            return ("no watcher is running and watcher.on_demand is false: wakes wait "
+                    "until `mailslot watch` runs")
+        return start(store, env)
+    except Exception as exc:  # a send or hook must never fail over this
+        return f"cannot tell whether a watcher runs ({type(exc).__name__}: {exc})"
+
+
+def rotate_log(base: str, limit: int = LOG_LIMIT) -> None:
+    """Keep the log bounded: past ``limit`` bytes it becomes ``.log.1`` and standard
+    output and error continue in a new file (called by the on-demand watcher)."""
+    path = base + ".log"
+    try:
+        if os.fstat(1).st_size <= limit:
+            return
+        os.replace(path, path + ".1")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | CLOEXEC,
+                     FILE_MODE)
+    except OSError:
+        return
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
