@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 
-from .process import _KEPT_BYTES, Spawn, _end, _tail, find_program
+from .process import Spawn, end, start, stderr_said
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,22 +41,11 @@ def prompt(spawn: Spawn, session: str, cwd: str, text: str, timeout: float,
            stop: threading.Event) -> str | None:
     """Run ``spawn`` as an ACP agent and prompt ``session`` (in the absolute ``cwd``) with
     ``text``; ``None`` once the turn ended, else why not (one line)."""
-    env = {**os.environ, **spawn.env}
     name = os.path.basename(spawn.argv[0])
-    executable = find_program(spawn.argv[0], env)
-    if executable is None:
-        return f"{name} was not found on PATH"
-    if not os.path.isdir(cwd):
-        return f"the folder {cwd} does not exist"
     with tempfile.TemporaryFile() as err:
-        try:
-            proc = subprocess.Popen(
-                spawn.argv, executable=executable, env=env, cwd=cwd,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                start_new_session=True, close_fds=True,
-            )
-        except OSError as exc:
-            return f"{name} could not be started ({exc.strerror or type(exc).__name__})"
+        proc = start(spawn, err, stdout=subprocess.PIPE, cwd=cwd)
+        if isinstance(proc, str):
+            return proc
         client = _Client(proc, name)
         try:
             failed = client.converse(session, cwd, text, timeout, stop)
@@ -64,8 +53,7 @@ def prompt(spawn: Spawn, session: str, cwd: str, text: str, timeout: float,
             client.close()
         if failed is None:
             return None
-        err.seek(max(0, err.seek(0, os.SEEK_END) - _KEPT_BYTES))
-        return failed + _tail(err.read(), spawn.env)
+        return failed + stderr_said(err, spawn.env)
 
 
 class _Client:
@@ -85,7 +73,7 @@ class _Client:
         """End the agent and its process group, and let go of its pipes."""
         with contextlib.suppress(OSError):
             self.stdin.close()  # an agent that reads its input to the end exits now
-        _end(self.proc)
+        end(self.proc)
         self.reader.join(_TICK_SECONDS)
         if not self.reader.is_alive() and self.proc.stdout is not None:
             self.proc.stdout.close()

@@ -29,6 +29,10 @@ from collections.abc import Callable, Mapping
 
 from ..core.values import dataclass, field
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO
+
 STDERR_TAIL = 300
 _STDERR_LINES = 3
 _KEPT_BYTES = 8192  # of standard error, from its end
@@ -75,7 +79,7 @@ def _die_with_parent() -> Callable[[], None] | None:
     return _DEATH_SIGNAL[0]
 
 
-def _end(proc: subprocess.Popen[bytes]) -> None:
+def end(proc: subprocess.Popen[bytes]) -> None:
     """Stop a child and its process group: TERM, then KILL after a grace period."""
     for sig, wait in ((signal.SIGTERM, _GRACE_SECONDS), (signal.SIGKILL, None)):
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -87,34 +91,51 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def run(spawn: Spawn, timeout: float, stop: threading.Event) -> str | None:
-    """Run ``spawn`` to its end; ``None`` on exit status 0, else why it failed (one line).
+def start(spawn: Spawn, err: IO[bytes], *, stdout: int,
+          cwd: str | None) -> subprocess.Popen[bytes] | str:
+    """Start ``spawn`` in a process group of its own (dying with the watcher on Linux),
+    its stdin a pipe and its stderr ``err``; why not (one line) when it cannot start.
 
-    The child is ended when ``timeout`` passes or ``stop`` is set (the watcher stopping).
+    ``err`` is an unnamed file, not a pipe: a program that leaves a helper running
+    (holding the pipe open) must not look as if it never finished.
     """
     env = {**os.environ, **spawn.env}
     name = os.path.basename(spawn.argv[0])
     executable = find_program(spawn.argv[0], env)
     if executable is None:
         return f"{name} was not found on PATH"
-    if spawn.cwd is not None and not os.path.isdir(spawn.cwd):
-        return f"the folder {spawn.cwd} does not exist"
-    # Standard error goes to an unnamed file, not a pipe: a program that leaves a helper
-    # running (holding the pipe open) must not look as if it never finished.
+    if cwd is not None and not os.path.isdir(cwd):
+        return f"the folder {cwd} does not exist"
+    try:
+        return subprocess.Popen(
+            spawn.argv, executable=executable, env=env, cwd=cwd,
+            stdin=subprocess.PIPE, stdout=stdout, stderr=err,
+            start_new_session=True, close_fds=True, preexec_fn=_die_with_parent(),
+        )
+    except OSError as exc:
+        return f"{name} could not be started ({exc.strerror or type(exc).__name__})"
+
+
+def stderr_said(err: IO[bytes], secrets: Mapping[str, str]) -> str:
+    """``; stderr: ...`` from the end of what a failed program wrote (see :func:`start`)."""
+    err.seek(max(0, err.seek(0, os.SEEK_END) - _KEPT_BYTES))
+    return _tail(err.read(), secrets)
+
+
+def run(spawn: Spawn, timeout: float, stop: threading.Event) -> str | None:
+    """Run ``spawn`` to its end; ``None`` on exit status 0, else why it failed (one line).
+
+    The child is ended when ``timeout`` passes or ``stop`` is set (the watcher stopping).
+    """
+    name = os.path.basename(spawn.argv[0])
     with tempfile.TemporaryFile() as err:
-        try:
-            proc = subprocess.Popen(
-                spawn.argv, executable=executable, env=env, cwd=spawn.cwd,
-                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err,
-                start_new_session=True, close_fds=True, preexec_fn=_die_with_parent(),
-            )
-        except OSError as exc:
-            return f"{name} could not be started ({exc.strerror or type(exc).__name__})"
+        proc = start(spawn, err, stdout=subprocess.DEVNULL, cwd=spawn.cwd)
+        if isinstance(proc, str):
+            return proc
         failed = _wait(proc, spawn, name, timeout, stop)
         if failed is not None or proc.returncode == 0:
             return failed
-        err.seek(max(0, err.seek(0, os.SEEK_END) - _KEPT_BYTES))
-        said = _tail(err.read(), spawn.env)
+        said = stderr_said(err, spawn.env)
     if proc.returncode < 0:
         return f"{name} was ended by signal {-proc.returncode}{said}"
     return f"{name} exited with status {proc.returncode}{said}"
@@ -132,10 +153,10 @@ def _wait(proc: subprocess.Popen[bytes], spawn: Spawn, name: str, timeout: float
         except subprocess.TimeoutExpired:
             stdin = None  # already being written; communicate() resumes it
             if stop.is_set():
-                _end(proc)
+                end(proc)
                 return f"{name} was stopped: the watcher is stopping"
             if time.monotonic() >= deadline:
-                _end(proc)
+                end(proc)
                 return f"{name} did not finish within {timeout:g} s (stopped)"
 
 
