@@ -17,6 +17,7 @@ import pytest
 from conftest import Result
 from mailslot import hosts
 from pgcluster import Cluster
+from support import fake_program
 
 Cli = Callable[..., Result]
 EXE = str(Path(sys.executable).parent / "mailslot")
@@ -71,6 +72,12 @@ def hook_command(host: str, event: str, agent: str = "ada") -> str:
 
 def install(cli: Cli, host: str, *options: str, agent: str = "ada") -> Result:
     return cli("--agent", agent, "install", host, *options)
+
+
+@pytest.fixture
+def claude_on_path(bin_dir: Path) -> Path:
+    """A ``claude`` recent enough for the waiter (``install --wake`` reads its version)."""
+    return fake_program(bin_dir, "claude", "2.1.332 (Claude Code)")
 
 
 @pytest.mark.parametrize("scope", ["project", "user"])
@@ -175,7 +182,8 @@ def test_dry_run_prints_the_diff_and_writes_nothing(cli: Cli, home: Path,
     assert f"unchanged: {path}" in r.out and "---" not in r.out
 
 
-def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
+def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path,
+                               claude_on_path: Path) -> None:
     path = hook_file("claude", "project", home, project)
     assert path.name == "settings.local.json"
     r = install(cli, "claude", "--hooks", "--wake")
@@ -195,6 +203,7 @@ def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
     config = json.loads((isolated_mailbox() / "config.json").read_text())
     assert config["agents"]["ada"] == {"wake_on_mail": True, "wake_method": "claude-rewake"}
     assert 'wake_method "claude-rewake"' in r.out
+    assert "wake: claude-rewake, chosen: Claude Code 2.1.332 (≥ 2.1.197)" in r.out
     again = install(cli, "claude", "--hooks")  # without --wake: the waiter goes
     assert again.code == 0 and len(load(path)["hooks"]["Stop"]) == 1
     config = json.loads((isolated_mailbox() / "config.json").read_text())
@@ -204,7 +213,8 @@ def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
 
 @pytest.mark.parametrize("with_credential", [False, True])
 def test_an_install_without_the_wake_takes_the_waiter_hook_out(
-        cli: Cli, home: Path, project: Path, with_credential: bool) -> None:
+        cli: Cli, home: Path, project: Path, with_credential: bool,
+        claude_on_path: Path) -> None:
     path = hook_file("claude", "project", home, project)
     assert install(cli, "claude", "--hooks", "--wake").code == 0
     options: tuple[str, ...] = ()
@@ -304,8 +314,10 @@ def test_cursor_warns_when_claude_hooks_would_run_twice(cli: Cli) -> None:
 
 
 @pytest.mark.parametrize("options, message", [
-    (["claude", "--wake"], "--wake needs --hooks and works only for claude"),
-    (["codex", "--hooks", "--wake"], "--wake needs --hooks and works only for claude"),
+    (["claude", "--wake"], "no wake is possible for Claude Code here: claude-rewake: "
+                           "needs --hooks"),
+    (["codex", "--hooks", "--wake"], "no wake is possible for Codex CLI here: codex-queue: "
+                                     "codex is not on PATH"),
     (["antigravity", "--hooks"], "Antigravity has no documented hook that can show mail"),
     (["grok", "--hooks"], "Grok Build has no documented hook that can show mail"),  # issue 18
 ])
@@ -399,7 +411,7 @@ def test_channel_is_claude_only_and_excludes_wake(cli: Cli, options: tuple[str, 
     assert not isolated_mailbox().exists()
 
 
-def test_dry_run_wake_changes_no_config(cli: Cli) -> None:
+def test_dry_run_wake_changes_no_config(cli: Cli, claude_on_path: Path) -> None:
     r = install(cli, "claude", "--hooks", "--wake", "--dry-run")
     assert r.code == 0 and 'would set agents.ada.wake_method "claude-rewake"' in r.out
     assert not (isolated_mailbox() / "config.json").exists()

@@ -128,6 +128,26 @@ class Plugin:
         self.marketplace = marketplace
 
 
+class Rung:
+    """One step of a host's wake ladder (:attr:`Host.wake_ladder`): a wake method by
+    name, the oldest version of the host's program it is known to work with, and
+    whether the host's background waiter hook serves it."""
+
+    __slots__ = ("method", "since", "waiter")
+
+    def __init__(self, method: str, since: str | None = None, *, waiter: bool = False) -> None:
+        self.method = method
+        self.since = since  # None: any version (then the program need not be found)
+        self.waiter = waiter  # install registers the waiter (Host.wake_hook) with --hooks
+
+    def __repr__(self) -> str:
+        return f"<rung {self.method}{f' >= {self.since}' if self.since else ''}>"
+
+
+TERMINAL_LADDER = (Rung("tmux"), Rung("command"))
+"""The wakes any host in a terminal has: its pane typed into, or your own program."""
+
+
 class Host:
     """One agent host. Subclasses set class attributes; the defaults are "it has none"."""
 
@@ -342,6 +362,16 @@ class Host:
         so a host builds the classes in the call: a hook, which loads the host's module,
         never builds them."""
         return ()
+
+    wake_ladder: ClassVar[tuple[Rung, ...]] = TERMINAL_LADDER
+    """The wakes ``install --wake`` tries for this host, best first: the first whose
+    probe passes is chosen (docs/wake.md). A host names every step it takes, the
+    host-independent ``tmux`` and ``command`` included; an empty ladder: it cannot be
+    woken (:attr:`unreachable` says why)."""
+    unreachable: ClassVar[str] = "it has no way in from outside"
+    """Why no wake is possible, when the ladder is empty."""
+    version_args: ClassVar[tuple[str, ...]] = ("--version",)
+    """The arguments that make its program print its version."""
 
     # -- permissions ----------------------------------------------------------------------
     bypass_flags: ClassVar[frozenset[str]] = frozenset()
