@@ -432,11 +432,12 @@ class ResumeMethod(ArgvMethod):
         session = setup.entry.get("session_id")
         if session is not None and session != LATEST:
             said = f"session {session}, as configured"
-        elif setup.hooks:
+        elif setup.latest or setup.hooks or session == LATEST:
+            said = 'session "latest": ' + (
+                f"{setup.latest}, as its hooks recorded" if setup.latest else
+                "its hooks record it at the next session start" if setup.hooks else
+                "as configured; no hook has recorded one yet")
             session = LATEST
-            said = ('session "latest": ' + (f"{setup.latest}, as its hooks recorded"
-                                             if setup.latest else
-                                             "its hooks record it at the next session start"))
         else:
             return Check(False, f"no session id: set {where(setup.agent, 'session_id')}, "
                                 "or install with --hooks so they record the latest")
