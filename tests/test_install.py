@@ -57,8 +57,15 @@ def load(path: Path) -> dict[str, Any]:
     return tomllib.loads(text) if path.suffix == ".toml" else dict(json.loads(text))
 
 
+def servers_in(doc: dict[str, Any], host: str) -> dict[str, Any]:
+    """The host's MCP servers in its settings (``a.b``: ``doc[a][b]``)."""
+    for part in HOSTS[host].mcp_container.split("."):
+        doc = doc[part]
+    return doc
+
+
 def server_of(doc: dict[str, Any], host: str = "claude") -> dict[str, Any]:
-    return dict(doc[HOSTS[host].mcp_container]["mailslot"])
+    return dict(servers_in(doc, host)["mailslot"])
 
 
 def serve_args(agent: str = "ada") -> list[str]:
@@ -105,15 +112,17 @@ def test_other_servers_and_settings_are_kept(cli: Cli, host: str, home: Path,
         path.write_text('# my settings\nmodel = "o3"\n\n[mcp_servers.other]\n'
                         'command = "other-server"  # keep me\n')
     else:
-        path.write_text(json.dumps({"theme": "dark", HOSTS[host].mcp_container: {
-            "other": {"command": "other-server", "args": ["x"]}}}, indent=4) + "\n")
+        servers: Any = {"other": {"command": "other-server", "args": ["x"]}}
+        for part in reversed(HOSTS[host].mcp_container.split(".")):
+            servers = {part: servers}
+        path.write_text(json.dumps({"theme": "dark", **servers}, indent=4) + "\n")
     before = load(path)
     assert install(cli, host, "--scope", "project").code == 0
     after = load(path)
-    container = HOSTS[host].mcp_container
-    servers = after[container]
-    assert servers["other"] == before[container]["other"]
-    assert list(servers) == ["other", "mailslot"]
+    container = HOSTS[host].mcp_container.split(".")[0]
+    found = servers_in(after, host)
+    assert found["other"] == servers_in(before, host)["other"]
+    assert list(found) == ["other", "mailslot"]
     assert {k: v for k, v in after.items() if k != container} == {
         k: v for k, v in before.items() if k != container}
     if path.suffix == ".toml":

@@ -52,20 +52,22 @@ class Hook:
 class HookFile:
     """Where a host reads command hooks, which it runs, and with which time unit."""
 
-    __slots__ = ("container", "grouped", "hooks", "named", "notes", "path", "timeout",
-                 "version")
+    __slots__ = ("container", "grouped", "hooks", "named", "notes", "path", "switches",
+                 "timeout", "version")
 
     def __init__(self, path: dict[Scope, str], hooks: tuple[Hook, ...], timeout: int, *,
                  grouped: bool = True, named: bool = False, version: int | None = None,
-                 container: str | None = "hooks", notes: tuple[str, ...] = ()) -> None:
+                 container: str | None = "hooks", notes: tuple[str, ...] = (),
+                 switches: dict[str, object] | None = None) -> None:
         self.path = path
         self.hooks = hooks
         self.timeout = timeout  # in the host's unit (some count milliseconds)
         self.grouped = grouped  # handlers inside {"matcher", "hooks": [...]} groups
         self.named = named  # each handler carries a name (for a host's enable/disable)
         self.version = version  # the file's format version, written first when absent
-        self.container = container  # the key holding the events (None: the top level)
+        self.container = container  # the key holding the events ("a.b": nested; None: top)
         self.notes = notes
+        self.switches = switches or {}  # settings ("a.b": nested) set where the file is silent
 
 
 def context(event_name: str) -> Callable[[str], Payload]:
