@@ -370,6 +370,12 @@ class Host:
     probe passes is chosen (docs/wake.md). A host names every step it takes, the
     host-independent ``tmux`` and ``command`` included; an empty ladder: it cannot be
     woken (:attr:`unreachable` says why)."""
+    @property
+    def waiter_method(self) -> str | None:
+        """The wake method its background waiter (:attr:`wake_hook`) serves: the
+        ladder's waiter step, if it has one."""
+        return next((r.method for r in self.wake_ladder if r.waiter), None)
+
     unreachable: ClassVar[str] = "it has no way in from outside"
     """Why no wake is possible, when the ladder is empty."""
     version_args: ClassVar[tuple[str, ...]] = ("--version",)

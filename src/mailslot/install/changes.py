@@ -174,8 +174,7 @@ def install(
     present = _our_hooks(where(spec.path[scope])) if spec is not None else []
     chosen = _choose(host, agent, mailbox_dir, str(project), hooks or bool(present)) \
         if wake and remote is None else None
-    waiter = chosen is not None and any(r.method == chosen.method and r.waiter
-                                        for r in host.wake_ladder)
+    waiter = chosen is not None and chosen.method == host.waiter_method
     if not hooks and any(is_remote_hook(c) != (remote is not None) for c in present):
         hooks = True  # they follow the server entry: never left reaching the old place
         notes.append("mailslot's hooks there were " + ("local" if remote else "remote")
@@ -246,8 +245,8 @@ def _choose(host: Host, agent: str, mailbox_dir: str | None, project: str,
 def _registered_wakes(host: Host) -> tuple[str, ...]:
     """The wake methods that work only with what an install registers (a channel, the
     background waiter): a registration without them stops such a wake."""
-    waiters = (r.method for r in host.wake_ladder if r.waiter)
-    return (*host.install_wakes.values(), *waiters)
+    waiter = () if host.waiter_method is None else (host.waiter_method,)
+    return (*host.install_wakes.values(), *waiter)
 
 
 def _drop_wake(host: Host, agent: str, installed: tuple[str, ...], mailbox_dir: str | None,
