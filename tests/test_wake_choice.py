@@ -246,6 +246,14 @@ def test_doctor_shows_the_configured_wake_and_the_ladder(cli: Cli, root: Path,
     assert data["ladder"][0]["since"] == "0.171.0"
 
 
+def test_doctor_after_choosing_the_waiter_shows_it_chosen(cli: Cli, bin_dir: Path) -> None:
+    fake_program(bin_dir, "claude", "2.1.332 (Claude Code)")
+    assert cli("--agent", "ada", "install", "claude", "--hooks", "--wake").code == 0
+    r = cli("doctor", "--wake", "ada")
+    assert r.code == 0, r.err
+    assert "  1. ✓ claude-rewake (configured) ← chosen: Claude Code 2.1.332 (≥ 2.1.197)" in r.out
+
+
 def test_doctor_says_what_the_configured_wake_lacks_now(cli: Cli, root: Path,
                                                         bin_dir: Path) -> None:
     codex = fake_program(bin_dir, "codex", "codex-cli 0.171.0")

@@ -171,7 +171,9 @@ def diagnose(store: Store, raw_config: dict[str, Any], agent: str, host_name: st
     host = _host_of(store, agent, report.method, host_name)
     sessions = [r for r in store.hook_sessions()
                 if r.get("agent") == agent and r.get("host") == host.name]
-    hooks = bool(sessions) or bool(store.waiter_pids(agent))
+    # a hook ran, a waiter waited, or install --hooks chose the waiter (it registered it)
+    hooks = bool(sessions) or bool(store.waiter_pids(agent)) or (
+        report.method == host.waiter_method)
     setup = setup_for(store, entry, agent, host, folder=str(entry.get("cwd") or folder),
                       hooks=hooks, env=env)
     return Diagnosis(agent, report.opt_in, report.method, report.warnings,
