@@ -141,3 +141,18 @@ def put_config(store: Store, config: Mapping[str, Any]) -> None:
         return True
 
     store.update_config(replace)
+
+
+def fake_program(folder: Path, name: str, version: str | None = None, *,
+                 record: Path | None = None) -> Path:
+    """An executable ``folder/name`` that prints ``version`` for ``--version`` (nothing,
+    and exit 1, when ``version`` is None) and, given ``record``, appends its argv there as
+    one JSON line for anything else."""
+    path = folder / name
+    said = f"print({version!r})" if version is not None else "sys.exit(1)"
+    keep = (f"open({str(record)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')"
+            if record is not None else "pass")
+    path.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                    f"if sys.argv[1:] == ['--version']:\n    {said}\nelse:\n    {keep}\n")
+    path.chmod(0o755)
+    return path

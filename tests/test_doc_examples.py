@@ -33,6 +33,8 @@ NOT_RUN = {
     "mailslot start": "starts claude, a host program",
     "< input.json": "a host's hook payload",
     "--if-version": "the version a config show printed",
+    "--hooks --wake": "probes the host's program, not installed here",
+    "doctor --wake": "the wake install --hooks --wake chose",
 }
 RUN_ANYWAY = ("mailslot watch --validate",)
 SHORT = re.compile(r"^(ID|[0-9a-f]{6,8}|\d{4}-\d\d-\d\d_\d{4})$")

@@ -72,6 +72,11 @@ CASES = [
     # Droid runs a PostToolUse hook under `droid exec` but drops what it adds: nothing
     # is shown (or recorded as shown) there
     ("droid-post-tool-use", "droid", "post-tool-use", LATER, nothing),
+    # ZCode's hooks answer as Claude Code's (its inputs are assumed, not recorded):
+    ("zcode-session-start", "zcode", "session-start", START, context("SessionStart")),
+    ("zcode-user-prompt-submit", "zcode", "user-prompt-submit", LATER,
+     context("UserPromptSubmit")),
+    ("zcode-stop", "zcode", "stop", LATER, decision("block")),
     # Cursor and Copilot CLI also run the hooks in .claude/settings.json:
     ("cursor-session-start", "claude", "session-start", START, context("SessionStart")),
     ("cursor-stop", "claude", "stop", LATER, decision("block")),

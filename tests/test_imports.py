@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support import fake_program
+
 HEAVY = ("mcp", "mcp_types", "pydantic", "pydantic_core", "starlette", "watchdog", "anyio")
 
 SCRIPT = """
@@ -35,7 +37,9 @@ print(json.dumps(heavy))
 """
 
 
-def test_cli_paths_other_than_serve_do_not_import_heavy_modules(isolated: Path) -> None:
+def test_cli_paths_other_than_serve_do_not_import_heavy_modules(isolated: Path,
+                                                               bin_dir: Path) -> None:
+    fake_program(bin_dir, "claude", "2.1.332 (Claude Code)")  # install --wake reads it
     done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(HEAVY)],
                           capture_output=True, text=True, check=True, cwd=isolated / "work")
     assert json.loads(done.stdout.splitlines()[-1]) == []

@@ -17,6 +17,7 @@ import pytest
 from conftest import Result
 from mailslot import hosts
 from pgcluster import Cluster
+from support import fake_program
 
 Cli = Callable[..., Result]
 EXE = str(Path(sys.executable).parent / "mailslot")
@@ -56,8 +57,15 @@ def load(path: Path) -> dict[str, Any]:
     return tomllib.loads(text) if path.suffix == ".toml" else dict(json.loads(text))
 
 
+def servers_in(doc: dict[str, Any], host: str) -> dict[str, Any]:
+    """The host's MCP servers in its settings (``a.b``: ``doc[a][b]``)."""
+    for part in HOSTS[host].mcp_container.split("."):
+        doc = doc[part]
+    return doc
+
+
 def server_of(doc: dict[str, Any], host: str = "claude") -> dict[str, Any]:
-    return dict(doc[HOSTS[host].mcp_container]["mailslot"])
+    return dict(servers_in(doc, host)["mailslot"])
 
 
 def serve_args(agent: str = "ada") -> list[str]:
@@ -71,6 +79,12 @@ def hook_command(host: str, event: str, agent: str = "ada") -> str:
 
 def install(cli: Cli, host: str, *options: str, agent: str = "ada") -> Result:
     return cli("--agent", agent, "install", host, *options)
+
+
+@pytest.fixture
+def claude_on_path(bin_dir: Path) -> Path:
+    """A ``claude`` recent enough for the waiter (``install --wake`` reads its version)."""
+    return fake_program(bin_dir, "claude", "2.1.332 (Claude Code)")
 
 
 @pytest.mark.parametrize("scope", ["project", "user"])
@@ -98,15 +112,17 @@ def test_other_servers_and_settings_are_kept(cli: Cli, host: str, home: Path,
         path.write_text('# my settings\nmodel = "o3"\n\n[mcp_servers.other]\n'
                         'command = "other-server"  # keep me\n')
     else:
-        path.write_text(json.dumps({"theme": "dark", HOSTS[host].mcp_container: {
-            "other": {"command": "other-server", "args": ["x"]}}}, indent=4) + "\n")
+        servers: Any = {"other": {"command": "other-server", "args": ["x"]}}
+        for part in reversed(HOSTS[host].mcp_container.split(".")):
+            servers = {part: servers}
+        path.write_text(json.dumps({"theme": "dark", **servers}, indent=4) + "\n")
     before = load(path)
     assert install(cli, host, "--scope", "project").code == 0
     after = load(path)
-    container = HOSTS[host].mcp_container
-    servers = after[container]
-    assert servers["other"] == before[container]["other"]
-    assert list(servers) == ["other", "mailslot"]
+    container = HOSTS[host].mcp_container.split(".")[0]
+    found = servers_in(after, host)
+    assert found["other"] == servers_in(before, host)["other"]
+    assert list(found) == ["other", "mailslot"]
     assert {k: v for k, v in after.items() if k != container} == {
         k: v for k, v in before.items() if k != container}
     if path.suffix == ".toml":
@@ -175,7 +191,8 @@ def test_dry_run_prints_the_diff_and_writes_nothing(cli: Cli, home: Path,
     assert f"unchanged: {path}" in r.out and "---" not in r.out
 
 
-def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
+def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path,
+                               claude_on_path: Path) -> None:
     path = hook_file("claude", "project", home, project)
     assert path.name == "settings.local.json"
     r = install(cli, "claude", "--hooks", "--wake")
@@ -195,6 +212,7 @@ def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
     config = json.loads((isolated_mailbox() / "config.json").read_text())
     assert config["agents"]["ada"] == {"wake_on_mail": True, "wake_method": "claude-rewake"}
     assert 'wake_method "claude-rewake"' in r.out
+    assert "wake: claude-rewake, chosen: Claude Code 2.1.332 (≥ 2.1.197)" in r.out
     again = install(cli, "claude", "--hooks")  # without --wake: the waiter goes
     assert again.code == 0 and len(load(path)["hooks"]["Stop"]) == 1
     config = json.loads((isolated_mailbox() / "config.json").read_text())
@@ -204,7 +222,8 @@ def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path) -> None:
 
 @pytest.mark.parametrize("with_credential", [False, True])
 def test_an_install_without_the_wake_takes_the_waiter_hook_out(
-        cli: Cli, home: Path, project: Path, with_credential: bool) -> None:
+        cli: Cli, home: Path, project: Path, with_credential: bool,
+        claude_on_path: Path) -> None:
     path = hook_file("claude", "project", home, project)
     assert install(cli, "claude", "--hooks", "--wake").code == 0
     options: tuple[str, ...] = ()
@@ -304,8 +323,10 @@ def test_cursor_warns_when_claude_hooks_would_run_twice(cli: Cli) -> None:
 
 
 @pytest.mark.parametrize("options, message", [
-    (["claude", "--wake"], "--wake needs --hooks and works only for claude"),
-    (["codex", "--hooks", "--wake"], "--wake needs --hooks and works only for claude"),
+    (["claude", "--wake"], "no wake is possible for Claude Code here: claude-rewake: "
+                           "needs --hooks"),
+    (["codex", "--hooks", "--wake"], "no wake is possible for Codex CLI here: codex-queue: "
+                                     "codex is not on PATH"),
     (["antigravity", "--hooks"], "Antigravity has no documented hook that can show mail"),
     (["grok", "--hooks"], "Grok Build has no documented hook that can show mail"),  # issue 18
 ])
@@ -399,7 +420,7 @@ def test_channel_is_claude_only_and_excludes_wake(cli: Cli, options: tuple[str, 
     assert not isolated_mailbox().exists()
 
 
-def test_dry_run_wake_changes_no_config(cli: Cli) -> None:
+def test_dry_run_wake_changes_no_config(cli: Cli, claude_on_path: Path) -> None:
     r = install(cli, "claude", "--hooks", "--wake", "--dry-run")
     assert r.code == 0 and 'would set agents.ada.wake_method "claude-rewake"' in r.out
     assert not (isolated_mailbox() / "config.json").exists()

@@ -28,7 +28,8 @@ def _init(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 DOCTOR = Command("doctor", "Check the mailbox folder's permissions, config and leftovers.",
-                 examples=["mailslot doctor", "mailslot doctor --fix"])
+                 examples=["mailslot doctor", "mailslot doctor --fix",
+                           "mailslot doctor --wake reviewer"])
 
 
 @DOCTOR.arguments
@@ -38,10 +39,22 @@ def _doctor_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fix", action="store_true",
                    help="tighten permissions, remove staging files older than 36 hours and "
                         "move unreadable messages to the quarantine folder (implies --deep)")
+    p.add_argument("--wake", metavar="AGENT",
+                   help="probe AGENT's configured wake again and show its host's ladder: "
+                        "each method install --wake would try, in order, and its probe")
+    p.add_argument("--host", metavar="HOST",
+                   help="--wake: the host AGENT runs in (default: the host of its wake "
+                        "method, else of its latest hook session)")
 
 
 @DOCTOR.handler
 def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
+    if args.wake is not None:
+        found = box.wake_diagnosis(args.wake, args.host)
+        emit(args, found.as_dict(), render.wake_diagnosis(found))
+        return 0 if found.ok else 1
+    if args.host is not None:
+        raise InvalidInput("--host goes with --wake AGENT")
     report = box.doctor(fix=args.fix, deep=args.deep)
     data = {"location": report.location, "problems": report.problems, "fixed": report.fixed,
             "watcher": report.watcher.as_dict() if report.watcher else None}

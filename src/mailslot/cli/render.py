@@ -26,6 +26,7 @@ TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
     from ..install.changes import Report
     from ..launch.starting import Started
+    from ..wake.choice import Diagnosis
 
 _MARK = {"unread": "*", "read": "·", "done": "✓"}
 _LEGEND = "* unread   · read, not done   ✓ done"
@@ -215,6 +216,25 @@ def doctor(report: DoctorReport) -> str:
     lines += [f"problem: {p}" for p in report.problems]
     if report.healthy:
         lines.append("ok: no problems found")
+    return "\n".join(lines)
+
+
+def wake_diagnosis(found: Diagnosis) -> str:
+    """``doctor --wake``: the configured wake and its probe, then the ladder in order."""
+    choice = found.choice
+    lines = [f"{found.agent}: {found.opt_in}; wake_method: {found.method or 'not set'}"]
+    lines += [f"  problem now: {w}" for w in found.warnings]
+    if found.ok:
+        lines.append("  probe: nothing wrong is visible now")
+    version = f" {choice.version}" if choice.version else ""
+    lines.append(f"ladder of {choice.title}{version} (install --wake takes the first ✓):")
+    if not choice.steps:
+        lines.append(f"  none: {choice.unreachable}")
+    for n, step in enumerate(choice.steps, 1):
+        mark = "✓" if step.ok else "✗"
+        tags = " (configured)" if step.method == found.method else ""
+        tags += " ← chosen" if step is choice.chosen else ""
+        lines.append(f"  {n}. {mark} {step.method}{tags}: {step.said}")
     return "\n".join(lines)
 
 

@@ -179,9 +179,11 @@ def _install_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hooks", action="store_true",
                    help="also register hooks that show mail at session start, prompt, stop")
     p.add_argument("--wake", action="store_true",
-                   help=f"{_listed(lambda h: 'wake' in h.install_wakes)} with --hooks: a "
-                        "background hook that wakes the session for mail (and config.json's "
-                        "wake_method for it)")
+                   help="choose the best wake this host and its installed version support "
+                        "(its ladder: a waiter hook with --hooks, a queue into the live "
+                        "session, its tmux pane, a resumed turn...), probe it and write it "
+                        "into config.json; refused, writing nothing, when none is possible "
+                        "(docs/wake.md; doctor --wake shows the ladder)")
     p.add_argument("--channel", action="store_true",
                    help=f"{_listed(lambda h: 'channel' in h.install_wakes)}: serve --channel "
                         "pushes mail into the session (research preview; config.json's "

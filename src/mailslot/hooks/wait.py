@@ -64,7 +64,7 @@ def run_wait(host: Host, *, agent: str | None, root: str | None,
 
 def _wait(host: Host, agent: str | None, root: str | None, env: Mapping[str, str],
           stdin: TextIO, stderr: TextIO) -> int:
-    method = host.install_wakes.get("wake")
+    method = host.waiter_method
     if method is None or not host.waits(env):
         return 0  # a headless run would not exit while a waiter runs
     payload = host_io.parse_payload(read_input(stdin))

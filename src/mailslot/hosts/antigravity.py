@@ -29,7 +29,7 @@ import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .host import Failed, Host, Start, option
+from .host import Failed, Host, Rung, Start, option
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -132,6 +132,9 @@ class Antigravity(Host):
     hands_off = True
     takes_project = True
     wake_method = "agentapi"
+    wake_ladder = (Rung("agentapi"), Rung("command"))
+    """Its conversations run inside the app (no pane to type into): agentapi, with the
+    conversation and credentials ``mailslot start antigravity`` wrote."""
 
     def argv(self, executable: str, start: Start) -> list[str]:
         return self.conversation_argv(executable, "<address from credentials_file>", start)

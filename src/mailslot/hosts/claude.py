@@ -24,6 +24,7 @@ from .host import (
     HookFile,
     Host,
     Plugin,
+    Rung,
     Start,
     context,
     decision,
@@ -81,7 +82,12 @@ class Claude(Host):
         "(\"New MCP server found in .mcp.json\"): approve it. If it was declined before, "
         "run `claude mcp reset-project-choices`.",
     )}
-    install_wakes = {"wake": "claude-rewake", "channel": "claude-channel"}
+    install_wakes = {"channel": "claude-channel"}
+    wake_ladder = (Rung("claude-rewake", "2.1.197", waiter=True), Rung("tmux"),
+                   Rung("claude"), Rung("command"))
+    """The waiter wakes the open session itself (the oldest version it was proven on:
+    2.1.197); typing into its pane comes next, then a separate headless turn. Channels
+    are a research preview behind a flag the person passes: only ``--channel`` picks them."""
     channel = (CHANNEL_CAPABILITY, CHANNEL_METHOD)
     wake_hook = "wait"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..core import jsontext
 from .claude import HOOKS, OUTPUTS
-from .host import CLAUDE_STYLE_EVENTS, SERVER, HookFile, Host, Plugin, Start, option
+from .host import CLAUDE_STYLE_EVENTS, SERVER, HookFile, Host, Plugin, Rung, Start, option
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,6 +36,11 @@ class Codex(Host):
 
     events = CLAUDE_STYLE_EVENTS
     outputs = OUTPUTS
+
+    wake_ladder = (Rung("codex-queue", "0.171.0"), Rung("tmux"), Rung("codex"),
+                   Rung("command"))
+    """Queued into the live session (proven from 0.171.0), else typed into its pane,
+    else a separate ``codex exec resume`` turn."""
 
     program = "codex"
     startable = True

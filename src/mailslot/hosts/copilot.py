@@ -12,7 +12,20 @@ from __future__ import annotations
 from ..core import jsontext
 from ..core.errors import StoreError
 from .claude import HOOK_FILES
-from .host import MIDTURN, SERVER, START, STOP, Hook, HookFile, Host, Start, decision, field, option
+from .host import (
+    MIDTURN,
+    SERVER,
+    START,
+    STOP,
+    Hook,
+    HookFile,
+    Host,
+    Rung,
+    Start,
+    decision,
+    field,
+    option,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,6 +65,9 @@ class Copilot(Host):
                MIDTURN: field("additionalContext")}
     shows_at = frozenset({START, STOP, MIDTURN})
     session_fields = ("sessionId", "session_id")
+
+    wake_ladder = (Rung("tmux"), Rung("copilot"), Rung("command"))
+    """No way into a live session but its pane; else a separate ``--resume`` turn."""
 
     program = "copilot"
     startable = True

@@ -20,6 +20,7 @@ from .host import (
     Hook,
     HookFile,
     Host,
+    Rung,
     Start,
     context,
     decision,
@@ -53,6 +54,9 @@ class Gemini(Host):
               "after-tool": MIDTURN}
     outputs = {START: context("SessionStart"), PROMPT: context("BeforeAgent"),
                STOP: decision("deny"), MIDTURN: context("AfterTool")}
+
+    wake_ladder = (Rung("tmux"), Rung("gemini"), Rung("command"))
+    """No way into a live session but its pane; else a separate headless turn."""
 
     program = "gemini"
     startable = True

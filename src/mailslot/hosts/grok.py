@@ -9,7 +9,7 @@ documents headless runs (``grok -p PROMPT``) and resuming a saved session (``-r,
 
 from __future__ import annotations
 
-from .host import Host
+from .host import Host, Rung
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,6 +30,9 @@ class Grok(Host):
     )}
 
     bypass_flags = frozenset({"--always-approve"})
+    program = "grok"
+    wake_ladder = (Rung("tmux"), Rung("grok"), Rung("command"))
+    """No way into a live session but its pane; else a separate ``--resume`` turn."""
 
     def wake_methods(self) -> Sequence[type]:
         return _wake_methods()

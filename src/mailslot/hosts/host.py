@@ -52,20 +52,22 @@ class Hook:
 class HookFile:
     """Where a host reads command hooks, which it runs, and with which time unit."""
 
-    __slots__ = ("container", "grouped", "hooks", "named", "notes", "path", "timeout",
-                 "version")
+    __slots__ = ("container", "grouped", "hooks", "named", "notes", "path", "switches",
+                 "timeout", "version")
 
     def __init__(self, path: dict[Scope, str], hooks: tuple[Hook, ...], timeout: int, *,
                  grouped: bool = True, named: bool = False, version: int | None = None,
-                 container: str | None = "hooks", notes: tuple[str, ...] = ()) -> None:
+                 container: str | None = "hooks", notes: tuple[str, ...] = (),
+                 switches: dict[str, object] | None = None) -> None:
         self.path = path
         self.hooks = hooks
         self.timeout = timeout  # in the host's unit (some count milliseconds)
         self.grouped = grouped  # handlers inside {"matcher", "hooks": [...]} groups
         self.named = named  # each handler carries a name (for a host's enable/disable)
         self.version = version  # the file's format version, written first when absent
-        self.container = container  # the key holding the events (None: the top level)
+        self.container = container  # the key holding the events ("a.b": nested; None: top)
         self.notes = notes
+        self.switches = switches or {}  # settings ("a.b": nested) set where the file is silent
 
 
 def context(event_name: str) -> Callable[[str], Payload]:
@@ -126,6 +128,26 @@ class Plugin:
         self.command = command
         self.marketplace_path = marketplace_path
         self.marketplace = marketplace
+
+
+class Rung:
+    """One step of a host's wake ladder (:attr:`Host.wake_ladder`): a wake method by
+    name, the oldest version of the host's program it is known to work with, and
+    whether the host's background waiter hook serves it."""
+
+    __slots__ = ("method", "since", "waiter")
+
+    def __init__(self, method: str, since: str | None = None, *, waiter: bool = False) -> None:
+        self.method = method
+        self.since = since  # None: any version (then the program need not be found)
+        self.waiter = waiter  # install registers the waiter (Host.wake_hook) with --hooks
+
+    def __repr__(self) -> str:
+        return f"<rung {self.method}{f' >= {self.since}' if self.since else ''}>"
+
+
+TERMINAL_LADDER = (Rung("tmux"), Rung("command"))
+"""The wakes any host in a terminal has: its pane typed into, or your own program."""
 
 
 class Host:
@@ -342,6 +364,22 @@ class Host:
         so a host builds the classes in the call: a hook, which loads the host's module,
         never builds them."""
         return ()
+
+    wake_ladder: ClassVar[tuple[Rung, ...]] = TERMINAL_LADDER
+    """The wakes ``install --wake`` tries for this host, best first: the first whose
+    probe passes is chosen (docs/wake.md). A host names every step it takes, the
+    host-independent ``tmux`` and ``command`` included; an empty ladder: it cannot be
+    woken (:attr:`unreachable` says why)."""
+    @property
+    def waiter_method(self) -> str | None:
+        """The wake method its background waiter (:attr:`wake_hook`) serves: the
+        ladder's waiter step, if it has one."""
+        return next((r.method for r in self.wake_ladder if r.waiter), None)
+
+    unreachable: ClassVar[str] = "it has no way in from outside"
+    """Why no wake is possible, when the ladder is empty."""
+    version_args: ClassVar[tuple[str, ...]] = ("--version",)
+    """The arguments that make its program print its version."""
 
     # -- permissions ----------------------------------------------------------------------
     bypass_flags: ClassVar[frozenset[str]] = frozenset()

@@ -7,7 +7,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -23,8 +23,11 @@ from .remote_entries import LOCAL_KEYS, REMOTE_KEYS, is_remote_hook, remote_entr
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..hosts import Host
     from ..hosts.host import Scope
+    from ..wake.choice import Step
 
 
 @dataclass(frozen=True)
@@ -101,11 +104,8 @@ def install(
     host = hosts.host(host_name)
 
     def offered() -> str:  # asked only to say so: it loads every host
-        return hosts.listed(hosts.names(lambda h: h.install_wakes))
+        return hosts.listed(hosts.names(lambda h: "channel" in h.install_wakes))
 
-    if wake and not (hooks and "wake" in host.install_wakes):
-        raise InvalidInput(f"--wake needs --hooks and works only for {offered()} (a "
-                           "background hook that wakes the session)")
     if channel and "channel" not in host.install_wakes:
         raise InvalidInput(f"--channel works only for {offered()} (a channel into the "
                            "session)")
@@ -172,14 +172,17 @@ def install(
     notes = list(host.install_notes.get(scope, ()))
     spec = host.hook_file
     present = _our_hooks(where(spec.path[scope])) if spec is not None else []
+    chosen = _choose(host, agent, mailbox_dir, str(project), hooks or bool(present)) \
+        if wake and remote is None else None
+    waiter = chosen is not None and chosen.method == host.waiter_method
     if not hooks and any(is_remote_hook(c) != (remote is not None) for c in present):
         hooks = True  # they follow the server entry: never left reaching the old place
         notes.append("mailslot's hooks there were " + ("local" if remote else "remote")
                      + " ones: switched to " + ("remote" if remote else "local") + " too")
-    if not hooks and not wake and any(_is_waiter(host, c) for c in present):
+    if not hooks and not waiter and any(_is_waiter(host, c) for c in present):
         hooks = True  # a waiter this registration does not wake with would wait for nothing
         notes.append("mailslot's hooks there had the background waiter (--wake): rewritten "
-                     "without it, as this registration does not wake")
+                     "without it, as this registration does not wake with it")
     if hooks and spec is not None:
         hook_path = where(spec.path[scope])
 
@@ -188,7 +191,7 @@ def install(
 
         plan.setdefault(hook_path, []).append(partial(
             entries.set_hooks, host=host, command=command, agent=agent, where=str(hook_path),
-            wake=command(host.wake_hook) if wake and host.wake_hook else None))
+            wake=command(host.wake_hook) if waiter and host.wake_hook else None))
         notes += spec.notes
         if host.also_runs is not None:
             other, files = host.also_runs
@@ -208,21 +211,48 @@ def install(
             if change.changed:
                 settings_files.write_atomic(change.path, change.after, change.before)
     warnings = _speaks_as_another(host, project, agent)
-    method = host.install_wakes.get("wake" if wake else "channel") if wake or channel else None
+    registered = _registered_wakes(host)
     if remote is not None:
         notes.append(f"{host.title} reads the secret from ${SECRET_ENV}: export it from "
                      "the credential file in the agent's environment (docs/remote.md)")
-    elif method is not None:
-        notes.append(_choose_wake(host, agent, method, mailbox_dir, dry_run))
-    elif host.install_wakes:
-        notes += _drop_wake(host, agent, mailbox_dir, dry_run)
+    elif chosen is not None:
+        notes.append(_choose_wake(host, agent, chosen.method, chosen.fields, mailbox_dir,
+                                  dry_run, f"wake: {chosen.method}, chosen: {chosen.said}"))
+    elif channel:
+        notes.append(_choose_wake(host, agent, host.install_wakes["channel"], {},
+                                  mailbox_dir, dry_run, "wake: channel"))
+    elif registered:
+        notes += _drop_wake(host, agent, registered, mailbox_dir, dry_run)
     return Report(host, scope, agent, changes, notes, dry_run, warnings)
 
 
-def _drop_wake(host: Host, agent: str, mailbox_dir: str | None, dry_run: bool) -> list[str]:
+def _choose(host: Host, agent: str, mailbox_dir: str | None, project: str,
+            hooks: bool) -> Step:
+    """``--wake``: the first step of the host's ladder whose probe passes; refused in
+    one line, before anything is written, when none does."""
+    from ..wake.choice import probe, setup_for
+
+    box = Mailbox.open(mailbox_dir, agent)
+    setup = setup_for(box.store, box.config.agents().get(agent, {}), agent, host,
+                      folder=project, hooks=hooks, env=os.environ)
+    choice = probe(host, setup)
+    if choice.chosen is None:
+        raise InvalidInput(f"{choice.why_not()}; nothing was changed"
+                           + ("" if choice.steps else " (install it without --wake)"))
+    return choice.chosen
+
+
+def _registered_wakes(host: Host) -> tuple[str, ...]:
+    """The wake methods that work only with what an install registers (a channel, the
+    background waiter): a registration without them stops such a wake."""
+    waiter = () if host.waiter_method is None else (host.waiter_method,)
+    return (*host.install_wakes.values(), *waiter)
+
+
+def _drop_wake(host: Host, agent: str, installed: tuple[str, ...], mailbox_dir: str | None,
+               dry_run: bool) -> list[str]:
     """A registration without --wake/--channel no longer wakes: say so in config.json
     (the wake methods that only work with what those flags register)."""
-    installed = tuple(host.install_wakes.values())
     box = Mailbox.open(mailbox_dir, agent)
     where = f"{box.store.location}/config.json"
     setting = f'agents.{agent}.wake_method "unsupported" (wake_on_mail false)'
@@ -234,16 +264,18 @@ def _drop_wake(host: Host, agent: str, mailbox_dir: str | None, dry_run: bool) -
     return []
 
 
-def _choose_wake(host: Host, agent: str, method: str, mailbox_dir: str | None,
-                 dry_run: bool) -> str:
-    """Opt the agent in to ``method`` in the mailbox's config.json (principle 7)."""
+def _choose_wake(host: Host, agent: str, method: str, fields: Mapping[str, Any],
+                 mailbox_dir: str | None, dry_run: bool, why: str) -> str:
+    """Opt the agent in to ``method`` (and its ``fields``) in the mailbox's config.json
+    (principle 7)."""
     box = Mailbox.open(mailbox_dir, agent)
-    setting = f'agents.{agent}.wake_method "{method}" with wake_on_mail'
+    named = "".join(f", {k}" for k in fields)
+    setting = f'agents.{agent}.wake_method "{method}" with wake_on_mail{named}'
     where = f"{box.store.location}/config.json"
     if dry_run:
-        return f"would set {setting} in {where}"
-    changed = box.choose_wake(agent, method)
-    said = f"{'set' if changed else 'kept'} {setting} in {where}"
+        return f"{why}; would set {setting} in {where}"
+    changed = box.choose_wake(agent, method, fields)
+    said = f"{why}; {'set' if changed else 'kept'} {setting} in {where}"
     advice = host.install_advice(method)
     return f"{said}; {advice}" if advice else said
 

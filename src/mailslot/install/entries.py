@@ -23,13 +23,30 @@ Doc = MutableMapping[str, Any]
 
 
 def _section(doc: Doc, key: str, where: str) -> Doc:
-    """``doc[key]``, created empty if missing; anything but an object is an error."""
-    if key not in doc:
-        doc[key] = {}
-    value = doc[key]
-    if not isinstance(value, MutableMapping):
-        raise InvalidInput(f"{where}: '{key}' must be an object; nothing was changed")
-    return value
+    """``doc[key]`` (``a.b``: ``doc[a][b]``), created empty if missing; anything but an
+    object on the way is an error."""
+    section = doc
+    parts = key.split(".")
+    for n, part in enumerate(parts):
+        value = section.setdefault(part, {})
+        if not isinstance(value, MutableMapping):
+            shown = ".".join(parts[:n + 1])
+            raise InvalidInput(f"{where}: '{shown}' must be an object; nothing was changed")
+        section = value
+    return section
+
+
+def command_line(handler: Mapping[str, Any]) -> str | None:
+    """A hook handler's command line: its ``command`` (or ``bash``) string, followed by
+    its ``args`` when a host takes the program and its arguments apart."""
+    for key in ("command", "bash"):
+        command = handler.get(key)
+        if isinstance(command, str):
+            args = handler.get("args")
+            if isinstance(args, list) and all(isinstance(a, str) for a in args):
+                return shlex.join([command, *args])
+            return command
+    return None
 
 
 def _agent_in(argv: Sequence[object]) -> str | None:
@@ -92,6 +109,10 @@ def our_hook_commands(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         if runs_our_hook(value):
             yield value
+    elif isinstance(value, Mapping) and isinstance(value.get("args"), list):
+        line = command_line(value)
+        if line is not None and runs_our_hook(line):
+            yield line
     elif isinstance(value, Mapping):
         for inner in value.values():
             yield from our_hook_commands(inner)
@@ -104,8 +125,8 @@ def is_ours(handler: object) -> bool:
     """A hook handler whose command runs ``mailslot hook`` (any install of it)."""
     if not isinstance(handler, Mapping):
         return False
-    return any(isinstance(handler.get(k), str) and runs_our_hook(handler[k])
-               for k in ("command", "bash"))
+    line = command_line(handler)
+    return line is not None and runs_our_hook(line)
 
 
 def registered_agents(doc: Mapping[str, Any]) -> set[str]:
@@ -129,9 +150,8 @@ def registered_agents(doc: Mapping[str, Any]) -> set[str]:
 
 
 def _handler_agent(handler: Mapping[str, Any]) -> str | None:
-    command = handler.get("command") or handler.get("bash")
     try:
-        return _agent_in(shlex.split(str(command)))
+        return _agent_in(shlex.split(command_line(handler) or ""))
     except ValueError:
         return None
 
@@ -173,6 +193,10 @@ def set_hooks(doc: Doc, host: Host, command: Callable[[str], str], agent: str,
     assert spec is not None
     if spec.version is not None and "version" not in doc:
         doc["version"] = spec.version  # a file that carries a format version first
+    for key, value in spec.switches.items():  # set where the file does not say
+        holder, _, name = key.rpartition(".")
+        section = _section(doc, holder, where) if holder else doc
+        section.setdefault(name, value)
     hooks = doc if spec.container is None else _section(doc, spec.container, where)
     for hook in spec.hooks:
         entries = hooks.get(hook.event, [])

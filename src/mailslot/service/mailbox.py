@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ..access.credentials import Credential
     from ..mail.presence import Beacon
     from ..store import Store
+    from ..wake.choice import Diagnosis
 
 _REPLY_PREFIX = "Re: "
 _CLAIMED_SENDER = ("from", "sender")
@@ -845,12 +846,23 @@ class Mailbox:
         self._config = None
         return changed
 
-    def choose_wake(self, agent: str, method: str) -> bool:
-        """Opt ``agent`` in to being woken by ``method`` in config.json (other keys kept).
+    def wake_diagnosis(self, agent: str, host: str | None = None) -> Diagnosis:
+        """``doctor --wake``: ``agent``'s configured wake probed again, and its host's
+        ladder with each step's probe (nothing is woken or written)."""
+        from ..wake.choice import diagnose
+
+        return diagnose(self.store, self.store.load_config(), check_name(agent), host,
+                        os.environ, os.getcwd())
+
+    def choose_wake(self, agent: str, method: str,
+                    fields: Mapping[str, Any] | None = None) -> bool:
+        """Opt ``agent`` in to being woken by ``method`` in config.json, with the
+        method's ``fields`` (other keys kept).
 
         Keeps ``wake_on_mail: "requested"`` if that is set; otherwise wakes for every
         message. Returns whether anything changed.
         """
+        wanted_fields = dict(fields or {})
         name = check_name(agent)
 
         def opt_in(raw: dict[str, Any]) -> bool:
@@ -860,9 +872,10 @@ class Mailbox:
                                  "changed")
             entry = agents[name]
             wanted = "requested" if entry.get("wake_on_mail") == "requested" else True
-            if entry.get("wake_on_mail") == wanted and entry.get("wake_method") == method:
+            after = {**entry, "wake_on_mail": wanted, "wake_method": method, **wanted_fields}
+            if after == entry:
                 return False
-            entry["wake_on_mail"], entry["wake_method"] = wanted, method
+            entry.update(after)
             return True
 
         changed = self.store.update_config(opt_in)

@@ -124,6 +124,32 @@ class Outcome:
 OK = Outcome(True)
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What a wake's probe may look at before anything is written (``install --wake``,
+    ``doctor --wake``): the agent, its host, its config entry as it is, and this
+    machine as it is now."""
+
+    agent: str
+    host: str  # the host's name
+    program: str | None  # the host's program name (None: mailslot cannot run it)
+    entry: Mapping[str, Any]  # the agent's config.json entry now (kept where set)
+    folder: str  # the project the agent works in
+    hooks: bool  # mailslot's hooks run (or will run) in this host for the agent
+    latest: str | None  # its latest session in this host, as the hooks recorded it
+    env: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Check:
+    """A probe's answer: can the method wake the agent, why (one line), and the config
+    fields it would be written with."""
+
+    ok: bool
+    said: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
 def _event() -> threading.Event:
     import threading
 
@@ -181,6 +207,24 @@ class WakeMethod(ABC):
     def probe(self) -> list[str]:
         """Problems visible now without waking anyone (for ``watch --validate``)."""
         return []
+
+    @classmethod
+    def check(cls, setup: Setup) -> Check:
+        """Could this method wake ``setup.agent`` (``install --wake`` chooses with it)?
+        By default there is nothing to check but the fields it reads, as they are."""
+        try:
+            cls.from_config(setup.agent, setup.entry)
+        except StoreError as exc:
+            return Check(False, str(exc))
+        return Check(True, "nothing to check" if not cls.fields else "its fields are set")
+
+
+def _program_missing(executable: str) -> Check | None:
+    from . import process
+
+    if process.find_program(executable) is None:
+        return Check(False, f"{executable} is not on PATH")
+    return None
 
 
 class ArgvMethod(WakeMethod):
@@ -278,6 +322,18 @@ class CommandMethod(ArgvMethod):
                              "host's permission prompts; mailslot never passes it")
         return cls(agent, list(template), text_field(agent, cfg, "cwd", required=False))
 
+    @classmethod
+    def check(cls, setup: Setup) -> Check:
+        """Only your own program, already named in config.json: nothing is invented."""
+        if "command" not in setup.entry:
+            return Check(False, f"no {where(setup.agent, 'command')} (your own program)")
+        try:
+            method = cls.from_config(setup.agent, setup.entry)
+        except StoreError as exc:
+            return Check(False, str(exc))
+        return _program_missing(method.executable) or Check(
+            True, f"runs your program {method.executable}")
+
     def argv(self, job: Job) -> list[str]:
         message = job.messages[0]
         values = {"{id}": message.id, "{from}": message.sender, "{to}": job.agent}
@@ -364,6 +420,35 @@ class ResumeMethod(ArgvMethod):
         if own.args:
             lines.append("own MCP server: " + " ".join(own.args))
         return lines
+
+    @classmethod
+    def check(cls, setup: Setup) -> Check:
+        """Its program is found, and a session id is configured or recorded by the
+        hooks (``"latest"``); ``cwd`` defaults to the project."""
+        executable = setup.entry.get("executable") or cls.program
+        missing = _program_missing(str(executable))
+        if missing is not None:
+            return missing
+        session = setup.entry.get("session_id")
+        if session is not None and session != LATEST:
+            said = f"session {session}, as configured"
+        elif setup.latest or setup.hooks or session == LATEST:
+            said = 'session "latest": ' + (
+                f"{setup.latest}, as its hooks recorded" if setup.latest else
+                "its hooks record it at the next session start" if setup.hooks else
+                "as configured; no hook has recorded one yet")
+            session = LATEST
+        else:
+            return Check(False, f"no session id: set {where(setup.agent, 'session_id')}, "
+                                "or install with --hooks so they record the latest")
+        fields = {"session_id": session}
+        if "cwd" not in setup.entry:
+            fields["cwd"] = setup.folder
+        try:
+            cls.from_config(setup.agent, {**setup.entry, **fields})
+        except StoreError as exc:
+            return Check(False, str(exc))
+        return Check(True, said, fields)
 
     @classmethod
     def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ResumeMethod:

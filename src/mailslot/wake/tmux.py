@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.errors import StoreError
-from .methods import OK, Field, Job, Outcome, WakeMethod, text_field, where
+from .methods import OK, Check, Field, Job, Outcome, Setup, WakeMethod, text_field, where
 
 _TARGET = re.compile(r"[A-Za-z0-9_%$@.:+=][A-Za-z0-9_%$@.:+=-]{0,127}")
 _PROGRAM = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,63}")
@@ -96,6 +96,34 @@ class TmuxMethod(WakeMethod):
         return cls(str(target), str(program), server,
                    _seconds(agent, cfg, "tmux_idle_seconds", 1.0),
                    _seconds(agent, cfg, "tmux_busy_seconds", 60.0))
+
+    @classmethod
+    def check(cls, setup: Setup) -> Check:
+        """The pane this command runs in (``$TMUX_PANE`` of the server in ``$TMUX``),
+        unless config.json names one: the agent is to run in it, at its prompt."""
+        fields: dict[str, Any] = {}
+        if "tmux_target" not in setup.entry:
+            pane, server = setup.env.get("TMUX_PANE", ""), setup.env.get("TMUX", "")
+            if not pane or not server:
+                return Check(False, "not run inside tmux ($TMUX_PANE is not set) and no "
+                                    f"{where(setup.agent, 'tmux_target')}")
+            fields = {"tmux_target": pane, "tmux_socket_path": server.split(",")[0]}
+        if "tmux_program" not in setup.entry:
+            if setup.program is None:
+                return Check(False, f"no {where(setup.agent, 'tmux_program')}, and the host "
+                                    "has no program to expect in the pane")
+            fields["tmux_program"] = setup.program
+        try:
+            method = cls.from_config(setup.agent, {**setup.entry, **fields})
+            shown = method._tmux("display-message", "-p", "-t", method.target, "#{pane_id}")
+        except StoreError as exc:
+            return Check(False, str(exc))
+        except (OSError, subprocess.SubprocessError):
+            return Check(False, "tmux is not on PATH (or did not answer)")
+        if shown.returncode != 0 or not shown.stdout.strip():
+            return Check(False, f"tmux pane {method.target} was not found")
+        return Check(True, f"pane {method.target}: types the notice when {method.program} is "
+                           "at its prompt there", fields)
 
     # tmux ---------------------------------------------------------------------------
     def _tmux(self, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
