@@ -16,7 +16,7 @@ recorded as an agent's latest: a wake names its session (``cline history --json`
 
 from __future__ import annotations
 
-from .host import Host
+from .host import Host, Rung
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 class Cline(Host):
     name = "cline"
     title = "Cline CLI"
+    wake_ladder = (Rung("tmux"), Rung("cline", "3.0.65"), Rung("command"))
     package = "cline"
 
     default_scope = "user"

@@ -49,7 +49,7 @@ headless session whose notice and mail reach the model.
 from __future__ import annotations
 
 from .claude import OUTPUTS
-from .host import CLAUDE_STYLE_EVENTS, PROMPT, START, STOP, Hook, HookFile, Host
+from .host import CLAUDE_STYLE_EVENTS, PROMPT, START, STOP, Hook, HookFile, Host, Rung
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ APPROVE = (
 class Droid(Host):
     name = "droid"
     title = "Droid"
+    wake_ladder = (Rung("tmux"), Rung("droid"), Rung("command"))
     package = "@factory/cli"
     runtime = "factory-droid"
 

@@ -41,7 +41,7 @@ the model.
 from __future__ import annotations
 
 from ..core.errors import StoreError
-from .host import Host
+from .host import Host, Rung
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 class Kilo(Host):
     name = "kilo"
     title = "Kilo Code CLI"
+    wake_ladder = (Rung("tmux"), Rung("kilo"), Rung("command"))
     package = "@kilocode/cli"
     runtime = "kilo-cli"
 

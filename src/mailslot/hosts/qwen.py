@@ -16,7 +16,7 @@ chooses one). Proven with 0.15.10 and 0.24.4.
 from __future__ import annotations
 
 from .claude import HOOKS, OUTPUTS
-from .host import CLAUDE_STYLE_EVENTS, Hook, HookFile, Host
+from .host import CLAUDE_STYLE_EVENTS, Hook, HookFile, Host, Rung
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 class Qwen(Host):
     name = "qwen"
     title = "Qwen Code"
+    wake_ladder = (Rung("tmux"), Rung("qwen", "0.15.10"), Rung("command"))
     package = "@qwen-code/qwen-code"
 
     mcp_path = {"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"}
