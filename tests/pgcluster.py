@@ -113,5 +113,5 @@ def cluster(*, durable: bool = False) -> Iterator[Cluster]:
     finally:
         # In the background: unlinking a cluster's ten thousand files can take minutes on
         # a busy disk, and the run must not wait on (or time out in) its clean-up.
-        subprocess.Popen(["rm", "-rf", "--", folder], start_new_session=True,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(["setsid", "--fork", "rm", "-rf", "--", folder], check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
