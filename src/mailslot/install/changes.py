@@ -147,8 +147,8 @@ def install(
         if before is not None:
             entries.same_agent(host.extension_agent(before, str(mcp_path)), agent,
                                str(mcp_path))
-        changes.append(Change(mcp_path, before, host.extension(exe, tail, agent, hooks=hooks),
-                              scope == "project", real))
+        whole = host.extension(exe, tail, agent, hooks=hooks, wake=wake)
+        changes.append(Change(mcp_path, before, whole, scope == "project", real))
     else:
         serve = ["serve", "--channel"] if channel else ["serve"]
         server_tail = tail
