@@ -40,12 +40,11 @@ the model.
 
 from __future__ import annotations
 
-from ..core.errors import StoreError
 from .host import Host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
 
@@ -78,39 +77,29 @@ class Kilo(Host):
 
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
-    loads the wake machinery."""
-    from ..wake.methods import LATEST, Job, ResumeMethod, where
+    loads the wake machinery: OpenCode's ``run --session`` wake, as Kilo's."""
+    from .opencode import run_method
 
-    class KiloMethod(ResumeMethod):
+    class KiloMethod(run_method()):  # type: ignore[misc]  # a class built at run time
         name = "kilo"
         host = "kilo"
         program = "kilo"
-        summary = "resumes a Kilo Code CLI session: kilo run --session SESSION_ID NOTICE"
+        summary = ("continues a Kilo Code CLI session: kilo run [--attach URL] --session "
+                   "SESSION_ID NOTICE")
         needs = ("`kilo` on the watcher's PATH, with its provider set up",
                  "the session's id (`session_id`: `ses_…`, from `kilo session list` or the "
                  "`sessionID` of `kilo run --format json`)",
                  "`cwd`: the project the session ran in (its MCP config and permissions are "
-                 "read from there)")
+                 "read from there)",
+                 "for an open TUI: `attach`, the address it serves on (start it as "
+                 "`kilo --port PORT`)")
         limits = (
-            "runs a separate headless turn (`kilo run`) in that session, with the person's "
-            "permission rules: a tool they leave at `ask` is rejected, not approved (never "
-            "--auto)",
+            "without `attach`, a separate headless turn (`kilo run`) in that session",
+            "the woken run rejects any permission request the person's rules leave at "
+            "`ask`, even in an open TUI (never --auto)",
             'no "latest": Kilo has no command hooks, so no session of it is ever recorded '
             "as the agent's latest; name the session by its id",
         )
-
-        @classmethod
-        def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ResumeMethod:
-            if cfg.get("session_id") == LATEST:
-                raise StoreError(f'{where(agent, "session_id")} cannot be "latest" for kilo: '
-                                 "Kilo has no hooks to record its latest session; give the "
-                                 "session's id (`kilo session list`)")
-            return super().from_config(agent, cfg)
-
-        def resume(self, job: Job, session: str) -> list[str]:
-            # the id matches SESSION_ID and the notice starts with "[mailslot]": neither can
-            # be read as an option
-            return [self.executable, "run", "--session", session, job.notice]
 
     return [KiloMethod]
 
