@@ -20,8 +20,10 @@ approves every call no rule denies; mailslot never passes them. The environment 
 Headless runs are ``kilo run [--format json] PROMPT``; each JSON event carries the
 session's ``sessionID`` (``ses_…``, also listed by ``kilo session list``), and ``kilo
 run --session ID PROMPT`` continues that session with the history carried: the ``kilo``
-wake method. Without hooks, no session is ever recorded as an agent's latest, so that
-method takes a session id only.
+wake method, OpenCode's (:func:`.opencode.run_method`), ``--attach URL`` included (a TUI
+started with ``--port``; its server answers 401 without ``KILO_SERVER_PASSWORD``, which
+the person sets for the TUI and the watcher alike). Without hooks, no session is ever
+recorded as an agent's latest, so that method takes a session id only.
 
 Sources: kilo.ai/docs/automate/mcp/using-in-kilo-code (MCP in the config files, project
 and global), kilo.ai/docs/getting-started/settings/auto-approving-actions (permission
@@ -35,7 +37,7 @@ both scopes of ``install kilo`` connect (``kilo mcp list``: connected), the mode
 call of ``mailslot_send_message`` delivers mail as the agent with the person's
 ``mailslot_*: allow`` rule and no bypass flag, a rule left at ``ask`` makes ``kilo run``
 reject the call, and a ``kilo`` wake resumes the headless session whose notice reaches
-the model.
+the model, or, with ``attach``, wakes the session open in Kilo's TUI.
 """
 
 from __future__ import annotations
