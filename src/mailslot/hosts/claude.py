@@ -209,7 +209,7 @@ class Claude(Host):
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
     loads the wake machinery."""
-    from ..wake.methods import OK, Job, Outcome, ResumeMethod, WakeMethod
+    from ..wake.methods import OK, Job, Outcome, ResumeMethod, WaiterMethod, WakeMethod
 
     class ClaudeMethod(ResumeMethod):
         name = "claude"
@@ -227,10 +227,11 @@ def _wake_methods() -> list[type]:
             return [self.executable, "-p", job.notice, "--resume", session]
 
 
-    class ClaudeRewakeMethod(WakeMethod):
+    class ClaudeRewakeMethod(WaiterMethod):
         """The session's own waiter hook wakes it (``mailslot hook claude wait``)."""
 
         name = "claude-rewake"
+        host = "claude"
         summary = ("Claude Code's background waiter hook wakes the open session itself, within "
                    "a second, without typing into the terminal")
         needs = ("mailslot install claude --hooks --wake --agent NAME (registers the waiter "
@@ -238,22 +239,6 @@ def _wake_methods() -> list[type]:
         limits = ("a waiter starts after each turn and waits up to the hook's timeout "
                   "(86,400 s), so a session idle for longer is not woken",
                   "only Claude Code wakes on the hook's exit code 2 (not Cursor or Copilot)")
-
-        @classmethod
-        def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ClaudeRewakeMethod:
-            return cls()
-
-        def preview(self, job: Job) -> list[str]:
-            return ["nothing started: a running waiter hook wakes the session itself; the "
-                    "watcher checks that one is running"]
-
-        def wake(self, job: Job) -> Outcome:
-            from ..mail.presence import pid_alive
-
-            if any(pid_alive(p) for p in job.store.waiter_pids(job.agent)):
-                return OK
-            return Outcome(False, "no Claude Code session of this agent has a waiter running "
-                                  "(install claude --hooks --wake, and keep a session open)")
 
 
     class ClaudeChannelMethod(WakeMethod):

@@ -209,8 +209,9 @@ class Host:
                                    "timeout": self.hook_file.timeout}
         return {"name": f"mailslot-{ours}", **handler} if self.hook_file.named else handler
 
-    def extension(self, executable: str, tail: list[str], agent: str, *, hooks: bool) -> str:
-        """The whole file of an ``extension`` install."""
+    def extension(self, executable: str, tail: list[str], agent: str, *, hooks: bool,
+                  wake: bool = False) -> str:
+        """The whole file of an ``extension`` install (``wake``: with the host's waiter)."""
         raise NotImplementedError
 
     def extension_agent(self, before: str, where: str) -> str | None:

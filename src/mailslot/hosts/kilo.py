@@ -20,8 +20,10 @@ approves every call no rule denies; mailslot never passes them. The environment 
 Headless runs are ``kilo run [--format json] PROMPT``; each JSON event carries the
 session's ``sessionID`` (``ses_…``, also listed by ``kilo session list``), and ``kilo
 run --session ID PROMPT`` continues that session with the history carried: the ``kilo``
-wake method. Without hooks, no session is ever recorded as an agent's latest, so that
-method takes a session id only.
+wake method, OpenCode's (:func:`.opencode.run_method`), ``--attach URL`` included (a TUI
+started with ``--port``; its server answers 401 without ``KILO_SERVER_PASSWORD``, which
+the person sets for the TUI and the watcher alike). Without hooks, no session is ever
+recorded as an agent's latest, so that method takes a session id only.
 
 Sources: kilo.ai/docs/automate/mcp/using-in-kilo-code (MCP in the config files, project
 and global), kilo.ai/docs/getting-started/settings/auto-approving-actions (permission
@@ -35,17 +37,16 @@ both scopes of ``install kilo`` connect (``kilo mcp list``: connected), the mode
 call of ``mailslot_send_message`` delivers mail as the agent with the person's
 ``mailslot_*: allow`` rule and no bypass flag, a rule left at ``ask`` makes ``kilo run``
 reject the call, and a ``kilo`` wake resumes the headless session whose notice reaches
-the model.
+the model, or, with ``attach``, wakes the session open in Kilo's TUI.
 """
 
 from __future__ import annotations
 
-from ..core.errors import StoreError
 from .host import Host, Rung
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
 
@@ -79,39 +80,29 @@ class Kilo(Host):
 
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
-    loads the wake machinery."""
-    from ..wake.methods import LATEST, Job, ResumeMethod, where
+    loads the wake machinery: OpenCode's ``run --session`` wake, as Kilo's."""
+    from .opencode import run_method
 
-    class KiloMethod(ResumeMethod):
+    class KiloMethod(run_method()):  # type: ignore[misc]  # a class built at run time
         name = "kilo"
         host = "kilo"
         program = "kilo"
-        summary = "resumes a Kilo Code CLI session: kilo run --session SESSION_ID NOTICE"
+        summary = ("continues a Kilo Code CLI session: kilo run [--attach URL] --session "
+                   "SESSION_ID NOTICE")
         needs = ("`kilo` on the watcher's PATH, with its provider set up",
                  "the session's id (`session_id`: `ses_…`, from `kilo session list` or the "
                  "`sessionID` of `kilo run --format json`)",
                  "`cwd`: the project the session ran in (its MCP config and permissions are "
-                 "read from there)")
+                 "read from there)",
+                 "for an open TUI: `attach`, the address it serves on (start it as "
+                 "`kilo --port PORT`)")
         limits = (
-            "runs a separate headless turn (`kilo run`) in that session, with the person's "
-            "permission rules: a tool they leave at `ask` is rejected, not approved (never "
-            "--auto)",
+            "without `attach`, a separate headless turn (`kilo run`) in that session",
+            "the woken run rejects any permission request the person's rules leave at "
+            "`ask`, even in an open TUI (never --auto)",
             'no "latest": Kilo has no command hooks, so no session of it is ever recorded '
             "as the agent's latest; name the session by its id",
         )
-
-        @classmethod
-        def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ResumeMethod:
-            if cfg.get("session_id") == LATEST:
-                raise StoreError(f'{where(agent, "session_id")} cannot be "latest" for kilo: '
-                                 "Kilo has no hooks to record its latest session; give the "
-                                 "session's id (`kilo session list`)")
-            return super().from_config(agent, cfg)
-
-        def resume(self, job: Job, session: str) -> list[str]:
-            # the id matches SESSION_ID and the notice starts with "[mailslot]": neither can
-            # be read as an option
-            return [self.executable, "run", "--session", session, job.notice]
 
     return [KiloMethod]
 

@@ -11,7 +11,16 @@ every install:
 * with ``--hooks``, the mail hooks: ``before_agent_start`` runs ``mailslot hook pi
   session-start`` at a session's first prompt and ``before-agent`` at later ones, and
   ``tool_result`` runs ``tool-result`` (mid-turn mail), appending the framed text to
-  the tool's result.
+  the tool's result;
+* with ``--wake`` as well, the session wakes itself (the ``pi`` wake method): in Pi's
+  interactive and RPC modes (``ctx.hasUI``; never under ``-p`` or ``--mode json``, which
+  end after their prompt) the extension keeps one background waiter, ``mailslot hook pi
+  wait`` (:mod:`mailslot.hooks.wait`), from the session's start and again after each
+  turn. When mail comes, the waiter prints mailslot's one-line notice and exits 2, and
+  the extension queues that notice into the session with ``pi.sendMessage(...,
+  {deliverAs: "followUp", triggerTurn: true})``: an idle session starts a turn at once,
+  a busy one takes it when its turn is over. The waiter is ended with the session
+  (``session_shutdown``), and leaves by itself when Pi is gone.
 
 Reading mail is left to the hooks (framed as untrusted data) and to the CLI.
 """
@@ -22,7 +31,11 @@ import json
 import re
 
 from ..core.errors import InvalidInput
-from .host import MIDTURN, PROMPT, START, Host, field
+from .host import MIDTURN, PROMPT, START, Host, Rung, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 MARK = "// Written by `mailslot install pi`"
 _AGENT_LINE = re.compile(r"^// mailslot agent: (\S+)$", re.M)
@@ -30,13 +43,14 @@ _AGENT_LINE = re.compile(r"^// mailslot agent: (\S+)$", re.M)
 _TEMPLATE = """\
 {mark}; run it again to change this file (edits are replaced).
 // mailslot agent: {agent}
-import {{ spawnSync }} from "node:child_process";
+import {{ spawn, spawnSync, type ChildProcess }} from "node:child_process";
 import type {{ ExtensionAPI }} from "@mariozechner/pi-coding-agent";
 import {{ Type }} from "typebox";
 
 const MAILSLOT: string = {exe};
 const BOUND: string[] = {bound};
 const HOOKS: boolean = {hooks};
+const WAKE: boolean = {wake};
 
 function mailslot(args: string[], input: string): {{ ok: boolean; out: string }} {{
   const run = spawnSync(MAILSLOT, [...BOUND, ...args],
@@ -89,6 +103,37 @@ export default function (pi: ExtensionAPI) {{
     const text = hook("tool-result", ctx.sessionManager.getSessionId());
     if (text) return {{ content: [...event.content, {{ type: "text", text }}] }};
   }});
+  if (!WAKE) return;
+  // One background waiter while the session is open: it exits 2 with the notice on
+  // stderr when mail comes (0, silently, for anything else), and is not restarted then
+  // until the session's next turn has ended.
+  let waiter: ChildProcess | undefined;
+  const wait = (ctx: any) => {{
+    if (!ctx.hasUI || waiter) return;  // -p and json modes end after their prompt
+    const child = spawn(MAILSLOT, [...BOUND, "hook", "pi", "wait"],
+                        {{ stdio: ["pipe", "ignore", "pipe"] }});
+    waiter = child;
+    let notice = "";
+    child.stderr!.setEncoding("utf8");
+    child.stderr!.on("data", (part: string) => {{ notice += part; }});
+    child.on("error", () => {{ if (waiter === child) waiter = undefined; }});
+    child.on("close", (status: number | null) => {{
+      if (waiter !== child) return;  // ended with its session
+      waiter = undefined;
+      if (status === 2 && notice.trim())
+        pi.sendMessage({{ customType: "mailslot", content: notice.trim(), display: true }},
+                       {{ deliverAs: "followUp", triggerTurn: true }});
+    }});
+    child.stdin!.on("error", () => {{}});
+    child.stdin!.end(JSON.stringify({{ session_id: ctx.sessionManager.getSessionId() }}));
+  }};
+  pi.on("session_start", async (_event: any, ctx: any) => wait(ctx));
+  pi.on("agent_end", async (_event: any, ctx: any) => wait(ctx));
+  pi.on("session_shutdown", async () => {{
+    const child = waiter;
+    waiter = undefined;
+    child?.kill();
+  }});
 }}
 """
 
@@ -107,13 +152,19 @@ class Pi(Host):
 
     events = {"session-start": START, "before-agent": PROMPT, "tool-result": MIDTURN}
     """Run from the extension ``install pi --hooks`` writes."""
+    wake_ladder = (Rung("pi", waiter=True), Rung("tmux"), Rung("command"))
+    wake_hook = "wait"
+    """The extension's background waiter (``install pi --hooks --wake``), which makes the
+    session take the notice itself: Pi's exit status 2 is the extension's own rule."""
     outputs = {START: field("additionalContext"), PROMPT: field("additionalContext"),
                MIDTURN: field("additionalContext")}
 
-    def extension(self, executable: str, tail: list[str], agent: str, *, hooks: bool) -> str:
+    def extension(self, executable: str, tail: list[str], agent: str, *, hooks: bool,
+                  wake: bool = False) -> str:
         """The extension's text: ``executable`` run with ``tail`` (``--agent``, ``--dir``)."""
         return _TEMPLATE.format(mark=MARK, agent=agent, exe=json.dumps(executable),
-                                bound=json.dumps(tail), hooks=json.dumps(hooks))
+                                bound=json.dumps(tail), hooks=json.dumps(hooks),
+                                wake=json.dumps(wake))
 
     def extension_agent(self, before: str, where: str) -> str | None:
         """The agent a file mailslot wrote is bound to; a file it did not write is
@@ -123,6 +174,32 @@ class Pi(Host):
                                "nothing was changed")
         found = _AGENT_LINE.search(before)
         return found.group(1) if found else None
+
+    def wake_methods(self) -> Sequence[type]:
+        return _wake_methods()
+
+
+def _wake_methods() -> list[type]:
+    """Built on first use, so that a hook, which needs only the facts above, never
+    loads the wake machinery."""
+    from ..wake.methods import WaiterMethod
+
+    class PiMethod(WaiterMethod):
+        """The extension's waiter wakes the session (``mailslot hook pi wait``)."""
+
+        name = "pi"
+        host = "pi"
+        summary = ("Pi's mailslot extension wakes the open session itself: its background "
+                   "waiter queues the notice as a follow-up that starts a turn")
+        needs = ("mailslot install pi --hooks --wake --agent NAME (writes the extension with "
+                 "its waiter and chooses this method)",
+                 "a Pi session open in its terminal UI or RPC mode, with the extension loaded "
+                 "(Pi's next start, or /reload)")
+        limits = ("not in `pi -p` or `--mode json`: those runs end after their prompt, so "
+                  "no waiter waits in them",
+                  "an open session with mail waiting starts a turn for it at once")
+
+    return [PiMethod]
 
 
 HOST = Pi()

@@ -138,6 +138,11 @@ def install(
                                f"changed (to write there, name it: --allow-outside {real})")
         return real
 
+    spec = host.hook_file
+    present = _our_hooks(where(spec.path[scope])) if spec is not None else []
+    chosen = _choose(host, agent, mailbox_dir, str(project), hooks or bool(present)) \
+        if wake and remote is None else None
+    waiter = chosen is not None and chosen.method == host.waiter_method
     plan: dict[Path, list[settings_files.Editor]] = {}
     changes = []
     mcp_path = where(host.mcp_path[scope])
@@ -147,8 +152,8 @@ def install(
         if before is not None:
             entries.same_agent(host.extension_agent(before, str(mcp_path)), agent,
                                str(mcp_path))
-        changes.append(Change(mcp_path, before, host.extension(exe, tail, agent, hooks=hooks),
-                              scope == "project", real))
+        whole = host.extension(exe, tail, agent, hooks=hooks, wake=waiter)
+        changes.append(Change(mcp_path, before, whole, scope == "project", real))
     else:
         serve = ["serve", "--channel"] if channel else ["serve"]
         server_tail = tail
@@ -170,11 +175,6 @@ def install(
         if credential is not None:
             tail += ["--credential", str(Path(credential).expanduser().absolute())]
     notes = list(host.install_notes.get(scope, ()))
-    spec = host.hook_file
-    present = _our_hooks(where(spec.path[scope])) if spec is not None else []
-    chosen = _choose(host, agent, mailbox_dir, str(project), hooks or bool(present)) \
-        if wake and remote is None else None
-    waiter = chosen is not None and chosen.method == host.waiter_method
     if not hooks and any(is_remote_hook(c) != (remote is not None) for c in present):
         hooks = True  # they follow the server entry: never left reaching the old place
         notes.append("mailslot's hooks there were " + ("local" if remote else "remote")

@@ -464,6 +464,33 @@ class ResumeMethod(ArgvMethod):
                    own)
 
 
+class WaiterMethod(WakeMethod):
+    """The session wakes itself: a background waiter its host runs (``mailslot hook HOST
+    wait``, :mod:`mailslot.hooks.wait`) wakes it the moment mail arrives. The watcher
+    starts nothing; a wake counts when a waiter of the agent is running."""
+
+    host: ClassVar[str]
+    """The host whose waiter it is (``install HOST --hooks --wake`` registers it)."""
+
+    @classmethod
+    def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> WaiterMethod:
+        return cls()
+
+    def preview(self, job: Job) -> list[str]:
+        return ["nothing started: a running waiter hook wakes the session itself; the "
+                "watcher checks that one is running"]
+
+    def wake(self, job: Job) -> Outcome:
+        from .. import hosts
+        from ..mail.presence import pid_alive
+
+        if any(pid_alive(p) for p in job.store.waiter_pids(job.agent)):
+            return OK
+        title = hosts.host(self.host).title
+        return Outcome(False, f"no {title} session of this agent has a waiter running "
+                              f"(install {self.host} --hooks --wake, and keep a session open)")
+
+
 class UnsupportedMethod(WakeMethod):
     name = "unsupported"
     summary = "this host cannot be woken from outside; mail waits for its next session"
