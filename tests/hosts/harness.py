@@ -357,6 +357,9 @@ class World:
             "HOME": str(self.home), "PATH": f"{bin_dir}{os.pathsep}/usr/local/bin:/usr/bin:/bin",
             "LANG": "C.UTF-8", "TERM": "xterm-256color", "USER": os.environ.get("USER", "u"),
             "TMPDIR": str(root / "tmp"), "NO_UPDATE_NOTIFIER": "1",
+            # Each test says who wakes (a `watch` it runs, or the host's own waiter): a
+            # watcher a send starts on demand would race it (tests/test_watcher_on_demand.py)
+            "MAILSLOT_ON_DEMAND_WATCHER": "0",
         }
         (root / "tmp").mkdir(exist_ok=True)
         self.env.update(self.host.env(self))
