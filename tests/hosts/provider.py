@@ -98,10 +98,9 @@ class Script:
         """
         if self.call is None or "ToolSearch" not in offered or "ToolSearch" in called:
             return None
-        want = re.escape(str(self.call.get("tool", "send_message")))
-        listed = {m for text in _strings(body)
-                  for m in re.findall(rf"^\s*([\w.:-]*{want}[\w.:-]*)\s*$", text, re.M)}
-        found = sorted(listed, key=lambda n: ("mailslot" not in n, len(n)))
+        want = str(self.call.get("tool", "send_message"))
+        found = sorted((n for n in deferred_names(body) if want in n),
+                       key=lambda n: ("mailslot" not in n, len(n)))
         return found[0] if found else None
 
     def before_text(self, called: list[str]) -> None:
@@ -170,6 +169,14 @@ def gemini_state(body: dict[str, Any]) -> tuple[list[str], list[str]]:
     called = [p["functionCall"].get("name", "") for c in body.get("contents") or []
               for p in c.get("parts") or [] if isinstance(p, dict) and "functionCall" in p]
     return offered, called
+
+
+def deferred_names(body: Any) -> list[str]:
+    """The tool names a request lists for ``ToolSearch`` to load: one a line, in a text
+    that names ``ToolSearch`` (Claude Code: "The following deferred tools are now
+    available via ToolSearch. …", then the names)."""
+    return sorted({m for text in _strings(body) if "ToolSearch" in text
+                   for m in re.findall(r"^\s*([\w.:-]+)\s*$", text, re.M)})
 
 
 def _strings(value: Any) -> list[str]:

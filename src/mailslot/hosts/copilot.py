@@ -52,6 +52,7 @@ class Copilot(Host):
                MIDTURN: field("additionalContext")}
     shows_at = frozenset({START, STOP, MIDTURN})
     session_fields = ("sessionId", "session_id")
+    tool_names = "mailslot-{}"
 
     program = "copilot"
     startable = True

@@ -53,6 +53,7 @@ class Gemini(Host):
               "after-tool": MIDTURN}
     outputs = {START: context("SessionStart"), PROMPT: context("BeforeAgent"),
                STOP: decision("deny"), MIDTURN: context("AfterTool")}
+    tool_names = "mcp_mailslot_{}"  # what its policy rules name too
 
     program = "gemini"
     startable = True

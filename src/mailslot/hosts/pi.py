@@ -109,6 +109,7 @@ class Pi(Host):
     """Run from the extension ``install pi --hooks`` writes."""
     outputs = {START: field("additionalContext"), PROMPT: field("additionalContext"),
                MIDTURN: field("additionalContext")}
+    tool_names = "mailslot_{}"  # the extension's tools (reply and mark_done among them)
 
     def extension(self, executable: str, tail: list[str], agent: str, *, hooks: bool) -> str:
         """The extension's text: ``executable`` run with ``tail`` (``--agent``, ``--dir``)."""
