@@ -13,7 +13,10 @@ changes) decides each answer:
 
 ``call``  ``{"tool": "send_message", "args": {...}}``: the first request that offers a
           tool whose name contains ``tool`` (and whose conversation has no call of it
-          yet) is answered with one call of it; ``null``: never call a tool.
+          yet) is answered with one call of it; ``null``: never call a tool. With
+          ``"named": true`` only the tool the request's text names (``MCP tool `NAME```,
+          NAME containing ``tool``: what mailslot's hook text says) is called, by exactly
+          that name, as a model reading the text would.
 ``exec_before_text``  a shell command run once, just before the first plain-text answer
           that follows the tool call (mail arriving mid-turn).
 ``text``  the plain-text answer (default ``FAKE-MODEL-DONE``).
@@ -74,7 +77,7 @@ class Script:
                 self.stamp = stamp
                 self.load(json.loads(self.path.read_text(encoding="utf-8")))
 
-    def tool_for(self, offered: list[str], called: list[str]) -> str | None:
+    def tool_for(self, body: Any, offered: list[str], called: list[str]) -> str | None:
         """The tool to call now, or ``None`` for a text answer."""
         if self.call is None:
             return None
@@ -83,7 +86,17 @@ class Script:
             return None
         matches = sorted((n for n in offered if want in n),
                          key=lambda n: ("mailslot" not in n, len(n)))
+        if self.call.get("named"):
+            matches = [n for n in matches if n == self.named(body)]
         return matches[0] if matches else None
+
+    def named(self, body: Any) -> str | None:
+        """The wanted tool as the request's text names it (``MCP tool `NAME```), if it does."""
+        want = re.escape(str((self.call or {}).get("tool", "send_message")))
+        for text in _strings(body):
+            if found := re.search(rf"MCP tool `([\w.:-]*{want})`", text):
+                return found.group(1)
+        return None
 
     def args(self) -> dict[str, Any]:
         return dict((self.call or {}).get("args") or {})
@@ -98,6 +111,8 @@ class Script:
         """
         if self.call is None or "ToolSearch" not in offered or "ToolSearch" in called:
             return None
+        if self.call.get("named"):
+            return self.named(body)  # selected by the name read, listed or not
         want = str(self.call.get("tool", "send_message"))
         found = sorted((n for n in deferred_names(body) if want in n),
                        key=lambda n: ("mailslot" not in n, len(n)))
@@ -266,7 +281,7 @@ class Handler(BaseHTTPRequestHandler):
                 ) -> tuple[str | None, int]:
         SCRIPT.refresh()
         offered, called = state
-        tool = SCRIPT.tool_for(offered, called)
+        tool = SCRIPT.tool_for(body, offered, called)
         self.args = SCRIPT.args()
         if tool is None and (search := SCRIPT.deferred(body, offered, called)):
             tool, self.args = "ToolSearch", {"query": f"select:{search}"}
