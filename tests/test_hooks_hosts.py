@@ -38,7 +38,8 @@ def nothing(text: str) -> object:
 
 
 SPELLING = {"claude": "mcp__mailslot__{}", "gemini": "mcp_mailslot_{}",
-            "copilot": "mailslot-{}", "droid": "mailslot___{}", "pi": "mailslot_{}"}
+            "copilot": "mailslot-{}", "droid": "mailslot___{}", "pi": "mailslot_{}",
+            "qwen": "mcp__mailslot__{}"}
 """How each host's model is shown mailslot's tools (as seen in its requests; docs/hosts.md):
 the hook text names them so, for the host that really runs the hook (the fixture's)."""
 
