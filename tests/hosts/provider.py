@@ -22,7 +22,7 @@ changes) decides each answer:
 ``text``  the plain-text answer (default ``FAKE-MODEL-DONE``).
 
 A host that defers MCP tools (it offers ``ToolSearch`` and lists the deferred names, one a
-line: Factory's Droid, Claude Code 2.1.2xx and later) is first answered with ``ToolSearch``
+line: Factory's Droid, Claude Code 2.1.332) is first answered with ``ToolSearch``
 ``select:NAME``, then the call.
 A path under ``/404/`` answers 404 to any method: a stand-in for a vendor's own service
 that knows nothing (Droid's session lookup, ``FACTORY_API_BASE_URL``).
@@ -101,22 +101,26 @@ class Script:
     def args(self) -> dict[str, Any]:
         return dict((self.call or {}).get("args") or {})
 
-    def deferred(self, body: Any, offered: list[str], called: list[str]) -> str | None:
+    def deferred(self, body: Any, offered: list[str]) -> str | None:
         """The deferred tool to load first, when a host offers MCP tools only by name.
 
-        Hosts that defer tools (Droid, Claude Code 2.1.2xx+) offer a ``ToolSearch`` tool and list
-        the deferred names, one a line, in the conversation; a model calls
+        Hosts that defer tools (Droid, Claude Code 2.1.332) offer a ``ToolSearch`` tool and
+        list the deferred names, one a line, in the conversation; a model calls
         ``ToolSearch`` with ``select:NAME`` and can call the tool from the next request
         on. ``None`` unless the wanted tool is listed so and was not searched for yet.
         """
-        if self.call is None or "ToolSearch" not in offered or "ToolSearch" in called:
+        if self.call is None or "ToolSearch" not in offered:
             return None
         if self.call.get("named"):
-            return self.named(body)  # selected by the name read, listed or not
-        want = str(self.call.get("tool", "send_message"))
-        found = sorted((n for n in deferred_names(body) if want in n),
-                       key=lambda n: ("mailslot" not in n, len(n)))
-        return found[0] if found else None
+            name = self.named(body)  # selected by the name read, listed or not
+        else:
+            want = str(self.call.get("tool", "send_message"))
+            found = sorted((n for n in deferred_names(body) if want in n),
+                           key=lambda n: ("mailslot" not in n, len(n)))
+            name = found[0] if found else None
+        if name is None or name in offered or f"select:{name}" in _strings(body):
+            return None  # loaded already, or searched for once (a resumed session's
+        return name  # history holds the first turn's search for another tool)
 
     def before_text(self, called: list[str]) -> None:
         """Run ``exec_before_text`` once, at the first text answer after a tool call."""
@@ -283,7 +287,7 @@ class Handler(BaseHTTPRequestHandler):
         offered, called = state
         tool = SCRIPT.tool_for(body, offered, called)
         self.args = SCRIPT.args()
-        if tool is None and (search := SCRIPT.deferred(body, offered, called)):
+        if tool is None and (search := SCRIPT.deferred(body, offered)):
             tool, self.args = "ToolSearch", {"query": f"select:{search}"}
         if tool is None:
             SCRIPT.before_text(called)
