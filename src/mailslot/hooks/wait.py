@@ -79,8 +79,7 @@ def _wait(host: Host, agent: str | None, root: str | None, env: Mapping[str, str
     if not store.exists():
         return 0
     cli = invocation(name, store.location, env)
-    tools = host.tools(env)
-    delivery = Delivery(store, name, identity, cli, tools)
+    delivery = Delivery(store, name, identity, cli)
     if delivery.unannounced(session, method) is None:
         return 0  # the agent's config does not choose this wake: nothing to wait for
     # stderr is what the host shows the model: only the notice may reach it, never a
@@ -99,7 +98,8 @@ def _wait(host: Host, agent: str | None, root: str | None, env: Mapping[str, str
             if mail is None:
                 return 0  # the agent's config does not (or no longer) choose this wake
             if mail:
-                stderr.write(wake_notice(name, mail, cli, tools.format("read_messages")) + "\n")
+                stderr.write(wake_notice(name, mail, cli,
+                                         host.tools(env).format("read_messages")) + "\n")
                 stderr.flush()
                 delivery.announce(session, mail)
                 return host.waiter_exit
