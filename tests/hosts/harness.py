@@ -257,8 +257,9 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
                     "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                     # -p may send its first request before MCP servers connect
-                    # (docs/hosts.md): wait for them, as a user scripting -p should.
-                    "MCP_CONNECTION_NONBLOCKING": "false"}),
+                    # (docs/hosts.md): wait for them, as a user scripting -p should,
+                    # and longer than the 5 s default (`mailslot start` waits a minute).
+                    "MCP_CONNECTION_NONBLOCKING": "false", "MCP_CONNECT_TIMEOUT_MS": "60000"}),
     Host("codex", _codex_prepare,
          lambda w, prompt: ["codex", "exec", prompt],
          lambda w: {"FAKE_OPENAI_KEY": API_KEY}, _codex_trust_hooks),
