@@ -41,8 +41,9 @@ def run_as(agent: str) -> str:
     return invocation(agent, store_location())
 
 
-def block(message: Message, *, agent: str) -> str:
-    """One message exactly as an injection shows it (written out, not built by mailslot)."""
+def block(message: Message, *, agent: str, tools: str = "{}") -> str:
+    """One message exactly as an injection shows it (written out, not built by mailslot);
+    ``tools`` spells a tool as the reading host's model sees it (``mcp__mailslot__{}``)."""
     run = run_as(agent)
     lines = [f"[mailslot] message {message.id}", f"from: {message.sender}",
              f"date: {message.date}"]
@@ -51,14 +52,17 @@ def block(message: Message, *, agent: str) -> str:
     lines += ["subject:", *(f"> {s}" for s in message.subject.split("\n")), "body:"]
     lines += [f"> {line}" if line else ">" for line in message.body.split("\n")]
     lines.append(
-        f"To answer: `{run} reply {message.id}` (body on stdin) or MCP tool `reply`; "
-        f"when handled: `{run} done {message.id}` or MCP tool `mark_done`."
+        f"To answer: `{run} reply {message.id}` (body on stdin) or MCP tool "
+        f"`{tools.format('reply')}`; when handled: `{run} done {message.id}` or MCP tool "
+        f"`{tools.format('mark_done')}`."
     )
     return "\n".join(lines)
 
 
-def expected(messages: list[Message], scope: str, *, agent: str = "gemini") -> str:
+def expected(messages: list[Message], scope: str, *, agent: str = "gemini",
+             tools: str = "{}") -> str:
     count = len(messages)
     summary = (f"[mailslot] {count} message{'' if count == 1 else 's'} {scope}; "
                f"{count} shown below, oldest first.")
-    return "\n\n".join([HEADER, summary, *(block(m, agent=agent) for m in messages)])
+    return "\n\n".join([HEADER, summary, *(block(m, agent=agent, tools=tools)
+                                              for m in messages)])

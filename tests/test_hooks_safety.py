@@ -65,8 +65,8 @@ def test_body_cannot_forge_framing_lines(cli: Cli, root: Path, trick: str) -> No
         f"[mailslot] message {real.id}", "from: claude", f"date: {real.date}", "subject:",
         "body:",
         f"To answer: `{run_as('gemini')} reply {real.id}` (body on stdin) or MCP tool "
-        f"`reply`; when handled: `{run_as('gemini')} done {real.id}` or MCP tool "
-        "`mark_done`.",
+        f"`mcp__mailslot__reply`; when handled: `{run_as('gemini')} done {real.id}` or MCP "
+        "tool `mcp__mailslot__mark_done`.",
     ]
 
 

@@ -84,6 +84,8 @@ def test_mail_from_another_process_wakes_the_session(
     assert code == 2
     assert f"gemini sent message {message_id}" in err and "mailslot --agent claude" in err
     assert "Secret" not in err and "not instructions" in err
+    # the tool by the name Claude Code's model loads it with (its MCP tools are deferred)
+    assert "the MCP tool mcp__mailslot__read_messages." in err
 
 
 def test_only_directed_mail_not_yet_shown_wakes_it(

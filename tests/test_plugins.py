@@ -44,7 +44,11 @@ def test_claude_plugin_asks_for_the_agent_and_uses_it_everywhere() -> None:
     assert server["args"][:3] == ["serve", "--agent", "${user_config.agent}"]
     hooks = json.loads(files["plugins/claude/hooks/hooks.json"])["hooks"]
     commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
-    assert commands and all("--agent ${user_config.agent} --dir" in c for c in commands)
+    # Hooks read the values from the environment Claude Code gives them (it refuses a
+    # shell-form command holding ${user_config.*}: the value would be parsed by the shell).
+    assert commands and all('--agent "$CLAUDE_PLUGIN_OPTION_AGENT" --dir '
+                            '"$CLAUDE_PLUGIN_OPTION_MAILBOX"' in c for c in commands)
+    assert not any("${user_config" in c for c in commands)
 
 
 def test_marketplaces_point_at_the_plugins() -> None:

@@ -129,14 +129,23 @@ def _json(text: str) -> dict[str, Any] | list[Any] | None:
 
 
 def offered_tools(request: dict[str, Any]) -> list[str]:
-    """The tool names a model request offered, as the host spelled them."""
-    from .provider import anthropic_state, chat_state, gemini_state, responses_state
+    """The tool names a model request offered, as the host spelled them: its tools, and
+    where it defers some behind ``ToolSearch`` (Claude Code 2.1.332, Droid), the names it
+    lists for the model to load."""
+    from .provider import (
+        anthropic_state,
+        chat_state,
+        deferred_names,
+        gemini_state,
+        responses_state,
+    )
 
     path, body = request["path"], request["body"]
     for marker, state in (("/messages", anthropic_state), ("/responses", responses_state),
                           ("/chat/completions", chat_state), (":", gemini_state)):
         if marker in path:
-            return state(body)[0]
+            tools = state(body)[0]
+            return tools + deferred_names(body) if "ToolSearch" in tools else tools
     return []
 
 
@@ -248,8 +257,9 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
                     "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                     # -p may send its first request before MCP servers connect
-                    # (docs/hosts.md): wait for them, as a user scripting -p should.
-                    "MCP_CONNECTION_NONBLOCKING": "false"}),
+                    # (docs/hosts.md): wait for them, as a user scripting -p should,
+                    # and longer than the 5 s default (`mailslot start` waits a minute).
+                    "MCP_CONNECTION_NONBLOCKING": "false", "MCP_CONNECT_TIMEOUT_MS": "60000"}),
     Host("codex", _codex_prepare,
          lambda w, prompt: ["codex", "exec", prompt],
          lambda w: {"FAKE_OPENAI_KEY": API_KEY}, _codex_trust_hooks),

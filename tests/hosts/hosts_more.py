@@ -27,6 +27,15 @@ def _qwen_prepare(w: World) -> None:
     })
 
 
+def _qwen_approve(w: World) -> None:
+    """Approve a project's server as the person does (``qwen mcp approve``): Qwen Code
+    0.24 connects a workspace ``.qwen/settings.json`` server only once approved (bound to
+    a hash of its entry, in ``~/.qwen/mcpApprovals.json``), and ``install`` writes none."""
+    if (w.project / ".qwen" / "settings.json").exists():
+        done = w.program("qwen", "mcp", "approve", "mailslot")
+        assert done.returncode == 0 and "Approved" in done.stdout, done.stdout + done.stderr
+
+
 def _opencode_prepare(w: World) -> None:
     # An OpenAI-compatible provider on loopback, the way OpenCode documents local models.
     merge_json(w.home / ".config" / "opencode" / "opencode.json", {
@@ -59,7 +68,7 @@ HOSTS.update({h.name: h for h in (
     Host("qwen", _qwen_prepare,
          lambda w, prompt: ["qwen", "-p", prompt],
          lambda w: {"OPENAI_BASE_URL": f"{w.provider.url}/v1", "OPENAI_API_KEY": API_KEY,
-                    "OPENAI_MODEL": MODEL}),
+                    "OPENAI_MODEL": MODEL}, _qwen_approve),
     Host("opencode", _opencode_prepare,
          lambda w, prompt: ["opencode", "run", prompt]),
     Host("pi", _pi_prepare,

@@ -13,13 +13,16 @@ changes) decides each answer:
 
 ``call``  ``{"tool": "send_message", "args": {...}}``: the first request that offers a
           tool whose name contains ``tool`` (and whose conversation has no call of it
-          yet) is answered with one call of it; ``null``: never call a tool.
+          yet) is answered with one call of it; ``null``: never call a tool. With
+          ``"named": true`` only the tool the request's text names (``MCP tool `NAME```,
+          NAME containing ``tool``: what mailslot's hook text says) is called, by exactly
+          that name, as a model reading the text would.
 ``exec_before_text``  a shell command run once, just before the first plain-text answer
           that follows the tool call (mail arriving mid-turn).
 ``text``  the plain-text answer (default ``FAKE-MODEL-DONE``).
 
 A host that defers MCP tools (it offers ``ToolSearch`` and lists the deferred names, one a
-line: Factory's Droid, Claude Code 2.1.2xx and later) is first answered with ``ToolSearch``
+line: Factory's Droid, Claude Code 2.1.332) is first answered with ``ToolSearch``
 ``select:NAME``, then the call.
 A path under ``/404/`` answers 404 to any method: a stand-in for a vendor's own service
 that knows nothing (Droid's session lookup, ``FACTORY_API_BASE_URL``).
@@ -74,7 +77,7 @@ class Script:
                 self.stamp = stamp
                 self.load(json.loads(self.path.read_text(encoding="utf-8")))
 
-    def tool_for(self, offered: list[str], called: list[str]) -> str | None:
+    def tool_for(self, body: Any, offered: list[str], called: list[str]) -> str | None:
         """The tool to call now, or ``None`` for a text answer."""
         if self.call is None:
             return None
@@ -83,26 +86,41 @@ class Script:
             return None
         matches = sorted((n for n in offered if want in n),
                          key=lambda n: ("mailslot" not in n, len(n)))
+        if self.call.get("named"):
+            matches = [n for n in matches if n == self.named(body)]
         return matches[0] if matches else None
+
+    def named(self, body: Any) -> str | None:
+        """The wanted tool as the request's text names it (``MCP tool `NAME```), if it does."""
+        want = re.escape(str((self.call or {}).get("tool", "send_message")))
+        for text in _strings(body):
+            if found := re.search(rf"MCP tool `([\w.:-]*{want})`", text):
+                return found.group(1)
+        return None
 
     def args(self) -> dict[str, Any]:
         return dict((self.call or {}).get("args") or {})
 
-    def deferred(self, body: Any, offered: list[str], called: list[str]) -> str | None:
+    def deferred(self, body: Any, offered: list[str]) -> str | None:
         """The deferred tool to load first, when a host offers MCP tools only by name.
 
-        Hosts that defer tools (Droid, Claude Code 2.1.2xx+) offer a ``ToolSearch`` tool and list
-        the deferred names, one a line, in the conversation; a model calls
+        Hosts that defer tools (Droid, Claude Code 2.1.332) offer a ``ToolSearch`` tool and
+        list the deferred names, one a line, in the conversation; a model calls
         ``ToolSearch`` with ``select:NAME`` and can call the tool from the next request
         on. ``None`` unless the wanted tool is listed so and was not searched for yet.
         """
-        if self.call is None or "ToolSearch" not in offered or "ToolSearch" in called:
+        if self.call is None or "ToolSearch" not in offered:
             return None
-        want = re.escape(str(self.call.get("tool", "send_message")))
-        listed = {m for text in _strings(body)
-                  for m in re.findall(rf"^\s*([\w.:-]*{want}[\w.:-]*)\s*$", text, re.M)}
-        found = sorted(listed, key=lambda n: ("mailslot" not in n, len(n)))
-        return found[0] if found else None
+        if self.call.get("named"):
+            name = self.named(body)  # selected by the name read, listed or not
+        else:
+            want = str(self.call.get("tool", "send_message"))
+            found = sorted((n for n in deferred_names(body) if want in n),
+                           key=lambda n: ("mailslot" not in n, len(n)))
+            name = found[0] if found else None
+        if name is None or name in offered or f"select:{name}" in _strings(body):
+            return None  # loaded already, or searched for once (a resumed session's
+        return name  # history holds the first turn's search for another tool)
 
     def before_text(self, called: list[str]) -> None:
         """Run ``exec_before_text`` once, at the first text answer after a tool call."""
@@ -170,6 +188,14 @@ def gemini_state(body: dict[str, Any]) -> tuple[list[str], list[str]]:
     called = [p["functionCall"].get("name", "") for c in body.get("contents") or []
               for p in c.get("parts") or [] if isinstance(p, dict) and "functionCall" in p]
     return offered, called
+
+
+def deferred_names(body: Any) -> list[str]:
+    """The tool names a request lists for ``ToolSearch`` to load: one a line, in a text
+    that names ``ToolSearch`` (Claude Code: "The following deferred tools are now
+    available via ToolSearch. …", then the names)."""
+    return sorted({m for text in _strings(body) if "ToolSearch" in text
+                   for m in re.findall(r"^\s*([\w.:-]+)\s*$", text, re.M)})
 
 
 def _strings(value: Any) -> list[str]:
@@ -259,9 +285,9 @@ class Handler(BaseHTTPRequestHandler):
                 ) -> tuple[str | None, int]:
         SCRIPT.refresh()
         offered, called = state
-        tool = SCRIPT.tool_for(offered, called)
+        tool = SCRIPT.tool_for(body, offered, called)
         self.args = SCRIPT.args()
-        if tool is None and (search := SCRIPT.deferred(body, offered, called)):
+        if tool is None and (search := SCRIPT.deferred(body, offered)):
             tool, self.args = "ToolSearch", {"query": f"select:{search}"}
         if tool is None:
             SCRIPT.before_text(called)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from .conftest import VERSIONS
 from .harness import MAILSLOT, TEXT, TOOLS, World, offered_tools, request_text
 
 HEADER_START = "[mailslot] Messages from other agents follow."
@@ -120,6 +121,40 @@ def test_session_start_shows_waiting_mail(host: str, world: Worlds) -> None:
     # The command shown names this agent, this mailbox and a mailslot that resolves.
     assert f"{MAILSLOT} --agent alice --dir {w.mailbox} reply {sent}" in first
     assert outside_framing(w.provider.requests(), "TAG3A") == []
+
+
+NAMED = {"claude": "mcp__mailslot__reply", "gemini": "mcp_mailslot_reply",
+         "copilot": "mailslot-reply"}
+"""mailslot's reply tool as each host's model is offered it (seen in their requests)."""
+
+
+@pytest.mark.parametrize("host", [pytest.param(h, id=f"{h}-{VERSIONS[h]}")
+                                  for h in NAMED if h in VERSIONS])
+def test_the_model_answers_with_the_tool_the_hook_text_names(host: str, world: Worlds
+                                                             ) -> None:
+    """The session-start hook names the reply tool as the host's model sees it, and a
+    model calling exactly that name answers the mail. On Claude Code 2.1.332, whose MCP
+    tools are deferred, the model first loads that name with ToolSearch `select:NAME`."""
+    w = world(host, {"call": None})
+    w.install("alice", "--hooks")
+    sent = w.send("bob", "alice", "are you there", "say so")
+    w.provider.script({"call": {"tool": "reply", "named": True,
+                                "args": {"message_id": sent, "body": "here"}}})
+    run_ok(w)
+    name = NAMED[host]
+    first = request_text(w.provider.model_requests()[0])
+    assert f"MCP tool `{name}`" in first
+    replies = [r["reply"] for r in w.provider.model_requests()]
+    if host == "claude":
+        assert replies[:2] == ["tool:ToolSearch", f"tool:{name}"], replies
+        loaded = w.provider.model_requests()[1]["body"]["messages"]
+        assert {"query": f"select:{name}"} in [
+            b.get("input") for m in loaded if isinstance(m.get("content"), list)
+            for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+    else:
+        assert replies[0] == f"tool:{name}", replies
+    (answer,) = w.inbox("bob")
+    assert (answer["from"], answer["in_reply_to"]) == ("alice", sent)
 
 
 def test_mcp_result_commands_run_from_the_models_shell(host: str, world: Worlds) -> None:

@@ -73,6 +73,7 @@ def test_kilo_run_rejects_a_tool_its_rules_leave_at_ask(
     assert w.inbox("observer") == []
 
 
+@pytest.mark.timeout(600)  # a whole turn, then a resumed one: minutes on a loaded machine
 @pytest.mark.parametrize("version", ONCE)
 def test_kilo_wake_resumes_the_headless_session(
     world: Callable[..., World], version: str

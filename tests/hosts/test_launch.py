@@ -1,103 +1,45 @@
 """One real launch: the real Claude Code, started by ``mailslot start``, runs offline
-against a scripted Anthropic provider on loopback, speaks with its mailslot identity,
+against the suite's scripted provider on loopback, speaks with its mailslot identity,
 and is woken by mail (a resumed turn in the session mailslot chose the id of).
 
-Self-contained for now (its own small provider; the host from ``MAILSLOT_HOSTS_BIN`` or
-the ``~/.cache/mailslot/hosts`` install the host suite makes); it moves under
-``make test-hosts`` when that suite lands.
+The host comes from ``MAILSLOT_HOSTS_BIN`` or the ``~/.cache/mailslot/hosts`` install.
 """
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
 from mailslot import FileStore, Mailbox
 
+from .conftest import HOST_BIN
+from .harness import Provider
+
 KEY = "sk-ant-offline-test-0123456789abcdefghij"
 
 
-def _host_bin() -> str | None:
-    given = os.environ.get("MAILSLOT_HOSTS_BIN")
-    if given:
-        return given
-    found = sorted(glob.glob(os.path.expanduser(
-        "~/.cache/mailslot/hosts/*/node_modules/.bin/claude")))
-    return os.path.dirname(found[0]) if found else None
-
-
-HOST_BIN = _host_bin()  # read at import: the tests' fixtures change HOME
-
-
-class Provider(BaseHTTPRequestHandler):
-    """Anthropic Messages, streamed: the first request offering mailslot's send_message
-    gets a call of it (to ``orchestrator``); every other request gets plain text."""
-
-    bodies: ClassVar[list[dict[str, Any]]] = []
-
-    def log_message(self, fmt: str, *args: Any) -> None:
-        return
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-        if self.path.split("?")[0].endswith("/count_tokens"):
-            return self._send(json.dumps({"input_tokens": 10}).encode(), "application/json")
-        Provider.bodies.append(body)
-        tools = [t.get("name", "") for t in body.get("tools") or []]
-        tool = next((t for t in tools if t.endswith("send_message")), None)
-        called = "tool_use" in json.dumps(body.get("messages"))
-        if tool and not called:
-            block: dict[str, Any] = {"type": "tool_use", "id": "toolu_1", "name": tool,
-                                     "input": {}}
-            args = {"to": "orchestrator", "subject": "builder reporting", "body": "started"}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
-            stop = "tool_use"
-        else:
-            block, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": "ok"}
-            stop = "end_turn"
-        message = {"id": "msg_1", "type": "message", "role": "assistant",
-                   "model": body.get("model", "fake"), "content": [], "stop_reason": None,
-                   "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}
-        events = [("message_start", {"type": "message_start", "message": message}),
-                  ("content_block_start", {"type": "content_block_start", "index": 0,
-                                           "content_block": block}),
-                  ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                           "delta": delta}),
-                  ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                  ("message_delta", {"type": "message_delta", "delta": {
-                      "stop_reason": stop, "stop_sequence": None},
-                      "usage": {"output_tokens": 1}}),
-                  ("message_stop", {"type": "message_stop"})]
-        self._send("".join(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in events)
-                   .encode(), "text/event-stream")
-
-    def _send(self, data: bytes, kind: str) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
 @pytest.fixture
-def provider() -> Iterator[str]:
-    Provider.bodies = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Provider)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+def provider(tmp_path: Path) -> Iterator[Provider]:
+    """The suite's scripted provider: the first request offering send_message (after
+    ToolSearch, where the host defers it) gets a call of it to ``orchestrator``."""
+    served = Provider(tmp_path / "provider", {"call": {"tool": "send_message", "args": {
+        "to": "orchestrator", "subject": "builder reporting", "body": "started"}},
+        "text": "ok"})
+    yield served
+    served.stop()
+
+
+def bodies(provider: Provider) -> list[dict[str, Any]]:
+    """What the model was asked, oldest first."""
+    return [r["body"] for r in provider.model_requests()]
 
 
 def wait_for(check: Callable[[], Any], what: str, seconds: float = 90.0) -> Any:
@@ -110,11 +52,8 @@ def wait_for(check: Callable[[], Any], what: str, seconds: float = 90.0) -> Any:
 
 
 def test_real_claude_started_runs_as_its_identity_and_is_woken_by_mail(
-        isolated: Path, root: Path, provider: str, monkeypatch: pytest.MonkeyPatch,
+        isolated: Path, root: Path, provider: Provider, monkeypatch: pytest.MonkeyPatch,
         cli: Callable[..., Any]) -> None:
-    if HOST_BIN is None:
-        pytest.fail("Claude Code is not installed: set MAILSLOT_HOSTS_BIN or install the "
-                    "hosts (tests/hosts, make test-hosts)")
     home, folder = isolated / "home", isolated / "project"
     folder.mkdir()
     (home / ".claude").mkdir()
@@ -127,7 +66,7 @@ def test_real_claude_started_runs_as_its_identity_and_is_woken_by_mail(
         "permissions": {"allow": ["mcp__mailslot__send_message"]}}))
     (folder / ".mcp.json").write_text(json.dumps({"mcpServers": {"mailslot": {
         "command": sys.executable, "args": ["-m", "mailslot", "serve"]}}}))
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", provider)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", provider.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     # -p waits MCP_CONNECT_TIMEOUT_MS for servers (mailslot start sets 60 s): on a
     # heavily loaded box, longer
@@ -143,8 +82,8 @@ def test_real_claude_started_runs_as_its_identity_and_is_woken_by_mail(
     mail = wait_for(lambda: orchestrator.store.entries("orchestrator", ("unread",)),
                     "mail from the started session")
     assert any("_builder_to_orchestrator_" in i for i, _ in mail)  # spoke as builder
-    assert Provider.bodies[0]["messages"][0]["content"]  # the prompt reached the model
-    assert "Report to orchestrator." in json.dumps(Provider.bodies[0]["messages"])
+    assert bodies(provider)[0]["messages"][0]["content"]  # the prompt reached the model
+    assert "Report to orchestrator." in json.dumps(bodies(provider)[0]["messages"])
 
     sent = cli("--agent", "orchestrator", "send", "--to", "builder", "--subject", "status?",
                "--body", "how far are you", "--json")
@@ -152,6 +91,6 @@ def test_real_claude_started_runs_as_its_identity_and_is_woken_by_mail(
     woke = subprocess.run([sys.executable, "-m", "mailslot", "watch", "--once"],
                           capture_output=True, text=True, timeout=100)
     assert woke.returncode == 0 and "woke builder (claude)" in woke.stdout, woke.stdout
-    resumed = [b for b in Provider.bodies if message_id in json.dumps(b.get("messages"))]
+    resumed = [b for b in bodies(provider) if message_id in json.dumps(b.get("messages"))]
     assert resumed, "the wake notice never reached the model"
     assert started["session_id"] in json.dumps(FileStore(root).load_config())

@@ -46,6 +46,23 @@ def test_qwen_accepts_the_files_and_delivers_both_ways(
 
 
 
+@pytest.mark.parametrize("version", [VERSIONS["qwen"]], ids=lambda v: f"qwen-{v}")
+def test_qwen_project_server_waits_for_the_persons_approval(
+    world: Callable[..., World], version: str
+) -> None:
+    """`install` writes no approval and says how to give it; until the person approves,
+    `qwen mcp list` shows the project's server pending, and connected afterwards."""
+    w = world("qwen")
+    installed = w.mailslot("install", "qwen", "--agent", AGENT)  # no after_install
+    assert "qwen mcp approve mailslot" in installed.stdout + installed.stderr
+    pending = w.program("qwen", "mcp", "list")
+    assert re.search(r"mailslot: .* - Pending approval", pending.stdout), pending.stdout
+    assert not (w.home / ".qwen" / "mcpApprovals.json").exists()
+    w.host.after_install(w)  # the person: `qwen mcp approve mailslot`
+    listed = w.program("qwen", "mcp", "list")
+    assert re.search(r"mailslot: .* - Connected", listed.stdout), listed.stdout
+
+
 @pytest.mark.parametrize("scope", scopes("opencode"))
 def test_opencode_accepts_the_file_and_a_tool_call_delivers(
     world: Callable[..., World], scope: str

@@ -55,6 +55,9 @@ def test_claude_validates_and_loads_the_plugin(world: Callable[..., World], vers
     done = w.run("", argv=["claude", "--plugin-dir", str(plugin), "-p", "Do the task."])
     assert done.returncode == 0, done.stderr[-2000:]
     _proves_mail_both_ways(w, waiting)
+    # The plugin's hook names the plugin's own tool, the name the model can load.
+    first = request_text(w.provider.model_requests()[0])
+    assert "MCP tool `mcp__plugin_mailslot_mailslot__reply`" in first
 
 
 @pytest.mark.parametrize("version", [VERSIONS["codex"]], ids=lambda v: f"codex-{v}")

@@ -21,7 +21,7 @@ from .harness import Pane, World, request_text, wait_for
 
 TUI = {"claude": ["claude"], "codex": ["codex"],
        "gemini": ["gemini", "-m", "gemini-2.5-flash"]}
-READY = {"claude": "? for shortcuts", "codex": "Ask Codex to do anything",
+READY = {"claude": "shift+tab to cycle", "codex": "Ask Codex to do anything",
          "gemini": "Type your message"}
 Worlds = Callable[..., World]
 

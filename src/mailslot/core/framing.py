@@ -54,12 +54,17 @@ def command(cli: str, rest: str) -> str:
     return f"{cli} {rest}"
 
 
-def answer_hint(message_id: str, cli: str) -> str:
-    """The exact ways to answer, for a model that has the CLI or the MCP tools."""
+def answer_hint(message_id: str, cli: str, tools: str = "{}") -> str:
+    """The exact ways to answer, for a model that has the CLI or the MCP tools.
+
+    ``tools`` spells a tool's name as the reader's host shows it to its model
+    (:attr:`mailslot.hosts.host.Host.tool_names`), so a model whose host defers MCP tools
+    can load the tool by the name it reads here.
+    """
     return (
         f"To answer: `{command(cli, f'reply {message_id}')}` (body on stdin) or MCP tool "
-        f"`reply`; when handled: `{command(cli, f'done {message_id}')}` or MCP tool "
-        "`mark_done`."
+        f"`{tools.format('reply')}`; when handled: `{command(cli, f'done {message_id}')}` "
+        f"or MCP tool `{tools.format('mark_done')}`."
     )
 
 
@@ -70,11 +75,13 @@ def frame(
     with_body: bool = True,
     cli: str = "mailslot",
     max_body: int | None = None,
+    tools: str = "{}",
 ) -> str:
     """One message: framing lines around quoted subject and body (or just the subject).
 
     With ``max_body``, a longer quoted body is cut at a line end and a framing line
-    says how to read the rest; ``cli`` starts the commands shown (see :func:`command`).
+    says how to read the rest; ``cli`` starts the commands shown (see :func:`command`)
+    and ``tools`` spells the tools named (see :func:`answer_hint`).
     """
     message_id = shown(one_line(message.id))
     lines = [
@@ -105,7 +112,7 @@ def frame(
         else:
             lines.append(body)
     if with_hint:
-        lines.append(answer_hint(message_id, cli))
+        lines.append(answer_hint(message_id, cli, tools))
     return "\n".join(lines)
 
 
@@ -127,6 +134,7 @@ def injection(
     scope: str,
     cli: str = "mailslot",
     notes: Sequence[str] = (),
+    tools: str = "{}",
 ) -> tuple[str, list[str]]:
     """The text a hook injects, under ``limit`` characters, and the ids shown in it.
 
@@ -136,7 +144,8 @@ def injection(
     them. Only the messages shown are loaded. ``load`` returns ``None`` for a message
     that cannot be read (or is gone); those are counted, never shown. ``scope`` says
     what the count counts ("waiting for reviewer"); ``notes`` are one-line warnings from
-    mailslot itself, shown before the messages.
+    mailslot itself, shown before the messages; ``tools`` spells the tools named (see
+    :func:`answer_hint`).
     """
     head = [f"[mailslot] {one_line(note)}" for note in notes]
     if not pending:
@@ -152,7 +161,7 @@ def injection(
         if message is None:
             unreadable += 1
             continue
-        text = frame(message, cli=cli, max_body=MAX_QUOTED_BODY)
+        text = frame(message, cli=cli, max_body=MAX_QUOTED_BODY, tools=tools)
         if len(text) + 2 > room:
             break
         room -= len(text) + 2

@@ -98,7 +98,8 @@ def _run(host: str, found: Host | None, event: str, agent: str | None, root: str
     store = open_store(root, env)
     if not store.exists():
         return None  # no mailbox yet: nothing to say
-    delivery = Delivery(store, name, identity, invocation(name, store.location, env))
+    delivery = Delivery(store, name, identity, invocation(name, store.location, env),
+                        call.tools)
     planned = None
     if call.moment is not None:
         planned = delivery.plan(call.moment, call.session, limit=host_io.CONTEXT_LIMIT,

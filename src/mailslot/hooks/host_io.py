@@ -42,12 +42,13 @@ def known(host: str) -> Host | None:
 class Request:
     """One hook call as the delivery rules need it."""
 
-    __slots__ = ("caller", "moment", "session", "shape", "stop_active")
+    __slots__ = ("caller", "moment", "session", "shape", "stop_active", "tools")
 
-    def __init__(self, caller: str, shape: Host, moment: str | None, session: str | None,
-                 stop_active: bool) -> None:
-        self.caller = caller  # the host that really runs the hook
+    def __init__(self, caller: Host, shape: Host, moment: str | None, session: str | None,
+                 stop_active: bool, tools: str) -> None:
+        self.caller = caller.name  # the host that really runs the hook
         self.shape = shape  # whose output JSON it reads
+        self.tools = tools  # how its model sees mailslot's tools (Host.tools)
         self.moment = moment  # None: this caller cannot show text at this event
         self.session = session
         self.stop_active = stop_active
@@ -81,14 +82,15 @@ def request(host: Host | None, event: str, payload: Payload,
     caller = caller_of(host, payload, env)
     shape = caller if caller.own_shapes else host
     if moment not in caller.shows_at:
-        return Request(caller.name, shape, None, None, False)
+        return Request(caller, shape, None, None, False, "{}")
     session = None
     for field in caller.session_fields:
         value = payload.get(field)
         if isinstance(value, str) and value:
             session = value
             break
-    return Request(caller.name, shape, moment, session, caller.continuing(payload))
+    return Request(caller, shape, moment, session, caller.continuing(payload),
+                   caller.tools(env))
 
 
 def output(call: Request, text: str | None) -> Payload:

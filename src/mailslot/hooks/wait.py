@@ -98,7 +98,8 @@ def _wait(host: Host, agent: str | None, root: str | None, env: Mapping[str, str
             if mail is None:
                 return 0  # the agent's config does not (or no longer) choose this wake
             if mail:
-                stderr.write(wake_notice(name, mail, cli) + "\n")
+                stderr.write(wake_notice(name, mail, cli,
+                                         host.tools(env).format("read_messages")) + "\n")
                 stderr.flush()
                 delivery.announce(session, mail)
                 return host.waiter_exit

@@ -59,6 +59,13 @@ goes on without them): a started session exists to use mailslot, so it waits for
 (up to a minute), unless the caller's environment already says how long."""
 _AGENT = "${user_config.agent}"
 _MAILBOX = "${user_config.mailbox}"
+_HOOK_AGENT = '"$CLAUDE_PLUGIN_OPTION_AGENT"'
+_HOOK_MAILBOX = '"$CLAUDE_PLUGIN_OPTION_MAILBOX"'
+"""A plugin hook's command reads the values from its environment: 2.1.332 refuses a
+shell-form hook command holding ``${user_config.*}`` (the value would be parsed by the
+shell) and sets ``CLAUDE_PLUGIN_OPTION_<KEY>`` for it instead."""
+PLUGIN_TOOLS = "mcp__plugin_mailslot_mailslot__{}"
+"""How the model sees the plugin's server's tools (plugin servers are prefixed)."""
 
 
 class Claude(Host):
@@ -93,6 +100,7 @@ class Claude(Host):
 
     events = CLAUDE_STYLE_EVENTS
     outputs = OUTPUTS
+    tool_names = "mcp__mailslot__{}"  # deferred in 2.1.332: ToolSearch selects this
     lends_to = ("cursor", "copilot")  # both run the hooks in these settings files
 
     program = "claude"
@@ -131,10 +139,14 @@ class Claude(Host):
                     f"server:{SERVER}")
         return ""
 
+    def tools(self, env: Mapping[str, str]) -> str:
+        """A plugin's hook (``CLAUDE_PLUGIN_ROOT`` is set for it) names the plugin's tools."""
+        return PLUGIN_TOOLS if env.get("CLAUDE_PLUGIN_ROOT") else self.tool_names
+
     def plugin(self, description: str) -> Plugin:
-        """It asks for the agent and mailbox when the plugin is enabled (``userConfig``,
-        substituted as ``${user_config.NAME}``)."""
-        tail = f'--agent {_AGENT} --dir "{_MAILBOX}"'
+        """It asks for the agent and mailbox when the plugin is enabled (``userConfig``:
+        ``${user_config.NAME}`` in the server's arguments, the environment in hooks)."""
+        tail = f"--agent {_HOOK_AGENT} --dir {_HOOK_MAILBOX}"
         ask = {
             "agent": {"type": "string", "title": "Agent name",
                       "description": "The name this Claude Code reads and sends mail as "

@@ -65,6 +65,7 @@ class Copilot(Host):
                MIDTURN: field("additionalContext")}
     shows_at = frozenset({START, STOP, MIDTURN})
     session_fields = ("sessionId", "session_id")
+    tool_names = "mailslot-{}"
 
     wake_ladder = (Rung("tmux"), Rung("copilot"), Rung("command"))
     """No way into a live session but its pane; else a separate ``--resume`` turn."""

@@ -95,6 +95,7 @@ class Droid(Host):
     events = CLAUDE_STYLE_EVENTS
     outputs = OUTPUTS
     shows_at = frozenset({START, PROMPT, STOP})  # a post-tool-use hook answers {}
+    tool_names = "mailslot___{}"  # deferred: its ToolSearch selects this
 
     bypass_flags = frozenset({"--skip-permissions-unsafe"})
     # --auto low only edits files in the project (Claude Code's acceptEdits); medium and

@@ -54,6 +54,7 @@ class Gemini(Host):
               "after-tool": MIDTURN}
     outputs = {START: context("SessionStart"), PROMPT: context("BeforeAgent"),
                STOP: decision("deny"), MIDTURN: context("AfterTool")}
+    tool_names = "mcp_mailslot_{}"  # what its policy rules name too
 
     wake_ladder = (Rung("tmux"), Rung("gemini"), Rung("command"))
     """No way into a live session but its pane; else a separate headless turn."""

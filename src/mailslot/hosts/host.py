@@ -252,6 +252,17 @@ class Host:
         """Is the turn already going on because of a stop hook (or not one to extend)?"""
         return bool(payload.get("stop_hook_active"))
 
+    tool_names: ClassVar[str] = "{}"
+    """How its model is shown mailslot's MCP tool ``TOOL``, ``{}`` standing for ``TOOL``
+    (``mcp__mailslot__{}``: ``mcp__mailslot__reply``). Hook text names the tools so: a
+    host that defers MCP tools shows its model only their names, and the model loads one
+    by exactly that name (``ToolSearch`` with ``select:NAME``) before it can call it."""
+
+    def tools(self, env: Mapping[str, str]) -> str:
+        """:attr:`tool_names` for the hook running in ``env`` (a host may name a plugin's
+        server's tools otherwise)."""
+        return self.tool_names
+
     context_limit: ClassVar[int | None] = None
     """Injected text past this many characters is cut by the host (``None``: it
     documents no limit)."""

@@ -158,6 +158,7 @@ class Pi(Host):
     session take the notice itself: Pi's exit status 2 is the extension's own rule."""
     outputs = {START: field("additionalContext"), PROMPT: field("additionalContext"),
                MIDTURN: field("additionalContext")}
+    tool_names = "mailslot_{}"  # the extension's tools (reply and mark_done among them)
 
     def extension(self, executable: str, tail: list[str], agent: str, *, hooks: bool,
                   wake: bool = False) -> str:

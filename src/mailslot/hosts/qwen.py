@@ -2,6 +2,8 @@
 
 A fork of Gemini CLI whose hooks take Claude Code's events and output shapes (its
 settings file holds both the MCP servers and the hooks; timeouts in milliseconds).
+Since 0.24 a project's MCP servers wait for the person's approval (``qwen mcp approve``,
+kept per project and entry in ``~/.qwen/mcpApprovals.json``); ``install`` writes none.
 Checked against the real program offline (docs/hosts.md).
 
 Waking: ``qwen --resume ID NOTICE`` continues a saved session with one headless turn
@@ -33,12 +35,17 @@ class Qwen(Host):
     # No SessionStart matcher: every source, whatever Qwen compares it as.
     hook_file = HookFile({"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"},
                          (Hook("SessionStart", "session-start"), *HOOKS[1:]), 10_000)
-    install_notes = {"project": ("With folder trust on (security.folderTrust.enabled), Qwen "
-                                 "Code reads project settings and hooks only in trusted "
-                                 "folders.",)}
+    install_notes = {"project": (
+        "Qwen Code connects a project's MCP server only once you approve it: run `qwen mcp "
+        "approve mailslot` in the project (or approve it when Qwen asks); a changed entry "
+        "asks again.",
+        "With folder trust on (security.folderTrust.enabled), Qwen Code reads project "
+        "settings and hooks only in trusted folders.",
+    )}
 
     events = CLAUDE_STYLE_EVENTS
     outputs = OUTPUTS
+    tool_names = "mcp__mailslot__{}"
 
     bypass_flags = frozenset({"--yolo", "-y"})
     bypass_values = {"--approval-mode": frozenset({"yolo", "auto-edit", "auto"})}

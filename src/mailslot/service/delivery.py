@@ -77,11 +77,12 @@ class Delivery:
     """Session delivery for one agent over a store; ``problems`` collects what failed."""
 
     def __init__(self, store: Store, agent: str, identity: Identity,
-                 cli: str = "mailslot") -> None:
+                 cli: str = "mailslot", tools: str = "{}") -> None:
         self.store = store
         self.agent = agent
         self.identity = identity
         self.cli = cli  # how the session's shell runs mailslot (mailslot.mail.invocation)
+        self.tools = tools  # how the session's model sees our tools (Host.tool_names)
         self.problems: list[str] = []
         self._broadcasts: set[str] = set()
 
@@ -109,7 +110,7 @@ class Delivery:
         scope = (f"waiting for {self.agent}" if moment == START
                  else f"for {self.agent} not shown before in this session")
         text, shown_ids = injection(pending, self._load, limit=limit, scope=scope,
-                                    cli=self.cli, notes=notes)
+                                    cli=self.cli, notes=notes, tools=self.tools)
         if not text:
             return None
         broadcasts = [i for i in shown_ids if i in self._broadcasts]
