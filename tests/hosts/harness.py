@@ -399,6 +399,26 @@ class World:
                              "--body", body, "--json")
         return str(json.loads(done.stdout)["id"])
 
+    def set_wake(self, agent: str, method: str, **fields: object) -> None:
+        """config.json waking ``agent`` with ``method`` and its ``fields``, in the project."""
+        self.mailbox.mkdir(mode=0o700, exist_ok=True)
+        settings = {"wake_on_mail": True, "wake_method": method, "cwd": str(self.project),
+                    **fields}
+        (self.mailbox / "config.json").write_text(json.dumps({"agents": {agent: settings}}),
+                                                  encoding="utf-8")
+
+    def woken_by_mail(self, agent: str, body: str) -> tuple[str, list[dict[str, Any]]]:
+        """Mail from bob, then one ``watch --once``: the message's id and the model
+        requests carrying its wake notice (the wake logged as done, at least one)."""
+        before = len(self.provider.model_requests())
+        sent = self.send("bob", agent, "please look", body)
+        done = self.mailslot("watch", "--once")
+        assert "wake_ok" in (self.mailbox / "log" / "events.jsonl").read_text(), done.stdout
+        woke = [r for r in self.provider.model_requests()[before:]
+                if f"bob sent message {sent}" in request_text(r)]
+        assert woke, [r["reply"] for r in self.provider.model_requests()]
+        return sent, woke
+
     def inbox(self, agent: str) -> list[dict[str, Any]]:
         """Everything in ``agent``'s inbox, any state, as the CLI's JSON objects."""
         done = self.mailslot("--agent", agent, "inbox", "--all", "--json")

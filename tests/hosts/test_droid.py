@@ -149,18 +149,9 @@ def test_droid_wake_resumes_the_latest_headless_session(
     reaches the model with turn one's history, and the resumed start shows the mail."""
     w = world("droid", {"call": None})
     assert w.install(AGENT, "--hooks").returncode == 0
-    w.mailbox.mkdir(mode=0o700, exist_ok=True)
-    (w.mailbox / "config.json").write_text(json.dumps({"agents": {AGENT: {
-        "wake_on_mail": True, "wake_method": "droid", "session_id": "latest",
-        "cwd": str(w.project)}}}), encoding="utf-8")
+    w.set_wake(AGENT, "droid", session_id="latest")
     first = _result(w.run("Hello there"))
-    before = len(w.provider.model_requests())
-    sent = w.send("bob", AGENT, "please look", "WAKE-BODY")
-    done = w.mailslot("watch", "--once")
-    assert "wake_ok" in (w.mailbox / "log" / "events.jsonl").read_text(), done.stdout
-    woke = [r for r in w.provider.model_requests()[before:]
-            if f"bob sent message {sent}" in request_text(r)]
-    assert woke, [r["reply"] for r in w.provider.model_requests()]
+    _, woke = w.woken_by_mail(AGENT, "WAKE-BODY")
     text = request_text(woke[0])
     assert "Hello there" in text  # the same session, resumed
     assert f"1 message waiting for {AGENT}" in text and "> WAKE-BODY" in text

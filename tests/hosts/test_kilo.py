@@ -85,17 +85,8 @@ def test_kilo_wake_resumes_the_headless_session(
     first = w.run("Hello there")
     assert first.returncode == 0, first.stderr[-2000:]
     session = _session(first.stdout)
-    w.mailbox.mkdir(mode=0o700, exist_ok=True)
-    (w.mailbox / "config.json").write_text(json.dumps({"agents": {AGENT: {
-        "wake_on_mail": True, "wake_method": "kilo", "session_id": session,
-        "cwd": str(w.project)}}}), encoding="utf-8")
-    before = len(w.provider.model_requests())
-    sent = w.send("bob", AGENT, "please look", "WAKE-BODY")
-    done = w.mailslot("watch", "--once")
-    assert "wake_ok" in (w.mailbox / "log" / "events.jsonl").read_text(), done.stdout
-    woke = [r for r in w.provider.model_requests()[before:]
-            if f"bob sent message {sent}" in request_text(r)]
-    assert woke, [r["reply"] for r in w.provider.model_requests()]
+    w.set_wake(AGENT, "kilo", session_id=session)
+    _, woke = w.woken_by_mail(AGENT, "WAKE-BODY")
     assert "Hello there" in request_text(woke[0])  # the same session, resumed
     assert woke[0]["reply"] == "text"
     assert "WAKE-BODY" not in request_text(woke[0])  # the notice carries no mail text

@@ -5,7 +5,6 @@ mail itself, framed."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 import pytest
@@ -28,17 +27,8 @@ def test_qwen_wake_resumes_the_saved_session(world: Callable[..., World], versio
     assert w.install(AGENT, "--hooks", "--scope", "user").returncode == 0
     first = w.run("Hello there", "--session-id", SESSION)
     assert first.returncode == 0, first.stderr[-2000:]
-    w.mailbox.mkdir(mode=0o700, exist_ok=True)
-    (w.mailbox / "config.json").write_text(json.dumps({"agents": {AGENT: {
-        "wake_on_mail": True, "wake_method": "qwen", "session_id": SESSION,
-        "cwd": str(w.project)}}}), encoding="utf-8")
-    before = len(w.provider.model_requests())
-    sent = w.send("bob", AGENT, "please look", "WAKE-BODY")
-    done = w.mailslot("watch", "--once")
-    assert "wake_ok" in (w.mailbox / "log" / "events.jsonl").read_text(), done.stdout
-    woke = [r for r in w.provider.model_requests()[before:]
-            if f"bob sent message {sent}" in request_text(r)]
-    assert woke, [r["reply"] for r in w.provider.model_requests()]
+    w.set_wake(AGENT, "qwen", session_id=SESSION)
+    sent, woke = w.woken_by_mail(AGENT, "WAKE-BODY")
     text = request_text(woke[0])
     assert "Hello there" in text  # the same session, resumed
     # the prompt hook's mail, framed (Qwen escapes ">" in hook text as "&gt;")
@@ -54,10 +44,7 @@ def test_qwen_wake_with_latest_resumes_the_last_interactive_session(
     Qwen runs no SessionStart hook), left idle and closed, is resumed with the notice."""
     w = world("qwen", {"call": None})
     assert w.install(AGENT, "--hooks", "--scope", "user").returncode == 0
-    w.mailbox.mkdir(mode=0o700, exist_ok=True)
-    (w.mailbox / "config.json").write_text(json.dumps({"agents": {AGENT: {
-        "wake_on_mail": True, "wake_method": "qwen", "session_id": "latest",
-        "cwd": str(w.project)}}}), encoding="utf-8")
+    w.set_wake(AGENT, "qwen", session_id="latest")
     pane = w.pane("qwen", ["qwen"])
     try:
         pane.wait_screen("Type your message", 90)
@@ -67,12 +54,6 @@ def test_qwen_wake_with_latest_resumes_the_last_interactive_session(
         pane.kill()  # the person closes the terminal
     latest = w.mailbox / "latest" / AGENT / "qwen"
     assert latest.exists()
-    before = len(w.provider.model_requests())
-    sent = w.send("bob", AGENT, "please look", "LATEST-BODY")
-    done = w.mailslot("watch", "--once")
-    assert "wake_ok" in (w.mailbox / "log" / "events.jsonl").read_text(), done.stdout
-    woke = [r for r in w.provider.model_requests()[before:]
-            if f"bob sent message {sent}" in request_text(r)]
-    assert woke, [r["reply"] for r in w.provider.model_requests()]
+    _, woke = w.woken_by_mail(AGENT, "LATEST-BODY")
     assert "Hello there" in request_text(woke[0])  # the TUI's session, resumed
     assert outside_framing(woke, "LATEST-BODY") == []
