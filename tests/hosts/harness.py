@@ -97,6 +97,14 @@ class Provider:
         self.proc.wait(timeout=10)
 
 
+def woken_for(mailbox: Path, message_id: str) -> bool:
+    """The events log says a wake for ``message_id`` was done, by whichever watcher."""
+    log = mailbox / "log" / "events.jsonl"
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return any('"wake_ok"' in line and json.loads(line).get("id") == message_id
+               for line in lines)
+
+
 def request_text(request: dict[str, Any]) -> str:
     """Every string in a request body, one after the other (what the model was shown).
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +20,7 @@ import pytest
 from mailslot import FileStore, Mailbox
 
 from .conftest import HOST_BIN
-from .harness import Provider
+from .harness import Provider, woken_for
 
 KEY = "sk-ant-offline-test-0123456789abcdefghij"
 
@@ -88,9 +87,9 @@ def test_real_claude_started_runs_as_its_identity_and_is_woken_by_mail(
     sent = cli("--agent", "orchestrator", "send", "--to", "builder", "--subject", "status?",
                "--body", "how far are you", "--json")
     message_id = json.loads(sent.out)["id"]
-    woke = subprocess.run([sys.executable, "-m", "mailslot", "watch", "--once"],
-                          capture_output=True, text=True, timeout=100)
-    assert woke.returncode == 0 and "woke builder (claude)" in woke.stdout, woke.stdout
+    # Nobody runs `mailslot watch`: the watcher the started session's server began on
+    # demand wakes it.
+    wait_for(lambda: woken_for(root, message_id), "the on-demand watcher's wake", 240)
     resumed = [b for b in bodies(provider) if message_id in json.dumps(b.get("messages"))]
     assert resumed, "the wake notice never reached the model"
     assert started["session_id"] in json.dumps(FileStore(root).load_config())
