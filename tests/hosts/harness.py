@@ -375,13 +375,11 @@ class World:
             "HOME": str(self.home), "PATH": f"{bin_dir}{os.pathsep}/usr/local/bin:/usr/bin:/bin",
             "LANG": "C.UTF-8", "TERM": "xterm-256color", "USER": os.environ.get("USER", "u"),
             "TMPDIR": str(root / "tmp"), "NO_UPDATE_NOTIFIER": "1",
-            # Each test says who wakes (a `watch` it runs, or the host's own waiter): a
-            # watcher a send starts on demand would race it (tests/test_watcher_on_demand.py)
-            "MAILSLOT_ON_DEMAND_WATCHER": "0",
         }
         (root / "tmp").mkdir(exist_ok=True)
         self.env.update(self.host.env(self))
         self.host.prepare(self)
+        self.write_config({})
 
     def mailslot(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """The mailslot CLI on this world's mailbox (``--dir``), in the project."""
@@ -407,13 +405,22 @@ class World:
                              "--body", body, "--json")
         return str(json.loads(done.stdout)["id"])
 
+    def write_config(self, config: dict[str, Any]) -> None:
+        """config.json as given, with no watcher started on demand unless it says so.
+
+        Each test says who wakes (a `watch` it runs, or the host's own waiter). A host
+        that hands its MCP server a cleaned environment (Codex, Gemini, Copilot) drops any
+        off switch there and the test's keys too, so a watcher its server started would
+        take the wake and fail it (docs/wake.md, "Which environment a watcher has")."""
+        self.mailbox.mkdir(mode=0o700, exist_ok=True)
+        (self.mailbox / "config.json").write_text(
+            json.dumps({"watcher": {"on_demand": False}, **config}), encoding="utf-8")
+
     def set_wake(self, agent: str, method: str, **fields: object) -> None:
         """config.json waking ``agent`` with ``method`` and its ``fields``, in the project."""
-        self.mailbox.mkdir(mode=0o700, exist_ok=True)
         settings = {"wake_on_mail": True, "wake_method": method, "cwd": str(self.project),
                     **fields}
-        (self.mailbox / "config.json").write_text(json.dumps({"agents": {agent: settings}}),
-                                                  encoding="utf-8")
+        self.write_config({"agents": {agent: settings}})
 
     def woken_by_mail(self, agent: str, body: str) -> tuple[str, list[dict[str, Any]]]:
         """Mail from bob, then one ``watch --once``: the message's id and the model

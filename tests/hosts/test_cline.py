@@ -32,9 +32,9 @@ def test_cline_wake_prompts_the_saved_session_over_acp(
     listed = w.program("cline", "history", "--json")
     (session,) = [s["sessionId"] for s in json.loads(listed.stdout)]
     w.mailbox.mkdir(mode=0o700, exist_ok=True)
-    (w.mailbox / "config.json").write_text(json.dumps({"agents": {AGENT: {
+    w.write_config({"agents": {AGENT: {
         "wake_on_mail": True, "wake_method": "cline", "session_id": session,
-        "cwd": str(w.project)}}}), encoding="utf-8")
+        "cwd": str(w.project)}}})
     # ACP mode starts only signed in to a Cline account or with CLINE_API_KEY; a provider
     # of the person's own is named in the watcher's environment (docs/wake.md).
     w.env.update({"CLINE_PROVIDER": "openai-compatible", "CLINE_MODEL": "gpt-4.1",

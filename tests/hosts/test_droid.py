@@ -90,8 +90,8 @@ def test_droid_hooks_show_mail_at_session_start_and_at_the_turns_end(
     hooks = json.loads((w.project / ".factory" / "hooks.json").read_text(encoding="utf-8"))
     assert list(hooks) == ["SessionStart", "UserPromptSubmit", "Stop"], hooks
     w.mailbox.mkdir(mode=0o700, exist_ok=True)  # the owner lets a stop hook continue
-    (w.mailbox / "config.json").write_text(json.dumps({"agents": {AGENT: {
-        "auto_continue_on_stop": True}}}), encoding="utf-8")
+    w.write_config({"agents": {AGENT: {
+        "auto_continue_on_stop": True}}})
     early = w.send("bob", AGENT, "EARLY-d1", "BEFORE-BODY")
     result = _result(w.run("Do the task."))
     asked = w.provider.model_requests()

@@ -65,10 +65,9 @@ def _start(w: World, host: str) -> dict[str, Any]:
             if a not in ("--agent", "folder-default")]
         settings.write_text(json.dumps(data))
     w.mailbox.mkdir(mode=0o700, exist_ok=True)
-    config: dict[str, Any] = {"owner": "sarah", "launch": {host: LAUNCH[host]}}
-    if host in SANITISED:
-        config["watcher"] = {"on_demand": False}
-    (w.mailbox / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    config: dict[str, Any] = {"owner": "sarah", "launch": {host: LAUNCH[host]},
+                              "watcher": {"on_demand": host not in SANITISED}}
+    w.write_config(config)
     done = w.mailslot("--agent", "orchestrator", "start", host, "--folder", str(w.project),
                       "--register-as", "builder", "--prompt", "Report to orchestrator.",
                       "--json")

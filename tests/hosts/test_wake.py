@@ -7,7 +7,6 @@ wake config names ``"latest"`` instead of a pasted session id.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 
@@ -26,9 +25,9 @@ def test_codex_queue_wakes_an_idle_tui_session(world: Worlds) -> None:
     w = world("codex", {"call": None})
     w.install("alice", "--hooks")
     w.mailbox.mkdir(mode=0o700, exist_ok=True)
-    (w.mailbox / "config.json").write_text(json.dumps({"agents": {"alice": {
+    w.write_config({"agents": {"alice": {
         "wake_on_mail": True, "wake_method": "codex-queue", "session_id": "latest",
-        "cwd": str(w.project)}}}), encoding="utf-8")
+        "cwd": str(w.project)}}})
     pane = open_tui(w)
     ask(w, pane, "Hello there")
     latest = w.mailbox / "latest" / "alice" / "codex"
@@ -57,9 +56,9 @@ def test_resume_wake_into_the_latest_session(host: str, world: Worlds) -> None:
     w = world(host, {"call": None})
     w.install("alice", "--hooks")
     w.mailbox.mkdir(mode=0o700, exist_ok=True)
-    (w.mailbox / "config.json").write_text(json.dumps({"agents": {"alice": {
+    w.write_config({"agents": {"alice": {
         "wake_on_mail": True, "wake_method": host, "session_id": "latest",
-        "cwd": str(w.project)}}}), encoding="utf-8")
+        "cwd": str(w.project)}}})
     first = w.run("Hello there")
     assert first.returncode == 0, first.stderr[-2000:]
     assert (w.mailbox / "latest" / "alice" / host).exists()

@@ -39,8 +39,8 @@ def _sessions(w: World, program: str) -> list[str]:
 
 def _configure(w: World, wake: dict[str, object]) -> None:
     w.mailbox.mkdir(mode=0o700, exist_ok=True)
-    (w.mailbox / "config.json").write_text(json.dumps({"agents": {AGENT: {
-        "wake_on_mail": True, "cwd": str(w.project), **wake}}}), encoding="utf-8")
+    w.write_config({"agents": {AGENT: {
+        "wake_on_mail": True, "cwd": str(w.project), **wake}}})
 
 
 def _woken(w: World, sent: str) -> list[dict[str, object]]:
