@@ -121,11 +121,9 @@ def _see_watcher_runs(store: Store, env: Mapping[str, str]) -> None:
     """Start a watcher if some agent has a wake or notifier and none runs here: after
     the output was written, a probe of a few system calls, and spawn-and-go. Nothing of
     the wake package is loaded (docs/wake.md, "The watcher starts itself")."""
-    from ..mail import watchers
+    from ..mail.watchers import ensure
 
-    config = store.load_config()
-    if watchers.wanted(config):
-        watchers.ensure(store, config, env)  # a problem is the sender's to hear, not a session's
+    ensure(store, env=env)  # a problem is the sender's to hear, not a session's
 
 
 def _facts(host: str) -> dict[str, object]:
