@@ -342,3 +342,13 @@ def test_a_hook_that_starts_a_watcher_holds_no_pipe_of_its_host_open(
         assert os.read(read_end, 1) == b""  # the end: nobody else holds the write end
     finally:
         os.close(read_end)
+
+
+def test_a_watcher_whose_mailbox_is_removed_stops(root: Path, tmp_path: Path) -> None:
+    agent, calls = recorder(tmp_path)
+    configure(root, {"bob": agent}, watcher={"idle_seconds": 600})
+    assert send("--to", "bob").returncode == 0
+    wait_until(lambda: len(lines(calls)) == 1, 30, what="the wake")
+    assert watcher_pids(root)
+    shutil.rmtree(root)
+    wait_until(lambda: not watcher_pids(root), 30, what="the watcher to notice and stop")
