@@ -410,7 +410,8 @@ def start_session(
                     "in the person's desktop app, sent only if they send it."
     )] = "background",
     project: Annotated[str | None, Field(
-        description=f"A project id of the host's own ({_PROJECTS}).")] = None,
+        description=f"A project of the host's own ({_PROJECTS}): its exact name or "
+                    "the absolute path of its folder.")] = None,
     register_as: Annotated[str | None, Field(
         description="Also register the session as this new recipient name.")] = None,
 ) -> Annotated[CallToolResult, Started]:
