@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -91,6 +92,31 @@ def test_claude_background_gets_the_notice_the_prompt_after_dashes_and_its_ident
     assert result.outcome == "background"
     agent = FileStore(root).load_config()["agents"]["builder-1"]
     assert agent["wake_method"] == "claude" and agent["session_id"] == result.session_id
+
+
+def test_an_unnamed_claude_session_is_named_mailslot_and_a_timestamp(
+        box: Box, root: Path, bin_dir: Path, project: Path) -> None:
+    record = fake_host(bin_dir, "claude")
+    launch(root)
+    result = start(box("orchestrator"), Request("claude", str(project), "hi"), via="mcp")
+    names = [a for a in one_call(record)["argv"] if a.startswith("--name=")]
+    assert len(names) == 1 and re.fullmatch(r"--name=mailslot-\d{8}-\d{6}", names[0])
+    assert result.name == names[0].partition("=")[2] and log(root)[0]["name"] == result.name
+
+
+@pytest.mark.parametrize(("host", "effort", "said"), [
+    ("claude", "turbo", "is not one of claude's: low, medium, high, xhigh, max"),
+    ("codex", "max", "is not one of codex's: minimal, low, medium, high, xhigh"),
+    ("gemini", "high", "effort is not accepted by gemini"),
+])
+def test_effort_must_be_one_of_the_hosts_documented_levels(
+        box: Box, root: Path, bin_dir: Path, project: Path, host: str, effort: str,
+        said: str) -> None:
+    record = fake_host(bin_dir, host)
+    launch(root)
+    with pytest.raises(InvalidInput, match=said):
+        start(box("orchestrator"), Request(host, str(project), "hi", effort=effort), via="mcp")
+    assert calls(record) == [] and log(root) == []
 
 
 def test_untrusted_claude_folder_is_refused(box: Box, root: Path, bin_dir: Path,
