@@ -193,6 +193,10 @@ def _install_arguments(p: argparse.ArgumentParser) -> None:
                         "which the host's app starts and which leaves the running session's "
                         "address and token in the mailbox for wakes and starts")
     p.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
+    p.add_argument("--undo", action="store_true",
+                   help="put back the host's settings files (for --scope) as they were "
+                        "before install last changed them, from the copies it kept "
+                        "beside them (FILE.mailslot-backup)")
     p.add_argument("--allow-outside", action="append", default=[], metavar="REAL_PATH",
                    help="write a project settings file that links out of the project, to "
                         "this real path (refused otherwise)")
@@ -207,6 +211,11 @@ def _install_arguments(p: argparse.ArgumentParser) -> None:
 def _install(args: argparse.Namespace, box: Mailbox) -> int:
     from ..install.changes import install as register
 
+    if args.undo:
+        from ..install.changes import undo
+
+        print("\n".join(undo(args.host, scope=args.scope)))
+        return 0
     agent = _remote_agent(args) if args.remote is not None else box.bound_agent()
     report = register(
         args.host, agent, scope=args.scope, hooks=args.hooks, wake=args.wake,

@@ -222,6 +222,11 @@ def install(
                               scope == "project" and path not in yours, real))
     notes += [n for c in changes if c.in_project and (n := _git_advice(project, c.path))]
     if not dry_run:
+        for change in changes:  # every copy kept before any file is changed
+            if change.changed and change.before is not None:
+                kept = settings_files.keep_backup(change.real, change.before)
+                notes.append(f"kept the previous {change.shown} as {kept}: `mailslot "
+                             f"install --undo {host.name}` puts it back")
         for change in changes:
             if change.changed:
                 settings_files.write_atomic(change.path, change.after, change.before)
@@ -239,6 +244,39 @@ def install(
     elif registered:
         notes += _drop_wake(host, agent, registered, mailbox_dir, dry_run)
     return Report(host, scope, agent, changes, notes, dry_run, warnings)
+
+
+def undo(host_name: str, *, scope: Scope | None = None, home: Path | None = None,
+         cwd: Path | None = None) -> list[str]:
+    """``install --undo HOST``: put back each of the host's settings files (for the scope)
+    that ``install`` kept a copy of, and keep what it held in that copy's place (so a
+    second undo redoes); one line per file."""
+    host = hosts.host(host_name)
+    scope = scope or host.default_scope
+    home = home or Path.home()
+    here = (cwd or Path.cwd()).absolute()
+    top = git_toplevel(here)
+    project = Path(top) if top else here
+    rels = [host.mcp_path[scope], *([host.hook_file.path[scope]] if host.hook_file else []),
+            *(rel for rel, _ in host.sidecar_entries("mailslot", []))]
+    said = []
+    for rel in dict.fromkeys(rels):
+        path = home / rel[2:] if rel.startswith("~/") else project / rel
+        real = path.resolve()
+        copy = settings_files.backup_of(real)
+        kept = settings_files.read_text(copy) if copy.is_file() else None
+        if kept is None:
+            said.append(f"no copy kept of {path}: left as it is")
+            continue
+        now = settings_files.read_text(real)
+        if now is not None:
+            settings_files.keep_backup(real, now)
+        else:
+            copy.unlink()
+        settings_files.write_atomic(path, kept, now)
+        said.append(f"restored {path} from {copy}"
+                    + (" (what it held is kept there now)" if now is not None else ""))
+    return said
 
 
 def _choose(host: Host, agent: str, mailbox_dir: str | None, project: str,

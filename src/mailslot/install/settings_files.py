@@ -121,6 +121,36 @@ def write_atomic(path: Path, text: str, expected: str | None) -> None:
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+BACKUP = ".mailslot-backup"
+"""Beside a settings file ``install`` changed: the bytes it held before (0600)."""
+
+
+def backup_of(real: Path) -> Path:
+    """Where the previous bytes of the settings file ``real`` are kept."""
+    return real.with_name(real.name + BACKUP)
+
+
+def keep_backup(real: Path, before: str) -> Path:
+    """Keep ``before`` (the file's text before a change) beside ``real``, 0600 and whole
+    or not at all; where it is. A newer change's copy replaces an older one."""
+    path = backup_of(real)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".mailslot", dir=real.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:  # mkstemp's mode: 0600
+                out.write(before)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise StoreError(f"cannot keep a copy of {real} in {path}: {exc.strerror or exc}; "
+                         "nothing was changed") from None
+    return path
+
+
 def git_ignored(root: Path, path: Path) -> bool | None:
     """Whether git ignores ``path`` (``None``: not in a git checkout, or no git)."""
     try:
