@@ -10,9 +10,9 @@ import pytest
 from mcp.types import CallToolResult, TextContent
 
 from mailslot import Mailbox
-from mailslot.core.names import GROUP_ACCEPT
 from mailslot.core.errors import InvalidInput, NotFound
 from mailslot.core.framing import HEADER
+from mailslot.core.names import GROUP_ACCEPT
 from mailslot.mcp import tools as mcp_tools
 
 Box = Callable[[str | None], Mailbox]
