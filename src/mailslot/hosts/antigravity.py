@@ -34,7 +34,6 @@ import re
 import stat
 import subprocess
 import sys
-import tempfile
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -192,20 +191,11 @@ def agentapi_error(stdout: bytes) -> str | None:
 def write_private(path: str, data: Mapping[str, Any]) -> None:
     """``data`` as ``path``, whole or not at all: a 0600 file beside it, synced, renamed
     over it, the folder synced (a reader never sees half a file)."""
-    from ..core.durable import fsync_dir
+    from ..core.durable import fsync_dir, replace_file
 
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".antigravity.", suffix=".tmp", dir=folder)  # 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(path, json.dumps(data))
     fsync_dir(folder)
 
 

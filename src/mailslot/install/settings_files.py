@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import subprocess
-import tempfile
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
+from ..core.durable import replace_file
 from ..core.errors import InvalidInput, StoreError
 
 Editor = Callable[[MutableMapping[str, Any]], None]
@@ -105,18 +104,7 @@ def write_atomic(path: Path, text: str, expected: str | None) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         mode = target.stat().st_mode & 0o7777 if expected is not None else 0o644
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".mailslot",
-                                   dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(text)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        replace_file(str(target), text, mode)
     except OSError as exc:
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
 
@@ -135,16 +123,7 @@ def keep_backup(real: Path, before: str) -> Path:
     or not at all; where it is. A newer change's copy replaces an older one."""
     path = backup_of(real)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".mailslot", dir=real.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:  # mkstemp's mode: 0600
-                out.write(before)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        replace_file(str(path), before)  # 0600
     except OSError as exc:
         raise StoreError(f"cannot keep a copy of {real} in {path}: {exc.strerror or exc}; "
                          "nothing was changed") from None
