@@ -207,8 +207,8 @@ def test_status_and_who_need_no_identity(cli: Cli) -> None:
     assert text.code == 0 and text.out.splitlines()[1] == "  from claude: hello"
     assert "gemini" in text.out and "unread" in text.out
     header, first = cli("who").out.splitlines()[:2]
-    assert header.split() == ["AGENT", "UNREAD", "SERVER", "INSTANCES", "WAKE", "NOTIFY", "KNOWN",
-                              "FROM"]
+    assert header.split() == ["AGENT", "UNREAD", "SERVER", "INSTANCES", "SUBAGENT", "OF", "WAKE",
+                              "NOTIFY", "KNOWN", "FROM"]
     assert first.startswith("claude")
     assert cli("--dir", "elsewhere", "who").out == "no agents known yet\n"
 

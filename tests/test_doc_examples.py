@@ -30,6 +30,7 @@ NOT_RUN = {
     "mailslot serve": "runs until its client leaves",
     "mailslot web": "runs until Ctrl-C",
     "mailslot watch": "runs until Ctrl-C",  # watch --validate is run (below)
+    "mailslot sidecar": "runs until the host's app ends it, started by the app",
     "mailslot start": "starts claude, a host program",
     "< input.json": "a host's hook payload",
     "--if-version": "the version a config show printed",

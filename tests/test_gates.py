@@ -247,7 +247,8 @@ def test_a_group_gate_shares_its_members_and_requests(box: Box, cli: Run) -> Non
         box("qwen").send("claude", "no", "b")
     # who tags the group; off leaves it (the others keep it) and needs the right name.
     who = cli("who")
-    assert "claude [gated: reviewers]" in who.out and "codex [gated: reviewers]" in who.out
+    assert "claude [gated: reviewers, 2 members]" in who.out
+    assert "codex [gated: reviewers, 2 members]" in who.out
     r = cli("--agent", "codex", "gate", "off", "--name", "other")
     assert r.code == 2 and "not behind group other" in r.err
     r = cli("--agent", "codex", "--json", "gate", "off", "--name", "reviewers")

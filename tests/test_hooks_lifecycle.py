@@ -121,6 +121,40 @@ def test_stop_continues_only_when_opted_in(cli: Cli, root: Path) -> None:
     assert shown(stop(cli, "b")) == [two]
 
 
+def test_stop_revisits_an_open_request_shown_earlier_once_per_session(
+        cli: Cli, root: Path) -> None:
+    asked = sender(root, "claude").send("gemini", "review this?", "x", expect_reply=True).id
+    told = sender(root, "codex").send("gemini", "fyi", "y").id
+    (root / "config.json").write_text(
+        json.dumps({"agents": {"gemini": {"auto_continue_on_stop": True}}}))
+    assert start(cli, "a") == [asked, told]
+    r = stop(cli, "a")
+    said = json.loads(r.out)
+    assert said["decision"] == "block"
+    assert "Before you stop: 1 message shown earlier in this session asked for a reply" \
+        in said["reason"]
+    assert f"[mailslot] message {asked}" in said["reason"] and told not in said["reason"]
+    assert "> review this?" in said["reason"] and "body:" not in said["reason"]
+    assert stop(cli, "a", active=True).out == "{}"  # the host's loop guard
+    assert stop(cli, "a").out == "{}"  # once per session
+    assert start(cli, "b") == [asked, told]
+    assert json.loads(stop(cli, "b").out)["decision"] == "block"  # a new session: once more
+    assert cli("--agent", "gemini", "reply", asked, stdin="done it").code == 0
+    assert start(cli, "c") == [told]
+    assert stop(cli, "c").out == "{}"  # answered: nothing left open
+
+
+def test_stop_does_not_revisit_a_request_this_session_never_saw(cli: Cli, root: Path) -> None:
+    sender(root, "codex").send("gemini", "fyi", "y")
+    (root / "config.json").write_text(
+        json.dumps({"agents": {"gemini": {"auto_continue_on_stop": True}}}))
+    start(cli, "a")
+    asked = sender(root, "claude").send("gemini", "review this?", "x", expect_reply=True).id
+    assert shown(stop(cli, "a")) == [asked]  # new mail: shown as new, not as a reminder
+    assert "Before you stop" in json.loads(stop(cli, "a").out)["reason"]
+    assert stop(cli, "a").out == "{}"
+
+
 def test_malformed_config_never_continues_a_turn(cli: Cli, root: Path) -> None:
     sender(root, "claude").send("gemini", "first", "x")
     (root / "config.json").write_text("{not json")

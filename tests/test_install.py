@@ -561,3 +561,40 @@ def test_droid_hooks_sit_at_the_top_of_hooks_json_and_no_approval_is_written(
                                            "command": EXE, "args": serve_args()}
     assert "install writes no approval" in r.out + r.err
     assert ("asks once to trust the folder" in r.out + r.err) == (scope == "project")
+
+
+@pytest.mark.parametrize("host", ["claude", "codex"])
+def test_install_keeps_the_previous_settings_and_undo_puts_them_back(
+        cli: Cli, home: Path, project: Path, host: str) -> None:
+    """Before changing an existing settings file, install keeps its bytes (0600) beside
+    it and says where; --undo restores them, and keeps what it replaced (undo twice:
+    the change again)."""
+    path = mcp_file(host, HOSTS[host].default_scope, home, project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = ('model = "o3"  # mine\n' if path.suffix == ".toml"
+              else '{"mcpServers": {"other": {"command": "x"}},  "theme": "dark"}\n')
+    path.write_text(before)
+    done = cli("install", host, "--agent", "alice", "--hooks")
+    assert done.code == 0, done.err
+    copy = path.with_name(path.name + ".mailslot-backup")
+    assert copy.read_text() == before and (copy.stat().st_mode & 0o777) == 0o600
+    assert f"kept the previous {path} as {copy}" in done.out
+    assert f"mailslot install --undo {host}" in done.out
+    installed = path.read_text()
+    assert installed != before
+    undone = cli("install", "--undo", host)
+    assert undone.code == 0, undone.err
+    assert path.read_text() == before and f"restored {path} from {copy}" in undone.out
+    assert copy.read_text() == installed
+    assert cli("install", "--undo", host).code == 0
+    assert path.read_text() == installed
+
+
+def test_a_file_install_created_has_no_copy_and_undo_leaves_it(cli: Cli, home: Path,
+                                                               project: Path) -> None:
+    assert cli("install", "claude", "--agent", "alice").code == 0
+    path = mcp_file("claude", "project", home, project)
+    assert path.exists() and not path.with_name(path.name + ".mailslot-backup").exists()
+    undone = cli("install", "--undo", "claude")
+    assert undone.code == 0 and f"no copy kept of {path}: left as it is" in undone.out
+    assert path.exists()

@@ -12,6 +12,7 @@ from mcp.types import CallToolResult, TextContent
 from mailslot import Mailbox
 from mailslot.core.errors import InvalidInput, NotFound
 from mailslot.core.framing import HEADER
+from mailslot.core.names import GROUP_ACCEPT
 from mailslot.mcp import tools as mcp_tools
 
 Box = Callable[[str | None], Mailbox]
@@ -62,6 +63,39 @@ def test_reply_and_the_sent_box(box: Box) -> None:
     listed = facts(mcp_tools.list_agents(claude))
     assert listed["you"] == "claude"
     assert {"claude", "gemini"} <= {a["name"] for a in listed["agents"]}
+
+
+def test_the_roster_puts_online_agents_first_with_group_counts_and_subagents(
+        box: Box, cli: Callable[..., Any]) -> None:
+    """``list_agents`` and ``who``: online agents first (or only), the member count of a
+    group gate, and whose subagent an agent is."""
+    box("claude").send("gemini", "hi", "b")
+    box("gemini").send("zed", "hi", "b")
+    assert cli("agent", "add", "lead", "--yes").code == 0
+    assert cli("agent", "add", "kid", "--parent", "lead", "--yes").code == 0
+    for name in ("gemini", "zed"):  # both behind the group gate "crew"
+        box(name).store.set_accept(name, GROUP_ACCEPT + "crew")
+    beacon = box("zed").beacon(program="test")
+    beacon.announce()
+    try:
+        listed = facts(mcp_tools.list_agents(as_agent(box, "observer")))["agents"]
+        assert listed[0]["name"] == "zed" and listed[0]["online"]
+        assert not any(a["online"] for a in listed[1:])
+        by_name = {a["name"]: a for a in listed}
+        assert by_name["kid"]["subagent_of"] == "lead"
+        assert by_name["lead"]["subagent_of"] is None
+        assert (by_name["gemini"]["gate_group"], by_name["gemini"]["group_members"]) == (
+            "crew", 2)
+        only = facts(mcp_tools.list_agents(as_agent(box, "observer"), online_only=True))
+        assert [a["name"] for a in only["agents"]] == ["zed"]
+        shown = cli("who", "--online")
+        assert shown.code == 0 and shown.out.splitlines()[1].startswith("zed [gated: crew, "
+                                                                        "2 members]")
+        assert len(shown.out.splitlines()) == 2
+        kid = next(line for line in cli("who").out.splitlines() if line.startswith("kid "))
+        assert "lead" in kid.split()
+    finally:
+        beacon.stop()
 
 
 def test_a_function_raises_the_service_error_the_server_turns_into_a_tool_error(

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +22,6 @@ from wake_helpers import BYPASS, calls, configure, events, fake_host
 
 Box = Callable[[str | None], Mailbox]
 SESSION = "5f0c1b2e-8a7d-4c1e-9b3a-2d4e6f8a0b1c"
-TOKEN = "tok-3f9a8b7c6d5e4f3a2b1c"
 
 
 def wake_once(box: Box, root: Path, agent: str, config: dict[str, Any]) -> str:
@@ -159,86 +154,6 @@ def test_plain_argv_has_no_bypass_flag() -> None:
     assert bypass_flag(["codex", "exec", "resume", "abc", "-a"]) is None
     assert bypass_flag(["notify", "--sandbox", "workspace-write"]) is None
     assert bypass_flag(["notify", "-aalways", "-cmodel=o3", "-your-own"]) is None
-
-
-# agentapi ---------------------------------------------------------------------------
-def credentials(path: Path, **fields: Any) -> Path:
-    data = {"address": "http://127.0.0.1:50123", "token": TOKEN, "pid": os.getpid(), **fields}
-    path.write_text(json.dumps(data))
-    path.chmod(0o600)
-    return path
-
-
-def agentapi_config(creds: Path, **extra: Any) -> dict[str, Any]:
-    return {"wake_method": "agentapi", "conversation_id": "cascade-42",
-            "credentials_file": str(creds), **extra}
-
-
-def test_agentapi_token_goes_only_into_the_environment(
-        box: Box, root: Path, bin_dir: Path, tmp_path: Path, cli: Callable[..., Result]) -> None:
-    record = fake_host(bin_dir, "agentapi")
-    creds = credentials(tmp_path / "agentapi.json")
-    mid = wake_once(box, root, "gemini", agentapi_config(creds, project_id="proj-7"))
-    [call] = calls(record)
-    notice = call["argv"][-1]
-    assert_clean_notice(notice, mid)
-    assert call["argv"] == ["send", "--address", "http://127.0.0.1:50123",
-                            "--conversation", "cascade-42", "--project", "proj-7",
-                            "--message", notice]
-    assert call["env"]["AGENTAPI_TOKEN"] == TOKEN
-    assert not any(TOKEN in arg for arg in call["argv"])
-    assert TOKEN not in (root / "log" / "events.jsonl").read_text()
-    shown = cli("watch", "--validate")
-    assert "AGENTAPI_TOKEN=<secret>" in shown.out and TOKEN not in shown.out
-    assert TOKEN not in cli("watch", "--validate", "--json").out
-
-
-def dead_pid() -> int:
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
-
-
-@pytest.mark.parametrize(("fields", "reason"), [
-    ({"pid": "dead"}, "is no longer running"),
-    ({"address": "http://192.0.2.7:50123"}, "off this machine"),
-    ({"token": ""}, "no usable token"),
-    ({"pid": None}, "no writer pid"),
-])
-def test_agentapi_refuses_unusable_credentials(
-        box: Box, root: Path, bin_dir: Path, tmp_path: Path, fields: dict[str, Any],
-        reason: str) -> None:
-    record = fake_host(bin_dir, "agentapi")
-    if fields.get("pid") == "dead":
-        fields["pid"] = dead_pid()
-    creds = credentials(tmp_path / "agentapi.json", **fields)
-    wake_once(box, root, "gemini", {**agentapi_config(creds),
-                                    "wake_retry": {"attempts": 1}})
-    assert calls(record) == []
-    assert reason in events(root)[-1]["reason"]
-    assert TOKEN not in (root / "log" / "events.jsonl").read_text()
-
-
-def test_agentapi_refuses_credentials_older_than_their_writer(
-        box: Box, root: Path, bin_dir: Path, tmp_path: Path) -> None:
-    record = fake_host(bin_dir, "agentapi")
-    creds = credentials(tmp_path / "agentapi.json")  # pid: this test process...
-    year_ago = time.time() - 365 * 86400
-    os.utime(creds, (year_ago, year_ago))  # ...which cannot have written it a year ago
-    wake_once(box, root, "gemini", {**agentapi_config(creds), "wake_retry": {"attempts": 1}})
-    assert calls(record) == []
-    assert "is no longer running" in events(root)[-1]["reason"]
-
-
-def test_agentapi_does_not_follow_a_symlinked_credentials_file(
-        box: Box, root: Path, bin_dir: Path, tmp_path: Path) -> None:
-    record = fake_host(bin_dir, "agentapi")
-    real = credentials(tmp_path / "real.json")
-    link = tmp_path / "agentapi.json"
-    link.symlink_to(real)
-    wake_once(box, root, "gemini", {**agentapi_config(link), "wake_retry": {"attempts": 1}})
-    assert calls(record) == []
-    assert "is a symlink; not followed" in events(root)[-1]["reason"]
 
 
 def test_missing_host_program_is_a_failed_attempt(box: Box, root: Path, bin_dir: Path) -> None:

@@ -28,6 +28,7 @@ os.close(fd)
 if {hang!r} and not os.path.exists({record!r} + ".hung"):
     open({record!r} + ".hung", "w").write(str(os.getpid()))
     time.sleep(120)
+sys.stdout.write({out!r})
 sys.exit({code})
 """
 
@@ -37,16 +38,18 @@ def configure(root: Path, agents: dict[str, dict[str, Any]], **top: Any) -> None
     put_config(FileStore(root), {"owner": "sarah", "agents": agents, **top})
 
 
-def fake_host(bin_dir: Path, name: str, *, code: int = 0, hang_first: bool = False) -> Path:
+def fake_host(bin_dir: Path, name: str, *, code: int = 0, hang_first: bool = False,
+              out: str = "") -> Path:
     """An executable ``bin_dir/name`` recording argv, env and stdin; returns its record file.
 
-    ``hang_first``: the first run sleeps (as a host stuck mid-wake) instead of exiting.
+    ``hang_first``: the first run sleeps (as a host stuck mid-wake) instead of exiting;
+    ``out``: what it prints on standard output before it exits.
     """
     bin_dir.mkdir(exist_ok=True)
     record = bin_dir / f"{name}.jsonl"
     program = bin_dir / name
     program.write_text(_FAKE.format(python=sys.executable, name=name, code=code,
-                                    record=str(record), hang=hang_first))
+                                    record=str(record), hang=hang_first, out=out))
     program.chmod(0o755)
     return record
 

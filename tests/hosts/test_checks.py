@@ -210,6 +210,41 @@ def test_stop_continues_only_when_opted_in(host: str, world: Worlds, opted_in: b
     assert [m["subject"] for m in w.inbox("alice")] == [hostile("TAG4")[0]]
 
 
+REVISIT = "Before you stop: 1 message shown earlier in this session asked for a reply"
+STOPPING = ("claude", "codex", "gemini")
+
+
+@pytest.mark.parametrize("host", [pytest.param(h, id=f"{h}-{VERSIONS[h]}")
+                                  for h in STOPPING if h in VERSIONS])
+@pytest.mark.parametrize("answered", [False, True], ids=["unanswered", "answered"])
+def test_an_open_request_shown_at_start_makes_stop_continue_once(
+        host: str, world: Worlds, answered: bool) -> None:
+    """A request shown at session start and left open makes the stop hook continue the
+    turn once, naming it; answered during the turn (the model's shell runs the reply
+    command the hook showed), the turn ends as it would."""
+    w = world(host)
+    w.install("alice", "--hooks")
+    opt_in_stop(w)
+    done = w.mailslot("--agent", "bob", "send", "--to", "alice", "--subject", "review TAG6?",
+                      "--body", "please answer", "--expect-reply", "--json")
+    sent = json.loads(done.stdout)["id"]
+    if answered:
+        reply = [MAILSLOT, "--dir", str(w.mailbox), "--agent", "alice", "reply", sent,
+                 "--body", "looked at it"]
+        w.provider.script({"exec_before_text": " ".join(map(json.dumps, reply))})
+    run_ok(w)
+    requests = w.provider.model_requests()
+    assert HEADER_START in request_text(requests[0])  # shown at the session's start
+    reminded = [r for r in requests if REVISIT in request_text(r)]
+    if answered:
+        assert reminded == []
+        assert [m["state"] for m in w.inbox("alice") if m["id"] == sent] == ["done"]
+    else:
+        assert reminded, [r["reply"] for r in requests]
+        assert requests.index(reminded[0]) == len(requests) - 1  # one more request, no more
+        assert f"[mailslot] message {sent}" in request_text(reminded[0])
+
+
 def test_copilot_warning_names_the_agent_copilot_really_speaks_as(world: Worlds) -> None:
     """`install copilot` warns that a project's .mcp.json names another agent; run in
     that trusted project, Copilot CLI indeed sends as the agent the warning named."""

@@ -24,9 +24,15 @@ WHO = Command("who", "Agents known to this mailbox: unread mail, server presence
                      "wake-up.", examples=["mailslot who", "mailslot who --json"])
 
 
+@WHO.arguments
+def _who_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--online", action="store_true",
+                   help="only agents with a mailslot server online now")
+
+
 @WHO.handler
 def _who(args: argparse.Namespace, box: Mailbox) -> int:
-    agents = box.who()
+    agents = box.who(online_only=args.online)
     emit(args, [a.as_dict() for a in agents], render.who(agents, style=style(args)))
     return 0
 

@@ -32,7 +32,7 @@ HELP_ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (
                        "broadcast", "retract", "status")),
     ("agent_commands", ("who", "whoami", "agent")),
     ("admin_commands", ("doctor",)),
-    ("run_commands", ("serve", "install", "hook", "watch", "completion", "web")),
+    ("run_commands", ("serve", "install", "hook", "watch", "completion", "web", "sidecar")),
     ("agent_commands", ("join", "admit", "refuse", "revoke", "pending", "sessions", "gate")),
     ("admin_commands", ("init",)),
     ("keep_commands", ("migrate",)),

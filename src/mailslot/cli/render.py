@@ -182,11 +182,12 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
     """A table with a header; the last column says where mailslot knows each name from."""
     if not agents:
         return "no agents known yet"
-    rows = [(a.name + (f" [gated: {a.gate_group}]" if a.gate_group
+    rows = [(a.name + (f" [gated: {a.gate_group}, {a.group_members} members]" if a.gate_group
                        else " [gated]" if a.gated else ""), str(a.unread), _presence(a),
-             ", ".join(f"@{i}" for i in a.instances) or "-", a.wake, a.notify,
-             ", ".join(a.known_from)) for a in agents]
-    head = ("AGENT", "UNREAD", "SERVER", "INSTANCES", "WAKE", "NOTIFY", "KNOWN FROM")
+             ", ".join(f"@{i}" for i in a.instances) or "-", a.subagent_of or "-", a.wake,
+             a.notify, ", ".join(a.known_from)) for a in agents]
+    head = ("AGENT", "UNREAD", "SERVER", "INSTANCES", "SUBAGENT OF", "WAKE", "NOTIFY",
+            "KNOWN FROM")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
 
     def line(row: tuple[str, ...]) -> str:

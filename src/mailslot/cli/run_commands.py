@@ -188,7 +188,15 @@ def _install_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"{_listed(lambda h: 'channel' in h.install_wakes)}: serve --channel "
                         "pushes mail into the session (research preview; config.json's "
                         "wake_method for it)")
+    p.add_argument("--sidecar", action="store_true",
+                   help=f"{_listed(lambda h: h.sidecar)}: also register mailslot's sidecar, "
+                        "which the host's app starts and which leaves the running session's "
+                        "address and token in the mailbox for wakes and starts")
     p.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
+    p.add_argument("--undo", action="store_true",
+                   help="put back the host's settings files (for --scope) as they were "
+                        "before install last changed them, from the copies it kept "
+                        "beside them (FILE.mailslot-backup)")
     p.add_argument("--allow-outside", action="append", default=[], metavar="REAL_PATH",
                    help="write a project settings file that links out of the project, to "
                         "this real path (refused otherwise)")
@@ -203,10 +211,15 @@ def _install_arguments(p: argparse.ArgumentParser) -> None:
 def _install(args: argparse.Namespace, box: Mailbox) -> int:
     from ..install.changes import install as register
 
+    if args.undo:
+        from ..install.changes import undo
+
+        print("\n".join(undo(args.host, scope=args.scope)))
+        return 0
     agent = _remote_agent(args) if args.remote is not None else box.bound_agent()
     report = register(
         args.host, agent, scope=args.scope, hooks=args.hooks, wake=args.wake,
-        channel=args.channel, dry_run=args.dry_run,
+        channel=args.channel, sidecar=args.sidecar, dry_run=args.dry_run,
         mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"),
         allow_outside=args.allow_outside,
         credential=args.credential, remote=args.remote,
@@ -225,6 +238,36 @@ def _remote_agent(args: argparse.Namespace) -> str:
         raise InvalidInput("install --remote needs --credential FILE: it names the agent, "
                            "and the hooks read its secret from it")
     return read_credential(args.credential).agent
+
+
+# sidecar: what a host's app runs beside itself -------------------------------------
+SIDECAR = Command("sidecar", "Run as a host's sidecar (its app starts it; install HOST "
+                             "--sidecar registers it): leaves the running session's address "
+                             "and token in the mailbox until the app ends it.",
+                  examples=lambda: [f"mailslot sidecar {_example(lambda h: h.sidecar)} "
+                                    "--dir ~/mailslot"])
+
+
+@SIDECAR.arguments
+def _sidecar_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("host", metavar="HOST", help=_listed(lambda h: h.sidecar))
+
+
+@SIDECAR.handler
+def _sidecar(args: argparse.Namespace, box: Mailbox) -> int:
+    from .. import hosts
+
+    try:
+        host = hosts.host(args.host)
+    except KeyError:
+        host = None
+    if host is None or not host.sidecar:
+        raise InvalidInput(f"host {args.host!r} runs no sidecar; one of: "
+                           + _listed(lambda h: h.sidecar))
+    if box.store.folder is None:
+        raise InvalidInput("the sidecar writes into a mailbox folder; this mailbox is "
+                           f"{box.store.location}")
+    return host.run_sidecar(box.store.folder, os.environ)
 
 
 # hook: what a host's hook runs ----------------------------------------------------
@@ -392,7 +435,8 @@ def _start_arguments(p: argparse.ArgumentParser) -> None:
                         f"({_listed(lambda h: 'desktop' in h.handoffs)}: the prompt prefilled "
                         "in its desktop app, for you to send)")
     p.add_argument("--project", help=f"{_listed(lambda h: h.takes_project)}: the "
-                                     "project id")
+                                     "project's exact name or the absolute path of its "
+                                     "folder, from the host's project registry")
     p.add_argument("--register-as", metavar="NAME",
                    help="also register the session as a new recipient NAME that wakes it")
 
@@ -412,4 +456,4 @@ def _start(args: argparse.Namespace, box: Mailbox) -> int:
     return 1 if started.outcome == "failed" else 0
 
 
-COMMANDS = (SERVE, INSTALL, HOOK, WATCH, COMPLETION, WEB, START)
+COMMANDS = (SERVE, INSTALL, HOOK, WATCH, COMPLETION, WEB, START, SIDECAR)

@@ -72,3 +72,24 @@ def fsync_dir(path: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def replace_file(path: str, text: str, mode: int = FILE_MODE) -> None:
+    """``path`` becomes ``text``, whole or not at all: a new file beside it (created
+    ``0600``, then given ``mode``), synced, renamed over it. Raises ``OSError``; nothing
+    is left beside it."""
+    import tempfile  # only writers of whole files need it (never a hook)
+
+    folder, name = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".mailslot", dir=folder or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        if mode != FILE_MODE:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        remove(tmp)
+        raise

@@ -196,6 +196,8 @@ class AgentInfo:
     instances: list[str] = field(default_factory=list)  # "SHORT (program)"
     gate_group: str | None = None  # the group gate its inbox is behind
     watcher: WatcherInfo | None = None  # for an agent with a wake or notifier: who wakes it
+    group_members: int | None = None  # how many agents are behind its group gate
+    subagent_of: str | None = None  # its parent, for a registered child agent
 
     def without_machines(self) -> AgentInfo:
         """The agent as a remote or child agent sees it (:meth:`Session.without_machine`)."""
@@ -207,7 +209,8 @@ class AgentInfo:
                 "online": self.online, "last_seen": self.last_seen,
                 "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake,
                 "notify": self.notify, "gated": self.gated, "instances": self.instances,
-                "gate_group": self.gate_group,
+                "gate_group": self.gate_group, "group_members": self.group_members,
+                "subagent_of": self.subagent_of,
                 "watcher": self.watcher.as_dict() if self.watcher else None}
 
 

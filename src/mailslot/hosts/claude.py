@@ -109,7 +109,8 @@ class Claude(Host):
     default_allowed = ("auto", "default", "acceptEdits", "plan")
     bypass = frozenset({"bypassPermissions"})
     default_mode = "default"
-    efforts = True
+    efforts = ("low", "medium", "high", "xhigh", "max")  # claude --help, 2.1.197
+    default_names = True
     session_ids = True
     wake_method = "claude"
     continues = ("--continue",)

@@ -48,7 +48,7 @@ class Codex(Host):
     default_allowed = ("read-only", "workspace-write")
     bypass = frozenset({"danger-full-access"})
     default_mode = "workspace-write"
-    efforts = True
+    efforts = ("minimal", "low", "medium", "high", "xhigh")  # config reference
     continues = ("resume", "--last")
     mode_flag = "--sandbox"
     own_servers = True

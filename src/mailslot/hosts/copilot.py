@@ -76,7 +76,7 @@ class Copilot(Host):
     default_allowed = ("default",)
     bypass = frozenset({"allow-all-tools"})
     default_mode = "default"
-    efforts = True
+    efforts = ("none", "minimal", "low", "medium", "high", "xhigh", "max")  # --help 1.0.102
     session_ids = True
     takes_tools = True
     wake_method = "copilot"

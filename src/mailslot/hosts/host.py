@@ -15,7 +15,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Mapping, MutableMapping, Sequence
     from typing import Any, ClassVar, Literal
 
     Scope = Literal["project", "user"]
@@ -110,6 +110,20 @@ class Start:
         self.session_id = session_id
         self.project = project
         self.extra = extra  # per-session options mailslot adds (its own MCP server...)
+
+
+class Opened:
+    """A conversation a host's app opened (:meth:`Host.open_conversation`): its id, and
+    the project it runs in with where that project came from (``parameter``, ``config``
+    or ``sidecar``; ``None``: no project)."""
+
+    __slots__ = ("conversation", "project", "project_source")
+
+    def __init__(self, conversation: str, project: str | None = None,
+                 project_source: str | None = None) -> None:
+        self.conversation = conversation
+        self.project = project
+        self.project_source = project_source
 
 
 class Plugin:
@@ -287,7 +301,14 @@ class Host:
     """Modes that skip its permission prompts: allowed only when the owner lists them."""
     default_mode: ClassVar[str | None] = None
     handoffs: ClassVar[tuple[str, ...]] = ("background", "tmux")
-    efforts: ClassVar[bool] = False
+    efforts: ClassVar[tuple[str, ...]] = ()
+    """The reasoning-effort levels its start flag documents (empty: it takes none)."""
+    models: ClassVar[tuple[str, ...]] = ()
+    """The only model names it documents, where it has a fixed list (empty: any name its
+    own checks accept)."""
+    default_names: ClassVar[bool] = False
+    """A start without a name is given ``mailslot-<timestamp>``, so the session can be
+    found by name in the host's own list (a resume picker, ``--resume NAME``)."""
     session_ids: ClassVar[bool] = False
     """True: mailslot chooses the session id (so wakes can target that session)."""
     takes_project: ClassVar[bool] = False
@@ -336,8 +357,32 @@ class Host:
     (:meth:`open_conversation`) instead of running :meth:`argv`."""
 
     def open_conversation(self, executable: str, launch: Mapping[str, Any], start: Start,
-                          env: Mapping[str, str], timeout: float) -> str:
-        """Start a conversation in the host's app; its id. Raises ``Failed``."""
+                          env: Mapping[str, str], timeout: float, store_folder: str | None
+                          ) -> Opened:
+        """Start a conversation in the host's app (``store_folder``: the mailbox's
+        folder, where a sidecar of the host leaves its credentials). Raises ``Failed``."""
+        raise NotImplementedError
+
+    def resolve_project(self, given: str, launch: Mapping[str, Any]) -> str:
+        """The project id ``given`` names (see :attr:`takes_project`); raises
+        ``InvalidInput`` for one unknown or ambiguous, before anything starts."""
+        return given
+
+    # -- a sidecar the host's app runs (install NAME --sidecar, mailslot sidecar NAME) --
+    sidecar: ClassVar[bool] = False
+    """The host's app runs programs beside it (a sidecar) and hands them what reaches a
+    running session; :meth:`sidecar_entries` registers mailslot's, :meth:`run_sidecar`
+    is it."""
+
+    def sidecar_entries(self, command: str, args: list[str]
+                        ) -> list[tuple[str, Callable[[MutableMapping[str, Any]], None]]]:
+        """The settings files (``~/``: the home folder) that register the sidecar
+        ``command args`` and enable it, each with the edit of its JSON document."""
+        return []
+
+    def run_sidecar(self, folder: str, env: Mapping[str, str]) -> int:
+        """Be the sidecar for the mailbox at ``folder`` until the app ends it; the exit
+        status."""
         raise NotImplementedError
 
     def started_wake(self, session_id: str, folder: str, launch: Mapping[str, Any],

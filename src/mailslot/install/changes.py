@@ -86,6 +86,7 @@ def install(
     hooks: bool = False,
     wake: bool = False,
     channel: bool = False,
+    sidecar: bool = False,
     dry_run: bool = False,
     mailbox_dir: str | None = None,
     executable: str | None = None,
@@ -111,6 +112,11 @@ def install(
                            "session)")
     if wake and channel:
         raise InvalidInput(f"choose one way to wake {host.title}: --wake or --channel")
+    if sidecar and not host.sidecar:
+        raise InvalidInput("--sidecar works only for "
+                           + hosts.listed(hosts.names(lambda h: h.sidecar)))
+    if sidecar and remote is not None:
+        raise InvalidInput("--sidecar writes into a mailbox on this machine; not with --remote")
     if hooks and host.hook_file is None and host.mcp_format != "extension":
         raise InvalidInput(f"{host.title} has no documented hook that can show mail; install it "
                            "without --hooks (its agents use the MCP tools)")
@@ -144,6 +150,7 @@ def install(
         if wake and remote is None else None
     waiter = chosen is not None and chosen.method == host.waiter_method
     plan: dict[Path, list[settings_files.Editor]] = {}
+    yours: set[Path] = set()  # files in your home whatever the scope (a sidecar's)
     changes = []
     mcp_path = where(host.mcp_path[scope])
     if host.mcp_format == "extension":  # one file of mailslot's own, written whole
@@ -174,6 +181,14 @@ def install(
         tail = ["--remote", remote]
         if credential is not None:
             tail += ["--credential", str(Path(credential).expanduser().absolute())]
+    if sidecar:
+        folder = Mailbox.open(mailbox_dir, agent).store.folder
+        if folder is None:
+            raise InvalidInput("--sidecar needs a mailbox folder (the sidecar writes into "
+                               "it); nothing was changed")
+        for rel, define in host.sidecar_entries(exe, ["sidecar", host.name, "--dir", folder]):
+            plan.setdefault(where(rel), []).append(define)
+            yours.add(where(rel))
     notes = list(host.install_notes.get(scope, ()))
     if not hooks and any(is_remote_hook(c) != (remote is not None) for c in present):
         hooks = True  # they follow the server entry: never left reaching the old place
@@ -199,14 +214,19 @@ def install(
                       "may be shown twice there; keep one of the two." for rel in files
                       if _has_our_hooks(p := where(rel))]
     for path, editors in plan.items():
-        real = inside(path)
+        real = path.resolve() if path in yours else inside(path)
         text = settings_files.read_text(path)
         edit = settings_files.edit_toml if path == mcp_path and host.mcp_format == "toml" \
             else settings_files.edit_json
-        changes.append(Change(path, text, edit(path, text, editors), scope == "project",
-                              real))
+        changes.append(Change(path, text, edit(path, text, editors),
+                              scope == "project" and path not in yours, real))
     notes += [n for c in changes if c.in_project and (n := _git_advice(project, c.path))]
     if not dry_run:
+        for change in changes:  # every copy kept before any file is changed
+            if change.changed and change.before is not None:
+                kept = settings_files.keep_backup(change.real, change.before)
+                notes.append(f"kept the previous {change.shown} as {kept}: `mailslot "
+                             f"install --undo {host.name}` puts it back")
         for change in changes:
             if change.changed:
                 settings_files.write_atomic(change.path, change.after, change.before)
@@ -224,6 +244,39 @@ def install(
     elif registered:
         notes += _drop_wake(host, agent, registered, mailbox_dir, dry_run)
     return Report(host, scope, agent, changes, notes, dry_run, warnings)
+
+
+def undo(host_name: str, *, scope: Scope | None = None, home: Path | None = None,
+         cwd: Path | None = None) -> list[str]:
+    """``install --undo HOST``: put back each of the host's settings files (for the scope)
+    that ``install`` kept a copy of, and keep what it held in that copy's place (so a
+    second undo redoes); one line per file."""
+    host = hosts.host(host_name)
+    scope = scope or host.default_scope
+    home = home or Path.home()
+    here = (cwd or Path.cwd()).absolute()
+    top = git_toplevel(here)
+    project = Path(top) if top else here
+    rels = [host.mcp_path[scope], *([host.hook_file.path[scope]] if host.hook_file else []),
+            *(rel for rel, _ in host.sidecar_entries("mailslot", []))]
+    said = []
+    for rel in dict.fromkeys(rels):
+        path = home / rel[2:] if rel.startswith("~/") else project / rel
+        real = path.resolve()
+        copy = settings_files.backup_of(real)
+        kept = settings_files.read_text(copy) if copy.is_file() else None
+        if kept is None:
+            said.append(f"no copy kept of {path}: left as it is")
+            continue
+        now = settings_files.read_text(real)
+        if now is not None:
+            settings_files.keep_backup(real, now)
+        else:
+            copy.unlink()
+        settings_files.write_atomic(path, kept, now)
+        said.append(f"restored {path} from {copy}"
+                    + (" (what it held is kept there now)" if now is not None else ""))
+    return said
 
 
 def _choose(host: Host, agent: str, mailbox_dir: str | None, project: str,

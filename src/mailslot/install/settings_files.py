@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import subprocess
-import tempfile
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
+from ..core.durable import replace_file
 from ..core.errors import InvalidInput, StoreError
 
 Editor = Callable[[MutableMapping[str, Any]], None]
@@ -105,20 +104,30 @@ def write_atomic(path: Path, text: str, expected: str | None) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         mode = target.stat().st_mode & 0o7777 if expected is not None else 0o644
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".mailslot",
-                                   dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(text)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        replace_file(str(target), text, mode)
     except OSError as exc:
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+BACKUP = ".mailslot-backup"
+"""Beside a settings file ``install`` changed: the bytes it held before (0600)."""
+
+
+def backup_of(real: Path) -> Path:
+    """Where the previous bytes of the settings file ``real`` are kept."""
+    return real.with_name(real.name + BACKUP)
+
+
+def keep_backup(real: Path, before: str) -> Path:
+    """Keep ``before`` (the file's text before a change) beside ``real``, 0600 and whole
+    or not at all; where it is. A newer change's copy replaces an older one."""
+    path = backup_of(real)
+    try:
+        replace_file(str(path), before)  # 0600
+    except OSError as exc:
+        raise StoreError(f"cannot keep a copy of {real} in {path}: {exc.strerror or exc}; "
+                         "nothing was changed") from None
+    return path
 
 
 def git_ignored(root: Path, path: Path) -> bool | None:

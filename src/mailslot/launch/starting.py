@@ -16,7 +16,6 @@ checks are its own (:mod:`mailslot.hosts`); docs/launch.md explains the whole.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import threading
 import uuid
@@ -42,8 +41,6 @@ if TYPE_CHECKING:
 
 HANDOFFS = ("background", "tmux", "desktop")
 OUTCOMES = ("handed_off", "still_running", "background", "failed")
-_EFFORT = re.compile(r"[a-z]{1,16}")
-_PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _MAX_NAME = 100
 _MAX_PROMPT = 100_000
 
@@ -78,6 +75,7 @@ class Started:
     session_id: str | None
     register_as: str | None
     project: str | None = None
+    project_source: str | None = None  # parameter, config or sidecar (docs/launch.md)
     pid: int | None = None
     tmux_target: str | None = None
     error: str | None = None
@@ -186,6 +184,7 @@ class _Checked:
     name: str | None
     prompt: str
     opener: list[str] | None
+    project: str | None  # the host's id of the project asked for
 
 
 def start(box: Mailbox, request: Request, *, via: str) -> Started:
@@ -225,14 +224,23 @@ def _check(box: Mailbox, request: Request, via: str) -> _Checked:
         raise Refused(refusal)
     model = rails.model(request.model)
     mode = rails.permission_mode(request.permission_mode)
-    if request.effort is not None and (not host.efforts or not _EFFORT.fullmatch(request.effort)):
-        raise InvalidInput(f"effort {request.effort!r} is not accepted by {host.name}")
-    if request.project is not None and (not host.takes_project
-                                        or not _PROJECT.fullmatch(request.project)):
-        offered = hosts.listed(hosts.names(lambda h: h.takes_project))
-        raise InvalidInput(f"project is a project id of the host's own, for host {offered} "
-                           "only")
+    if request.effort is not None and request.effort not in host.efforts:
+        raise InvalidInput(f"effort {request.effort!r} is not one of {host.name}'s: "
+                           + ", ".join(host.efforts) if host.efforts
+                           else f"effort is not accepted by {host.name}")
+    if model is not None and host.models and model not in host.models:
+        raise InvalidInput(f"model {model!r} is not one of {host.name}'s: "
+                           + ", ".join(host.models))
+    project = None
+    if request.project is not None:
+        if not host.takes_project:
+            offered = hosts.listed(hosts.names(lambda h: h.takes_project))
+            raise InvalidInput(f"project is a project of the host's own, for host {offered} "
+                               "only")
+        project = host.resolve_project(request.project, rails.entry)
     name = _title(request.name)
+    if name is None and host.default_names and request.handoff != "desktop":
+        name = now().strftime("mailslot-%Y%m%d-%H%M%S")  # never starts with "-"
     if request.register_as:
         check_name(request.register_as, "register_as")  # a bad name before a wait
     if not request.prompt or len(request.prompt) > _MAX_PROMPT or "\x00" in request.prompt:
@@ -243,7 +251,7 @@ def _check(box: Mailbox, request: Request, via: str) -> _Checked:
         prompt = notice(str(caller), owner) + prompt
     opener = _desktop_checks(host, request, prompt) if request.handoff == "desktop" else None
     rails.max_running()  # a malformed limit refuses before a wait
-    return _Checked(host, rails, caller, folder, model, mode, name, prompt, opener)
+    return _Checked(host, rails, caller, folder, model, mode, name, prompt, opener, project)
 
 
 def _launch(box: Mailbox, request: Request, checked: _Checked, via: str) -> Started:
@@ -268,7 +276,7 @@ def _launch(box: Mailbox, request: Request, checked: _Checked, via: str) -> Star
         if conflict is not None:
             raise Refused(conflict)
     plan = Start(checked.prompt, request.handoff, checked.name, checked.model, request.effort,
-                 checked.mode, session_id, request.project,
+                 checked.mode, session_id, checked.project,
                  (*own.args, *(f"--allow-tool={t}" for t in rails.allow_tools())))
     argv = host.argv(rails.executable(), plan)
     flag = bypass_flag(argv[:-1])
@@ -307,15 +315,17 @@ def _run(box: Mailbox, host: Host, rails: Guardrails, plan: Start, argv: list[st
                                   "permission_mode": plan.permission_mode,
                                   "handoff": plan.handoff, "session_id": plan.session_id,
                                   "register_as": env.get("MAILSLOT_AGENT"),
-                                  "project": plan.project}
+                                  "project": plan.project,
+                                  "project_source": plan.project and "parameter"}
         return Started(**{**fields, **more})
 
     try:
         if host.hands_off:
-            conversation = host.open_conversation(
+            opened = host.open_conversation(
                 rails.executable(), rails.entry, plan,
-                {**session_mcp.clean_environ(), **env}, HOST_TIMEOUT)
-            return outcome("handed_off", session_id=conversation)
+                {**session_mcp.clean_environ(), **env}, HOST_TIMEOUT, box.store.folder)
+            return outcome("handed_off", session_id=opened.conversation,
+                           project=opened.project, project_source=opened.project_source)
         if plan.handoff == "desktop" and opener is not None:
             guardrails.open_link(opener, host.desktop_link(plan.prompt, folder))
             return outcome("handed_off", session_id=None, model=None, permission_mode=None)
@@ -348,7 +358,8 @@ def _log(box: Mailbox, request: Request, result: Started, caller: str | None, vi
               "model": result.model, "effort": request.effort,
               "permission_mode": result.permission_mode, "handoff": result.handoff,
               "outcome": result.outcome, "session_id": result.session_id,
-              "project": result.project, "register_as": result.register_as,
+              "project": result.project, "project_source": result.project_source,
+              "register_as": result.register_as,
               "pid": result.pid, "tmux_target": result.tmux_target, "error": result.error,
               "prompt": prompt}
     box.store.log_session(record)

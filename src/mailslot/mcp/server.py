@@ -127,9 +127,39 @@ def build_server(
         log_level="WARNING",
         middleware=middleware,
     )
+    register_tools(server, open_box)
+    return server
+
+
+def register_tools(server: MCPServer[Any], open_box: Callable[[], Mailbox]) -> list[str]:
+    """Add every tool of :data:`mailslot.mcp.tools.TOOLS` to ``server``, bound to
+    ``open_box``; their names, in the order ``tools/list`` shows them."""
     for fn, hints, inline in mcp_tools.TOOLS:
         server.add_tool(_tool(fn, open_box, inline=inline), annotations=hints)
-    return server
+    return [fn.__name__ for fn, _, _ in mcp_tools.TOOLS]
+
+
+def add_mailbox_tools(server: MCPServer[Any], agent: str, *, mailbox: str | None = None
+                      ) -> list[str]:
+    """Give an MCP server of your own (the official SDK's ``MCPServer``) mailslot's tools,
+    speaking as ``agent`` in the mailbox at ``mailbox`` (a folder or a store URL; default
+    ``MAILSLOT_DIR``, then ``~/mailslot``); the tools' names.
+
+    The library form of ``mailslot serve``: every tool, schema and rule is the one that
+    serves (mail framed as untrusted data, no tool taking a sender, a call naming one
+    refused), and each call opens the mailbox afresh, so config changes are seen at
+    once. ``agent`` is checked now: a bad name raises
+    :class:`~mailslot.core.errors.InvalidInput` before anything is added. Your server
+    keeps its own name, instructions and lifespan; wrap that lifespan in
+    :func:`keep_presence` if ``who`` should show the agent online while it runs.
+    """
+    def open_box() -> Mailbox:
+        return Mailbox.open(mailbox, agent)
+
+    open_box().bound_agent()
+    if mcp_tools.keep_arguments not in server.middleware:
+        server.middleware.append(mcp_tools.keep_arguments)  # how a claimed sender is seen
+    return register_tools(server, open_box)
 
 
 def _best_effort(action: Callable[[], None]) -> None:

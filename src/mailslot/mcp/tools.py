@@ -142,6 +142,9 @@ class AgentEntry(TypedDict):
     last_seen: str | None
     sessions: list[SessionInfo]
     instances: NotRequired[list[str]]  # "SHORT (program)", for name@SHORT
+    gate_group: NotRequired[str | None]
+    group_members: NotRequired[int | None]  # agents behind that group gate
+    subagent_of: NotRequired[str | None]  # the parent of a child agent
 
 
 class Agents(TypedDict):
@@ -346,11 +349,16 @@ def message_status(open_box: Opener, message_id: MessageId
     return _result(data)
 
 
-def list_agents(open_box: Opener) -> Annotated[CallToolResult, Agents]:
-    """mailslot mailbox: the agents that share it (any host), with unread counts,
-        who has a server online now, and who was last seen when."""
+def list_agents(
+    open_box: Opener,
+    online_only: Annotated[bool, Field(description="Only agents online now.")] = False,
+) -> Annotated[CallToolResult, Agents]:
+    """mailslot mailbox: the agents that share it (any host), online ones first, with
+        unread counts, who was last seen when, group gates' member counts and whose
+        subagent each is."""
     box = open_box()
-    return _result({"you": box.agent, "agents": [a.as_dict() for a in box.who()]})
+    found = sorted(box.who(online_only=online_only), key=lambda a: not a.online)
+    return _result({"you": box.agent, "agents": [a.as_dict() for a in found]})
 
 
 # Gates and admission (one tool with an action; see docs/mcp.md)
@@ -410,7 +418,8 @@ def start_session(
                     "in the person's desktop app, sent only if they send it."
     )] = "background",
     project: Annotated[str | None, Field(
-        description=f"A project id of the host's own ({_PROJECTS}).")] = None,
+        description=f"A project of the host's own ({_PROJECTS}): its exact name or "
+                    "the absolute path of its folder.")] = None,
     register_as: Annotated[str | None, Field(
         description="Also register the session as this new recipient name.")] = None,
 ) -> Annotated[CallToolResult, Started]:

@@ -7,7 +7,10 @@ The rules, in one place (front ends in :mod:`mailslot.hooks` only translate):
 * **prompt**: the same, minus what this session was already shown;
 * **stop**: like prompt, but only when the agent's config opts in
   (``agents.<name>.auto_continue_on_stop: true``) and never when the host is already
-  continuing the turn because of a stop hook;
+  continuing the turn because of a stop hook. With nothing new to show, a message that
+  asked for a reply, was shown earlier in this session and is not done (a reply marks
+  it done) is named once more, once per session (recorded among what the session was
+  shown as ``revisited:ID``), so the turn goes on to bring it to an end;
 * **mid-turn** (after a tool call): directed mail this session has not been shown, and
   only when the session was shown nothing for ``agents.<name>.midturn_interval_seconds``
   (default 30; 0 turns it off). It runs after every tool call, so the common case
@@ -29,7 +32,7 @@ import time
 
 from ..access.identity import git_toplevel
 from ..core.errors import MailslotError
-from ..core.framing import injection
+from ..core.framing import injection, reminder
 from ..core.names import SESSION_KEY
 from ..mail.broadcasts import to_serve
 
@@ -46,6 +49,8 @@ if TYPE_CHECKING:
 
 START, PROMPT, STOP, MIDTURN = "start", "prompt", "stop", "midturn"
 MOMENTS = (START, PROMPT, STOP, MIDTURN)
+REVISITED = "revisited:"
+"""Marks, among the ids a session was shown, a request the stop rule named once more."""
 SESSION_MAX_AGE = 30 * 24 * 3600
 """A session's record of what it was shown is forgotten after this many idle seconds."""
 
@@ -105,6 +110,8 @@ class Delivery:
             shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
             pending = [i for i in pending if i not in shown]
         pending = self._for_session(pending, key)
+        if moment == STOP and not pending and key is not None:
+            return self._revisit(key)
         if moment != START and not pending:
             return None
         scope = (f"waiting for {self.agent}" if moment == START
@@ -211,6 +218,26 @@ class Delivery:
             return []
         shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
         return sorted(i for i in directed if i not in shown)
+
+    def _revisit(self, key: str) -> Injection | None:
+        """The stop rule's second half: requests shown earlier in this session and still
+        open (not done), each revisited at most once in the session."""
+        shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
+        asked = sorted(i for i in self._directed()
+                       if i in shown and REVISITED + i not in shown)
+        messages = []
+        for message_id in asked:
+            try:
+                message, _ = self.store.load(self.agent, message_id, header_only=True)
+            except MailslotError as exc:
+                self.problems.append(str(exc))
+                continue
+            if message.expect_reply:
+                messages.append(message)
+        if not messages:
+            return None
+        text = reminder(messages, cli=self.cli, tools=self.tools)
+        return Injection(text, STOP, key, [REVISITED + m.id for m in messages], [])
 
     def _for_session(self, pending: list[str], key: str | None) -> list[str]:
         """Drop mail for another instance of the agent (``name@session``).

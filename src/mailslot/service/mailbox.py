@@ -710,11 +710,12 @@ class Mailbox:
         return overview.status(self.store, self.resolve_known(message_id), self.who,
                                viewer=self.viewer)
 
-    def who(self) -> list[AgentInfo]:
+    def who(self, *, online_only: bool = False) -> list[AgentInfo]:
         """Every agent known from the config, a mailbox folder, a message's sender or a
-        server, with unread counts, whether a server of it is online, and its wake
-        (where its servers run only for a caller that :attr:`sees_machines`)."""
-        found = overview.who(self.store, self.config, self._clock())
+        server, with unread counts, whether a server of it is online, its wake (where
+        its servers run only for a caller that :attr:`sees_machines`), its group gate's
+        member count and its parent (``online_only``: those online now)."""
+        found = overview.who(self.store, self.config, self._clock(), online_only=online_only)
         return found if self.sees_machines else [a.without_machines() for a in found]
 
     def doctor(self, *, fix: bool = False, deep: bool = False) -> DoctorReport:

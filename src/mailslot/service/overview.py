@@ -188,9 +188,12 @@ def _directed_status(
     return Status(message, recipients, replies)
 
 
-def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
+def who(store: Store, config: Config, now: datetime, *, online_only: bool = False
+        ) -> list[AgentInfo]:
     """Every agent known from the config, a mailbox folder, a message's sender or a
-    server, with unread counts, whether a server of it is online, and its wake."""
+    server, with unread counts, whether a server of it is online, its wake, how many
+    agents share its group gate and whose child it is (``online_only``: those with a
+    server online now)."""
     known: dict[str, list[str]] = {}
 
     def note(name: str, source: str) -> None:
@@ -218,6 +221,15 @@ def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
     for name in presence:
         note(name, "server")
     running = instances.by_agent(store, now)  # name@session
+    gates = {name: store.accept_of(name) for name in store.agent_names()}
+    groups: dict[str, int] = {}
+    for accept in gates.values():
+        if (group := group_of(accept)) is not None:
+            groups[group] = groups.get(group, 0) + 1
+    registered = store.registered_agents()
+    for record in registered:
+        note(record.name, "registry")
+    parents = {r.name: r.parent for r in registered if r.parent}
     for name in running:
         note(name, "session")
     result = []
@@ -225,11 +237,14 @@ def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
     for name in sorted(known):
         seen = store.seen(name) if live else set()
         pending = len(to_serve(live, seen, name))
+        accept = gates[name] if name in gates else store.accept_of(name)
+        group = group_of(accept)
         info = AgentInfo(name, unread.get(name, 0) + pending, known[name],
                          wake=wake_setting(config, name), notify=notify_setting(config, name),
-                         gated=(accept := store.accept_of(name)) != "open",
-                         gate_group=group_of(accept),
-                         instances=running.get(name, []))
+                         gated=accept != "open", gate_group=group,
+                         instances=running.get(name, []),
+                         group_members=groups.get(group) if group else None,
+                         subagent_of=parents.get(name))
         if info.wake.split(" ")[0] not in ("off", "unsupported") or info.notify != "none":
             watching = watching or watcher(store, config)
             info = replace(info, watcher=watching)
@@ -237,7 +252,8 @@ def who(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
             here = presence[name]
             info = replace(info, online=here.online, last_seen=here.last_seen,
                            sessions=here.sessions)
-        result.append(info)
+        if info.online or not online_only:
+            result.append(info)
     return result
 
 

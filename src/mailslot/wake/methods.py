@@ -119,6 +119,7 @@ class Outcome:
     reason: str = ""
     retry: bool = True  # False: trying again cannot help (or could do harm)
     restart: bool = False  # a failed recovery start: retried once only (launch/restart.py)
+    skip: bool = False  # nothing there to wake now: not retried, nobody told (the mail waits)
 
 
 OK = Outcome(True)
@@ -232,6 +233,8 @@ class ArgvMethod(WakeMethod):
 
     secret_env: ClassVar[tuple[str, ...]] = ()
     """Names of environment variables whose values are never shown."""
+    reads_stdout: ClassVar[bool] = False
+    """The program answers on standard output (:meth:`answered` reads it)."""
 
     def __init__(self, agent: str, executable: str, cwd: str | None = None) -> None:
         self.agent = agent
@@ -280,8 +283,16 @@ class ArgvMethod(WakeMethod):
         if flag is not None:
             return Outcome(False, f"refused: {flag} would skip the host's permission prompts",
                            retry=False)
-        failure = process.run(spawn, job.timeout, job.stop)
+        out: list[bytes] | None = [] if self.reads_stdout else None
+        failure = process.run(spawn, job.timeout, job.stop, stdout=out)
+        if failure is None and out is not None:
+            failure = self.answered(b"".join(out), spawn.env)
         return OK if failure is None else Outcome(False, failure)
+
+    def answered(self, stdout: bytes, env: Mapping[str, str]) -> str | None:
+        """Why a run that exited 0 still failed, from what it printed (``None``: it did
+        not); asked only of a method that :attr:`reads_stdout`."""
+        return None
 
 
 _CWD = Field("cwd", "folder to run the program in (e.g. the project the session belongs to)",

@@ -1,7 +1,9 @@
 """Running a host program for a wake: an argv without a shell, bounded in time.
 
-A program's standard output is discarded: a host can print anything, including the
-message it was given. When it fails, the last lines of its standard error are added to
+A program's standard output is discarded (a host can print anything, including the
+message it was given), unless the method reads it (a program that answers in JSON on
+standard output): then it is kept too, and a failure shows its end
+like standard error's. When it fails, the last lines of its standard error are added to
 the reason (so they reach the watcher's output, the events log and the sender's failure
 notice): at most :data:`STDERR_TAIL` characters, on one line, control characters
 replaced, and the value of every variable mailslot gave the child whose name says it is
@@ -119,23 +121,32 @@ def start(spawn: Spawn, err: IO[bytes], *, stdout: int,
 def stderr_said(err: IO[bytes], secrets: Mapping[str, str]) -> str:
     """``; stderr: ...`` from the end of what a failed program wrote (see :func:`start`)."""
     err.seek(max(0, err.seek(0, os.SEEK_END) - _KEPT_BYTES))
-    return _tail(err.read(), secrets)
+    return said_of("stderr", err.read(), secrets)
 
 
-def run(spawn: Spawn, timeout: float, stop: threading.Event) -> str | None:
+def run(spawn: Spawn, timeout: float, stop: threading.Event, *,
+        stdout: list[bytes] | None = None) -> str | None:
     """Run ``spawn`` to its end; ``None`` on exit status 0, else why it failed (one line).
 
     The child is ended when ``timeout`` passes or ``stop`` is set (the watcher stopping).
+    With ``stdout``, the first :data:`_KEPT_BYTES` of its standard output are appended to
+    it, and a failure says how that output ended (``; stdout: ...``) before its stderr.
     """
     name = os.path.basename(spawn.argv[0])
-    with tempfile.TemporaryFile() as err:
-        proc = start(spawn, err, stdout=subprocess.DEVNULL, cwd=spawn.cwd)
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
+        proc = start(spawn, err, stdout=subprocess.DEVNULL if stdout is None else out.fileno(),
+                     cwd=spawn.cwd)
         if isinstance(proc, str):
             return proc
         failed = _wait(proc, spawn, name, timeout, stop)
+        if stdout is not None:
+            out.seek(0)
+            stdout.append(out.read(_KEPT_BYTES))
         if failed is not None or proc.returncode == 0:
             return failed
         said = stderr_said(err, spawn.env)
+        if stdout is not None:
+            said = said_of("stdout", stdout[-1], spawn.env) + said
     if proc.returncode < 0:
         return f"{name} was ended by signal {-proc.returncode}{said}"
     return f"{name} exited with status {proc.returncode}{said}"
@@ -160,9 +171,10 @@ def _wait(proc: subprocess.Popen[bytes], spawn: Spawn, name: str, timeout: float
                 return f"{name} did not finish within {timeout:g} s (stopped)"
 
 
-def _tail(err: bytes, secrets: Mapping[str, str]) -> str:
-    """``; stderr: ...``: the last lines a failed program wrote, safe for one line."""
-    text = err.decode("utf-8", "replace")
+def said_of(label: str, data: bytes, secrets: Mapping[str, str]) -> str:
+    """``; LABEL: ...``: the last lines a failed program wrote, safe for one line, every
+    secret of ``secrets`` (by its variable's name) shown as ``<secret>``."""
+    text = data.decode("utf-8", "replace")
     lines = [line.strip() for line in text.splitlines() if line.strip()][-_STDERR_LINES:]
     if not lines:
         return ""
@@ -173,4 +185,4 @@ def _tail(err: bytes, secrets: Mapping[str, str]) -> str:
     shown = "".join(c if c.isprintable() else " " for c in shown)
     if len(shown) > STDERR_TAIL:
         shown = "..." + shown[-(STDERR_TAIL - 3):]
-    return f"; stderr: {shown}"
+    return f"; {label}: {shown}"

@@ -230,6 +230,11 @@ class WakeRunner:
              delay: float | None = None) -> Result:
         """Log the outcome and end the claim: done, queued again, or given up (sender told)."""
         agent, name = entry.agent, plan.name
+        if outcome.skip:
+            log(self.store, f"{self.kind}_skipped", entry.message_id, agent, method=name,
+                reason=outcome.reason)
+            self.store.wake_release(entry)
+            return Result(agent, entry.message_id, name, entry.attempt, outcome, skipped=True)
         if outcome.ok:
             log(self.store, f"{self.kind}_ok", entry.message_id, agent, method=name,
                 attempt=entry.attempt)
