@@ -33,6 +33,7 @@ from ..core.results import AgentInfo, DoctorReport, Finished, InboxPage, Item, P
 from ..core.shortids import resolve, short_forms
 from ..core.text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
 from ..core.values import replace
+from ..mail import governor
 from ..mail.broadcasts import to_serve
 from ..mail.posting import Notifier, post, receipt
 from ..store import open_store
@@ -190,10 +191,14 @@ class Mailbox:
 
     # Sending -------------------------------------------------------------------
     def _deliver(self, to: list[str], subject: str, body: str, *,
-                 before: Callable[[Message], None] | None = None, **fields: Any) -> Message:
-        """Write the message for every recipient, then queue the wakes it may cause."""
+                 before: Callable[[Message], None] | None = None,
+                 answering: Message | None = None, **fields: Any) -> Message:
+        """Write the message for every recipient, then queue the wakes it may cause; the
+        loop governor first (``answering``: the message a reply answers)."""
         authority.check_write(self.store, self.config, self.principal)
         self._unfenced()
+        governor.check_send(self.store, self.config, self.agent, to,
+                            self._clock().timestamp(), answering=answering)
         message = post(self.store, self._clock, self.agent, to, subject, body,
                        before=before, **fields)
         self._after_delivery(message)
@@ -271,6 +276,7 @@ class Mailbox:
             [recipient],
             subject[:MAX_SUBJECT_LENGTH],
             clean_body(body, self.max_body_bytes),
+            answering=original.message,
             in_reply_to=original.message.id,
             thread=original.message.thread or original.message.id,
             re_issue=original.message.re_issue,
@@ -791,7 +797,7 @@ class Mailbox:
             return  # nothing can be queued or logged: the wake modules stay unloaded
         from ..wake.queue import enqueue_wakes  # here, so read paths never import it
 
-        enqueue_wakes(self.store, message, self.notifier())
+        enqueue_wakes(self.store, message, self.notifier(), self._clock().timestamp())
         from ..wake.notify_queue import enqueue_notices  # notifiers, queued alike
 
         enqueue_notices(self.store, message)
