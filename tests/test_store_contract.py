@@ -617,7 +617,7 @@ class TestLimits:
             return True
 
         store.update_buckets(keys, drop)
-        store.update_buckets(keys + ["wakes.gemini"],
+        store.update_buckets([*keys, "wakes.gemini"],
                              lambda held: seen.append(dict(held)) or False)
         assert seen[-1] == {keys[1]: (7.0, 100.5)}
 

@@ -709,6 +709,26 @@ class Mailbox:
             self._event("retracted", message_id)
         return message
 
+    # The owner's pause (the rules live in mailslot.mail.governor) ---------------
+    def pause(self, agent: str | None = None, *, paused: bool = True) -> list[str]:
+        """Stop ``agent`` (``None``: every agent) sending and being woken, or let it go
+        on again (``paused`` false); the owner only (:attr:`viewer`). Returns who is
+        paused after (``all``: everyone)."""
+        if self.viewer is not None:
+            try:
+                owner = self.config.owner
+            except MailslotError:
+                owner = None
+            named = f"the owner, {owner}" if owner else "the owner (config.json owner, unset)"
+            raise Refused(f"only {named}, may pause or resume agents, and this process "
+                          f"speaks as {self.viewer}; nothing was changed")
+        name = None if agent is None or agent.lower() == BROADCAST_RECIPIENT \
+            else check_name(agent, "agent")
+        after = governor.set_paused(self.store, name, paused)
+        self._config = None
+        self._event("paused" if paused else "resumed", "", agent=name or BROADCAST_RECIPIENT)
+        return after
+
     # Status and overview (the rules live in overview.py) -----------------------
     def status(self, message_id: str) -> Status:
         """Per-recipient state of a message, when each read and finished it, and replies:
