@@ -6,8 +6,8 @@ here, and is asked by the send path (:meth:`mailslot.service.mailbox.Mailbox._de
 and the wake path (:mod:`mailslot.wake.queue`, :mod:`mailslot.wake.runner`):
 
 * **token buckets**, per sender→recipient pair and per agent, on sends (the sender's)
-  and on wakes (the woken agent's). A limit is N an hour: a bucket holds N/4 tokens (a
-  quarter hour's worth at once) and refills at N an hour; a message takes one token
+  and on wakes (the woken agent's). A limit is N an hour: a bucket holds N/2 tokens (half
+  an hour's worth at once) and refills at N an hour; a message takes one token
   from each of its buckets, all or none (:meth:`~mailslot.store.roles.Limits.
   update_buckets` holds them under one lock, or one row lock each on PostgreSQL);
 * a **hop limit**: a reply whose chain of replies holds more messages in a row from
@@ -55,14 +55,19 @@ def is_paused(settings: dict[str, Any], agent: str) -> bool:
     return agent in paused or BROADCAST_RECIPIENT in paused
 
 
+Taken = list[tuple[str, "tuple[float, float] | None", "tuple[float, float]", float]]
+"""What one send took: each bucket's key, what it held before (``None``: full), what it
+holds after, and its size; :func:`give_back` undoes it if the delivery fails."""
+
+
 def check_send(store: Store, config: Config, sender: str, to: Sequence[str], now: float,
-               *, answering: Message | None = None) -> None:
-    """Let ``sender``'s message to ``to`` through, taking its tokens, or raise
-    :class:`Throttled` (nothing taken, nothing sent). ``answering``: the message it
-    replies to, whose chain is counted."""
+               *, answering: Message | None = None) -> Taken:
+    """Let ``sender``'s message to ``to`` through, taking its tokens (returned, for
+    :func:`give_back`), or raise :class:`Throttled` (nothing taken, nothing sent).
+    ``answering``: the message it replies to, whose chain is counted."""
     owner = _owner(config)
     if sender == owner:
-        return
+        return []
     try:
         settings = config.governor()
     except StoreError as exc:
@@ -82,7 +87,8 @@ def check_send(store: Store, config: Config, sender: str, to: Sequence[str], now
                 f"(mailslot reply {answering.id})")
     buckets = [(f"sends.{sender}.{name}", "pair_sends_per_hour") for name in to]
     buckets.append((f"sends.{sender}", "agent_sends_per_hour"))
-    stopped = _take(store, settings, buckets, now)
+    taken: Taken = []
+    stopped = _take(store, settings, buckets, now, taken)
     if stopped is not None:
         key, field, wait = stopped
         whose = f"{sender} to {key.split('.')[2]}" if key.count(".") == 2 else sender
@@ -90,6 +96,33 @@ def check_send(store: Store, config: Config, sender: str, to: Sequence[str], now
             f"too many messages from {whose} (config.json governor.{field} "
             f"{settings[field]:g}); {_KEPT}; try again in {_seconds(wait)}, or the owner "
             "raises the limit")
+    return taken
+
+
+def give_back(store: Store, taken: Taken) -> None:
+    """Return the tokens of a send whose delivery failed: a failed send takes nothing.
+    A bucket nobody took from since is put back exactly as it was; one another sender
+    took from meanwhile gets its token back. Best effort: the send's own error is the
+    one to report."""
+    if not taken:
+        return
+
+    def undo(held: dict[str, tuple[float, float]]) -> bool:
+        for key, before, after, size in taken:
+            now = held.get(key)
+            if now == after:
+                if before is None:
+                    held.pop(key, None)
+                else:
+                    held[key] = before
+            elif now is not None:
+                held[key] = (min(size, now[0] + 1), now[1])
+        return True
+
+    try:
+        store.update_buckets([key for key, _, _, _ in taken], undo)
+    except MailslotError:
+        return
 
 
 def wake_refusal(config: Config, sender: str, agent: str, store: Store, now: float
@@ -159,24 +192,28 @@ def _answered(store: Store, message: Message) -> Message | None:
 
 
 def _take(store: Store, settings: dict[str, Any], buckets: list[tuple[str, str]],
-          now: float) -> tuple[str, str, float] | None:
-    """Take one token from every bucket with a limit, or none: then the first empty
-    bucket, its limit's name and the seconds until it holds a token again."""
+          now: float, taken: Taken | None = None) -> tuple[str, str, float] | None:
+    """Take one token from every bucket with a limit (what was taken added to
+    ``taken``), or none: then the first empty bucket, its limit's name and the seconds
+    until it holds a token again."""
     limited = [(key, field, float(settings[field])) for key, field in buckets
                if settings[field] is not None]
     stopped: list[tuple[str, str, float]] = []
 
     def take(held: dict[str, tuple[float, float]]) -> bool:
-        after: dict[str, tuple[float, float]] = {}
+        after: Taken = []
         for key, field, per_hour in limited:
-            size, rate = max(1.0, per_hour / 4), per_hour / 3600
-            tokens, at = held.get(key, (size, now))
+            size, rate = max(1.0, per_hour / 2), per_hour / 3600
+            before = held.get(key)
+            tokens, at = before or (size, now)
             tokens = min(size, tokens + max(0.0, now - at) * rate)
             if tokens < 1:
                 stopped.append((key, field, (1 - tokens) / rate))
                 return False
-            after[key] = (tokens - 1, now)
-        held.update(after)
+            after.append((key, before, (tokens - 1, now), size))
+        held.update({key: left for key, _, left, _ in after})
+        if taken is not None:
+            taken.extend(after)
         return True
 
     if limited:

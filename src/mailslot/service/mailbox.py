@@ -197,10 +197,14 @@ class Mailbox:
         loop governor first (``answering``: the message a reply answers)."""
         authority.check_write(self.store, self.config, self.principal)
         self._unfenced()
-        governor.check_send(self.store, self.config, self.agent, to,
-                            self._clock().timestamp(), answering=answering)
-        message = post(self.store, self._clock, self.agent, to, subject, body,
-                       before=before, **fields)
+        taken = governor.check_send(self.store, self.config, self.agent, to,
+                                    self._clock().timestamp(), answering=answering)
+        try:
+            message = post(self.store, self._clock, self.agent, to, subject, body,
+                           before=before, **fields)
+        except MailslotError:
+            governor.give_back(self.store, taken)  # nothing was sent: nothing is spent
+            raise
         self._after_delivery(message)
         return message
 
