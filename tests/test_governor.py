@@ -18,7 +18,7 @@ import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
-from mailslot.core.errors import Refused, StoreError, Throttled
+from mailslot.core.errors import Refused, StoreError, Throttled, UnsafePath
 from mailslot.core.message import Message
 from mailslot.mcp import tools as mcp_tools
 from mailslot.store import Store, open_store
@@ -341,3 +341,15 @@ def test_a_send_that_fails_to_deliver_takes_no_token(store: Store,
     monkeypatch.undo()
     claude.send("gemini", "s", "the one token is still there")
     assert in_box(store, "gemini") == 1
+
+
+def test_a_link_planted_for_a_bucket_is_never_followed(store: Store, root: Path,
+                                                       tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_text("kept\n")
+    (root / "limits").mkdir(mode=0o700)
+    (root / "limits" / "sends.claude").symlink_to(target)
+    claude = agents(store, Clock(step=1), "claude")["claude"]
+    with pytest.raises(UnsafePath, match="does not follow links"):
+        claude.send("gemini", "s", "b", new=True)
+    assert target.read_text() == "kept\n" and in_box(store, "gemini") == 0

@@ -137,7 +137,7 @@ def wake_refusal(config: Config, sender: str, agent: str, store: Store, now: flo
         return f"{exc} (the loop governor wakes nobody for agents until it is fixed)"
     if is_paused(settings, agent):
         return f"{agent} is paused by the owner (mailslot resume {agent})"
-    buckets = [(f"wakes.{sender}.{agent}", "pair_wakes_per_hour"),
+    buckets = [(f"wakes.{agent}.{sender}", "pair_wakes_per_hour"),
                (f"wakes.{agent}", "agent_wakes_per_hour")]
     try:
         stopped = _take(store, settings, buckets, now)

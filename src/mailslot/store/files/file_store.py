@@ -9,7 +9,7 @@ Layout (see docs/format.md)::
     tmp/
     log/events.jsonl
     wake/{pending,claimed,locks}/   the wake queue (see store/wakes.py)
-    limits/<key>                    the loop governor's token buckets
+    limits/<kind>.<name>            the loop governor's token buckets
 
 Crash safety comes from three habits: a file is written whole in ``tmp/`` and synced
 before it is linked into place (readers never see half a file); a state change is one

@@ -1,20 +1,25 @@
 """The file store's token buckets (rules in :mod:`mailslot.mail.governor`)::
 
-    limits/<key>     "TOKENS AT": what the bucket held, and when (seconds since the epoch)
-    limits/lock      held while buckets are read and written
+    limits/<kind>.<agent>    one line a bucket whose key starts so: "KEY TOKENS AT"
 
-A part of :class:`~mailslot.store.files.file_store.FileStore` (a base class of it). Each
-bucket is replaced whole by a rename under the lock, so two senders at once never lose
-each other's take. Not synced: a crash may forget the latest takes, which only lets a
-few more messages through, never holds one back. ``os`` only.
+A part of :class:`~mailslot.store.files.file_store.FileStore` (a base class of it). The
+buckets are grouped by their key's first two parts (``sends.claude`` holds
+``sends.claude`` and every ``sends.claude.RECIPIENT``), so one send opens one file. The
+file is its own lock: it is opened, ``flock``-ed, read and rewritten in place, so two
+senders at once each see the other's take (files of several groups are locked in name
+order). Not synced, and not replaced atomically: a crash may leave the latest takes
+forgotten or a line cut, and a line that cannot be read is a full bucket. Either lets a
+few more messages through; neither ever holds one back. ``os`` and ``fcntl`` only.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 
+from ...core.durable import open_file
 from ..format import check_bucket_keys
-from .fs import FileLock, read_file, store_error
+from .fs import LOCK
 from .layout import MailboxFiles
 
 TYPE_CHECKING = False
@@ -30,30 +35,49 @@ class LimitFiles(MailboxFiles):
                        change: Callable[[dict[str, tuple[float, float]]], bool]) -> bool:
         check_bucket_keys(keys)
         folder = self._folder("limits", create=True)
-        with FileLock(os.path.join(folder, "lock"), "the governor's buckets"):
-            held = {key: found for key in keys
-                    if (found := self._bucket(os.path.join(folder, key))) is not None}
+        groups = sorted({".".join(key.split(".")[:2]) for key in keys})
+        opened: list[tuple[int, dict[str, tuple[float, float]]]] = []
+        try:
+            for group in groups:  # in name order: two takes never wait on each other
+                fd = open_file(os.path.join(folder, group), LOCK)
+                opened.append((fd, {}))
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                opened[-1] = (fd, _parse(_read_all(fd)))
+            stored: dict[str, tuple[float, float]] = {}
+            for _, lines in opened:
+                stored.update(lines)
+            held = {key: stored[key] for key in keys if key in stored}
             if not change(held):
                 return False
-            for key in keys:
-                path = os.path.join(folder, key)
-                if key in held:
-                    tokens, at = held[key]
-                    staged = self._stage(f"{tokens!r} {at!r}\n".encode(), "bucket",
-                                         sync=False)
-                    os.rename(staged, path)
-                elif os.path.lexists(path):
-                    os.unlink(path)
+            wanted = set(keys)
+            for (fd, lines), group in zip(opened, groups, strict=True):
+                kept = {k: v for k, v in lines.items() if k not in wanted}
+                kept.update((k, v) for k, v in held.items()
+                            if ".".join(k.split(".")[:2]) == group)
+                data = "".join(f"{k} {t!r} {a!r}\n" for k, (t, a) in sorted(kept.items()))
+                os.pwrite(fd, data.encode(), 0)
+                os.ftruncate(fd, len(data))
             return True
+        finally:
+            for fd, _ in opened:
+                os.close(fd)
 
-    @staticmethod
-    def _bucket(path: str) -> tuple[float, float] | None:
-        """A stored bucket; a missing or unreadable one is full (``None``): a damaged
-        file lets mail through rather than stopping it."""
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parse(data: bytes) -> dict[str, tuple[float, float]]:
+    """The buckets a group's file holds; a line that cannot be read is left out (a full
+    bucket: a damaged file lets mail through rather than stopping it)."""
+    found: dict[str, tuple[float, float]] = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        words = line.split()
         try:
-            words = read_file(path).split()
-            return float(words[0]), float(words[1])
-        except (FileNotFoundError, ValueError, IndexError):
-            return None
-        except OSError as exc:
-            raise store_error(exc, f"cannot read the bucket {path}") from None
+            found[words[0]] = (float(words[1]), float(words[2]))
+        except (ValueError, IndexError):
+            continue
+    return found
