@@ -3,8 +3,8 @@
     limits/<kind>.<agent>    one line a bucket whose key starts so: "KEY TOKENS AT"
 
 A part of :class:`~mailslot.store.files.file_store.FileStore` (a base class of it). The
-buckets are grouped by their key's first two parts (``sends.claude`` holds
-``sends.claude`` and every ``sends.claude.RECIPIENT``), so one send opens one file. The
+buckets are grouped by their key's first two parts (``sends.SENDER`` holds
+``sends.SENDER`` and every ``sends.SENDER.RECIPIENT``), so one send opens one file. The
 file is its own lock: it is opened, ``flock``-ed, read and rewritten in place, so two
 senders at once each see the other's take (files of several groups are locked in name
 order). Not synced, and not replaced atomically: a crash may leave the latest takes
