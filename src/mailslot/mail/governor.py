@@ -125,7 +125,7 @@ def give_back(store: Store, taken: Taken) -> None:
         return
 
 
-def wake_refusal(config: Config, sender: str, agent: str, store: Store, now: float
+def wake_refusal(store: Store, config: Config, sender: str, agent: str, now: float
                  ) -> str | None:
     """Why a wake of ``agent`` for ``sender``'s message is skipped (``None``: go on,
     its tokens taken). Never raises: the message is delivered whatever this says."""

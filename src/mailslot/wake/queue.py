@@ -84,7 +84,7 @@ def _enqueue_one(store: Store, message: Message, agent: str, notifier: Notifier,
     else:
         refused = refusal(settings, message)
         if refused is None:  # allowed: the loop governor may still say not now
-            refused = wake_refusal(config, message.sender, agent, store, now)
+            refused = wake_refusal(store, config, message.sender, agent, now)
         if refused is None:
             # Logged first: a watcher may take the wake the instant it is queued.
             log(store, "wake_queued", message.id, agent, method=settings.method)
