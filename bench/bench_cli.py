@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, VENV_BIN, Row, ms
+from common import ROOT, VENV_BIN, Row, ms, unlimited
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 
@@ -35,6 +35,7 @@ def run() -> list[Row]:
     compileall.compile_dir(str(ROOT / "src" / "mailslot"), quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "mailbox"
+        unlimited(root)
         for n in range(MAIL):
             sender = f"peer-{n % 5}"
             Mailbox(FileStore(root), Identity(sender, "--agent")).send(

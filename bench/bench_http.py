@@ -24,7 +24,7 @@ from typing import Any
 import httpx2
 
 from bench_mcp import INIT, _round_trips
-from common import VENV_BIN, Row, ms, per_second, percentile
+from common import VENV_BIN, Row, ms, per_second, percentile, unlimited
 from mailslot import FileStore, Mailbox
 from mailslot.access import authority
 from mailslot.access.credentials import read_credential
@@ -164,6 +164,7 @@ def _load(url: str, secrets: dict[str, str]
 def run() -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "mailbox"
+        unlimited(root)
         store = FileStore(root)
         seeder = Mailbox(store, Identity("peer", "--agent"))
         for i in range(50):

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from common import VENV_BIN, Row, ms, percentile, process_time
+from common import VENV_BIN, Row, ms, percentile, process_time, unlimited
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 
@@ -112,6 +112,7 @@ def _in_process(root: Path) -> dict[str, list[float]]:
 def run() -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "mailbox"
+        unlimited(root)
         seeder = Mailbox(FileStore(root), Identity("peer", "--agent"))
         for i in range(50):
             seeder.send("bench", f"seed {i}", "y" * 500)

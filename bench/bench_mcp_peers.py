@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-from common import ROOT, VENV_BIN, Row, ms, percentile, process_time
+from common import ROOT, VENV_BIN, Row, ms, percentile, process_time, unlimited
 
 MODE = "legacy"  # the initialize handshake every host sends, and all letterbox speaks
 SENDS = 200
@@ -85,6 +85,7 @@ async def _measure(params: StdioServerParameters, send: tuple[str, dict[str, Any
 
 def _mailslot(tmp: Path) -> dict[str, float]:
     env = {"MAILSLOT_DIR": str(tmp / "mailslot"), "HOME": str(tmp)}
+    unlimited(tmp / "mailslot")
     params = StdioServerParameters(command=str(VENV_BIN / "mailslot"),
                                    args=["serve", "--agent", "bench"], env=env)
     send = ("send_message", {"to": "bench", "subject": "bench", "body": "x" * 500})

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-from common import VENV_BIN, Row, ms, percentile
+from common import VENV_BIN, Row, ms, percentile, unlimited
 
 SENDS = 200
 READS = 50
@@ -91,6 +91,7 @@ def run() -> list[Row]:
         for n in range(ROUNDS):
             for wire in WIRES if n % 2 == 0 else WIRES[::-1]:
                 folder = tmp / f"{wire}-{n}"
+                unlimited(folder)
                 anyio.run(_round, _params(wire, folder, tmp), got[wire])
         loads.append(os.getloadavg()[0])
     load = f"load {min(loads):.1f}-{max(loads):.1f}"

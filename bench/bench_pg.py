@@ -20,7 +20,7 @@ from pathlib import Path
 from bench_hooks import FIXTURES
 from bench_store import BODY, _fill, _scratch
 from bench_wake import TARGET_P99, measure
-from common import ROOT, VENV_BIN, Row, ms, percentile
+from common import ROOT, VENV_BIN, Row, ms, percentile, unlimited
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
 from mailslot.core.message import Message, to_bytes
@@ -37,6 +37,7 @@ INBOX = 100_000
 
 def _sends(location: str, recipients: int) -> float:
     """Sends per second to ``recipients`` agents (one transaction / one fsync each)."""
+    unlimited(location)
     box = Mailbox(open_store(location), Identity("claude", "--agent"))
     to = [f"agent{n}" for n in range(recipients)]
     box.send(to, "warm-up", BODY)

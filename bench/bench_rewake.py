@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, VENV_BIN, Row, ms, percentile
+from common import ROOT, VENV_BIN, Row, ms, percentile, unlimited
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 
@@ -42,6 +42,7 @@ def _watching(pid: int, deadline: float) -> None:
 def run() -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "mailbox"
+        unlimited(root)
         gemini = Mailbox(FileStore(root), Identity("gemini", "--agent"))
         gemini.send("codex", "warm-up", "creates the mailbox")
         gemini.choose_wake("claude", "claude-rewake")  # as install claude --hooks --wake

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
-from common import VENV_BIN, Row, ms, per_second
+from common import VENV_BIN, Row, ms, per_second, unlimited
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 from mailslot.core.message import Message, to_bytes
@@ -43,6 +43,7 @@ def _scratch() -> Iterator[Path]:
     """
     base = os.environ.get("MAILSLOT_BENCH_DIR")
     folder = Path(tempfile.mkdtemp(prefix="mailslot-bench-", dir=base))
+    unlimited(folder)
     try:
         yield folder
     finally:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import VENV_BIN, Row, ms, percentile, process_time
+from common import VENV_BIN, Row, ms, percentile, process_time, unlimited
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
 from mailslot.store import open_store
@@ -79,6 +79,7 @@ def _measure(count: int, agents: int, gap: float, poll: float | None,
         command = [sys.executable, "-S", "-E", str(script), "{id}", str(starts)]
         where = location or str(root)
         store = open_store(where)
+        unlimited(where)
         agents_config = {f"agent{i}": entry(command) for i in range(agents)}
         store.update_config(lambda raw: raw.update(agents=agents_config) or True)
         log = Path(tmp, "watch.log")

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from common import VENV_BIN, Row, ms, percentile, process_time
+from common import VENV_BIN, Row, ms, percentile, process_time, unlimited
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
 from mailslot.core.errors import StoreError
@@ -149,6 +149,7 @@ def measure() -> tuple[dict[str, list[float]], list[float] | None]:
         if pane is not None:
             agents["tmux"] = pane[0]
         store = open_store(where)
+        unlimited(where)
         store.update_config(lambda raw: raw.update(
             agents=agents, wake_retry={"attempts": 1}) or True)
         box = Mailbox(store, Identity("bench", "--agent"))

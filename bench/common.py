@@ -27,6 +27,27 @@ class Row:
     ok: bool | None  # None: informational, no target
 
 
+UNLIMITED = dict.fromkeys(("pair_sends_per_hour", "agent_sends_per_hour",
+                           "pair_wakes_per_hour", "agent_wakes_per_hour"), 10**9)
+"""A benchmark sends hundreds of messages between two agents in seconds: a loop, to the
+loop governor. Its limits are raised, not switched off, so every figure still pays for
+its buckets (bench_governor.py measures what they cost) and nothing is refused."""
+
+
+def unlimited(location: str | Path) -> None:
+    """Raise the loop governor's limits in the mailbox at ``location`` (made if need
+    be); every other setting is kept."""
+    from mailslot.store import open_store
+
+    def change(raw: dict[str, object]) -> bool:
+        section = raw.setdefault("governor", {})
+        assert isinstance(section, dict)
+        section.update(UNLIMITED)
+        return True
+
+    open_store(str(location)).update_config(change)
+
+
 def per_second(count: int, seconds: float) -> str:
     return f"{count / seconds:,.0f}/s"
 

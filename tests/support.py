@@ -143,6 +143,19 @@ def put_config(store: Store, config: Mapping[str, Any]) -> None:
     store.update_config(replace)
 
 
+def unlimited(store: Store) -> None:
+    """Switch the loop governor's limits off (every other setting kept), for a test of
+    something else that sends hundreds of messages between two agents at once: to the
+    governor that is a loop (tests/test_governor.py tests it)."""
+
+    def change(raw: dict[str, Any]) -> bool:
+        raw["governor"] = dict.fromkeys(("pair_sends_per_hour", "agent_sends_per_hour",
+                                         "pair_wakes_per_hour", "agent_wakes_per_hour"))
+        return True
+
+    store.update_config(change)
+
+
 def fake_program(folder: Path, name: str, version: str | None = None, *,
                  record: Path | None = None) -> Path:
     """An executable ``folder/name`` that prints ``version`` for ``--version`` (nothing,

@@ -16,7 +16,8 @@ from pathlib import Path
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 from mailslot.core.message import from_bytes
-from support import copies, files_in, finish, promised, wait_for, worker
+from mailslot.store import open_store
+from support import copies, files_in, finish, promised, unlimited, wait_for, worker
 
 SENDERS = 8
 PER_SENDER = 200
@@ -29,6 +30,7 @@ def send_and_read_at_once(location: str | Path, tmp_path: Path) -> tuple[dict[st
     ids promised to each recipient and how many messages were sent (any backend)."""
     stop = tmp_path / "stop"
     outs = [tmp_path / f"sent-{i}" for i in range(SENDERS)]
+    unlimited(open_store(str(location)))
     readers = [worker("read", location, agent, 100 + i, stop)
                for i, agent in enumerate(READERS)]
     senders = [worker("send", location, f"sender-{i}", PER_SENDER, i, outs[i], *RECIPIENTS)

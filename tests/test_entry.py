@@ -15,6 +15,7 @@ from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 from mailslot.cli.main import build_parser, command_word
 from mailslot.entry import SKIP_TEARDOWN, hook_command
+from support import unlimited
 
 
 @pytest.mark.parametrize("argv", [
@@ -84,6 +85,7 @@ def run_entry(tmp_path: Path, root: Path, *argv: str,
 def mailbox(tmp_path: Path) -> tuple[Path, list[str]]:
     """A mailbox where sarah sent gemini 150 messages (more than a pipe holds as JSON)."""
     root = tmp_path / "box"
+    unlimited(FileStore(root))
     sarah = Mailbox(FileStore(root), Identity("sarah", "--agent"))
     ids = [sarah.send(["gemini"], f"note {n}", f"body {n}\n" * 20).id for n in range(150)]
     return root, ids

@@ -22,7 +22,7 @@ from mailslot.access.credentials import read_credential
 from mailslot.access.identity import Identity
 from mailslot.core.errors import MailslotError
 from mailslot.http.client import Remote
-from support import wait_for
+from support import unlimited, wait_for
 
 
 def free_port() -> int:
@@ -74,6 +74,7 @@ def test_a_port_in_use_is_one_line() -> None:
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL])
 def test_a_stop_mid_load_loses_nothing_acknowledged(root: Path, stop: signal.Signals) -> None:
     store = FileStore(root)
+    unlimited(store)
     secret_of = {}
     for name in ("claude", "gemini"):
         path = authority.register(store, name, path=str(root.parent / f"{name}.cred")).path
@@ -159,6 +160,7 @@ class McpSession:
 
 def test_sigterm_during_an_mcp_burst_finishes_every_send(root: Path) -> None:
     store = FileStore(root)
+    unlimited(store)
     secret_of = {name: read_credential(authority.register(
         store, name, path=str(root.parent / f"{name}.cred")).path).secret
         for name in ("claude", "gemini")}

@@ -592,6 +592,64 @@ class TestFences:
         assert store.fenced_by("gemini", "aaaa1111") is None
 
 
+class TestLimits:
+    """The loop governor's token buckets: read, changed and saved under one lock."""
+
+    role = roles.Limits
+
+    def test_buckets_are_kept_changed_and_removed(self, backend: Backend) -> None:
+        store = backend.store
+        keys = ["sends.claude.gemini", "sends.claude"]
+
+        def fill(held: dict[str, tuple[float, float]]) -> bool:
+            assert held == {}  # a bucket never stored is not there (the rule: full)
+            held.update({keys[0]: (2.5, 100.0), keys[1]: (7.0, 100.5)})
+            return True
+
+        assert store.update_buckets(keys, fill)
+        seen: list[dict[str, tuple[float, float]]] = []
+        assert not open_store(backend.location).update_buckets(
+            keys, lambda held: seen.append(dict(held)) or False)
+        assert seen == [{keys[0]: (2.5, 100.0), keys[1]: (7.0, 100.5)}]
+
+        def drop(held: dict[str, tuple[float, float]]) -> bool:
+            del held[keys[0]]
+            return True
+
+        store.update_buckets(keys, drop)
+        store.update_buckets([*keys, "wakes.gemini"],
+                             lambda held: seen.append(dict(held)) or False)
+        assert seen[-1] == {keys[1]: (7.0, 100.5)}
+
+    def test_two_stores_at_once_never_lose_a_change(self, backend: Backend) -> None:
+        """Each of two stores (two connections, two lock holders) adds 1 to a bucket
+        many times at once: every addition lands."""
+        key, times = "sends.claude", 40
+
+        def add(held: dict[str, tuple[float, float]]) -> bool:
+            tokens, _ = held.get(key, (0.0, 0.0))
+            held[key] = (tokens + 1, 0.0)
+            return True
+
+        def work() -> None:
+            other = open_store(backend.location)
+            for _ in range(times):
+                other.update_buckets([key, "sends.claude.gemini"], add)
+
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        got: list[float] = []
+        backend.store.update_buckets([key], lambda held: got.append(held[key][0]) or False)
+        assert got == [2 * times]
+
+    def test_a_key_that_is_no_safe_name_is_refused(self, store: Store) -> None:
+        with pytest.raises(UnsafePath):
+            store.update_buckets(["../config.json"], lambda held: True)
+
+
 class TestSessionLog:
     """The session log and the launch lock."""
 
@@ -804,7 +862,7 @@ def test_every_method_of_store_belongs_to_exactly_one_role() -> None:
             owners.setdefault(name, []).append(role.__name__)
     assert {n: o for n, o in owners.items() if len(o) > 1} == {}
     every = {n for c in Store.__mro__ if c is not object for n in names(c)}
-    assert set(owners) == every and len(every) == 78  # 75 methods and 3 attributes
+    assert set(owners) == every and len(every) == 79  # 76 methods and 3 attributes
 
 
 @pytest.mark.parametrize("backend_class", ["files", "postgres"])

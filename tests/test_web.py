@@ -267,3 +267,35 @@ def test_the_overview_says_whether_a_watcher_runs(server: WebServer, root: Path)
         assert f"running here (foreground, pid {os.getpid()} on {os.uname().nodename}" in html
     finally:
         holder.release()
+
+
+def test_the_owner_pauses_and_resumes_agents_from_the_settings_page(root: Path) -> None:
+    """The loop governor's switch: a form with the token, the same as mailslot pause."""
+    store = FileStore(root)
+    put_config(store, {"owner": "sarah", "agents": {"gemini": {}}})
+    with web_server() as running:
+        cookie = login(running)
+        html = page(running, cookie, "/settings")
+        assert "No agent is paused." in html
+        token = csrf_of(html)
+        kinds = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}
+        forged = request(running, "POST", "/settings/pause", headers=kinds,
+                         body=urlencode({"action": "pause", "agent": "gemini"}).encode())
+        assert forged.status == 403
+        done = request(running, "POST", "/settings/pause", headers=kinds,
+                       body=urlencode({"action": "pause", "agent": "gemini",
+                                       "csrf": token}).encode())
+        assert done.status == 303
+        assert store.load_config()["governor"]["paused"] == ["gemini"]
+        html = page(running, cookie, "/settings")
+        assert "Paused: gemini." in html and 'aria-label="Resume gemini"' in html
+        request(running, "POST", "/settings/pause", headers=kinds,
+                body=urlencode({"action": "pause", "agent": "", "csrf": token}).encode())
+        assert "Every agent is paused." in page(running, cookie, "/settings")
+        request(running, "POST", "/settings/pause", headers=kinds,
+                body=urlencode({"action": "resume", "agent": "", "csrf": token}).encode())
+        assert store.load_config()["governor"]["paused"] == []
+        bad = request(running, "POST", "/settings/pause", headers=kinds,
+                      body=urlencode({"action": "pause", "agent": "../x",
+                                      "csrf": token}).encode())
+        assert bad.status == 400

@@ -1,5 +1,6 @@
 """The agent commands: who, whoami, agent (the roster, registered agents and their
-credentials), sessions, and the gate: gate, join, admit, refuse, revoke, pending."""
+credentials), sessions, the gate: gate, join, admit, refuse, revoke, pending, and the
+owner's pause and resume."""
 
 from __future__ import annotations
 
@@ -252,4 +253,36 @@ def _gate(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
-COMMANDS = (WHO, WHOAMI, AGENT, JOIN, ADMIT, REFUSE, REVOKE, PENDING, SESSIONS, GATE)
+# The owner's pause (the loop governor: docs/security.md) -----------------------------
+PAUSE = Command("pause", "Owner only: stop AGENT (default: every agent) sending mail and "
+                         "being woken until resume; mail to it is still delivered.",
+                examples=["mailslot --agent sarah pause reviewer   # as the owner",
+                          "mailslot --agent sarah pause"])
+RESUME = Command("resume", "Owner only: let AGENT (default: every agent, and everyone "
+                           "paused) send and be woken again.",
+                 examples=["mailslot --agent sarah resume reviewer",
+                           "mailslot --agent sarah resume"])
+
+
+@PAUSE.arguments
+@RESUME.arguments
+def _pause_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", metavar="AGENT", nargs="?", help="one agent (default: all)")
+
+
+@PAUSE.handler
+def _pause(args: argparse.Namespace, box: Mailbox) -> int:
+    paused = box.pause(args.name)
+    emit(args, {"paused": paused}, render.paused(paused))
+    return 0
+
+
+@RESUME.handler
+def _resume(args: argparse.Namespace, box: Mailbox) -> int:
+    paused = box.pause(args.name, paused=False)
+    emit(args, {"paused": paused}, render.paused(paused))
+    return 0
+
+
+COMMANDS = (WHO, WHOAMI, AGENT, JOIN, ADMIT, REFUSE, REVOKE, PENDING, SESSIONS, GATE, PAUSE,
+            RESUME)

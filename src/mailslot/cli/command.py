@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 HELP_ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("mail_commands", ("send", "inbox", "sent", "read", "mark-read", "done", "reply",
                        "broadcast", "retract", "status")),
-    ("agent_commands", ("who", "whoami", "agent")),
+    ("agent_commands", ("who", "whoami", "agent", "pause", "resume")),
     ("admin_commands", ("doctor",)),
     ("run_commands", ("serve", "install", "hook", "watch", "completion", "web", "sidecar")),
     ("agent_commands", ("join", "admit", "refuse", "revoke", "pending", "sessions", "gate")),

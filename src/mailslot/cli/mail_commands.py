@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, Throttled
 from ..core.text import read_body
 from . import render
 from .command import Command, emit, limit_option, style
@@ -14,7 +14,9 @@ from .command import Command, emit, limit_option, style
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
+    from ..core.message import Message
     from ..service.mailbox import Mailbox
 
 
@@ -30,6 +32,19 @@ def _body(args: argparse.Namespace, box: Mailbox) -> str:
     if sys.stdin is None or sys.stdin.isatty():
         raise InvalidInput("no body: pass --body TEXT or pipe the body on stdin")
     return read_body(sys.stdin.buffer, box.max_body_bytes)
+
+
+def _kept(args: argparse.Namespace, body: str, deliver: Callable[[str], Message]) -> Message:
+    """``deliver(body)``; when the loop governor stops it, a body read from stdin is
+    written back on stdout unchanged (the error line goes to stderr), so nothing typed
+    or piped is lost. A ``--body`` is still in the command line."""
+    try:
+        return deliver(body)
+    except Throttled:
+        if args.body is None:
+            sys.stdout.write(body)
+            sys.stdout.flush()
+        raise
 
 
 def _notes(box: Mailbox) -> None:
@@ -59,11 +74,10 @@ def _send_arguments(p: argparse.ArgumentParser) -> None:
 
 @SEND.handler
 def _send(args: argparse.Namespace, box: Mailbox) -> int:
-    body = _body(args, box)
-    message = box.send(
+    message = _kept(args, _body(args, box), lambda body: box.send(
         args.to, args.subject, body,
         re_issue=args.re_issue, expect_reply=args.expect_reply, wake=args.wake, new=args.new,
-    )
+    ))
     emit(args, message.as_dict(), render.sent(message))
     _notes(box)
     return 0
@@ -185,7 +199,8 @@ def _reply_arguments(p: argparse.ArgumentParser) -> None:
 
 @REPLY.handler
 def _reply(args: argparse.Namespace, box: Mailbox) -> int:
-    message = box.reply(args.id, _body(args, box), subject=args.subject)
+    message = _kept(args, _body(args, box),
+                    lambda body: box.reply(args.id, body, subject=args.subject))
     emit(args, message.as_dict(), render.sent(message))
     return 0
 
@@ -203,7 +218,7 @@ def _broadcast_arguments(p: argparse.ArgumentParser) -> None:
 
 @BROADCAST.handler
 def _broadcast(args: argparse.Namespace, box: Mailbox) -> int:
-    message = box.broadcast(args.subject, _body(args, box))
+    message = _kept(args, _body(args, box), lambda body: box.broadcast(args.subject, body))
     emit(args, message.as_dict(), render.sent(message))
     return 0
 

@@ -292,6 +292,15 @@ def gate(status: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def paused(names: list[str]) -> str:
+    """``pause``/``resume``: who the loop governor holds now."""
+    if not names:
+        return "no agent is paused"
+    if "all" in names:
+        return "every agent is paused (mailslot resume)"
+    return "paused: " + ", ".join(names)
+
+
 def sessions(found: list[dict[str, object]]) -> str:
     """``sessions``: one line per session, a server's or a host session its hooks ran in."""
     if not found:

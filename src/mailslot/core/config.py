@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from .errors import InvalidInput, StoreError
-from .names import check_name
+from .names import BROADCAST_RECIPIENT, check_name
 from .text import DEFAULT_MAX_BODY_BYTES
 
 TYPE_CHECKING = False  # typing and collections are not loaded on the hook path
@@ -20,6 +20,14 @@ if TYPE_CHECKING:
 
 DEFAULT_MIDTURN_INTERVAL = 30
 """Seconds a session goes at least between being shown mail and a mid-turn showing."""
+
+GOVERNOR_DEFAULTS: dict[str, int] = {
+    "pair_sends_per_hour": 120, "agent_sends_per_hour": 360,
+    "pair_wakes_per_hour": 60, "agent_wakes_per_hour": 120, "hop_limit": 40,
+}
+"""The loop governor's limits when ``config.json`` says nothing (docs/security.md, "The
+loop governor"; the rules are in :mod:`mailslot.mail.governor`). A pair exchanging a
+message a minute stays within them for as long as it likes."""
 
 
 class Config:
@@ -68,7 +76,7 @@ class Config:
         """Every malformed value, for ``doctor``."""
         found = []
         for check in (lambda: self.owner, lambda: self.max_body_bytes, self._agent_values,
-                      lambda: self.require_credentials):
+                      lambda: self.require_credentials, self.governor):
             try:
                 check()
             except StoreError as exc:
@@ -114,6 +122,34 @@ class Config:
             raise StoreError("config.json: require_credentials must be true or false; "
                              "writes are refused until it is fixed")
         return value
+
+    # The loop governor ---------------------------------------------------------
+    def governor(self) -> dict[str, Any]:
+        """The ``governor`` section with its defaults: each limit a number above 0 or
+        ``null`` (no such limit), ``paused`` a list of agent names (``all``: everyone).
+        A malformed value fails closed: the caller refuses agents' sends, naming it."""
+        section = self.raw.get("governor", {})
+        if not isinstance(section, dict):
+            raise StoreError("config.json: governor must be an object")
+        values: dict[str, Any] = {}
+        for key, default in GOVERNOR_DEFAULTS.items():
+            value = section.get(key, default)
+            if value is not None and (isinstance(value, bool)
+                                      or not isinstance(value, (int, float))
+                                      or not value > 0):
+                raise StoreError(f"config.json: governor.{key} must be a number above 0 "
+                                 "or null (no limit)")
+            values[key] = value
+        paused = section.get("paused", [])
+        if not isinstance(paused, list):
+            raise StoreError("config.json: governor.paused must be a list of agent names")
+        try:
+            values["paused"] = [name if name == BROADCAST_RECIPIENT
+                                else check_name(name, "config.json: governor.paused entry")
+                                for name in paused]
+        except InvalidInput as exc:
+            raise StoreError(str(exc)) from None
+        return values
 
     # Agents on several machines --------------------------------------------
     def wakes_on(self, name: str, machine: str, seen_on: str | None = None) -> bool:

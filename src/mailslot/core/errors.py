@@ -7,8 +7,10 @@ The tree is shallow so a front end can translate it in one place::
     │   └── NoIdentity          no --agent, no MAILSLOT_AGENT, no git toplevel
     ├── NotFound                no such message for this agent          (CLI exit 1)
     ├── Refused                 a rule says no (retracting another's broadcast)  (exit 1)
-    │   └── Unauthorized        a credential that is wrong, rotated or revoked (which of
-    │                           the three is never said)
+    │   ├── Unauthorized        a credential that is wrong, rotated or revoked (which of
+    │   │                       the three is never said)
+    │   └── Throttled           the loop governor stopped a send: paused, too many, or a
+    │                           reply chain too long; nothing was sent
     └── StoreError              the store cannot do what was asked: permissions, an
         │                       unsafe owner or mode, config, a full disk  (exit 1)
         ├── UnsafePath          a planted symlink or odd file in the mailbox: never followed
@@ -64,3 +66,9 @@ class IdTaken(StoreError):
 # Bounded authority
 class Unauthorized(Refused):
     """A credential the store does not accept (wrong, rotated or revoked: never which)."""
+
+
+# The loop governor
+class Throttled(Refused):
+    """A send the loop governor stopped (:mod:`mailslot.mail.governor`): nothing was
+    written; the line says why and how it can go on."""

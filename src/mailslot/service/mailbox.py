@@ -33,6 +33,7 @@ from ..core.results import AgentInfo, DoctorReport, Finished, InboxPage, Item, P
 from ..core.shortids import resolve, short_forms
 from ..core.text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
 from ..core.values import replace
+from ..mail import governor
 from ..mail.broadcasts import to_serve
 from ..mail.posting import Notifier, post, receipt
 from ..store import open_store
@@ -190,12 +191,20 @@ class Mailbox:
 
     # Sending -------------------------------------------------------------------
     def _deliver(self, to: list[str], subject: str, body: str, *,
-                 before: Callable[[Message], None] | None = None, **fields: Any) -> Message:
-        """Write the message for every recipient, then queue the wakes it may cause."""
+                 before: Callable[[Message], None] | None = None,
+                 answering: Message | None = None, **fields: Any) -> Message:
+        """Write the message for every recipient, then queue the wakes it may cause; the
+        loop governor first (``answering``: the message a reply answers)."""
         authority.check_write(self.store, self.config, self.principal)
         self._unfenced()
-        message = post(self.store, self._clock, self.agent, to, subject, body,
-                       before=before, **fields)
+        taken = governor.check_send(self.store, self.config, self.agent, to,
+                                    self._clock().timestamp(), answering=answering)
+        try:
+            message = post(self.store, self._clock, self.agent, to, subject, body,
+                           before=before, **fields)
+        except MailslotError:
+            governor.give_back(self.store, taken)  # nothing was sent: nothing is spent
+            raise
         self._after_delivery(message)
         return message
 
@@ -271,6 +280,7 @@ class Mailbox:
             [recipient],
             subject[:MAX_SUBJECT_LENGTH],
             clean_body(body, self.max_body_bytes),
+            answering=original.message,
             in_reply_to=original.message.id,
             thread=original.message.thread or original.message.id,
             re_issue=original.message.re_issue,
@@ -703,6 +713,26 @@ class Mailbox:
             self._event("retracted", message_id)
         return message
 
+    # The owner's pause (the rules live in mailslot.mail.governor) ---------------
+    def pause(self, agent: str | None = None, *, paused: bool = True) -> list[str]:
+        """Stop ``agent`` (``None``: every agent) sending and being woken, or let it go
+        on again (``paused`` false); the owner only (:attr:`viewer`). Returns who is
+        paused after (``all``: everyone)."""
+        if self.viewer is not None:
+            try:
+                owner = self.config.owner
+            except MailslotError:
+                owner = None
+            named = f"the owner, {owner}" if owner else "the owner (config.json owner, unset)"
+            raise Refused(f"only {named}, may pause or resume agents, and this process "
+                          f"speaks as {self.viewer}; nothing was changed")
+        name = None if agent is None or agent.lower() == BROADCAST_RECIPIENT \
+            else check_name(agent, "agent")
+        after = governor.set_paused(self.store, name, paused)
+        self._config = None
+        self._event("paused" if paused else "resumed", "", agent=name or BROADCAST_RECIPIENT)
+        return after
+
     # Status and overview (the rules live in overview.py) -----------------------
     def status(self, message_id: str) -> Status:
         """Per-recipient state of a message, when each read and finished it, and replies:
@@ -792,7 +822,7 @@ class Mailbox:
             return  # nothing can be queued or logged: the wake modules stay unloaded
         from ..wake.queue import enqueue_wakes  # here, so read paths never import it
 
-        enqueue_wakes(self.store, message, self.notifier())
+        enqueue_wakes(self.store, message, self.notifier(), self._clock().timestamp())
         from ..wake.notify_queue import enqueue_notices  # notifiers, queued alike
 
         enqueue_notices(self.store, message)

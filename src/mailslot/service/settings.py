@@ -232,6 +232,23 @@ def other_settings(store: Store) -> dict[str, str]:
             for k, v in sorted(raw.items()) if k not in ("agents", "owner")}
 
 
+# The loop governor's pause, from the page as the mailbox's owner ---------------------
+def paused(store: Store) -> tuple[list[str], str | None]:
+    """Who is paused (``all``: everyone), and the config's problem with it, if any."""
+    try:
+        return Config(store.load_config()).governor()["paused"], None
+    except StoreError as exc:
+        return [], str(exc)
+
+
+def change_pause(store: Store, action: str, agent: str) -> list[str]:
+    """``pause`` or ``resume`` ``agent`` (empty: everyone), as the person at the page
+    (the owner: :meth:`Mailbox.pause`). Returns who is paused after."""
+    if action not in ("pause", "resume"):
+        raise InvalidInput(f"unknown action {action!r}: pause or resume")
+    return Mailbox(store).pause(agent or None, paused=action == "pause")
+
+
 # Gates, managed from the page as the mailbox's owner --------------------------
 GATE_ACTIONS = ("on", "off", "admit", "refuse", "revoke")
 GATE_SOURCE = "the settings page (mailbox owner)"

@@ -8,12 +8,12 @@ same encodings. On the hook path, so it loads only :mod:`~mailslot.core.jsontext
 from __future__ import annotations
 
 from ..core import jsontext
-from ..core.errors import Unreadable
+from ..core.errors import Unreadable, UnsafePath
 from ..core.message import from_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from ..core.message import Message, State
     from .records import AgentRecord
@@ -26,6 +26,17 @@ SESSIONS = "sessions.jsonl"
 """The session log of started sessions, in ``log/``."""
 SEGMENT_BYTES = 8 << 20
 """Past this size the current segment is rolled to a numbered one (see docs/format.md)."""
+
+
+_BUCKET_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
+
+
+def check_bucket_keys(keys: Sequence[str]) -> None:
+    """A token bucket's key is ``[a-z0-9.-]``, 1-200 characters, not starting with a
+    dot: safe as a file name in ``limits/`` and as a row's key."""
+    for key in keys:
+        if not 0 < len(key) <= 200 or not _BUCKET_CHARS.issuperset(key) or key[0] == ".":
+            raise UnsafePath(f"bucket {key!r} is not safe as a name")
 
 
 def event_segments(names: Iterable[str]) -> list[str]:

@@ -397,6 +397,21 @@ class Fences(Protocol):
         """The session that replaced ``session``, or ``None``."""
 
 
+class Limits(Protocol):
+    """The loop governor's token buckets: for each key (``sends.A.B``, ``wakes.B``, ...)
+    how many tokens it held and when, by :meth:`~Lifecycle.clock`. A bucket not stored
+    is full. Used by :mod:`mailslot.mail.governor` only, which holds every rule."""
+
+    # Token buckets (rules in mailslot.mail.governor) ----------------------------------
+    def update_buckets(self, keys: Sequence[str],
+                       change: Callable[[dict[str, tuple[float, float]]], bool]) -> bool:
+        """Read the buckets of ``keys`` (those stored, as ``(tokens, at)``), let
+        ``change`` edit that dict in place, and save it if it says it changed: a key
+        left in the dict is written, a key of ``keys`` taken out of it is removed. All
+        under one lock (a row lock on PostgreSQL), so two senders at once each see the
+        other's take. Keys are ``[a-z0-9.-]``, at most 200 characters."""
+
+
 class SessionLog(Protocol):
     """The private log of sessions mailslot started, and the lock starts hold while they
     count. Used by :mod:`mailslot.launch.starting`, :mod:`mailslot.launch.restart`, the CLI
@@ -464,5 +479,5 @@ class Watches(Protocol):
 
 
 ROLES = (Lifecycle, Mail, Broadcasts, ConfigAndEvents, Upkeep, Presence, WakeQueues, Sessions,
-         Registry, Gates, Fences, SessionLog, Searching, Watches)
+         Registry, Gates, Fences, Limits, SessionLog, Searching, Watches)
 """Every role, in the order :class:`~mailslot.store.base.Store` lists them."""

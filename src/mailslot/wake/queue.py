@@ -3,8 +3,9 @@
 After a directed message is delivered, :func:`enqueue_wakes` queues one wake per
 recipient whose own config allows it (:mod:`.policy`). Nothing here runs a host: the
 watcher does that, so ``send`` stays fast and never runs a program on the recipient's
-behalf inside the sender's process. Not queued: broadcasts, mail to oneself, and notices
-from ``mailslot`` itself (so a failed wake can never set off another).
+behalf inside the sender's process. Not queued: broadcasts, mail to oneself, notices
+from ``mailslot`` itself (so a failed wake can never set off another), and wakes the loop
+governor stops (:mod:`mailslot.mail.governor`: over a limit, or the agent paused).
 
 When a message asked for a wake (``send --wake``) that will not be tried, the sender is
 told at once by a notice from ``mailslot``. Every decision and attempt is a line in
@@ -21,6 +22,7 @@ from ..core.errors import MailslotError
 from ..core.ids import sender_of
 from ..core.message import Message
 from ..core.names import SYSTEM_SENDER, is_valid_name
+from ..mail.governor import wake_refusal
 from ..store import WakeEntry
 from .notice import not_woken_body
 from .policy import refusal, settings_for
@@ -54,27 +56,35 @@ def tell_sender(notifier: Notifier, message_id: str, subject: str, body: str
     return notifier.tell(sender, subject, body)
 
 
-def enqueue_wakes(store: Store, message: Message, notifier: Notifier) -> None:
-    """Queue the wakes ``message``'s recipients allow. Never raises: it is delivered."""
+def enqueue_wakes(store: Store, message: Message, notifier: Notifier,
+                  now: float | None = None) -> None:
+    """Queue the wakes ``message``'s recipients allow and the loop governor lets
+    through (``now``: the sender's clock, else the store's). Never raises: it is
+    delivered."""
     if message.is_broadcast or message.sender == SYSTEM_SENDER:
         return
     for agent in message.to:
         if agent == message.sender:
             continue
         try:
-            _enqueue_one(store, message, agent, notifier)
+            _enqueue_one(store, message, agent, notifier,
+                         store.clock() if now is None else now)
         except MailslotError as exc:
             log(store, "wake_skipped", message.id, agent, reason=f"could not queue: {exc}")
 
 
-def _enqueue_one(store: Store, message: Message, agent: str, notifier: Notifier) -> None:
+def _enqueue_one(store: Store, message: Message, agent: str, notifier: Notifier,
+                 now: float) -> None:
     asked = message.delivery == "wake"
     try:
-        settings = settings_for(Config(store.load_config()), agent)
+        config = Config(store.load_config())
+        settings = settings_for(config, agent)
     except MailslotError as exc:
         reason = str(exc)  # fails closed: no wake, and the reason names the field
     else:
         refused = refusal(settings, message)
+        if refused is None:  # allowed: the loop governor may still say not now
+            refused = wake_refusal(store, config, message.sender, agent, now)
         if refused is None:
             # Logged first: a watcher may take the wake the instant it is queued.
             log(store, "wake_queued", message.id, agent, method=settings.method)

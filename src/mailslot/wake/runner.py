@@ -6,9 +6,10 @@ claimed by exactly one of them. A claim found while holding the lock was left by
 watcher that stopped mid-wake: it counts as an attempt and is tried again at once.
 
 Before waking, each wake is checked again: mail already read (or gone) is not worth a
-wake, and the recipient's config is read afresh, so turning wakes off takes effect for
-mail already queued. After the last failed attempt the sender gets a notice from
-``mailslot``; the message itself was delivered long before and stays in the inbox.
+wake, and the recipient's config is read afresh, so turning wakes off (or the owner's
+pause) takes effect for mail already queued. After the last failed attempt the sender
+gets a notice from ``mailslot``; the message itself was delivered long before and stays
+in the inbox.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..core.config import Config, this_machine
 from ..core.errors import MailslotError, NotFound
 from ..core.message import Message
 from ..core.values import dataclass, field, replace
+from ..mail.governor import paused_now
 from ..mail.invocation import invocation
 from ..mail.posting import Notifier
 from ..mail.presence import last_machines
@@ -194,7 +196,7 @@ class WakeRunner:
         except NotFound:
             return None, "the message is no longer in the mailbox"
         if settings is not None:
-            refused = refusal(settings, message)
+            refused = refusal(settings, message) or paused_now(self.store, entry.agent)
             if refused is not None:
                 return None, f"no longer allowed: {refused}"
         return message, ""

@@ -273,7 +273,8 @@ def _settings(request: Request, result: tuple[str, settings.Saved, Mapping[str, 
                        others=settings.other_settings(store),
                        gates=settings.gate_views(store, [f.agent for f in forms]),
                        gate_error=gate_error, saved=request.query_params.get("saved"),
-                       gate_saved=request.query_params.get("gate"))
+                       gate_saved=request.query_params.get("gate"),
+                       paused=settings.paused(store))
 
 
 async def save_wake(request: Request) -> Response:
@@ -303,6 +304,14 @@ async def save_gate(request: Request) -> Response:
     return _see(f"/settings?gate={quote(agent)}#gate-{quote(agent)}")
 
 
+async def save_pause(request: Request) -> Response:
+    """Pause or resume an agent (or everyone): the loop governor's owner switch."""
+    page = _page(request)
+    form = await page.form(request)
+    settings.change_pause(page.store, form.get("action", ""), form.get("agent", ""))
+    return _see("/settings#governor-h")
+
+
 # The app --------------------------------------------------------------------------
 def _get(path: str, endpoint: Handler) -> Route:
     return Route(path, _guarded(endpoint), methods=["GET"])
@@ -329,6 +338,7 @@ ROUTES: list[Route | Mount] = [
     _get("/settings", settings_page),
     _post("/settings/wake/{agent}", save_wake),
     _post("/settings/gate/{agent}", save_gate),
+    _post("/settings/pause", save_pause),
     _get("/events", events),
     Mount("/static", StaticFiles(packages=[("mailslot.web", "static")]), name="static"),
 ]

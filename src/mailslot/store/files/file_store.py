@@ -9,6 +9,7 @@ Layout (see docs/format.md)::
     tmp/
     log/events.jsonl
     wake/{pending,claimed,locks}/   the wake queue (see store/wakes.py)
+    limits/<kind>.<name>            the loop governor's token buckets
 
 Crash safety comes from three habits: a file is written whole in ``tmp/`` and synced
 before it is linked into place (readers never see half a file); a state change is one
@@ -18,7 +19,6 @@ is never rewritten. Nothing inside the root follows a symlink.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import stat
 import time
@@ -33,7 +33,7 @@ from .fences import FenceFiles
 from .fs import (
     APPEND,
     DIR_MODE,
-    LOCK,
+    FileLock,
     append,
     file_names,
     read_file,
@@ -42,6 +42,7 @@ from .fs import (
     unsafe_owner,
 )
 from .gate_files import GateFiles
+from .limit_files import LimitFiles
 from .registry_files import RegistryFiles
 from .session_files import SessionFiles
 from .wake_files import FileWakeQueue
@@ -58,7 +59,8 @@ if TYPE_CHECKING:
 
 
 @translated
-class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFiles):
+class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFiles,
+                LimitFiles):
     """The file store rooted at ``root`` (created on first write, 0700).
 
     Built from parts side by side, one per role of :mod:`mailslot.store.roles`, each a
@@ -68,8 +70,9 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
     (:class:`~mailslot.store.files.session_files.SessionFiles`), the wake queue
     (:class:`~mailslot.store.files.wake_files.FileWakeQueue`), the registered agents
     (:class:`~mailslot.store.files.registry_files.RegistryFiles`), the gates
-    (:class:`~mailslot.store.files.gate_files.GateFiles`) and replaced sessions
-    (:class:`~mailslot.store.files.fences.FenceFiles`); this class adds writing mail,
+    (:class:`~mailslot.store.files.gate_files.GateFiles`), replaced sessions
+    (:class:`~mailslot.store.files.fences.FenceFiles`) and the governor's token buckets
+    (:class:`~mailslot.store.files.limit_files.LimitFiles`); this class adds writing mail,
     broadcasts, the config's writer, upkeep, presence, watching, the session log and
     search. Every rule about touching a file is in :mod:`~mailslot.store.files.fs`. The
     session hooks use this same class: the whole file store loads no ``pathlib``,
@@ -550,30 +553,6 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         return self._search_index().rebuild()
 
 
-
-
-class FileLock:
-    """``flock`` on a lock file, waited for on entry, released on exit or by the kernel
-    when the holder dies. Each entry opens the file again, so two threads of a process
-    exclude each other too. A class rather than ``contextlib.contextmanager``: the file
-    store is on the hook path, where importing :mod:`contextlib` costs."""
-
-    __slots__ = ("_fd", "_path", "_what")
-
-    def __init__(self, path: str, what: str) -> None:
-        self._path, self._what, self._fd = path, what, -1
-
-    def __enter__(self) -> None:
-        try:
-            self._fd = open_file(self._path, LOCK)
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
-        except OSError as exc:
-            if self._fd >= 0:
-                os.close(self._fd)
-            raise store_error(exc, f"cannot lock {self._what}") from None
-
-    def __exit__(self, *exc: object) -> None:
-        os.close(self._fd)
 
 
 def _sync_rename(source: str, target: str) -> None:

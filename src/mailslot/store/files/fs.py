@@ -26,6 +26,7 @@ which must start in a few milliseconds, so it imports only ``os``, ``stat``, ``e
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import stat
 import time
@@ -306,3 +307,27 @@ def _make_folder(path: str, *, parents: bool) -> None:
             raise StoreError(f"cannot create {path}: a file is in the way") from None
     except OSError as exc:
         raise store_error(exc, f"cannot create {path}") from None
+
+
+class FileLock:
+    """``flock`` on a lock file, waited for on entry, released on exit or by the kernel
+    when the holder dies. Each entry opens the file again, so two threads of a process
+    exclude each other too. A class rather than ``contextlib.contextmanager``: the file
+    store is on the hook path, where importing :mod:`contextlib` costs."""
+
+    __slots__ = ("_fd", "_path", "_what")
+
+    def __init__(self, path: str, what: str) -> None:
+        self._path, self._what, self._fd = path, what, -1
+
+    def __enter__(self) -> None:
+        try:
+            self._fd = open_file(self._path, LOCK)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            if self._fd >= 0:
+                os.close(self._fd)
+            raise store_error(exc, f"cannot lock {self._what}") from None
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._fd)

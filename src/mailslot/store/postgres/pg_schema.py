@@ -272,6 +272,13 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER mail_gate BEFORE INSERT ON mail FOR EACH ROW
         EXECUTE FUNCTION mailslot_gate();
     """,
+    # 12: the loop governor's token buckets (mailslot.mail.governor): every agent's send
+    # takes from its own and its recipients' buckets, so no row belongs to one agent.
+    # ``tokens`` NULL: full.
+    """
+    CREATE TABLE buckets (key text PRIMARY KEY, tokens double precision,
+                          at double precision);
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
@@ -323,7 +330,7 @@ def _regrant(conn: Any) -> None:
 
 SHARED = ("seen", "events", "presence", "wakes", "shown", "waiters", "claims",
           "gates", "members", "requests", "passed", "fences", "latest_sessions",
-          "session_log", "hook_sessions", "instance_mail")
+          "session_log", "hook_sessions", "instance_mail", "buckets")
 """Tables every agent role reads and writes whole, under their row-level policies
 (``mail`` and ``broadcasts`` are granted apart)."""
 READ_ONLY = ("config", "registry", "mailslot_schema", "search_stale")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from .pg_access import PgAccess
 from .pg_events import PgEvents
 from .pg_lifecycle import PgLifecycle
+from .pg_limits import PgLimits
 from .pg_mail import PgMail
 from .pg_search import PgSearch
 from .pg_sessions import PgSessions
@@ -24,7 +25,7 @@ from .pg_watch import PgWatch
 
 
 class PostgresStore(PgLifecycle, PgMail, PgUpkeep, PgEvents, PgSessions, PgWakes, PgAccess,
-                    PgSearch, PgWatch):
+                    PgLimits, PgSearch, PgWatch):
     """The store in the PostgreSQL database at ``url`` (credentials from the URL or
     libpq's own sources: ``PGPASSFILE``, ``PGSERVICE``, the environment).
 
@@ -33,6 +34,7 @@ class PostgresStore(PgLifecycle, PgMail, PgUpkeep, PgEvents, PgSessions, PgWakes
     (:mod:`.pg_lifecycle`), mail and broadcasts (:mod:`.pg_mail`), upkeep
     (:mod:`.pg_upkeep`), the config and the logs (:mod:`.pg_events`), per-session state
     and presence (:mod:`.pg_sessions`), the wake queues (:mod:`.pg_wakes`), the
-    registry, gates and fences (:mod:`.pg_access`), search (:mod:`.pg_search`) and
+    registry, gates and fences (:mod:`.pg_access`), the governor's token buckets
+    (:mod:`.pg_limits`), search (:mod:`.pg_search`) and
     watching (:mod:`.pg_watch`); the roles they implement are in
     :mod:`mailslot.store.roles`."""

@@ -1,0 +1,252 @@
+"""The loop governor: what stops agents that keep answering each other.
+
+Two agents that reply to each other's every message, or three in a ring, never stop by
+themselves; one such loop sent 398 messages in ten hours. Every rule that stops them is
+here, and is asked by the send path (:meth:`mailslot.service.mailbox.Mailbox._deliver`)
+and the wake path (:mod:`mailslot.wake.queue`, :mod:`mailslot.wake.runner`):
+
+* **token buckets**, per sender→recipient pair and per agent, on sends (the sender's)
+  and on wakes (the woken agent's). A limit is N an hour: a bucket holds N/2 tokens (half
+  an hour's worth at once) and refills at N an hour; a message takes one token
+  from each of its buckets, all or none (:meth:`~mailslot.store.roles.Limits.
+  update_buckets` holds them under one lock, or one row lock each on PostgreSQL);
+* a **hop limit**: a reply whose chain of replies holds more messages in a row from
+  agents, none from the owner, than ``hop_limit`` is stopped;
+* the owner's **pause**: ``governor.paused`` in the config (only the owner changes it:
+  ``mailslot pause``/``resume``, the owner's MCP server, the web page). A paused agent
+  sends nothing and is woken for nothing; its mail is still delivered.
+
+The owner (the config's ``owner``) is never limited: their sends take no tokens, their
+messages wake, and a message of theirs in a chain starts its count again. A stopped send
+raises :class:`~mailslot.core.errors.Throttled` before anything is written, in one line
+that says why and how to go on. A wake over its limit is skipped with a ``wake_skipped``
+line in the events log; the mail is delivered all the same. A malformed ``governor``
+section fails closed: agents' sends are refused, naming the field (the owner's are not).
+Limits and defaults: :data:`mailslot.core.config.GOVERNOR_DEFAULTS`, docs/security.md.
+"""
+
+from __future__ import annotations
+
+from ..core.config import Config
+from ..core.errors import MailslotError, NotFound, StoreError, Throttled, Unreadable
+from ..core.names import BROADCAST_RECIPIENT
+
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from ..core.message import Message
+    from ..store import Store
+
+_KEPT = "nothing was sent and your text is unchanged"
+
+
+def _owner(config: Config) -> str | None:
+    """The owner, or ``None`` where the config cannot say (then nobody is exempt)."""
+    try:
+        return config.owner
+    except MailslotError:
+        return None
+
+
+def is_paused(settings: dict[str, Any], agent: str) -> bool:
+    paused = settings["paused"]
+    return agent in paused or BROADCAST_RECIPIENT in paused
+
+
+Taken = list[tuple[str, "tuple[float, float] | None", "tuple[float, float]", float]]
+"""What one send took: each bucket's key, what it held before (``None``: full), what it
+holds after, and its size; :func:`give_back` undoes it if the delivery fails."""
+
+
+def check_send(store: Store, config: Config, sender: str, to: Sequence[str], now: float,
+               *, answering: Message | None = None) -> Taken:
+    """Let ``sender``'s message to ``to`` through, taking its tokens (returned, for
+    :func:`give_back`), or raise :class:`Throttled` (nothing taken, nothing sent).
+    ``answering``: the message it replies to, whose chain is counted."""
+    owner = _owner(config)
+    if sender == owner:
+        return []
+    try:
+        settings = config.governor()
+    except StoreError as exc:
+        raise Throttled(f"{exc}; agents' sends are refused until the owner fixes it "
+                        f"(mailslot config); {_KEPT}") from None
+    if is_paused(settings, sender):
+        raise Throttled(f"{sender} is paused by the owner; {_KEPT}; it can send again "
+                        f"once the owner runs: mailslot resume {sender}")
+    limit = settings["hop_limit"]
+    if answering is not None and limit is not None:
+        hops = chain_length(store, answering, owner, int(limit))
+        if hops >= limit:
+            raise Throttled(
+                f"this reply would be message {hops + 1} in a row between agents in its "
+                f"reply chain with none from the owner (config.json governor.hop_limit "
+                f"{limit:g}); {_KEPT}; the chain goes on once the owner replies in it "
+                f"(mailslot reply {answering.id})")
+    buckets = [(f"sends.{sender}.{name}", "pair_sends_per_hour") for name in to]
+    buckets.append((f"sends.{sender}", "agent_sends_per_hour"))
+    taken: Taken = []
+    stopped = _take(store, settings, buckets, now, taken)
+    if stopped is not None:
+        key, field, wait = stopped
+        whose = f"{sender} to {key.split('.')[2]}" if key.count(".") == 2 else sender
+        raise Throttled(
+            f"too many messages from {whose} (config.json governor.{field} "
+            f"{settings[field]:g}); {_KEPT}; try again in {_seconds(wait)}, or the owner "
+            "raises the limit")
+    return taken
+
+
+def give_back(store: Store, taken: Taken) -> None:
+    """Return the tokens of a send whose delivery failed: a failed send takes nothing.
+    A bucket nobody took from since is put back exactly as it was; one another sender
+    took from meanwhile gets its token back. Best effort: the send's own error is the
+    one to report."""
+    if not taken:
+        return
+
+    def undo(held: dict[str, tuple[float, float]]) -> bool:
+        for key, before, after, size in taken:
+            now = held.get(key)
+            if now == after:
+                if before is None:
+                    held.pop(key, None)
+                else:
+                    held[key] = before
+            elif now is not None:
+                held[key] = (min(size, now[0] + 1), now[1])
+        return True
+
+    try:
+        store.update_buckets([key for key, _, _, _ in taken], undo)
+    except MailslotError:
+        return
+
+
+def wake_refusal(store: Store, config: Config, sender: str, agent: str, now: float
+                 ) -> str | None:
+    """Why a wake of ``agent`` for ``sender``'s message is skipped (``None``: go on,
+    its tokens taken). Never raises: the message is delivered whatever this says."""
+    if sender == _owner(config):
+        return None
+    try:
+        settings = config.governor()
+    except StoreError as exc:
+        return f"{exc} (the loop governor wakes nobody for agents until it is fixed)"
+    if is_paused(settings, agent):
+        return f"{agent} is paused by the owner (mailslot resume {agent})"
+    buckets = [(f"wakes.{agent}.{sender}", "pair_wakes_per_hour"),
+               (f"wakes.{agent}", "agent_wakes_per_hour")]
+    try:
+        stopped = _take(store, settings, buckets, now)
+    except MailslotError as exc:
+        return f"the loop governor's buckets cannot be read: {exc}"
+    if stopped is None:
+        return None
+    _, field, wait = stopped
+    return (f"too many wakes of {agent} (config.json governor.{field} {settings[field]:g}); "
+            f"the next in {_seconds(wait)}")
+
+
+def paused_now(store: Store, agent: str) -> str | None:
+    """Why ``agent`` may not be woken now (the owner paused it), for a wake queued
+    before the pause; ``None`` if it may (a config that cannot be read decides nothing
+    here: the wake's own check names the field)."""
+    try:
+        settings = Config(store.load_config()).governor()
+    except MailslotError:
+        return None
+    return f"{agent} is paused by the owner" if is_paused(settings, agent) else None
+
+
+def chain_length(store: Store, message: Message, owner: str | None, most: int) -> int:
+    """How many messages in a row, from ``message`` back along its ``in_reply_to``
+    chain, are from agents (not the owner); at most ``most`` are counted.
+
+    Each earlier message is looked up where it must be: a reply goes to the sender of
+    what it answers, so that message is in the replier's mailbox (or is a broadcast).
+    A chain ends at a message that is gone (archived, say): it counts what it can see.
+    """
+    hops = 0
+    current: Message | None = message
+    while current is not None and current.sender != owner and hops < most:
+        hops += 1
+        current = _answered(store, current)
+    return hops
+
+
+def _answered(store: Store, message: Message) -> Message | None:
+    earlier = message.in_reply_to
+    if earlier is None:
+        return None
+    try:
+        return store.load(message.sender, earlier, header_only=True)[0]
+    except (NotFound, Unreadable):
+        pass
+    try:
+        return store.load_broadcast(earlier, header_only=True)[0]
+    except (NotFound, Unreadable):
+        return None
+
+
+def _take(store: Store, settings: dict[str, Any], buckets: list[tuple[str, str]],
+          now: float, taken: Taken | None = None) -> tuple[str, str, float] | None:
+    """Take one token from every bucket with a limit (what was taken added to
+    ``taken``), or none: then the first empty bucket, its limit's name and the seconds
+    until it holds a token again."""
+    limited = [(key, field, float(settings[field])) for key, field in buckets
+               if settings[field] is not None]
+    stopped: list[tuple[str, str, float]] = []
+
+    def take(held: dict[str, tuple[float, float]]) -> bool:
+        after: Taken = []
+        for key, field, per_hour in limited:
+            size, rate = max(1.0, per_hour / 2), per_hour / 3600
+            before = held.get(key)
+            tokens, at = before or (size, now)
+            tokens = min(size, tokens + max(0.0, now - at) * rate)
+            if tokens < 1:
+                stopped.append((key, field, (1 - tokens) / rate))
+                return False
+            after.append((key, before, (tokens - 1, now), size))
+        held.update({key: left for key, _, left, _ in after})
+        if taken is not None:
+            taken.extend(after)
+        return True
+
+    if limited:
+        store.update_buckets([key for key, _, _ in limited], take)
+    return stopped[0] if stopped else None
+
+
+def _seconds(wait: float) -> str:
+    whole = max(1, int(wait + 0.999))
+    return f"{whole} s" if whole < 120 else f"{(whole + 59) // 60} min"
+
+
+# The owner's pause ------------------------------------------------------------------
+def set_paused(store: Store, agent: str | None, paused: bool) -> list[str]:
+    """Pause (or resume) ``agent``, or everyone (``None``): ``governor.paused`` in the
+    config, changed under its lock. Returns who is paused after (``all``: everyone)."""
+    name = BROADCAST_RECIPIENT if agent is None else agent
+    after: list[str] = []
+
+    def change(raw: dict[str, Any]) -> bool:
+        section = raw.setdefault("governor", {})
+        if not isinstance(section, dict):
+            raise StoreError("config.json: governor must be an object; nothing was changed")
+        before = Config(raw).governor()["paused"]
+        if paused:
+            now = before if name in before else [*before, name]
+        else:
+            now = [] if agent is None else [n for n in before if n != name]
+        after.extend(now)
+        if now == before:
+            return False
+        section["paused"] = now
+        return True
+
+    store.update_config(change)
+    return after
