@@ -119,6 +119,7 @@ class Outcome:
     reason: str = ""
     retry: bool = True  # False: trying again cannot help (or could do harm)
     restart: bool = False  # a failed recovery start: retried once only (launch/restart.py)
+    tell: str = ""  # woken, but the sender should hear this (a notice held for approval)
 
 
 OK = Outcome(True)
