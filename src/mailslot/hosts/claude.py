@@ -241,7 +241,7 @@ def _wake_methods() -> list[type]:
     loads the wake machinery."""
     from ..core.names import session_key
     from ..core.values import replace
-    from ..wake.line_socket import DoorError
+    from ..wake.line_socket import DoorError, UnknownShape
     from ..wake.methods import (
         OK,
         Check,
@@ -363,6 +363,8 @@ def _wake_methods() -> list[type]:
             try:
                 door = find_door(session, os.environ)
                 answer = door.knock(self._notice(job), job.timeout)
+            except UnknownShape as exc:  # loud: the waiter still wakes it after the grace
+                return Outcome(False, f"Claude Code's door: {exc}", retry=False)
             except DoorError as exc:
                 return self._fallback(job, f"Claude Code's door: {exc}")
             where = f"session {session} (pid {door.pid}, Claude Code {door.version})"
@@ -463,22 +465,22 @@ class Door:
 def _status(lines: Sequence[str], msg_id: str) -> str:
     """The status a receipt gives for ``msg_id``; raises ``DoorError`` for any other
     shape (the protocol changed: fail loudly, never guess)."""
-    from ..wake.line_socket import DoorError
+    from ..wake.line_socket import UnknownShape
 
     for line in lines:
         try:
             data = jsontext.loads(line)
         except ValueError:
-            raise DoorError(f"the session answered something that is not JSON: "
-                            f"{line[:80]!r}") from None
+            raise UnknownShape(f"the session answered something that is not JSON: "
+                               f"{line[:80]!r}") from None
         if not (isinstance(data, dict) and data.get("type") == "control"
                 and data.get("action") == "peer_message_status"
                 and data.get("orig_msg_id") == msg_id and data.get("status") in _STATUS):
-            raise DoorError("the session answered in a shape claude-peer does not know "
-                            f"(docs/claude-peers.md): {line[:120]!r}")
+            raise UnknownShape("the session answered in a shape claude-peer does not know "
+                               f"(docs/claude-peers.md): {line[:120]!r}")
         status = str(data["status"])
         return "refused" if data.get("status_detail") == "refused" else status
-    raise DoorError("the session answered nothing readable")
+    raise UnknownShape("the session answered nothing readable")
 
 
 def sessions_folder(env: Mapping[str, str]) -> str:
@@ -495,7 +497,7 @@ def find_door(session: str, env: Mapping[str, str]) -> Door:
     :data:`PEER_SINCE`, with a private socket of this user's, counts. Raises
     ``DoorError`` saying which check failed."""
     from ..wake.choice import version_numbers
-    from ..wake.line_socket import DoorError, own_file, own_socket
+    from ..wake.line_socket import DoorError, UnknownShape, own_file, own_socket
 
     folder = sessions_folder(env)
     try:
@@ -519,9 +521,9 @@ def find_door(session: str, env: Mapping[str, str]) -> Door:
     if not _running_since(pid, found.get("procStart")):
         raise DoorError(f"session {session}'s process {pid} is not running (a stale record)")
     if found.get("peerProtocol") != PEER_PROTOCOL:
-        raise DoorError(f"session {session} speaks peerProtocol "
-                        f"{found.get('peerProtocol')!r}, not {PEER_PROTOCOL}: Claude Code "
-                        f"{version or '?'} changed its protocol (docs/claude-peers.md)")
+        raise UnknownShape(f"session {session} speaks peerProtocol "
+                           f"{found.get('peerProtocol')!r}, not {PEER_PROTOCOL}: Claude Code "
+                           f"{version or '?'} changed its protocol (docs/claude-peers.md)")
     if version_numbers(version) < version_numbers(PEER_SINCE):
         raise DoorError(f"Claude Code {version or '?'} is older than {PEER_SINCE}")
     sock = found.get("messagingSocketPath")

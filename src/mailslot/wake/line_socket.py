@@ -30,6 +30,11 @@ class DoorError(Exception):
     """The door cannot be used: one line, naming the path."""
 
 
+class UnknownShape(DoorError):
+    """The door, or what it answered, is not in the shape this mailslot speaks: the
+    program behind it changed. Reported as a failure, never worked around quietly."""
+
+
 def own_file(path: str, *, private: bool, limit: int = 65536) -> bytes:
     """The bytes of ``path``, a regular file (not a link) owned by this user that no
     one else may write (``private``: that no one else may read either)."""
