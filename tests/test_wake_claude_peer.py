@@ -107,6 +107,12 @@ class FakeSession:
         self.server.close()
 
 
+@pytest.fixture(autouse=True)
+def quick_receipts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A taken notice gets no answer: waiting the real window for one is only slow."""
+    monkeypatch.setattr(claude, "RECEIPT_SECONDS", 0.5)
+
+
 @pytest.fixture
 def session(tmp_path: Path) -> Iterator[FakeSession]:
     fake = FakeSession(Path(os.environ["HOME"]), tmp_path / "cc-socks")

@@ -70,8 +70,10 @@ PEER_SINCE = "2.1.224"
 """The first version with cross-session messaging (``ListAgents``, ``SendMessage``)."""
 PEER_PROTOCOL = 1
 """The registry's ``peerProtocol`` whose frames mailslot speaks (docs/claude-peers.md)."""
-PEER_GRACE = 3.0
-"""Seconds the waiter leaves new mail to the watcher's ``claude-peer`` wake first."""
+PEER_GRACE = 10.0
+"""Seconds the waiter leaves new mail to the watcher's ``claude-peer`` wake first: more
+than the wake takes to hear a hold or refusal (:data:`RECEIPT_SECONDS`), so the two never
+both tell a session."""
 OWN_MESSAGING = "SendMessage"
 """Claude Code's own cross-session tool: it reaches Claude sessions, not mailslot agents."""
 
@@ -415,9 +417,10 @@ def _wake_methods() -> list[type]:
     return [ClaudeMethod, ClaudeRewakeMethod, ClaudeChannelMethod, ClaudePeerMethod]
 
 
-RECEIPT_SECONDS = 1.0
+RECEIPT_SECONDS = 3.0
 """How long a notice handed to the door waits for a hold or refusal (an accepted one
-gets no answer at all: docs/claude-peers.md, "Receipts")."""
+gets no answer at all: docs/claude-peers.md, "Receipts"). A busy 2.1.332 TUI was seen
+to take over a second to hold one."""
 _STATUS = {"held": "held", "denied": "denied", "expired": "expired",
            "delivered": "delivered", "refused": "refused", "dropped": "dropped"}
 
