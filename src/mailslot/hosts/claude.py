@@ -372,8 +372,8 @@ def _wake_methods() -> list[type]:
             where = f"session {session} (pid {door.pid}, Claude Code {door.version})"
             if answer is None:
                 self._announce(job, session)
-                return Outcome(True, f"claude-peer: handed to {where}; no hold or refusal "
-                                     f"came within {RECEIPT_SECONDS:g} s")
+                return Outcome(True, f"claude-peer: handed to {where}; it took it (no hold "
+                                     "or refusal came)")
             if answer == "held":
                 self._announce(job, session)  # the person decides; no waiter goes round it
                 return Outcome(True, f"claude-peer: held in {where} for the person's approval",
@@ -428,15 +428,26 @@ _STATUS = {"held": "held", "denied": "denied", "expired": "expired",
 class Door:
     """One live Claude Code session's cross-session socket, checked (:func:`find_door`)."""
 
-    __slots__ = ("pid", "session", "socket", "token", "version")
+    __slots__ = ("idle", "pid", "record", "session", "socket", "token", "version")
 
     def __init__(self, pid: int, session: str, version: str, socket: str,
-                 token: str | None) -> None:
+                 token: str | None, record: str = "", idle: bool = False) -> None:
         self.pid = pid
         self.session = session
         self.version = version
         self.socket = socket
         self.token = token  # the key file's peerToken (the auth line), if it has one
+        self.record = record  # its registry file
+        self.idle = idle  # its record said idle when it was found
+
+    def busy(self) -> bool:
+        """Has the session, idle before, started a turn (its record says busy)? A turn
+        starts only for a message it took, after it would have sent any hold."""
+        try:
+            with open(self.record, encoding="utf-8") as f:
+                return bool(jsontext.loads(f.read()).get("status") == "busy")
+        except (OSError, ValueError, AttributeError):
+            return False
 
     def frames(self, text: str, answers_to: str, msg_id: str) -> list[dict[str, Any]]:
         """The lines a notice is sent as: the auth line (when there is a key), then one
@@ -461,7 +472,7 @@ class Door:
                             f"mailslot-{os.getpid()}-{msg_id[:8]}.sock")
         with Listener(ours) as listener:
             send_lines(self.socket, self.frames(text, ours, msg_id), min(timeout, 10.0))
-            lines = listener.answers(RECEIPT_SECONDS)
+            lines = listener.answers(RECEIPT_SECONDS, self.busy if self.idle else None)
         return _status(lines, msg_id) if lines else None
 
 
@@ -534,7 +545,8 @@ def find_door(session: str, env: Mapping[str, str]) -> Door:
         raise DoorError(f"session {session} has no messaging socket (cross-session "
                         "messaging is off there)")
     own_socket(sock)
-    return Door(pid, session, version, sock, _token(folder, pid, sock))
+    return Door(pid, session, version, sock, _token(folder, pid, sock),
+                os.path.join(folder, f"{pid}.json"), found.get("status") == "idle")
 
 
 def _running_since(pid: int, started: object) -> bool:

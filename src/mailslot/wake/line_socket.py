@@ -19,11 +19,13 @@ import select
 import socket
 import stat
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 MAX_ANSWER = 1 << 20
 """The most a listener reads from one connection (the door's own line limit)."""
+_SETTLED_EVERY = 0.02
+_LAST_LOOK = 0.05
 
 
 class DoorError(Exception):
@@ -123,14 +125,21 @@ class Listener:
         with contextlib.suppress(OSError):
             os.unlink(self.path)
 
-    def answers(self, seconds: float) -> list[str]:
+    def answers(self, seconds: float, settled: Callable[[], bool] | None = None
+                ) -> list[str]:
         """The lines of the first connection that sends any within ``seconds``
-        (``[]``: none came). Empty connections (a liveness probe) are skipped."""
+        (``[]``: none came). Empty connections (a liveness probe) are skipped.
+        ``settled``, asked every few hundredths of a second, ends the wait early when
+        it says the other side has acted (after one last look for an answer)."""
         deadline = time.monotonic() + seconds
+        last = False
         while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([self._server], [], [], left)
+            if not last and settled is not None and settled():
+                last, deadline = True, time.monotonic() + _LAST_LOOK
+            step = left if settled is None or last else min(left, _SETTLED_EVERY)
+            ready, _, _ = select.select([self._server], [], [], step)
             if not ready:
-                break
+                continue
             try:
                 conn, _ = self._server.accept()
             except BlockingIOError:
