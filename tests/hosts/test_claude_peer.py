@@ -48,10 +48,30 @@ def records(w: World) -> list[dict[str, Any]]:
     return [json.loads(text) for p in folder.glob("*.json") if (text := p.read_text())]
 
 
-def outcome(w: World, message_id: str) -> dict[str, Any]:
+def mail_from_codex(w: World, body: str) -> tuple[str, int, dict[str, Any]]:
+    """Mail from codex to alice and one ``watch --once``: its id, the number of model
+    requests before it, and how the wake ended (the events log)."""
+    before = len(w.provider.model_requests())
+    sent = w.send("codex", "alice", "please look", body)
+    w.mailslot("watch", "--once")
     lines = (w.mailbox / "log" / "events.jsonl").read_text().splitlines()
-    return next(e for e in map(json.loads, lines)
-                if e.get("id") == message_id and e["event"] in ("wake_ok", "wake_failed"))
+    done = next(e for e in map(json.loads, lines)
+                if e.get("id") == sent and e["event"] in ("wake_ok", "wake_failed"))
+    return sent, before, done
+
+
+def woken(w: World, sent: str, before: int, what: str) -> str:
+    """The text of the first model request since ``before`` carrying ``sent``'s notice."""
+    return request_text(wait_for(lambda: [
+        r for r in w.provider.model_requests()[before:]
+        if f"codex sent message {sent}" in request_text(r)], 30, what)[0])
+
+
+def told_codex(w: World) -> str:
+    """What mailslot's notice to codex (the sender) says."""
+    told = [m for m in w.inbox("codex") if m["from"] == "mailslot"]
+    assert told, w.inbox("codex")
+    return w.mailslot("--agent", "codex", "read", told[0]["id"]).stdout
 
 
 def test_idle_session_is_woken_through_the_door_by_mail_from_codex(world: Worlds) -> None:
@@ -68,15 +88,9 @@ def test_idle_session_is_woken_through_the_door_by_mail_from_codex(world: Worlds
     keys = list((w.home / ".claude" / "sessions").glob(f"{record['pid']}.*.key"))
     assert len(keys) == 1 and stat.S_IMODE(keys[0].stat().st_mode) == 0o600
     assert set(json.loads(keys[0].read_text())) >= {"peerToken", "procStart"}
-    before = len(w.provider.model_requests())
-    sent = w.send("codex", "alice", "please look", "DOOR-BODY")
-    w.mailslot("watch", "--once")
-    done = outcome(w, sent)
+    sent, before, done = mail_from_codex(w, "DOOR-BODY")
     assert done["event"] == "wake_ok" and "handed to session" in done["said"], done
-    woke = wait_for(lambda: [r for r in w.provider.model_requests()[before:]
-                             if f"codex sent message {sent}" in request_text(r)], 30,
-                    "the turn the door started")[0]
-    text = request_text(woke)
+    text = woken(w, sent, before, "the turn the door started")
     assert DOOR in text  # Claude Code's own framing of a peer message
     assert "DOOR-BODY" not in text.split(DOOR, 1)[1].split("This came from")[0]
     assert "mcp__mailslot__reply" in text and "`SendMessage` reaches only" in text
@@ -85,15 +99,10 @@ def test_idle_session_is_woken_through_the_door_by_mail_from_codex(world: Worlds
 
 def test_a_held_notice_is_reported_to_the_sender(world: Worlds) -> None:
     w, pane = peer_world(world, "hold")
-    before = len(w.provider.model_requests())
-    sent = w.send("codex", "alice", "please look", "HELD-BODY")
-    w.mailslot("watch", "--once")
-    done = outcome(w, sent)
+    _, before, done = mail_from_codex(w, "HELD-BODY")
     assert done["event"] == "wake_ok" and "held" in done["said"], done
     pane.wait_screen("Held peer message", 30)
-    told = [m for m in w.inbox("codex") if m["from"] == "mailslot"]
-    assert told, w.inbox("codex")
-    assert "person's approval" in w.mailslot("--agent", "codex", "read", told[0]["id"]).stdout
+    assert "person's approval" in told_codex(w)
     assert not [r for r in w.provider.model_requests()[before:] if DOOR in request_text(r)]
 
 
@@ -101,15 +110,8 @@ def test_a_refusing_session_is_woken_by_the_waiter(world: Worlds) -> None:
     w, _ = peer_world(world, "refuse")
     wait_for(lambda: list((w.mailbox / "waiters" / "alice").glob("*"))
              if (w.mailbox / "waiters" / "alice").is_dir() else [], 60, "the waiter to arm")
-    before = len(w.provider.model_requests())
-    sent = w.send("codex", "alice", "please look", "REFUSED-BODY")
-    w.mailslot("watch", "--once")
-    done = outcome(w, sent)
+    sent, before, done = mail_from_codex(w, "REFUSED-BODY")
     assert done["event"] == "wake_ok" and "refuses" in done["said"], done
-    woke = wait_for(lambda: [r for r in w.provider.model_requests()[before:]
-                             if f"codex sent message {sent}" in request_text(r)], 30,
-                    "the waiter's wake after the grace")[0]
-    assert DOOR not in request_text(woke)  # the waiter's, not the door's
-    told = [m for m in w.inbox("codex") if m["from"] == "mailslot"]
-    assert "refuses cross-session messages" in w.mailslot(
-        "--agent", "codex", "read", told[0]["id"]).stdout
+    text = woken(w, sent, before, "the waiter's wake after the grace")
+    assert DOOR not in text  # the waiter's, not the door's
+    assert "refuses cross-session messages" in told_codex(w)
