@@ -31,7 +31,7 @@ from wake_helpers import configure, events
 
 Cli = Callable[..., Result]
 SESSION = "00be5295-09a9-4afd-801e-c140d3bc6bd4"
-TOKEN = "1c2889ab32b258dbea6d999c51632569"
+TOKEN = "0123456789abcdef0123456789abcdef"  # any 32 hex digits
 ONE_TRY = {"attempts": 1, "backoff_seconds": 0}
 
 
