@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mailslot import FileStore, Mailbox, Message
+from mailslot import FileStore, Mailbox, Message, hosts
 from mailslot.access.identity import Identity
 from mailslot.mail.invocation import invocation
 from mailslot.store.location import store_location
@@ -61,9 +61,12 @@ def block(message: Message, *, agent: str, tools: str = "{}") -> str:
 
 
 def expected(messages: list[Message], scope: str, *, agent: str = "gemini",
-             tools: str = "{}") -> str:
+             tools: str = "{}", host: str | None = None) -> str:
+    """What a hook shows; ``host``: the caller, whose answer note comes under the count."""
     count = len(messages)
     summary = (f"[mailslot] {count} message{'' if count == 1 else 's'} {scope}; "
                f"{count} shown below, oldest first.")
+    note = hosts.host(host).answer_note(tools) if host else ""
+    summary += f"\n[mailslot] {note}" if note else ""
     return "\n\n".join([HEADER, summary, *(block(m, agent=agent, tools=tools)
                                               for m in messages)])

@@ -110,8 +110,10 @@ def test_host_input_gets_exact_output(
 ) -> None:
     r = cli("--agent", "gemini", "hook", host, event, stdin=fixture(name))
     assert (r.code, r.err) == (0, "")
-    tools = SPELLING.get(name.split("-")[0], "{}")
-    assert json.loads(r.out) == shape(expected(mail, scope, agent="gemini", tools=tools))
+    caller = name.split("-")[0]
+    tools = SPELLING.get(caller, "{}")
+    assert json.loads(r.out) == shape(expected(mail, scope, agent="gemini", tools=tools,
+                                               host=caller))
 
 
 @pytest.mark.parametrize(("name", "host", "event"), [
@@ -161,7 +163,7 @@ def test_answer_commands_name_the_agent_and_the_mailbox_whatever_the_identity_ca
     monkeypatch.setenv("MAILSLOT_AGENT", "gemini")
     r = cli("hook", "claude", "session-start", stdin=fixture("claude-session-start"))
     text = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
-    assert text == expected(mail, START, tools=SPELLING["claude"])
+    assert text == expected(mail, START, tools=SPELLING["claude"], host="claude")
     assert f" --agent gemini --dir {root} reply {mail[0].id}`" in text
 
 
@@ -200,7 +202,7 @@ def test_post_tool_input_gets_directed_mail_mid_turn(
     assert (r.code, r.err) == (0, "")
     tools = SPELLING.get(host, "{}")
     assert json.loads(r.out) == shape(expected(mail[:1], LATER, agent="gemini",  # no broadcast
-                                               tools=tools))
+                                               tools=tools, host=host))
 
 
 def test_post_tool_hook_borrowed_by_cursor_shows_nothing(

@@ -17,6 +17,7 @@ import pytest
 
 from conftest import Result
 from hookkit import HEADER, fixture, run_as, sender
+from mailslot import hosts
 
 Cli = Callable[..., Result]
 MAILSLOT = Path(sys.executable).parent / "mailslot"
@@ -61,7 +62,8 @@ def test_body_cannot_forge_framing_lines(cli: Cli, root: Path, trick: str) -> No
                if not line.startswith(">")]
     assert framing == [
         HEADER, "",
-        "[mailslot] 1 message waiting for gemini; 1 shown below, oldest first.", "",
+        "[mailslot] 1 message waiting for gemini; 1 shown below, oldest first.",
+        "[mailslot] " + hosts.host("claude").answer_note("mcp__mailslot__{}"), "",
         f"[mailslot] message {real.id}", "from: claude", f"date: {real.date}", "subject:",
         "body:",
         f"To answer: `{run_as('gemini')} reply {real.id}` (body on stdin) or MCP tool "

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -191,3 +192,25 @@ def test_a_waiter_run_through_sh_c_leaves_when_the_host_is_gone(
     wait_for(lambda: not Path(f"/proc/{pid}").exists()
              or Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z",
              timeout=60, what="the waiter to leave after its host")
+
+
+def test_with_the_door_chosen_the_waiter_wakes_only_for_what_the_door_did_not_hand_over(
+        root: Path, waiters: list[subprocess.Popen[bytes]]) -> None:
+    """claude-peer: the watcher's door tells the session first; the waiter (its
+    fallback) leaves new mail its grace and then wakes only for what is still untold."""
+    from mailslot import FileStore
+    from mailslot.hosts.claude import PEER_GRACE
+
+    configure(root, {AGENT: {"wake_on_mail": True, "wake_method": "claude-peer"}})
+    gemini = sender(root, "gemini")
+    gemini.send("codex", "warm-up", "so the mailbox exists")
+    waiters.append(proc := start_waiter(root))
+    armed(root, proc)
+    handed = gemini.send(AGENT, "the door took this one", "x")
+    FileStore(root).add_shown(AGENT, SESSION, [handed.id])  # as claude-peer records it
+    missed = gemini.send(AGENT, "the door was refused", "x")
+    sent_at = time.monotonic()
+    code, err = outcome(proc)
+    assert code == 2 and missed.id in err and handed.id not in err
+    assert time.monotonic() - sent_at >= PEER_GRACE - 0.5  # it left the door its grace
+    assert "`SendMessage` reaches only" in err  # which tool answers, in its notice too

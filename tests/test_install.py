@@ -210,9 +210,9 @@ def test_claude_hooks_and_wake(cli: Cli, home: Path, project: Path,
                               "asyncRewake": True, "timeout": 86400}]
     assert "approve" in r.out and "Cursor and Copilot CLI also run" in r.out
     config = json.loads((isolated_mailbox() / "config.json").read_text())
-    assert config["agents"]["ada"] == {"wake_on_mail": True, "wake_method": "claude-rewake"}
-    assert 'wake_method "claude-rewake"' in r.out
-    assert "wake: claude-rewake, chosen: Claude Code 2.1.332 (≥ 2.1.197)" in r.out
+    assert config["agents"]["ada"] == {"wake_on_mail": True, "wake_method": "claude-peer"}
+    assert 'wake_method "claude-peer"' in r.out
+    assert "wake: claude-peer, chosen: Claude Code 2.1.332 (≥ 2.1.224)" in r.out
     again = install(cli, "claude", "--hooks")  # without --wake: the waiter goes
     assert again.code == 0 and len(load(path)["hooks"]["Stop"]) == 1
     config = json.loads((isolated_mailbox() / "config.json").read_text())
@@ -323,7 +323,7 @@ def test_cursor_warns_when_claude_hooks_would_run_twice(cli: Cli) -> None:
 
 
 @pytest.mark.parametrize("options, message", [
-    (["claude", "--wake"], "no wake is possible for Claude Code here: claude-rewake: "
+    (["claude", "--wake"], "no wake is possible for Claude Code here: claude-peer: "
                            "needs --hooks"),
     (["codex", "--hooks", "--wake"], "no wake is possible for Codex CLI here: codex-queue: "
                                      "codex is not on PATH"),
@@ -422,7 +422,7 @@ def test_channel_is_claude_only_and_excludes_wake(cli: Cli, options: tuple[str, 
 
 def test_dry_run_wake_changes_no_config(cli: Cli, claude_on_path: Path) -> None:
     r = install(cli, "claude", "--hooks", "--wake", "--dry-run")
-    assert r.code == 0 and 'would set agents.ada.wake_method "claude-rewake"' in r.out
+    assert r.code == 0 and 'would set agents.ada.wake_method "claude-peer"' in r.out
     assert not (isolated_mailbox() / "config.json").exists()
 
 

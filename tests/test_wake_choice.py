@@ -59,7 +59,7 @@ def test_every_ladder_names_wake_methods_that_exist() -> None:
 
 
 @pytest.mark.parametrize("host, first", [
-    ("claude", "claude-rewake"), ("codex", "codex-queue"), ("gemini", "tmux"),
+    ("claude", "claude-peer"), ("codex", "codex-queue"), ("gemini", "tmux"),
     ("copilot", "tmux"), ("grok", "tmux"), ("antigravity", "agentapi")])
 def test_each_ladder_starts_with_its_best_way_in(host: str, first: str) -> None:
     assert hosts.host(host).wake_ladder[0].method == first
@@ -79,14 +79,18 @@ def test_program_absent_nothing_passes_but_your_own_command(
 
 
 @pytest.mark.parametrize("version, chosen", [
-    ("2.1.197 (Claude Code)", "claude-rewake"), ("2.1.332 (Claude Code)", "claude-rewake"),
+    ("2.1.224 (Claude Code)", "claude-peer"), ("2.1.332 (Claude Code)", "claude-peer"),
+    ("2.1.223 (Claude Code)", "claude-rewake"), ("2.1.197 (Claude Code)", "claude-rewake"),
     ("2.1.196 (Claude Code)", "claude"), ("1.0.9", "claude")])
-def test_claude_version_decides_between_the_waiter_and_a_resumed_turn(
+def test_claude_version_decides_between_the_door_the_waiter_and_a_resumed_turn(
         version: str, chosen: str, root: Path, bin_dir: Path) -> None:
     fake_program(bin_dir, "claude", version)
     steps = ladder("claude", root, hooks=True)
     assert next(m for m, ok, _ in steps if ok) == chosen
-    rewake = steps[0]
+    peer, rewake = steps[0], steps[1]
+    if chosen != "claude-peer":
+        assert peer == ("claude-peer", False,
+                        f"Claude Code {version.split()[0]} is older than 2.1.224")
     if chosen == "claude":
         assert rewake == ("claude-rewake", False,
                           f"Claude Code {version.split()[0]} is older than 2.1.197")
@@ -96,9 +100,11 @@ def test_a_version_that_cannot_be_read_passes_no_step_that_needs_one(
         root: Path, bin_dir: Path) -> None:
     fake_program(bin_dir, "claude", None)  # --version fails
     steps = ladder("claude", root, hooks=True)
-    assert steps[0] == ("claude-rewake", False,
+    assert steps[0] == ("claude-peer", False,
+                        "the version of claude could not be read (needs 2.1.224 or later)")
+    assert steps[1] == ("claude-rewake", False,
                         "the version of claude could not be read (needs 2.1.197 or later)")
-    assert steps[2][:2] == ("claude", True)  # a resume needs no version
+    assert steps[3][:2] == ("claude", True)  # a resume needs no version
 
 
 @pytest.mark.parametrize("version, chosen", [("codex-cli 0.171.0", "codex-queue"),
@@ -114,11 +120,12 @@ def test_the_waiter_needs_hooks_and_a_resume_needs_a_session(root: Path,
                                                              bin_dir: Path) -> None:
     fake_program(bin_dir, "claude", "2.1.332")
     steps = ladder("claude", root, hooks=False)
-    assert steps[0] == ("claude-rewake", False, "needs --hooks: its background waiter is a hook")
-    assert steps[2] == ("claude", False, "no session id: set config.json: "
+    assert steps[0] == ("claude-peer", False, "needs --hooks: its background waiter is a hook")
+    assert steps[1] == ("claude-rewake", False, "needs --hooks: its background waiter is a hook")
+    assert steps[3] == ("claude", False, "no session id: set config.json: "
                         "agents.ada.session_id, or install with --hooks so they record the latest")
     named = ladder("claude", root, hooks=False, entry={"session_id": "abc-123"})
-    assert named[2] == ("claude", True, "session abc-123, as configured")
+    assert named[3] == ("claude", True, "session abc-123, as configured")
 
 
 def test_a_host_without_hooks_never_gets_latest(root: Path, bin_dir: Path) -> None:
@@ -251,7 +258,7 @@ def test_doctor_after_choosing_the_waiter_shows_it_chosen(cli: Cli, bin_dir: Pat
     assert cli("--agent", "ada", "install", "claude", "--hooks", "--wake").code == 0
     r = cli("doctor", "--wake", "ada")
     assert r.code == 0, r.err
-    assert "  1. ✓ claude-rewake (configured) ← chosen: Claude Code 2.1.332 (≥ 2.1.197)" in r.out
+    assert "  1. ✓ claude-peer (configured) ← chosen: Claude Code 2.1.332 (≥ 2.1.224)" in r.out
 
 
 def test_doctor_says_what_the_configured_wake_lacks_now(cli: Cli, root: Path,

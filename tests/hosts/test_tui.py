@@ -81,6 +81,7 @@ def test_claude_wake_while_idle_and_no_waiter_left(world: Worlds) -> None:
     within 2 s, showing the notice; /exit leaves no waiter."""
     w = world("claude", {"call": None})
     w.install("alice", "--hooks", "--wake")
+    w.set_wake("alice", "claude-rewake")  # the waiter alone (--wake chose claude-peer)
     pane = open_tui(w)
     pane.type("Hello")
     w.provider.wait_for_requests(1, 60)
@@ -126,6 +127,7 @@ def test_claude_idle_waiter_uses_almost_no_cpu(world: Worlds) -> None:
     """Check 6: a waiter idling beside a Claude Code TUI costs under 5 % of one core."""
     w = world("claude", {"call": None})
     w.install("alice", "--hooks", "--wake")
+    w.set_wake("alice", "claude-rewake")  # the waiter alone (--wake chose claude-peer)
     pane = open_tui(w)
     pane.type("Hello")
     record = wait_for(lambda: session_records(w, "waiters"), 60, "the waiter to arm")[0]

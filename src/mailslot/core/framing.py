@@ -148,6 +148,7 @@ def injection(
     cli: str = "mailslot",
     notes: Sequence[str] = (),
     tools: str = "{}",
+    answer_note: str = "",
 ) -> tuple[str, list[str]]:
     """The text a hook injects, under ``limit`` characters, and the ids shown in it.
 
@@ -158,12 +159,14 @@ def injection(
     that cannot be read (or is gone); those are counted, never shown. ``scope`` says
     what the count counts ("waiting for reviewer"); ``notes`` are one-line warnings from
     mailslot itself, shown before the messages; ``tools`` spells the tools named (see
-    :func:`answer_hint`).
+    :func:`answer_hint`); ``answer_note`` (the host's, never a sender's) says which tool
+    answers mail, shown under the count when there is mail to show.
     """
     head = [f"[mailslot] {one_line(note)}" for note in notes]
     if not pending:
         return "\n".join(head), []
-    fixed = len(HEADER) + sum(len(h) + 1 for h in head) + 2
+    tail = [f"[mailslot] {one_line(answer_note)}"] if answer_note else []
+    fixed = len(HEADER) + sum(len(h) + 1 for h in (*head, *tail)) + 2
     most = len(pending)  # the longest summary line is reserved before counting
     room = limit - 1 - fixed - len(_summary(scope, cli, most, most, most, most))
     frames: list[str] = []
@@ -182,7 +185,7 @@ def injection(
         shown.append(message_id)
     unshown = len(pending) - len(shown) - unreadable
     summary = _summary(scope, cli, len(pending), len(shown), unshown, unreadable)
-    text = "\n\n".join([HEADER, "\n".join([*head, summary]), *reversed(frames)])
+    text = "\n\n".join([HEADER, "\n".join([*head, summary, *tail]), *reversed(frames)])
     return text, shown
 
 

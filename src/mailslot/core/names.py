@@ -42,7 +42,16 @@ class Word:
 _NAME = Word(_LOWER, _LOWER + "-", MAX_NAME_LENGTH)  # [a-z0-9][a-z0-9-]{0,63}
 SESSION_KEY = Word(_ALNUM, _ALNUM + "._-", 128)  # [A-Za-z0-9][A-Za-z0-9._-]{0,127}
 """What a session key may be: a word safe as a file or row name (a host's session id as
-given when it is one; :func:`mailslot.service.delivery.session_key` hashes any other)."""
+given when it is one; :func:`session_key` hashes any other)."""
+
+
+def session_key(raw: str) -> str:
+    """A host's session id as a safe file name: as given if it is one, else a hash."""
+    if SESSION_KEY.fullmatch(raw):
+        return raw
+    import hashlib  # rare, and hashlib is slow to load
+
+    return "h-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 def _fold(raw: str) -> str:

@@ -99,7 +99,7 @@ def _run(host: str, found: Host | None, event: str, agent: str | None, root: str
     if not store.exists():
         return None  # no mailbox yet: nothing to say
     delivery = Delivery(store, name, identity, invocation(name, store.location, env),
-                        call.tools)
+                        call.tools, call.note)
     planned = None
     if call.moment is not None:
         planned = delivery.plan(call.moment, call.session, limit=host_io.CONTEXT_LIMIT,

@@ -14,7 +14,11 @@ keep alive for it). It watches the host process itself, not its parent: hooks ru
 
 It wakes only when the agent's config chooses it (the host's ``--wake`` method with
 ``wake_on_mail``; ``install HOST --hooks --wake`` sets both). Exactly one waiter per
-session: a newer one records itself and the older one leaves (exit 0). On any error,
+session: a newer one records itself and the older one leaves (exit 0). When the wake
+the config chooses is one the watcher tries first (a step of the ladder with a
+``grace``: a host's own door into the session), the waiter is its fallback: it leaves
+new mail that long to the watcher, and wakes only for what is still unannounced.
+On any error,
 with no identity or no mailbox, when the host is gone, or when the host ends it at the
 hook's ``timeout``, it exits 0 and says nothing, so a broken mailbox can never wake a
 session. See docs/wake.md.
@@ -26,6 +30,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from typing import TextIO
 
@@ -64,8 +69,7 @@ def run_wait(host: Host, *, agent: str | None, root: str | None,
 
 def _wait(host: Host, agent: str | None, root: str | None, env: Mapping[str, str],
           stdin: TextIO, stderr: TextIO) -> int:
-    method = host.waiter_method
-    if method is None or not host.waits(env):
+    if not host.waiter_rungs or not host.waits(env):
         return 0  # a headless run would not exit while a waiter runs
     payload = host_io.parse_payload(read_input(stdin))
     session = payload.get("session_id")
@@ -80,8 +84,10 @@ def _wait(host: Host, agent: str | None, root: str | None, env: Mapping[str, str
         return 0
     cli = invocation(name, store.location, env)
     delivery = Delivery(store, name, identity, cli)
-    if delivery.unannounced(session, method) is None:
-        return 0  # the agent's config does not choose this wake: nothing to wait for
+    rung = next((r for r in host.waiter_rungs
+                 if delivery.unannounced(session, r.method) is not None), None)
+    if rung is None:
+        return 0  # the agent's config does not choose a wake it serves: nothing to wait for
     # stderr is what the host shows the model: only the notice may reach it, never a
     # library's log line (watchdog logs its own thread trouble there by default).
     logging.getLogger().addHandler(logging.NullHandler())
@@ -89,21 +95,29 @@ def _wait(host: Host, agent: str | None, root: str | None, env: Mapping[str, str
     delivery.arm_waiter(session, me)
     kick = threading.Event()
     watching = store.watch(kick.set, mail_for=name, waiters_of=name)
+    tools = host.tools(env)
+    first_seen: dict[str, float] = {}  # with a grace: when each message was first found
     try:
         while True:
             kick.clear()
             if delivery.waiter_replaced(session, me) or not alive(process):
                 return 0
-            mail = delivery.unannounced(session, method)
+            mail = delivery.unannounced(session, rung.method)
             if mail is None:
                 return 0  # the agent's config does not (or no longer) choose this wake
-            if mail:
-                stderr.write(wake_notice(name, mail, cli,
-                                         host.tools(env).format("read_messages")) + "\n")
+            now = time.monotonic()
+            due = [m for m in mail if now - first_seen.setdefault(m.id, now) >= rung.grace]
+            if due:  # the watcher's wake did not announce them within the grace
+                note = host.answer_note(tools)
+                stderr.write(wake_notice(name, due, cli, tools.format("read_messages"))
+                             + (f" {note}" if note else "") + "\n")
                 stderr.flush()
-                delivery.announce(session, mail)
+                delivery.announce(session, due)
                 return host.waiter_exit
-            kick.wait(CHECK_SECONDS if watching is not None else POLL_SECONDS)
+            wait = CHECK_SECONDS if watching is not None else POLL_SECONDS
+            if mail:  # look again when the oldest one's grace is over
+                wait = min(wait, rung.grace - (now - min(first_seen[m.id] for m in mail)))
+            kick.wait(max(wait, 0.01))
     finally:
         if watching is not None:
             watching.close()

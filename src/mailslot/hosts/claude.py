@@ -66,6 +66,16 @@ shell-form hook command holding ``${user_config.*}`` (the value would be parsed 
 shell) and sets ``CLAUDE_PLUGIN_OPTION_<KEY>`` for it instead."""
 PLUGIN_TOOLS = "mcp__plugin_mailslot_mailslot__{}"
 """How the model sees the plugin's server's tools (plugin servers are prefixed)."""
+PEER_SINCE = "2.1.224"
+"""The first version with cross-session messaging (``ListAgents``, ``SendMessage``)."""
+PEER_PROTOCOL = 1
+"""The registry's ``peerProtocol`` whose frames mailslot speaks (docs/claude-peers.md)."""
+PEER_GRACE = 10.0
+"""Seconds the waiter leaves new mail to the watcher's ``claude-peer`` wake first: more
+than the wake takes to hear a hold or refusal (:data:`RECEIPT_SECONDS`), so the two never
+both tell a session."""
+OWN_MESSAGING = "SendMessage"
+"""Claude Code's own cross-session tool: it reaches Claude sessions, not mailslot agents."""
 
 
 class Claude(Host):
@@ -90,11 +100,15 @@ class Claude(Host):
         "run `claude mcp reset-project-choices`.",
     )}
     install_wakes = {"channel": "claude-channel"}
-    wake_ladder = (Rung("claude-rewake", "2.1.197", waiter=True), Rung("tmux"),
+    wake_ladder = (Rung("claude-peer", PEER_SINCE, waiter=True, grace=PEER_GRACE),
+                   Rung("claude-rewake", "2.1.197", waiter=True), Rung("tmux"),
                    Rung("claude"), Rung("command"))
-    """The waiter wakes the open session itself (the oldest version it was proven on:
-    2.1.197); typing into its pane comes next, then a separate headless turn. Channels
-    are a research preview behind a flag the person passes: only ``--channel`` picks them."""
+    """Claude Code's own cross-session door into the open session first (the watcher
+    hands it the notice; the waiter, registered too, wakes the session if the door did
+    not take it within the grace); then the waiter alone (the oldest version it was
+    proven on: 2.1.197); typing into its pane next, then a separate headless turn.
+    Channels are a research preview behind a flag the person passes: only ``--channel``
+    picks them."""
     channel = (CHANNEL_CAPABILITY, CHANNEL_METHOD)
     wake_hook = "wait"
 
@@ -139,6 +153,12 @@ class Claude(Host):
             return ("start Claude Code with: claude --dangerously-load-development-channels "
                     f"server:{SERVER}")
         return ""
+
+    def answer_note(self, tools: str) -> str:
+        return (f"Answer mailslot mail only with mailslot: MCP tool `{tools.format('reply')}` "
+                f"or `{tools.format('send_message')}`, or the command shown; Claude Code's "
+                f"own `{OWN_MESSAGING}` reaches only Claude sessions on this machine, never "
+                "a mailslot agent.")
 
     def tools(self, env: Mapping[str, str]) -> str:
         """A plugin's hook (``CLAUDE_PLUGIN_ROOT`` is set for it) names the plugin's tools."""
@@ -222,7 +242,19 @@ class Claude(Host):
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
     loads the wake machinery."""
-    from ..wake.methods import OK, Job, Outcome, ResumeMethod, WaiterMethod, WakeMethod
+    from ..core.names import session_key
+    from ..core.values import replace
+    from ..wake.line_socket import DoorError, UnknownShape
+    from ..wake.methods import (
+        OK,
+        Check,
+        Job,
+        Outcome,
+        ResumeMethod,
+        Setup,
+        WaiterMethod,
+        WakeMethod,
+    )
 
     class ClaudeMethod(ResumeMethod):
         name = "claude"
@@ -286,7 +318,284 @@ def _wake_methods() -> list[type]:
             return Outcome(False, "no mailslot serve --channel is running for this agent "
                                   "(start Claude Code with its development-channels flag)")
 
-    return [ClaudeMethod, ClaudeRewakeMethod, ClaudeChannelMethod]
+    class ClaudePeerMethod(WakeMethod):
+        """The watcher hands the notice to the open session through Claude Code's own
+        cross-session door (:class:`Door`); the waiter is the fallback."""
+
+        name = "claude-peer"
+        summary = ("hands the notice to the open Claude Code session through Claude Code's "
+                   "own cross-session messaging door (a Unix socket), within a second")
+        needs = (f"Claude Code {PEER_SINCE} or later (cross-session messaging on)",
+                 "mailslot install claude --hooks --wake --agent NAME (records the session, "
+                 "registers the waiter as the fallback, chooses this method)",
+                 "a Claude Code session of the agent open on this machine, as this user")
+        limits = ("undocumented by Claude Code and checked on every wake: a changed "
+                  "protocol fails loudly and the waiter wakes the session instead",
+                  "the session's own settings decide: a held notice waits for the person's "
+                  "approval (the sender is told); a refused one falls back to the waiter",
+                  "the notice is a prompt from 'another Claude session' to the model; it "
+                  "never approves anything and carries no subject or body")
+
+        @classmethod
+        def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> ClaudePeerMethod:
+            return cls()
+
+        @classmethod
+        def check(cls, setup: Setup) -> Check:
+            """The waiter is the fallback, so this passes wherever it would; it says
+            whether the agent's latest session has a door now."""
+            if setup.latest is None:
+                return Check(True, "no session recorded yet: the door of the agent's latest "
+                                   "session is looked up at each wake")
+            try:
+                door = find_door(setup.latest, setup.env)
+            except DoorError as exc:
+                return Check(True, f"session {setup.latest} has no door now ({exc}); the "
+                                   "waiter wakes it")
+            return Check(True, f"session {setup.latest} has Claude Code's door (pid "
+                               f"{door.pid}, {door.version})")
+
+        def preview(self, job: Job) -> list[str]:
+            return ["writes the notice to the cross-session socket of the agent's latest "
+                    "Claude Code session (docs/claude-peers.md); the waiter is the fallback"]
+
+        def wake(self, job: Job) -> Outcome:
+            session = job.store.latest_session(job.agent, HOST.name)
+            if session is None:
+                return self._fallback(job, "no Claude Code session of this agent is recorded")
+            try:
+                door = find_door(session, os.environ)
+                answer = door.knock(self._notice(job), job.timeout)
+            except UnknownShape as exc:  # loud: the waiter still wakes it after the grace
+                return Outcome(False, f"Claude Code's door: {exc}", retry=False)
+            except DoorError as exc:
+                return self._fallback(job, f"Claude Code's door: {exc}")
+            where = f"session {session} (pid {door.pid}, Claude Code {door.version})"
+            if answer is None:
+                self._announce(job, session)
+                return Outcome(True, f"claude-peer: handed to {where}; it took it (no hold "
+                                     "or refusal came)")
+            if answer == "held":
+                self._announce(job, session)  # the person decides; no waiter goes round it
+                return Outcome(True, f"claude-peer: held in {where} for the person's approval",
+                               tell=_held_body(job.agent, door))
+            if answer == "refused":
+                fallback = self._fallback(job, f"{where} refuses cross-session messages")
+                return replace(fallback, tell=_refused_body(job.agent, fallback))
+            if answer == "dropped":
+                return Outcome(False, f"{where} dropped the notice at its inbox (rate "
+                                      "limit, duplicate or full queue)")
+            # a status of a later moment (denied, expired, delivered) cannot answer a
+            # notice just sent: the protocol is not the one documented
+            return Outcome(False, f"{where} answered {answer!r}, which claude-peer does not "
+                                  "expect (docs/claude-peers.md)", retry=False)
+
+        @staticmethod
+        def _fallback(job: Job, why: str) -> Outcome:
+            from ..mail.presence import pid_alive
+
+            if any(pid_alive(p) for p in job.store.waiter_pids(job.agent)):
+                return Outcome(True, f"{why}; the waiter wakes the session (claude-rewake)")
+            return Outcome(False, f"{why}, and no waiter of this agent runs (install claude "
+                                  "--hooks --wake, and keep a session open)")
+
+        @staticmethod
+        def _notice(job: Job) -> str:
+            from ..mail.invocation import invocation
+            from ..wake.notice import wake_notice
+
+            tools = HOST.tool_names
+            notice = wake_notice(job.agent, job.messages,
+                                 invocation(job.agent, str(job.store.location)),
+                                 tools.format("read_messages"))
+            return f"{notice} {HOST.answer_note(tools)}"
+
+        @staticmethod
+        def _announce(job: Job, session: str) -> None:
+            """The session was told: its waiter need not tell it again."""
+            job.store.add_shown(job.agent, session_key(session), [m.id for m in job.messages])
+
+    return [ClaudeMethod, ClaudeRewakeMethod, ClaudeChannelMethod, ClaudePeerMethod]
+
+
+RECEIPT_SECONDS = 3.0
+"""How long a notice handed to the door waits for a hold or refusal (an accepted one
+gets no answer at all: docs/claude-peers.md, "Receipts"). A busy 2.1.332 TUI was seen
+to take over a second to hold one."""
+_STATUS = {"held": "held", "denied": "denied", "expired": "expired",
+           "delivered": "delivered", "refused": "refused", "dropped": "dropped"}
+
+
+class Door:
+    """One live Claude Code session's cross-session socket, checked (:func:`find_door`)."""
+
+    __slots__ = ("idle", "pid", "record", "session", "socket", "token", "version")
+
+    def __init__(self, pid: int, session: str, version: str, socket: str,
+                 token: str | None, record: str = "", idle: bool = False) -> None:
+        self.pid = pid
+        self.session = session
+        self.version = version
+        self.socket = socket
+        self.token = token  # the key file's peerToken (the auth line), if it has one
+        self.record = record  # its registry file
+        self.idle = idle  # its record said idle when it was found
+
+    def busy(self) -> bool:
+        """Has the session, idle before, started a turn (its record says busy)? A turn
+        starts only for a message it took, after it would have sent any hold."""
+        try:
+            with open(self.record, encoding="utf-8") as f:
+                return bool(jsontext.loads(f.read()).get("status") == "busy")
+        except (OSError, ValueError, AttributeError):
+            return False
+
+    def frames(self, text: str, answers_to: str, msg_id: str) -> list[dict[str, Any]]:
+        """The lines a notice is sent as: the auth line (when there is a key), then one
+        user message bound to this session (a socket of another session drops it)."""
+        auth = [] if self.token is None else [{"type": "auth", "token": self.token}]
+        return [*auth, {"type": "user", "message": {"role": "user", "content": text},
+                        "priority": "next", "from": f"uds:{answers_to}", "msgV": 1,
+                        "msg_id": msg_id, "session_id": self.session}]
+
+    def knock(self, text: str, timeout: float) -> str | None:
+        """Hand ``text`` to the session; what it answered within
+        :data:`RECEIPT_SECONDS` (``held``, ``refused``, ``dropped``...; ``None``: no
+        answer, which is how it takes a message). Raises ``DoorError``."""
+        import uuid
+
+        from ..wake.line_socket import Listener, send_lines
+
+        msg_id = str(uuid.uuid4())
+        # receipts go only to a socket in the session's own socket folder, served by the
+        # process that sent the message (docs/claude-peers.md)
+        ours = os.path.join(os.path.dirname(self.socket),
+                            f"mailslot-{os.getpid()}-{msg_id[:8]}.sock")
+        with Listener(ours) as listener:
+            send_lines(self.socket, self.frames(text, ours, msg_id), min(timeout, 10.0))
+            lines = listener.answers(RECEIPT_SECONDS, self.busy if self.idle else None)
+        return _status(lines, msg_id) if lines else None
+
+
+def _status(lines: Sequence[str], msg_id: str) -> str:
+    """The status a receipt gives for ``msg_id``; raises ``DoorError`` for any other
+    shape (the protocol changed: fail loudly, never guess)."""
+    from ..wake.line_socket import UnknownShape
+
+    for line in lines:
+        try:
+            data = jsontext.loads(line)
+        except ValueError:
+            raise UnknownShape(f"the session answered something that is not JSON: "
+                               f"{line[:80]!r}") from None
+        if not (isinstance(data, dict) and data.get("type") == "control"
+                and data.get("action") == "peer_message_status"
+                and data.get("orig_msg_id") == msg_id and data.get("status") in _STATUS):
+            raise UnknownShape("the session answered in a shape claude-peer does not know "
+                               f"(docs/claude-peers.md): {line[:120]!r}")
+        status = str(data["status"])
+        return "refused" if data.get("status_detail") == "refused" else status
+    raise UnknownShape("the session answered nothing readable")
+
+
+def sessions_folder(env: Mapping[str, str]) -> str:
+    """Where Claude Code keeps its live sessions' records."""
+    home = env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return os.path.join(home, "sessions")
+
+
+def find_door(session: str, env: Mapping[str, str]) -> Door:
+    """The door of the live Claude Code session ``session`` (the id its hooks recorded).
+
+    Only a record of this user's that no one else may write, whose process is running
+    with the start time it recorded, speaks :data:`PEER_PROTOCOL` and is at least
+    :data:`PEER_SINCE`, with a private socket of this user's, counts. Raises
+    ``DoorError`` saying which check failed."""
+    from ..wake.choice import version_numbers
+    from ..wake.line_socket import DoorError, UnknownShape, own_file, own_socket
+
+    folder = sessions_folder(env)
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+    except OSError as exc:
+        raise DoorError(f"{folder}: {exc.strerror}") from None
+    found: dict[str, Any] | None = None
+    for name in names:
+        try:
+            record = jsontext.loads(own_file(os.path.join(folder, name), private=False))
+        except (DoorError, ValueError):
+            continue  # another session's record, unreadable or not ours: not this one
+        if isinstance(record, dict) and record.get("sessionId") == session:
+            found = record
+            break
+    if found is None:
+        raise DoorError(f"no live record of session {session} in {folder}")
+    pid, version = found.get("pid"), str(found.get("version") or "")
+    if not isinstance(pid, int) or f"{pid}.json" not in names:
+        raise DoorError(f"the record of session {session} names no pid of its own")
+    if not _running_since(pid, found.get("procStart")):
+        raise DoorError(f"session {session}'s process {pid} is not running (a stale record)")
+    if found.get("peerProtocol") != PEER_PROTOCOL:
+        raise UnknownShape(f"session {session} speaks peerProtocol "
+                           f"{found.get('peerProtocol')!r}, not {PEER_PROTOCOL}: Claude Code "
+                           f"{version or '?'} changed its protocol (docs/claude-peers.md)")
+    if version_numbers(version) < version_numbers(PEER_SINCE):
+        raise DoorError(f"Claude Code {version or '?'} is older than {PEER_SINCE}")
+    sock = found.get("messagingSocketPath")
+    if not isinstance(sock, str) or not sock:
+        raise DoorError(f"session {session} has no messaging socket (cross-session "
+                        "messaging is off there)")
+    own_socket(sock)
+    return Door(pid, session, version, sock, _token(folder, pid, sock),
+                os.path.join(folder, f"{pid}.json"), found.get("status") == "idle")
+
+
+def _running_since(pid: int, started: object) -> bool:
+    """Is ``pid`` running, and (where ``/proc`` tells) since ``started``?"""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):
+        from ..mail.presence import pid_alive  # no /proc here: the pid alone
+
+        return pid_alive(pid)
+    return len(fields) > 19 and fields[0] != "Z" and fields[19] == str(started)
+
+
+def _token(folder: str, pid: int, sock: str) -> str | None:
+    """The session's peer token from its 0600 key file, if there is one."""
+    import hashlib
+
+    from ..wake.line_socket import DoorError, own_file
+
+    digest = hashlib.sha256(os.path.realpath(sock).encode("utf-8")).hexdigest()
+    try:
+        key = jsontext.loads(own_file(os.path.join(folder, f"{pid}.{digest}.key"),
+                                      private=True, limit=4096))
+    except (DoorError, ValueError):
+        return None  # auth is optional on this platform (docs/claude-peers.md)
+    token = key.get("peerToken") if isinstance(key, dict) else None
+    return token if isinstance(token, str) and len(token) == 32 else None
+
+
+def _held_body(agent: str, door: Door) -> str:
+    return (f"mailslot handed {agent}'s Claude Code session (pid {door.pid}) the wake notice "
+            "for your message through Claude Code's own cross-session door, and that "
+            "session is holding it for its person's approval (its crossSessionInbound "
+            f"setting, or permission-mode parity). The message itself is in {agent}'s "
+            "inbox; it is read when the person lets the notice through, or at the "
+            "session's next prompt.\n")
+
+
+def _refused_body(agent: str, outcome: Any) -> str:
+    then = ("the session's own waiter wakes it instead" if outcome.ok
+            else f"no other wake reached it ({outcome.reason})")
+    return (f"{agent}'s Claude Code session refuses cross-session messages (its "
+            f"crossSessionInbound setting or a policy), so the wake notice for your message "
+            f"was not delivered through Claude Code's door; {then}. The message itself is "
+            f"in {agent}'s inbox.\n")
 
 
 HOST = Claude()

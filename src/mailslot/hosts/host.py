@@ -149,12 +149,14 @@ class Rung:
     name, the oldest version of the host's program it is known to work with, and
     whether the host's background waiter hook serves it."""
 
-    __slots__ = ("method", "since", "waiter")
+    __slots__ = ("grace", "method", "since", "waiter")
 
-    def __init__(self, method: str, since: str | None = None, *, waiter: bool = False) -> None:
+    def __init__(self, method: str, since: str | None = None, *, waiter: bool = False,
+                 grace: float = 0.0) -> None:
         self.method = method
         self.since = since  # None: any version (then the program need not be found)
         self.waiter = waiter  # install registers the waiter (Host.wake_hook) with --hooks
+        self.grace = grace  # seconds the waiter leaves new mail to the watcher's wake first
 
     def __repr__(self) -> str:
         return f"<rung {self.method}{f' >= {self.since}' if self.since else ''}>"
@@ -265,6 +267,12 @@ class Host:
     def continuing(self, payload: Mapping[str, object]) -> bool:
         """Is the turn already going on because of a stop hook (or not one to extend)?"""
         return bool(payload.get("stop_hook_active"))
+
+    def answer_note(self, tools: str) -> str:
+        """One line for hook text about mail: which tool answers it, when the host's
+        model has a tool of its own that looks as if it might (``tools`` spells
+        mailslot's, as :meth:`tools` gives it). Empty: nothing to tell apart."""
+        return ""
 
     tool_names: ClassVar[str] = "{}"
     """How its model is shown mailslot's MCP tool ``TOOL``, ``{}`` standing for ``TOOL``
@@ -428,10 +436,15 @@ class Host:
     host-independent ``tmux`` and ``command`` included; an empty ladder: it cannot be
     woken (:attr:`unreachable` says why)."""
     @property
-    def waiter_method(self) -> str | None:
-        """The wake method its background waiter (:attr:`wake_hook`) serves: the
-        ladder's waiter step, if it has one."""
-        return next((r.method for r in self.wake_ladder if r.waiter), None)
+    def waiter_rungs(self) -> tuple[Rung, ...]:
+        """The ladder's steps its background waiter (:attr:`wake_hook`) serves: a wake
+        of its own, or the fallback of a wake the watcher tries first (``grace``)."""
+        return tuple(r for r in self.wake_ladder if r.waiter)
+
+    @property
+    def waiter_methods(self) -> tuple[str, ...]:
+        """The wake methods whose choice makes ``install`` register the waiter."""
+        return tuple(r.method for r in self.waiter_rungs)
 
     unreachable: ClassVar[str] = "it has no way in from outside"
     """Why no wake is possible, when the ladder is empty."""

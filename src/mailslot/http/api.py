@@ -19,7 +19,8 @@ import anyio
 
 from ..core.errors import InvalidInput, MailslotError
 from ..core.ids import check_id
-from ..service.delivery import MOMENTS, START, Delivery, Injection, session_key
+from ..core.names import session_key
+from ..service.delivery import MOMENTS, START, Delivery, Injection
 from ..service.mailbox import Mailbox
 from .guard import BodyTooLarge, answer, read_body
 from .wire import API, error_body

@@ -148,7 +148,7 @@ def install(
     present = _our_hooks(where(spec.path[scope])) if spec is not None else []
     chosen = _choose(host, agent, mailbox_dir, str(project), hooks or bool(present)) \
         if wake and remote is None else None
-    waiter = chosen is not None and chosen.method == host.waiter_method
+    waiter = chosen is not None and chosen.method in host.waiter_methods
     plan: dict[Path, list[settings_files.Editor]] = {}
     yours: set[Path] = set()  # files in your home whatever the scope (a sidecar's)
     changes = []
@@ -298,8 +298,7 @@ def _choose(host: Host, agent: str, mailbox_dir: str | None, project: str,
 def _registered_wakes(host: Host) -> tuple[str, ...]:
     """The wake methods that work only with what an install registers (a channel, the
     background waiter): a registration without them stops such a wake."""
-    waiter = () if host.waiter_method is None else (host.waiter_method,)
-    return (*host.install_wakes.values(), *waiter)
+    return (*host.install_wakes.values(), *host.waiter_methods)
 
 
 def _drop_wake(host: Host, agent: str, installed: tuple[str, ...], mailbox_dir: str | None,

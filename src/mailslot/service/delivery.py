@@ -33,7 +33,7 @@ import time
 from ..access.identity import git_toplevel
 from ..core.errors import MailslotError
 from ..core.framing import injection, reminder
-from ..core.names import SESSION_KEY
+from ..core.names import session_key
 from ..mail.broadcasts import to_serve
 
 TYPE_CHECKING = False
@@ -55,15 +55,6 @@ SESSION_MAX_AGE = 30 * 24 * 3600
 """A session's record of what it was shown is forgotten after this many idle seconds."""
 
 
-def session_key(raw: str) -> str:
-    """A host's session id as a safe file name: as given if it is one, else a hash."""
-    if SESSION_KEY.fullmatch(raw):
-        return raw
-    import hashlib  # rare, and hashlib is slow to load
-
-    return "h-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:40]
-
-
 class Injection:
     """What a hook is about to show: the text and what to record once it is out."""
 
@@ -82,12 +73,13 @@ class Delivery:
     """Session delivery for one agent over a store; ``problems`` collects what failed."""
 
     def __init__(self, store: Store, agent: str, identity: Identity,
-                 cli: str = "mailslot", tools: str = "{}") -> None:
+                 cli: str = "mailslot", tools: str = "{}", note: str = "") -> None:
         self.store = store
         self.agent = agent
         self.identity = identity
         self.cli = cli  # how the session's shell runs mailslot (mailslot.mail.invocation)
         self.tools = tools  # how the session's model sees our tools (Host.tool_names)
+        self.note = note  # which tool answers mail, for a host whose own looks alike
         self.problems: list[str] = []
         self._broadcasts: set[str] = set()
 
@@ -117,7 +109,8 @@ class Delivery:
         scope = (f"waiting for {self.agent}" if moment == START
                  else f"for {self.agent} not shown before in this session")
         text, shown_ids = injection(pending, self._load, limit=limit, scope=scope,
-                                    cli=self.cli, notes=notes, tools=self.tools)
+                                    cli=self.cli, notes=notes, tools=self.tools,
+                                    answer_note=self.note)
         if not text:
             return None
         broadcasts = [i for i in shown_ids if i in self._broadcasts]

@@ -88,7 +88,8 @@ def version_of(executable: str, args: tuple[str, ...]) -> str | None:
     return found.group(0) if found and done.returncode == 0 else None
 
 
-def _numbers(version: str) -> tuple[int, ...]:
+def version_numbers(version: str) -> tuple[int, ...]:
+    """``2.1.332`` as ``(2, 1, 332)`` (the first ``N.N[.N]`` in it; ``()``: none)."""
     found = _VERSION.search(version)
     return tuple(int(n) for n in found.groups() if n is not None) if found else ()
 
@@ -121,7 +122,7 @@ def _step(host: Host, rung: Rung, setup: Setup, executable: str | None,
         if version is None:
             return step(Check(False, f"the version of {host.program} could not be read "
                                      f"(needs {rung.since} or later)"))
-        if _numbers(version) < _numbers(rung.since):
+        if version_numbers(version) < version_numbers(rung.since):
             return step(Check(False, f"{host.title} {version} is older than {rung.since}"))
         prefix = f"{host.title} {version} (≥ {rung.since}); "
     return step(method.check(setup), prefix)
@@ -173,7 +174,7 @@ def diagnose(store: Store, raw_config: dict[str, Any], agent: str, host_name: st
                 if r.get("agent") == agent and r.get("host") == host.name]
     # a hook ran, a waiter waited, or install --hooks chose the waiter (it registered it)
     hooks = bool(sessions) or bool(store.waiter_pids(agent)) or (
-        report.method == host.waiter_method)
+        report.method in host.waiter_methods)
     setup = setup_for(store, entry, agent, host, folder=str(entry.get("cwd") or folder),
                       hooks=hooks, env=env)
     return Diagnosis(agent, report.opt_in, report.method, report.warnings,

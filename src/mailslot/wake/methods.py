@@ -120,6 +120,7 @@ class Outcome:
     retry: bool = True  # False: trying again cannot help (or could do harm)
     restart: bool = False  # a failed recovery start: retried once only (launch/restart.py)
     skip: bool = False  # nothing there to wake now: not retried, nobody told (the mail waits)
+    tell: str = ""  # woken, but the sender should hear this (a notice held for approval)
 
 
 OK = Outcome(True)

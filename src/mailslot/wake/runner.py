@@ -239,9 +239,14 @@ class WakeRunner:
             return Result(agent, entry.message_id, name, entry.attempt, outcome, skipped=True)
         if outcome.ok:
             log(self.store, f"{self.kind}_ok", entry.message_id, agent, method=name,
-                attempt=entry.attempt)
+                attempt=entry.attempt, **({"said": outcome.reason} if outcome.reason else {}))
+            told = None
+            if outcome.tell:  # before the release: a crash repeats the notice, never loses it
+                notice = tell_sender(Notifier(self.store), entry.message_id,
+                                     f"Your message to {agent}", outcome.tell)
+                told = notice.to[0] if notice else None
             self.store.wake_release(entry)
-            return Result(agent, entry.message_id, name, entry.attempt, outcome)
+            return Result(agent, entry.message_id, name, entry.attempt, outcome, told=told)
         attempts = min(plan.retry.attempts, RESTART_ATTEMPTS) if outcome.restart \
             else plan.retry.attempts
         if outcome.retry and entry.attempt < attempts:

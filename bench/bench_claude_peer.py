@@ -1,0 +1,147 @@
+"""send -> the idle Claude Code session's next turn started: claude-peer vs claude-rewake.
+
+The real Claude Code TUI (the pinned version, from the real-host suite's install folder:
+``MAILSLOT_HOSTS_BIN`` or an install already made; nothing is downloaded here) runs in a
+tmux pane, offline against the suite's scripted provider. One agent, one session; for
+each round a message from ``codex`` is sent and the time until the provider receives the
+model request carrying its notice is taken (the turn has started: Claude Code has read
+the notice and asked its model). ``claude-peer``: a running ``mailslot watch`` hands the
+notice to the session's own cross-session socket. ``claude-rewake``: the session's
+background waiter exits 2 and Claude Code wakes the session. Same session, same run,
+rounds alternating between the two, each after the session is idle again and the
+watcher's last wake has ended (a claude-peer wake keeps the agent's lane for its receipt
+window after the turn has started: a second wake within it waits).
+
+A round costs seconds of a real TUI, so there are few (``BENCH_CLAUDE_PEER_ROUNDS``,
+default 10 each): p99 of 10 is their slowest round, said so in the row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from common import ROOT, Row, ms, percentile
+
+ROUNDS = int(os.environ.get("BENCH_CLAUDE_PEER_ROUNDS", "10"))
+sys.path.insert(0, str(ROOT))
+
+
+def _host_bin() -> Path | None:
+    """The real-host suite's folder of host programs, if it is there already."""
+    from tests.hosts.install_hosts import target
+
+    given = os.environ.get("MAILSLOT_HOSTS_BIN")
+    if given:
+        return Path(given)
+    folder = target(False)
+    return folder / "node_modules" / ".bin" if (folder / ".complete").exists() else None
+
+
+def run() -> list[Row]:
+    bin_dir = _host_bin()
+    if bin_dir is None or not (bin_dir / "claude").exists():
+        return [Row("send -> Claude turn started (claude-peer, claude-rewake)",
+                    "skipped: no installed Claude Code (make test-hosts installs it)", "", "",
+                    None)]
+    os.environ["MAILSLOT_HOSTS_BIN"] = str(bin_dir)  # the suite's conftest installs nothing
+    from tests.hosts.harness import World, request_text, wait_for
+    from tests.hosts.test_tui import READY, ask, open_tui
+
+    with tempfile.TemporaryDirectory() as tmp:
+        w = World(Path(tmp) / "w", "claude", bin_dir, {"call": None})
+        watcher = None
+        try:
+            w.install("alice", "--hooks", "--wake")
+            pane = open_tui(w)
+            ask(w, pane, "Hello there")
+            sessions = w.home / ".claude" / "sessions"
+
+            waiters = w.mailbox / "waiters" / "alice"
+
+            def armed() -> bool:
+                return waiters.is_dir() and any(waiters.iterdir())
+
+            def idle() -> bool:
+                texts = [p.read_text() for p in sessions.glob("*.json")]
+                return any(t and json.loads(t).get("status") == "idle" for t in texts)
+
+            watcher = subprocess.Popen(
+                [str(Path(sys.executable).parent / "mailslot"), "--dir", str(w.mailbox),
+                 "watch"], cwd=w.project, env=w.env, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+            times: dict[str, list[float]] = {"claude-peer": [], "claude-rewake": []}
+            attempts: dict[str, list[float]] = {"claude-peer": []}
+            sent_ids: list[str] = []
+            for n in range(ROUNDS * 2):
+                method = "claude-peer" if n % 2 == 0 else "claude-rewake"
+                _choose(w, method)
+                pane.wait_screen(READY["claude"], 60)
+                wait_for(idle, 60, "the session to be idle")
+                if method == "claude-rewake":
+                    wait_for(armed, 60, "the waiter to arm")
+                    time.sleep(0.3)  # past the waiter's first look, into its wait
+                # the previous wake is over: a claude-peer wake keeps the agent's lane
+                # for its receipt window (RECEIPT_SECONDS) after the turn has started
+                wait_for(lambda: _ended(w.mailbox, sent_ids), 60, "the last wake to end")
+                before = len(w.provider.model_requests())
+                began = time.time()
+                sent = w.send("codex", "alice", f"round {n}", "x")
+                sent_ids.append(sent)
+                mark = f"codex sent message {sent}"
+                woke = wait_for(lambda b=before, m=mark: [  # type: ignore[misc]
+                    r for r in w.provider.model_requests()[b:] if m in request_text(r)],
+                    60, f"round {n}'s turn")[0]
+                times[method].append(woke["t"] - began)
+                if method == "claude-peer":
+                    attempts[method].append(_attempted(w.mailbox, sent) - began)
+        finally:
+            if watcher is not None:
+                watcher.terminate()
+                watcher.wait(timeout=30)
+            w.close()
+    door = attempts["claude-peer"]
+    notes = {"claude-peer": f"watcher's attempt began p50 {ms(percentile(door, 50))}",
+             "claude-rewake": "real TUI, offline"}
+    rows = []
+    for method, samples in times.items():
+        rows.append(Row(f"send -> Claude turn started, {method}, p50 ({ROUNDS} rounds)",
+                        ms(percentile(samples, 50)), notes[method], "", None))
+        rows.append(Row(f"send -> Claude turn started, {method}, p99 (= slowest of {ROUNDS})",
+                        ms(percentile(samples, 99)), notes[method], "", None))
+    return rows
+
+
+def _ended(mailbox: Path, ids: list[str]) -> bool:
+    """Has the watcher logged an outcome for every one of ``ids``?"""
+    log = mailbox / "log" / "events.jsonl"
+    lines = log.read_text().splitlines() if log.exists() else []
+    done = {e.get("id") for e in map(json.loads, lines)
+            if e.get("event") in ("wake_ok", "wake_failed")}
+    return all(i in done for i in ids)
+
+
+def _attempted(mailbox: Path, message_id: str) -> float:
+    """When the watcher's wake attempt for ``message_id`` began (the events log)."""
+    from datetime import datetime
+
+    for line in (mailbox / "log" / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") == "wake_attempt" and event.get("id") == message_id:
+            return datetime.fromisoformat(event["ts"]).timestamp()
+    raise RuntimeError(f"no wake attempt logged for {message_id}")
+
+
+def _choose(w: Any, method: str) -> None:
+    path = w.mailbox / "config.json"
+    config = json.loads(path.read_text())
+    config["agents"]["alice"]["wake_method"] = method
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(config))
+    tmp.replace(path)

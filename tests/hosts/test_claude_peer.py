@@ -1,0 +1,117 @@
+"""The `claude-peer` wake against the real Claude Code TUI (in tmux, offline).
+
+Mail sent as `codex` to an idle Claude Code session is handed to it by the watcher
+through Claude Code's own cross-session door; a session that holds such messages makes
+the sender hear so; one that refuses them is woken by the waiter instead. The first test
+also pins the shapes mailslot relies on (docs/claude-peers.md): when Claude Code changes
+them it fails, naming what changed, rather than passing on the fallback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable
+from typing import Any
+
+from mailslot.hosts import claude
+
+from .harness import World, merge_json, request_text, wait_for
+from .test_tui import READY, ask, open_tui
+
+Worlds = Callable[..., World]
+DOOR = "Another Claude session sent a message:"
+
+
+def peer_world(world: Worlds, inbound: str | None = None) -> tuple[World, Any]:
+    """alice in an idle TUI, installed with --wake (so the ladder chose the door), her
+    session recorded by the hooks; ``inbound``: her crossSessionInbound setting."""
+    w = world("claude", {"call": None})
+    done = w.install("alice", "--hooks", "--wake")
+    config = json.loads((w.mailbox / "config.json").read_text())
+    assert config["agents"]["alice"]["wake_method"] == "claude-peer", done.stdout
+    if inbound is not None:
+        merge_json(w.home / ".claude" / "settings.json", {"crossSessionInbound": inbound})
+    pane = open_tui(w)
+    ask(w, pane, "Hello there")
+    wait_for(lambda: (w.mailbox / "latest" / "alice" / "claude").exists(), 30,
+             "the SessionStart hook to record the session")
+    pane.wait_screen(READY["claude"], 30)
+    wait_for(lambda: [r for r in records(w) if r.get("status") == "idle"], 30,
+             "the session's record to say idle")
+    return w, pane
+
+
+def records(w: World) -> list[dict[str, Any]]:
+    folder = w.home / ".claude" / "sessions"
+    return [json.loads(text) for p in folder.glob("*.json") if (text := p.read_text())]
+
+
+def mail_from_codex(w: World, body: str) -> tuple[str, int, dict[str, Any]]:
+    """Mail from codex to alice and one ``watch --once``: its id, the number of model
+    requests before it, and how the wake ended (the events log)."""
+    before = len(w.provider.model_requests())
+    sent = w.send("codex", "alice", "please look", body)
+    w.mailslot("watch", "--once")
+    lines = (w.mailbox / "log" / "events.jsonl").read_text().splitlines()
+    done = next(e for e in map(json.loads, lines)
+                if e.get("id") == sent and e["event"] in ("wake_ok", "wake_failed"))
+    return sent, before, done
+
+
+def woken(w: World, sent: str, before: int, what: str) -> str:
+    """The text of the first model request since ``before`` carrying ``sent``'s notice."""
+    return request_text(wait_for(lambda: [
+        r for r in w.provider.model_requests()[before:]
+        if f"codex sent message {sent}" in request_text(r)], 30, what)[0])
+
+
+def told_codex(w: World) -> str:
+    """What mailslot's notice to codex (the sender) says."""
+    told = [m for m in w.inbox("codex") if m["from"] == "mailslot"]
+    assert told, w.inbox("codex")
+    return w.mailslot("--agent", "codex", "read", told[0]["id"]).stdout
+
+
+def test_idle_session_is_woken_through_the_door_by_mail_from_codex(world: Worlds) -> None:
+    w, pane = peer_world(world)
+    # The shapes claude-peer speaks: a change here is a protocol change (fail loudly).
+    [record] = records(w)
+    session = (w.mailbox / "latest" / "alice" / "claude").read_text().strip()
+    assert record["sessionId"] == session
+    assert record["peerProtocol"] == claude.PEER_PROTOCOL, record
+    assert record["kind"] == "interactive"
+    sock = record["messagingSocketPath"]
+    mode = os.lstat(sock).st_mode
+    assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+    keys = list((w.home / ".claude" / "sessions").glob(f"{record['pid']}.*.key"))
+    assert len(keys) == 1 and stat.S_IMODE(keys[0].stat().st_mode) == 0o600
+    assert set(json.loads(keys[0].read_text())) >= {"peerToken", "procStart"}
+    sent, before, done = mail_from_codex(w, "DOOR-BODY")
+    assert done["event"] == "wake_ok" and "handed to session" in done["said"], done
+    text = woken(w, sent, before, "the turn the door started")
+    assert DOOR in text  # Claude Code's own framing of a peer message
+    assert "DOOR-BODY" not in text.split(DOOR, 1)[1].split("This came from")[0]
+    assert "mcp__mailslot__reply" in text and "`SendMessage` reaches only" in text
+    pane.wait_screen(f"codex sent message {sent}", 30)
+
+
+def test_a_held_notice_is_reported_to_the_sender(world: Worlds) -> None:
+    w, pane = peer_world(world, "hold")
+    _, before, done = mail_from_codex(w, "HELD-BODY")
+    assert done["event"] == "wake_ok" and "held" in done["said"], done
+    pane.wait_screen("Held peer message", 30)
+    assert "person's approval" in told_codex(w)
+    assert not [r for r in w.provider.model_requests()[before:] if DOOR in request_text(r)]
+
+
+def test_a_refusing_session_is_woken_by_the_waiter(world: Worlds) -> None:
+    w, _ = peer_world(world, "refuse")
+    wait_for(lambda: list((w.mailbox / "waiters" / "alice").glob("*"))
+             if (w.mailbox / "waiters" / "alice").is_dir() else [], 60, "the waiter to arm")
+    sent, before, done = mail_from_codex(w, "REFUSED-BODY")
+    assert done["event"] == "wake_ok" and "refuses" in done["said"], done
+    text = woken(w, sent, before, "the waiter's wake after the grace")
+    assert DOOR not in text  # the waiter's, not the door's
+    assert "refuses cross-session messages" in told_codex(w)
