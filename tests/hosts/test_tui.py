@@ -78,7 +78,8 @@ def running(pid: int) -> bool:
 
 def test_claude_wake_while_idle_and_no_waiter_left(world: Worlds) -> None:
     """Check 6: with --wake, mail to an idle Claude Code TUI starts a new model request
-    within 2 s, showing the notice; /exit leaves no waiter."""
+    showing the notice; /exit leaves no waiter. How fast is measured by bench_rewake and
+    bench_claude_peer; the bound here only says the waiter woke it, not a later poll."""
     w = world("claude", {"call": None})
     w.install("alice", "--hooks", "--wake")
     w.set_wake("alice", "claude-rewake")  # the waiter alone (--wake chose claude-peer)
@@ -91,7 +92,7 @@ def test_claude_wake_while_idle_and_no_waiter_left(world: Worlds) -> None:
     sent_at = time.time()
     sent = w.send("bob", "alice", "wake up", "WAKE-BODY")
     woke = w.provider.wait_for_requests(count + 1, 30)[count]
-    assert woke["t"] - sent_at < 2.0
+    assert woke["t"] - sent_at < 10.0
     text = request_text(woke)
     assert f"bob sent message {sent}" in text and "WAKE-BODY" not in text
     assert "Stop hook feedback" in text or "system-reminder" in text, text[-2000:]
