@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_MIDTURN_INTERVAL = 30
+DEFAULT_UNSURFACED_MINUTES = 60
+"""``who`` names an agent whose mail sat unread and unshown to any model this long."""
 """Seconds a session goes at least between being shown mail and a mid-turn showing."""
 
 
@@ -103,6 +105,16 @@ class Config:
             raise StoreError(f"config.json: agents.{name}.midturn_interval_seconds must be "
                              "a number of seconds, 0 or more")
         return float(value)
+
+    def unsurfaced_after(self) -> float:
+        """Seconds after which ``who`` calls unread mail no model was shown stuck:
+        ``unsurfaced_after_minutes`` (default :data:`DEFAULT_UNSURFACED_MINUTES`);
+        anything but a positive number is an error, naming the field."""
+        value = self.raw.get("unsurfaced_after_minutes", DEFAULT_UNSURFACED_MINUTES)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise StoreError("config.json: unsurfaced_after_minutes must be a number of "
+                             "minutes, more than 0")
+        return float(value) * 60
 
     # Bounded authority ---------------------------------------------------
     @property

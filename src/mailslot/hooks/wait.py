@@ -101,7 +101,7 @@ def _wait(host: Host, agent: str | None, root: str | None, env: Mapping[str, str
                 stderr.write(wake_notice(name, mail, cli,
                                          host.tools(env).format("read_messages")) + "\n")
                 stderr.flush()
-                delivery.announce(session, mail)
+                delivery.announce(session, mail, host.name)
                 return host.waiter_exit
             kick.wait(CHECK_SECONDS if watching is not None else POLL_SECONDS)
     finally:

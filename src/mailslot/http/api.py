@@ -50,7 +50,10 @@ def _seen(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
     if not set(broadcasts) <= set(shown):
         raise InvalidInput("broadcasts must be among the shown ids")
     key = session_key(str(session)) if session else None
-    _delivery(box).commit(Injection("", moment, key, shown, broadcasts))
+    host = q.get("host")
+    _delivery(box).commit(Injection("", moment, key, shown, broadcasts),
+                          host=host if isinstance(host, str) else "remote",
+                          taken=q.get("taken") is not False)
     return {"recorded": len(shown)}
 
 

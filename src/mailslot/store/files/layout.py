@@ -16,7 +16,7 @@ import os
 from stat import S_ISREG
 
 from ...core import jsontext
-from ...core.durable import open_file
+from ...core.durable import fsync_dir, open_file
 from ...core.errors import NotFound, StoreError
 from ...core.message import STATES
 from ..format import EVENTS, FOLDER_OF, SEGMENT_BYTES, event_segments, parse_message_file
@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ...core.message import Message, State
+
+_ONCE_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789._-"
+
 
 class MailboxFiles(Folders):
     """The mailbox folder at ``root`` (an absolute path), as every reader sees it.
@@ -134,6 +137,20 @@ class MailboxFiles(Folders):
         if append(os.path.join(folder, EVENTS), line.encode("utf-8"),
                   sync=durable) > SEGMENT_BYTES:
             self._roll_events(folder)
+
+    def mark_once(self, key: str) -> bool:
+        """An empty file ``log/once/KEY`` made with ``O_EXCL``: whoever creates it first
+        gets ``True``; synced with its folder before that is said."""
+        if not key or len(key) > 200 or key.startswith(".") or \
+                key.strip(_ONCE_CHARS):
+            raise StoreError(f"not a key: {key!r}")
+        folder = self._folder("log", "once", create=True)
+        try:
+            write_new(os.path.join(folder, key), b"", sync=False)
+        except FileExistsError:
+            return False
+        fsync_dir(folder)
+        return True
 
     def _roll_events(self, folder: str) -> None:
         """Rename the current segment to the next number, once, whoever else tries too.

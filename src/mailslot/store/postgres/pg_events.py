@@ -39,6 +39,11 @@ class PgEvents(PgConnection):
             if len(rows) < BATCH:
                 return
 
+    def mark_once(self, key: str) -> bool:
+        rows = self._rows("cannot mark " + key, "INSERT INTO once (key) VALUES (%s) "
+                          "ON CONFLICT DO NOTHING RETURNING key", (key,), repeat=False)
+        return bool(rows)
+
     def load_config(self) -> dict[str, Any]:
         rows = self._rows("cannot read the config", "SELECT data FROM config")
         return json_object(rows[0][0]) if rows else {}
