@@ -58,7 +58,8 @@ def test_reply_and_the_sent_box(box: Box) -> None:
     assert answer["to"] == ["claude"] and answer["in_reply_to"] == question.id
     sent = facts(mcp_tools.read_messages(gemini, box="sent"))
     assert [s["id"] for s in sent["sent"]] == [answer["id"]]
-    assert sent["sent"][0]["recipients"] == [{"agent": "claude", "state": "unread"}]
+    assert sent["sent"][0]["recipients"] == [{"agent": "claude", "state": "unread",
+                                              "rung": "stored"}]
     listed = facts(mcp_tools.list_agents(claude))
     assert listed["you"] == "claude"
     assert {"claude", "gemini"} <= {a["name"] for a in listed["agents"]}

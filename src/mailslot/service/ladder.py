@@ -37,6 +37,11 @@ HOWS = ("start", "prompt", "midturn", "stop", "tool", "notice")
 result (``read_messages``); a wake notice the host showed the model."""
 
 
+def passed(reached: str, rung: str) -> bool:
+    """Is ``reached`` at ``rung`` of the ladder or beyond it?"""
+    return RUNGS.index(reached) >= RUNGS.index(rung)
+
+
 def _now() -> str:
     """Local time with its offset, as every receipt has, without ``datetime`` loaded
     on the hook path until here."""

@@ -720,6 +720,30 @@ class Mailbox:
         return overview.status(self.store, self.resolve_known(message_id), self.who,
                                viewer=self.viewer, now=self._clock())
 
+    def wait_for(self, message_id: str, rung: str, timeout: float) -> tuple[Status, bool]:
+        """:meth:`status`, again and again until a recipient reached ``rung`` of the
+        delivery ladder (or went beyond it) or ``timeout`` seconds passed; whether it
+        did. Polls, from a tenth of a second up to two seconds apart: the receipts that
+        move the ladder are written by other processes, on any machine of the store."""
+        import time
+
+        if rung not in ladder.RUNGS[1:]:
+            raise InvalidInput(f"--wait takes one of {', '.join(ladder.RUNGS[1:])}, "
+                               f"not {quoted(rung)}")
+        if not timeout >= 0:
+            raise InvalidInput("--timeout must be a number of seconds, 0 or more")
+        message_id = self.resolve_known(message_id)
+        end, pause = time.monotonic() + timeout, 0.1
+        while True:
+            status = self.status(message_id)
+            if any(ladder.passed(r.rung, rung) for r in status.recipients):
+                return status, True
+            left = end - time.monotonic()
+            if left <= 0:
+                return status, False
+            time.sleep(min(pause, left))
+            pause = min(pause * 1.5, 2.0)
+
     def who(self) -> list[AgentInfo]:
         """Every agent known from the config, a mailbox folder, a message's sender or a
         server, with unread counts, whether a server of it is online, and its wake
@@ -777,11 +801,15 @@ class Mailbox:
 
         return Beacon(self.store, self.bound_agent(), session=self.session, **options)
 
-    def surfaced(self, messages: Sequence[Message], *, host: str | None) -> None:
+    def surfaced(self, messages: Sequence[Message], *, host: str | None = None) -> None:
         """The ladder's receipt that a tool result carrying ``messages`` (of this
         agent's own mailbox) was handed to the host (:mod:`mailslot.service.ladder`);
-        call only once it was written."""
-        ladder.record_surfaced(self.store, self.agent, messages, host=host or "mcp",
+        call only once it was written. ``host``: the program that started this
+        process, by default."""
+        from ..mail.presence import parent_program
+
+        ladder.record_surfaced(self.store, self.agent, messages,
+                               host=host or parent_program() or "mcp",
                                session=self.session, how="tool")
 
     def read_page(

@@ -19,7 +19,14 @@ from ...core import jsontext
 from ...core.durable import fsync_dir, open_file
 from ...core.errors import NotFound, StoreError
 from ...core.message import STATES
-from ..format import EVENTS, FOLDER_OF, SEGMENT_BYTES, event_segments, parse_message_file
+from ..format import (
+    EVENTS,
+    FOLDER_OF,
+    SEGMENT_BYTES,
+    check_once_key,
+    event_segments,
+    parse_message_file,
+)
 from .fs import (
     LOCK,
     READ,
@@ -40,9 +47,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ...core.message import Message, State
-
-_ONCE_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789._-"
-
 
 class MailboxFiles(Folders):
     """The mailbox folder at ``root`` (an absolute path), as every reader sees it.
@@ -141,12 +145,9 @@ class MailboxFiles(Folders):
     def mark_once(self, key: str) -> bool:
         """An empty file ``log/once/KEY`` made with ``O_EXCL``: whoever creates it first
         gets ``True``; synced with its folder before that is said."""
-        if not key or len(key) > 200 or key.startswith(".") or \
-                key.strip(_ONCE_CHARS):
-            raise StoreError(f"not a key: {key!r}")
         folder = self._folder("log", "once", create=True)
         try:
-            write_new(os.path.join(folder, key), b"", sync=False)
+            write_new(os.path.join(folder, check_once_key(key)), b"", sync=False)
         except FileExistsError:
             return False
         fsync_dir(folder)
