@@ -225,8 +225,8 @@ def _retract(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
-STATUS = Command("status", "Where a message stands with each recipient: its delivery "
-                 "ladder (stored, woken, surfaced, read, done, replied) and its replies.",
+STATUS = Command("status", "Where a message stands: each recipient's delivery ladder, "
+                 "and its replies.",
                  examples=["mailslot status 7f3a9c2e",
                            "mailslot status 7f3a9c2e --wait surfaced --timeout 60"])
 
