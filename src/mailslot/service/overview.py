@@ -273,21 +273,22 @@ class Waiting:
             return "a session of it is live but has not been shown it yet"
         if outcome == "skipped":
             return f"no live session, and it was not woken{reason}"
-        if outcome in ("queued", "attempt", "failed"):
-            return f"no live session; a wake is under way ({outcome}{reason})"
-        if outcome == "ok":
-            return "no live session; it was woken, and has not looked yet"
         try:
             self._config = self._config or Config(self.store.load_config())
         except MailslotError as exc:
             return f"no live session, and the config cannot be read ({exc})"
         setting = wake_setting(self._config, agent)
-        if setting.split(" ")[0] in ("off", "unsupported"):
+        if outcome is None and setting.split(" ")[0] in ("off", "unsupported"):
             return (f"no live session and no wake ({setting}): it waits for the agent's "
                     "next session")
-        self._watcher = self._watcher or watcher(self.store, self._config)
-        if not self._watcher.running and not self._watcher.on_demand:
-            return f"no live session, and no watcher runs to wake it ({setting})"
+        if outcome != "ok":
+            self._watcher = self._watcher or watcher(self.store, self._config)
+            if not self._watcher.running and not self._watcher.on_demand:
+                return f"no live session, and no watcher runs to wake it ({setting})"
+        if outcome in ("queued", "attempt", "failed"):
+            return f"no live session; a wake is under way ({outcome}{reason})"
+        if outcome == "ok":
+            return "no live session; it was woken, and has not looked yet"
         return f"no live session; not woken ({setting})"
 
 

@@ -150,7 +150,7 @@ class ConfigAndEvents(Protocol):
         what happened to one message can stop at its delivery)."""
 
     def mark_once(self, key: str) -> bool:
-        """Mark ``key`` (1-200 of ``a-z 0-9 . _ -``) durably; ``True`` only for the one
+        """Mark ``key`` (1-240 of ``a-z 0-9 . _ + -``) durably; ``True`` only for the one
         caller, of every process and machine, that marked it first. What must happen
         once whoever races (the delivery ladder's notice to a sender) happens after it."""
 
