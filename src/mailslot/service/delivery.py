@@ -124,18 +124,20 @@ class Delivery:
     def commit(self, planned: Injection, *, host: str, taken: bool = True) -> None:
         """Record what was shown. Call only after the injection was written and flushed.
 
-        The session's record comes first and the broadcasts' second, so a hook stopped
-        in between shows the broadcasts again rather than never. The ladder's
-        ``surfaced`` receipt (in ``host``) is written only when ``taken``: the output
-        went where the host reads it (a pipe, not a file, a terminal or the null device).
+        The session's record comes first, the ladder's ``surfaced`` receipt (in
+        ``host``) second and the broadcasts' third, so a hook stopped in between shows
+        the broadcasts again rather than never. Nothing is recorded unless ``taken``:
+        the output went where the host reads it (a pipe), not to a file, a terminal or
+        the null device, so no model was shown it and the next prompt shows it again.
         """
+        if not taken:
+            return
         if planned.session is not None:
             self.store.add_shown(self.agent, planned.session, planned.shown)
-        if taken:
-            self._broadcasts.update(planned.broadcasts)
-            shown = [m for m in map(self._header, planned.shown) if m is not None]
-            record_surfaced(self.store, self.agent, shown, host=host,
-                            session=planned.session, how=planned.moment)
+        self._broadcasts.update(planned.broadcasts)
+        shown = [m for m in map(self._header, planned.shown) if m is not None]
+        record_surfaced(self.store, self.agent, shown, host=host, session=planned.session,
+                        how=planned.moment)
         if planned.broadcasts:
             self.store.add_seen(self.agent, planned.broadcasts)
             from datetime import datetime  # only now: most hooks never need it
