@@ -70,7 +70,7 @@ class Config:
         """Every malformed value, for ``doctor``."""
         found = []
         for check in (lambda: self.owner, lambda: self.max_body_bytes, self._agent_values,
-                      lambda: self.require_credentials):
+                      lambda: self.require_credentials, self.unsurfaced_after):
             try:
                 check()
             except StoreError as exc:

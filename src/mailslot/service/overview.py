@@ -361,7 +361,7 @@ def _id_time(now: datetime, config: Config) -> str:
     try:
         after = config.unsurfaced_after()
     except MailslotError:
-        after = DEFAULT_UNSURFACED_MINUTES * 60.0  # doctor names the field
+        after = DEFAULT_UNSURFACED_MINUTES * 60.0  # doctor names the field (problems)
     then = (now - timedelta(seconds=after)).astimezone(UTC)
     return f"{then:%Y-%m-%d_%H%M%S}.{then.microsecond:06d}"
 
