@@ -62,7 +62,8 @@ def _send(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
     message = box.send(_names(q, "to"), _text(q, "subject"), _text(q, "body"),
                        re_issue=_optional_text(q, "re_issue"),
                        expect_reply=_flag(q, "expect_reply"),
-                       wake=_flag(q, "wake"), new=_flag(q, "new"))
+                       wake=_flag(q, "wake"), new=_flag(q, "new"),
+                       notify_when=_optional_text(q, "notify_when"))
     return {"message": message.as_dict(), "notes": box.notes}
 
 
