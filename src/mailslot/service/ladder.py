@@ -43,9 +43,10 @@ def passed(reached: str, rung: str) -> bool:
 
 
 def _now() -> str:
-    """Local time with its offset, as every receipt has, without ``datetime`` loaded
-    on the hook path until here."""
-    from datetime import datetime
+    """Local time with its offset, as every receipt has; the classes are loaded only
+    here, and without ``datetime.py`` (:mod:`mailslot.core.dates`: a few milliseconds
+    of a hook's start-up)."""
+    from ..core.dates import datetime
 
     return datetime.fromtimestamp(time.time()).astimezone().isoformat()
 
