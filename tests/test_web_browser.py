@@ -166,7 +166,7 @@ def test_the_token_opens_every_page(web: Watched, store: FileStore, clock: Clock
     web.go("/mail/gemini?state=done").get_by_role("link", name="Schema ready").click()
     assert page.locator("h1").inner_text() == "Schema ready for review"
     assert "Could you check the indexes?" in page.locator("pre.body").inner_text()
-    assert page.locator("#state tbody tr").inner_text().split()[:2] == ["gemini", "done"]
+    assert page.locator("#state tbody tr").inner_text().split()[:3] == ["gemini", "replied", "done"]
     page.get_by_role("link", name="Read the whole thread").click()
     assert page.locator("ol.thread > li").count() == 3
     bodies = page.locator("ol.thread pre.body").all_inner_texts()
