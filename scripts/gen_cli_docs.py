@@ -81,7 +81,8 @@ it waits (no live session and no wake, no watcher to wake it, the wake gave up, 
 send you one notice when the first recipient reaches that rung (reaching a later rung
 counts). `status ID --wait RUNG --timeout SECONDS` (default 60) blocks until a
 recipient reaches RUNG, polling from a tenth of a second up to two seconds apart; on
-timeout it exits 1 with one line on stderr naming where each recipient is. `who` ends
+timeout it exits 1 with one error line (`mailslot: error: timed out: ...`, code
+`failed` with `--json`) naming where each recipient is. `who` ends
 with a line for each agent whose unread mail no model was shown for longer than
 `unsurfaced_after_minutes` in config.json (default 60).
 

@@ -183,8 +183,11 @@ def test_status_wait_blocks_until_the_rung_and_times_out_in_one_line(
     late = run_cli("--agent", "alice", "status", sent.id, "--wait", "surfaced",
                    "--timeout", "0.3", env=env)
     assert late.returncode == 1 and late.stdout == ""
-    assert late.stderr == (f"mailslot: timed out: no recipient of {sent.id} reached 'surfaced' "
-                        "within 0.3 s (bob stored)\n")
+    assert late.stderr == (f"mailslot: error: timed out: no recipient of {sent.id} reached "
+                           "'surfaced' within 0.3 s (bob stored)\n")
+    as_json = run_cli("--agent", "alice", "status", sent.id, "--wait", "read", "--timeout",
+                      "0", "--json", env=env)
+    assert as_json.returncode == 1 and json.loads(as_json.stderr)["code"] == "failed"
     waiting = subprocess.Popen(
         [sys.executable, "-m", "mailslot", "--agent", "alice", "status", sent.id, "--wait",
          "surfaced", "--timeout", "60", "--json"], stdout=subprocess.PIPE, env=env)

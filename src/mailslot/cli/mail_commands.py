@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, MailslotError
 from ..core.message import NOTIFY_RUNGS
 from ..core.text import read_body
 from . import render
@@ -247,11 +247,10 @@ def _status(args: argparse.Namespace, box: Mailbox) -> int:
         status = box.status(args.id)
     else:
         status, reached = box.wait_for(args.id, args.wait, args.timeout)
-        if not reached:
-            print(f"mailslot: timed out: no recipient of {status.message.id} reached "
-                  f"{args.wait!r} within {args.timeout:g} s ({render.rungs(status)})",
-                  file=sys.stderr)
-            return 1
+        if not reached:  # exit 1, one line (JSON with --json), as every failure
+            raise MailslotError(f"timed out: no recipient of {status.message.id} reached "
+                                f"{args.wait!r} within {args.timeout:g} s "
+                                f"({render.rungs(status)})")
     emit(args, status.as_dict(), render.status(status))
     return 0
 
