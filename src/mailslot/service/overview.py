@@ -39,6 +39,8 @@ other processes a moment before the sender wrote its own."""
 Times = dict[tuple[str, str], str]
 """When each agent read or finished a message: ``(event, agent) -> ts``."""
 WAKE_EVENTS = ("wake_queued", "wake_skipped", "wake_attempt", "wake_ok", "wake_failed")
+"""The wake lines of the events log (:mod:`mailslot.wake.queue`), newest first on the
+ladder and on the web page's wake log."""
 
 
 class Receipts:
