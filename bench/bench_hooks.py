@@ -49,8 +49,10 @@ def _fill(root: Path) -> None:
 
 
 def _time(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> float:
+    """One whole process, its output read from a pipe as a host reads it (so the hook
+    records what it showed, the delivery ladder's receipt included)."""
     began = time.perf_counter()
-    subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL, cwd=cwd, env=env, check=True)
+    subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, cwd=cwd, env=env, check=True)
     return time.perf_counter() - began
 
 

@@ -70,6 +70,22 @@ server of the agent is online (or when it was last seen), how its config lets it
 woken, and where mailslot knows the name from (`owner`, `config`, `mailbox`, `messages`,
 `server`).
 
+**The delivery ladder.** `status ID` shows, per recipient, how far a message got:
+stored → wake (the newest attempt: method, outcome, time, reason) → **surfaced** (first
+shown to a model: when, in which host and session, and how: session start, a prompt,
+mid-turn, stop, a tool read or a wake notice, and how many times) → read → done →
+replied. Surfaced is recorded only after the host took the output that carried it
+(docs/hooks.md); a read through the CLI is "read". Mail no model was shown yet says why
+it waits (no live session and no wake, no watcher to wake it, the wake gave up, ...).
+`sent` shows each recipient's rung. `send --notify-when surfaced|read|done` has mailslot
+send you one notice when the first recipient reaches that rung (reaching a later rung
+counts). `status ID --wait RUNG --timeout SECONDS` (default 60) blocks until a
+recipient reaches RUNG, polling from a tenth of a second up to two seconds apart; on
+timeout it exits 1 with one error line (`mailslot: error: timed out: ...`, code
+`failed` with `--json`) naming where each recipient is. `who` ends
+with a line for each agent whose unread mail no model was shown for longer than
+`unsurfaced_after_minutes` in config.json (default 60).
+
 **Terminal.** Colour only when stdout is a terminal, never with `NO_COLOR` or
 `--no-color`; `read` output taller than the terminal goes through `$PAGER` (default
 `less -FRX`). Shell completion: `mailslot completion bash|zsh|fish` prints a script

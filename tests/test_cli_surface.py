@@ -154,8 +154,11 @@ def test_sent_lists_what_i_sent_with_states(cli: Cli) -> None:
     assert {r["agent"]: r["state"] for r in listed[0]["recipients"]} == {
         "gemini": "unread", "codex": "unread"}
     assert listed[1]["recipients"][0]["state"] == "done"
+    assert {r["agent"]: r["rung"] for r in listed[0]["recipients"]} == {
+        "gemini": "stored", "codex": "stored"}
     text = cli("--agent", "claude", "sent").out
-    assert "gemini unread, codex unread" in text
+    waits = "(no live session and no wake (off): it waits for the agent's next session)"
+    assert f"gemini stored {waits}, codex stored {waits}" in text
 
 
 def test_inbox_pages_and_says_how_many_more(cli: Cli) -> None:
@@ -241,4 +244,5 @@ def test_sent_includes_broadcasts_with_who_was_served(cli: Cli) -> None:
     assert listed[0]["id"] == bid and listed[0]["to"] == ["all"]
     assert listed[0]["recipients"] == [{"agent": "gemini", "state": "read",
                                         "read_at": listed[0]["recipients"][0]["read_at"],
-                                        "done_at": None}]
+                                        "done_at": None, "rung": "read", "surfaced": None,
+                                        "wake": None, "replied_at": None, "waiting": None}]

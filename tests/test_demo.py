@@ -23,7 +23,7 @@ def test_the_demo_runs_to_the_end_from_a_checkout(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr
     assert "error" not in ran.stderr
     out = ran.stdout
-    assert "gemini done" in out  # the sender's view of the answered message
+    assert "gemini replied" in out  # the sender's view of the answered message (its rung)
     assert "reply: " in out.split(" status ", 1)[1]  # status, asked as the sender, shows it
     assert "The demo mailbox was removed" in out
     assert not list(tmp_path.glob("mailslot-demo.*"))

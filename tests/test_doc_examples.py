@@ -36,6 +36,7 @@ NOT_RUN = {
     "--if-version": "the version a config show printed",
     "--hooks --wake": "probes the host's program, not installed here",
     "doctor --wake": "the wake install --hooks --wake chose",
+    "--wait surfaced": "waits for a model to be shown the mail (tests/test_ladder.py)",
 }
 RUN_ANYWAY = ("mailslot watch --validate",)
 SHORT = re.compile(r"^(ID|[0-9a-f]{6,8}|\d{4}-\d\d-\d\d_\d{4})$")

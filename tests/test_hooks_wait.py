@@ -87,6 +87,11 @@ def test_mail_from_another_process_wakes_the_session(
     assert "Secret" not in err and "not instructions" in err
     # the tool by the name Claude Code's model loads it with (its MCP tools are deferred)
     assert "the MCP tool mcp__mailslot__read_messages." in err
+    # the notice is a showing, on the delivery ladder, once it was written
+    ladder = sender(root, "gemini").status(message_id).recipients[0]
+    assert ladder.rung == "surfaced" and ladder.surfaced is not None
+    assert (ladder.surfaced["how"], ladder.surfaced["host"], ladder.surfaced["session"]) == (
+        "notice", "claude", SESSION)
 
 
 def test_only_directed_mail_not_yet_shown_wakes_it(

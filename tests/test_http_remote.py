@@ -300,3 +300,25 @@ def test_plain_http_only_to_loopback(cli: Callable[..., Result],
     for url in ("http://127.0.0.1:1", "http://localhost:1", "http://[::1]:1",
                 "https://example.invalid"):
         Remote(url, "s")  # allowed; nothing is connected until a call
+
+
+def test_the_ladder_over_the_api(running: Running, cli: Callable[..., Result]) -> None:
+    """A remote send asks for its notice; a remote hook's ``seen`` is its showing, and
+    one whose output no host read (``taken`` false) records nothing."""
+    url = f"http://127.0.0.1:{running.port}"
+    sent = cli("send", "--to", "gemini", "--subject", "s", "--body", "b", "--notify-when",
+               "surfaced", "--json", "--remote", url, "--credential", running.files["claude"])
+    assert sent.code == 0, sent.err
+    message_id = json.loads(sent.out)["id"]
+    assert json.loads(sent.out)["notify_when"] == "surfaced"
+    api = Remote(running.url, running.secret("gemini"))
+    planned = api.get("pending", moment="start", session="r-1", host="claude")
+    assert message_id in planned["shown"]
+    seen = {k: planned[k] for k in ("moment", "session", "shown", "broadcasts")}
+    api.post("seen", {**seen, "host": "claude", "taken": False})
+    assert running.box("claude").status(message_id).recipients[0].rung == "stored"
+    api.post("seen", {**seen, "host": "claude", "taken": True})
+    ladder = running.box("claude").status(message_id).recipients[0]
+    assert ladder.rung == "surfaced" and ladder.surfaced is not None
+    assert (ladder.surfaced["host"], ladder.surfaced["session"]) == ("claude", "r-1")
+    assert [i.message.sender for i in running.box("claude").inbox()] == ["mailslot"]

@@ -203,10 +203,11 @@ async def test_sent_box_lists_what_i_sent_with_states(connect: Any, box: Box) ->
     async with connect("claude") as claude:
         page, shown = await read(claude, box="sent")
     assert [e["id"] for e in page["sent"]] == [second.id, first.id]
-    assert page["sent"][1]["recipients"] == [{"agent": "gemini", "state": "done"}]
+    assert page["sent"][1]["recipients"] == [{"agent": "gemini", "state": "done",
+                                              "rung": "done"}]
     facts = {k: v for k, v in page.items() if k != "framed"}
     assert "subject" not in str(facts) and "> two" in shown and page["framed"] == shown
-    assert f"[mailslot] {page['sent'][0]['short']}: gemini unread, codex unread" in shown
+    assert f"[mailslot] {page['sent'][0]['short']}: gemini stored, codex stored" in shown
 
 
 async def test_a_recipient_typo_is_refused_listing_the_agents(connect: Any, box: Box) -> None:

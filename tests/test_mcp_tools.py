@@ -3,6 +3,7 @@ no client, no event loop (the SDK path is tests/test_mcp_server.py)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -59,7 +60,8 @@ def test_reply_and_the_sent_box(box: Box) -> None:
     assert answer["to"] == ["claude"] and answer["in_reply_to"] == question.id
     sent = facts(mcp_tools.read_messages(gemini, box="sent"))
     assert [s["id"] for s in sent["sent"]] == [answer["id"]]
-    assert sent["sent"][0]["recipients"] == [{"agent": "claude", "state": "unread"}]
+    assert sent["sent"][0]["recipients"] == [{"agent": "claude", "state": "unread",
+                                              "rung": "stored"}]
     listed = facts(mcp_tools.list_agents(claude))
     assert listed["you"] == "claude"
     assert {"claude", "gemini"} <= {a["name"] for a in listed["agents"]}
@@ -113,3 +115,28 @@ def test_every_tool_in_the_table_takes_the_opener_first() -> None:
     assert len(names) == len(set(names)) == 14
     for fn, _, _ in mcp_tools.TOOLS:
         assert next(iter(fn.__annotations__)) == "open_box", fn.__name__
+
+
+def test_message_status_shows_the_ladder_to_sender_and_recipients_only(box: Box) -> None:
+    sent = box("claude").send(["gemini", "codex"], "Ladder", "x", notify_when="read")
+    for agent in ("claude", "gemini"):
+        status = facts(mcp_tools.message_status(as_agent(box, agent), message_id=sent.id))
+        assert {r["agent"]: r["rung"] for r in status["recipients"]} == {
+            "gemini": "stored", "codex": "stored"}
+        assert "no live session" in status["recipients"][0]["waiting"]
+    box("gemini").read(sent.id)
+    status = facts(mcp_tools.message_status(as_agent(box, "claude"), message_id=sent.id))
+    assert status["recipients"][0]["rung"] == "read"
+    with pytest.raises(NotFound, match=re.escape(f"no message {sent.id} for reviewer")):
+        mcp_tools.message_status(as_agent(box, "reviewer"), message_id=sent.id)
+    notice = facts(mcp_tools.read_messages(as_agent(box, "claude")))["messages"]
+    assert [m["from"] for m in notice] == ["mailslot"]
+
+
+def test_send_message_takes_notify_when(box: Box) -> None:
+    sent = facts(mcp_tools.send_message(as_agent(box, "claude"), to="gemini", subject="s",
+                                        body="b", notify_when="done"))
+    assert sent["notify_when"] == "done"
+    with pytest.raises(InvalidInput, match="notify_when must be one of"):
+        mcp_tools.send_message(as_agent(box, "claude"), to="gemini", subject="s", body="b",
+                               notify_when="soon")

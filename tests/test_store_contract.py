@@ -304,6 +304,18 @@ class TestConfigAndEvents:
         newest = [e["id"] for e in store.events(newest_first=True)]
         assert newest == [f"m{n}" for n in reversed(range(5))]
 
+    def test_a_key_is_marked_once_whoever_races(self, store: Store) -> None:
+        """The ladder's notice is sent by the one caller that marked its key first."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        key = "notify-read-2026-09-21_144808.123456_claude_to_gemini_7f3a9c2e"
+        with ThreadPoolExecutor(4) as pool:
+            won = list(pool.map(lambda _: store.mark_once(key), range(8)))
+        assert won.count(True) == 1
+        assert store.mark_once(key) is False and store.mark_once(key + "x") is True
+        with pytest.raises(StoreError):
+            store.mark_once("../escape")
+
     def test_config_round_trips_and_updates_under_one_lock(self, store: Store) -> None:
         assert store.load_config() == {}
         put_config(store, {"owner": "sarah", "custom": [1, 2]})
@@ -862,7 +874,7 @@ def test_every_method_of_store_belongs_to_exactly_one_role() -> None:
             owners.setdefault(name, []).append(role.__name__)
     assert {n: o for n, o in owners.items() if len(o) > 1} == {}
     every = {n for c in Store.__mro__ if c is not object for n in names(c)}
-    assert set(owners) == every and len(every) == 79  # 76 methods and 3 attributes
+    assert set(owners) == every and len(every) == 80  # 77 methods and 3 attributes
 
 
 @pytest.mark.parametrize("backend_class", ["files", "postgres"])

@@ -166,7 +166,7 @@ def test_the_token_opens_every_page(web: Watched, store: FileStore, clock: Clock
     web.go("/mail/gemini?state=done").get_by_role("link", name="Schema ready").click()
     assert page.locator("h1").inner_text() == "Schema ready for review"
     assert "Could you check the indexes?" in page.locator("pre.body").inner_text()
-    assert page.locator("#state tbody tr").inner_text().split()[:2] == ["gemini", "done"]
+    assert page.locator("#state tbody tr").inner_text().split()[:3] == ["gemini", "replied", "done"]
     page.get_by_role("link", name="Read the whole thread").click()
     assert page.locator("ol.thread > li").count() == 3
     bodies = page.locator("ol.thread pre.body").all_inner_texts()
@@ -365,6 +365,26 @@ def test_compose_reply_done_broadcast_and_retract_as_the_owner(
     page.get_by_role("button", name="Send as sarah").click()
     assert page.get_by_role("alert").is_visible()
     assert page.get_by_label("Message").input_value() == "kept text"
+
+
+def test_the_message_page_shows_each_recipients_ladder(
+        web: Watched, store: FileStore, clock: Clock) -> None:
+    from mailslot.access.identity import Identity
+    from mailslot.service.delivery import Delivery
+
+    sent = as_agent(store, "codex", clock).send(["gemini", "claude"], "Ladder", "x",
+                                                notify_when="surfaced")
+    delivery = Delivery(store, "gemini", Identity("gemini", "--agent"))
+    planned = delivery.plan("start", "g-1", limit=10_000)
+    assert planned is not None
+    delivery.commit(planned, host="gemini")
+    page = web.go(f"/message/{sent.id}")
+    rows = page.locator("#state tbody tr")
+    gemini = rows.filter(has_text="gemini").inner_text()
+    claude = rows.filter(has_text="claude").inner_text()
+    assert "surfaced" in gemini and "by start" in gemini
+    assert "stored" in claude and "no live session" in claude
+    assert page.get_by_text("when first surfaced").is_visible()
 
 
 def test_dark_mode_follows_the_system_and_a_phone_needs_no_sideways_scroll(

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import sys
 
-from ..core.errors import InvalidInput, Throttled
+from ..core.errors import InvalidInput, MailslotError, Throttled
+from ..core.message import NOTIFY_RUNGS
 from ..core.text import read_body
 from . import render
 from .command import Command, emit, limit_option, style
@@ -70,6 +71,9 @@ def _send_arguments(p: argparse.ArgumentParser) -> None:
                    help="ask for the recipient to be woken (its own config decides)")
     p.add_argument("--new", action="store_true",
                    help="send even to a new name close to a known agent's (not a typo)")
+    p.add_argument("--notify-when", choices=NOTIFY_RUNGS, metavar="RUNG",
+                   help="one notice from mailslot when the first recipient's copy is "
+                        "surfaced (shown to a model), read or done")
 
 
 @SEND.handler
@@ -77,6 +81,7 @@ def _send(args: argparse.Namespace, box: Mailbox) -> int:
     message = _kept(args, _body(args, box), lambda body: box.send(
         args.to, args.subject, body,
         re_issue=args.re_issue, expect_reply=args.expect_reply, wake=args.wake, new=args.new,
+        notify_when=args.notify_when,
     ))
     emit(args, message.as_dict(), render.sent(message))
     _notes(box)
@@ -235,14 +240,32 @@ def _retract(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
-STATUS = Command("status", "Where a message stands with each recipient, and its replies.",
-                 examples=["mailslot status 7f3a9c2e"])
-STATUS.arguments(_one_id)
+STATUS = Command("status", "Where a message stands: each recipient's delivery ladder, "
+                 "and its replies.",
+                 examples=["mailslot status 7f3a9c2e",
+                           "mailslot status 7f3a9c2e --wait surfaced --timeout 60"])
+
+
+@STATUS.arguments
+def _status_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id")
+    p.add_argument("--wait", choices=("surfaced", "read", "done", "replied"),
+                   metavar="RUNG", help="block until a recipient reaches RUNG (surfaced, "
+                   "read, done or replied); exit 1 with one line if none does in time")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="how long --wait waits (default 60)")
 
 
 @STATUS.handler
 def _status(args: argparse.Namespace, box: Mailbox) -> int:
-    status = box.status(args.id)
+    if args.wait is None:
+        status = box.status(args.id)
+    else:
+        status, reached = box.wait_for(args.id, args.wait, args.timeout)
+        if not reached:  # exit 1, one line (JSON with --json), as every failure
+            raise MailslotError(f"timed out: no recipient of {status.message.id} reached "
+                                f"{args.wait!r} within {args.timeout:g} s "
+                                f"({render.rungs(status)})")
     emit(args, status.as_dict(), render.status(status))
     return 0
 

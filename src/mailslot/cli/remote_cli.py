@@ -32,7 +32,8 @@ def _send(args: argparse.Namespace, remote: Remote) -> int:
     to = args.to
     answer = remote.post("send", {
         "to": to, "subject": args.subject, "body": _body(args), "re_issue": args.re_issue,
-        "expect_reply": args.expect_reply, "wake": args.wake, "new": args.new})
+        "expect_reply": args.expect_reply, "wake": args.wake, "new": args.new,
+        "notify_when": args.notify_when})
     message = answer["message"]
     _emit(args, message, render.sent(_message(message)))
     for note in answer.get("notes", []):

@@ -163,19 +163,55 @@ def full(item: Item, path: str | None, *, style: Style = PLAIN) -> str:
 
 
 def status(st: Status) -> str:
+    """A message's delivery ladder, one block per recipient."""
     m = st.message
-    lines = [f"{m.id}", f"  from {m.sender}: {for_terminal(m.subject)}"]
+    lines = [f"{m.id}", f"  from {m.sender}: {for_terminal(m.subject)}",
+             f"  stored {_date(m.date)}"]
+    if m.notify_when:
+        lines.append(f"  notify when: {m.notify_when}")
     if st.retracted:
         lines.append("  retracted")
     for r in st.recipients:
-        state = r.state or "missing"
-        when = ", ".join(
-            f"{label} {_date(t)}" for label, t in (("read", r.read_at), ("done", r.done_at)) if t
-        )
-        lines.append(f"  {r.agent:<20} {state:<8} {when}".rstrip())
+        lines.append(f"  {r.agent:<20} {_rung(r):<9} {r.state or 'missing'}".rstrip())
+        lines += [f"    {label:<9} {text}" for label, text in _ladder(r)]
     for reply_id in st.replies:
         lines.append(f"  reply: {reply_id}")
     return "\n".join(lines)
+
+
+def rungs(st: Status) -> str:
+    """``bob stored, carol surfaced``: where each recipient is, in one line."""
+    return ", ".join(f"{r.agent} {_rung(r)}" for r in st.recipients) or "no recipients"
+
+
+def _rung(r: RecipientStatus) -> str:
+    return "missing" if r.state is None else r.rung
+
+
+def _ladder(r: RecipientStatus) -> list[tuple[str, str]]:
+    """The rungs one recipient reached, with when and how, and why it waits."""
+    rows: list[tuple[str, str]] = []
+    if r.wake:
+        why = f" ({r.wake['reason']})" if r.wake.get("reason") else ""
+        rows.append(("wake", f"{str(r.wake.get('outcome')).replace('_', ' ')} by "
+                             f"{r.wake.get('method') or '?'} {_date(str(r.wake.get('at')))}"
+                             f"{why}"))
+    if r.surfaced:
+        s = r.surfaced
+        more = f", {s['times']} times" if s.get("times", 1) > 1 else ""
+        rows.append(("surfaced", f"{_date(str(s.get('at')))} in {s.get('host') or '?'} "
+                                 f"session {s.get('session') or '-'} by "
+                                 f"{_HOW.get(str(s.get('how')), str(s.get('how')))}{more}"))
+    for label, when in (("read", r.read_at), ("done", r.done_at), ("replied", r.replied_at)):
+        if when:
+            rows.append((label, _date(when)))
+    if r.waiting:
+        rows.append(("waiting", r.waiting))
+    return rows
+
+
+_HOW = {"start": "session start", "prompt": "a prompt", "midturn": "mid-turn",
+        "stop": "stop", "tool": "a tool read", "notice": "a wake notice"}
 
 
 def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
@@ -197,6 +233,9 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
 
     watching = next((a.watcher for a in agents if a.watcher), None)
     tail = [f"watcher: {watching.describe()}"] if watching else []
+    tail += [f"unsurfaced: {a.name} has {a.unsurfaced} unread message(s) no model was "
+             f"shown, the oldest from {_date(a.unsurfaced_since or '')} (mailslot status "
+             "ID says why)" for a in agents if a.unsurfaced]
     return "\n".join([style.bold(line(head)), *(line(r) for r in rows), *tail])
 
 
@@ -376,5 +415,6 @@ def thread(entries: list[ThreadEntry], *, style: Style = PLAIN) -> str:
 
 
 def _states(recipients: list[RecipientStatus]) -> str:
-    """``reviewer read, builder missing``: each recipient's state, in one line."""
-    return ", ".join(f"{r.agent} {r.state or 'missing'}" for r in recipients)
+    """``reviewer read, builder stored (why)``: each recipient's rung, in one line."""
+    return ", ".join(f"{r.agent} {_rung(r)}" + (f" ({r.waiting})" if r.waiting else "")
+                     for r in recipients)

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_MIDTURN_INTERVAL = 30
+DEFAULT_UNSURFACED_MINUTES = 60
+"""``who`` names an agent whose mail sat unread and unshown to any model this long."""
 """Seconds a session goes at least between being shown mail and a mid-turn showing."""
 
 GOVERNOR_DEFAULTS: dict[str, int] = {
@@ -76,7 +78,8 @@ class Config:
         """Every malformed value, for ``doctor``."""
         found = []
         for check in (lambda: self.owner, lambda: self.max_body_bytes, self._agent_values,
-                      lambda: self.require_credentials, self.governor):
+                      lambda: self.require_credentials, self.governor,
+                      self.unsurfaced_after):
             try:
                 check()
             except StoreError as exc:
@@ -111,6 +114,16 @@ class Config:
             raise StoreError(f"config.json: agents.{name}.midturn_interval_seconds must be "
                              "a number of seconds, 0 or more")
         return float(value)
+
+    def unsurfaced_after(self) -> float:
+        """Seconds after which ``who`` calls unread mail no model was shown stuck:
+        ``unsurfaced_after_minutes`` (default :data:`DEFAULT_UNSURFACED_MINUTES`);
+        anything but a positive number is an error, naming the field."""
+        value = self.raw.get("unsurfaced_after_minutes", DEFAULT_UNSURFACED_MINUTES)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise StoreError("config.json: unsurfaced_after_minutes must be a number of "
+                             "minutes, more than 0")
+        return float(value) * 60
 
     # Bounded authority ---------------------------------------------------
     @property

@@ -48,7 +48,9 @@ the file is unreadable, found in one bounded read rather than a scan of the whol
 _OPEN = b"---\n"
 _CLOSE = b"\n---\n"
 _FIELDS = ("id", "date", "sender", "to", "subject", "body", "re_issue", "in_reply_to",
-           "thread", "expect_reply", "delivery", "instance")
+           "thread", "expect_reply", "delivery", "instance", "notify_when")
+NOTIFY_RUNGS = ("surfaced", "read", "done")
+"""The rungs of the delivery ladder a sender may ask to be told of (``notify_when``)."""
 
 
 class Message:
@@ -74,6 +76,9 @@ class Message:
     instance: str | None
     """The one session of the (single) recipient this message is for
     (``name@session`` addressing); ``None``: any session of the recipient."""
+    notify_when: str | None
+    """The rung (:data:`NOTIFY_RUNGS`) at which the sender is told, once, that the first
+    recipient reached it; ``None``: not asked."""
     extra: dict[str, Any]
     """Header keys mailslot does not know, kept as read; not part of equality."""
 
@@ -91,10 +96,12 @@ class Message:
         expect_reply: bool = False,
         delivery: Delivery = "inbox",
         instance: str | None = None,
+        notify_when: str | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
         values = (id, date, sender, to, subject, body, re_issue, in_reply_to, thread,
-                  expect_reply, delivery, instance, {} if extra is None else extra)
+                  expect_reply, delivery, instance, notify_when,
+                  {} if extra is None else extra)
         for name, value in zip(self.__slots__, values, strict=True):
             object.__setattr__(self, name, value)
 
@@ -152,6 +159,8 @@ class Message:
             head["delivery"] = self.delivery
         if self.instance is not None:
             head["instance"] = self.instance
+        if self.notify_when is not None:
+            head["notify_when"] = self.notify_when
         return head
 
     def as_dict(self, *, with_body: bool = True) -> dict[str, Any]:
@@ -408,7 +417,8 @@ def from_header(head: dict[str, Any], body: str, name: str) -> Message:
     if delivery not in ("inbox", "wake"):
         raise Unreadable(f"{name}: header field 'delivery' is {delivery!r}")
     known = {"id", "date", "from", "to", "subject", "re_issue", "in_reply_to", "thread",
-             "expect_reply", "delivery", "instance"}
+             "expect_reply", "delivery", "instance", "notify_when"}
+    notify_when = head.get("notify_when")
     return Message(
         id=text("id"),
         date=text("date"),
@@ -422,5 +432,6 @@ def from_header(head: dict[str, Any], body: str, name: str) -> Message:
         expect_reply=head.get("expect_reply") is True,
         delivery=delivery,
         instance=text("instance", optional=True),
+        notify_when=notify_when if notify_when in NOTIFY_RUNGS else None,
         extra={k: v for k, v in head.items() if k not in known},
     )

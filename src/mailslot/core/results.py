@@ -120,10 +120,17 @@ class InboxPage:
 
 @dataclass(frozen=True)
 class RecipientStatus:
+    """One recipient's delivery ladder (docs/cli.md, "The delivery ladder")."""
+
     agent: str
     state: State | None  # None: the copy is gone (or was never delivered)
     read_at: str | None = None
     done_at: str | None = None
+    rung: str = "stored"  # the highest reached: stored, surfaced, read, done, replied
+    surfaced: dict[str, Any] | None = None  # first shown to a model: at, host, session, how, times
+    wake: dict[str, Any] | None = None  # the newest wake line: outcome, method, at, reason
+    replied_at: str | None = None
+    waiting: str | None = None  # stored and unread: why no model was shown it yet
 
 
 @dataclass(frozen=True)
@@ -198,6 +205,8 @@ class AgentInfo:
     watcher: WatcherInfo | None = None  # for an agent with a wake or notifier: who wakes it
     group_members: int | None = None  # how many agents are behind its group gate
     subagent_of: str | None = None  # its parent, for a registered child agent
+    unsurfaced: int = 0  # unread mail no model was shown, older than unsurfaced_after_minutes
+    unsurfaced_since: str | None = None  # the oldest such message's date
 
     def without_machines(self) -> AgentInfo:
         """The agent as a remote or child agent sees it (:meth:`Session.without_machine`)."""
@@ -211,7 +220,8 @@ class AgentInfo:
                 "notify": self.notify, "gated": self.gated, "instances": self.instances,
                 "gate_group": self.gate_group, "group_members": self.group_members,
                 "subagent_of": self.subagent_of,
-                "watcher": self.watcher.as_dict() if self.watcher else None}
+                "watcher": self.watcher.as_dict() if self.watcher else None,
+                "unsurfaced": self.unsurfaced, "unsurfaced_since": self.unsurfaced_since}
 
 
 @dataclass(frozen=True)

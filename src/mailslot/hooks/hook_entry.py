@@ -107,7 +107,7 @@ def _run(host: str, found: Host | None, event: str, agent: str | None, root: str
     stdout.write(jsontext.dumps(host_io.output(call, planned.text if planned else None)))
     stdout.flush()
     if planned is not None:
-        delivery.commit(planned)
+        delivery.commit(planned, host=call.caller, taken=host_io.reads(stdout))
     if call.session:
         delivery.ran(call.session, lambda: _facts(call.caller), fresh=call.moment == START)
     if call.moment == START and call.session:

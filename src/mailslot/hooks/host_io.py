@@ -15,12 +15,16 @@ output shapes or the lender's.
 
 from __future__ import annotations
 
+import os
+from stat import S_ISFIFO, S_ISSOCK
+
 from .. import hosts
 from ..core import jsontext
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import TextIO
 
     from ..hosts import Host
 
@@ -99,3 +103,15 @@ def output(call: Request, text: str | None) -> Payload:
     if not text or call.moment is None:
         return {}
     return call.shape.outputs[call.moment](text)
+
+
+def reads(stdout: TextIO) -> bool:
+    """Did the output go where a host reads it? A host reads a hook's output from a
+    pipe (or a socket); a file, a terminal or the null device is no model's, so what
+    went there is not surfaced. A stream without a descriptor is an embedding
+    program's own, which took it."""
+    try:
+        mode = os.fstat(stdout.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return True  # io.UnsupportedOperation is both an OSError and a ValueError
+    return S_ISFIFO(mode) or S_ISSOCK(mode)

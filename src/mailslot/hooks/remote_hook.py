@@ -32,5 +32,6 @@ def run_remote(call: host_io.Request, url: str, credential: str | None,
     stdout.write(json.dumps(host_io.output(call, text)))
     stdout.flush()
     if text and isinstance(planned, dict) and planned.get("shown"):
-        remote.post("seen", {k: planned.get(k)
-                             for k in ("moment", "session", "shown", "broadcasts")})
+        remote.post("seen", {**{k: planned.get(k)
+                                for k in ("moment", "session", "shown", "broadcasts")},
+                             "host": call.caller, "taken": host_io.reads(stdout)})

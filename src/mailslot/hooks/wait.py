@@ -112,7 +112,7 @@ def _wait(host: Host, agent: str | None, root: str | None, env: Mapping[str, str
                 stderr.write(wake_notice(name, due, cli, tools.format("read_messages"))
                              + (f" {note}" if note else "") + "\n")
                 stderr.flush()
-                delivery.announce(session, due)
+                delivery.announce(session, due, host.name)
                 return host.waiter_exit
             wait = CHECK_SECONDS if watching is not None else POLL_SECONDS
             if mail:  # look again when the oldest one's grace is over

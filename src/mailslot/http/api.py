@@ -51,7 +51,10 @@ def _seen(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
     if not set(broadcasts) <= set(shown):
         raise InvalidInput("broadcasts must be among the shown ids")
     key = session_key(str(session)) if session else None
-    _delivery(box).commit(Injection("", moment, key, shown, broadcasts))
+    host = q.get("host")
+    _delivery(box).commit(Injection("", moment, key, shown, broadcasts),
+                          host=host if isinstance(host, str) else "remote",
+                          taken=q.get("taken") is not False)
     return {"recorded": len(shown)}
 
 
@@ -60,7 +63,8 @@ def _send(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
     message = box.send(_names(q, "to"), _text(q, "subject"), _text(q, "body"),
                        re_issue=_optional_text(q, "re_issue"),
                        expect_reply=_flag(q, "expect_reply"),
-                       wake=_flag(q, "wake"), new=_flag(q, "new"))
+                       wake=_flag(q, "wake"), new=_flag(q, "new"),
+                       notify_when=_optional_text(q, "notify_when"))
     return {"message": message.as_dict(), "notes": box.notes}
 
 

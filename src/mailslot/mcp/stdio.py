@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..core.values import dataclass
+from . import answered
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -130,11 +131,18 @@ async def _serve(shape: SdkShape, lines: _Lines, answers: _Answers) -> None:
             async with from_server:
                 async for message in from_server:
                     await answers.send(shape.dump(message) + "\n")
+                    for action in answered.taken(message.message):  # it is out: record
+                        await anyio.to_thread.run_sync(action)
 
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(read)
-        tasks.start_soon(write)
-        await shape.serve(from_wire, to_wire)
+    answered.enable()
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(read)
+            tasks.start_soon(write)
+            await shape.serve(from_wire, to_wire)
+    finally:
+        answered.enable(False)
+
 
 
 class _Lines:

@@ -37,6 +37,7 @@ from ..core.results import Item
 from ..launch.starting import Request, Started, start
 from ..mail.invocation import invocation
 from ..service.mailbox import Mailbox
+from . import answered
 
 Opener = Callable[[], Mailbox]
 """Gives the service for the agent the server speaks as, fresh for each call."""
@@ -82,7 +83,7 @@ the largest part of a read's time. The items' keys are in docs/mcp.md, fixed by 
 class Page(TypedDict):
     # ``box="inbox"``: ``with_bodies`` and ``messages`` (id, short, date, from, state,
     # mailbox, broadcast, in_reply_to, expect_reply); ``box="sent"``: ``sent`` (id,
-    # short, date, to, broadcast, retracted, recipients ``[{agent, state}]``). A comment,
+    # short, date, to, broadcast, retracted, recipients ``[{agent, state, rung}]``). A comment,
     # not a docstring: a docstring would be sent with the schema on every tools/list.
     mailbox: str
     with_bodies: NotRequired[bool]
@@ -111,16 +112,11 @@ class Retracted(TypedDict):
     retracted: bool
 
 
-class RecipientInfo(TypedDict):
-    agent: str
-    state: str | None
-    read_at: str | None
-    done_at: str | None
-
-
 class StatusInfo(MessageFacts):
+    # recipients: each one's delivery ladder (agent, state, rung, read_at, done_at,
+    # replied_at, surfaced, wake, waiting; docs/mcp.md), declared as a plain array
     retracted: bool
-    recipients: list[RecipientInfo]
+    recipients: Listed
     replies: list[str]
 
 
@@ -182,14 +178,15 @@ def _sent_page(box: Mailbox, limit: int) -> CallToolResult:
     entries = [{"id": s.message.id, "short": s.short or s.message.id, "date": s.message.date,
                 "to": list(s.message.to), "broadcast": s.message.is_broadcast,
                 "retracted": s.retracted,
-                "recipients": [{"agent": r.agent, "state": r.state} for r in s.recipients]}
+                "recipients": [{"agent": r.agent, "state": r.state, "rung": r.rung}
+                               for r in s.recipients]}
                for s in page]
     if not page:
         empty = "[mailslot] nothing sent yet"
         return _result({"mailbox": box.agent, "sent": [], "framed": empty}, empty)
     states = "\n".join(
         f"[mailslot] {s.short or s.message.id}: " + ", ".join(
-            f"{r.agent} {r.state or 'missing'}" for r in s.recipients)
+            f"{r.agent} {r.rung if r.state else 'missing'}" for r in s.recipients)
         for s in page)
     framed = f"{states}\n\n" + framing.frame_all([s.message for s in page], with_body=False,
                                                  with_hint=False)
@@ -208,16 +205,36 @@ _ARGUMENTS: ContextVar[Mapping[str, Any] | None] = ContextVar("mailslot_tool_arg
 tool only those its signature names, so a ``from`` would vanish unseen without this."""
 
 
+_AFTER: ContextVar[list[answered.Action] | None] = ContextVar("mailslot_after_answer",
+                                                              default=None)
+"""What the tool call being served wants done once its answer is written (the ladder's
+``surfaced`` receipt of mail it returned: :mod:`mailslot.mcp.answered`)."""
+
+
 async def keep_arguments(ctx: Any, call_next: Any) -> Any:
     """Middleware: keep each ``tools/call``'s arguments in :data:`_ARGUMENTS` while the
-    call runs (the tool runs inside ``call_next``, in this context)."""
+    call runs (the tool runs inside ``call_next``, in this context), and hand what it
+    left in :data:`_AFTER` to the wire, under the call's request id."""
     params = ctx.params if ctx.method == "tools/call" else None
     arguments = params.get("arguments") if isinstance(params, Mapping) else None
     token = _ARGUMENTS.set(arguments if isinstance(arguments, Mapping) else {})
+    after: list[answered.Action] = []
+    later = _AFTER.set(after)  # a worker thread gets a copy of the context: same list
     try:
-        return await call_next(ctx)
+        result = await call_next(ctx)
     finally:
         _ARGUMENTS.reset(token)
+        _AFTER.reset(later)
+    answered.expect(getattr(ctx, "request_id", None), after)
+    return result
+
+
+def after_answer(action: answered.Action) -> None:
+    """Do ``action`` once this call's answer was written to the host (where the wire
+    can tell; elsewhere never)."""
+    pending = _AFTER.get()
+    if pending is not None:
+        pending.append(action)
 
 
 def _speaking(tool: str, open_box: Opener) -> Mailbox:
@@ -256,13 +273,16 @@ def send_message(
                                             "its own config decides.")] = False,
     new: Annotated[bool, Field(description="Send even to a new name close to a known "
                                            "agent's (it is not a typo).")] = False,
+    notify_when: Annotated[Literal["surfaced", "read", "done"] | None, Field(
+        description="Be told once when the first recipient reaches this.")] = None,
 ) -> Annotated[CallToolResult, Sent]:
     """mailslot mailbox: leave a durable message in other coding agents' inboxes
         (agents of any host, read whenever they look; you are the sender). Returns its
         id, and notes such as a new mailbox made or a wake not allowed."""
     box = _speaking("send_message", open_box)
     message = box.send(to, subject, body, re_issue=re_issue,
-                       expect_reply=expect_reply, wake=wake, new=new)
+                       expect_reply=expect_reply, wake=wake, new=new,
+                       notify_when=notify_when)
     return _result({**_facts(message), "notes": box.notes})
 
 
@@ -289,6 +309,8 @@ def read_messages(
     cli = invocation(mailbox.agent, str(mailbox.store.location))
     framed = (framing.frame_all(messages, with_body=with_bodies, with_hint=with_bodies,
                                 cli=cli) if items else "[mailslot] no messages")
+    if with_bodies and messages:
+        after_answer(lambda: mailbox.surfaced(messages))
     if items.unreadable:
         framed += (f"\n[mailslot] {items.unreadable} unreadable message file(s) skipped "
                    "(the person can run mailslot doctor)")
@@ -342,7 +364,8 @@ def retract_broadcast(open_box: Opener, message_id: MessageId
 
 def message_status(open_box: Opener, message_id: MessageId
                    ) -> Annotated[CallToolResult, StatusInfo]:
-    """Where a message stands with each recipient (unread/read/done) and its replies."""
+    """Where a message stands with each recipient (stored, surfaced to a model, read,
+        done, replied; why it waits) and its replies."""
     status = open_box().status(message_id)
     data = {**_facts(status.message), "retracted": status.retracted,
             "recipients": [r.__dict__ for r in status.recipients],

@@ -22,8 +22,8 @@ from ..core.results import AgentInfo, Status, WatcherInfo
 from ..core.values import dataclass, field
 from ..store import Store
 from .mailbox import Mailbox
+from .overview import WAKE_EVENTS
 
-WAKE_EVENTS = ("wake_queued", "wake_skipped", "wake_attempt", "wake_ok", "wake_failed")
 OWNER_SOURCE = "config.json owner"
 
 

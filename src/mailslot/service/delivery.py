@@ -19,6 +19,9 @@ The rules, in one place (front ends in :mod:`mailslot.hooks` only translate):
 * **broadcasts** are never shown to their sender, and are recorded as served only in
   :meth:`Delivery.commit`, which the caller runs after the injection was written and
   flushed: a crash in between serves them again, never loses them;
+* **the ladder**: :meth:`Delivery.commit` also writes the ``surfaced`` receipt (host,
+  session, moment) of what was shown, when the caller says the host took it
+  (:mod:`mailslot.service.ladder`), and a waiter's notice is one too;
 * **claims**: the first read with a git-derived identity records its checkout as the
   name's owner; a read of the same name from another checkout gets a warning, because
   two checkouts with one name share (and can finish) one another's mail.
@@ -35,6 +38,7 @@ from ..core.errors import MailslotError
 from ..core.framing import injection, reminder
 from ..core.names import session_key
 from ..mail.broadcasts import to_serve
+from .ladder import record_surfaced
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,6 +86,7 @@ class Delivery:
         self.note = note  # which tool answers mail, for a host whose own looks alike
         self.problems: list[str] = []
         self._broadcasts: set[str] = set()
+        self._loaded: dict[str, Message] = {}  # what the injection read, for the ladder
 
     def plan(self, moment: str, session: str | None, *, limit: int,
              stop_active: bool = False) -> Injection | None:
@@ -116,14 +121,23 @@ class Delivery:
         broadcasts = [i for i in shown_ids if i in self._broadcasts]
         return Injection(text, moment, key, shown_ids, broadcasts)
 
-    def commit(self, planned: Injection) -> None:
+    def commit(self, planned: Injection, *, host: str, taken: bool = True) -> None:
         """Record what was shown. Call only after the injection was written and flushed.
 
-        The session's record comes first and the broadcasts' second, so a hook stopped
-        in between shows the broadcasts again rather than never.
+        The session's record comes first, the ladder's ``surfaced`` receipt (in
+        ``host``) second and the broadcasts' third, so a hook stopped in between shows
+        the broadcasts again rather than never. Nothing is recorded unless ``taken``:
+        the output went where the host reads it (a pipe), not to a file, a terminal or
+        the null device, so no model was shown it and the next prompt shows it again.
         """
+        if not taken:
+            return
         if planned.session is not None:
             self.store.add_shown(self.agent, planned.session, planned.shown)
+        self._broadcasts.update(planned.broadcasts)
+        shown = [m for m in map(self._header, planned.shown) if m is not None]
+        record_surfaced(self.store, self.agent, shown, host=host, session=planned.session,
+                        how=planned.moment)
         if planned.broadcasts:
             self.store.add_seen(self.agent, planned.broadcasts)
             from datetime import datetime  # only now: most hooks never need it
@@ -189,9 +203,13 @@ class Delivery:
         return [m for m in map(self._load, fresh)
                 if m is not None and m.shown_to({key}) and allowed(m)]
 
-    def announce(self, session: str, messages: Sequence[Message]) -> None:
-        """Record that the session was told of ``messages``; call after the notice is out."""
-        self.store.add_shown(self.agent, session_key(session), [m.id for m in messages])
+    def announce(self, session: str, messages: Sequence[Message], host: str) -> None:
+        """Record that the session was told of ``messages``; call after the notice is out
+        (the host shows it the model: a ``surfaced`` receipt, ``how`` ``notice``)."""
+        key = session_key(session)
+        self.store.add_shown(self.agent, key, [m.id for m in messages])
+        record_surfaced(self.store, self.agent, messages, host=host, session=key,
+                        how="notice")
 
     # Rules -----------------------------------------------------------------------------
     def _midturn(self, key: str) -> list[str]:
@@ -287,12 +305,30 @@ class Delivery:
         try:
             if message_id in self._broadcasts:
                 message, live = self.store.load_broadcast(message_id)
+                if live:
+                    self._loaded[message_id] = message
                 return message if live else None  # retracted since we listed
             message, state = self.store.load(self.agent, message_id)
         except MailslotError as exc:
             self.problems.append(str(exc))
             return None
-        return None if state == "done" else message
+        if state == "done":
+            return None
+        self._loaded[message_id] = message
+        return message
+
+    def _header(self, message_id: str) -> Message | None:
+        """A shown message as the injection read it; a remote hook's (planned by
+        another process) read again, header only, for the ladder."""
+        found = self._loaded.get(message_id)
+        if found is not None:
+            return found
+        try:
+            if message_id in self._broadcasts:
+                return self.store.load_broadcast(message_id, header_only=True)[0]
+            return self.store.load(self.agent, message_id, header_only=True)[0]
+        except MailslotError:
+            return None
 
     def _auto_continue(self) -> bool:
         from ..core.config import Config

@@ -27,7 +27,7 @@ from ..core.errors import (
     Unreadable,
 )
 from ..core.ids import check_id, sender_of
-from ..core.message import STATES, Message, State
+from ..core.message import NOTIFY_RUNGS, STATES, Message, State
 from ..core.names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
 from ..core.results import AgentInfo, DoctorReport, Finished, InboxPage, Item, Page, Status, WhoAmI
 from ..core.shortids import resolve, short_forms
@@ -37,7 +37,7 @@ from ..mail import governor
 from ..mail.broadcasts import to_serve
 from ..mail.posting import Notifier, post, receipt
 from ..store import open_store
-from . import overview, recipients
+from . import ladder, overview, recipients
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
@@ -218,8 +218,12 @@ class Mailbox:
         expect_reply: bool = False,
         wake: bool = False,
         new: bool = False,
+        notify_when: str | None = None,
     ) -> Message:
         """Deliver a new message to one or more agents; returns it once it is durable.
+
+        ``notify_when`` (``surfaced``, ``read`` or ``done``): one notice from ``mailslot``
+        when the first recipient reaches that rung of the delivery ladder.
 
         ``re_issue`` is stored exactly as given, so it must be text: a number or anything
         else a front end received is refused, never turned into text.
@@ -240,6 +244,11 @@ class Mailbox:
         }
         if re_issue is not None:
             fields["re_issue"] = clean_field(re_issue, "re_issue")
+        if notify_when is not None:
+            if notify_when not in NOTIFY_RUNGS:
+                raise InvalidInput(f"notify_when must be one of {', '.join(NOTIFY_RUNGS)}, "
+                                   f"not {quoted(str(notify_when))}")
+            fields["notify_when"] = notify_when
         if prefix is not None:  # name@session: one instance of the one recipient
             fields["instance"] = instances.resolve(self.store, names[0], prefix,
                                                    self._clock())
@@ -459,7 +468,7 @@ class Mailbox:
         """What I sent, newest first, with each recipient's state (no id to remember)."""
         if limit < 1:
             raise InvalidInput("limit must be at least 1")
-        page = overview.sent(self.store, self.agent, self.who, limit)
+        page = overview.sent(self.store, self.agent, self.who, limit, self._clock())
         forms = self._short_forms([s.message.id for s in page], everywhere=True)
         return [replace(s, short=forms[s.message.id]) for s in page]
 
@@ -613,6 +622,7 @@ class Mailbox:
         before = self.store.move(me, item.message.id, to)
         if STATES.index(before) < STATES.index(to):
             self._event(to, item.message.id, agent=me, durable=True)
+            ladder.reached(self.store, item.message, me, to)
             return to
         return before
 
@@ -738,7 +748,31 @@ class Mailbox:
         """Per-recipient state of a message, when each read and finished it, and replies:
         of a message this caller sent or received (the owner: any; see :attr:`viewer`)."""
         return overview.status(self.store, self.resolve_known(message_id), self.who,
-                               viewer=self.viewer)
+                               viewer=self.viewer, now=self._clock())
+
+    def wait_for(self, message_id: str, rung: str, timeout: float) -> tuple[Status, bool]:
+        """:meth:`status`, again and again until a recipient reached ``rung`` of the
+        delivery ladder (or went beyond it) or ``timeout`` seconds passed; whether it
+        did. Polls, from a tenth of a second up to two seconds apart: the receipts that
+        move the ladder are written by other processes, on any machine of the store."""
+        import time
+
+        if rung not in ladder.RUNGS[1:]:
+            raise InvalidInput(f"--wait takes one of {', '.join(ladder.RUNGS[1:])}, "
+                               f"not {quoted(rung)}")
+        if not timeout >= 0:
+            raise InvalidInput("--timeout must be a number of seconds, 0 or more")
+        message_id = self.resolve_known(message_id)
+        end, pause = time.monotonic() + timeout, 0.1
+        while True:
+            status = self.status(message_id)
+            if any(ladder.passed(r.rung, rung) for r in status.recipients):
+                return status, True
+            left = end - time.monotonic()
+            if left <= 0:
+                return status, False
+            time.sleep(min(pause, left))
+            pause = min(pause * 1.5, 2.0)
 
     def who(self, *, online_only: bool = False) -> list[AgentInfo]:
         """Every agent known from the config, a mailbox folder, a message's sender or a
@@ -797,6 +831,17 @@ class Mailbox:
         from ..mail.presence import Beacon
 
         return Beacon(self.store, self.bound_agent(), session=self.session, **options)
+
+    def surfaced(self, messages: Sequence[Message], *, host: str | None = None) -> None:
+        """The ladder's receipt that a tool result carrying ``messages`` (of this
+        agent's own mailbox) was handed to the host (:mod:`mailslot.service.ladder`);
+        call only once it was written. ``host``: the program that started this
+        process, by default."""
+        from ..mail.presence import parent_program
+
+        ladder.record_surfaced(self.store, self.agent, messages,
+                               host=host or parent_program() or "mcp",
+                               session=self.session, how="tool")
 
     def read_page(
         self, for_: str | None = None, *, unread_only: bool = True, limit: int = 20

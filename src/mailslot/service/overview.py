@@ -13,7 +13,7 @@ from functools import cache
 
 from ..access import instances
 from ..access.gates import group_of
-from ..core.config import Config
+from ..core.config import DEFAULT_UNSURFACED_MINUTES, Config
 from ..core.dates import datetime
 from ..core.errors import MailslotError, NotFound, Unreadable
 from ..core.ids import sender_of
@@ -26,6 +26,8 @@ from ..mail.presence import summarize
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..store import Store
 
 STALE_STAGING_SECONDS = 36 * 3600
@@ -36,17 +38,52 @@ other processes a moment before the sender wrote its own."""
 
 Times = dict[tuple[str, str], str]
 """When each agent read or finished a message: ``(event, agent) -> ts``."""
+WAKE_EVENTS = ("wake_queued", "wake_skipped", "wake_attempt", "wake_ok", "wake_failed")
+"""The wake lines of the events log (:mod:`mailslot.wake.queue`), newest first on the
+ladder and on the web page's wake log."""
 
 
-def _receipts(store: Store, ids: set[str]) -> tuple[dict[str, Times], dict[str, list[str]]]:
-    """Read/done times and replies of each of ``ids``, in one pass over the events log.
+class Receipts:
+    """What the events log says of one message, per recipient: read and done times,
+    replies, its first showing to a model and how many there were (the ladder's
+    ``surfaced``), and its newest wake line."""
+
+    __slots__ = ("replied", "replies", "surfaced", "times", "wakes")
+
+    def __init__(self) -> None:
+        self.times: Times = {}
+        self.replies: list[str] = []
+        self.replied: dict[str, str] = {}  # replier -> when its first reply was sent
+        self.surfaced: dict[str, dict[str, Any]] = {}  # agent -> the first showing
+        self.wakes: dict[str, dict[str, Any]] = {}  # agent -> the newest wake line
+
+    def see_surfaced(self, event: dict[str, Any]) -> None:
+        """One ``surfaced`` line (newest first: an older one replaces the first)."""
+        agent = str(event.get("agent"))
+        before = self.surfaced.get(agent)
+        self.surfaced[agent] = {"at": event.get("ts"), "host": event.get("host"),
+                                "session": event.get("session"), "how": event.get("how"),
+                                "times": 1 + (before["times"] if before else 0)}
+
+    def see_wake(self, event: dict[str, Any]) -> None:
+        agent = str(event.get("agent"))
+        if agent in self.wakes:
+            return  # newest first: the first seen is the newest
+        kind = str(event.get("event"))[5:]
+        if kind == "failed" and event.get("final") is True:
+            kind = "gave_up"
+        self.wakes[agent] = {"outcome": kind, "method": event.get("method"),
+                             "at": event.get("ts"), "reason": event.get("reason")}
+
+
+def _receipts(store: Store, ids: set[str]) -> dict[str, Receipts]:
+    """The :class:`Receipts` of each of ``ids``, in one pass over the events log.
 
     Newest first, stopping soon after the last of their delivery receipts: nothing about
     a message is much older than it (a receipt racing the sender's own may land just
     before), so the log's history before it is never read (docs/format.md, "Events log").
     """
-    times: dict[str, Times] = {i: {} for i in ids}
-    replies: dict[str, list[str]] = {i: [] for i in ids}
+    found = {i: Receipts() for i in ids}
     undelivered = set(ids)
     left: int | None = None
     for event in store.events(newest_first=True):
@@ -59,14 +96,25 @@ def _receipts(store: Store, ids: set[str]) -> tuple[dict[str, Times], dict[str, 
             undelivered.discard(subject)
             if not undelivered:
                 left = _RACING_RECEIPTS
-        if kind in ("read", "done") and subject in times:
+        if kind == "surfaced":
+            shown = event.get("ids")
+            for message_id in shown if isinstance(shown, list) else ():
+                if message_id in found:
+                    found[message_id].see_surfaced(event)
+        elif subject not in found and kind != "replied":
+            continue
+        elif kind in ("read", "done"):
             key = (str(kind), str(event.get("agent")))
-            times[str(subject)][key] = str(event.get("ts"))  # newest first: the first wins
-        elif kind == "replied" and event.get("in_reply_to") in replies:
-            replies[str(event.get("in_reply_to"))].append(str(subject))
-    for found in replies.values():
-        found.reverse()
-    return times, replies
+            found[str(subject)].times[key] = str(event.get("ts"))  # newest first: first wins
+        elif kind in WAKE_EVENTS:
+            found[str(subject)].see_wake(event)
+        elif kind == "replied" and event.get("in_reply_to") in found:
+            original = found[str(event.get("in_reply_to"))]
+            original.replies.append(str(subject))
+            original.replied[sender_of(str(subject))] = str(event.get("ts"))
+    for receipts in found.values():
+        receipts.replies.reverse()
+    return found
 
 
 def may_see(message: Message, viewer: str | None, *, served: bool = False,
@@ -93,47 +141,50 @@ def sent_by(store: Store, sender: str) -> Iterator[str]:
 
 
 def status(store: Store, message_id: str, who: Callable[[], list[AgentInfo]], *,
-           viewer: str | None) -> Status:
+           viewer: str | None, now: datetime | None = None) -> Status:
     """Per-recipient state of a checked id, when each read and finished it, and replies,
     as ``viewer`` may see them (:func:`may_see`; ``NotFound`` when it may not, saying no
-    more than for an id that names nothing).
+    more than for an id that names nothing), with each recipient's delivery ladder and,
+    for mail not yet shown to a model, why it waits.
 
     A broadcast's recipients are every known agent but its sender (``who``).
     """
-    times, replies = _receipts(store, {message_id})
-    return _status(store, message_id, times[message_id], replies[message_id], who, viewer)
+    return _status(store, message_id, _receipts(store, {message_id})[message_id], who,
+                   viewer, Waiting(store, now))
 
 
-def sent(store: Store, sender: str, who: Callable[[], list[AgentInfo]], limit: int
-         ) -> list[Status]:
+def sent(store: Store, sender: str, who: Callable[[], list[AgentInfo]], limit: int,
+         now: datetime | None = None) -> list[Status]:
     """What ``sender`` sent, newest first, one page, each with its recipients' states."""
     mine = set(sent_by(store, sender))
-    return statuses(store, sorted(mine, reverse=True)[:limit], who, viewer=sender)
+    return statuses(store, sorted(mine, reverse=True)[:limit], who, viewer=sender, now=now)
 
 
 def statuses(store: Store, ids: list[str], who: Callable[[], list[AgentInfo]], *,
-             viewer: str | None) -> list[Status]:
+             viewer: str | None, now: datetime | None = None) -> list[Status]:
     """The status of each of ``ids`` that ``viewer`` may see, in that order, from one pass
     over the events log; a message gone meanwhile is left out."""
-    times, replies = _receipts(store, set(ids))
+    found = _receipts(store, set(ids))
     who = cache(who)  # a broadcast's recipients are everyone: ask once per page
+    waiting = Waiting(store, now)
     result = []
     for message_id in ids:
         try:
-            result.append(_status(store, message_id, times[message_id],
-                                  replies[message_id], who, viewer))
+            result.append(_status(store, message_id, found[message_id], who, viewer,
+                                  waiting))
         except (NotFound, Unreadable):
             continue  # moved away while we listed, unreadable, or not the viewer's
     return result
 
 
-def _status(store: Store, message_id: str, times: Times, replies: list[str],
-            who: Callable[[], list[AgentInfo]], viewer: str | None) -> Status:
+def _status(store: Store, message_id: str, receipts: Receipts,
+            who: Callable[[], list[AgentInfo]], viewer: str | None,
+            waiting: Waiting) -> Status:
     # One answer for a message that is not there and one the viewer may not see, so
     # that asking never tells whether someone else's mail exists.
     missing = f"no message {message_id}" + (f" for {viewer}" if viewer else "")
     try:
-        found = _any_status(store, message_id, times, replies, who)
+        found = _any_status(store, message_id, receipts, who, waiting)
     except NotFound:
         raise NotFound(missing) from None
     message = found.message
@@ -147,27 +198,24 @@ def _status(store: Store, message_id: str, times: Times, replies: list[str],
     return replace(found, replies=[r for r in found.replies if sender_of(r) == viewer])
 
 
-def _any_status(store: Store, message_id: str, times: Times, replies: list[str],
-                who: Callable[[], list[AgentInfo]]) -> Status:
+def _any_status(store: Store, message_id: str, receipts: Receipts,
+                who: Callable[[], list[AgentInfo]], waiting: Waiting) -> Status:
     try:
         message, live = store.load_broadcast(message_id, header_only=True)
     except NotFound:
-        return _directed_status(store, message_id, times, replies)
+        return _directed_status(store, message_id, receipts, waiting)
     recipients = [
-        RecipientStatus(
-            agent.name,
-            "read" if message_id in store.seen(agent.name) else "unread",
-            read_at=times.get(("read", agent.name)),
-        )
+        _recipient(agent.name,
+                   "read" if message_id in store.seen(agent.name) else "unread",
+                   receipts, None)
         for agent in who()
         if agent.name != message.sender
     ]
-    return Status(message, recipients, replies, retracted=not live)
+    return Status(message, recipients, receipts.replies, retracted=not live)
 
 
-def _directed_status(
-    store: Store, message_id: str, times: dict[tuple[str, str], str], replies: list[str]
-) -> Status:
+def _directed_status(store: Store, message_id: str, receipts: Receipts,
+                     waiting: Waiting) -> Status:
     holders: dict[str, State] = {
         name: state
         for name in store.agent_names()
@@ -176,16 +224,74 @@ def _directed_status(
     if not holders:
         raise NotFound(f"no message {message_id}")
     message, _ = store.load(next(iter(holders)), message_id, header_only=True)
-    recipients = [
-        RecipientStatus(
-            name,
-            holders.get(name),
-            read_at=times.get(("read", name)),
-            done_at=times.get(("done", name)),
-        )
-        for name in message.to
-    ]
-    return Status(message, recipients, replies)
+    recipients = [_recipient(name, holders.get(name), receipts, waiting)
+                  for name in message.to]
+    return Status(message, recipients, receipts.replies)
+
+
+def _recipient(name: str, state: State | None, receipts: Receipts,
+               waiting: Waiting | None) -> RecipientStatus:
+    """One recipient's ladder: its state, the receipts, the highest rung reached and,
+    while no model was shown it, why (``waiting``: ``None`` for a broadcast)."""
+    surfaced = receipts.surfaced.get(name)
+    wake = receipts.wakes.get(name)
+    replied = receipts.replied.get(name)
+    if replied is not None:
+        rung = "replied"
+    elif state in ("read", "done"):
+        rung = state
+    elif surfaced is not None:
+        rung = "surfaced"
+    else:
+        rung = "stored"
+    why = waiting.why(name, wake) if waiting is not None and rung == "stored" \
+        and state == "unread" else None
+    return RecipientStatus(name, state, read_at=receipts.times.get(("read", name)),
+                           done_at=receipts.times.get(("done", name)), rung=rung,
+                           surfaced=surfaced, wake=wake, replied_at=replied, waiting=why)
+
+
+class Waiting:
+    """Why mail that no model was shown yet cannot move: the wake gave up or was not
+    tried, no session of its agent is live, or no watcher runs to wake it. What it
+    reads (the live sessions, the config, the watcher) is read once per page."""
+
+    def __init__(self, store: Store, now: datetime | None) -> None:
+        self.store = store
+        self.now = now or datetime.now().astimezone()
+        self._live: dict[str, list[str]] | None = None
+        self._config: Config | None = None
+        self._watcher: WatcherInfo | None = None
+
+    def why(self, agent: str, wake: dict[str, Any] | None) -> str:
+        """One line; every stored, unread message has one (it is waiting for something)."""
+        outcome = wake.get("outcome") if wake else None
+        reason = f": {wake.get('reason')}" if wake and wake.get("reason") else ""
+        if outcome == "gave_up":
+            return f"the wake ({wake.get('method') if wake else '?'}) gave up{reason}"
+        if self._live is None:
+            self._live = instances.by_agent(self.store, self.now)
+        if self._live.get(agent):
+            return "a session of it is live but has not been shown it yet"
+        if outcome == "skipped":
+            return f"no live session, and it was not woken{reason}"
+        try:
+            self._config = self._config or Config(self.store.load_config())
+        except MailslotError as exc:
+            return f"no live session, and the config cannot be read ({exc})"
+        setting = wake_setting(self._config, agent)
+        if outcome is None and setting.split(" ")[0] in ("off", "unsupported"):
+            return (f"no live session and no wake ({setting}): it waits for the agent's "
+                    "next session")
+        if outcome != "ok":
+            self._watcher = self._watcher or watcher(self.store, self._config)
+            if not self._watcher.running and not self._watcher.on_demand:
+                return f"no live session, and no watcher runs to wake it ({setting})"
+        if outcome in ("queued", "attempt", "failed"):
+            return f"no live session; a wake is under way ({outcome}{reason})"
+        if outcome == "ok":
+            return "no live session; it was woken, and has not looked yet"
+        return f"no live session; not woken ({setting})"
 
 
 def who(store: Store, config: Config, now: datetime, *, online_only: bool = False
@@ -208,12 +314,17 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
     for name in config.agents():
         note(name, "config")
     unread: dict[str, int] = {}
+    old: dict[str, list[str]] = {}  # unread mail older than the threshold, per agent
+    cutoff = _id_time(now, config)
     for name in store.agent_names():
         note(name, "mailbox")
         for message_id, state in store.entries(name, ("unread", "read", "done")):
             note(sender_of(message_id), "messages")
             if state == "unread":
                 unread[name] = unread.get(name, 0) + 1
+                if message_id < cutoff:
+                    old.setdefault(name, []).append(message_id)
+    stuck = _unsurfaced(store, old)
     live = store.broadcast_ids()
     for message_id in live:
         note(sender_of(message_id), "messages")
@@ -244,7 +355,10 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
                          gated=accept != "open", gate_group=group,
                          instances=running.get(name, []),
                          group_members=groups.get(group) if group else None,
-                         subagent_of=parents.get(name))
+                         subagent_of=parents.get(name),
+                         unsurfaced=len(stuck.get(name, ())),
+                         unsurfaced_since=_date_of(min(stuck[name])) if stuck.get(name)
+                         else None)
         if info.wake.split(" ")[0] not in ("off", "unsupported") or info.notify != "none":
             watching = watching or watcher(store, config)
             info = replace(info, watcher=watching)
@@ -255,6 +369,35 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
         if info.online or not online_only:
             result.append(info)
     return result
+
+
+def _id_time(now: datetime, config: Config) -> str:
+    """The id a message sent ``unsurfaced_after_minutes`` ago would start with: ids
+    sort by their time (UTC), so an older message's id sorts before it."""
+    from ..core.dates import UTC, timedelta
+
+    try:
+        after = config.unsurfaced_after()
+    except MailslotError:
+        after = DEFAULT_UNSURFACED_MINUTES * 60.0  # doctor names the field (problems)
+    then = (now - timedelta(seconds=after)).astimezone(UTC)
+    return f"{then:%Y-%m-%d_%H%M%S}.{then.microsecond:06d}"
+
+
+def _date_of(message_id: str) -> str:
+    """The time an id carries, as an ISO date (UTC)."""
+    return f"{message_id[:10]}T{message_id[11:13]}:{message_id[13:15]}:{message_id[15:17]}Z"
+
+
+def _unsurfaced(store: Store, old: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Of each agent's old unread mail, what no model was ever shown: one pass over the
+    events log, and none when there is no such mail (the usual case)."""
+    if not old:
+        return {}
+    found = _receipts(store, {i for ids in old.values() for i in ids})
+    stuck = {name: [i for i in ids if name not in found[i].surfaced]
+             for name, ids in old.items()}
+    return {name: ids for name, ids in stuck.items() if ids}
 
 
 def watcher(store: Store, config: Config) -> WatcherInfo:

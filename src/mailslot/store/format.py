@@ -8,7 +8,7 @@ same encodings. On the hook path, so it loads only :mod:`~mailslot.core.jsontext
 from __future__ import annotations
 
 from ..core import jsontext
-from ..core.errors import Unreadable, UnsafePath
+from ..core.errors import StoreError, Unreadable, UnsafePath
 from ..core.message import from_bytes
 
 TYPE_CHECKING = False
@@ -127,3 +127,14 @@ def is_kept_file(name: str) -> bool:
         case [*queue, "pending", who, message_id] if "/".join(queue) in queues:
             return agent(who) and is_id(message_id)
     return False
+
+
+_ONCE_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789._+-"
+
+
+def check_once_key(key: str) -> str:
+    """A key of ``mark_once`` (a file name in the file store): 1-240 of ``a-z 0-9 . _ + -``,
+    not starting with a dot; ``StoreError`` otherwise."""
+    if not key or len(key) > 240 or key.startswith(".") or key.strip(_ONCE_CHARS):
+        raise StoreError(f"not a key to mark once: {key[:60]!r}")
+    return key

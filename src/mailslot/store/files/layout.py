@@ -16,10 +16,17 @@ import os
 from stat import S_ISREG
 
 from ...core import jsontext
-from ...core.durable import open_file
+from ...core.durable import fsync_dir, open_file
 from ...core.errors import NotFound, StoreError
 from ...core.message import STATES
-from ..format import EVENTS, FOLDER_OF, SEGMENT_BYTES, event_segments, parse_message_file
+from ..format import (
+    EVENTS,
+    FOLDER_OF,
+    SEGMENT_BYTES,
+    check_once_key,
+    event_segments,
+    parse_message_file,
+)
 from .fs import (
     LOCK,
     READ,
@@ -134,6 +141,17 @@ class MailboxFiles(Folders):
         if append(os.path.join(folder, EVENTS), line.encode("utf-8"),
                   sync=durable) > SEGMENT_BYTES:
             self._roll_events(folder)
+
+    def mark_once(self, key: str) -> bool:
+        """An empty file ``log/once/KEY`` made with ``O_EXCL``: whoever creates it first
+        gets ``True``; synced with its folder before that is said."""
+        folder = self._folder("log", "once", create=True)
+        try:
+            write_new(os.path.join(folder, check_once_key(key)), b"", sync=False)
+        except FileExistsError:
+            return False
+        fsync_dir(folder)
+        return True
 
     def _roll_events(self, folder: str) -> None:
         """Rename the current segment to the next number, once, whoever else tries too.

@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 
+from ..format import check_once_key
 from .pg_connection import PgConnection, json_object, json_text, log_line, log_record
 
 BATCH = 1000
@@ -38,6 +39,12 @@ class PgEvents(PgConnection):
                     yield record
             if len(rows) < BATCH:
                 return
+
+    def mark_once(self, key: str) -> bool:
+        rows = self._rows("cannot mark " + check_once_key(key), "INSERT INTO once (key) "
+                          "VALUES (%s) ON CONFLICT DO NOTHING RETURNING key", (key,),
+                          repeat=False)
+        return bool(rows)
 
     def load_config(self) -> dict[str, Any]:
         rows = self._rows("cannot read the config", "SELECT data FROM config")

@@ -279,6 +279,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE buckets (key text PRIMARY KEY, tokens double precision,
                           at double precision);
     """,
+    # 13: keys marked once (a ladder notice is sent by the first to mark its key)
+    """
+    CREATE TABLE once (key text PRIMARY KEY, at timestamptz NOT NULL DEFAULT now());
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
@@ -330,7 +334,7 @@ def _regrant(conn: Any) -> None:
 
 SHARED = ("seen", "events", "presence", "wakes", "shown", "waiters", "claims",
           "gates", "members", "requests", "passed", "fences", "latest_sessions",
-          "session_log", "hook_sessions", "instance_mail", "buckets")
+          "session_log", "hook_sessions", "instance_mail", "buckets", "once")
 """Tables every agent role reads and writes whole, under their row-level policies
 (``mail`` and ``broadcasts`` are granted apart)."""
 READ_ONLY = ("config", "registry", "mailslot_schema", "search_stale")

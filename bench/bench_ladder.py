@@ -1,0 +1,122 @@
+"""What the delivery ladder costs where it is felt (issue 28): its receipts on the hook
+and send paths, and reading it back.
+
+- the session-start hook, 1,000 pending, as a whole process: its output read from a
+  pipe (as a host reads it: the session's record and the ``surfaced`` receipt are
+  written) against the same hook writing to the null device (nothing is recorded),
+  interleaved, with ``python -c pass`` beside them;
+- in-process: ``Delivery.commit`` of one showing with and without the receipt, and a
+  send with and without ``notify_when`` (which adds one header field and nothing else
+  at send time), then a recipient's read that sends the one notice;
+- ``status`` of a message with its ladder, the events log holding 1,000 sends after it.
+"""
+
+from __future__ import annotations
+
+import compileall
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import ROOT, VENV_BIN, Row, ms
+from mailslot import FileStore, Mailbox
+from mailslot.access.identity import Identity
+from mailslot.service.delivery import START, Delivery
+
+PENDING = 1000
+ROUNDS = 15
+SESSION = "3f2c9a1e-7b4d-4e8a-9c21-5d6f0a8b7e34"
+STDIN = (ROOT / "tests" / "fixtures" / "hosts" / "claude-session-start.json").read_bytes()
+
+
+def _process(argv: list[str], cwd: Path, env: dict[str, str], stdout: int) -> float:
+    began = time.perf_counter()
+    subprocess.run(argv, input=STDIN, stdout=stdout, cwd=cwd, env=env, check=True)
+    return time.perf_counter() - began
+
+
+def _median(fn: object, rounds: int = ROUNDS * 3) -> float:
+    took = []
+    for _ in range(rounds):
+        began = time.perf_counter()
+        fn()  # type: ignore[operator]
+        took.append(time.perf_counter() - began)
+    return statistics.median(took)
+
+
+def _hooks(root: Path, checkout: Path) -> list[Row]:
+    env = {k: v for k, v in os.environ.items() if k != "MAILSLOT_AGENT"}
+    env["MAILSLOT_DIR"] = str(root)
+    hook = [str(VENV_BIN / "mailslot"), "hook", "claude", "session-start"]
+    bare = [sys.executable, "-c", "pass"]
+    piped, dropped, bases = [], [], []
+    for _ in range(ROUNDS * 2):
+        bases.append(_process(bare, checkout, env, subprocess.DEVNULL))
+        piped.append(_process(hook, checkout, env, subprocess.PIPE))
+        dropped.append(_process(hook, checkout, env, subprocess.DEVNULL))
+    base, took, without = (statistics.median(x) for x in (bases, piped, dropped))
+    return [
+        Row(f"hook claude session-start, {PENDING:,} pending, ladder recorded (process)",
+            f"{ms(took)} ({took / base:.2f}x)", f"python -c pass {ms(base)}", "<= 2.5x",
+            took / base <= 2.5),
+        Row("  the same, output to the null device (nothing recorded)",
+            f"{ms(without)} ({(took - without) * 1000:+.2f} ms for the records)", "", "",
+            None),
+    ]
+
+
+def _in_process(root: Path) -> list[Row]:
+    store = FileStore(root)
+    delivery = Delivery(store, "gemini", Identity("gemini", "--agent"))
+    planned = delivery.plan(START, SESSION, limit=10_000)
+    assert planned is not None and planned.shown
+    with_receipt = _median(lambda: delivery.commit(planned, host="claude"))
+    shown_only = _median(lambda: store.add_shown("gemini", SESSION, planned.shown))
+    alice = Mailbox(store, Identity("alice", "--agent"))
+    plain = _median(lambda: alice.send("bob", "plain", "x"), ROUNDS * 2)
+    asking = _median(lambda: alice.send("bob", "asking", "x", notify_when="read"), ROUNDS * 2)
+    bob = Mailbox(store, Identity("bob", "--agent"))
+    asked = [i.message.id for i in bob.inbox(limit=1000) if i.message.notify_when]
+    quiet = [i.message.id for i in bob.inbox(limit=1000) if not i.message.notify_when]
+    marks = iter(asked)
+    notices = _median(lambda: bob.mark_read(next(marks)), len(asked))
+    others = iter(quiet)
+    reads = _median(lambda: bob.mark_read(next(others)), len(asked))
+    return [
+        Row(f"commit of a showing ({len(planned.shown)} messages): record + ladder receipt",
+            ms(with_receipt), f"record only {ms(shown_only)}", "", None),
+        Row("send, notify_when=read (in-process)", ms(asking), f"plain send {ms(plain)}",
+            "", None),
+        Row("mark-read that sends the one notice (in-process)", ms(notices),
+            f"mark-read, nothing asked {ms(reads)}", "", None),
+    ]
+
+
+def _status(root: Path) -> Row:
+    store = FileStore(root)
+    alice = Mailbox(store, Identity("alice", "--agent"))
+    sent = alice.send("gemini", "watched", "x")
+    for n in range(PENDING):
+        Mailbox(store, Identity(f"peer-{n % 5}", "--agent")).send("gemini", f"later {n}", "y")
+    took = _median(lambda: alice.status(sent.id), ROUNDS)
+    return Row(f"status with its ladder, {PENDING:,} sends logged after it (in-process)",
+               ms(took), "", "", None)
+
+
+def run() -> list[Row]:
+    compileall.compile_dir(str(ROOT / "src" / "mailslot"), quiet=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "mailbox"
+        checkout = Path(tmp) / "gemini"  # identity from the git toplevel, as installed
+        (checkout / ".git").mkdir(parents=True)
+        for n in range(PENDING):
+            Mailbox(FileStore(root), Identity(f"peer-{n % 5}", "--agent")).send(
+                "gemini", f"Status report {n}", f"Line one of {n}.\nLine two.\n" * 3)
+        rows = _hooks(root, checkout)
+        rows += _in_process(root)
+        rows.append(_status(Path(tmp) / "status"))
+    return rows
