@@ -231,9 +231,9 @@ async def test_a_real_server_shows_its_host_s_instance_mail_and_its_own(
         listed = await server.call_tool("read_messages", {})
         text = str(listed.structured_content or listed.content)
         assert for_a in text and for_b not in text
-        refused = await server.call_tool("mark_read", {"message_id": for_b})
+        refused = await server.call_tool("mark_done", {"message_ids": for_b, "state": "read"})
         assert refused.is_error
-        sessions = (await server.call_tool("list_sessions", {"name": "gemini"})
+        sessions = (await server.call_tool("list_agents", {"sessions": True, "name": "gemini"})
                     ).structured_content or {}
         [own] = [s["session"] for s in sessions["sessions"] if s["kind"] == "server"]
         for_server = claude.send(f"gemini@{own[:6]}", "for the server", "x").id
