@@ -33,8 +33,9 @@ MAILSLOT = str(Path(sys.executable).parent / "mailslot")
 mailslot registers and shows must work without it."""
 API_KEY = "sk-ant-mailslot-host-tests-0123456789abcdef"
 TOOLS = ("send_message", "read_messages", "mark_done", "reply", "retract_broadcast",
-         "message_status", "list_agents")
-"""mailslot's MCP tools: each host's approval settings allow exactly these."""
+         "message_status", "list_agents", "gate", "start_session", "search_messages")
+"""mailslot's MCP tools, all of them: each host's approval settings allow exactly these
+(a host may leave out of its requests a tool its policy does not allow)."""
 TEXT = "FAKE-MODEL-DONE"
 
 
