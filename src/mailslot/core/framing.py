@@ -121,13 +121,13 @@ def frame(
 
 def frame_all(
     messages: Sequence[Message], *, with_body: bool = True, with_hint: bool = True,
-    cli: str = "mailslot", tools: str = "{}",
+    cli: str = "mailslot",
 ) -> str:
     """The header, then every message, separated by blank lines, then (``with_hint``)
     how to answer them, once."""
     parts = [HEADER, *(frame(m, with_body=with_body, cli=cli) for m in messages)]
     if with_hint and messages:
-        parts.append(answer_hint([m.id for m in messages], cli, tools))
+        parts.append(answer_hint([m.id for m in messages], cli))
     return "\n\n".join(parts)
 
 

@@ -117,7 +117,7 @@ MessageId = str  # as read_messages shows it, or a short form (docs/mcp.md)
 Body = str  # Markdown
 Subject = Annotated[str, Field(description="One line, at most 200 characters.")]
 _RE_ISSUE = {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None,
-             "description": "Issue or ticket it is about.", "title": "Re Issue"}
+             "description": "Issue or ticket it is about."}
 """``re_issue`` is declared a string but taken as whatever JSON came, so the service's
 own rule refuses a number in one line (stored exactly as given, it is never coerced)."""
 _EVERYONE = "all"
