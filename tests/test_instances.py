@@ -110,9 +110,11 @@ def test_mail_to_an_instance_reaches_only_that_session_s_hooks(cli: Cli, root: P
     one = claude.send("gemini@aaaa", "only you", "x")
     assert one.instance == A and one.to == ("gemini",)
     assert prompt(cli, B) == []
-    assert prompt(cli, A) == [one.id]
     assert one.id not in start(cli, B)  # not at a start either
     assert one.id in start(cli, A)
+    assert prompt(cli, A) == []  # shown once (docs/hooks.md, "Each message once")
+    two = claude.send("gemini@aaaa", "and this", "y")
+    assert prompt(cli, B) == [] and prompt(cli, A) == [two.id]
     text = (root / "agents" / "gemini" / "new" / f"{one.id}.md").read_text()
     assert f"\ninstance: {A}\n" in text
 
