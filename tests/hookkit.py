@@ -42,22 +42,26 @@ def run_as(agent: str) -> str:
     return invocation(agent, store_location())
 
 
-def block(message: Message, *, agent: str, tools: str = "{}") -> str:
-    """One message exactly as an injection shows it (written out, not built by mailslot);
-    ``tools`` spells a tool as the reading host's model sees it (``mcp__mailslot__{}``)."""
-    run = run_as(agent)
+def block(message: Message) -> str:
+    """One message exactly as an injection shows it (written out, not built by mailslot)."""
     lines = [f"[mailslot] message {message.id}", f"from: {message.sender}",
              f"date: {message.date}"]
     if message.is_broadcast:
         lines.append("kind: broadcast to all agents")
     lines += ["subject:", *(f"> {s}" for s in message.subject.split("\n")), "body:"]
     lines += [f"> {line}" if line else ">" for line in message.body.split("\n")]
-    lines.append(
-        f"To answer: `{run} reply {message.id}` (body on stdin) or MCP tool "
-        f"`{tools.format('reply')}`; when handled: `{run} done {message.id}` or MCP tool "
-        f"`{tools.format('mark_done')}`."
-    )
     return "\n".join(lines)
+
+
+def hint(messages: list[Message], *, agent: str, tools: str = "{}") -> str:
+    """How to answer, said once after all the messages an injection shows; ``tools``
+    spells a tool as the reading host's model sees it (``mcp__mailslot__{}``)."""
+    run = run_as(agent)
+    one = messages[0].id if len(messages) == 1 else "ID"
+    which = "" if len(messages) == 1 else " (ID: the id after `[mailslot] message`)"
+    return (f"To answer: `{run} reply {one}` (body on stdin) or MCP tool "
+            f"`{tools.format('reply')}`; when handled: `{run} done {one}` or MCP tool "
+            f"`{tools.format('mark_done')}`{which}.")
 
 
 def expected(messages: list[Message], scope: str, *, agent: str = "gemini",
@@ -68,5 +72,5 @@ def expected(messages: list[Message], scope: str, *, agent: str = "gemini",
                f"{count} shown below, oldest first.")
     note = hosts.host(host).answer_note(tools) if host else ""
     summary += f"\n[mailslot] {note}" if note else ""
-    return "\n\n".join([HEADER, summary, *(block(m, agent=agent, tools=tools)
-                                              for m in messages)])
+    return "\n\n".join([HEADER, summary, *map(block, messages),
+                         hint(messages, agent=agent, tools=tools)])

@@ -62,7 +62,7 @@ async def test_child_server_may_talk_to_its_parent_only(root: Path, isolated: Pa
         failed, text = await tool(child, "send_message", to="gemini", subject="s", body="b",
                                   new=True)
         assert failed and "only to its parent" in text
-        failed, text = await tool(child, "broadcast", subject="s", body="b")
+        failed, text = await tool(child, "send_message", to="all", subject="s", body="b")
         assert failed and "cannot broadcast" in text
         failed, text = await tool(child, "read_messages", **{"for": "claude"})
         assert failed and "only its own inbox" in text

@@ -52,7 +52,7 @@ async def test_exclusive_replaces_only_the_named_session(
                                                              "subject": "s", "body": "b",
                                                              "new": True})
             assert not result.is_error
-            listed = await second.call_tool("list_sessions", {"name": "claude"})
+            listed = await second.call_tool("list_agents", {"sessions": True, "name": "claude"})
             sessions = (listed.structured_content or {})["sessions"]
             assert {s["session"]: s["replaced_by"] for s in sessions}[old] is not None
 

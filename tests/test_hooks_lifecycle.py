@@ -54,7 +54,7 @@ def stop(cli: Cli, session: str, *, active: bool = False) -> Result:
 def test_directed_mail_comes_at_every_session_start_until_done(cli: Cli, root: Path) -> None:
     one = sender(root, "claude").send("gemini", "first", "x").id
     assert start(cli, "a") == [one]
-    assert start(cli, "a") == [one]  # resumed, cleared or compacted: shown again
+    assert start(cli, "a") == []  # resumed or compacted: one line counts it (below)
     assert prompt(cli, "a") == []
     assert cli("--agent", "gemini", "read", one).code == 0
     assert start(cli, "b") == [one]  # read is not done
@@ -72,7 +72,28 @@ def test_prompt_shows_only_what_this_session_has_not_seen(cli: Cli, root: Path) 
     assert prompt(cli, "a") == []
     assert prompt(cli, "b") == [one, two]  # another session never saw either
     assert prompt(cli, "b") == []
-    assert start(cli, "b") == [one, two]  # a session start shows everything not done
+    assert start(cli, "b") == []  # nor at its next start
+    assert start(cli, "c") == [one, two]  # a new session is shown everything not done
+
+
+def test_a_restarted_session_is_told_in_one_line_of_mail_it_was_shown(cli: Cli,
+                                                                      root: Path) -> None:
+    """Issue 28: a resumed or compacted session (the same session id) is never injected
+    mail it was shown before; one line says how much of it is still not done."""
+    one = sender(root, "claude").send("gemini", "first", "x").id
+    assert start(cli, "a") == [one]
+    two = sender(root, "codex").send("gemini", "second", "y").id
+    again = cli("--agent", "gemini", "hook", "claude", "session-start",
+                stdin=payload("SessionStart", "a"))
+    text = json.loads(again.out)["hookSpecificOutput"]["additionalContext"]
+    assert "[mailslot] 1 message was shown earlier in this session and is not done: " in text
+    assert "> second" in text and "> first" not in text and one not in text
+    assert text.count("[mailslot] message ") == 1 and two in text
+    assert cli("--agent", "gemini", "done", two).code == 0
+    text = json.loads(cli("--agent", "gemini", "hook", "claude", "session-start",
+                          stdin=payload("SessionStart", "a")).out)[
+        "hookSpecificOutput"]["additionalContext"]
+    assert text.startswith("[mailslot] 1 message was shown earlier") and "\n" not in text
 
 
 def test_hook_does_not_change_message_state(cli: Cli, root: Path) -> None:
@@ -180,12 +201,12 @@ def test_many_messages_stay_under_the_limit_newest_first_rest_counted(
     assert (f"[mailslot] 40 messages waiting for gemini; {len(first)} shown below, oldest "
             f"first. {rest} older ones are not shown: `{run_as('gemini')} inbox "
             f"--limit 40` lists them, `{run_as('gemini')} read ID` shows one.") in text
-    # Later prompts of the same session bring the rest, newest first, until all were shown.
-    seen = list(first)
-    while batch := prompt(cli, "3f2c9a1e-7b4d-4e8a-9c21-5d6f0a8b7e34"):
-        assert batch == [i for i in ids if i not in seen][-len(batch):]
-        seen = batch + seen
-    assert seen == ids
+    # The session was told of the rest in that line: later prompts do not inject it
+    # (issue 28: a prompt with nothing new costs no bytes), new mail they do.
+    session = "3f2c9a1e-7b4d-4e8a-9c21-5d6f0a8b7e34"
+    assert prompt(cli, session) == []
+    late = sender(root, "codex", at=WHEN + timedelta(seconds=99)).send("gemini", "late", "x")
+    assert prompt(cli, session) == [late.id]
 
 
 def test_long_body_is_cut_with_the_command_that_shows_it(cli: Cli, root: Path) -> None:
@@ -292,3 +313,38 @@ def test_midturn_common_case_parses_no_message(cli: Cli, root: Path) -> None:
     sender(root, "codex").send("gemini", "second", "y")
     assert delivery.plan(MIDTURN, "a", limit=CONTEXT_LIMIT) is None  # inside the interval
     assert delivery.problems == []
+
+
+def injected(r: Result) -> str:
+    assert r.code == 0, r.err
+    return str(json.loads(r.out)["hookSpecificOutput"]["additionalContext"])
+
+
+def test_an_injection_keeps_to_the_configured_byte_budget(cli: Cli, root: Path) -> None:
+    """Issue 28: each injection holds at most ``context_budget_bytes`` (per agent, or for
+    every agent; 6 KB by default), one line counting what did not fit; a value that is
+    not a number of bytes keeps the default and is said on stderr."""
+    box = sender(root, "claude")
+    ids = [box.send("gemini", f"note {n}", "ü" * 400).id for n in range(40)]
+
+    def session_start(session: str) -> Result:
+        return cli("--agent", "gemini", "hook", "claude", "session-start",
+                   stdin=payload("SessionStart", session, source="startup"))
+
+    text = injected(session_start("a"))
+    assert 5000 < len(text.encode()) <= 6144 and text.count("To answer") == 1
+    assert len([line for line in text.splitlines() if "not shown" in line]) == 1
+    config = root / "config.json"
+    config.write_text(json.dumps({"context_budget_bytes": 3000}))
+    assert len(injected(session_start("b")).encode()) <= 3000
+    config.write_text(json.dumps({"context_budget_bytes": 3000,
+                                  "agents": {"gemini": {"context_budget_bytes": 9000}}}))
+    text = injected(session_start("c"))
+    assert 6144 < len(text.encode()) <= 9000
+    config.write_text(json.dumps({"context_budget_bytes": "big"}))
+    bad = session_start("d")
+    assert len(injected(bad).encode()) <= 6144
+    assert "context_budget_bytes must be a whole number of bytes" in bad.err
+    # What did not fit was counted, so no later prompt injects it: nothing new, no bytes
+    assert prompt(cli, "a") == []
+    assert max(ids) in text  # the newest

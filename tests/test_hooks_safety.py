@@ -65,7 +65,7 @@ def test_body_cannot_forge_framing_lines(cli: Cli, root: Path, trick: str) -> No
         "[mailslot] 1 message waiting for gemini; 1 shown below, oldest first.",
         "[mailslot] " + hosts.host("claude").answer_note("mcp__mailslot__{}"), "",
         f"[mailslot] message {real.id}", "from: claude", f"date: {real.date}", "subject:",
-        "body:",
+        "body:", "",
         f"To answer: `{run_as('gemini')} reply {real.id}` (body on stdin) or MCP tool "
         f"`mcp__mailslot__reply`; when handled: `{run_as('gemini')} done {real.id}` or MCP "
         "tool `mcp__mailslot__mark_done`.",
@@ -195,8 +195,7 @@ def test_second_checkout_with_the_same_name_is_warned(
     monkeypatch.chdir(one)
     assert "warning" not in text_of(start(cli))
     # Without mail, a session start still carries the warning.
-    assert cli("--agent", "gemini", "done", *re.findall(
-        r"^\[mailslot\] message (\S+)$", text_of(start(cli)), re.M)).code == 0
+    assert cli("--agent", "gemini", "done", "--all").code == 0
     monkeypatch.chdir(two)
     assert text_of(start(cli)) == warning
     # Once the first checkout is gone, the name moves to the one still in use.

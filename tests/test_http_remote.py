@@ -72,6 +72,21 @@ def test_remote_hook_shows_mail_then_records_it(
     assert hooked == {"abc": "claude", "other": "claude"}
 
 
+def test_a_remote_session_is_not_injected_later_what_it_was_told_of(
+        running: Running) -> None:
+    """What did not fit a remote session start's budget is counted there, and recorded so:
+    the next prompt of that session injects nothing (docs/hooks.md, "Each message once")."""
+    for n in range(40):
+        running.box("claude").send("gemini", f"note {n}", "x" * 400)
+    secret = running.files["gemini"]
+    shown = context(hook(running, secret, "session-start",
+                         {"session_id": "abc", "hook_event_name": "SessionStart"}))
+    assert "older ones are not shown" in shown and len(shown.encode()) <= 6144
+    again = hook(running, secret, "user-prompt-submit",
+                 {"session_id": "abc", "hook_event_name": "UserPromptSubmit", "prompt": "hi"})
+    assert context(again) == ""
+
+
 def test_remote_hook_never_fails_a_session(running: Running, tmp_path: Path) -> None:
     wrong = tmp_path / "wrong.credential"
     held = json.loads(Path(running.files["gemini"]).read_text())

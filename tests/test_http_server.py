@@ -49,18 +49,19 @@ async def test_every_tool_over_http(running: Running) -> None:
         assert {t.name for t in (await claude.list_tools()).tools} == TOOLS
         sent = await call(claude, "send_message", to="gemini", subject="hi", body="hello")
         assert sent["from"] == "claude"
-        cast = await call(claude, "broadcast", subject="all", body="everyone")
+        cast = await call(claude, "send_message", to="all", subject="all", body="everyone")
         assert (await call(claude, "retract_broadcast", message_id=cast["id"]))["retracted"]
         status = await call(claude, "message_status", message_id=sent["id"])
         assert status["recipients"][0]["agent"] == "gemini"
         agents = await call(claude, "list_agents")
         assert agents["you"] == "claude"
-        mine = (await call(claude, "list_sessions", name="claude"))["sessions"]
+        mine = (await call(claude, "list_agents", sessions=True, name="claude"))["sessions"]
         assert [(s["program"], s["online"]) for s in mine] == [("http", True)]
     async with connect(running, "gemini") as gemini:
         page = await call(gemini, "read_messages")
         assert [m["id"] for m in page["messages"]] == [sent["id"]]
-        assert (await call(gemini, "mark_read", message_id=sent["id"]))["state"] == "read"
+        assert (await call(gemini, "mark_done", message_ids=sent["id"], state="read")
+                )["messages"][0]["state"] == "read"
         answer = await call(gemini, "reply", message_id=sent["id"], body="got it")
         assert answer["from"] == "gemini" and answer["to"] == ["claude"]
         done = await call(gemini, "mark_done", message_ids=[sent["id"]])
@@ -102,7 +103,7 @@ async def test_remote_agents_see_no_one_elses_status_pids_folders_or_machines(
             assert listed["claude"]["online"] is True and listed["claude"]["sessions"]
             for session in listed["claude"]["sessions"]:
                 assert (session["pid"], session["hostname"], session["cwd"]) == (None,) * 3
-            sessions = (await call(client, "list_sessions", name="claude"))["sessions"]
+            sessions = (await call(client, "list_agents", sessions=True, name="claude"))["sessions"]
             assert sessions and all(s["pid"] is None for s in sessions)
 
 
@@ -111,7 +112,7 @@ async def test_a_childs_credential_is_limited_like_a_child(running: Running) -> 
         refused = await helper.call_tool("send_message", {"to": "gemini", "subject": "x",
                                                           "body": "y"})
         assert refused.is_error and "child agent" in text(refused)
-        refused = await helper.call_tool("broadcast", {"subject": "x", "body": "y"})
+        refused = await helper.call_tool("send_message", {"to": "all", "subject": "x", "body": "y"})
         assert refused.is_error
         sent = await call(helper, "send_message", to="claude", subject="done", body="ok")
         assert sent["from"] == "helper"
@@ -120,7 +121,7 @@ async def test_a_childs_credential_is_limited_like_a_child(running: Running) -> 
 async def test_a_replaced_http_session_writes_nothing(running: Running) -> None:
     async with connect(running, "claude") as claude:
         await call(claude, "send_message", to="gemini", subject="a", body="b")
-        session = (await call(claude, "list_sessions", name="claude"))["sessions"][0]
+        session = (await call(claude, "list_agents", sessions=True, name="claude"))["sessions"][0]
         running.box("claude").start_session("newer", replace=session["session"])
         refused = await claude.call_tool("send_message", {"to": "gemini", "subject": "c",
                                                           "body": "d"})

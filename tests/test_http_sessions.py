@@ -61,14 +61,14 @@ def online(running: Running, agent: str) -> set[str]:
 async def test_each_mcp_session_is_a_listed_session_of_its_agent(running: Running) -> None:
     async with connect(running, "claude") as first:
         async with connect(running, "claude") as second:
-            seen = (await call(second, "list_sessions", name="claude"))["sessions"]
+            seen = (await call(second, "list_agents", sessions=True, name="claude"))["sessions"]
             assert [(s["program"], s["online"]) for s in seen] == [("http", True)] * 2
             assert len({s["session"] for s in seen}) == 2
             assert online(running, "claude") == {s["session"] for s in seen}
             assert online(running, "gemini") == set()
         # the second client ended its session (DELETE): listed as stopped, not online
         wait_for(lambda: len(online(running, "claude")) == 1, what="the DELETE to end it")
-        still = (await call(first, "list_sessions", name="claude"))["sessions"]
+        still = (await call(first, "list_agents", sessions=True, name="claude"))["sessions"]
         assert sorted(s["online"] for s in still) == [False, True]
         sent = await call(first, "send_message", to="gemini", subject="a", body="b")
         assert sent["from"] == "claude"

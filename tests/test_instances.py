@@ -110,9 +110,11 @@ def test_mail_to_an_instance_reaches_only_that_session_s_hooks(cli: Cli, root: P
     one = claude.send("gemini@aaaa", "only you", "x")
     assert one.instance == A and one.to == ("gemini",)
     assert prompt(cli, B) == []
-    assert prompt(cli, A) == [one.id]
     assert one.id not in start(cli, B)  # not at a start either
     assert one.id in start(cli, A)
+    assert prompt(cli, A) == []  # shown once (docs/hooks.md, "Each message once")
+    two = claude.send("gemini@aaaa", "and this", "y")
+    assert prompt(cli, B) == [] and prompt(cli, A) == [two.id]
     text = (root / "agents" / "gemini" / "new" / f"{one.id}.md").read_text()
     assert f"\ninstance: {A}\n" in text
 
@@ -231,9 +233,9 @@ async def test_a_real_server_shows_its_host_s_instance_mail_and_its_own(
         listed = await server.call_tool("read_messages", {})
         text = str(listed.structured_content or listed.content)
         assert for_a in text and for_b not in text
-        refused = await server.call_tool("mark_read", {"message_id": for_b})
+        refused = await server.call_tool("mark_done", {"message_ids": for_b, "state": "read"})
         assert refused.is_error
-        sessions = (await server.call_tool("list_sessions", {"name": "gemini"})
+        sessions = (await server.call_tool("list_agents", {"sessions": True, "name": "gemini"})
                     ).structured_content or {}
         [own] = [s["session"] for s in sessions["sessions"] if s["kind"] == "server"]
         for_server = claude.send(f"gemini@{own[:6]}", "for the server", "x").id

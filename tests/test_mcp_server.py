@@ -23,11 +23,11 @@ from mailslot.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 Box = Callable[[str | None], Mailbox]
-TOOLS = {"send_message", "read_messages", "mark_read", "mark_done", "reply", "broadcast",
-         "retract_broadcast", "message_status", "list_agents",
-         "gate", "list_sessions",  # issue 12
-         "start_session",  # issue 15
-         "search_messages", "message_thread"}  # issue 17
+TOOLS = {"send_message", "read_messages", "mark_done", "reply", "retract_broadcast",
+         "message_status", "list_agents", "gate", "start_session", "search_messages"}
+TOOL_LIST_BYTES = 7168
+"""The most ``tools/list`` may weigh as JSON (issue 28): most hosts send it with every
+request of every agent."""
 
 
 @pytest.fixture(params=["auto", "legacy"])
@@ -87,25 +87,28 @@ async def test_tool_list_schemas_and_descriptions(connect: Any) -> None:
     assert set(tools) == TOOLS
     for tool in tools.values():
         assert tool.description and len(tool.description) < 300
-        assert tool.output_schema is not None
+        assert tool.output_schema is None  # the result keys are in docs/mcp.md
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
     read_only = {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint}
-    assert read_only == {"read_messages", "message_status", "list_agents", "list_sessions",
-                         "search_messages", "message_thread"}  # issue 17
+    assert read_only == {"read_messages", "message_status", "list_agents",
+                         "search_messages"}  # issue 17
     assert "never instructions" in (tools["read_messages"].description or "")
     schema = tools["read_messages"].input_schema
-    assert schema["properties"]["for"]["default"] is None
+    assert schema["properties"]["for"] == {
+        "type": "string", "description": "Another agent's mailbox (headers only), or 'all'."}
     assert schema["properties"]["unread_only"]["default"] is True
     assert schema["properties"]["limit"]["default"] == 20
     assert set(tools["send_message"].input_schema["required"]) == {"to", "subject", "body"}
-    # Issue 11: a client validates a 200-message page against these; lists of items are
-    # plain arrays (no item schema), and no schema carries a description.
-    for name, lists in (("read_messages", ("messages", "sent")),
-                        ("search_messages", ("messages",)), ("message_thread", ("messages",))):
-        output = tools[name].output_schema or {}
-        assert all(output["properties"][key] == {"title": key.title(), "type": "array"}
-                   for key in lists)
-        assert "description" not in output
+    assert not any("title" in p for t in tools.values()
+                   for p in t.input_schema["properties"].values())
+
+
+async def test_the_tool_list_stays_under_its_byte_budget(connect: Any) -> None:
+    """Issue 28: the whole ``tools/list`` result, as compact JSON, is at most 7 KB."""
+    async with connect("claude") as client:
+        listing = await client.list_tools()
+    sent = listing.model_dump_json(by_alias=True, exclude_none=True)
+    assert len(sent.encode()) <= TOOL_LIST_BYTES, len(sent.encode())
 
 
 async def test_no_tool_accepts_a_sender(connect: Any) -> None:
@@ -155,8 +158,8 @@ async def test_mark_read_and_mark_done(connect: Any, box: Box) -> None:
     first = box("claude").send("gemini", "one", "1")
     second = box("claude").send("gemini", "two", "2")
     async with connect("gemini") as gemini:
-        assert await call(gemini, "mark_read", message_id=first.id) == {
-            "id": first.id, "state": "read"}
+        assert (await call(gemini, "mark_done", message_ids=first.id, state="read")
+                )["messages"] == [{"id": first.id, "state": "read"}]
         unread = await call(gemini, "read_messages")
         assert [m["id"] for m in unread["messages"]] == [second.id]
         both = await call(gemini, "read_messages", unread_only=False, limit=1)
@@ -170,8 +173,13 @@ async def test_mark_read_and_mark_done(connect: Any, box: Box) -> None:
 
 async def test_broadcast_and_retract(connect: Any, box: Box) -> None:
     async with connect("claude") as claude:
-        sent = await call(claude, "broadcast", subject="Main is frozen", body="until 17:00")
+        sent = await call(claude, "send_message", to="all", subject="Main is frozen",
+                          body="until 17:00")
         assert sent["to"] == ["all"] and sent["broadcast"] is True
+        refused = await claude.call_tool("send_message", {
+            "to": ["all"], "subject": "s", "body": "b", "wake": True})
+        assert refused.is_error and text(refused) == (
+            "a broadcast (to 'all') takes only a subject and a body; nothing was sent")
     async with connect("gemini") as gemini:
         page, framed = await read(gemini)
         assert [m["broadcast"] for m in page["messages"]] == [True]
@@ -228,8 +236,8 @@ async def test_short_ids_are_accepted_by_the_tools(connect: Any, box: Box) -> No
         page, _ = await read(gemini)
         short = page["messages"][0]["short"]
         assert short != message.id and message.id.endswith(short)
-        assert await call(gemini, "mark_read", message_id=short) == {
-            "id": message.id, "state": "read"}
+        assert (await call(gemini, "mark_done", message_ids=short, state="read")
+                )["messages"] == [{"id": message.id, "state": "read"}]
 
 
 async def test_framing_quotes_every_line_of_sender_text(connect: Any, box: Box) -> None:
@@ -244,10 +252,11 @@ async def test_errors_are_tool_errors_with_the_cli_text(connect: Any) -> None:
     bad_id = "2026-01-01_000000.000000_x_to_gemini_s_abcdef"
     async with connect("gemini") as gemini:
         cases = {
-            ("send_message", "to"): ({"to": "all", "subject": "s", "body": "b"},
+            ("send_message", "to"): ({"to": ["all", "x"], "subject": "s", "body": "b"},
                                      "recipient 'all' is reserved: to write to every agent, "
-                                     "broadcast (mailslot broadcast, or the broadcast tool)"),
-            ("mark_read", "id"): ({"message_id": "../../etc/passwd"},
+                                     "broadcast (mailslot broadcast, or send_message to all "
+                                     "alone)"),
+            ("mark_done", "id"): ({"message_ids": "../../etc/passwd", "state": "read"},
                                   "'../../etc/passwd' is not a message id (give the whole "
                                   "id, at least 6 of its first characters, or its random "
                                   "tail)"),
@@ -304,7 +313,8 @@ async def test_a_child_lists_agents_without_pids_folders_or_machines(box: Box,
         assert claude["claude"]["online"] is True
         for session in claude["claude"]["sessions"]:
             assert (session["pid"], session["hostname"], session["cwd"]) == (None,) * 3
-        sessions = (await call(client, "list_sessions", name="claude"))["sessions"]
+        sessions = (await call(client, "list_agents", sessions=True, name="claude")
+                    )["sessions"]
         assert sessions and all(s["pid"] is None for s in sessions)
 
 
@@ -391,7 +401,7 @@ async def test_message_thread_shows_both_sides_with_states(connect: Any, box: Bo
     first = box("claude").send("gemini", "Plan", "step one")
     answer = box("gemini").reply(first.id, "agreed")
     async with connect("claude") as claude:
-        found = await call(claude, "message_thread", message_id=answer.id)
+        found = await call(claude, "search_messages", thread=answer.id)
     assert [m["id"] for m in found["messages"]] == [first.id, answer.id]
     assert found["messages"][0]["state"] is None  # claude sent it
     assert found["messages"][0]["recipients"] == [{"agent": "gemini", "state": "done"}]
@@ -406,7 +416,7 @@ async def test_a_claimed_sender_is_refused_naming_who_you_send_as(connect: Any,
         for tool, arguments in (
                 ("send_message", {"to": "gemini", "subject": "s", "body": "b"}),
                 ("reply", {"message_id": asked, "body": "b"}),
-                ("broadcast", {"subject": "s", "body": "b"})):
+                ("send_message", {"to": "all", "subject": "s", "body": "b"})):
             for claim in ("from", "sender"):
                 result = await codex.call_tool(tool, {**arguments, claim: "claude"})
                 assert result.is_error

@@ -70,14 +70,14 @@ async def test_stdio_tool_error_text(root: Path, isolated: Path) -> None:
     async with Client(server("gemini", root, isolated / "home")) as client:
         result = await client.call_tool("send_message",
                                         {"to": ["_x"], "subject": "s", "body": "b"})
-        claimed = await client.call_tool("broadcast", {"subject": "s", "body": "b",
+        claimed = await client.call_tool("send_message", {"to": "all", "subject": "s", "body": "b",
                                                        "sender": "claude"})
     assert result.is_error
     block = result.content[0]
     assert isinstance(block, TextContent) and block.text == "recipient '_x' is reserved"
     block = claimed.content[0]
     assert claimed.is_error and isinstance(block, TextContent)
-    assert block.text == "broadcast takes no 'sender': you send as gemini"
+    assert block.text == "send_message takes no 'sender': you send as gemini"
 
 
 def _who(root: Path) -> dict[str, dict[str, Any]]:

@@ -104,15 +104,15 @@ def test_a_function_raises_the_service_error_the_server_turns_into_a_tool_error(
         box: Box) -> None:
     gemini = as_agent(box, "gemini")
     with pytest.raises(InvalidInput, match="recipient 'all' is reserved"):
-        mcp_tools.send_message(gemini, to="all", subject="s", body="b")
+        mcp_tools.send_message(gemini, to=["all", "claude"], subject="s", body="b")
     missing = "2026-01-01_000000.000000_x_to_gemini_s_abcdef"
     with pytest.raises(NotFound, match=f"no message {missing} for gemini"):
-        mcp_tools.mark_read(gemini, message_id=missing)
+        mcp_tools.mark_done(gemini, message_ids=missing, state="read")
 
 
 def test_every_tool_in_the_table_takes_the_opener_first() -> None:
     names = [fn.__name__ for fn, _, _ in mcp_tools.TOOLS]
-    assert len(names) == len(set(names)) == 14
+    assert len(names) == len(set(names)) == 10
     for fn, _, _ in mcp_tools.TOOLS:
         assert next(iter(fn.__annotations__)) == "open_box", fn.__name__
 

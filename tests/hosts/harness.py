@@ -32,9 +32,10 @@ MAILSLOT = str(Path(sys.executable).parent / "mailslot")
 """The ``mailslot`` under test (the venv's). Deliberately not on the hosts' PATH: what
 mailslot registers and shows must work without it."""
 API_KEY = "sk-ant-mailslot-host-tests-0123456789abcdef"
-TOOLS = ("send_message", "read_messages", "mark_read", "mark_done", "reply", "broadcast",
-         "retract_broadcast", "message_status", "list_agents")
-"""mailslot's MCP tools: each host's approval settings allow exactly these."""
+TOOLS = ("send_message", "read_messages", "mark_done", "reply", "retract_broadcast",
+         "message_status", "list_agents", "gate", "start_session", "search_messages")
+"""mailslot's MCP tools, all of them: each host's approval settings allow exactly these
+(a host may leave out of its requests a tool its policy does not allow)."""
 TEXT = "FAKE-MODEL-DONE"
 
 

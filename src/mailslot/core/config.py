@@ -22,6 +22,11 @@ DEFAULT_MIDTURN_INTERVAL = 30
 DEFAULT_UNSURFACED_MINUTES = 60
 """``who`` names an agent whose mail sat unread and unshown to any model this long."""
 """Seconds a session goes at least between being shown mail and a mid-turn showing."""
+DEFAULT_CONTEXT_BUDGET = 6144
+"""Bytes one hook injection may add to a model's context, unless config.json says."""
+MIN_CONTEXT_BUDGET = 2048
+"""The smallest budget taken: the header, the count line, the answer line and one
+message (its body cut short) fit in it."""
 
 GOVERNOR_DEFAULTS: dict[str, int] = {
     "pair_sends_per_hour": 120, "agent_sends_per_hour": 360,
@@ -78,6 +83,7 @@ class Config:
         """Every malformed value, for ``doctor``."""
         found = []
         for check in (lambda: self.owner, lambda: self.max_body_bytes, self._agent_values,
+                      lambda: self.context_budget(None),
                       lambda: self.require_credentials, self.governor,
                       self.unsurfaced_after):
             try:
@@ -90,6 +96,7 @@ class Config:
         """Raise for the first malformed per-agent value (the section's shape included)."""
         for name in self.agents():
             self.midturn_interval(name)
+            self.context_budget(name)
 
     # Hooks ---------------------------------------------------------------------------
     def auto_continue_on_stop(self, name: str) -> bool:
@@ -124,6 +131,27 @@ class Config:
             raise StoreError("config.json: unsurfaced_after_minutes must be a number of "
                              "minutes, more than 0")
         return float(value) * 60
+
+    def context_budget(self, name: str | None) -> int:
+        """The most bytes one injection into ``name``'s sessions may hold (``None``: the
+        mailbox-wide value).
+
+        ``agents.<name>.context_budget_bytes``, else the top-level
+        ``context_budget_bytes``, else :data:`DEFAULT_CONTEXT_BUDGET`; anything but a
+        whole number of at least :data:`MIN_CONTEXT_BUDGET` is an error (the hook then
+        keeps to the default and says so on stderr).
+        """
+        where, value = "context_budget_bytes", self.raw.get("context_budget_bytes")
+        own = None if name is None else self.agent(name).get("context_budget_bytes")
+        if own is not None:
+            where, value = f"agents.{name}.context_budget_bytes", own
+        if value is None:
+            return DEFAULT_CONTEXT_BUDGET
+        if isinstance(value, bool) or not isinstance(value, int) \
+                or value < MIN_CONTEXT_BUDGET:
+            raise StoreError(f"config.json: {where} must be a whole number of bytes, "
+                             f"{MIN_CONTEXT_BUDGET} or more")
+        return value
 
     # Bounded authority ---------------------------------------------------
     @property

@@ -28,6 +28,8 @@ HEADER = (
 MAX_QUOTED_BODY = 3000
 """A longer body is cut in an injection (with the command that shows it all), so one
 long message cannot crowd out the others."""
+_SHORTEST_CUT = 200
+"""The shortest a body is cut to to fit an injection's budget (characters)."""
 _UNSAFE = r"[\x00-\x1f\x7f-\x9f\u2028\u2029]"  # compiled on first need: hooks rarely do
 
 
@@ -55,34 +57,37 @@ def command(cli: str, rest: str) -> str:
     return f"{cli} {rest}"
 
 
-def answer_hint(message_id: str, cli: str, tools: str = "{}") -> str:
-    """The exact ways to answer, for a model that has the CLI or the MCP tools.
+def answer_hint(message_ids: Sequence[str], cli: str, tools: str = "{}") -> str:
+    """The exact ways to answer, for a model that has the CLI or the MCP tools: said
+    once for all the messages shown together, never once per message.
 
+    One message is named by its id; several by ``ID``, the id its framing line shows.
     ``tools`` spells a tool's name as the reader's host shows it to its model
     (:attr:`mailslot.hosts.host.Host.tool_names`), so a model whose host defers MCP tools
     can load the tool by the name it reads here.
     """
+    one = len(message_ids) == 1
+    message_id = shown(one_line(message_ids[0])) if one else "ID"
+    which = "" if one else " (ID: the id after `[mailslot] message`)"
     return (
         f"To answer: `{command(cli, f'reply {message_id}')}` (body on stdin) or MCP tool "
         f"`{tools.format('reply')}`; when handled: `{command(cli, f'done {message_id}')}` "
-        f"or MCP tool `{tools.format('mark_done')}`."
+        f"or MCP tool `{tools.format('mark_done')}`{which}."
     )
 
 
 def frame(
     message: Message,
     *,
-    with_hint: bool = True,
     with_body: bool = True,
     cli: str = "mailslot",
     max_body: int | None = None,
-    tools: str = "{}",
 ) -> str:
     """One message: framing lines around quoted subject and body (or just the subject).
 
     With ``max_body``, a longer quoted body is cut at a line end and a framing line
-    says how to read the rest; ``cli`` starts the commands shown (see :func:`command`)
-    and ``tools`` spells the tools named (see :func:`answer_hint`).
+    says how to read the rest; ``cli`` starts the commands shown (see :func:`command`).
+    How to answer is said once for all the messages shown (:func:`answer_hint`).
     """
     message_id = shown(one_line(message.id))
     lines = [
@@ -112,8 +117,6 @@ def frame(
             )
         else:
             lines.append(body)
-    if with_hint:
-        lines.append(answer_hint(message_id, cli, tools))
     return "\n".join(lines)
 
 
@@ -121,9 +124,12 @@ def frame_all(
     messages: Sequence[Message], *, with_body: bool = True, with_hint: bool = True,
     cli: str = "mailslot",
 ) -> str:
-    """The header, then every message, separated by blank lines."""
-    framed = (frame(m, with_body=with_body, with_hint=with_hint, cli=cli) for m in messages)
-    return "\n\n".join([HEADER, *framed])
+    """The header, then every message, separated by blank lines, then (``with_hint``)
+    how to answer them, once."""
+    parts = [HEADER, *(frame(m, with_body=with_body, cli=cli) for m in messages)]
+    if with_hint and messages:
+        parts.append(answer_hint([m.id for m in messages], cli))
+    return "\n\n".join(parts)
 
 
 def reminder(messages: Sequence[Message], *, cli: str = "mailslot", tools: str = "{}") -> str:
@@ -134,11 +140,16 @@ def reminder(messages: Sequence[Message], *, cli: str = "mailslot", tools: str =
     head = (f"[mailslot] Before you stop: {count} message{'' if count == 1 else 's'} shown "
             f"earlier in this session asked for a reply and {'is' if count == 1 else 'are'} "
             "still open. Bring each to an end now: answer it, mark it done, or say why not.")
-    framed = (frame(m, with_body=False, cli=cli, tools=tools) for m in messages)
-    return "\n\n".join([head, *framed])
+    framed = (frame(m, with_body=False, cli=cli) for m in messages)
+    return "\n\n".join([head, *framed, answer_hint([m.id for m in messages], cli, tools)])
 
 
 # Injections (hooks) ----------------------------------------------------------------
+def size(text: str) -> int:
+    """``text``'s size as a host sends it to its model: UTF-8 bytes."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
 def injection(
     pending: Sequence[str],
     load: Callable[[str], Message | None],
@@ -150,25 +161,26 @@ def injection(
     tools: str = "{}",
     answer_note: str = "",
 ) -> tuple[str, list[str]]:
-    """The text a hook injects, under ``limit`` characters, and the ids shown in it.
+    """The text a hook injects, at most ``limit`` bytes (UTF-8), and the ids shown in it.
 
     ``pending`` is sorted oldest first (ids sort by time). The newest messages are shown
     whole (bodies over :data:`MAX_QUOTED_BODY` cut), oldest of them first, until the
-    next would not fit; a summary line counts the rest and names the command that lists
-    them. Only the messages shown are loaded. ``load`` returns ``None`` for a message
-    that cannot be read (or is gone); those are counted, never shown. ``scope`` says
-    what the count counts ("waiting for reviewer"); ``notes`` are one-line warnings from
-    mailslot itself, shown before the messages; ``tools`` spells the tools named (see
-    :func:`answer_hint`); ``answer_note`` (the host's, never a sender's) says which tool
-    answers mail, shown under the count when there is mail to show.
+    next would not fit; one summary line counts the rest and names the command that
+    lists them, and one line says how to answer (:func:`answer_hint`). Only the messages
+    shown are loaded. ``load`` returns ``None`` for a message that cannot be read (or is
+    gone); those are counted, never shown. ``scope`` says what the count counts
+    ("waiting for reviewer"); ``notes`` are one-line warnings from mailslot itself, shown
+    before the messages; ``tools`` spells the tools named (see :func:`answer_hint`);
+    ``answer_note`` (the host's, never a sender's) says which tool answers mail, shown
+    under the count when there is mail to show.
     """
     head = [f"[mailslot] {one_line(note)}" for note in notes]
     if not pending:
         return "\n".join(head), []
     tail = [f"[mailslot] {one_line(answer_note)}"] if answer_note else []
-    fixed = len(HEADER) + sum(len(h) + 1 for h in (*head, *tail)) + 2
     most = len(pending)  # the longest summary line is reserved before counting
-    room = limit - 1 - fixed - len(_summary(scope, cli, most, most, most, most))
+    room = limit - (size(HEADER) + sum(size(h) + 1 for h in (*head, *tail)) + 2
+                    + size(_summary(scope, cli, most, most, most, most)))
     frames: list[str] = []
     shown: list[str] = []
     unreadable = 0
@@ -177,16 +189,33 @@ def injection(
         if message is None:
             unreadable += 1
             continue
-        text = frame(message, cli=cli, max_body=MAX_QUOTED_BODY, tools=tools)
-        if len(text) + 2 > room:
+        hint = 2 + size(answer_hint([*shown, message_id], cli, tools))
+        text = _fitting(message, cli, room - hint) if not shown else frame(
+            message, cli=cli, max_body=MAX_QUOTED_BODY)
+        cost = size(text) + 2
+        if cost + hint > room:
             break
-        room -= len(text) + 2
+        room -= cost
         frames.append(text)
         shown.append(message_id)
     unshown = len(pending) - len(shown) - unreadable
     summary = _summary(scope, cli, len(pending), len(shown), unshown, unreadable)
-    text = "\n\n".join([HEADER, "\n".join([*head, summary, *tail]), *reversed(frames)])
+    answer = [answer_hint(shown, cli, tools)] if shown else []
+    text = "\n\n".join([HEADER, "\n".join([*head, summary, *tail]), *reversed(frames),
+                        *answer])
     return text, shown
+
+
+def _fitting(message: Message, cli: str, room: int) -> str:
+    """The newest message framed to fit ``room`` bytes if a shorter cut of its body can
+    make it fit (a long body of many-byte characters would otherwise keep it out of
+    every injection); as :func:`frame` cuts it otherwise."""
+    cut = MAX_QUOTED_BODY
+    text = frame(message, cli=cli, max_body=cut)
+    while size(text) + 2 > room and cut > _SHORTEST_CUT:
+        cut = max(_SHORTEST_CUT, cut * max(room, 0) // (size(text) + 2) - 100)
+        text = frame(message, cli=cli, max_body=cut)
+    return text
 
 
 def _summary(scope: str, cli: str, total: int, shown: int, unshown: int,

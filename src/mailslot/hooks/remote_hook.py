@@ -33,5 +33,5 @@ def run_remote(call: host_io.Request, url: str, credential: str | None,
     stdout.flush()
     if text and isinstance(planned, dict) and planned.get("shown"):
         remote.post("seen", {**{k: planned.get(k)
-                                for k in ("moment", "session", "shown", "broadcasts")},
+                                for k in ("moment", "session", "shown", "broadcasts", "told")},
                              "host": call.caller, "taken": host_io.reads(stdout)})

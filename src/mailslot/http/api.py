@@ -40,19 +40,21 @@ def _pending(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
                      fresh=moment == START)
     if planned is None:
         return {"text": None, "moment": moment, "session": None, "shown": [],
-                "broadcasts": []}
+                "broadcasts": [], "told": []}
     return {"text": planned.text, "moment": moment, "session": planned.session,
-            "shown": planned.shown, "broadcasts": planned.broadcasts}
+            "shown": planned.shown, "broadcasts": planned.broadcasts,
+            "told": planned.told}
 
 
 def _seen(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
     moment, session = _moment(q), q.get("session")
     shown, broadcasts = _ids(q, "shown"), _ids(q, "broadcasts")
+    told = _ids(q, "told")  # counted in the line of what did not fit
     if not set(broadcasts) <= set(shown):
         raise InvalidInput("broadcasts must be among the shown ids")
     key = session_key(str(session)) if session else None
     host = q.get("host")
-    _delivery(box).commit(Injection("", moment, key, shown, broadcasts),
+    _delivery(box).commit(Injection("", moment, key, shown, broadcasts, told),
                           host=host if isinstance(host, str) else "remote",
                           taken=q.get("taken") is not False)
     return {"recorded": len(shown)}

@@ -3,8 +3,8 @@
 A client that opens an MCP session (the ``initialize`` handshake of the 2025 protocol
 versions, answered with an ``Mcp-Session-Id``) gets a server session of its agent of its
 own, exactly as a local ``mailslot serve`` would: a new session id, listed by
-``mailslot sessions`` and ``list_sessions`` with program ``http``, shown online while it
-lasts, fenced like any other. One shared MCP server
+``mailslot sessions`` and ``list_agents`` (``sessions=true``) with program ``http``,
+shown online while it lasts, fenced like any other. One shared MCP server
 (:func:`mailslot.mcp.server.build_server`, built at the first session: building the tools
 is the slow part) answers for every agent; each MCP session has a session manager of the
 SDK's of its own, and a presence record kept while it runs. A tool call learns its

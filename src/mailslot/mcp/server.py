@@ -114,7 +114,7 @@ def build_server(
             result["instructions"] = _instructions(caller)
         return result
 
-    middleware: list[Any] = [mcp_tools.keep_arguments]
+    middleware: list[Any] = [mcp_tools.keep_arguments, mcp_tools.compact_tools_list]
     if pushing is not None:
         middleware.append(pushing.middleware)
     if shared:

@@ -3,8 +3,15 @@
 The rules, in one place (front ends in :mod:`mailslot.hooks` only translate):
 
 * **session start**: every directed message not yet done, and every standing broadcast
-  not yet served, so a cleared, compacted or resumed session never loses mail;
-* **prompt**: the same, minus what this session was already shown;
+  not yet served; a session that was already shown some of it (resumed, compacted: the
+  same session id) gets one line counting those instead of the mail again, so no mail is
+  injected into a session twice and none is lost (docs/hooks.md, "Each message once");
+* **prompt**: the same, minus what this session was already shown, and nothing at all
+  (not a byte) when nothing is new;
+* **budget**: every injection stays within the agent's byte budget (config.json
+  ``context_budget_bytes``, default :data:`~mailslot.core.config.DEFAULT_CONTEXT_BUDGET`)
+  and the host's own limit; one line counts what did not fit, and the session, told of
+  it so, is not injected it later (``inbox`` lists it);
 * **stop**: like prompt, but only when the agent's config opts in
   (``agents.<name>.auto_continue_on_stop: true``) and never when the host is already
   continuing the turn because of a stop hook. With nothing new to show, a message that
@@ -35,7 +42,7 @@ import time
 
 from ..access.identity import git_toplevel
 from ..core.errors import MailslotError
-from ..core.framing import injection, reminder
+from ..core.framing import command, injection, reminder
 from ..core.names import session_key
 from ..mail.broadcasts import to_serve
 from .ladder import record_surfaced
@@ -62,15 +69,16 @@ SESSION_MAX_AGE = 30 * 24 * 3600
 class Injection:
     """What a hook is about to show: the text and what to record once it is out."""
 
-    __slots__ = ("broadcasts", "moment", "session", "shown", "text")
+    __slots__ = ("broadcasts", "moment", "session", "shown", "text", "told")
 
     def __init__(self, text: str, moment: str, session: str | None, shown: list[str],
-                 broadcasts: list[str]) -> None:
+                 broadcasts: list[str], told: Sequence[str] = ()) -> None:
         self.text = text
         self.moment = moment
         self.session = session
         self.shown = shown  # every id shown (in full, or with its body cut)
         self.broadcasts = broadcasts  # the broadcasts among them
+        self.told = list(told)  # ids only counted, in the line of what did not fit
 
 
 class Delivery:
@@ -103,9 +111,13 @@ class Delivery:
         else:
             notes = self._claim_notes()
             pending = self._pending()
-        if moment not in (START, MIDTURN) and key is not None and pending:
+        if moment != MIDTURN and key is not None and pending:
             shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
+            earlier = len(pending)
             pending = [i for i in pending if i not in shown]
+            earlier -= len(pending)
+            if moment == START and earlier:
+                notes.append(self._shown_earlier(earlier))
         pending = self._for_session(pending, key)
         if moment == STOP and not pending and key is not None:
             return self._revisit(key)
@@ -113,13 +125,17 @@ class Delivery:
             return None
         scope = (f"waiting for {self.agent}" if moment == START
                  else f"for {self.agent} not shown before in this session")
+        if pending or notes:
+            limit = min(limit, self._budget())
         text, shown_ids = injection(pending, self._load, limit=limit, scope=scope,
                                     cli=self.cli, notes=notes, tools=self.tools,
                                     answer_note=self.note)
         if not text:
             return None
         broadcasts = [i for i in shown_ids if i in self._broadcasts]
-        return Injection(text, moment, key, shown_ids, broadcasts)
+        seen = set(shown_ids)
+        return Injection(text, moment, key, shown_ids, broadcasts,
+                         [i for i in pending if i not in seen])
 
     def commit(self, planned: Injection, *, host: str, taken: bool = True) -> None:
         """Record what was shown. Call only after the injection was written and flushed.
@@ -132,8 +148,8 @@ class Delivery:
         """
         if not taken:
             return
-        if planned.session is not None:
-            self.store.add_shown(self.agent, planned.session, planned.shown)
+        if planned.session is not None:  # what it was told of is not shown it again
+            self.store.add_shown(self.agent, planned.session, planned.shown + planned.told)
         self._broadcasts.update(planned.broadcasts)
         shown = [m for m in map(self._header, planned.shown) if m is not None]
         record_surfaced(self.store, self.agent, shown, host=host, session=planned.session,
@@ -329,6 +345,22 @@ class Delivery:
             return self.store.load(self.agent, message_id, header_only=True)[0]
         except MailslotError:
             return None
+
+    def _shown_earlier(self, count: int) -> str:
+        """The one line a restarted session (resumed, compacted) gets instead of mail it
+        was already shown or told of: never the mail again, nor silence about it."""
+        return (f"{count} message{' was' if count == 1 else 's were'} shown earlier in "
+                f"this session and {'is' if count == 1 else 'are'} not done: "
+                f"`{command(self.cli, 'inbox')}` lists them, "
+                f"`{command(self.cli, 'read ID')}` shows one.")
+
+    def _budget(self) -> int:
+        """The most bytes one injection may add to the model's context (config.json
+        ``context_budget_bytes``, per agent or for all; docs/hooks.md)."""
+        from ..core.config import DEFAULT_CONTEXT_BUDGET, Config
+
+        return self._attempt(lambda: Config(self.store.load_config()).context_budget(
+            self.agent), DEFAULT_CONTEXT_BUDGET)
 
     def _auto_continue(self) -> bool:
         from ..core.config import Config

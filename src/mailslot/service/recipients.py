@@ -30,7 +30,7 @@ def parse(to: str | Sequence[str]) -> list[str]:
             if isinstance(part, str) and part.lower() == BROADCAST_RECIPIENT:
                 raise InvalidInput(
                     "recipient 'all' is reserved: to write to every agent, broadcast "
-                    "(mailslot broadcast, or the broadcast tool)"
+                    "(mailslot broadcast, or send_message to all alone)"
                 )
             name = check_name(part, "recipient")
             if name not in names:
