@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -456,6 +457,20 @@ class World:
         """One of the host's own commands (``mcp list``...) in the project, bounded."""
         return subprocess.run(list(argv), cwd=self.project, env=self.env, capture_output=True,
                               text=True, timeout=120, check=False)
+
+    def health(self, pattern: str, *argv: str, attempts: int = 3) -> str:
+        """The host's own health check (``mcp list``) until its output matches
+        ``pattern``, at most ``attempts`` runs; the last output either way. Each run
+        starts ``mailslot serve`` afresh under the host's own connect timeout, which a
+        loaded CI machine can outlast (the server's start is measured in bench_mcp);
+        a server that never connects still fails every run."""
+        out = ""
+        for _ in range(attempts):
+            done = self.program(*argv)
+            out = done.stdout + done.stderr
+            if re.search(pattern, out):
+                break
+        return out
 
     def pane(self, name: str, argv: Sequence[str]) -> Pane:
         """Start ``argv`` (the host's TUI) in a tmux pane in the project."""

@@ -80,9 +80,9 @@ def assert_connected(host: str, w: World, out: str) -> None:
                                            for name in offered)]
     assert missing == [], offered
     if host in ("claude", "gemini"):
-        done = w.run("", argv=[host, "mcp", "list"], timeout=60)
-        listed = done.stdout + done.stderr
-        assert re.search(r"mailslot: .* - (✔ )?Connected", listed), listed
+        connected = r"mailslot: .* - (✔ )?Connected"
+        listed = w.health(connected, host, "mcp", "list")
+        assert re.search(connected, listed), listed
 
 
 def test_config_accepted_and_server_connected(host: str, world: Worlds) -> None:

@@ -45,9 +45,9 @@ def test_droid_install_connects_and_a_tool_call_delivers(
     installed = w.install(AGENT, "--scope", scope)
     assert installed.returncode == 0, installed.stderr
     assert "install writes no approval" in installed.stdout + installed.stderr  # the note
-    listed = w.program("droid", "mcp", "list")
-    assert re.search(rf"mailslot\s+stdio\s+connected\s+\[{scope}\]", listed.stdout), \
-        listed.stdout + listed.stderr
+    connected = rf"mailslot\s+stdio\s+connected\s+\[{scope}\]"
+    listed = w.health(connected, "droid", "mcp", "list")
+    assert re.search(connected, listed), listed
     result = _result(w.run("Do the task."))
     assert result["result"] == "FAKE-MODEL-DONE"
     # Droid defers MCP tools: the model loads one with ToolSearch, then calls it.

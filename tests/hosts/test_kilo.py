@@ -42,8 +42,8 @@ def test_kilo_install_connects_and_a_tool_call_delivers(
     installed = w.install(AGENT, "--scope", scope)
     assert installed.returncode == 0, installed.stderr
     assert '"mailslot_*": "allow"' in installed.stdout + installed.stderr  # the note
-    listed = w.program("kilo", "mcp", "list")
-    assert re.search(r"mailslot\s.*connected", listed.stdout + listed.stderr), listed.stdout
+    listed = w.health(r"mailslot\s.*connected", "kilo", "mcp", "list")
+    assert re.search(r"mailslot\s.*connected", listed), listed
     done = w.run("Do the task.")
     assert done.returncode == 0, done.stderr[-2000:]
     first = w.provider.model_requests()[0]

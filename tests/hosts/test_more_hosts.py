@@ -31,8 +31,8 @@ def test_qwen_accepts_the_files_and_delivers_both_ways(
     w = world("qwen")
     installed = w.install(AGENT, "--hooks", "--scope", scope)
     assert installed.returncode == 0, installed.stderr
-    listed = w.program("qwen", "mcp", "list")
-    assert re.search(r"mailslot: .* - Connected", listed.stdout), listed.stdout
+    listed = w.health(r"mailslot: .* - Connected", "qwen", "mcp", "list")
+    assert re.search(r"mailslot: .* - Connected", listed), listed
     waiting = w.send("boss", AGENT, "waiting for you", "hello")
     done = w.run("Do the task.")
     assert done.returncode == 0, done.stderr[-2000:]
@@ -59,8 +59,8 @@ def test_qwen_project_server_waits_for_the_persons_approval(
     assert re.search(r"mailslot: .* - Pending approval", pending.stdout), pending.stdout
     assert not (w.home / ".qwen" / "mcpApprovals.json").exists()
     w.host.after_install(w)  # the person: `qwen mcp approve mailslot`
-    listed = w.program("qwen", "mcp", "list")
-    assert re.search(r"mailslot: .* - Connected", listed.stdout), listed.stdout
+    listed = w.health(r"mailslot: .* - Connected", "qwen", "mcp", "list")
+    assert re.search(r"mailslot: .* - Connected", listed), listed
 
 
 @pytest.mark.parametrize("scope", scopes("opencode"))
@@ -71,8 +71,8 @@ def test_opencode_accepts_the_file_and_a_tool_call_delivers(
     # first use (into the scratch HOME), as it does for any user of a local model.
     w = world("opencode")
     assert w.install(AGENT, "--scope", scope).returncode == 0
-    listed = w.program("opencode", "mcp", "list")
-    assert re.search(r"mailslot\s.*connected", listed.stdout + listed.stderr), listed.stdout
+    listed = w.health(r"mailslot\s.*connected", "opencode", "mcp", "list")
+    assert re.search(r"mailslot\s.*connected", listed), listed
     done = w.run("Do the task.")
     assert done.returncode == 0, done.stderr[-2000:]
     assert any(r["reply"] == "tool:mailslot_send_message" for r in w.provider.requests())
