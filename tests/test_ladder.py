@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from mailslot import Mailbox
@@ -230,7 +231,14 @@ async def test_a_tool_read_is_surfaced_once_its_answer_was_written(
         assert recipient(alice, sent.id)["rung"] == "stored"
         page = await bob.call_tool("read_messages", {})
         assert sent.id in str(page.structured_content)
-        status = await bob.call_tool("message_status", {"message_id": sent.id})
-        ladder = (status.structured_content or {})["recipients"][0]
+        # The receipt is written just after the answer left, so a status asked at once
+        # may come before it: ask until it shows (bounded), as a sender polling would.
+        deadline = time.monotonic() + 30
+        while True:
+            status = await bob.call_tool("message_status", {"message_id": sent.id})
+            ladder = (status.structured_content or {})["recipients"][0]
+            if ladder["rung"] != "stored" or time.monotonic() > deadline:
+                break
+            await anyio.sleep(0.05)
     assert ladder["rung"] == "surfaced" and ladder["surfaced"]["how"] == "tool"
     assert [i.message.subject for i in alice.inbox()] == ["surfaced: your message to bob"]
