@@ -45,7 +45,7 @@ from ..core.errors import MailslotError
 from ..core.framing import command, injection, reminder
 from ..core.names import session_key
 from ..mail.broadcasts import to_serve
-from .ladder import record_surfaced
+from .ladder import event_time, record_surfaced
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -156,9 +156,7 @@ class Delivery:
                         how=planned.moment)
         if planned.broadcasts:
             self.store.add_seen(self.agent, planned.broadcasts)
-            from datetime import datetime  # only now: most hooks never need it
-
-            now = datetime.now().astimezone().isoformat()
+            now = event_time()
             for message_id in planned.broadcasts:
                 self.store.append_event({"ts": now, "event": "read", "id": message_id,
                                          "agent": self.agent, "via": "hook"}, durable=True)

@@ -42,7 +42,7 @@ def passed(reached: str, rung: str) -> bool:
     return RUNGS.index(reached) >= RUNGS.index(rung)
 
 
-def _now() -> str:
+def event_time() -> str:
     """Local time with its offset, as every receipt has; the classes are loaded only
     here, and without ``datetime.py`` (:mod:`mailslot.core.dates`: a few milliseconds
     of a hook's start-up)."""
@@ -58,7 +58,7 @@ def record_surfaced(store: Store, agent: str, messages: Sequence[Message], *, ho
     Best effort: a log that cannot be written must not fail what was shown."""
     if not messages:
         return
-    record: dict[str, object] = {"ts": _now(), "event": "surfaced",
+    record: dict[str, object] = {"ts": event_time(), "event": "surfaced",
                                  "ids": [m.id for m in messages], "agent": agent,
                                  "host": host, "session": session, "how": how}
     try:
