@@ -195,3 +195,38 @@ async def test_concurrent_opens_never_pass_the_cap(running: Running) -> None:
     codes = sorted(a.status_code for a in answers)
     assert codes == [200] * cap + [503] * 32
     assert len(online(running, "claude")) == cap
+
+
+async def test_mail_a_tool_answer_carried_is_surfaced_for_its_own_session(
+        running: Running) -> None:
+    """The ladder's ``surfaced`` receipt over HTTP: written once the answer carrying the
+    mail was sent, naming the session that read it, though two clients' request ids are
+    the same numbers."""
+    to_gemini = running.box("claude").send("gemini", "Schema", "ready")
+    to_claude = running.box("gemini").send("claude", "Build", "green")
+    assert running.box("claude").status(to_gemini.id).recipients[0].surfaced is None
+    async with connect(running, "gemini") as gemini, connect(running, "claude") as claude:
+        await call(gemini, "list_agents")  # the two clients' ids now differ by one
+        await call(claude, "read_messages")
+        await call(gemini, "read_messages")
+        (gemini_session,) = online(running, "gemini")
+        (claude_session,) = online(running, "claude")
+    for sender, sent, session in (("claude", to_gemini, gemini_session),
+                                  ("gemini", to_claude, claude_session)):
+        (shown,) = running.box(sender).status(sent.id).recipients
+        assert isinstance(shown.surfaced, dict), shown
+        assert (shown.rung, shown.surfaced["how"], shown.surfaced["session"]) == (
+            "surfaced", "tool", session)
+
+
+async def test_an_answer_without_mail_or_cut_off_leaves_nothing_waiting(
+        running: Running) -> None:
+    """Only tool answers that carried mail wait to be recorded, and nothing of a request
+    stays behind once it is over (a long-running server must not grow)."""
+    from mailslot.mcp import answered
+
+    running.box("claude").send("gemini", "Schema", "ready")
+    async with connect(running, "gemini") as gemini:
+        await call(gemini, "list_agents")
+        await call(gemini, "read_messages")
+    assert answered._pending == {}

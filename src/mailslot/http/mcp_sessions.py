@@ -52,6 +52,7 @@ from ..access.fencing import new_session_id
 from ..core.errors import MailslotError
 from ..core.values import dataclass, field
 from ..mail.presence import Beacon
+from ..mcp import answered
 from ..mcp.server import build_server, keep_presence
 from ..service.mailbox import Mailbox
 from .guard import BodyTooLarge, answer, read_body
@@ -104,6 +105,8 @@ class Sessions:
     async def run(self, stack: AsyncExitStack) -> None:
         """Open the task group the sessions run in; ``stack`` stops them at shutdown."""
         self._lock = anyio.Lock()
+        answered.enable()  # tool calls' answers are seen whole here (_Trace)
+        stack.callback(answered.enable, False)
         self._tasks = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(self._tasks.cancel_scope.cancel)
         self._tasks.start_soon(self._reap)
@@ -212,6 +215,7 @@ class Sessions:
         assert self._tasks is not None, "serve() outside run()"
         live = Live(owner=key, session=new_session_id())
         _CURRENT.set((open_box, live.session))  # this request, and the session's tasks
+        answered.WIRE.set(live.session)
 
         def begin() -> tuple[MCPServer[Any], Beacon]:
             box = _session_box()
@@ -240,22 +244,34 @@ class Sessions:
 
     async def _pass(self, live: Live, open_box: OpenBox, scope: dict[str, Any],
                     receive: Any, send: Any) -> int | None:
-        """Let the session's manager answer, as that session; it is busy meanwhile."""
+        """Let the session's manager answer, as that session; it is busy meanwhile.
+        Then what its tool calls left for once their answers were out is done (or
+        dropped, for an answer that was cut off): :mod:`mailslot.mcp.answered`."""
         assert live.manager is not None
         status: list[int] = []
+        trace = _Trace()
+
+        async def heard() -> Any:
+            event = await receive()
+            trace.asked(event)
+            return event
 
         async def watched(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 status.append(message["status"])
             await send(message)
+            trace.sent(message)
 
         live.busy += 1
         _CURRENT.set((open_box, live.session))
+        answered.WIRE.set(live.session)
         try:
-            await live.manager.handle_request(scope, receive, watched)
+            await live.manager.handle_request(scope, heard, watched)
         finally:
             live.busy -= 1
             live.last = time.monotonic()
+            for action in answered.settle(live.session, *trace.ids(status)):
+                await anyio.to_thread.run_sync(action)
         return status[0] if status else None
 
     def _end(self, live: Live) -> None:
@@ -284,6 +300,49 @@ async def _run(live: Live, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_
         async with keep_presence(live.beacon), live.manager.run():
             task_status.started()
             await anyio.sleep_forever()
+
+
+class _Trace:
+    """What one HTTP request asked (its tool calls' ids) and whether each answer was sent
+    whole: a tool's answer is one JSON body (``json_response``), so it is out once the
+    body's last part was handed to the server's socket."""
+
+    def __init__(self) -> None:
+        self._asked = bytearray()
+        self._answer = bytearray()
+        self._whole = False
+
+    def asked(self, event: Any) -> None:
+        if isinstance(event, dict) and event.get("type") == "http.request":
+            self._asked += event.get("body", b"")  # the transport holds it to its limit
+
+    def sent(self, message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.body" and b'"tools/call"' in self._asked:
+            self._answer += message.get("body", b"")
+            self._whole = not message.get("more_body", False)
+
+    def ids(self, status: list[int]) -> tuple[list[object], list[object]]:
+        """The ids of the tool calls asked, and of those whose results were sent whole."""
+        asked = [m["id"] for m in _messages(self._asked)
+                 if m.get("method") == "tools/call" and "id" in m]
+        if not asked or not self._whole or not status or status[0] != 200:
+            return asked, []
+        return asked, [m["id"] for m in _messages(self._answer)
+                       if "result" in m and "id" in m]
+
+
+def _messages(body: bytes | bytearray) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a body (one, or a batch); nothing for anything else."""
+    try:
+        parsed = json.loads(body or b"null")
+    except ValueError:
+        return []
+    items = parsed if isinstance(parsed, list) else [parsed]
+    return [m for m in items if isinstance(m, dict) and _hashable(m.get("id"))]
+
+
+def _hashable(value: object) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def _session_box() -> Mailbox:
