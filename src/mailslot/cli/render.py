@@ -256,6 +256,9 @@ def doctor(report: DoctorReport) -> str:
     lines += [f"problem: {p}" for p in report.problems]
     if report.healthy:
         lines.append("ok: no problems found")
+    if not report.deep:
+        lines.append("checked: the layout, open mail and counts; done mail and archives "
+                     "were not read (`mailslot doctor --deep` checks every file)")
     return "\n".join(lines)
 
 

@@ -245,6 +245,7 @@ class DoctorReport:
     problems: list[str]
     fixed: list[str]
     watcher: WatcherInfo | None = None
+    deep: bool = False  # every stored file looked at (else history was left out)
 
     @property
     def healthy(self) -> bool:

@@ -152,6 +152,45 @@ class PgMail(PgConnection):
                 return state
         return self._run(f"cannot move {message_id}", work)  # type: ignore[no-any-return]
 
+    def count_done(self, agent: str) -> int:
+        """Counted on the ``(agent, state, id)`` index (migration 14): asked only when a
+        page of the inbox is empty."""
+        rows = self._rows(f"cannot count {agent}'s mail",
+                          "SELECT count(*) FROM mail WHERE agent = %s AND state = 'done'",
+                          (agent,))
+        return int(rows[0][0])
+
+    def correspondents(self, agent: str) -> set[str]:
+        """A skip scan of the ``(agent, sender)`` index: one look-up per sender, not
+        per message. Rows from before senders were bound (``''``) name theirs in the id."""
+        rows = self._rows(f"cannot list who wrote to {agent}", """
+            WITH RECURSIVE s(sender) AS (
+                (SELECT sender FROM mail WHERE agent = %(a)s ORDER BY sender LIMIT 1)
+                UNION ALL
+                SELECT (SELECT m.sender FROM mail m WHERE m.agent = %(a)s
+                        AND m.sender > s.sender ORDER BY m.sender LIMIT 1)
+                FROM s WHERE s.sender IS NOT NULL)
+            SELECT sender FROM s WHERE sender IS NOT NULL""", {"a": agent})
+        found = {r[0] for r in rows if r[0]}
+        if "" in {r[0] for r in rows}:
+            found.update(sender_of(i) for i, _ in self.entries(agent, STATES))
+        return found
+
+    def sent_ids(self, sender: str, limit: int | None = None) -> list[str]:
+        """Newest first from the ``(sender, id)`` indexes (migration 14); rows from
+        before senders were bound (``''``) are looked at by their id."""
+        rows = self._rows(f"cannot list what {sender} sent", """
+            SELECT id FROM (SELECT id FROM mail WHERE sender = %(s)s
+                            UNION SELECT id FROM broadcasts WHERE sender = %(s)s) t
+            ORDER BY id DESC LIMIT %(n)s""", {"s": sender, "n": limit})
+        ids = [r[0] for r in rows]
+        legacy = self._rows("cannot list older mail", """
+            SELECT id FROM mail WHERE sender = '' UNION
+            SELECT id FROM broadcasts WHERE sender = ''""")
+        ids += [r[0] for r in legacy if sender_of(r[0]) == sender]
+        ids = sorted(set(ids), reverse=True)
+        return ids if limit is None else ids[:limit]
+
     def _place(self, agent: str, message_id: str) -> str:
         return f"{self.location}#{agent}/{message_id}"
 
