@@ -417,6 +417,13 @@ class Mailbox:
         groups.append((BROADCAST_RECIPIENT, shared))
         return groups
 
+    def _me(self) -> str | None:
+        """This process's agent, or ``None`` without an identity."""
+        try:
+            return self.agent
+        except NoIdentity:
+            return None
+
     def _own_box(self, for_: str | None) -> bool:
         """Is ``for_`` this process's own inbox (``None`` is; without an identity, no
         named one is)? A page of it names ids among its own mail only."""
@@ -492,10 +499,16 @@ class Mailbox:
         """What :meth:`resolve_known` looks among, each tier listed only when reached:
         my open mail, the broadcasts I may see and the newest of what I sent; then my
         done mail and everything I sent."""
-        yield chain(map(itemgetter(0), self.store.entries(me, ("unread", "read"))),
-                    self._broadcasts_seeable(me), self.store.sent_ids(me, _RECENT_SENT))
-        yield chain(map(itemgetter(0), self.store.entries(me, ("done",))),
-                    self.store.sent_ids(me))
+        yield chain.from_iterable(self._known_lists(me, ("unread", "read"), _RECENT_SENT))
+        yield chain.from_iterable(self._known_lists(me, ("done",), None))
+
+    def _known_lists(self, me: str, states: tuple[State, ...], sent: int | None
+                     ) -> Iterator[Iterable[str]]:
+        """One tier of :meth:`_known_tiers`, each list listed only when it is reached."""
+        yield map(itemgetter(0), self.store.entries(me, states))
+        if sent is not None:
+            yield self._broadcasts_seeable(me)
+        yield self.store.sent_ids(me, sent)
 
     def _broadcasts_seeable(self, me: str) -> Iterator[str]:
         """The standing broadcasts, and the retracted ones ``me`` was served."""
@@ -563,8 +576,8 @@ class Mailbox:
         if "unread" in tier:
             yield self.store.broadcast_ids()
             yield self.store.broadcast_ids(live=False)
-            if everywhere:
-                yield self.store.sent_ids(self.agent, _RECENT_SENT)
+            if everywhere and (me := self._me()) is not None:
+                yield self.store.sent_ids(me, _RECENT_SENT)
 
     def _short_forms(self, ids: list[str], *, everywhere: bool,
                      listed: Sequence[tuple[str, State]] = (),

@@ -456,6 +456,7 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
         changed = store.fix_permissions()
         if changed:
             fixed.append(f"tightened permissions on {changed} path(s)")
+
     problems = store.problems(deep=deep)
     watching: WatcherInfo | None = None
     try:
@@ -470,6 +471,14 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
     problems.extend(_wake_problems(store))
     if deep:
         problems.extend(_unreadable(store, fix, fixed))
+    if fix:  # after the quarantine: what it moved away is not counted
+        try:
+            recounted = store.repair_counts()
+        except MailslotError as exc:  # a planted folder: named above
+            problems.append(str(exc))
+            recounted = 0
+        if recounted:
+            fixed.append(f"counted {recounted} tally(s) or sent index(es) again")
     try:
         staged = store.staging()
     except MailslotError as exc:  # tmp/ itself planted or unusable: a finding too

@@ -366,7 +366,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
                              f"{stat.S_IMODE(info.st_mode):o}; `mailslot doctor --fix` "
                              "sets it back)")
         found.extend(self._events_problems())
-        found.extend(self.tally_problems(self.agent_names()))
+        found.extend(self.tally_problems(self.agent_names(), deep=deep))
         return found
 
     def _events_problems(self) -> list[str]:
@@ -387,10 +387,6 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         ``None`` for a broadcast. Reads every message (``doctor --deep``)."""
         found: list[tuple[str | None, str, str]] = []
         for agent in self.agent_names():
-            try:
-                self.recount(agent)  # every tally counted again, as the folders say
-            except UnsafePath:
-                continue  # a planted folder or name: problems() names it
             listed: list[tuple[str, State]] = []
             for state in STATES:
                 try:

@@ -108,16 +108,15 @@ class TallyFiles(MailboxFiles):
         known = self._trusted_done(record, self._done_stamp(agent))
         if known is not None:
             return known
-        return self.recount(agent)
+        return len(ids_in(self._box(agent, "done")))  # a reader writes nothing
 
     def correspondents(self, agent: str) -> set[str]:
-        """Who ever sent ``agent`` mail that it still holds (from the tally; counted once
-        when there is none)."""
+        """Who ever sent ``agent`` mail that it still holds: from the tally, or listed
+        when there is none yet (a mailbox no mail reached since it was made)."""
         senders = self._read_tally(agent).get("senders")
         if isinstance(senders, list):
             return {s for s in senders if isinstance(s, str)}
-        self.recount(agent)
-        return set(self._read_tally(agent).get("senders") or ())
+        return self._senders_listed(agent)
 
     def note_sender(self, agent: str, sender: str) -> None:
         """Remember that ``sender`` wrote to ``agent`` (after a delivery): written only
@@ -128,38 +127,76 @@ class TallyFiles(MailboxFiles):
         with FileLock(self._tally_path(agent, ".lock", create=True), f"{agent}'s tally"):
             record = self._read_tally(agent)
             known = record.get("senders")
-            names = set(known) if isinstance(known, list) else self._senders_listed(agent)
-            if sender in names and isinstance(known, list):
-                return
-            record["senders"] = sorted(names | {sender})
-            self._write_tally(agent, record)
+            if not isinstance(known, list):
+                self._recount(agent)  # the first mail since the tally came: count it
+                return  # (the message just delivered is counted with the rest)
+            if sender not in known:
+                record["senders"] = sorted({*known, sender})
+                self._write_tally(agent, record)
 
-    def recount(self, agent: str) -> int:
+    def recount(self, agent: str) -> bool:
         """Count ``agent``'s done folder and correspondents again (listing every
-        folder), write the tally and return the done count: what a reader does when
-        the stamp does not match, and ``doctor --deep`` for every agent."""
+        folder) and write the tally; ``True`` if it was wrong or missing (``doctor
+        --fix``, for every agent)."""
         with FileLock(self._tally_path(agent, ".lock", create=True), f"{agent}'s tally"):
-            stamp = self._done_stamp(agent)
-            count = len(ids_in(self._box(agent, "done"))) if stamp is not None else 0
-            record: dict[str, Any] = {"senders": sorted(self._senders_listed(agent))}
-            if stamp is not None:
-                record["done"] = [count, *stamp]
-            self._write_tally(agent, record)
-            return count
+            return self._recount(agent)
+
+    def _recount(self, agent: str) -> bool:
+        """:meth:`recount`, holding the lock."""
+        old = self._read_tally(agent)
+        stamp = self._done_stamp(agent)
+        record: dict[str, Any] = {"senders": sorted(self._senders_listed(agent))}
+        if stamp is not None:
+            record["done"] = [len(ids_in(self._box(agent, "done"))), *stamp]
+        if record == old:
+            return False
+        self._write_tally(agent, record)
+        return True
+
+    def repair_counts(self) -> int:
+        """Every tally and every sender's index counted again from the folders."""
+        wrong = 0
+        senders: set[str] = set()
+        for agent in self.agent_names():
+            try:
+                wrong += self.recount(agent)
+                senders |= self._senders_listed(agent)
+            except UnsafePath:
+                continue  # a planted folder: problems() names it
+        for sender in sorted(s for s in senders if is_valid_name(s)):
+            try:
+                with FileLock(self._sent_path(sender, ".lock", create=True),
+                              f"{sender}'s sent"):
+                    before = self._sent_tail(self._sent_path(sender, ""), None)
+                    self._rebuild_sent(sender)
+                    wrong += before != self._sent_tail(self._sent_path(sender, ""), None)
+            except UnsafePath:
+                continue  # tmp/ or sent/ planted: problems() names it
+        return wrong
 
     def _senders_listed(self, agent: str) -> set[str]:
         return {sender_of(i) for state in STATES for i in ids_in(self._box(agent, state))}
 
-    def tally_problems(self, agents: list[str]) -> list[str]:
-        """Each tally that disagrees with its done folder, found without listing the
-        folder (the stamp says it): one line each."""
+    def tally_problems(self, agents: list[str], *, deep: bool = False) -> list[str]:
+        """Each tally that disagrees with its mailbox: by its stamp alone (nothing
+        listed), or with ``deep`` by counting every folder; one line each."""
         found = []
         for agent in agents:
             record = self._read_tally(agent)
-            if record and self._trusted_done(record, self._done_stamp(agent)) is None:
+            try:
+                stamp = self._done_stamp(agent)
+                counted = self._trusted_done(record, stamp)
+                if deep and record and counted is not None:
+                    held = self._senders_listed(agent)
+                    if counted != len(ids_in(self._box(agent, "done"))) or \
+                            not held <= set(record.get("senders") or ()):
+                        counted = None
+            except UnsafePath:
+                continue  # a planted folder: the walk names it
+            if record and counted is None:
                 found.append(f"{self._tally_path(agent, '.json')} does not match "
-                             f"{agent}'s done folder; it is counted again when next read "
-                             "(`mailslot doctor --deep` recounts every tally now)")
+                             f"{agent}'s mailbox (it is slower to list until its next "
+                             "done; `mailslot doctor --fix` counts it again)")
         return found
 
     def forget_tally(self, agent: str) -> None:
@@ -172,27 +209,30 @@ class TallyFiles(MailboxFiles):
     # What each agent sent --------------------------------------------------------------
     # sent/<sender>: "# complete" then one id a line, oldest first, appended at every
     # send under sent/<sender>.lock. Without its first line (a mailbox from before the
-    # index, or one whose first send came before any listing) it is built again, once,
-    # from every mailbox, under the same lock, so no send's line is lost meanwhile.
+    # index) the sender's next send builds it from every mailbox, under the same lock,
+    # so no send's line is lost meanwhile; until then a reader lists every mailbox.
     def note_sent(self, sender: str, message_id: str) -> None:
         """Add a just-delivered ``message_id`` to ``sender``'s index (not synced: the
-        folders are the truth, and a lost line is found again by a rebuild)."""
-        with FileLock(self._sent_path(sender, ".lock", create=True), f"{sender}'s sent"):
-            append(self._sent_path(sender, ""), f"{message_id}\n".encode(), sync=False)
+        folders are the truth; ``doctor --fix`` builds a lost index again)."""
+        path = self._sent_path(sender, "", create=True)
+        with FileLock(self._sent_path(sender, ".lock"), f"{sender}'s sent"):
+            if self._sent_tail(path, 0) is None:
+                self._rebuild_sent(sender)  # it holds message_id already: it was listed
+            else:
+                append(path, f"{message_id}\n".encode(), sync=False)
+
+    def _rebuild_sent(self, sender: str) -> None:
+        """Write ``sender``'s whole index from every mailbox (holding its lock)."""
+        every = sorted(self._sent_listed(sender))
+        data = "".join(f"{i}\n" for i in [SENT_HEAD, *every]).encode()
+        os.rename(self._stage(data, f"sent-{sender}", sync=False),
+                  self._sent_path(sender, ""))
 
     def sent_ids(self, sender: str, limit: int | None = None) -> list[str]:
-        path = self._sent_path(sender, "")
-        ids = self._sent_tail(path, limit)
-        if ids is None:
-            with FileLock(self._sent_path(sender, ".lock", create=True),
-                          f"{sender}'s sent"):
-                ids = self._sent_tail(path, limit)
-                if ids is None:
-                    every = sorted(self._sent_listed(sender))
-                    data = "".join(f"{i}\n" for i in [SENT_HEAD, *every]).encode()
-                    os.rename(self._stage(data, f"sent-{sender}", sync=False), path)
-                    ids = self._sent_tail(path, limit)
-        held = [i for i in ids or () if self._still_held(i)]
+        ids = self._sent_tail(self._sent_path(sender, ""), limit)
+        if ids is None:  # no index yet: listed (a reader writes nothing)
+            ids = sorted(self._sent_listed(sender), reverse=True)
+        held = [i for i in ids if self._still_held(i)]
         return held if limit is None else held[:limit]
 
     def _sent_path(self, sender: str, suffix: str, *, create: bool = False) -> str:
