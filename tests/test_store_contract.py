@@ -270,6 +270,24 @@ class TestMail:
         assert store.unreadable() == [] and store.state_of("gemini", bad) is None
 
 
+    def test_counts_correspondents_and_what_was_sent_need_no_listing(self, store: Store
+                                                                     ) -> None:
+        sent = [message(n, sender="claude") for n in range(5)]
+        for m in sent:
+            store.deliver(m, ["gemini"])
+        other = message(9, sender="codex")
+        store.deliver(other, ["gemini"])
+        for m in sent[:3]:
+            store.move("gemini", m.id, "done")
+        store.move("gemini", sent[0].id, "done")  # again: still three
+        assert store.count_done("gemini") == 3 and store.count_done("nobody") == 0
+        assert store.correspondents("gemini") == {"claude", "codex"}
+        newest = [m.id for m in reversed(sent)]
+        assert store.sent_ids("claude", 2) == newest[:2]
+        assert store.sent_ids("claude") == newest
+        assert store.sent_ids("codex") == [other.id] and store.sent_ids("nobody") == []
+
+
 class TestBroadcasts:
     """Broadcasts and the seen sets."""
 

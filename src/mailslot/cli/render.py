@@ -257,8 +257,9 @@ def doctor(report: DoctorReport) -> str:
     if report.healthy:
         lines.append("ok: no problems found")
     if not report.deep:
-        lines.append("checked: the layout, open mail and counts; done mail and archives "
-                     "were not read (`mailslot doctor --deep` checks every file)")
+        lines.append("checked: the layout, the counts and the newest 200 files of each "
+                     "folder; done mail and archives were left out (`mailslot doctor "
+                     "--deep` checks every file and reads every message)")
     return "\n".join(lines)
 
 

@@ -8,6 +8,7 @@ because they read across every mailbox rather than one agent's.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Sequence
 from functools import cache
 
@@ -31,6 +32,10 @@ if TYPE_CHECKING:
     from ..store import Store
 
 STALE_STAGING_SECONDS = 36 * 3600
+UNSURFACED_LOOKED = 200
+"""How many of an agent's overdue unread messages (the oldest) ``who`` asks the events
+log about: its ``unsurfaced`` count stops there, so it costs the same however much
+mail waits (``status ID`` says of any one message)."""
 _RACING_RECEIPTS = 1000
 """How far ``status`` reads past a message's delivery receipt, for receipts written by
 other processes a moment before the sender wrote its own."""
@@ -318,11 +323,11 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
         note(name, "mailbox")
         for sender in sorted(store.correspondents(name)):
             note(sender, "messages")
-        for message_id, _ in store.entries(name, ("unread",)):
-            note(sender_of(message_id), "messages")  # a hand-delivered file's sender
-            unread[name] = unread.get(name, 0) + 1
-            if message_id < cutoff:
-                old.setdefault(name, []).append(message_id)
+        listed = [i for i, _ in store.entries(name, ("unread",))]
+        unread[name] = len(listed)
+        overdue = [i for i in listed if i < cutoff]
+        if overdue:  # the oldest are the most overdue, and name "since"
+            old[name] = heapq.nsmallest(UNSURFACED_LOOKED, overdue)
     stuck = _unsurfaced(store, old)
     live = store.broadcast_ids()
     for message_id in live:
@@ -456,7 +461,12 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
         changed = store.fix_permissions()
         if changed:
             fixed.append(f"tightened permissions on {changed} path(s)")
-
+        try:
+            recounted = store.repair_counts()
+        except MailslotError:  # a planted folder: problems() names it below
+            recounted = 0
+        if recounted:
+            fixed.append(f"counted {recounted} mailbox tally(s) again")
     problems = store.problems(deep=deep)
     watching: WatcherInfo | None = None
     try:
@@ -471,14 +481,7 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
     problems.extend(_wake_problems(store))
     if deep:
         problems.extend(_unreadable(store, fix, fixed))
-    if fix:  # after the quarantine: what it moved away is not counted
-        try:
-            recounted = store.repair_counts()
-        except MailslotError as exc:  # a planted folder: named above
-            problems.append(str(exc))
-            recounted = 0
-        if recounted:
-            fixed.append(f"counted {recounted} tally(s) or sent index(es) again")
+
     try:
         staged = store.staging()
     except MailslotError as exc:  # tmp/ itself planted or unusable: a finding too

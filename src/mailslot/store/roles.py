@@ -206,7 +206,7 @@ class Upkeep(Protocol):
     def repair_counts(self) -> int:
         """Count again what the store keeps counted as mail moves (the file store's
         tallies and indexes of what each agent sent), writing what was wrong; return
-        how many were (``doctor --fix``)."""
+        how many counts were (``doctor --fix``)."""
 
     def fix_permissions(self) -> int:
         """Tighten folders to 0700 and files to 0600; return how many were changed."""

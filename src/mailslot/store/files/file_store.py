@@ -306,11 +306,12 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
     def _walk(self, found: list[str], *, deep: bool = True
               ) -> Iterator[tuple[str, os.stat_result]]:
         """Every path in the mailbox with its ``lstat``; a folder that cannot be listed
-        is added to ``found`` rather than skipped in silence. Without ``deep``, the
-        folders that keep history (:data:`HISTORY`: done mail, archives, the quarantine,
-        the once-marks) are checked themselves but not listed: what they hold only
-        grows, and ``doctor`` by default stays as fast at a million messages as at a
-        hundred."""
+        is added to ``found`` rather than skipped in silence. Without ``deep``: of each
+        folder's files only the newest :data:`NEWEST` by name (ids sort by time), and
+        the folders that keep history (:data:`HISTORY`: done mail, archives, the
+        quarantine, the once-marks) are checked themselves but not listed: what they
+        hold only grows, and ``doctor`` by default stays as fast at a million messages
+        as at a hundred."""
         try:
             info = os.stat(self.root)
         except FileNotFoundError:
@@ -322,15 +323,18 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
                          "see what is in it (check its owner and mode)")
 
         for top, dirs, files in os.walk(self.root, onerror=unlisted):
-            for name in dirs + files:
+            names = dirs + files
+            if not deep:  # each folder itself is looked at; history is not gone into
+                inside = top[len(self.root) + 1:].split(os.sep) if top != self.root else []
+                dirs[:] = [d for d in dirs if not _keeps_history([*inside, d])]
+                if len(files) > NEWEST:
+                    names = names[:len(names) - len(files)] + sorted(files)[-NEWEST:]
+            for name in names:
                 path = os.path.join(top, name)
                 try:
                     yield path, os.lstat(path)
                 except FileNotFoundError:
                     continue  # removed meanwhile (a staging file, a moved message)
-            if not deep:
-                inside = os.path.relpath(top, self.root).split(os.sep)
-                dirs[:] = [d for d in dirs if not _keeps_history([*inside, d])]
 
     def problems(self, *, deep: bool = False) -> list[str]:
         """Links, odd files, owners and modes, tallies that disagree with their folder,
@@ -589,13 +593,14 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
 
 
 
+NEWEST = 200
+"""How many files of each folder the default ``doctor`` looks at (the newest)."""
 HISTORY = (("agents", "*", "done"), ("archive",), ("quarantine",), ("log", "once"))
 """Folders whose files only accumulate (``*``: any one name): listed by
 ``doctor --deep`` only."""
 
 
 def _keeps_history(parts: list[str]) -> bool:
-    parts = [p for p in parts if p != "."]
     return any(len(parts) == len(h) and all(w in ("*", p) for w, p in zip(h, parts, strict=True))
                for h in HISTORY)
 
