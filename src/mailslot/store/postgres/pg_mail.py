@@ -177,19 +177,25 @@ class PgMail(PgConnection):
         return found
 
     def sent_ids(self, sender: str, limit: int | None = None) -> list[str]:
-        """Newest first from the ``(sender, id)`` indexes (migration 14); rows from
-        before senders were bound (``''``) are looked at by their id."""
-        rows = self._rows(f"cannot list what {sender} sent", """
-            SELECT id FROM (SELECT id FROM mail WHERE sender = %(s)s
-                            UNION SELECT id FROM broadcasts WHERE sender = %(s)s) t
-            ORDER BY id DESC LIMIT %(n)s""", {"s": sender, "n": limit})
-        ids = [r[0] for r in rows]
+        """Newest first down the ``(sender, id)`` indexes (migration 14), reading only as
+        many rows as the page needs (a message to several has a row per recipient, so
+        more are read until ``limit`` distinct ids are found); rows from before senders
+        were bound (``''``) are looked at by their id."""
         legacy = self._rows("cannot list older mail", """
             SELECT id FROM mail WHERE sender = '' UNION
             SELECT id FROM broadcasts WHERE sender = ''""")
-        ids += [r[0] for r in legacy if sender_of(r[0]) == sender]
-        ids = sorted(set(ids), reverse=True)
-        return ids if limit is None else ids[:limit]
+        old = {r[0] for r in legacy if sender_of(r[0]) == sender}
+        rows = limit if limit is None else limit * 2
+        while True:
+            found = self._rows(f"cannot list what {sender} sent", """
+                (SELECT id FROM mail WHERE sender = %(s)s ORDER BY id DESC LIMIT %(n)s)
+                UNION ALL
+                (SELECT id FROM broadcasts WHERE sender = %(s)s ORDER BY id DESC
+                 LIMIT %(n)s)""", {"s": sender, "n": rows})
+            ids = sorted({r[0] for r in found} | old, reverse=True)
+            if limit is None or rows is None or len(ids) >= limit or len(found) < rows:
+                return ids if limit is None else ids[:limit]
+            rows *= 4
 
     def _place(self, agent: str, message_id: str) -> str:
         return f"{self.location}#{agent}/{message_id}"
