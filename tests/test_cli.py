@@ -261,7 +261,7 @@ def test_doctor_reports_a_linked_staging_folder_and_touches_nothing_behind_it(
 def test_doctor_json(cli: Cli, root: Path) -> None:
     send(cli, "claude", "gemini")
     data = json.loads(cli("doctor", "--json").out)
-    assert data == {"location": str(root), "problems": [], "fixed": [],
+    assert data == {"location": str(root), "problems": [], "fixed": [], "deep": False,
                     "watcher": {"running": False, "wanted": False, "on_demand": True,
                                 "how": None, "pid": None, "host": None, "started": None,
                                 "log": None}}

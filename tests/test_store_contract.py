@@ -270,6 +270,24 @@ class TestMail:
         assert store.unreadable() == [] and store.state_of("gemini", bad) is None
 
 
+    def test_counts_correspondents_and_what_was_sent_need_no_listing(self, store: Store
+                                                                     ) -> None:
+        sent = [message(n, sender="claude") for n in range(5)]
+        for m in sent:
+            store.deliver(m, ["gemini"])
+        other = message(9, sender="codex")
+        store.deliver(other, ["gemini"])
+        for m in sent[:3]:
+            store.move("gemini", m.id, "done")
+        store.move("gemini", sent[0].id, "done")  # again: still three
+        assert store.count_done("gemini") == 3 and store.count_done("nobody") == 0
+        assert store.correspondents("gemini") == {"claude", "codex"}
+        newest = [m.id for m in reversed(sent)]
+        assert store.sent_ids("claude", 2) == newest[:2]
+        assert store.sent_ids("claude") == newest
+        assert store.sent_ids("codex") == [other.id] and store.sent_ids("nobody") == []
+
+
 class TestBroadcasts:
     """Broadcasts and the seen sets."""
 
@@ -874,7 +892,7 @@ def test_every_method_of_store_belongs_to_exactly_one_role() -> None:
             owners.setdefault(name, []).append(role.__name__)
     assert {n: o for n, o in owners.items() if len(o) > 1} == {}
     every = {n for c in Store.__mro__ if c is not object for n in names(c)}
-    assert set(owners) == every and len(every) == 80  # 77 methods and 3 attributes
+    assert set(owners) == every and len(every) == 84  # 81 methods and 3 attributes
 
 
 @pytest.mark.parametrize("backend_class", ["files", "postgres"])

@@ -35,7 +35,9 @@ DOCTOR = Command("doctor", "Check the mailbox folder's permissions, config and l
 @DOCTOR.arguments
 def _doctor_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deep", action="store_true",
-                   help="also read every message and name the unreadable ones")
+                   help="check every stored file (done mail and archives too), read every "
+                        "message and name the unreadable ones, and count every tally "
+                        "again; the default check is bounded by open mail")
     p.add_argument("--fix", action="store_true",
                    help="tighten permissions, remove staging files older than 36 hours and "
                         "move unreadable messages to the quarantine folder (implies --deep)")
@@ -57,7 +59,8 @@ def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
         raise InvalidInput("--host goes with --wake AGENT")
     report = box.doctor(fix=args.fix, deep=args.deep)
     data = {"location": report.location, "problems": report.problems, "fixed": report.fixed,
-            "watcher": report.watcher.as_dict() if report.watcher else None}
+            "watcher": report.watcher.as_dict() if report.watcher else None,
+            "deep": report.deep}
     emit(args, data, render.doctor(report))
     return 0 if report.healthy else 1
 

@@ -256,6 +256,10 @@ def doctor(report: DoctorReport) -> str:
     lines += [f"problem: {p}" for p in report.problems]
     if report.healthy:
         lines.append("ok: no problems found")
+    if not report.deep:
+        lines.append("checked: the layout, the counts and the newest 200 files of each "
+                     "folder; done mail and archives were left out (`mailslot doctor "
+                     "--deep` checks every file and reads every message)")
     return "\n".join(lines)
 
 

@@ -169,3 +169,10 @@ def ids_of_files(names: Iterable[str], *, remember: bool = False) -> list[str]:
 def sender_of(message_id: str) -> str:
     """The sender named in an id, read without opening the file."""
     return message_id.split("_", 3)[2]
+
+
+def recipient_of(message_id: str) -> str | None:
+    """The one recipient named in an id (``all`` for a broadcast), or ``None`` when it
+    went to several (``reviewer+2``): who holds a copy, without looking everywhere."""
+    named = message_id.split("_", 5)[4]
+    return None if "+" in named else named

@@ -206,6 +206,7 @@ class AgentInfo:
     group_members: int | None = None  # how many agents are behind its group gate
     subagent_of: str | None = None  # its parent, for a registered child agent
     unsurfaced: int = 0  # unread mail no model was shown, older than unsurfaced_after_minutes
+    # (of the oldest 200 such: service.overview.UNSURFACED_LOOKED)
     unsurfaced_since: str | None = None  # the oldest such message's date
 
     def without_machines(self) -> AgentInfo:
@@ -245,6 +246,7 @@ class DoctorReport:
     problems: list[str]
     fixed: list[str]
     watcher: WatcherInfo | None = None
+    deep: bool = False  # every stored file looked at (else history was left out)
 
     @property
     def healthy(self) -> bool:

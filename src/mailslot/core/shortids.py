@@ -2,7 +2,8 @@
 
 ``2026-09-21_144808.123456_builder_to_reviewer_7f3a9c2e`` may be given as any prefix of at
 least :data:`MIN_PREFIX` characters (``2026-09-21_1448``) or as its random tail
-(``7f3a9c2e``), as long as exactly one id the caller may name matches. The service
+(``7f3a9c2e``), as long as exactly one id the caller may name matches: among open mail
+and broadcasts first, then among done mail (:func:`resolve_first`). The service
 gathers those ids (from the store's listings, so this works on any backend); this
 module only matches. A short form never becomes a path part: what it resolves to is an
 id the store itself listed.
@@ -58,6 +59,18 @@ def resolve(raw: object, candidates: Iterable[str], *, owner: str = "") -> str:
         more = f" and {left} more" if left > 0 else ""
         raise InvalidInput(f"{quoted(raw)} is ambiguous: it could be {shown}{more}")
     return found[0]
+
+
+def resolve_first(raw: object, tiers: Iterable[Iterable[str]], *, owner: str = "") -> str:
+    """:func:`resolve` among the first of ``tiers`` (each listed only when reached) that
+    holds a match: open mail is named before history, so a short form shown for open
+    mail never needs done mail listed to be unique, however much of it there is."""
+    for tier in tiers:
+        try:
+            return resolve(raw, tier, owner=owner)
+        except NotFound:
+            continue
+    return resolve(raw, (), owner=owner)
 
 
 def short_forms(ids: Iterable[str], among: Iterable[str]) -> dict[str, str]:

@@ -30,7 +30,7 @@ from ..core.ids import check_id, sender_of
 from ..core.message import NOTIFY_RUNGS, STATES, Message, State
 from ..core.names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
 from ..core.results import AgentInfo, DoctorReport, Finished, InboxPage, Item, Page, Status, WhoAmI
-from ..core.shortids import resolve, short_forms
+from ..core.shortids import resolve_first, short_forms
 from ..core.text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
 from ..core.values import replace
 from ..mail import governor
@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 
 _REPLY_PREFIX = "Re: "
 _CLAIMED_SENDER = ("from", "sender")
+_RECENT_SENT = 1000
+"""How many of what an agent sent its short forms are first looked among (the rest, with
+its done mail, only when nothing newer matches)."""
 """Arguments a caller might name a sender with; the sender is never an argument."""
 
 
@@ -377,20 +380,21 @@ class Mailbox:
         everyone = for_ is not None and for_.lower() == BROADCAST_RECIPIENT
         groups = self._listing(for_, states, served=include_done and not unread_only)
         # My own ids in those states, already listed: short forms need not list them again.
-        listed = list(map(itemgetter(0), groups[0][1])) if for_ is None else []
+        listed = groups[0][1] if for_ is None else []
         if before is not None:
             last = self.resolve_id(before, everywhere=not self._own_box(for_))
             groups = [(box, [e for e in got if e[0] < last]) for box, got in groups]
         skip = (number - 1) * limit
         loaded, unreadable = self._load_newest(groups, skip, limit, bodies=bodies)
         forms = self._short_forms([m.id for m, _, _ in loaded], everywhere=for_ is not None,
-                                  listed=listed, listed_states=states if listed else ())
+                                  listed=listed, listed_states=states if listed else (),
+                                  history=any(state == "done" for _, state, _ in loaded))
         items = Page([Item(m, state, box, forms[m.id]) for m, state, box in loaded],
                      unreadable)
         more = max(0, sum(len(got) for _, got in groups) - skip - limit)
         done = 0
         if not items and not include_done and not everyone:
-            done = len(self.store.entries(self._mailboxes(for_)[0], ("done",)))
+            done = self.store.count_done(self._mailboxes(for_)[0])
         return InboxPage(items, more, done)
 
     def _listing(self, for_: str | None, states: tuple[State, ...], *, served: bool
@@ -412,6 +416,13 @@ class Mailbox:
                 shared.extend((i, "read") for i in live if i in seen and sender_of(i) != box)
         groups.append((BROADCAST_RECIPIENT, shared))
         return groups
+
+    def _me(self) -> str | None:
+        """This process's agent, or ``None`` without an identity."""
+        try:
+            return self.agent
+        except NoIdentity:
+            return None
 
     def _own_box(self, for_: str | None) -> bool:
         """Is ``for_`` this process's own inbox (``None`` is; without an identity, no
@@ -469,7 +480,9 @@ class Mailbox:
         if limit < 1:
             raise InvalidInput("limit must be at least 1")
         page = overview.sent(self.store, self.agent, self.who, limit, self._clock())
-        forms = self._short_forms([s.message.id for s in page], everywhere=True)
+        recent = set(self.store.sent_ids(self.agent, _RECENT_SENT))
+        forms = self._short_forms([s.message.id for s in page], everywhere=True,
+                                  history=not all(s.message.id in recent for s in page))
         return [replace(s, short=forms[s.message.id]) for s in page]
 
     def resolve_known(self, raw: object) -> str:
@@ -480,18 +493,29 @@ class Mailbox:
         if self.viewer is None:
             return self.resolve_id(raw, everywhere=True)
         mine = self.agent
-        return check_id(resolve(raw, chain.from_iterable(self._known_lists(mine)),
-                                owner=mine))
+        return check_id(resolve_first(raw, self._known_tiers(mine), owner=mine))
 
-    def _known_lists(self, me: str) -> Iterator[Iterable[str]]:
-        """The lists :meth:`resolve_known` chains, each listed only when it is reached:
-        my mail, the standing broadcasts, the retracted ones I was served, what I sent."""
-        yield map(itemgetter(0), self.store.entries(me, STATES))
-        yield self.store.broadcast_ids()
+    def _known_tiers(self, me: str) -> Iterator[Iterable[str]]:
+        """What :meth:`resolve_known` looks among, each tier listed only when reached:
+        my open mail, the broadcasts I may see and the newest of what I sent; then my
+        done mail and everything I sent."""
+        yield chain.from_iterable(self._known_lists(me, ("unread", "read"), _RECENT_SENT))
+        yield chain.from_iterable(self._known_lists(me, ("done",), None))
+
+    def _known_lists(self, me: str, states: tuple[State, ...], sent: int | None
+                     ) -> Iterator[Iterable[str]]:
+        """One tier of :meth:`_known_tiers`, each list listed only when it is reached."""
+        yield map(itemgetter(0), self.store.entries(me, states))
+        if sent is not None:
+            yield self._broadcasts_seeable(me)
+        yield self.store.sent_ids(me, sent)
+
+    def _broadcasts_seeable(self, me: str) -> Iterator[str]:
+        """The standing broadcasts, and the retracted ones ``me`` was served."""
+        yield from self.store.broadcast_ids()
         retracted = self.store.broadcast_ids(live=False)
         seen = self.store.seen(me) if retracted else set()
-        yield (i for i in retracted if i in seen)
-        yield overview.sent_by(self.store, me)
+        yield from (i for i in retracted if i in seen)
 
     @property
     def viewer(self) -> str | None:
@@ -519,36 +543,53 @@ class Mailbox:
 
     def resolve_id(self, raw: object, *, everywhere: bool = False) -> str:
         """The whole id ``raw`` names: an id, a unique prefix (6+ characters) or its
-        random tail, among my mail and the broadcasts (``everywhere``: every mailbox)."""
+        random tail, among my mail and the broadcasts (``everywhere``: every mailbox);
+        open mail first, then done mail (:func:`~mailslot.core.shortids.resolve_first`)."""
         owner = "" if everywhere else self.agent
-        return check_id(resolve(raw, self._nameable(everywhere), owner=owner))
+        return check_id(resolve_first(raw, self._nameable(everywhere), owner=owner))
 
-    def _nameable(self, everywhere: bool, listed: Sequence[str] = (),
-                  listed_states: Sequence[State] = ()) -> Iterable[str]:
-        """Ids a short form may stand for, listed lazily (a whole id needs none).
+    def _nameable(self, everywhere: bool, listed: Sequence[tuple[str, State]] = (),
+                  listed_states: Sequence[State] = (), *, history: bool = True
+                  ) -> list[Iterable[str]]:
+        """The ids a short form may stand for, in two tiers listed lazily (a whole id
+        needs none): open mail and the broadcasts, then done mail (``history``).
 
-        ``listed``: my own ids in ``listed_states``, which the caller already listed
-        (never with ``everywhere``): only my other states are listed here.
+        ``listed``: my own ``(id, state)`` pairs in ``listed_states``, which the caller
+        already listed (never with ``everywhere``): only my other states are listed here.
         """
         # Chained lists, not a generator yielding each id: a full inbox has 10,000 of them.
-        return chain.from_iterable(self._nameable_lists(everywhere, listed, listed_states))
+        tiers: list[Iterable[str]] = [chain.from_iterable(self._nameable_lists(
+            everywhere, listed, listed_states, ("unread", "read")))]
+        if history:
+            tiers.append(chain.from_iterable(self._nameable_lists(
+                everywhere, listed, listed_states, ("done",))))
+        return tiers
 
-    def _nameable_lists(self, everywhere: bool, listed: Sequence[str],
-                        listed_states: Sequence[State]) -> Iterator[Iterable[str]]:
-        """The lists :meth:`_nameable` chains, each listed only when it is reached."""
-        yield listed
-        rest = tuple(s for s in STATES if s not in listed_states)
+    def _nameable_lists(self, everywhere: bool, listed: Sequence[tuple[str, State]],
+                        listed_states: Sequence[State], tier: tuple[State, ...]
+                        ) -> Iterator[Iterable[str]]:
+        """The lists one tier of :meth:`_nameable` chains, each listed when reached."""
+        yield (i for i, state in listed if state in tier)
+        rest = tuple(s for s in tier if s not in listed_states)
         for box in self.store.agent_names() if everywhere else [self.agent]:
             yield map(itemgetter(0), self.store.entries(box, rest))
-        yield self.store.broadcast_ids()
-        yield self.store.broadcast_ids(live=False)
+        if "unread" in tier:
+            yield self.store.broadcast_ids()
+            yield self.store.broadcast_ids(live=False)
+            if everywhere and (me := self._me()) is not None:
+                yield self.store.sent_ids(me, _RECENT_SENT)
 
-    def _short_forms(self, ids: list[str], *, everywhere: bool, listed: Sequence[str] = (),
-                     listed_states: Sequence[State] = ()) -> dict[str, str]:
-        """The short form of each id that :meth:`resolve_id` turns back into it."""
+    def _short_forms(self, ids: list[str], *, everywhere: bool,
+                     listed: Sequence[tuple[str, State]] = (),
+                     listed_states: Sequence[State] = (), history: bool = True
+                     ) -> dict[str, str]:
+        """The short form of each id that :meth:`resolve_id` turns back into it: unique
+        among open mail when every one of ``ids`` is open (``history`` ``False``), else
+        among everything."""
         if not ids:
             return {}
-        return short_forms(ids, self._nameable(everywhere, listed, listed_states))
+        return short_forms(ids, chain.from_iterable(
+            self._nameable(everywhere, listed, listed_states, history=history)))
 
     def _find(self, message_id: str, *, header_only: bool = False) -> Item:
         """My copy of a directed message, or a broadcast I may see."""

@@ -8,7 +8,8 @@ because they read across every mailbox rather than one agent's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import heapq
+from collections.abc import Callable, Sequence
 from functools import cache
 
 from ..access import instances
@@ -16,8 +17,8 @@ from ..access.gates import group_of
 from ..core.config import DEFAULT_UNSURFACED_MINUTES, Config
 from ..core.dates import datetime
 from ..core.errors import MailslotError, NotFound, Unreadable
-from ..core.ids import sender_of
-from ..core.message import STATES, Message, State
+from ..core.ids import recipient_of, sender_of
+from ..core.message import Message, State
 from ..core.names import RESERVED
 from ..core.results import AgentInfo, DoctorReport, RecipientStatus, Status, WatcherInfo
 from ..core.values import replace
@@ -31,6 +32,10 @@ if TYPE_CHECKING:
     from ..store import Store
 
 STALE_STAGING_SECONDS = 36 * 3600
+UNSURFACED_LOOKED = 200
+"""How many of an agent's overdue unread messages (the oldest) ``who`` asks the events
+log about: its ``unsurfaced`` count stops there, so it costs the same however much
+mail waits (``status ID`` says of any one message)."""
 _RACING_RECEIPTS = 1000
 """How far ``status`` reads past a message's delivery receipt, for receipts written by
 other processes a moment before the sender wrote its own."""
@@ -131,15 +136,6 @@ def may_see(message: Message, viewer: str | None, *, served: bool = False,
     return viewer in message.to
 
 
-def sent_by(store: Store, sender: str) -> Iterator[str]:
-    """The ids of every message ``sender`` sent that is still in a mailbox or standing
-    (or retracted) as a broadcast, in no order."""
-    for name in store.agent_names():
-        yield from (i for i, _ in store.entries(name, STATES) if sender_of(i) == sender)
-    for live in (True, False):
-        yield from (i for i in store.broadcast_ids(live=live) if sender_of(i) == sender)
-
-
 def status(store: Store, message_id: str, who: Callable[[], list[AgentInfo]], *,
            viewer: str | None, now: datetime | None = None) -> Status:
     """Per-recipient state of a checked id, when each read and finished it, and replies,
@@ -155,9 +151,10 @@ def status(store: Store, message_id: str, who: Callable[[], list[AgentInfo]], *,
 
 def sent(store: Store, sender: str, who: Callable[[], list[AgentInfo]], limit: int,
          now: datetime | None = None) -> list[Status]:
-    """What ``sender`` sent, newest first, one page, each with its recipients' states."""
-    mine = set(sent_by(store, sender))
-    return statuses(store, sorted(mine, reverse=True)[:limit], who, viewer=sender, now=now)
+    """What ``sender`` sent, newest first, one page, each with its recipients' states:
+    from the store's index of what was sent, so a page costs the same however much was
+    sent before it."""
+    return statuses(store, store.sent_ids(sender, limit), who, viewer=sender, now=now)
 
 
 def statuses(store: Store, ids: list[str], who: Callable[[], list[AgentInfo]], *,
@@ -216,17 +213,23 @@ def _any_status(store: Store, message_id: str, receipts: Receipts,
 
 def _directed_status(store: Store, message_id: str, receipts: Receipts,
                      waiting: Waiting) -> Status:
-    holders: dict[str, State] = {
-        name: state
-        for name in store.agent_names()
-        if (state := store.state_of(name, message_id)) is not None
-    }
+    holders = _holders(store, message_id, [recipient_of(message_id)])
+    if not holders:
+        holders = _holders(store, message_id, store.agent_names())
     if not holders:
         raise NotFound(f"no message {message_id}")
     message, _ = store.load(next(iter(holders)), message_id, header_only=True)
     recipients = [_recipient(name, holders.get(name), receipts, waiting)
                   for name in message.to]
     return Status(message, recipients, receipts.replies)
+
+
+def _holders(store: Store, message_id: str, names: Sequence[str | None]
+             ) -> dict[str, State]:
+    """Which of ``names`` hold ``message_id``, in which state (``None``: nobody named:
+    a message to several, whose id names only the first)."""
+    return {name: state for name in names
+            if name is not None and (state := store.state_of(name, message_id)) is not None}
 
 
 def _recipient(name: str, state: State | None, receipts: Receipts,
@@ -316,14 +319,15 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
     unread: dict[str, int] = {}
     old: dict[str, list[str]] = {}  # unread mail older than the threshold, per agent
     cutoff = _id_time(now, config)
-    for name in store.agent_names():
+    for name in store.agent_names():  # unread listed; read and done mail never are
         note(name, "mailbox")
-        for message_id, state in store.entries(name, ("unread", "read", "done")):
-            note(sender_of(message_id), "messages")
-            if state == "unread":
-                unread[name] = unread.get(name, 0) + 1
-                if message_id < cutoff:
-                    old.setdefault(name, []).append(message_id)
+        for sender in sorted(store.correspondents(name)):
+            note(sender, "messages")
+        listed = [i for i, _ in store.entries(name, ("unread",))]
+        unread[name] = len(listed)
+        overdue = [i for i in listed if i < cutoff]
+        if overdue:  # the oldest are the most overdue, and name "since"
+            old[name] = heapq.nsmallest(UNSURFACED_LOOKED, overdue)
     stuck = _unsurfaced(store, old)
     live = store.broadcast_ids()
     for message_id in live:
@@ -446,15 +450,24 @@ def wake_setting(config: Config, agent: str) -> str:
 
 def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorReport:
     """Check permissions, config, wake settings and leftovers; with ``deep`` (or ``fix``)
-    also read every message; with ``fix``, repair what is safe to and move unreadable
-    messages to the quarantine folder (nothing is ever deleted but stale staging files).
+    also every stored file and every message; with ``fix``, repair what is safe to and
+    move unreadable messages to the quarantine folder (nothing is ever deleted but stale
+    staging files). Without ``deep`` the check is bounded by open mail, not history
+    (:meth:`~mailslot.store.roles.Upkeep.problems`), and the report says so.
     """
+    deep = deep or fix
     fixed: list[str] = []
     if fix:
         changed = store.fix_permissions()
         if changed:
             fixed.append(f"tightened permissions on {changed} path(s)")
-    problems = store.problems()
+        try:
+            recounted = store.repair_counts()
+        except MailslotError:  # a planted folder: problems() names it below
+            recounted = 0
+        if recounted:
+            fixed.append(f"counted {recounted} mailbox tally(s) again")
+    problems = store.problems(deep=deep)
     watching: WatcherInfo | None = None
     try:
         config = Config(store.load_config())
@@ -466,8 +479,9 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
             and not watching.on_demand:
         problems.append(f"watcher: {watching.describe()}")
     problems.extend(_wake_problems(store))
-    if deep or fix:
+    if deep:
         problems.extend(_unreadable(store, fix, fixed))
+
     try:
         staged = store.staging()
     except MailslotError as exc:  # tmp/ itself planted or unusable: a finding too
@@ -489,7 +503,7 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
             f"{len(stale)} staging file(s) older than 36 hours (left by a crashed writer;"
             " `mailslot doctor --fix` removes them)"
         )
-    return DoctorReport(store.location, problems, fixed, watching)
+    return DoctorReport(store.location, problems, fixed, watching, deep=deep)
 
 
 def _wake_problems(store: Store) -> list[str]:

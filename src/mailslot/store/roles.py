@@ -103,6 +103,20 @@ class Mail(Protocol):
     def agent_names(self) -> list[str]:
         """Names that have a mailbox."""
 
+    def count_done(self, agent: str) -> int:
+        """How many done messages ``agent`` holds, without listing them: done mail is
+        kept forever, so this must not cost more as it grows (the file store keeps a
+        tally as mail moves; PostgreSQL counts an index)."""
+
+    def correspondents(self, agent: str) -> set[str]:
+        """Every sender of mail ``agent`` holds, in any state, without listing it."""
+
+    def sent_ids(self, sender: str, limit: int | None = None) -> list[str]:
+        """Ids of messages ``sender`` sent that are still held (directed mail in any
+        mailbox, broadcasts standing or retracted), newest first, at most ``limit``
+        (``None``: all): read from the newest end, so a page costs the same however
+        much was sent before it."""
+
 
 class Broadcasts(Protocol):
     """Broadcasts (one message for everyone, standing until retracted) and each
@@ -176,9 +190,11 @@ class Upkeep(Protocol):
     def remove_staging(self, item: StoredFile) -> None:
         """Delete one staging file."""
 
-    def problems(self) -> list[str]:
+    def problems(self, *, deep: bool = False) -> list[str]:
         """Planted links, odd files, owners and modes, folders that cannot be listed, an
-        events log that cannot be written; one line each, without reading messages."""
+        events log that cannot be written, counts that disagree with the mail; one line
+        each, without reading messages. Bounded by what is open, not by history (done
+        mail, archives), unless ``deep``: then every stored file is looked at."""
 
     def unreadable(self) -> list[tuple[str | None, str, str]]:
         """Every stored message that cannot be read, as ``(agent, id, why)`` (``agent``
@@ -186,6 +202,11 @@ class Upkeep(Protocol):
 
     def quarantine(self, agent: str | None, message_id: str) -> str:
         """Move an unreadable message aside (never delete it); return where it went."""
+
+    def repair_counts(self) -> int:
+        """Count again what the store keeps counted as mail moves (the file store's
+        tallies and indexes of what each agent sent), writing what was wrong; return
+        how many counts were (``doctor --fix``)."""
 
     def fix_permissions(self) -> int:
         """Tighten folders to 0700 and files to 0600; return how many were changed."""

@@ -25,7 +25,8 @@ import time
 
 from ...core import jsontext
 from ...core.durable import FILE_MODE, fsync_dir, not_followed, open_file, remove
-from ...core.errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
+from ...core.errors import IdTaken, MailslotError, NotFound, StoreError, Unreadable, UnsafePath
+from ...core.ids import sender_of
 from ...core.message import STATES, to_bytes
 from ..format import SESSIONS, event_segments
 from . import unindexed
@@ -45,6 +46,7 @@ from .gate_files import GateFiles
 from .limit_files import LimitFiles
 from .registry_files import RegistryFiles
 from .session_files import SessionFiles
+from .tally_files import TallyFiles
 from .wake_files import FileWakeQueue
 
 TYPE_CHECKING = False  # on the hook path: no typing, pathlib or dataclasses at load time
@@ -60,7 +62,7 @@ if TYPE_CHECKING:
 
 @translated
 class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFiles,
-                LimitFiles):
+                LimitFiles, TallyFiles):
     """The file store rooted at ``root`` (created on first write, 0700).
 
     Built from parts side by side, one per role of :mod:`mailslot.store.roles`, each a
@@ -72,7 +74,8 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
     (:class:`~mailslot.store.files.registry_files.RegistryFiles`), the gates
     (:class:`~mailslot.store.files.gate_files.GateFiles`), replaced sessions
     (:class:`~mailslot.store.files.fences.FenceFiles`) and the governor's token buckets
-    (:class:`~mailslot.store.files.limit_files.LimitFiles`); this class adds writing mail,
+    (:class:`~mailslot.store.files.limit_files.LimitFiles`), and the per-agent done
+    counts (:class:`~mailslot.store.files.tally_files.TallyFiles`); this class adds writing mail,
     broadcasts, the config's writer, upkeep, presence, watching, the session log and
     search. Every rule about touching a file is in :mod:`~mailslot.store.files.fs`. The
     session hooks use this same class: the whole file store loads no ``pathlib``,
@@ -131,10 +134,24 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
             self._box(r, "unread")
         self._place(message, [(self._box(r, "unread", create=True), r) for r in recipients])
         unindexed.leave(self, message.id, recipients)
+        self._noted(message.id, recipients)
 
     def publish(self, message: Message) -> None:
         self._place(message, [(self._folder("broadcast", "live", create=True), "broadcast")])
         unindexed.leave(self, message.id, [unindexed.BROADCAST])
+        self._noted(message.id, [])
+
+    def _noted(self, message_id: str, recipients: Sequence[str]) -> None:
+        """Note a delivered message in the tallies and the sender's index: best effort,
+        after the fact (the message is delivered; these are caches that ``doctor
+        --deep`` builds again), so a failure here never fails the send."""
+        sender = sender_of(message_id)
+        try:
+            for r in recipients:
+                self.note_sender(r, sender)
+            self.note_sent(sender, message_id)
+        except (OSError, MailslotError):
+            return
 
     # Reading (load, load_broadcast, state_of: the shared reader in store/files/layout.py) --
     def path_of(self, agent: str, message_id: str) -> str | None:
@@ -144,13 +161,19 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         return self._message_path(agent, state, message_id)
 
     def move(self, agent: str, message_id: str, to: State) -> State:
+        if to != "done":
+            return self._move(agent, message_id, to)[0]
+        return self.with_tally(agent, lambda: self._move(agent, message_id, to))
+
+    def _move(self, agent: str, message_id: str, to: State) -> tuple[State, int]:
+        """Move it; return its old state and how many files went into ``done/``."""
         order = STATES.index(to)
         for _ in range(5):
             state = self.state_of(agent, message_id)
             if state is None:
                 raise NotFound(f"no message {message_id} for {agent}")
             if STATES.index(state) >= order:
-                return state
+                return state, 0
             source = self._message_path(agent, state, message_id)
             target = os.path.join(self._box(agent, to, create=True), f"{message_id}.md")
             if os.path.islink(source):
@@ -165,7 +188,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
                 _sync_rename(source, target)
             except OSError as exc:
                 raise store_error(exc, f"cannot sync the move of {message_id}") from None
-            return state
+            return state, 1 if to == "done" else 0
         raise NotFound(f"no message {message_id} for {agent}")
 
     # Broadcasts ----------------------------------------------------------------
@@ -198,6 +221,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
             raise store_error(exc, f"cannot archive {source}") from None
         fsync_dir(os.path.dirname(source))
         self._forget_folders()
+        self.forget_tally(agent)
         return target
 
     # Everything else -----------------------------------------------------------
@@ -279,9 +303,15 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         except OSError as exc:
             raise store_error(exc, f"cannot remove {item.path}") from None
 
-    def _walk(self, found: list[str]) -> Iterator[tuple[str, os.stat_result]]:
+    def _walk(self, found: list[str], *, deep: bool = True
+              ) -> Iterator[tuple[str, os.stat_result]]:
         """Every path in the mailbox with its ``lstat``; a folder that cannot be listed
-        is added to ``found`` rather than skipped in silence."""
+        is added to ``found`` rather than skipped in silence. Without ``deep``: of each
+        folder's files only the newest :data:`NEWEST` by name (ids sort by time), and
+        the folders that keep history (:data:`HISTORY`: done mail, archives, the
+        quarantine, the once-marks) are checked themselves but not listed: what they
+        hold only grows, and ``doctor`` by default stays as fast at a million messages
+        as at a hundred."""
         try:
             info = os.stat(self.root)
         except FileNotFoundError:
@@ -293,19 +323,26 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
                          "see what is in it (check its owner and mode)")
 
         for top, dirs, files in os.walk(self.root, onerror=unlisted):
-            for name in dirs + files:
+            names = dirs + files
+            if not deep:  # each folder itself is looked at; history is not gone into
+                inside = top[len(self.root) + 1:].split(os.sep) if top != self.root else []
+                dirs[:] = [d for d in dirs if not _keeps_history([*inside, d])]
+                if len(files) > NEWEST:
+                    names = names[:len(names) - len(files)] + sorted(files)[-NEWEST:]
+            for name in names:
                 path = os.path.join(top, name)
                 try:
                     yield path, os.lstat(path)
                 except FileNotFoundError:
                     continue  # removed meanwhile (a staging file, a moved message)
 
-    def problems(self) -> list[str]:
-        """Links, odd files, owners and modes, and an events log that cannot be written:
-        from ``lstat`` alone, without reading a message (fast at 100,000 messages)."""
+    def problems(self, *, deep: bool = False) -> list[str]:
+        """Links, odd files, owners and modes, tallies that disagree with their folder,
+        and an events log that cannot be written: from ``lstat`` alone, without reading
+        a message; the history folders' files only with ``deep`` (see :meth:`_walk`)."""
         found: list[str] = []
         staging = os.path.join(self.root, "tmp")
-        for path, info in self._walk(found):
+        for path, info in self._walk(found, deep=deep):
             if path == self.root:
                 why = unsafe_owner(path, info)
                 if why is not None:
@@ -333,6 +370,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
                              f"{stat.S_IMODE(info.st_mode):o}; `mailslot doctor --fix` "
                              "sets it back)")
         found.extend(self._events_problems())
+        found.extend(self.tally_problems(self.agent_names(), deep=deep))
         return found
 
     def _events_problems(self) -> list[str]:
@@ -553,6 +591,18 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         return self._search_index().rebuild()
 
 
+
+
+NEWEST = 200
+"""How many files of each folder the default ``doctor`` looks at (the newest)."""
+HISTORY = (("agents", "*", "done"), ("archive",), ("quarantine",), ("log", "once"))
+"""Folders whose files only accumulate (``*``: any one name): listed by
+``doctor --deep`` only."""
+
+
+def _keeps_history(parts: list[str]) -> bool:
+    return any(len(parts) == len(h) and all(w in ("*", p) for w, p in zip(h, parts, strict=True))
+               for h in HISTORY)
 
 
 def _sync_rename(source: str, target: str) -> None:

@@ -154,7 +154,7 @@ class PgConnection:
         return isinstance(exc, psycopg.OperationalError) and conn is not None and (
             conn.broken or conn.closed)
 
-    def _rows(self, what: str, sql: str, params: Sequence[Any] = (), *,
+    def _rows(self, what: str, sql: str, params: Sequence[Any] | Mapping[str, Any] = (), *,
               repeat: bool = True) -> list[Any]:
         return self._run(what, lambda db: db.execute(sql, params).fetchall(),  # type: ignore[no-any-return]
                          repeat=repeat)

@@ -152,6 +152,51 @@ class PgMail(PgConnection):
                 return state
         return self._run(f"cannot move {message_id}", work)  # type: ignore[no-any-return]
 
+    def count_done(self, agent: str) -> int:
+        """Counted on the ``(agent, state, id)`` index (migration 14): asked only when a
+        page of the inbox is empty."""
+        rows = self._rows(f"cannot count {agent}'s mail",
+                          "SELECT count(*) FROM mail WHERE agent = %s AND state = 'done'",
+                          (agent,))
+        return int(rows[0][0])
+
+    def correspondents(self, agent: str) -> set[str]:
+        """A skip scan of the ``(agent, sender)`` index: one look-up per sender, not
+        per message. Rows from before senders were bound (``''``) name theirs in the id."""
+        rows = self._rows(f"cannot list who wrote to {agent}", """
+            WITH RECURSIVE s(sender) AS (
+                (SELECT sender FROM mail WHERE agent = %(a)s ORDER BY sender LIMIT 1)
+                UNION ALL
+                SELECT (SELECT m.sender FROM mail m WHERE m.agent = %(a)s
+                        AND m.sender > s.sender ORDER BY m.sender LIMIT 1)
+                FROM s WHERE s.sender IS NOT NULL)
+            SELECT sender FROM s WHERE sender IS NOT NULL""", {"a": agent})
+        found = {r[0] for r in rows if r[0]}
+        if "" in {r[0] for r in rows}:
+            found.update(sender_of(i) for i, _ in self.entries(agent, STATES))
+        return found
+
+    def sent_ids(self, sender: str, limit: int | None = None) -> list[str]:
+        """Newest first down the ``(sender, id)`` indexes (migration 14), reading only as
+        many rows as the page needs (a message to several has a row per recipient, so
+        more are read until ``limit`` distinct ids are found); rows from before senders
+        were bound (``''``) are looked at by their id."""
+        legacy = self._rows("cannot list older mail", """
+            SELECT id FROM mail WHERE sender = '' UNION
+            SELECT id FROM broadcasts WHERE sender = ''""")
+        old = {r[0] for r in legacy if sender_of(r[0]) == sender}
+        rows = limit if limit is None else limit * 2
+        while True:
+            found = self._rows(f"cannot list what {sender} sent", """
+                (SELECT id FROM mail WHERE sender = %(s)s ORDER BY id DESC LIMIT %(n)s)
+                UNION ALL
+                (SELECT id FROM broadcasts WHERE sender = %(s)s ORDER BY id DESC
+                 LIMIT %(n)s)""", {"s": sender, "n": rows})
+            ids = sorted({r[0] for r in found} | old, reverse=True)
+            if limit is None or rows is None or len(ids) >= limit or len(found) < rows:
+                return ids if limit is None else ids[:limit]
+            rows *= 4
+
     def _place(self, agent: str, message_id: str) -> str:
         return f"{self.location}#{agent}/{message_id}"
 

@@ -283,6 +283,15 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE once (key text PRIMARY KEY, at timestamptz NOT NULL DEFAULT now());
     """,
+    # 14: listings that touch only what they show, however much mail is done: open mail
+    # by state (the inbox lists unread and read only), the done count from an index,
+    # an agent's correspondents by a skip scan, and what a sender sent, newest first.
+    """
+    CREATE INDEX mail_by_state ON mail (agent, state, id);
+    CREATE INDEX mail_by_sender ON mail (sender, id);
+    CREATE INDEX mail_correspondents ON mail (agent, sender);
+    CREATE INDEX broadcasts_by_sender ON broadcasts (sender, id);
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"

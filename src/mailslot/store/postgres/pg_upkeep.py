@@ -26,14 +26,18 @@ class PgUpkeep(PgConnection):
     def remove_staging(self, item: StoredFile) -> None:
         """Nothing to remove (see :meth:`staging`)."""
 
-    def problems(self) -> list[str]:
+    def problems(self, *, deep: bool = False) -> list[str]:
         """The database's own checks keep rows whole; what is left to report is a
-        schema this mailslot does not know."""
+        schema this mailslot does not know (the same with ``deep``: nothing is listed)."""
         version = self._run("cannot read the schema version", schema_version)
         if version is not None and version > LATEST:
             return [f"{self.location} has schema version {version}; this mailslot knows "
                     f"{LATEST} (upgrade mailslot)"]
         return self._refused()
+
+    def repair_counts(self) -> int:
+        """Nothing is kept counted: every count is a query on an index."""
+        return 0
 
     def unreadable(self) -> list[tuple[str | None, str, str]]:
         found: list[tuple[str | None, str, str]] = []

@@ -1,0 +1,117 @@
+"""The file store's tallies and sent indexes: counts kept as mail moves, right with two
+processes at once, found wrong when the folders changed behind them, never written by
+a reader, counted again by ``doctor --fix``; and ``doctor`` bounded by default."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from mailslot import FileStore, Mailbox
+from mailslot.access.identity import Identity
+from support import make_message, snapshot
+
+_MOVER = """
+import sys
+from mailslot import FileStore
+store = FileStore(sys.argv[1])
+for message_id in sys.argv[2:]:
+    store.move("gemini", message_id, "done")
+"""
+
+
+def _deliver(store: FileStore, count: int, sender: str = "claude") -> list[str]:
+    ids = []
+    for n in range(count):
+        m = make_message(sender=sender, n=n)
+        store.deliver(m, ["gemini"])
+        ids.append(m.id)
+    return ids
+
+
+def test_two_processes_moving_mail_to_done_at_once_lose_no_count(root: Path) -> None:
+    store = FileStore(root)
+    ids = _deliver(store, 120)
+    halves = [ids[0::2], ids[1::2]]
+    movers = [subprocess.Popen([sys.executable, "-c", _MOVER, str(root), *half])
+              for half in halves]
+    assert [p.wait(timeout=120) for p in movers] == [0, 0]
+    record = json.loads((root / "tally" / "gemini.json").read_text())
+    assert record["done"][0] == 120  # counted by the movers, not listed afterwards
+    assert store.count_done("gemini") == 120
+    assert store.problems(deep=True) == []
+
+
+def test_a_tally_the_folder_moved_past_is_found_and_counted_again(root: Path) -> None:
+    store = FileStore(root)
+    ids = _deliver(store, 4)
+    for i in ids[:2]:
+        store.move("gemini", i, "done")
+    os.rename(root / "agents/gemini/new" / f"{ids[2]}.md",
+              root / "agents/gemini/done" / f"{ids[2]}.md")  # by hand: no tally change
+    assert store.count_done("gemini") == 3  # the stamp no longer matches: listed
+    [problem] = store.problems()
+    assert "tally/gemini.json does not match gemini's mailbox" in problem
+    before = snapshot(root)
+    Mailbox(store, Identity("gemini", "--agent")).inbox()
+    assert snapshot(root) == before  # a reader writes nothing
+    fixed = Mailbox(store, None).doctor(fix=True)
+    assert any("counted" in f for f in fixed.fixed) and fixed.problems == []
+    assert store.problems() == [] and store.count_done("gemini") == 3
+
+
+def test_an_empty_inbox_says_how_many_are_done_from_the_tally(root: Path) -> None:
+    store = FileStore(root)
+    box = Mailbox(store, Identity("gemini", "--agent"))
+    for i in _deliver(store, 3):
+        box.done([i])
+    page = box.page()
+    assert (list(page.items), page.done_hidden) == ([], 3)
+
+
+def test_sent_is_read_from_the_newest_end_and_a_missing_index_is_built_by_a_send(
+        root: Path) -> None:
+    store = FileStore(root)
+    ids = _deliver(store, 5)
+    assert store.sent_ids("claude", 2) == ids[::-1][:2]
+    (root / "sent" / "claude").unlink()  # as in a mailbox from before the index
+    before = snapshot(root)
+    assert store.sent_ids("claude") == ids[::-1]  # listed; nothing written
+    assert snapshot(root) == before
+    later = make_message(n=10)
+    store.deliver(later, ["gemini"])
+    lines = (root / "sent" / "claude").read_text().split()
+    assert lines[:2] == ["#", "complete"] and sorted(lines[2:]) == sorted([*ids, later.id])
+    assert (root / "sent" / "claude").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_short_form_names_open_mail_before_done_mail(root: Path) -> None:
+    store = FileStore(root)
+    box = Mailbox(store, Identity("gemini", "--agent"))
+    old, new = make_message(n=1), make_message(n=2)
+    twin = new.id[:-8] + old.id[-8:]  # the same random tail as old, newer
+    new = type(new)(twin, new.date, new.sender, new.to, new.subject, new.body)
+    store.deliver(old, ["gemini"])
+    store.deliver(new, ["gemini"])
+    box.done([old.id])
+    assert box.resolve_id(old.id[-8:]) == new.id  # open mail first
+    [item] = box.inbox()
+    assert item.short == old.id[-8:]  # unique among open mail: the tail is shown
+
+
+def test_doctor_is_bounded_by_default_and_deep_looks_at_every_file(root: Path,
+                                                                   tmp_path: Path) -> None:
+    store = FileStore(root)
+    box = Mailbox(store, Identity("gemini", "--agent"))
+    for i in _deliver(store, 3):
+        box.done([i])
+    planted = root / "agents/gemini/done" / "stray.md"
+    planted.symlink_to(tmp_path)
+    admin = Mailbox(store, None)
+    report = admin.doctor()  # sees the folder changed (the tally's stamp), not the link
+    assert not report.deep and not any("symlink" in p for p in report.problems)
+    deep = admin.doctor(deep=True)
+    assert any(f"{planted} is a symlink" in p for p in deep.problems)
