@@ -159,9 +159,10 @@ class SearchIndex:
         """Index pending messages, oldest first, :data:`BATCH` to a transaction (each
         batch adds its messages and forgets their pending rows at once, so a process
         killed between batches leaves the rest pending, and one killed inside a batch
-        leaves it whole), until none is left or ``deadline`` (``time.monotonic``) passed.
+        leaves it whole), until none is left or ``deadline`` (``time.monotonic``) passed (one batch
+        at least).
         An id already indexed is skipped, so nothing is ever indexed twice."""
-        while deadline is None or time.monotonic() < deadline:
+        while True:  # one batch at least, so every search moves the work on
             with _transaction(db):
                 rows = db.execute("SELECT id, places FROM pending ORDER BY id LIMIT ?",
                                   (BATCH,)).fetchall()
@@ -170,6 +171,8 @@ class SearchIndex:
                 _add(db, (m for m in (self._load(message_id, places.split())
                                       for message_id, places in rows) if m is not None))
                 db.executemany("DELETE FROM pending WHERE id = ?", ((r[0],) for r in rows))
+            if deadline is not None and time.monotonic() >= deadline:
+                return
 
     def _load(self, message_id: str, places: list[str]) -> Message | None:
         """The noted message from the first place that still has it, else from the
