@@ -257,3 +257,22 @@ def test_an_unknown_month_is_refused_and_nothing_moves(owned: FileStore, root: P
     assert (root / "archive" / "2026-03.zip").exists()
     bad = cli("--agent", OWNER, "archive", "--restore", "../x")
     assert bad.code == 2  # type: ignore[attr-defined]
+
+
+def test_export_and_backup_hold_archived_mail_and_a_restore_brings_it_back(
+        owned: FileStore, root: Path, tmp_path: Path, cli: Callable[..., object]) -> None:
+    kept = old_mail(root, 1)
+    current = old_mail(root, 2, state="unread")
+    owned.archive_done("2026-04-01_000000")
+    exported = cli("export")
+    assert exported.code == 0  # type: ignore[attr-defined]
+    assert kept.id in exported.out and current.id in exported.out  # type: ignore[attr-defined]
+    assert '"gemini": "done"' in exported.out  # type: ignore[attr-defined]
+    backup = tmp_path / "mail.tar.gz"
+    assert cli("backup", str(backup)).code == 0  # type: ignore[attr-defined]
+    into = tmp_path / "restored"
+    restored = cli("restore", str(backup), "--into", str(into))
+    assert restored.code == 0, restored.err  # type: ignore[attr-defined]
+    again = FileStore(into)
+    assert again.state_of("gemini", kept.id) == "done"
+    assert again.state_of("gemini", current.id) == "unread"

@@ -487,6 +487,9 @@ class Archives(Protocol):
     def archived(self, message_id: str) -> list[tuple[str, Message]]:
         """Every archived copy of ``message_id``, as ``(recipient, message)``."""
 
+    def archived_ids(self) -> list[str]:
+        """Every archived message's id, each once, oldest first (export and backup)."""
+
 
 class Watches(Protocol):
     """Being told that something may have changed, so a waiting reader need not poll:

@@ -144,3 +144,6 @@ class PgArchives(PgConnection):
 
     def archived(self, message_id: str) -> list[tuple[str, Message]]:
         return []
+
+    def archived_ids(self) -> list[str]:
+        return []
