@@ -95,11 +95,11 @@ def _index(args: argparse.Namespace, box: Mailbox) -> int:
 # Retention: month archives of done mail ---------------------------------------------
 ARCHIVE = Command("archive", "Owner only: move done mail older than an age into compressed, "
                              "still searchable month archives, or bring it back.",
-                  examples=["mailslot archive --older-than 90d --dry-run",
-                            "mailslot archive --older-than 12w",
-                            "mailslot archive --list",
-                            "mailslot archive --restore 2026-03",
-                            "mailslot archive --restore --all"])
+                  examples=["mailslot --agent sarah archive --older-than 90d --dry-run"
+                            "   # as the owner",
+                            "mailslot --agent sarah archive --older-than 12w",
+                            "mailslot --agent sarah archive --list",
+                            "mailslot --agent sarah archive --restore --all"])
 
 
 @ARCHIVE.arguments
