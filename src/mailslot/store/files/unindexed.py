@@ -26,7 +26,6 @@ index --rebuild`` (or any later stale marker) brings those messages back into th
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 
@@ -36,7 +35,7 @@ from .fs import APPEND, LOCK, read_file, read_open
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable
 
     from .fs import Folders
 
@@ -72,29 +71,41 @@ def mark_stale(store: Folders) -> None:
         return  # nothing more can be done; the message itself is delivered
 
 
-@contextlib.contextmanager
-def taking(store: Folders) -> Iterator[list[tuple[str, list[str]]]]:
+class taking:  # a context manager used as a function: ``with taking(store) as noted``
     """The log's ``(message id, places)``, oldest first (ids sort by time), held under
     the exclusive lock while the caller keeps them (the index's ``pending`` table, in a
     transaction committed inside the block); the log is emptied only when the block ends
     without an error. A process killed inside the block leaves the lines in the log, to
     be taken again (keeping is idempotent). A line cut short (a writer killed mid-write)
-    is dropped."""
-    path = os.path.join(store._folder(INDEX_FOLDER), LOG_FILE)
-    try:
-        fd = open_file(path, LOCK)
-    except FileNotFoundError:
-        yield []
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        raw = read_open(fd)
-        lines = raw.decode("utf-8", "replace").split("\n")[:-1]  # the last is "" or cut
-        yield sorted((words[0], words[1:]) for words in map(str.split, lines) if words)
-        if raw:
-            os.ftruncate(fd, 0)
-    finally:
-        os.close(fd)  # the lock goes with it
+    is dropped. A class, not ``contextlib``: this module is on the send and hook path."""
+
+    def __init__(self, store: Folders) -> None:
+        self._path = os.path.join(store._folder(INDEX_FOLDER), LOG_FILE)
+        self._fd = -1
+        self._raw = b""
+
+    def __enter__(self) -> list[tuple[str, list[str]]]:
+        try:
+            self._fd = open_file(self._path, LOCK)
+        except FileNotFoundError:
+            return []
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            self._raw = read_open(self._fd)
+        except BaseException:
+            os.close(self._fd)
+            raise
+        lines = self._raw.decode("utf-8", "replace").split("\n")[:-1]  # last: "" or cut
+        return sorted((words[0], words[1:]) for words in map(str.split, lines) if words)
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        if self._fd < 0:
+            return
+        try:
+            if kind is None and self._raw:
+                os.ftruncate(self._fd, 0)
+        finally:
+            os.close(self._fd)  # the lock goes with it
 
 
 def waiting(store: Folders, *, at_all: bool = False) -> int:
