@@ -772,6 +772,45 @@ class TestSearching:
         assert store.search(Search(match=parse("anything"))) == []
 
 
+    def test_a_search_covers_what_was_caught_up(self, store: Store) -> None:
+        from mailslot.core.query import Search, parse
+
+        store.deliver(message(1), ["gemini"])
+        assert store.catch_up_index(None) == 0
+        assert store.unsearched() == 0
+        assert len(store.search(Search(match=parse("body")))) == 1
+
+
+class TestArchives:
+    """Retention: done mail moved into month archives and back (the file store), or
+    one clear line where a backend keeps no archive (PostgreSQL)."""
+
+    role = roles.Archives
+
+    def test_done_mail_goes_to_its_month_and_back(self, store: Store) -> None:
+        old, unread = message(1), message(2)
+        store.deliver(old, ["gemini"])
+        store.deliver(unread, ["gemini"])
+        store.move("gemini", old.id, "done")
+        if store.kind == "postgresql":
+            with pytest.raises(StoreError, match="archive is for the file store"):
+                store.archive_done("9999-01-01_000000")
+            assert store.archive_months() == {} and store.archived(old.id) == []
+            return
+        month = old.id[:7]
+        assert store.archive_done("9999-01-01_000000", dry_run=True) == {month: 1}
+        assert store.state_of("gemini", old.id) == "done"
+        assert store.archive_done("9999-01-01_000000") == {month: 1}
+        assert store.state_of("gemini", old.id) is None
+        assert store.state_of("gemini", unread.id) == "unread"  # never touched
+        assert [(a, m.id) for a, m in store.archived(old.id)] == [("gemini", old.id)]
+        assert store.archive_months() == {month: 1}
+        assert store.archive_done("9999-01-01_000000") == {}  # nothing more to do
+        assert store.restore_archived([month]) == {month: 1}
+        assert store.state_of("gemini", old.id) == "done"
+        assert store.archive_months() == {} and store.archived(old.id) == []
+
+
 class TestWatches:
     """Watching: a kick when something may have changed, or ``None`` (poll)."""
 
@@ -892,7 +931,7 @@ def test_every_method_of_store_belongs_to_exactly_one_role() -> None:
             owners.setdefault(name, []).append(role.__name__)
     assert {n: o for n, o in owners.items() if len(o) > 1} == {}
     every = {n for c in Store.__mro__ if c is not object for n in names(c)}
-    assert set(owners) == every and len(every) == 84  # 81 methods and 3 attributes
+    assert set(owners) == every and len(every) == 91  # 88 methods and 3 attributes
 
 
 @pytest.mark.parametrize("backend_class", ["files", "postgres"])

@@ -38,8 +38,8 @@ HELP_ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("keep_commands", ("migrate",)),
     ("admin_commands", ("config", "pg")),
     ("run_commands", ("start",)),
-    ("keep_commands", ("search", "thread", "index", "export", "backup", "restore",
-                       "import")),
+    ("keep_commands", ("search", "thread", "index", "archive", "export", "backup",
+                       "restore", "import")),
 )
 """Every command, in the order ``mailslot --help`` lists them and the completion scripts
 offer them, with the module of this package that declares it (in its ``COMMANDS``): a

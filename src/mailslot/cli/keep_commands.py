@@ -3,6 +3,8 @@ import and migrate. Each imports its part of :mod:`mailslot.keep` only when it r
 
 from __future__ import annotations
 
+import sys
+
 from ..core.errors import InvalidInput
 from . import render
 from .command import Command, emit, limit_option, style
@@ -48,6 +50,8 @@ def _search(args: argparse.Namespace, box: Mailbox) -> int:
                            thread=args.thread, limit=args.limit)
     emit(args, [i.as_dict(with_body=True) for i in items],
          render.found(items, style=style(args)))
+    if args.json and items.still_indexing:
+        print(f"mailslot: {items.still_indexing}", file=sys.stderr)  # JSON stays a list
     return 0
 
 
@@ -85,6 +89,51 @@ def _index(args: argparse.Namespace, box: Mailbox) -> int:
 
     count = finding.reindex(box)
     emit(args, {"indexed": count}, f"search index rebuilt: {count} message(s)")
+    return 0
+
+
+# Retention: month archives of done mail ---------------------------------------------
+ARCHIVE = Command("archive", "Owner only: move done mail older than an age into compressed, "
+                             "still searchable month archives, or bring it back.",
+                  examples=["mailslot --agent sarah archive --older-than 90d --dry-run"
+                            "   # as the owner",
+                            "mailslot --agent sarah archive --older-than 12w",
+                            "mailslot --agent sarah archive --list",
+                            "mailslot --agent sarah archive --restore --all"])
+
+
+@ARCHIVE.arguments
+def _archive_arguments(p: argparse.ArgumentParser) -> None:
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--older-than", metavar="AGE",
+                      help="archive done mail older than this: days or weeks (90d, 12w)")
+    what.add_argument("--restore", metavar="MONTH", nargs="*",
+                      help="move the archives of these months (YYYY-MM) back into done/")
+    what.add_argument("--list", action="store_true", help="the archived months")
+    p.add_argument("--all", action="store_true", help="with --restore: every month")
+    p.add_argument("--dry-run", action="store_true",
+                   help="with --older-than: say what would move, move nothing")
+
+
+@ARCHIVE.handler
+def _archive(args: argparse.Namespace, box: Mailbox) -> int:
+    from ..keep import archiving
+
+    if args.restore is not None:
+        if bool(args.restore) == args.all:
+            raise InvalidInput("--restore needs months (YYYY-MM) or --all, not both")
+        moved = archiving.restore(box, None if args.all else args.restore)
+        emit(args, {"restored": moved}, render.months(moved, "restored", "to restore"))
+    elif args.list:
+        held = archiving.months(box)
+        emit(args, {"archived": held}, render.months(held, "archived", "archived"))
+    else:
+        if args.all:
+            raise InvalidInput("--all goes with --restore")
+        moved = archiving.archive(box, args.older_than, dry_run=args.dry_run)
+        done = "would archive" if args.dry_run else "archived"
+        emit(args, {"archived": moved, "dry_run": args.dry_run},
+             render.months(moved, done, "to archive"))
     return 0
 
 
@@ -261,4 +310,4 @@ def _migrate(args: argparse.Namespace, box: Mailbox) -> int:
     return 1 if skipped else 0
 
 
-COMMANDS = (SEARCH, THREAD, INDEX, EXPORT, BACKUP, RESTORE, IMPORT, MIGRATE)
+COMMANDS = (SEARCH, THREAD, INDEX, ARCHIVE, EXPORT, BACKUP, RESTORE, IMPORT, MIGRATE)

@@ -13,6 +13,7 @@ from ..core.message import Message
 from ..core.results import (
     AgentInfo,
     DoctorReport,
+    Found,
     InboxPage,
     Item,
     RecipientStatus,
@@ -385,14 +386,15 @@ def started_sessions(records: list[dict[str, object]]) -> str:
 
 
 # Search and threads ---------------------------------------------------------
-def found(items: list[Item], *, style: Style = PLAIN) -> str:
-    """Search hits, best first: the inbox's line, then the body's first line."""
+def found(items: Found, *, style: Style = PLAIN) -> str:
+    """Search hits, best first: the inbox's line, then the body's first line; an
+    archived hit is marked, and a last line says what the search did not cover yet."""
     if not items:
-        return "no messages match"
+        return "\n".join(filter(None, ["no messages match", items.still_indexing]))
     lines = []
     for item in items:
         m = item.message
-        kind = " (broadcast)" if m.is_broadcast else ""
+        kind = " (broadcast)" if m.is_broadcast else " (archived)" if item.archived else ""
         first = for_terminal(next((ln for ln in m.body.splitlines() if ln.strip()), ""))
         lines.append(f"{_MARK[item.state]} {style.accent(item.shown_id)}  "
                      f"{style.dim(_date(m.date))}  {m.sender}{kind}: "
@@ -400,7 +402,16 @@ def found(items: list[Item], *, style: Style = PLAIN) -> str:
         if first:
             lines.append(f"    {first[:100]}")
     lines.append(style.dim(_LEGEND))
+    if items.still_indexing:
+        lines.append(items.still_indexing)
     return "\n".join(lines)
+
+
+def months(counts: dict[str, int], done: str, nothing: str) -> str:
+    """Message copies per archived month: ``archived 2026-03: 120 message(s)``."""
+    if not counts:
+        return f"no done mail {nothing}" if nothing != "archived" else "no archives"
+    return "\n".join(f"{done} {month}: {n} message(s)" for month, n in counts.items())
 
 
 def thread(entries: list[ThreadEntry], *, style: Style = PLAIN) -> str:

@@ -62,6 +62,7 @@ class Item:
     state: State
     mailbox: str
     short: str = ""  # a shorter id that names it uniquely (see shortids), where known
+    archived: bool = False  # found in a month archive (retention), not in the mailbox
 
     @property
     def shown_id(self) -> str:
@@ -72,6 +73,8 @@ class Item:
         data["state"] = self.state
         data["mailbox"] = self.mailbox
         data["short"] = self.shown_id
+        if self.archived:
+            data["archived"] = True
         return data
 
 
@@ -85,6 +88,24 @@ class Page(list[Item]):
     def __init__(self, items: list[Item] | None = None, unreadable: int = 0) -> None:
         super().__init__(items or [])
         self.unreadable = unreadable
+
+
+class Found(list[Item]):
+    """Search hits, best first, and how many of the newest messages the search did not
+    cover yet (still being indexed)."""
+
+    def __init__(self, items: list[Item], unsearched: int = 0) -> None:
+        super().__init__(items)
+        self.unsearched = unsearched
+
+    @property
+    def still_indexing(self) -> str:
+        """The one line that says what the search may have missed, or ``""``."""
+        if not self.unsearched:
+            return ""
+        n = self.unsearched
+        return (f"still indexing: {n} newest message{'s' if n != 1 else ''} not yet "
+                "searched (search again in a moment)")
 
 
 class Finished(list[Item]):

@@ -209,6 +209,7 @@ def snapshot(store: Store, summary: Summary) -> Iterator[tuple[str, bytes]]:
         if missing:
             waiting[message_id] = missing
     _settle(store, held, loaded, waiting)
+    _add_archived(store, held, loaded, summary)
     for message_id in sorted(loaded):
         data = to_bytes(loaded[message_id])
         for agent, state in sorted(held[message_id].items()):
@@ -226,6 +227,24 @@ def snapshot(store: Store, summary: Summary) -> Iterator[tuple[str, bytes]]:
                 continue  # retracted meanwhile: the retracted listing has it
             summary.counts["broadcasts"] += 1
             yield f"broadcast/{folder}/{message_id}.md", to_bytes(message)
+
+
+def _add_archived(store: Store, held: dict[str, dict[str, State]],
+                  loaded: dict[str, Message], summary: Summary) -> None:
+    """The copies kept in month archives (``mailslot archive``), as the done copies they
+    were: a backup holds every message, and its restore brings them back into
+    ``done/`` (archive them again with ``mailslot archive``)."""
+    for message_id in store.archived_ids():
+        try:
+            copies = store.archived(message_id)
+        except (NotFound, Unreadable) as exc:
+            summary.skipped.append(f"archive/{message_id}: {exc}")
+            continue
+        for agent, message in copies:
+            if agent not in held.setdefault(message_id, {}):
+                held[message_id][agent] = "done"
+                loaded.setdefault(message_id, message)
+                summary.counts["archived"] += 1
 
 
 def _load_any(store: Store, message_id: str, copies: dict[str, State],

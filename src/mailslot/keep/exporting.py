@@ -54,6 +54,13 @@ def messages(store: Store, *, agent: str | None = None, since: str | None = None
     for box in store.agent_names():
         for message_id, state in store.entries(box, STATES):
             held.setdefault(message_id, {})[box] = state
+    archived: dict[str, Message] = {}  # copies in month archives: done, as they were
+    for message_id in store.archived_ids():
+        with contextlib.suppress(NotFound, Unreadable):
+            for box, copy in store.archived(message_id):
+                if box not in held.setdefault(message_id, {}):
+                    held[message_id][box] = "done"
+                    archived[message_id] = copy
     casts = {i: True for i in store.broadcast_ids()}
     casts.update({i: False for i in store.broadcast_ids(live=False)})
     seen = {box: store.seen(box) for box in store.agent_names()} if casts else {}
@@ -65,7 +72,8 @@ def messages(store: Store, *, agent: str | None = None, since: str | None = None
                                             if message_id in ids}
             else:
                 states = held[message_id]
-                message, _ = store.load(next(iter(states)), message_id)
+                message = archived.get(message_id) or store.load(next(iter(states)),
+                                                                 message_id)[0]
                 live = True
         except (NotFound, Unreadable):
             continue

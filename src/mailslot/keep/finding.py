@@ -4,7 +4,12 @@ The store's index answers which messages match (``Store.search``); the rules of 
 what stay here, with the service. A search covers the caller's own mailbox and the
 broadcasts it may see (what ``inbox --all`` lists); a thread also shows what the caller
 sent, since a conversation has two sides. Every hit is loaded from the store, so a result
-is always the stored message, in its current state, never the index's copy.
+is always the stored message, in its current state, never the index's copy; a message
+the owner archived (``mailslot archive``) is found in its month's archive, marked so.
+
+A search never waits long for the index to catch up with new mail: the store spends a
+moment on it and answers; :class:`~mailslot.core.results.Found` says how many of the
+newest messages it did not cover yet.
 """
 
 from __future__ import annotations
@@ -12,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.dates import UTC, datetime, timedelta
-from ..core.errors import InvalidInput, NotFound, Unreadable
+from ..core.errors import InvalidInput, MailslotError, NotFound, Unreadable
 from ..core.ids import sender_of
 from ..core.message import STATES, Message, State
 from ..core.names import check_name
 from ..core.query import Search, parse
-from ..core.results import Item, ThreadEntry
+from ..core.results import Found, Item, ThreadEntry
 from ..core.values import replace
 from ..service import overview
 from ..service.mailbox import Mailbox
@@ -37,7 +42,7 @@ def search(
     states: Sequence[str] = (),
     thread: str | None = None,
     limit: int = 20,
-) -> list[Item]:
+) -> Found:
     """The caller's messages matching ``query``, best first, whole (nothing is marked).
 
     ``states`` keeps only messages in those states for the caller; ``thread`` (any id in
@@ -71,7 +76,7 @@ def search(
         if len(ids) < request.limit:
             break
         offset += len(ids)
-    return found
+    return Found(found, box.store.unsearched())
 
 
 def thread(box: Mailbox, message_id: str) -> list[ThreadEntry]:
@@ -112,12 +117,21 @@ def utc_bound(text: str, option: str, *, end_of_day: bool) -> str:
 
 
 def _mine(box: Mailbox, message_id: str) -> Item | None:
-    """The caller's copy of a message (or a broadcast it may see), whole; ``None`` if it
-    has none (not its mail, archived, retracted before it was served, unreadable)."""
+    """The caller's copy of a message (or a broadcast it may see), whole, else its
+    archived copy; ``None`` if it has none (not its mail, retracted before it was
+    served, unreadable)."""
     try:
         return box.read(message_id, mark=False)
     except (NotFound, Unreadable):
+        pass
+    try:
+        copies = box.store.archived(message_id)
+    except MailslotError:  # an archive that cannot be read: doctor names it
         return None
+    for agent, message in copies:
+        if agent == box.agent:
+            return Item(message, "done", agent, archived=True)
+    return None
 
 
 def _readable(box: Mailbox, message_id: str) -> tuple[Message, State | None] | None:

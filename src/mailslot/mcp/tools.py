@@ -371,7 +371,11 @@ def search_messages(
                            states=state or (), thread=thread, limit=limit)
     framed = (framing.frame_all([i.message for i in items], cli=cli)
               if items else "[mailslot] no messages match")
-    return _result({"messages": [_info(i) for i in items], "framed": framed}, framed)
+    found: dict[str, Any] = {"messages": [_info(i) for i in items]}
+    if items.still_indexing:  # the newest mail may be missing: say so, once
+        framed += f"\n[mailslot] {items.still_indexing}"
+        found["still_indexing"] = items.unsearched
+    return _result({**found, "framed": framed}, framed)
 
 
 def compact_listing(listing: Mapping[str, Any]) -> dict[str, Any]:

@@ -609,7 +609,8 @@ class Mailbox:
         try:
             message, live = self.store.load_broadcast(message_id, header_only=header_only)
         except NotFound:
-            raise NotFound(f"no message {message_id} for {me}") from None
+            raise NotFound(f"no message {message_id} for {me}"
+                           f"{self.archived_note(message_id)}") from None
         seen = message_id in self.store.seen(me)
         if not live and not seen and message.sender != me:
             raise NotFound(f"no message {message_id} for {me} (it was retracted)")
@@ -764,19 +765,43 @@ class Mailbox:
             self._event("retracted", message_id)
         return message
 
+    def now(self) -> datetime:
+        """The time as this mailbox tells it (the store's clock, or a test's)."""
+        return self._clock()
+
+    def require_owner(self, doing: str) -> None:
+        """``Refused`` unless this process is the owner (:attr:`viewer` ``None``): what
+        only the person decides (a pause, archiving mail)."""
+        if self.viewer is None:
+            return
+        try:
+            owner = self.config.owner
+        except MailslotError:
+            owner = None
+        named = f"the owner, {owner}" if owner else "the owner (config.json owner, unset)"
+        raise Refused(f"only {named}, may {doing}, and this process speaks as "
+                      f"{self.viewer}; nothing was changed")
+
+    def archived_note(self, message_id: str) -> str:
+        """Where an archived copy of ``message_id`` this caller may see is kept and how
+        to bring it back (`` (it is archived ...)``), or ``""``."""
+        try:
+            copies = self.store.archived(message_id)
+        except MailslotError:
+            return ""
+        if not any(self.viewer is None or agent == self.viewer or m.sender == self.viewer
+                   for agent, m in copies):
+            return ""
+        month = message_id[:7]
+        return (f" (it is archived in archive/{month}.zip; the owner brings it back with: "
+                f"mailslot archive --restore {month})")
+
     # The owner's pause (the rules live in mailslot.mail.governor) ---------------
     def pause(self, agent: str | None = None, *, paused: bool = True) -> list[str]:
         """Stop ``agent`` (``None``: every agent) sending and being woken, or let it go
         on again (``paused`` false); the owner only (:attr:`viewer`). Returns who is
         paused after (``all``: everyone)."""
-        if self.viewer is not None:
-            try:
-                owner = self.config.owner
-            except MailslotError:
-                owner = None
-            named = f"the owner, {owner}" if owner else "the owner (config.json owner, unset)"
-            raise Refused(f"only {named}, may pause or resume agents, and this process "
-                          f"speaks as {self.viewer}; nothing was changed")
+        self.require_owner("pause or resume agents")
         name = None if agent is None or agent.lower() == BROADCAST_RECIPIENT \
             else check_name(agent, "agent")
         after = governor.set_paused(self.store, name, paused)
@@ -788,8 +813,15 @@ class Mailbox:
     def status(self, message_id: str) -> Status:
         """Per-recipient state of a message, when each read and finished it, and replies:
         of a message this caller sent or received (the owner: any; see :attr:`viewer`)."""
-        return overview.status(self.store, self.resolve_known(message_id), self.who,
-                               viewer=self.viewer, now=self._clock())
+        message_id = self.resolve_known(message_id)
+        try:
+            return overview.status(self.store, message_id, self.who, viewer=self.viewer,
+                                   now=self._clock())
+        except NotFound as exc:
+            note = self.archived_note(message_id)
+            if not note:
+                raise
+            raise NotFound(f"{exc}{note}") from None
 
     def wait_for(self, message_id: str, rung: str, timeout: float) -> tuple[Status, bool]:
         """:meth:`status`, again and again until a recipient reached ``rung`` of the

@@ -18,7 +18,7 @@ The contract every backend keeps (``tests/test_store_contract.py`` checks it):
 
 The interface is cut into roles (:mod:`.roles`), one small protocol per concern: mail,
 broadcasts, config and events, upkeep, presence, the wake queues, sessions, the registry,
-gates, fences, the governor's token buckets, the session log, search and watching, and
+gates, fences, the governor's token buckets, the session log, search, archives and watching, and
 the lifecycle of the store itself. :class:`Store` is all of them together; a backend
 implements every role.
 """
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from ..core.values import Protocol
 from .roles import (
+    Archives,
     Broadcasts,
     ConfigAndEvents,
     Fences,
@@ -46,6 +47,7 @@ from .roles import (
 
 
 class Store(Lifecycle, Mail, Broadcasts, ConfigAndEvents, Upkeep, Presence, WakeQueues,
-            Sessions, Registry, Gates, Fences, Limits, SessionLog, Searching, Watches, Protocol):
+            Sessions, Registry, Gates, Fences, Limits, SessionLog, Searching, Archives, Watches,
+            Protocol):
     """Where messages, broadcasts, seen sets, events, the config, presence, the wake
     queue and the per-session delivery state live."""

@@ -474,6 +474,43 @@ class Searching(Protocol):
         """Build the search index again from the stored messages; return how many it
         holds (a backend whose search needs no separate index just counts them)."""
 
+    def catch_up_index(self, seconds: float | None) -> int:
+        """Index mail delivered since, for at most about ``seconds`` (``None``: to the
+        end); return how many messages a search would still not cover. A search does
+        this itself for a moment; a watcher does it in the background. A backend that
+        indexes at delivery returns 0 at once."""
+
+    def unsearched(self) -> int:
+        """How many delivered messages a search does not cover yet (the newest; 0 for a
+        backend that indexes at delivery)."""
+
+
+class Archives(Protocol):
+    """Retention: done mail older than a cutoff kept in compressed month archives, still
+    searchable, and moved back on request. Used by :mod:`mailslot.keep.archiving` (the
+    owner's rule), :mod:`mailslot.keep.finding` and the service's look-ups."""
+
+    # Month archives of done mail -----------------------------------------------------
+    def archive_done(self, before: str, *, dry_run: bool = False) -> dict[str, int]:
+        """Move every done message whose id is older than ``before`` (an id's time
+        prefix, ``YYYY-MM-DD_HHMMSS``) into its month's archive; how many message
+        copies per month were (``dry_run``: would be) moved. Never touches unread or
+        read mail; safe to run again after a crash (it finishes the job)."""
+
+    def restore_archived(self, months: list[str] | None = None) -> dict[str, int]:
+        """Move the archived mail of ``months`` (``YYYY-MM``; ``None``: all) back into
+        the done folders; how many copies per month. ``NotFound`` for a month with no
+        archive (nothing is moved then)."""
+
+    def archive_months(self) -> dict[str, int]:
+        """Each archived month and how many message copies it holds."""
+
+    def archived(self, message_id: str) -> list[tuple[str, Message]]:
+        """Every archived copy of ``message_id``, as ``(recipient, message)``."""
+
+    def archived_ids(self) -> list[str]:
+        """Every archived message's id, each once, oldest first (export and backup)."""
+
 
 class Watches(Protocol):
     """Being told that something may have changed, so a waiting reader need not poll:
@@ -505,5 +542,5 @@ class Watches(Protocol):
 
 
 ROLES = (Lifecycle, Mail, Broadcasts, ConfigAndEvents, Upkeep, Presence, WakeQueues, Sessions,
-         Registry, Gates, Fences, Limits, SessionLog, Searching, Watches)
+         Registry, Gates, Fences, Limits, SessionLog, Searching, Archives, Watches)
 """Every role, in the order :class:`~mailslot.store.base.Store` lists them."""

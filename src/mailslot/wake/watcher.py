@@ -7,6 +7,9 @@ worker thread, one pass per agent at a time (:class:`~mailslot.wake.runner.WakeR
 holds the agent's lock, so other watchers stay out). Retries are timed from the queue
 itself, and a slow rescan catches anything an event missed.
 
+While it runs, a watcher also keeps the search index caught up with new mail, on a
+thread of its own (:func:`index_in_background`), so a search finds it indexed already.
+
 This is the only module that imports watchdog, and only when ``watch`` runs.
 """
 
@@ -41,6 +44,10 @@ RESCAN_SECONDS = 2.0  # with events: a safety look, for anything an event missed
 LOCKED_RECHECK_SECONDS = 1.0
 WORKERS = 8
 TAKEOVER_SECONDS = 10.0  # for an on-demand watcher to stop when `watch` takes its place
+INDEX_SECONDS = 2.0
+"""How often the watcher looks for mail the search index has not taken in yet."""
+INDEX_STEP_SECONDS = 0.5
+"""The most one indexing step holds the index (a search meanwhile answers at once)."""
 
 
 def describe(result: Result) -> str:
@@ -360,6 +367,29 @@ def describe_running(running: Mapping[str, Any]) -> str:
             f"{running.get('host') or '?'}, since {running.get('started') or '?'}")
 
 
+def index_in_background(store: Store, stop: threading.Event,
+                        say: Callable[[str], None]) -> threading.Thread:
+    """A thread that, every :data:`INDEX_SECONDS` until ``stop``, indexes new mail in
+    steps of :data:`INDEX_STEP_SECONDS` until none is left (on a store that indexes at
+    delivery each look returns at once). Indexing is safe beside searches in other
+    processes: each step is a transaction of its own (docs/keep.md)."""
+    def run() -> None:
+        reported = ""
+        while not stop.wait(INDEX_SECONDS):
+            try:
+                while store.catch_up_index(INDEX_STEP_SECONDS) and not stop.is_set():
+                    pass
+                reported = ""
+            except MailslotError as exc:  # say it once; the next look tries again
+                if str(exc) != reported:
+                    say(f"cannot index new mail for search: {exc}")
+                reported = str(exc)
+
+    thread = threading.Thread(target=run, name="search-index", daemon=True)
+    thread.start()
+    return thread
+
+
 def _run(store: Store, watcher: Watcher, poll: float | None, quiet: Quiet | None) -> int:
     """The watcher until stopped (Ctrl-C, SIGTERM) or, on demand, quiet."""
     # Wakes are only ever linked into the queue: the store kicks on each one.
@@ -375,11 +405,14 @@ def _run(store: Store, watcher: Watcher, poll: float | None, quiet: Quiet | None
                     "with nothing to wake")
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
+    indexing = threading.Event()
+    index_in_background(store, indexing, watcher.say)
     try:
         watcher.run(RESCAN_SECONDS if watching is not None else interval, quiet)
         if quiet is not None and not watcher.stopping:
             watcher.say("nothing to wake: stopping (the next send starts a watcher again)")
     finally:
+        indexing.set()
         if watching is not None:
             watching.close()
         watcher.close()

@@ -193,7 +193,7 @@ async def search(request: Request) -> Response:
     sender = request.query_params.get("from", "").strip()
     state = request.query_params.get("state", "")
     shown: dict[str, Any] = {"q": query, "sender": sender, "state": state,
-                             "hits": None, "more": False, "error": None}
+                             "hits": None, "more": False, "error": None, "indexing": ""}
     if not query:
         return page.render(request, "search.html", **shown)
     try:
@@ -202,7 +202,8 @@ async def search(request: Request) -> Response:
     except InvalidInput as exc:
         return page.render(request, "search.html", 400, **{**shown, "error": str(exc)})
     return page.render(request, "search.html", **{**shown, "hits": hits[:SEARCH_SHOWN],
-                                                  "more": len(hits) > SEARCH_SHOWN})
+                                                  "more": len(hits) > SEARCH_SHOWN,
+                                                  "indexing": hits.still_indexing})
 
 
 async def events(request: Request) -> Response:

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from ...core.message import Message, State
     from ...core.query import Search
     from ..records import StoredFile, Watching
+    from .archive_files import MonthArchives
     from .search_index import SearchIndex
 
 
@@ -76,10 +77,10 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
     (:class:`~mailslot.store.files.fences.FenceFiles`) and the governor's token buckets
     (:class:`~mailslot.store.files.limit_files.LimitFiles`), and the per-agent done
     counts (:class:`~mailslot.store.files.tally_files.TallyFiles`); this class adds writing mail,
-    broadcasts, the config's writer, upkeep, presence, watching, the session log and
-    search. Every rule about touching a file is in :mod:`~mailslot.store.files.fs`. The
-    session hooks use this same class: the whole file store loads no ``pathlib``,
-    ``typing``, ``dataclasses`` or YAML at import.
+    broadcasts, the config's writer, upkeep, presence, watching, the session log,
+    search and the month archives of done mail. Every rule about touching a file is in
+    :mod:`~mailslot.store.files.fs`. The session hooks use this same class: the whole
+    file store loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML at import.
     """
 
     kind = "files"
@@ -89,6 +90,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         self.location = self.root
         self.folder: str | None = self.root
         self._index: SearchIndex | None = None
+        self._archives: MonthArchives | None = None
 
     def clock(self) -> float:
         """This machine's clock: every process of a file store shares its machine (a
@@ -581,7 +583,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         if self._index is None:
             from .search_index import SearchIndex  # on first use: the hook path never needs it
 
-            self._index = SearchIndex(self, self.agent_names)
+            self._index = SearchIndex(self, self.agent_names, self._month_archives())
         return self._index
 
     def search(self, request: Search) -> list[str]:
@@ -589,6 +591,35 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
 
     def reindex(self) -> int:
         return self._search_index().rebuild()
+
+    def catch_up_index(self, seconds: float | None) -> int:
+        return self._search_index().catch_up(seconds)
+
+    def unsearched(self) -> int:
+        return self._search_index().unsearched()
+
+    # Month archives of done mail (see store/files/archive_files.py) ---------------
+    def _month_archives(self) -> MonthArchives:
+        if self._archives is None:
+            from .archive_files import MonthArchives  # on first use, like the index
+
+            self._archives = MonthArchives(self)
+        return self._archives
+
+    def archive_done(self, before: str, *, dry_run: bool = False) -> dict[str, int]:
+        return self._month_archives().archive_done(before, dry_run=dry_run)
+
+    def restore_archived(self, months: list[str] | None = None) -> dict[str, int]:
+        return self._month_archives().restore_archived(months)
+
+    def archive_months(self) -> dict[str, int]:
+        return self._month_archives().archive_months()
+
+    def archived(self, message_id: str) -> list[tuple[str, Message]]:
+        return self._month_archives().archived(message_id)
+
+    def archived_ids(self) -> list[str]:
+        return self._month_archives().archived_ids()
 
 
 

@@ -17,7 +17,7 @@ from .pg_events import PgEvents
 from .pg_lifecycle import PgLifecycle
 from .pg_limits import PgLimits
 from .pg_mail import PgMail
-from .pg_search import PgSearch
+from .pg_search import PgArchives, PgSearch
 from .pg_sessions import PgSessions
 from .pg_upkeep import PgUpkeep
 from .pg_wakes import PgWakes
@@ -25,7 +25,7 @@ from .pg_watch import PgWatch
 
 
 class PostgresStore(PgLifecycle, PgMail, PgUpkeep, PgEvents, PgSessions, PgWakes, PgAccess,
-                    PgLimits, PgSearch, PgWatch):
+                    PgLimits, PgSearch, PgArchives, PgWatch):
     """The store in the PostgreSQL database at ``url`` (credentials from the URL or
     libpq's own sources: ``PGPASSFILE``, ``PGSERVICE``, the environment).
 
