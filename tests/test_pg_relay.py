@@ -315,7 +315,8 @@ def test_two_hooks_at_once_are_both_answered_by_the_relay(
                             "source": "startup"}).encode() for n in range(6)]
     procs = [subprocess.Popen(HOOK, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, env=env) for _ in payloads]
-    outs = [proc.communicate(payload, timeout=60) for proc, payload in zip(procs, payloads)]
+    outs = [proc.communicate(payload, timeout=60)
+            for proc, payload in zip(procs, payloads, strict=True)]
     assert all(b"over" in out and err == b"" for out, err in outs), outs
 
 

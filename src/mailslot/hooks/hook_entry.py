@@ -17,8 +17,6 @@ from ..access.identity import derive_identity
 from ..core import jsontext
 from ..core.errors import MailslotError
 from ..core.names import check_name
-from ..mail.invocation import invocation
-from ..service.delivery import PROMPT, START, Delivery
 from ..store.location import open_store, store_location
 from . import host_io, relay_client
 from .host_process import host_process
@@ -118,7 +116,11 @@ def answer(store: Store, call: host_io.Request, identity: Identity, env: Mapping
            stdout: TextIO, taken: Callable[[], bool],
            facts: Callable[[], dict[str, object]]) -> str | None:
     """The hook over an open ``store``, the same here and in the relay: print the host's
-    JSON on ``stdout`` and flush it, then record what ``taken()`` says the host took."""
+    JSON on ``stdout`` and flush it, then record what ``taken()`` says the host took.
+    The delivery rules are imported here: a hook the relay answers never loads them."""
+    from ..mail.invocation import invocation
+    from ..service.delivery import PROMPT, START, Delivery
+
     name = check_name(identity.name, f"agent name (from {identity.source})")
     if not store.exists():
         return None  # no mailbox yet: nothing to say

@@ -20,11 +20,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import socket
 import sys
 import threading
 from typing import Any
-
-import socket
 
 from ..access.identity import Identity
 from ..core.durable import CLOEXEC, FILE_MODE
@@ -98,7 +97,7 @@ def serve_one(store: Store, relay: Relay, sock: socket.socket) -> None:
         sock.close()
 
 
-def _answer(store: Store, request: dict[str, Any], out: RelayOut) -> str | None | type[Gone]:
+def _answer(store: Store, request: dict[str, Any], out: RelayOut) -> str | type[Gone] | None:
     """The hook's answer, its problem line made as :func:`.hook_entry.run_hook` makes it."""
     try:
         env, payload, facts = request["env"], request["payload"], request["facts"]
@@ -159,7 +158,7 @@ def main() -> int:
         with contextlib.suppress(OSError):
             os.unlink(relay.socket)  # still under the lock: no newer relay's socket
         listener.close()
-        store.close()
+        getattr(store, "close", lambda: None)()  # a PostgreSQL store, by wanted()
 
 
 def _listen(relay: Relay, idle: float) -> socket.socket | None:

@@ -24,11 +24,10 @@ be shown again (redelivery, never loss).
 
 from __future__ import annotations
 
+import _socket
 import os
 import sys
 from stat import S_ISDIR, S_ISSOCK
-
-import _socket
 
 from ..core import jsontext
 
@@ -89,7 +88,8 @@ def key_of(location: str, env: Mapping[str, str]) -> str:
     address (with any password in it), ``HOME`` (``~/.pgpass``, ``~/.postgresql``), every
     libpq setting in the environment, and the Python running mailslot."""
     settings = sorted(f"{k}={v}" for k, v in env.items() if k.startswith("PG"))
-    return "\0".join([sys.executable, location, env.get("HOME", ""), *settings])
+    python = os.path.normpath(sys.executable)  # as a child started with it sees it
+    return "\0".join([python, location, env.get("HOME", ""), *settings])
 
 
 def _crc(text: str) -> int:
