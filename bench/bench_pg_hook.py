@@ -10,8 +10,8 @@ store's hook), so a burst of load on this shared machine hits both alike.
 from __future__ import annotations
 
 import os
-import socket
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
