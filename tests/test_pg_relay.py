@@ -236,18 +236,24 @@ def test_a_request_with_another_key_is_refused(running: Running) -> None:
         assert "refused" in (relay_client.Frames(sock).next() or {})
 
 
-@pytest.mark.parametrize("fake", ["hangs up", "says garbage", "never answers",
-                                  "dies after reading"])
-def test_a_relay_that_fails_before_answering_leaves_the_answer_to_the_hook(
-        running: Running, fake: str) -> None:
-    """A listener of our own at the relay's socket plays the broken relay."""
-    relay = running.relay
+def _fake_relay(relay: relay_client.Relay) -> socket.socket:
+    """A listener of the test's own at the relay's socket, private as a relay's is."""
     os.makedirs(relay.folder, mode=0o700, exist_ok=True)
     listener = socket.socket(socket.AF_UNIX)
     before = os.umask(0o177)
     listener.bind(relay.socket)
     os.umask(before)
     listener.listen(8)
+    return listener
+
+
+@pytest.mark.parametrize("fake", ["hangs up", "says garbage", "never answers",
+                                  "dies after reading"])
+def test_a_relay_that_fails_before_answering_leaves_the_answer_to_the_hook(
+        running: Running, fake: str) -> None:
+    """A listener of our own at the relay's socket plays the broken relay."""
+    relay = running.relay
+    listener = _fake_relay(relay)
     held: list[socket.socket] = []
 
     def play() -> None:
@@ -281,12 +287,7 @@ def test_a_relay_killed_after_printing_prints_nothing_more_and_loses_nothing(
     """The relay dies between sending the output and recording it: the hook's output
     stands alone (no second answer), and the mail is shown again, not lost."""
     relay = running.relay
-    os.makedirs(relay.folder, mode=0o700, exist_ok=True)
-    listener = socket.socket(socket.AF_UNIX)
-    before = os.umask(0o177)
-    listener.bind(relay.socket)
-    os.umask(before)
-    listener.listen(8)
+    listener = _fake_relay(relay)
 
     def play() -> None:
         conn, _ = listener.accept()
