@@ -1,7 +1,7 @@
 """What a session hook pays for PostgreSQL, next to the file store in the same run: the
-driver's import, a connection with its first round trip, the whole hook process, and
-the hook against a database that never answers (it must end within the hook's bound,
-printing nothing).
+driver's import, a connection with its first round trip, the whole hook process through
+this machine's relay and directly (``MAILSLOT_RELAY=0``), and the hook against a
+database that never answers (it must end within the hook's bound, printing nothing).
 
 Whole processes are interleaved with their baselines (``python -c pass``, the file
 store's hook), so a burst of load on this shared machine hits both alike.
@@ -10,12 +10,15 @@ store's hook), so a burst of load on this shared machine hits both alike.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench_hooks import FIXTURES
@@ -23,6 +26,7 @@ from bench_store import BODY, _scratch
 from common import ROOT, VENV_BIN, Row, ms
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
+from mailslot.hooks import relay_client
 from mailslot.hooks.hook_entry import BOUND_SECONDS
 from mailslot.store import open_store
 
@@ -86,19 +90,47 @@ def _connect_row(url: str, folder: Path) -> Row:
                "(informational)", None)
 
 
+@contextmanager
+def relay_for(url: str, env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """A relay for ``url`` started as a hook would start it, in a private runtime
+    folder; yields the environment whose hooks it answers, and stops it after."""
+    runtime = tempfile.mkdtemp(prefix="ms-")
+    os.chmod(runtime, 0o700)
+    hooks = {**env, "MAILSLOT_STORE": url, "XDG_RUNTIME_DIR": runtime}
+    hooks.pop("MAILSLOT_RELAY", None)
+    relay = relay_client.wanted(url, hooks)
+    assert relay is not None
+    proc = subprocess.Popen([sys.executable, "-m", "mailslot.hooks.relay"],
+                            env={**hooks, "MAILSLOT_RELAY_STORE": url})
+    try:
+        while not os.path.exists(relay.socket):
+            if proc.poll() is not None:
+                raise RuntimeError("the relay ended at start")
+            time.sleep(0.05)
+        yield hooks
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
 def _hook_rows(url: str, folder: Path) -> list[Row]:
     hook = [str(VENV_BIN / "mailslot"), "hook", "claude", "session-start", "--agent", "gemini"]
     base = {**os.environ, "HOME": str(folder)}
     base.pop("MAILSLOT_DIR", None)
-    found = _interleaved({
-        "bare": ([sys.executable, "-c", "pass"], base),
-        "files": (hook, {**base, "MAILSLOT_STORE": str(folder / "files")}),
-        "pg": (hook, {**base, "MAILSLOT_STORE": url})})
-    ratio = found["pg"] / found["bare"]
-    return [Row(f"session-start hook process on PostgreSQL (median of {REPEATS})",
-                f"{ms(found['pg'])} ({ratio:.1f}x pass)",
-                f"file store {ms(found['files'])} ({found['files'] / found['bare']:.1f}x); "
-                f"pass {ms(found['bare'])}", "<= 3.0x pass", ratio <= 3.0)]
+    with relay_for(url, base) as relayed:
+        found = _interleaved({
+            "bare": ([sys.executable, "-c", "pass"], base),
+            "files": (hook, {**base, "MAILSLOT_STORE": str(folder / "files")}),
+            "direct": (hook, {**base, "MAILSLOT_STORE": url, "MAILSLOT_RELAY": "0"}),
+            "relay": (hook, relayed)})
+    bare = found["bare"]
+    ratio = found["relay"] / bare
+    return [Row(f"session-start hook process on PostgreSQL, through the relay (median of "
+                f"{REPEATS})", f"{ms(found['relay'])} ({ratio:.1f}x pass)",
+                f"direct {ms(found['direct'])} ({found['direct'] / bare:.1f}x); file store "
+                f"{ms(found['files'])} ({found['files'] / bare:.1f}x); pass {ms(bare)}",
+                "<= 3.0x pass", ratio <= 3.0)]
 
 
 def _unreachable_row(folder: Path) -> Row:

@@ -37,6 +37,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     # the wake tests run their own, and a stray one would take their queued wakes.
     monkeypatch.setenv("MAILSLOT_ON_DEMAND_WATCHER", "0")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    # No hook relay either (tests/test_pg_relay.py starts its own): one started by a
+    # PostgreSQL hook test would outlive the test by its idle time.
+    monkeypatch.setenv("MAILSLOT_RELAY", "0")
     monkeypatch.chdir(work)
     yield tmp_path
 

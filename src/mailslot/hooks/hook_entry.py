@@ -17,10 +17,8 @@ from ..access.identity import derive_identity
 from ..core import jsontext
 from ..core.errors import MailslotError
 from ..core.names import check_name
-from ..mail.invocation import invocation
-from ..service.delivery import PROMPT, START, Delivery
-from ..store.location import open_store
-from . import host_io
+from ..store.location import open_store, store_location
+from . import host_io, relay_client
 from .host_process import host_process
 from .reading import read_input
 
@@ -30,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import TextIO
 
+    from ..access.identity import Identity
     from ..hosts import Host
     from ..store.base import Store
 else:  # the C module: ``signal`` builds three enums at import, a millisecond per hook
@@ -87,15 +86,42 @@ def _say(problem: str) -> None:
 
 def _run(host: str, found: Host | None, event: str, agent: str | None, root: str | None,
          env: Mapping[str, str], stdin: TextIO | None, stdout: TextIO) -> str | None:
-    """The hook; returns a problem worth one stderr line, if any."""
-    call = host_io.request(found, event, host_io.parse_payload(read_input(stdin)), env)
+    """The hook; returns a problem worth one stderr line, if any. On a PostgreSQL
+    store it is answered by this machine's relay when one runs and accepts
+    (:mod:`.relay_client`), else here."""
+    payload = host_io.parse_payload(read_input(stdin))
+    call = host_io.request(found, event, payload, env)
     if call is None:
         return f"unknown hook {host!r} {event!r} (see docs/hooks.md)"
     identity = derive_identity(agent, env)
     if identity is None:
         return "no identity (pass --agent, set MAILSLOT_AGENT or run in a git checkout)"
+    location = store_location(root, env)
+    relayed = relay_client.wanted(location, env)
+    if relayed:
+        asked = relay_client.ask(relayed, {
+            "host": host, "event": event, "payload": payload, "env": dict(env),
+            "identity": [identity.name, identity.source, identity.path],
+            "facts": _facts(call.caller)}, stdout)
+        if asked != relay_client.UNANSWERED:
+            return asked
+    problem = answer(open_store(location, env), call, identity, env, stdout,
+                     lambda: host_io.reads(stdout), lambda: _facts(call.caller))
+    if relayed:
+        relay_client.start(relayed, location, env)
+    return problem
+
+
+def answer(store: Store, call: host_io.Request, identity: Identity, env: Mapping[str, str],
+           stdout: TextIO, taken: Callable[[], bool],
+           facts: Callable[[], dict[str, object]]) -> str | None:
+    """The hook over an open ``store``, the same here and in the relay: print the host's
+    JSON on ``stdout`` and flush it, then record what ``taken()`` says the host took.
+    The delivery rules are imported here: a hook the relay answers never loads them."""
+    from ..mail.invocation import invocation
+    from ..service.delivery import PROMPT, START, Delivery
+
     name = check_name(identity.name, f"agent name (from {identity.source})")
-    store = open_store(root, env)
     if not store.exists():
         return None  # no mailbox yet: nothing to say
     delivery = Delivery(store, name, identity, invocation(name, store.location, env),
@@ -107,9 +133,9 @@ def _run(host: str, found: Host | None, event: str, agent: str | None, root: str
     stdout.write(jsontext.dumps(host_io.output(call, planned.text if planned else None)))
     stdout.flush()
     if planned is not None:
-        delivery.commit(planned, host=call.caller, taken=host_io.reads(stdout))
+        delivery.commit(planned, host=call.caller, taken=taken())
     if call.session:
-        delivery.ran(call.session, lambda: _facts(call.caller), fresh=call.moment == START)
+        delivery.ran(call.session, facts, fresh=call.moment == START)
     if call.moment == START and call.session:
         delivery.started(call.caller, call.session)
     if call.moment in (START, PROMPT):

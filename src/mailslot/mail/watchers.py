@@ -222,28 +222,37 @@ def start(store: Store, env: Mapping[str, str] = os.environ) -> str | None:
     If two processes start one at once, the second watcher finds the lock taken and
     exits at once.
     """
-    _reap()
     base = base_path(store, env)
     child_env = {k: v for k, v in env.items()
                  if k not in ("MAILSLOT_AGENT", "MAILSLOT_CREDENTIAL", "MAILSLOT_PEER_OF",
                               OFF_SWITCH)}
     child_env["MAILSLOT_DIR"] = store.location
     argv = [sys.executable, "-m", "mailslot", "watch", "--started", ON_DEMAND]
+    why = spawn(argv, child_env, base + ".log")
+    return None if why is None else f"a watcher could not be started ({why})"
+
+
+def spawn(argv: list[str], env: Mapping[str, str], log: str) -> str | None:
+    """Start ``argv`` detached (a session of its own, stdin from ``/dev/null``, output
+    appended to ``log``, no other descriptor inherited, SIGINT and SIGTERM at their
+    defaults) without waiting for it; returns why it could not be started, else
+    ``None``. The on-demand watcher and the hook relay (:mod:`mailslot.hooks.relay`)
+    start this way."""
+    _reap()
     try:
-        os.makedirs(os.path.dirname(base), mode=0o700, exist_ok=True)
+        os.makedirs(os.path.dirname(log), mode=0o700, exist_ok=True)
         actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                   (os.POSIX_SPAWN_OPEN, 1, base + ".log",
+                   (os.POSIX_SPAWN_OPEN, 1, log,
                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE),
                    (os.POSIX_SPAWN_DUP2, 1, 2)]
         actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited()]
-        import signal  # rare: at most once per watcher's life
+        import signal  # rare: at most once per watcher's or relay's life
 
-        _spawned.append(os.posix_spawn(sys.executable, argv, child_env, file_actions=actions,
+        _spawned.append(os.posix_spawn(sys.executable, argv, env, file_actions=actions,
                                        setsid=True, setsigmask=(),
                                        setsigdef=(signal.SIGINT, signal.SIGTERM)))
     except (OSError, NotImplementedError) as exc:
-        why = getattr(exc, "strerror", None) or type(exc).__name__
-        return f"a watcher could not be started ({why})"
+        return getattr(exc, "strerror", None) or type(exc).__name__
     return None
 
 

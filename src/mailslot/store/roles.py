@@ -521,10 +521,13 @@ class Watches(Protocol):
 
     # Watching ------------------------------------------------------------------------
     def watch(self, kick: Callable[[], None], *, mail_for: str | None = None,
-              waiters_of: str | None = None, wakes: bool = False) -> Watching | None:
+              waiters_of: str | None = None,
+              wakes: bool | Callable[[str], bool] = False) -> Watching | None:
         """Call ``kick`` (from another thread) whenever mail may have arrived for
         ``mail_for``, a waiter of ``waiters_of`` changed, or (``wakes``) a wake was
-        queued. ``None``: this store cannot tell; the caller polls instead.
+        queued: for any agent, or, ``wakes`` a test of an agent's name, for the agents
+        it accepts (a store that cannot tell whose wake it is kicks for every one).
+        ``None``: this store cannot tell; the caller polls instead.
 
         A kick only means "look again"; it may come without a change, and changes may
         share one kick. The file store uses file-system events; a server store would

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TextIO, cast
 
+from ..core.config import Config, this_machine
 from ..core.dates import datetime
 from ..core.errors import MailslotError, Refused
 from ..core.values import dataclass
@@ -101,6 +102,8 @@ class Watcher:
         self.runners: list[WakeRunner] = [
             self.runner, *notify_runners(store, stop=self._stop, report=self.runner.report)]
         self._banks_due = 0.0
+        self._hosts: Config | None = None  # the config may_wake_here reads hosts from
+        self._hosts_due = 0.0
         self._out = out
         self._kick = threading.Event()
         self._lock = threading.Lock()
@@ -128,6 +131,25 @@ class Watcher:
     def kick(self) -> None:
         """Something changed in the queue: look again."""
         self._kick.set()
+
+    def may_wake_here(self, agent: str) -> bool:
+        """Is a queued wake of ``agent`` worth a look here? No only when its config names
+        another machine as its ``host``: of 20 watchers sharing a database, the 19 on
+        other machines then sleep through its notification instead of all scanning
+        the queues. The config is read at most every :data:`RESCAN_SECONDS` (a change
+        is seen by the next rescan anyway); any doubt is a yes."""
+        now = time.monotonic()
+        if now >= self._hosts_due:
+            try:
+                self._hosts = Config(self.runner.store.load_config())
+            except MailslotError:
+                self._hosts = None
+            self._hosts_due = now + RESCAN_SECONDS
+        hosts = self._hosts
+        try:
+            return hosts is None or hosts.wakes_on(agent, this_machine())
+        except MailslotError:
+            return True
 
     def stop(self) -> None:
         self._stop.set()
@@ -393,7 +415,7 @@ def index_in_background(store: Store, stop: threading.Event,
 def _run(store: Store, watcher: Watcher, poll: float | None, quiet: Quiet | None) -> int:
     """The watcher until stopped (Ctrl-C, SIGTERM) or, on demand, quiet."""
     # Wakes are only ever linked into the queue: the store kicks on each one.
-    watching = store.watch(watcher.kick, wakes=True) if poll is None else None
+    watching = store.watch(watcher.kick, wakes=watcher.may_wake_here) if poll is None else None
     interval = poll if poll is not None else DEFAULT_POLL_SECONDS
     if watching is not None:
         watcher.say(f"watching {watching.how} in {store.location}; Ctrl-C stops")

@@ -493,7 +493,8 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
 
     # Watching ------------------------------------------------------------------------
     def watch(self, kick: Callable[[], None], *, mail_for: str | None = None,
-              waiters_of: str | None = None, wakes: bool = False) -> Watching | None:
+              waiters_of: str | None = None,
+              wakes: bool | Callable[[str], bool] = False) -> Watching | None:
         from .watching import FolderWatch, observe
 
         if wakes:

@@ -1,5 +1,6 @@
 """The PostgreSQL store's wake queue and notifier queues: one ``wakes`` row per entry,
-claimed by one ``UPDATE``, under a session advisory lock per queue and agent.
+claimed by one ``UPDATE`` of the row taken ``FOR UPDATE SKIP LOCKED``, under a session
+advisory lock per queue and agent.
 """
 
 from __future__ import annotations
@@ -56,11 +57,18 @@ class PgWakes(PgConnection):
     def wake_pending(self, agent: str) -> list[WakeEntry]:
         return self._wakes(agent, claimed=False)
 
+    _CLAIM = ("UPDATE wakes w SET claim = %s FROM (SELECT queue, agent, id FROM wakes "
+              "WHERE queue = %s AND agent = %s AND id = %s AND claim = '' "
+              "FOR UPDATE SKIP LOCKED) q WHERE w.queue = q.queue AND w.agent = q.agent "
+              "AND w.id = q.id AND w.claim = '' RETURNING w.attempt, w.not_before")
+    """A claim takes the queued row under ``FOR UPDATE SKIP LOCKED``: a watcher that
+    finds another one claiming it goes on at once with nothing (that one has it),
+    instead of waiting for the other's commit to learn the same; of two, exactly one
+    gets the row either way."""
+
     def wake_claim(self, entry: WakeEntry) -> WakeEntry | None:
         token = f"{entry.message_id}.{socket.gethostname()}.{os.getpid()}.{os.urandom(4).hex()}"
-        rows = self._rows(f"cannot claim a wake for {entry.agent}",
-                          "UPDATE wakes SET claim = %s WHERE queue = %s AND agent = %s AND "
-                          "id = %s AND claim = '' RETURNING attempt, not_before",
+        rows = self._rows(f"cannot claim a wake for {entry.agent}", self._CLAIM,
                           (token, self._queue, entry.agent, entry.message_id))
         if not rows:
             return None

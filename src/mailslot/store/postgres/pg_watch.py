@@ -17,7 +17,8 @@ class PgWatch(PgConnection):
 
     # Watching --------------------------------------------------------------------------
     def watch(self, kick: Callable[[], None], *, mail_for: str | None = None,
-              waiters_of: str | None = None, wakes: bool = False) -> Notifications:
+              waiters_of: str | None = None,
+              wakes: bool | Callable[[str], bool] = False) -> Notifications:
         wanted = set()
         if mail_for is not None:
             wanted |= {f"mail:{mail_for}", "mail:*"}
@@ -26,7 +27,11 @@ class PgWatch(PgConnection):
         how = "the wake queue" if wakes else f"mail for {mail_for}"
 
         def relevant(payload: str) -> bool:
-            return payload in wanted or (wakes and payload.startswith("wake:"))
+            if payload in wanted:
+                return True
+            if not (wakes and payload.startswith("wake:")):
+                return False
+            return wakes is True or (callable(wakes) and wakes(payload[5:]))
         return self._listen(kick, relevant, how)
 
     def _listen(self, kick: Callable[[], None], relevant: Callable[[str], bool],

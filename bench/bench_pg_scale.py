@@ -1,0 +1,258 @@
+"""PostgreSQL at team scale: a database of 1,000,000 messages to 1,000 agents (90% done),
+20 watchers on 20 "machines" (each its own HOME and ``MAILSLOT_HOST``), 50 senders at
+once. Prints send -> wake on another machine (p50/p99), the inbox's first page at
+1,000,000 against 10,000, and the session hook through the relay against ``python -c
+pass``; and checks that every message sent was delivered once and every wake ran once.
+
+The history is bulk-loaded with ``COPY`` into a throwaway cluster (``tests/pgcluster.py``,
+fsync on). Smaller runs: ``BENCH_PG_SCALE_MESSAGES`` (default 1,000,000),
+``BENCH_PG_SCALE_AGENTS`` (1,000), ``BENCH_PG_SCALE_WATCHERS`` (20),
+``BENCH_PG_SCALE_SENDERS`` (50), ``BENCH_PG_SCALE_SENDS`` (sends per sender, 6).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench_hooks import FIXTURES
+from bench_pg_hook import relay_for
+from bench_wake import _RECORDER, TARGET_P99, _wait_for
+from common import ROOT, VENV_BIN, Row, ms, percentile, unlimited
+from mailslot import Mailbox
+from mailslot.access.identity import Identity
+from mailslot.core.message import Message, to_bytes
+from mailslot.store import open_store
+
+sys.path.insert(0, str(ROOT / "tests"))
+from pgcluster import cluster
+
+MESSAGES = int(os.environ.get("BENCH_PG_SCALE_MESSAGES", "1000000"))
+AGENTS = int(os.environ.get("BENCH_PG_SCALE_AGENTS", "1000"))
+WATCHERS = int(os.environ.get("BENCH_PG_SCALE_WATCHERS", "20"))
+SENDERS = int(os.environ.get("BENCH_PG_SCALE_SENDERS", "50"))
+SENDS = int(os.environ.get("BENCH_PG_SCALE_SENDS", "6"))
+SMALL = 10_000
+PLACEHOLDER = "2026-01-01_000000.000000_claude_to_agent0_00000000"
+
+
+OPEN = 100
+"""agent0's inbox at either size: this many messages not done (half read), newest of
+all, on top of its history (all done): the first page is compared over the same inbox."""
+
+
+def _load(url: str, count: int) -> None:
+    """``count`` messages from claude spread over :data:`AGENTS` agents (each agent's
+    90% done, 5% read, 5% unread; agent0's all done), then agent0's :data:`OPEN`, with
+    ``COPY`` (one template message, its id swapped per row: the stored bytes name the
+    id they are stored under)."""
+    import psycopg
+
+    template = to_bytes(Message(PLACEHOLDER, "2026-01-01T12:00:00+00:00", "claude",
+                                ("agent0",), "A note about the importer",
+                                "The importer skips rows whose id it has seen.\n" * 4))
+    head, tail = template.split(PLACEHOLDER.encode(), 1)
+    to_line = b"to: agent0"
+    with psycopg.connect(url) as conn, conn.cursor() as cur, cur.copy(
+            "COPY mail (agent, id, state, data, sender) FROM STDIN") as copy:
+        for i in range(count + OPEN):
+            agent = f"agent{i % AGENTS}" if i < count else "agent0"
+            seconds = i // 1000
+            month = 1 if i < count else 2
+            message_id = (f"2026-{month:02d}-{1 + seconds // 86400 % 28:02d}_"
+                          f"{seconds // 3600 % 24:02d}{seconds // 60 % 60:02d}"
+                          f"{seconds % 60:02d}.{i % 1000:06d}_claude_to_{agent}_{i:08x}")
+            data = head + message_id.encode() + tail.replace(to_line, f"to: {agent}".encode())
+            turn = i // AGENTS % 20
+            state = "done" if turn < 18 else ("read" if turn == 18 else "unread")
+            if agent == "agent0":
+                state = "done" if i < count else ("read" if i % 2 else "unread")
+            copy.write_row((agent, message_id, state, data, "claude"))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE mail")
+
+
+def _first_page(url: str) -> float:
+    """Median time of agent0's first inbox page (unread and read, 20; its :data:`OPEN`
+    are the same at both sizes), in process."""
+    box = Mailbox(open_store(url), Identity("agent0", "--agent"))
+    box.inbox(limit=20)  # warm: the connection, the schema check
+    samples = []
+    for _ in range(15):
+        start = time.perf_counter()
+        box.inbox(limit=20)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def _inbox_row(big: str, small: str) -> Row:
+    at_big, at_small = _first_page(big), _first_page(small)
+    ratio = at_big / at_small
+    return Row(f"PostgreSQL inbox first page at {MESSAGES:,} messages, {OPEN} open "
+               "(median of 15)",
+               f"{ms(at_big)} ({ratio:.2f}x)", f"at {SMALL:,}: {ms(at_small)}",
+               "<= 1.5x", ratio <= 1.5)
+
+
+def _hook_row(url: str, folder: Path) -> Row:
+    hook = [str(VENV_BIN / "mailslot"), "hook", "claude", "session-start", "--agent",
+            "agent0"]
+    base = {**os.environ, "HOME": str(folder)}
+    base.pop("MAILSLOT_DIR", None)
+    stdin = (FIXTURES / "claude-session-start.json").read_bytes()
+    times: dict[str, list[float]] = {"hook": [], "bare": []}
+    with relay_for(url, base) as env:
+        for _ in range(15):
+            for name, argv in (("hook", hook), ("bare", [sys.executable, "-c", "pass"])):
+                start = time.perf_counter()
+                subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL, env=env,
+                               check=True)
+                times[name].append(time.perf_counter() - start)
+    hook_t, bare_t = statistics.median(times["hook"]), statistics.median(times["bare"])
+    return Row(f"session-start hook through the relay at {MESSAGES:,} (median of 15)",
+               f"{ms(hook_t)} ({hook_t / bare_t:.1f}x pass)", f"python -c pass {ms(bare_t)}",
+               "<= 3.0x pass", hook_t <= 3 * bare_t)
+
+
+def _wake_rows(url: str, tmp: Path) -> list[Row]:
+    """:data:`SENDERS` threads (each its own connection) send :data:`SENDS` messages
+    each to agents spread over the machines; each agent's ``command`` wake records the
+    time it started. Every watcher hears every notification."""
+    starts, script = tmp / "starts.txt", tmp / "rec.py"
+    script.write_text(_RECORDER)
+    command = [sys.executable, "-S", "-E", str(script), "{id}", str(starts)]
+    woken = [f"agent{n}" for n in range(min(AGENTS, SENDERS * 2))]
+    config = {name: {"wake_on_mail": True, "wake_method": "command", "command": command,
+                     "host": f"m{n % WATCHERS}"} for n, name in enumerate(woken)}
+    store = open_store(url)
+    unlimited(url)
+    store.update_config(lambda raw: raw.update(agents=config) or True)
+    watchers = []
+    for n in range(WATCHERS):
+        home = tmp / f"home{n}"
+        home.mkdir()
+        log = (tmp / f"watch{n}.log").open("w")
+        watchers.append((subprocess.Popen(
+            [str(VENV_BIN / "mailslot"), "--store", url, "watch"], stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "HOME": str(home), "MAILSLOT_HOST": f"m{n}",
+                 "MAILSLOT_ON_DEMAND_WATCHER": "0"}), log, tmp / f"watch{n}.log"))
+    sent: dict[str, float] = {}
+    committed: dict[str, float] = {}
+    lock = threading.Lock()
+    problems: list[str] = []
+
+    def sender(k: int) -> None:
+        box = Mailbox(open_store(url), Identity(f"sender{k}", "--agent"))
+        try:
+            for n in range(SENDS):
+                before = time.time()
+                message = box.send(woken[(k * SENDS + n) % len(woken)], f"wake {k}.{n}", "x")
+                after = time.time()
+                with lock:
+                    sent[message.id], committed[message.id] = before, after
+                time.sleep(0.05)
+        except Exception as exc:  # counted, and the row fails
+            problems.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            box.store.close()  # type: ignore[attr-defined]
+
+    try:
+        for _, _, path in watchers:
+            _wait_for(lambda p=path: "watching" in p.read_text(), 60)
+        threads = [threading.Thread(target=sender, args=(k,)) for k in range(SENDERS)]
+        begun = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        sending = time.perf_counter() - begun
+
+        def lines() -> list[str]:
+            return starts.read_text().splitlines() if starts.exists() else []
+
+        with contextlib.suppress(RuntimeError):  # what never started is counted below
+            _wait_for(lambda: len(lines()) >= len(sent), 120)
+        time.sleep(2)  # a second start of any wake would show by now
+    finally:
+        for proc, _log, _ in watchers:
+            proc.send_signal(signal.SIGTERM)
+        for proc, log, _ in watchers:
+            proc.wait(30)
+            log.close()
+    runs = Counter(line.split()[0] for line in lines())
+    started = {i: float(t) for i, t in (line.split() for line in lines())}
+    latencies = [started[i] - t for i, t in sent.items() if i in started]
+    from_commit = [started[i] - t for i, t in committed.items() if i in started]
+    sends = [committed[i] - t for i, t in sent.items()]
+    delivered = _delivered_once(url, list(sent))
+    lost = len(sent) - len(latencies)
+    twice = sum(1 for count in runs.values() if count > 1)
+    expected = SENDERS * SENDS
+    p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
+    return [
+        Row(f"send -> wake on another machine, {SENDERS} senders, {WATCHERS} watchers, "
+            f"{len(sent)} msgs", f"p50 {ms(p50)}, p99 {ms(p99)}",
+            f"{len(sent) / sending:,.0f} sends/s overall", f"p99 <= {TARGET_P99 * 1000:.0f} ms",
+            p99 <= TARGET_P99),
+        Row("  the same from the send's commit (NOTIFY -> watcher -> wake started)",
+            f"p50 {ms(percentile(from_commit, 50))}, p99 {ms(percentile(from_commit, 99))}",
+            f"a send itself: p50 {ms(percentile(sends, 50))}, p99 {ms(percentile(sends, 99))}",
+            "(informational)", None),
+        Row("nothing lost or doubled at scale (sent / delivered once / woken once)",
+            f"{len(sent)}/{expected} sent, {delivered} delivered once, "
+            f"{len(latencies) - twice} woken once, {twice} twice, {lost} never",
+            "; ".join(problems[:2]) or "no send failed", "all once",
+            len(sent) == expected == delivered and lost == twice == 0 and not problems),
+    ]
+
+
+def _delivered_once(url: str, ids: list[str]) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT id, count(*) FROM mail WHERE id = ANY(%s) GROUP BY id",
+                            (ids,)).fetchall()
+    return sum(1 for _, count in rows if count == 1)
+
+
+def run() -> list[Row]:
+    from mailslot.mail import watchers
+
+    os.environ[watchers.OFF_SWITCH] = "0"  # the bench's own watchers, none on demand
+    try:
+        return _run()
+    finally:
+        os.environ.pop(watchers.OFF_SWITCH, None)
+
+
+def _run() -> list[Row]:
+    with cluster(durable=True) as pg, tempfile.TemporaryDirectory() as tmp:
+        big, small = pg.new_database(), pg.new_database()
+        loading = time.perf_counter()
+        _load(big, MESSAGES)
+        loaded = time.perf_counter() - loading
+        _load(small, SMALL)
+        rows: list[Any] = [Row(f"bulk load of {MESSAGES:,} messages to {AGENTS:,} agents "
+                               "(COPY, setup)", f"{loaded:.1f} s", "", "(informational)",
+                               None)]
+        rows.append(_inbox_row(big, small))
+        rows.append(_hook_row(big, Path(tmp)))
+        rows.extend(_wake_rows(big, Path(tmp)))
+        return rows
+
+
+if __name__ == "__main__":
+    from common import print_table
+
+    print_table(run())

@@ -1,0 +1,186 @@
+"""This machine's hook relay for one PostgreSQL store: one process that keeps the
+driver loaded and one connection open, and answers session hooks over a Unix socket,
+so a hook on PostgreSQL costs what one on files does (docs/multi-host.md, "The hook
+relay").
+
+Started by the first hook that finds none (``python -m mailslot.hooks.relay``, the
+store's address in ``MAILSLOT_RELAY_STORE``, detached: :func:`.relay_client.start`),
+it holds an exclusive ``flock`` beside its socket for as long as it runs, so two never
+serve one key, and exits after :data:`IDLE_SECONDS` with no hook
+(``MAILSLOT_RELAY_IDLE_SECONDS``). Each hook is answered in a thread of its own by the
+very code a hook runs directly (:func:`.hook_entry.answer`), with the hook's own
+environment, identity and process facts, so the output is the same byte for byte.
+It answers only this user's processes (``SO_PEERCRED``) asking with its own key
+(the store, ``HOME`` and libpq settings it connects with): anything else is refused, and
+the hook answers itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import socket
+import sys
+import threading
+from typing import Any
+
+from ..access.identity import Identity
+from ..core.durable import CLOEXEC, FILE_MODE
+from ..core.errors import MailslotError
+from ..store.location import open_store
+from . import host_io
+from .hook_entry import answer
+from .relay_client import Frames, Relay, peer_uid, private, send, wanted
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..store.base import Store
+
+IDLE_SECONDS = 600.0
+"""A relay with no hook for this long exits (the next hook starts another)."""
+ANSWER_SECONDS = 30.0
+"""A hook that sends nothing for this long is dropped."""
+
+
+class Gone(Exception):
+    """The hook went away before saying whether its host took the output."""
+
+
+class RelayOut:
+    """The hook's standard output as :func:`answer` writes it: the text goes to the
+    hook in one frame at ``flush``, which then waits for the hook to say whether the
+    host took it. A hook gone by then stops :func:`answer` before it records anything,
+    so what it was about to show is shown again next time."""
+
+    def __init__(self, sock: socket.socket, frames: Frames) -> None:
+        self._sock, self._frames = sock, frames
+        self._text: list[str] = []
+        self._taken: bool | None = None
+
+    def write(self, text: str) -> int:
+        self._text.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        try:
+            send(self._sock, {"out": "".join(self._text)})
+            reply = self._frames.next()
+        except OSError:
+            reply = None
+        if reply is None or not isinstance(reply.get("taken"), bool):
+            raise Gone("the hook went away before its output was taken")
+        self._taken = reply["taken"]
+        self._text = []
+
+    def taken(self) -> bool:
+        return bool(self._taken)
+
+
+def serve_one(store: Store, relay: Relay, sock: socket.socket) -> None:
+    """Answer one hook on ``sock`` (in a thread of its own), then close it."""
+    try:
+        sock.settimeout(ANSWER_SECONDS)
+        if peer_uid(sock) != os.getuid():
+            return  # another user's process: not one word
+        frames = Frames(sock)
+        request = frames.next()
+        if request is None or request.get("key") != relay.key:
+            send(sock, {"refused": "not this relay's store or settings"})
+            return
+        problem = _answer(store, request, RelayOut(sock, frames))
+        if problem is not Gone:
+            send(sock, {"done": problem})
+    except OSError:
+        return
+    finally:
+        sock.close()
+
+
+def _answer(store: Store, request: dict[str, Any], out: RelayOut) -> str | type[Gone] | None:
+    """The hook's answer, its problem line made as :func:`.hook_entry.run_hook` makes it."""
+    try:
+        env, payload, facts = request["env"], request["payload"], request["facts"]
+        name, source, path = request["identity"]
+        if not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())
+                and isinstance(payload, dict) and isinstance(facts, dict)
+                and isinstance(name, str) and isinstance(source, str)):
+            return "the relay was sent a malformed hook"
+        call = host_io.request(host_io.known(str(request["host"])), str(request["event"]),
+                               payload, env)
+        if call is None:
+            return f"unknown hook {request['host']!r} {request['event']!r} (see docs/hooks.md)"
+        return answer(store, call, Identity(name, source, path if isinstance(path, str)
+                                            else None),
+                      env, out, out.taken, lambda: facts)  # type: ignore[arg-type]
+    except Gone:
+        return Gone
+    except MailslotError as exc:
+        return str(exc)
+    except Exception as exc:  # as a direct hook would say it
+        return f"{type(exc).__name__}: {exc}"
+
+
+def main() -> int:
+    env = os.environ
+    location = env.get("MAILSLOT_RELAY_STORE", "")
+    relay = wanted(location, env)
+    if relay is None:
+        print("mailslot relay: no PostgreSQL store to relay for", file=sys.stderr)
+        return 2
+    try:
+        idle = float(env.get("MAILSLOT_RELAY_IDLE_SECONDS", IDLE_SECONDS))
+    except ValueError:
+        idle = IDLE_SECONDS
+    os.makedirs(relay.folder, mode=0o700, exist_ok=True)
+    lock = os.open(relay.base + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | CLOEXEC,
+                   FILE_MODE)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return 0  # another relay serves this key
+    listener = _listen(relay, idle)
+    if listener is None:
+        print(f"mailslot relay: {relay.folder} is not this user's private folder; "
+              "hooks answer directly", file=sys.stderr)
+        return 1
+    store = open_store(location, env)
+    try:
+        while True:
+            try:
+                sock, _ = listener.accept()
+                sock.settimeout(ANSWER_SECONDS)
+            except TimeoutError:
+                return 0  # idle: the next hook starts another
+            threading.Thread(target=serve_one, args=(store, relay, sock),
+                             daemon=True).start()
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(relay.socket)  # still under the lock: no newer relay's socket
+        listener.close()
+        getattr(store, "close", lambda: None)()  # a PostgreSQL store, by wanted()
+
+
+def _listen(relay: Relay, idle: float) -> socket.socket | None:
+    """The listening socket, 0600 from birth (umask), replacing one a dead relay left;
+    ``None`` when the folder is not this user's own 0700 folder."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(relay.socket)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    before = os.umask(0o177)
+    try:
+        listener.bind(relay.socket)
+    finally:
+        os.umask(before)
+    if not private(relay.folder, relay.socket):
+        listener.close()
+        with contextlib.suppress(OSError):
+            os.unlink(relay.socket)
+        return None
+    listener.listen(64)
+    listener.settimeout(idle)
+    return listener
+
+
+if __name__ == "__main__":
+    sys.exit(main())
