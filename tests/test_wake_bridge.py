@@ -329,3 +329,32 @@ def test_a_live_claude_agent_is_not_listed_and_records_go_when_it_stops(
     bridged.proc.send_signal(signal.SIGTERM)
     bridged.proc.wait(30)
     assert bridged.listed() == set()  # every target removed its record
+
+
+def test_the_watcher_runs_the_bridges_config_asks_for(world: Receipts, root: Path,
+                                                      sockets: str, tmp_path: Path) -> None:
+    configure(root, {}, bridges=["claude", "nosuch"])
+    log = tmp_path / "watch.log"
+    env = {**os.environ, "XDG_RUNTIME_DIR": sockets}
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "mailslot", "watch"], stdout=out,
+                                stderr=subprocess.STDOUT, env=env, text=True)
+    watching = Bridge(proc, log)
+    try:
+        sock = watching.socket_of("codex")
+        write(sock, frame("through the watcher's bridge"))
+        [mail] = wait_mail(root, "codex")
+        assert mail.sender == "alice"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+    assert watching.listed() == set()
+
+
+def test_doctor_says_which_agents_the_bridge_lists(bridged: Bridge, root: Path,
+                                                   cli: Cli) -> None:
+    pid = bridged.record_of("gemini")["pid"]
+    bridged.record_of("codex")
+    done = cli("doctor")
+    assert "bridge: claude: runs, listing codex (pid " in done.out, done.out
+    assert f"gemini (pid {pid})" in done.out

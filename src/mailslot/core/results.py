@@ -245,6 +245,8 @@ class DoctorReport:
     problems: list[str]
     fixed: list[str]
     watcher: WatcherInfo | None = None
+    bridges: tuple[str, ...] = ()
+    """One line per host with a bridge configured or running: which agents it lists."""
 
     @property
     def healthy(self) -> bool:

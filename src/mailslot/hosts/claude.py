@@ -155,10 +155,14 @@ class Claude(Host):
         return ""
 
     def answer_note(self, tools: str) -> str:
-        return (f"Answer mailslot mail only with mailslot: MCP tool `{tools.format('reply')}` "
+        """Which tool answers: mailslot's, always; ``SendMessage`` only reaches an agent
+        a running bridge lists (the hook cannot tell cheaply whether one runs, so the
+        note says exactly when it does)."""
+        return (f"Answer mailslot mail with mailslot: MCP tool `{tools.format('reply')}` "
                 f"or `{tools.format('send_message')}`, or the command shown; Claude Code's "
-                f"own `{OWN_MESSAGING}` reaches only Claude sessions on this machine, never "
-                "a mailslot agent.")
+                f"own `{OWN_MESSAGING}` reaches only Claude sessions on this machine, and a "
+                "mailslot agent only when `ListAgents` lists it through `mailslot bridge "
+                "claude` (then it arrives as mail from you).")
 
     def tools(self, env: Mapping[str, str]) -> str:
         """A plugin's hook (``CLAUDE_PLUGIN_ROOT`` is set for it) names the plugin's tools."""

@@ -26,6 +26,7 @@ import signal
 import socket
 import stat
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -358,6 +359,43 @@ def withdraw(record: str) -> None:
     if isinstance(data, dict) and data.get("pid") == os.getpid():
         with contextlib.suppress(OSError):
             os.unlink(record)
+
+
+def configured(config: Mapping[str, Any]) -> list[str]:
+    """``bridges`` in config.json: the hosts whose bridge the watcher runs (opt-in)."""
+    from .. import hosts
+
+    raw = config.get("bridges") if isinstance(config, Mapping) else None
+    names = [n for n in raw if isinstance(n, str)] if isinstance(raw, list) else []
+    return [n for n in names if n in hosts.NAMES and hosts.host(n).bridge() is not None]
+
+
+def start_bridges(store: Store, config: Mapping[str, Any], out: TextIO
+                  ) -> list[subprocess.Popen[bytes]]:
+    """The configured bridges, each ``mailslot bridge HOST`` as a child of the watcher
+    (its lines in the watcher's output), stopped by :func:`stop_bridges`."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return []
+    started = []
+    for name in configured(config):
+        argv = [sys.executable, "-m", "mailslot", "--dir", store.location, "bridge", name]
+        try:
+            started.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
+                                            stderr=subprocess.STDOUT))
+        except (AttributeError, OSError, ValueError):  # out has no file: inherit stdout
+            started.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL))
+    return started
+
+
+def stop_bridges(started: list[subprocess.Popen[bytes]]) -> None:
+    for proc in started:
+        with contextlib.suppress(OSError):
+            proc.terminate()
+    for proc in started:
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def bridge(store: Store, host_name: str, out: TextIO | None = None) -> int:

@@ -94,7 +94,8 @@ class Watcher:
         self.runners: list[WakeRunner] = [
             self.runner, *notify_runners(store, stop=self._stop, report=self.runner.report)]
         self._banks_due = 0.0
-        self._out = out
+        self.out = out
+        """Where its lines go (a bridge it starts writes there too)."""
         self._kick = threading.Event()
         self._lock = threading.Lock()
         # Keyed by (runner, agent): the runner's place in ``runners`` and the agent.
@@ -116,7 +117,7 @@ class Watcher:
         else:
             text = f"{now:%H:%M:%S} {line}"
         with self._lock:
-            print(text, file=self._out, flush=True)
+            print(text, file=self.out, flush=True)
 
     def kick(self) -> None:
         """Something changed in the queue: look again."""
@@ -375,11 +376,15 @@ def _run(store: Store, watcher: Watcher, poll: float | None, quiet: Quiet | None
                     "with nothing to wake")
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
+    from .bridge import start_bridges, stop_bridges
+
+    bridges = start_bridges(store, _config(store), watcher.out)
     try:
         watcher.run(RESCAN_SECONDS if watching is not None else interval, quiet)
         if quiet is not None and not watcher.stopping:
             watcher.say("nothing to wake: stopping (the next send starts a watcher again)")
     finally:
+        stop_bridges(bridges)
         if watching is not None:
             watching.close()
         watcher.close()
