@@ -161,8 +161,8 @@ class Claude(Host):
         return (f"Answer mailslot mail with mailslot: MCP tool `{tools.format('reply')}` "
                 f"or `{tools.format('send_message')}`, or the command shown; Claude Code's "
                 f"own `{OWN_MESSAGING}` reaches only Claude sessions on this machine, and a "
-                "mailslot agent only when `ListAgents` lists it through `mailslot bridge "
-                "claude` (then it arrives as mail from you).")
+                "mailslot agent only when `ListAgents` lists it through mailslot's bridge "
+                "(then it arrives as mail from you).")
 
     def tools(self, env: Mapping[str, str]) -> str:
         """A plugin's hook (``CLAUDE_PLUGIN_ROOT`` is set for it) names the plugin's tools."""
