@@ -30,6 +30,7 @@ NOT_RUN = {
     "mailslot serve": "runs until its client leaves",
     "mailslot web": "runs until Ctrl-C",
     "mailslot watch": "runs until Ctrl-C",  # watch --validate is run (below)
+    "mailslot bridge": "runs until Ctrl-C",
     "mailslot sidecar": "runs until the host's app ends it, started by the app",
     "mailslot start": "starts claude, a host program",
     "< input.json": "a host's hook payload",

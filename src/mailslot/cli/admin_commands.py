@@ -60,7 +60,7 @@ def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
     report = box.doctor(fix=args.fix, deep=args.deep)
     data = {"location": report.location, "problems": report.problems, "fixed": report.fixed,
             "watcher": report.watcher.as_dict() if report.watcher else None,
-            "deep": report.deep}
+            "deep": report.deep, "bridges": list(report.bridges)}
     emit(args, data, render.doctor(report))
     return 0 if report.healthy else 1
 

@@ -355,6 +355,33 @@ def _watch(args: argparse.Namespace, box: Mailbox) -> int:
                  recover=recover, how=args.started)
 
 
+# bridge: mailslot's agents as targets of a host's own messaging -----------------------
+BRIDGE = Command("bridge", "List mailslot's agents in a host's own messaging between its "
+                           "sessions, and turn what a session sends them into mail from "
+                           "that session's agent (runs in the foreground; Linux).",
+                 examples=lambda: [f"mailslot bridge {_example(lambda h: h.bridge() is not None)}",
+                                   "(what it lists and how a sender is bound: the "
+                                   "host's page in docs/)"])
+
+
+@BRIDGE.arguments
+def _bridge_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("host", choices=_bridged(), help="the host whose sessions see the agents")
+
+
+def _bridged() -> list[str]:
+    from .. import hosts
+
+    return [h.name for h in hosts.every() if h.bridge() is not None]
+
+
+@BRIDGE.handler
+def _bridge(args: argparse.Namespace, box: Mailbox) -> int:
+    from ..wake.bridge import bridge
+
+    return bridge(box.store, args.host)
+
+
 # completion: shell completion scripts -----------------------------------------------
 COMPLETION = Command("completion", "Print a shell completion script (agent names and ids "
                                    "included).", examples=[
@@ -456,4 +483,4 @@ def _start(args: argparse.Namespace, box: Mailbox) -> int:
     return 1 if started.outcome == "failed" else 0
 
 
-COMMANDS = (SERVE, INSTALL, HOOK, WATCH, COMPLETION, WEB, START, SIDECAR)
+COMMANDS = (SERVE, INSTALL, HOOK, WATCH, BRIDGE, COMPLETION, WEB, START, SIDECAR)

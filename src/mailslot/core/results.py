@@ -268,6 +268,8 @@ class DoctorReport:
     fixed: list[str]
     watcher: WatcherInfo | None = None
     deep: bool = False  # every stored file looked at (else history was left out)
+    bridges: tuple[str, ...] = ()
+    """One line per host with a bridge configured or running: which agents it lists."""
 
     @property
     def healthy(self) -> bool:

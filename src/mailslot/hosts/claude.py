@@ -155,10 +155,14 @@ class Claude(Host):
         return ""
 
     def answer_note(self, tools: str) -> str:
-        return (f"Answer mailslot mail only with mailslot: MCP tool `{tools.format('reply')}` "
+        """Which tool answers: mailslot's, always; ``SendMessage`` only reaches an agent
+        a running bridge lists (the hook cannot tell cheaply whether one runs, so the
+        note says exactly when it does)."""
+        return (f"Answer mailslot mail with mailslot: MCP tool `{tools.format('reply')}` "
                 f"or `{tools.format('send_message')}`, or the command shown; Claude Code's "
-                f"own `{OWN_MESSAGING}` reaches only Claude sessions on this machine, never "
-                "a mailslot agent.")
+                f"own `{OWN_MESSAGING}` reaches only Claude sessions on this machine, and a "
+                "mailslot agent only when `ListAgents` lists it through mailslot's bridge "
+                "(then it arrives as mail from you).")
 
     def tools(self, env: Mapping[str, str]) -> str:
         """A plugin's hook (``CLAUDE_PLUGIN_ROOT`` is set for it) names the plugin's tools."""
@@ -237,6 +241,11 @@ class Claude(Host):
 
     def wake_methods(self) -> Sequence[type]:
         return _wake_methods()
+
+    def bridge(self) -> PeerBridge:
+        """Mailslot's agents as ``SendMessage`` targets (docs/claude-peers.md, "The
+        bridge")."""
+        return PeerBridge()
 
 
 def _wake_methods() -> list[type]:
@@ -596,6 +605,221 @@ def _refused_body(agent: str, outcome: Any) -> str:
             f"crossSessionInbound setting or a policy), so the wake notice for your message "
             f"was not delivered through Claude Code's door; {then}. The message itself is "
             f"in {agent}'s inbox.\n")
+
+
+# The bridge: mailslot's agents as SendMessage targets -----------------------------------
+BRIDGE_MARK = "mailslotBridge"
+"""The key a bridge's registry record carries (``{"agent": …, "mailbox": …}``), so that
+mailslot tells its own records from Claude Code's; Claude Code ignores it (seen)."""
+_WRAPPER = r"\A<cross-session-message(?: [^>\n]*)?>\n(.*)\n</cross-session-message>\s*\Z"
+"""How a real ``SendMessage`` wraps its text (seen, 2.1.332); compiled when used, so a
+hook, which loads this module, does not load ``re``."""
+_UUID = r"\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"
+
+
+class Peer:
+    """A live Claude Code session as its registry record names it (checked)."""
+
+    __slots__ = ("name", "pid", "session", "socket")
+
+    def __init__(self, pid: int, session: str, socket: str | None, name: str = "") -> None:
+        self.pid = pid
+        self.session = session
+        self.socket = socket  # its messagingSocketPath, where receipts to it go
+        self.name = name
+
+
+class Frame:
+    """One message a ``SendMessage`` wrote: its text (wrapper removed), its ``msg_id``
+    and the ``from`` socket it named (``None``: none, or not a socket path)."""
+
+    __slots__ = ("msg_id", "reply_to", "text")
+
+    def __init__(self, text: str, msg_id: str | None, reply_to: str | None) -> None:
+        self.text = text
+        self.msg_id = msg_id
+        self.reply_to = reply_to
+
+
+class PeerBridge:
+    """What the bridge (:mod:`mailslot.wake.bridge`) needs of Claude Code: where its
+    registry is, a record that lists a mailslot agent, how a frame reads, who sent it."""
+
+    host = "claude"
+    tool = OWN_MESSAGING
+
+    @staticmethod
+    def problem(env: Mapping[str, str]) -> str | None:
+        """Why no record can be written now (``None``: they can)."""
+        folder = sessions_folder(env)
+        if not os.path.isdir(folder):
+            return (f"{folder} does not exist: no Claude Code {PEER_SINCE}+ session ran "
+                    "here yet")
+        return None
+
+    @staticmethod
+    def socket_folder(env: Mapping[str, str]) -> str:
+        """A 0700 folder of the bridge's sockets: short enough for a socket path."""
+        base = env.get("XDG_RUNTIME_DIR") or ""
+        if not base or len(base) > 60 or not os.path.isdir(base):
+            base = "/tmp"
+        return os.path.join(base, f"mailslot-bridge-{os.geteuid()}")
+
+    @staticmethod
+    def announce(agent: str, socket: str, mailbox: str, env: Mapping[str, str]) -> str:
+        """Write this process's record listing ``agent`` (0644, as Claude Code writes
+        its own; replaced atomically) and return its path."""
+        import time
+        import uuid
+
+        pid = os.getpid()
+        now = int(time.time() * 1000)
+        record = {"pid": pid, "sessionId": str(uuid.uuid4()), "cwd": os.getcwd(),
+                  "startedAt": now, "procStart": _proc_start(pid),
+                  "peerProtocol": PEER_PROTOCOL, "kind": "interactive",
+                  "messagingSocketPath": socket, "name": agent, "nameSource": "derived",
+                  "nameSince": now, "status": "idle", "updatedAt": now,
+                  "statusUpdatedAt": now, BRIDGE_MARK: {"agent": agent, "mailbox": mailbox}}
+        folder = sessions_folder(env)
+        path = os.path.join(folder, f"{pid}.json")
+        staging = os.path.join(folder, f".mailslot-{pid}.tmp")
+        fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        try:
+            os.fchmod(fd, 0o644)
+            os.write(fd, jsontext.dumps(record).encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(staging, path)
+        return path
+
+    @staticmethod
+    def live(env: Mapping[str, str]) -> list[Peer]:
+        """Every live Claude Code session's record (not a bridge's): checked as
+        :meth:`sender` checks one."""
+        folder = sessions_folder(env)
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+        except OSError:
+            return []
+        found = []
+        for name in names:
+            pid = name[:-5]
+            if pid.isdigit():
+                record = _live_record(folder, int(pid))
+                if record is not None and BRIDGE_MARK not in record:
+                    found.append(_peer(record))
+        return found
+
+    @staticmethod
+    def bridges(mailbox: str, env: Mapping[str, str]) -> list[tuple[str, int]]:
+        """The agents live bridges of ``mailbox`` list, with their pids."""
+        folder = sessions_folder(env)
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+        except OSError:
+            return []
+        found = []
+        for name in names:
+            pid = name[:-5]
+            record = _live_record(folder, int(pid)) if pid.isdigit() else None
+            mark = record.get(BRIDGE_MARK) if record is not None else None
+            if isinstance(mark, dict) and mark.get("mailbox") == mailbox:
+                found.append((str(mark.get("agent")), int(pid)))
+        return found
+
+    @staticmethod
+    def sender(pid: int, env: Mapping[str, str]) -> Peer:
+        """The session of the Claude Code process ``pid`` (the kernel's peer pid of a
+        connection): its own record ``<pid>.json``, of this user, no one else may
+        write, naming that pid, running since the start time it names, speaking
+        :data:`PEER_PROTOCOL`. Raises ``DoorError`` saying which check failed."""
+        from ..wake.line_socket import DoorError
+
+        record = _live_record(sessions_folder(env), pid, loud=True)
+        if record is None or BRIDGE_MARK in record:
+            raise DoorError(f"process {pid} is not a Claude Code session")
+        return _peer(record)
+
+    @staticmethod
+    def frame(line: str) -> Frame | None:
+        """The message in one line of the door (``None``: a line that carries none, an
+        auth line). Raises ``DoorError`` for a line no ``SendMessage`` writes."""
+        import re
+
+        from ..wake.line_socket import DoorError
+
+        try:
+            data = jsontext.loads(line)
+        except ValueError:
+            raise DoorError("a line that is not JSON") from None
+        if not isinstance(data, dict):
+            raise DoorError("a line that is not a JSON object")
+        if data.get("type") == "auth":
+            return None
+        message = data.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if data.get("type") != "user" or not isinstance(content, str) or not content:
+            raise DoorError("a line that is not a user message with text")
+        msg_id = data.get("msg_id")
+        sender = data.get("from")
+        reply_to = sender[4:] if isinstance(sender, str) and sender.startswith("uds:") \
+            else None
+        wrapped = re.match(_WRAPPER, content, re.DOTALL)
+        return Frame(wrapped.group(1) if wrapped else content,
+                     msg_id if isinstance(msg_id, str) and re.match(_UUID, msg_id, re.I)
+                     else None,
+                     reply_to if reply_to and os.path.isabs(reply_to) else None)
+
+    @staticmethod
+    def refusal(frame: Frame, ours: str, reason: str) -> dict[str, Any]:
+        """The receipt that tells the sending session its message was not delivered
+        (the shape Claude Code itself sends for a refused one)."""
+        import uuid
+
+        return {"type": "control", "action": "peer_message_status", "status": "expired",
+                "status_detail": "refused", "reason": reason, "from": f"uds:{ours}",
+                "orig_msg_id": frame.msg_id, "msgV": 1, "msg_id": str(uuid.uuid4())}
+
+
+def _live_record(folder: str, pid: int, *, loud: bool = False) -> dict[str, Any] | None:
+    """``<pid>.json`` in ``folder`` when it is this user's own, names ``pid`` running
+    since its ``procStart`` and speaks :data:`PEER_PROTOCOL`; else ``None`` (``loud``:
+    raise ``DoorError`` saying why)."""
+    from ..wake.line_socket import DoorError, own_file
+
+    path = os.path.join(folder, f"{pid}.json")
+    try:
+        record = jsontext.loads(own_file(path, private=False))
+        if not isinstance(record, dict) or record.get("pid") != pid:
+            raise DoorError(f"{path} does not name pid {pid}")
+        if not _running_since(pid, record.get("procStart")):
+            raise DoorError(f"{path} is stale: pid {pid} is not the process it names")
+        if record.get("peerProtocol") != PEER_PROTOCOL:
+            raise DoorError(f"{path} speaks peerProtocol {record.get('peerProtocol')!r}, "
+                            f"not {PEER_PROTOCOL}")
+        if not isinstance(record.get("sessionId"), str) or not record["sessionId"]:
+            raise DoorError(f"{path} names no session")
+    except (DoorError, ValueError) as exc:
+        if loud:
+            raise DoorError(str(exc) if isinstance(exc, DoorError)
+                            else f"{path} is not JSON") from None
+        return None
+    return record
+
+
+def _peer(record: Mapping[str, Any]) -> Peer:
+    sock = record.get("messagingSocketPath")
+    name = record.get("name")
+    return Peer(int(record["pid"]), str(record["sessionId"]),
+                sock if isinstance(sock, str) and sock else None,
+                name if isinstance(name, str) else "")
+
+
+def _proc_start(pid: int) -> str:
+    """Field 22 of ``/proc/<pid>/stat``, as Claude Code's ``procStart`` holds it."""
+    with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+        return f.read().rsplit(")", 1)[1].split()[19]
 
 
 HOST = Claude()

@@ -430,6 +430,13 @@ class Host:
         never builds them."""
         return ()
 
+    def bridge(self) -> Any:
+        """The host's own messaging between its sessions, if mailslot's agents can join
+        it as targets (``mailslot bridge HOST``; :mod:`mailslot.wake.bridge` says what
+        the object answers). ``None``: they cannot. Built in the call, like
+        :meth:`wake_methods`."""
+        return None
+
     wake_ladder: ClassVar[tuple[Rung, ...]] = TERMINAL_LADDER
     """The wakes ``install --wake`` tries for this host, best first: the first whose
     probe passes is chosen (docs/wake.md). A host names every step it takes, the

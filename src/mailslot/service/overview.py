@@ -9,6 +9,7 @@ because they read across every mailbox rather than one agent's.
 from __future__ import annotations
 
 import heapq
+import os
 from collections.abc import Callable, Sequence
 from functools import cache
 
@@ -503,7 +504,33 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
             f"{len(stale)} staging file(s) older than 36 hours (left by a crashed writer;"
             " `mailslot doctor --fix` removes them)"
         )
-    return DoctorReport(store.location, problems, fixed, watching, deep=deep)
+    return DoctorReport(store.location, problems, fixed, watching, deep=deep,
+                        bridges=_bridges(store))
+
+
+def _bridges(store: Store) -> tuple[str, ...]:
+    """Each host whose bridge config.json asks for or that runs: the agents it lists
+    now (read from the host's registry: a bridge's records name this mailbox)."""
+    from .. import hosts
+
+    try:
+        raw = store.load_config().get("bridges")
+    except MailslotError:
+        raw = None
+    asked = set(raw) if isinstance(raw, list) else set()
+    lines = []
+    for host in hosts.every():
+        shapes = host.bridge()
+        if shapes is None:
+            continue
+        running = shapes.bridges(store.location, os.environ)
+        if running:
+            listed = ", ".join(f"{agent} (pid {pid})" for agent, pid in sorted(running))
+            lines.append(f"{host.name}: runs, listing {listed}")
+        elif host.name in asked:
+            lines.append(f"{host.name}: asked for in config.json (bridges), not running "
+                         "(the watcher runs it: mailslot watch)")
+    return tuple(lines)
 
 
 def _wake_problems(store: Store) -> list[str]:

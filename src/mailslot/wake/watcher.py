@@ -104,7 +104,8 @@ class Watcher:
         self._banks_due = 0.0
         self._hosts: Config | None = None  # the config may_wake_here reads hosts from
         self._hosts_due = 0.0
-        self._out = out
+        self.out = out
+        """Where its lines go (a bridge it starts writes there too)."""
         self._kick = threading.Event()
         self._lock = threading.Lock()
         # Keyed by (runner, agent): the runner's place in ``runners`` and the agent.
@@ -126,7 +127,7 @@ class Watcher:
         else:
             text = f"{now:%H:%M:%S} {line}"
         with self._lock:
-            print(text, file=self._out, flush=True)
+            print(text, file=self.out, flush=True)
 
     def kick(self) -> None:
         """Something changed in the queue: look again."""
@@ -429,12 +430,16 @@ def _run(store: Store, watcher: Watcher, poll: float | None, quiet: Quiet | None
         signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
     indexing = threading.Event()
     index_in_background(store, indexing, watcher.say)
+    from .bridge import start_bridges, stop_bridges
+
+    bridges = start_bridges(store, _config(store), watcher.out)
     try:
         watcher.run(RESCAN_SECONDS if watching is not None else interval, quiet)
         if quiet is not None and not watcher.stopping:
             watcher.say("nothing to wake: stopping (the next send starts a watcher again)")
     finally:
         indexing.set()
+        stop_bridges(bridges)
         if watching is not None:
             watching.close()
         watcher.close()
