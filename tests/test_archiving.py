@@ -276,3 +276,21 @@ def test_export_and_backup_hold_archived_mail_and_a_restore_brings_it_back(
     again = FileStore(into)
     assert again.state_of("gemini", kept.id) == "done"
     assert again.state_of("gemini", current.id) == "unread"
+
+
+def test_counts_follow_the_archive_and_the_restore(owned: FileStore, root: Path,
+                                                   cli: Callable[..., object]) -> None:
+    """Archiving and restoring change done folders outside a state move: the done counts
+    are kept right, so `doctor` finds nothing stale and `who` lists no folder."""
+    for n in range(4):
+        old_mail(root, n)
+    assert owned.count_done("gemini") == 4
+    cli("--agent", OWNER, "archive", "--older-than", "30d")
+    assert owned.count_done("gemini") == 0
+    assert owned._trusted_done(owned._read_tally("gemini"),
+                               owned._done_stamp("gemini")) == 0  # from the tally
+    assert cli("--agent", OWNER, "doctor").code == 0  # type: ignore[attr-defined]
+    cli("--agent", OWNER, "archive", "--restore", "--all")
+    assert owned._trusted_done(owned._read_tally("gemini"),
+                               owned._done_stamp("gemini")) == 4
+    assert cli("--agent", OWNER, "doctor").code == 0  # type: ignore[attr-defined]

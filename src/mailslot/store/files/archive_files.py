@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from ...core.message import Message
-    from .layout import MailboxFiles
+    from .tally_files import TallyFiles
 
 ARCHIVE_FOLDER = "archive"
 MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
@@ -77,7 +77,7 @@ class MonthArchives:
     """The month archives of one file store (the ``Archives`` role), loaded by the store
     on first use: no send or hook imports :mod:`zipfile`."""
 
-    def __init__(self, store: MailboxFiles) -> None:
+    def __init__(self, store: TallyFiles) -> None:
         self.store = store
 
     def _archive_folder(self, *, create: bool = False) -> str:
@@ -219,6 +219,7 @@ class MonthArchives:
     def _remove_archived(self, month: str, files: list[tuple[str, str]]) -> None:
         """Remove each done file whose member is in the synced zip, byte for byte."""
         touched: set[str] = set()
+        counted: set[str] = set()
         with self._open_zip(month) as archive:
             names = set() if archive is None else set(archive.namelist())
             for agent, message_id in files:
@@ -233,8 +234,10 @@ class MonthArchives:
                 if same:
                     remove(path)
                     touched.add(os.path.dirname(path))
+                    counted.add(agent)
         for folder in sorted(touched):
             fsync_dir(folder)
+        self._recount(counted)
 
     # Restoring -------------------------------------------------------------------
     def restore_archived(self, months: list[str] | None = None) -> dict[str, int]:
@@ -255,6 +258,7 @@ class MonthArchives:
     def _restore_month(self, month: str) -> int:
         put = 0
         touched: set[str] = set()
+        counted: set[str] = set()
         with self._open_zip(month) as archive:
             if archive is None:
                 return 0
@@ -280,11 +284,20 @@ class MonthArchives:
                     remove(staged)
                 put += 1
                 touched.add(folder)
+                counted.add(agent)
         for folder in sorted(touched):
             fsync_dir(folder)
+        self._recount(counted)
         remove(os.path.join(self._archive_folder(), f"{month}.zip"))
         fsync_dir(self._archive_folder())
         return put
+
+    def _recount(self, agents: set[str]) -> None:
+        """The done counts of ``agents`` after their done folders changed here (not by a
+        move between states, which keeps a count itself): so ``who`` and plain
+        ``doctor`` need not find the count stale and list the folder."""
+        for agent in sorted(agents):
+            self.store.recount(agent)
 
     @contextlib.contextmanager
     def _archive_lock(self) -> Iterator[None]:
