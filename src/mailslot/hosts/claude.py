@@ -697,35 +697,17 @@ class PeerBridge:
     def live(env: Mapping[str, str]) -> list[Peer]:
         """Every live Claude Code session's record (not a bridge's): checked as
         :meth:`sender` checks one."""
-        folder = sessions_folder(env)
-        try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
-        except OSError:
-            return []
-        found = []
-        for name in names:
-            pid = name[:-5]
-            if pid.isdigit():
-                record = _live_record(folder, int(pid))
-                if record is not None and BRIDGE_MARK not in record:
-                    found.append(_peer(record))
-        return found
+        return [_peer(record) for _, record in _live_records(env)
+                if BRIDGE_MARK not in record]
 
     @staticmethod
     def bridges(mailbox: str, env: Mapping[str, str]) -> list[tuple[str, int]]:
         """The agents live bridges of ``mailbox`` list, with their pids."""
-        folder = sessions_folder(env)
-        try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
-        except OSError:
-            return []
         found = []
-        for name in names:
-            pid = name[:-5]
-            record = _live_record(folder, int(pid)) if pid.isdigit() else None
-            mark = record.get(BRIDGE_MARK) if record is not None else None
+        for pid, record in _live_records(env):
+            mark = record.get(BRIDGE_MARK)
             if isinstance(mark, dict) and mark.get("mailbox") == mailbox:
-                found.append((str(mark.get("agent")), int(pid)))
+                found.append((str(mark.get("agent")), pid))
         return found
 
     @staticmethod
@@ -780,6 +762,22 @@ class PeerBridge:
         return {"type": "control", "action": "peer_message_status", "status": "expired",
                 "status_detail": "refused", "reason": reason, "from": f"uds:{ours}",
                 "orig_msg_id": frame.msg_id, "msgV": 1, "msg_id": str(uuid.uuid4())}
+
+
+def _live_records(env: Mapping[str, str]) -> list[tuple[int, dict[str, Any]]]:
+    """Every live record of the registry (a session's or a bridge's), by pid."""
+    folder = sessions_folder(env)
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        pid = name[:-5]
+        record = _live_record(folder, int(pid)) if pid.isdigit() else None
+        if record is not None:
+            found.append((int(pid), record))
+    return found
 
 
 def _live_record(folder: str, pid: int, *, loud: bool = False) -> dict[str, Any] | None:
