@@ -33,7 +33,7 @@ from hookkit import sender
 from mailslot import FileStore, Mailbox
 from mailslot.hosts import claude
 from mailslot.wake import bridge as bridge_module
-from wake_helpers import configure
+from wake_helpers import accepted_lines, configure
 
 Cli = Callable[..., Result]
 SESSION = "00be5295-09a9-4afd-801e-c140d3bc6bd4"
@@ -93,16 +93,8 @@ class Receipts:
         threading.Thread(target=self.serve, daemon=True).start()
 
     def serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            with conn:
-                data = b""
-                while chunk := conn.recv(65536):
-                    data += chunk
-            self.lines += [json.loads(x) for x in data.decode().splitlines() if x]
+        for lines in accepted_lines(self.server):
+            self.lines += lines
 
 
 class Bridge:

@@ -27,7 +27,7 @@ from hookkit import sender
 from mailslot import FileStore
 from mailslot.hosts import claude
 from mailslot.wake.line_socket import DoorError
-from wake_helpers import configure, events
+from wake_helpers import accepted_lines, configure, events
 
 Cli = Callable[..., Result]
 SESSION = "00be5295-09a9-4afd-801e-c140d3bc6bd4"
@@ -72,17 +72,8 @@ class FakeSession:
         path.chmod(0o644)  # as Claude Code writes it
 
     def serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            with conn:
-                data = b""
-                while chunk := conn.recv(65536):
-                    data += chunk
-            for line in data.decode().splitlines():
-                self.lines.append(json.loads(line))
+        for lines in accepted_lines(self.server):
+            self.lines += lines
             message = self.lines[-1]
             if self.answer is not None and message.get("type") == "user":
                 self.reply(message)

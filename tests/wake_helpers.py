@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -85,3 +86,18 @@ def wait_until(check: Callable[[], T], seconds: float = 15.0, what: str = "condi
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {seconds} s waiting for {what}")
         time.sleep(0.02)
+
+
+def accepted_lines(server: socket.socket) -> Iterator[list[dict[str, Any]]]:
+    """The JSON lines each connection to a listening Unix socket sent, connection by
+    connection, until the socket is closed (a fake door or receipt socket)."""
+    while True:
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            return
+        with conn:
+            data = b""
+            while chunk := conn.recv(65536):
+                data += chunk
+        yield [json.loads(line) for line in data.decode().splitlines() if line]
