@@ -27,6 +27,7 @@ from hookkit import sender
 from mailslot import FileStore
 from mailslot.hosts import claude
 from mailslot.wake.line_socket import DoorError
+from support import wait_for
 from wake_helpers import accepted_lines, configure, events
 
 Cli = Callable[..., Result]
@@ -80,7 +81,7 @@ class FakeSession:
 
     def reply(self, message: dict[str, Any]) -> None:
         assert self.answer is not None
-        if self.answer in ("held", "refused", "dropped", "denied"):
+        if self.answer in ("held", "refused", "dropped", "denied", "delivered", "expired"):
             status = ({"status": "expired", "status_detail": "refused"}
                       if self.answer == "refused" else {"status": self.answer})
             line = json.dumps({"type": "control", "action": "peer_message_status", **status,
@@ -161,6 +162,35 @@ def test_held_notice_is_told_to_the_sender(root: Path, cli: Cli,
     [body] = notices(root)
     assert "holding it for its person's approval" in body and "claude" in body
     assert sent.id in FileStore(root).shown("claude", SESSION)  # no waiter goes round it
+
+
+@pytest.mark.parametrize(("decision", "event", "words"), [
+    ("denied", "wake_failed", "declined"), ("delivered", "wake_ok", "let the held"),
+    ("expired", "wake_failed", "expired unanswered")])
+def test_the_persons_later_decision_on_a_held_notice_reaches_the_sender(
+        root: Path, cli: Cli, session: FakeSession, decision: str, event: str,
+        words: str) -> None:
+    """Claude Code answers a held message again when its person decides (long after the
+    send): the watcher that handed it over listens on, and the sender hears it."""
+    peer_agent(root)
+    session.answer = "held"
+    sent = sender(root, "gemini").send("claude", "hello", "x")
+    assert cli("watch", "--once").code == 0
+    [held] = notices(root)
+    assert "holding it" in held
+    [frame] = [line for line in session.lines if line.get("type") == "user"]
+    assert Path(frame["from"].removeprefix("uds:")).exists()  # still listening
+    session.answer = decision
+    session.reply(frame)
+    wait_for(lambda: len(notices(root)) == 2, what="the later decision's notice")
+    later = [e for e in events(root) if e["event"] in ("wake_ok", "wake_failed")][-1]
+    assert (later["event"], later["id"], later["later"]) == (event, sent.id, True)
+    assert words in (later.get("said") or later.get("reason"))
+    assert [n for n in notices(root) if words in n and "claude" in n]
+    wait_for(lambda: not Path(frame["from"].removeprefix("uds:")).exists(),
+             what="the listener closed once decided")
+    shown = cli("--agent", "gemini", "status", sent.id)
+    assert words in shown.out, shown.out  # the sender's ladder says it
 
 
 def test_refused_notice_falls_back_to_a_live_waiter_and_tells_the_sender(

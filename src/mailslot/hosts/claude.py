@@ -33,7 +33,7 @@ from .host import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
 HOOK_FILES = (".claude/settings.local.json", ".claude/settings.json", "~/.claude/settings.json")
@@ -374,7 +374,8 @@ def _wake_methods() -> list[type]:
                 return self._fallback(job, "no Claude Code session of this agent is recorded")
             try:
                 door = find_door(session, os.environ)
-                answer = door.knock(self._notice(job), job.timeout)
+                answer = door.knock(self._notice(job), job.timeout,
+                                    later=lambda status: _decided(job, door, status))
             except UnknownShape as exc:  # loud: the waiter still wakes it after the grace
                 return Outcome(False, f"Claude Code's door: {exc}", retry=False)
             except DoorError as exc:
@@ -467,10 +468,13 @@ class Door:
                         "priority": "next", "from": f"uds:{answers_to}", "msgV": 1,
                         "msg_id": msg_id, "session_id": self.session}]
 
-    def knock(self, text: str, timeout: float) -> str | None:
+    def knock(self, text: str, timeout: float,
+              later: Callable[[str], None] | None = None) -> str | None:
         """Hand ``text`` to the session; what it answered within
         :data:`RECEIPT_SECONDS` (``held``, ``refused``, ``dropped``...; ``None``: no
-        answer, which is how it takes a message). Raises ``DoorError``."""
+        answer, which is how it takes a message). Raises ``DoorError``. A held notice's
+        later answer (``delivered``, ``denied``, ``expired``, ``dropped``) is handed to
+        ``later`` when it comes, by :func:`_follow`."""
         import uuid
 
         from ..wake.line_socket import Listener, send_lines
@@ -480,10 +484,102 @@ class Door:
         # process that sent the message (docs/claude-peers.md)
         ours = os.path.join(os.path.dirname(self.socket),
                             f"mailslot-{os.getpid()}-{msg_id[:8]}.sock")
-        with Listener(ours) as listener:
+        listener = Listener(ours)
+        try:
             send_lines(self.socket, self.frames(text, ours, msg_id), min(timeout, 10.0))
             lines = listener.answers(RECEIPT_SECONDS, self.busy if self.idle else None)
-        return _status(lines, msg_id) if lines else None
+            answer = _status(lines, msg_id) if lines else None
+        except BaseException:
+            listener.close()
+            raise
+        if answer == "held" and later is not None:
+            _follow(listener, msg_id, later)
+        else:
+            listener.close()
+        return answer
+
+
+HELD_SECONDS = 24 * 3600.0
+"""How long the process that handed over a held notice keeps listening for the person's
+decision (a receipt comes to the socket of the process that sent the message, and only
+while it listens there: docs/claude-peers.md, "Receipts")."""
+MAX_FOLLOWED = 100
+"""Held notices followed at once by one process (Claude Code holds at most 100 a
+session); past that a held notice's later answer is not listened for."""
+_DECISIONS = ("delivered", "denied", "expired", "refused", "dropped")
+_followed: list[object] = []
+
+
+def _follow(listener: Any, msg_id: str, later: Callable[[str], None]) -> None:
+    """Listen on, in a thread of its own, for the decision about held notice
+    ``msg_id``; hand it to ``later``, then close. Lost if this process ends first
+    (the mail is in the inbox all the same; ``status`` keeps saying held)."""
+    import atexit
+    import threading
+    import time
+
+    from ..wake.line_socket import DoorError
+
+    if len(_followed) >= MAX_FOLLOWED:
+        listener.close()
+        return
+    _followed.append(listener)
+    atexit.register(listener.close)  # no socket left behind by a process that stops
+
+    def run() -> None:
+        deadline = time.monotonic() + HELD_SECONDS
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                lines = listener.answers(min(left, 60.0))
+                try:
+                    status = _status(lines, msg_id) if lines else None
+                except DoorError:
+                    continue  # not about this notice: not the decision
+                if status in _DECISIONS:
+                    later(status)
+                    return
+        except DoorError:
+            return
+        finally:
+            _followed.remove(listener)
+            listener.close()
+
+    threading.Thread(target=run, name=f"claude-peer-held-{msg_id[:8]}", daemon=True).start()
+
+
+_DECIDED = {
+    "delivered": "the person let the held wake notice through: the session has it",
+    "denied": "the person declined the held wake notice",
+    "expired": "the held wake notice expired unanswered (timed out, pushed out of the "
+               "session's hold, or the session ended)",
+    "refused": "the session stopped accepting cross-session messages before the held "
+               "wake notice was let through",
+    "dropped": "the session dropped the held wake notice",
+}
+
+
+def _decided(job: Any, door: Door, status: str) -> None:
+    """A held notice's later answer: the newest wake line of each message says it, and
+    its sender is told (best effort, as every receipt: the mail is in the inbox)."""
+    from ..core.errors import MailslotError
+    from ..mail.posting import Notifier
+    from ..wake.queue import log, tell_sender
+
+    said = f"claude-peer: {_DECIDED[status]} (pid {door.pid})"
+    for message in job.messages:
+        try:
+            if status == "delivered":
+                log(job.store, "wake_ok", message.id, job.agent, method="claude-peer",
+                    said=said, later=True)
+            else:
+                log(job.store, "wake_failed", message.id, job.agent, method="claude-peer",
+                    reason=said, final=True, later=True)
+            then = ("" if status == "delivered" else " The message itself is in the inbox; "
+                    "it is read at the session's next prompt.")
+            tell_sender(Notifier(job.store), message.id, f"Your message to {job.agent}",
+                        f"{job.agent}'s Claude Code session: {_DECIDED[status]}.{then}\n")
+        except MailslotError:
+            continue
 
 
 def _status(lines: Sequence[str], msg_id: str) -> str:

@@ -78,8 +78,9 @@ class Receipts:
         kind = str(event.get("event"))[5:]
         if kind == "failed" and event.get("final") is True:
             kind = "gave_up"
+        said = event.get("reason") or event.get("said")  # a success's own words too
         self.wakes[agent] = {"outcome": kind, "method": event.get("method"),
-                             "at": event.get("ts"), "reason": event.get("reason")}
+                             "at": event.get("ts"), "reason": said}
 
 
 def _receipts(store: Store, ids: set[str]) -> dict[str, Receipts]:
