@@ -33,6 +33,7 @@ from hookkit import sender
 from mailslot import FileStore, Mailbox
 from mailslot.hosts import claude
 from mailslot.wake import bridge as bridge_module
+from support import wait_for
 from wake_helpers import accepted_lines, configure
 
 Cli = Callable[..., Result]
@@ -200,7 +201,9 @@ def test_a_send_message_becomes_mail_from_the_sessions_agent_and_the_reply_wakes
     sock = Path(record["messagingSocketPath"])
     assert oct(sock.stat().st_mode & 0o777) == "0o600"
     assert oct(sock.parent.stat().st_mode & 0o777) == "0o700"
-    assert bridged.listed() == {"codex", "gemini", "sarah"}  # not alice: she is live here
+    # one process per agent, started one after another: not alice, she is live here
+    wait_for(lambda: bridged.listed() == {"codex", "gemini", "sarah"},
+             what="a bridge record for each agent but alice")
     write(str(sock), {"type": "auth", "token": "x"},
           frame("Please review PR 7.\n\nThanks", reply_to=world.path))
     [mail] = wait_mail(root, "codex")
