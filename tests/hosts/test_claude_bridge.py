@@ -21,9 +21,10 @@ from .test_claude_peer import DOOR, peer_world, records, wake_of, woken
 
 Worlds = Callable[..., World]
 BODY = "BRIDGE-BODY: please review the parser change"
-OWN_TOOLS = ["SendMessage", "ListAgents"]
-"""Claude Code's own peer tools as its requests name them (2.1.332): allowed in the
-test's settings, as a person who uses them allows them (the offline TUI asks otherwise)."""
+ALLOW = "SendMessage"
+"""Claude Code's own tool as its requests name it (2.1.332), allowed in the settings as a
+person who uses it allows it: without, the offline TUI's call waits (seen: no result in
+60 s); ``ListAgents`` needs no allowing (seen)."""
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ def bridged(world: Worlds) -> Iterator[tuple[World, Any]]:
     w, pane = peer_world(world)
     settings = w.home / ".claude" / "settings.json"
     allow = json.loads(settings.read_text())["permissions"]["allow"]
-    merge_json(settings, {"permissions": {"allow": [*allow, *OWN_TOOLS]}})
+    merge_json(settings, {"permissions": {"allow": [*allow, ALLOW]}})
     w.send("bob", "codex", "hello", "codex has a mailbox")
     log = (w.root / "bridge.log").open("w")
     bridge = subprocess.Popen([MAILSLOT, "--dir", str(w.mailbox), "bridge", "claude"],
@@ -99,3 +100,22 @@ def test_send_message_to_a_bridged_agent_is_mail_from_the_sessions_agent(
     assert done["event"] == "wake_ok" and "handed to session" in done["said"], done
     text = woken(w, sent, before, "the turn the reply started")
     assert DOOR in text  # through Claude Code's own door, not the waiter
+
+
+
+def test_a_refused_send_message_is_reported_to_the_session(
+        bridged: tuple[World, Any]) -> None:
+    """codex's gate refuses alice: no mail, and the bridge's receipt reaches the real
+    session, which Claude Code shows its model as its own delivery notice (its own
+    fixed text per status: the receipt's ``reason`` is not shown, docs/claude-peers.md)."""
+    w, pane = bridged
+    w.mailslot("--agent", "codex", "gate", "on")
+    run_tool(w, pane, "SendMessage", {"to": "codex", "message": "GATED-BODY"}, "Tell codex")
+    refused = "Your message to another session was refused"
+    notice = request_text(wait_for(lambda: [
+        r for r in w.provider.model_requests() if refused in request_text(r)], 60,
+        "Claude Code's delivery notice of the refusal")[0])
+    [codex] = [r for r in records(w) if (r.get("mailslotBridge") or {}).get("agent")]
+    assert f"recipient: uds:{codex['messagingSocketPath']}" in notice, notice
+    assert "admitted members" in (w.root / "bridge.log").read_text()
+    assert [m["from"] for m in w.inbox("codex")] == ["bob"]  # nothing sent
