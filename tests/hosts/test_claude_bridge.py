@@ -57,12 +57,14 @@ def calls(w: World, tool: str) -> list[dict[str, Any]]:
 
 
 def result_after(w: World, tool: str) -> str:
-    """The text of the first model request after the (first) call of ``tool``: it
-    carries the tool's result."""
+    """The text of the first model request that carries the result of the (first) call
+    of ``tool`` (the provider names a call ``toolu_<n>``; a title request may come
+    between)."""
     first = calls(w, tool)[0]["n"]
-    return request_text(wait_for(lambda: [r for r in w.provider.model_requests()
-                                          if r["n"] > first], 60,
-                                 f"the request that carries {tool}'s result")[0])
+    return request_text(wait_for(lambda: [
+        r for r in w.provider.model_requests()
+        if r["n"] > first and f"toolu_{first}" in request_text(r)], 60,
+        f"the request that carries {tool}'s result")[0])
 
 
 def run_tool(w: World, pane: Any, tool: str, args: dict[str, Any], prompt: str) -> str:
