@@ -53,11 +53,15 @@ def mail_from_codex(w: World, body: str) -> tuple[str, int, dict[str, Any]]:
     requests before it, and how the wake ended (the events log)."""
     before = len(w.provider.model_requests())
     sent = w.send("codex", "alice", "please look", body)
+    return sent, before, wake_of(w, sent)
+
+
+def wake_of(w: World, sent: str) -> dict[str, Any]:
+    """One ``watch --once``, and how the wake of ``sent`` ended (the events log)."""
     w.mailslot("watch", "--once")
     lines = (w.mailbox / "log" / "events.jsonl").read_text().splitlines()
-    done = next(e for e in map(json.loads, lines)
-                if e.get("id") == sent and e["event"] in ("wake_ok", "wake_failed"))
-    return sent, before, done
+    return dict(next(e for e in map(json.loads, lines)
+                     if e.get("id") == sent and e["event"] in ("wake_ok", "wake_failed")))
 
 
 def woken(w: World, sent: str, before: int, what: str) -> str:
