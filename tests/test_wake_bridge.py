@@ -303,6 +303,10 @@ def test_a_governed_send_is_refused_and_the_sender_is_told(bridged: Bridge, root
     [receipt] = world.lines
     assert "mailslot refused" in receipt["reason"], receipt
     assert inbox(root, "codex") == []
+    # Claude Code shows its model only its own words for a refusal: the reason is mail
+    [told] = wait_mail(root, "alice")
+    assert (told.sender, told.subject) == ("mailslot", "Not delivered to codex")
+    assert "mailslot refused the message to codex" in told.body
 
 
 def test_two_senders_at_once(bridged: Bridge, root: Path, world: Receipts) -> None:

@@ -280,10 +280,24 @@ class Target:
             sent = Mailbox(self.store, Identity(sender, SOURCE)).send(
                 self.agent, subject_of(frame.text), frame.text)
         except MailslotError as exc:
-            self._refuse(frame, peer, f"mailslot refused the message to {self.agent}: {exc}")
+            reason = f"mailslot refused the message to {self.agent}: {exc}"
+            self._refuse(frame, peer, reason)
+            self._tell(sender, reason)
             return None
         self.say(f"{sent.sender} -> {self.agent}: {sent.id} (from pid {pid})")
         return sent.id
+
+    def _tell(self, sender: str, reason: str) -> None:
+        """The sending session's agent hears why, as mail: Claude Code shows its model
+        only its own fixed words for a refusal, never the receipt's reason (seen)."""
+        from ..mail.posting import Notifier
+
+        try:
+            Notifier(self.store).tell(sender, f"Not delivered to {self.agent}", (
+                f"Your SendMessage to {self.agent} (through mailslot's bridge) was not "
+                f"delivered. {reason}\n"))
+        except MailslotError as exc:
+            self.say(f"could not tell {sender}: {exc}")
 
     def _refuse(self, frame: Any, peer: Any, reason: str) -> None:
         """Log it, and tell the sender when its ``from`` is its own registered socket."""
