@@ -82,5 +82,12 @@ def test_killed_writers_leave_only_whole_files_and_keep_every_promise(
         staged = name.rsplit(".", 2)[0]  # a message, or a tally or sent index (caches)
         assert is_id(staged) or staged.split("-", 1)[0] in ("tally", "sent"), name
 
+    # A reader killed between a move into done/ and its count leaves a stale count: a
+    # cache, said by doctor and counted again by --fix; nothing else may be wrong.
     report = Mailbox(FileStore(root)).doctor()
+    stale = [p for p in report.problems if "/tally/" in p and "does not match" in p]
+    assert report.problems == stale, report.problems
+    if stale:
+        Mailbox(FileStore(root)).doctor(fix=True)
+        report = Mailbox(FileStore(root)).doctor()
     assert report.healthy, report.problems

@@ -288,8 +288,8 @@ class Target:
         return sent.id
 
     def _tell(self, sender: str, reason: str) -> None:
-        """The sending session's agent hears why, as mail: Claude Code shows its model
-        only its own fixed words for a refusal, never the receipt's reason (seen)."""
+        """The sending session's agent hears why, as mail: the host shows its model only
+        its own fixed words for a refusal, never the receipt's reason (seen)."""
         from ..mail.posting import Notifier
 
         try:
