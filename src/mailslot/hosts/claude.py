@@ -658,8 +658,7 @@ def find_door(session: str, env: Mapping[str, str]) -> Door:
 def _running_since(pid: int, started: object) -> bool:
     """Is ``pid`` running, and (where ``/proc`` tells) since ``started``?"""
     try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
+        fields = _stat_fields(pid)
     except FileNotFoundError:
         return False
     except (OSError, IndexError):
@@ -776,17 +775,10 @@ class PeerBridge:
                   "messagingSocketPath": socket, "name": agent, "nameSource": "derived",
                   "nameSince": now, "status": "idle", "updatedAt": now,
                   "statusUpdatedAt": now, BRIDGE_MARK: {"agent": agent, "mailbox": mailbox}}
-        folder = sessions_folder(env)
-        path = os.path.join(folder, f"{pid}.json")
-        staging = os.path.join(folder, f".mailslot-{pid}.tmp")
-        fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        try:
-            os.fchmod(fd, 0o644)
-            os.write(fd, jsontext.dumps(record).encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(staging, path)
+        from ..core.durable import replace_file
+
+        path = os.path.join(sessions_folder(env), f"{pid}.json")
+        replace_file(path, jsontext.dumps(record), mode=0o644)
         return path
 
     @staticmethod
@@ -912,8 +904,13 @@ def _peer(record: Mapping[str, Any]) -> Peer:
 
 def _proc_start(pid: int) -> str:
     """Field 22 of ``/proc/<pid>/stat``, as Claude Code's ``procStart`` holds it."""
+    return _stat_fields(pid)[19]
+
+
+def _stat_fields(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (field 3 on)."""
     with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-        return f.read().rsplit(")", 1)[1].split()[19]
+        return f.read().rsplit(")", 1)[1].split()
 
 
 HOST = Claude()
