@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import json
 import os
 import stat
 import zipfile
@@ -67,11 +68,17 @@ def test_the_owner_archives_done_mail_finds_it_and_brings_it_back(
     found = cli("--agent", "gemini", "search", "ancient", "--limit", "50")
     assert found.out.count("(archived)") == 3  # type: ignore[attr-defined]
     assert "old 10" in found.out and "still indexing" not in found.out  # type: ignore[attr-defined]
-    shown = cli("--agent", "gemini", "read", done[0].id)
-    assert shown.code == 1  # type: ignore[attr-defined]
-    assert "archived in archive/2026-03.zip" in shown.err  # type: ignore[attr-defined]
-    assert "mailslot archive --restore 2026-03" in shown.err  # type: ignore[attr-defined]
-    status = cli("--agent", "claude", "status", done[1].id)
+    shown = cli("--agent", "gemini", "read", done[0].id)  # shown from its zip, as found
+    assert shown.code == 0 and "number 0" in shown.out  # type: ignore[attr-defined]
+    assert ("state:    done (archived in archive/2026-03.zip; the owner brings it back "
+            "with: mailslot archive --restore 2026-03)") in shown.out  # type: ignore[attr-defined]
+    tail = done[1].id.rsplit("_", 1)[1]
+    by_tail = cli("--agent", "gemini", "read", tail, "--json")  # a short id names it too
+    assert json.loads(by_tail.out)["archived"] is True  # type: ignore[attr-defined]
+    assert json.loads(by_tail.out)["id"] == done[1].id  # type: ignore[attr-defined]
+    other = cli("--agent", "codex", "read", tail)  # another agent's archive names nothing
+    assert other.code == 1 and done[1].id not in other.err  # type: ignore[attr-defined]
+    status = cli("--agent", "claude", "status", tail)
     assert "archived in archive/2026-03.zip" in status.err  # type: ignore[attr-defined]
     assert cli("--agent", OWNER, "archive", "--list").out == (  # type: ignore[attr-defined]
         "archived 2026-03: 3 message(s)\n")

@@ -20,6 +20,7 @@ from ..core.results import (
     Status,
     ThreadEntry,
     WhoAmI,
+    where_archived,
 )
 from ..core.text import for_terminal
 
@@ -150,7 +151,8 @@ def full(item: Item, path: str | None, *, style: Style = PLAIN) -> str:
         f"to:       {_to(m)}",
         f"date:     {_date(m.date)}",
         f"subject:  {style.bold(for_terminal(m.subject))}",
-        f"state:    {item.state}",
+        f"state:    {item.state}"
+        + (f" ({where_archived(m.id)})" if item.archived else ""),
     ]
     for label, value in (("re_issue", m.re_issue), ("in_reply_to", m.in_reply_to),
                          ("thread", m.thread)):

@@ -54,6 +54,14 @@ class Session:
         return self.stopped or self.heartbeat
 
 
+
+def where_archived(message_id: str) -> str:
+    """Where the owner's ``mailslot archive`` keeps a message and how it comes back."""
+    month = message_id[:7]
+    return (f"archived in archive/{month}.zip; the owner brings it back with: "
+            f"mailslot archive --restore {month}")
+
+
 @dataclass(frozen=True)
 class Item:
     """A message as one mailbox holds it: the message, its state there, and whose it is."""

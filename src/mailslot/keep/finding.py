@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.dates import UTC, datetime, timedelta
-from ..core.errors import InvalidInput, MailslotError, NotFound, Unreadable
+from ..core.errors import InvalidInput, NotFound, Unreadable
 from ..core.ids import sender_of
 from ..core.message import STATES, Message, State
 from ..core.names import check_name
@@ -118,20 +118,12 @@ def utc_bound(text: str, option: str, *, end_of_day: bool) -> str:
 
 def _mine(box: Mailbox, message_id: str) -> Item | None:
     """The caller's copy of a message (or a broadcast it may see), whole, else its
-    archived copy; ``None`` if it has none (not its mail, retracted before it was
-    served, unreadable)."""
+    archived copy (:meth:`Mailbox.read` finds both); ``None`` if it has none (not its
+    mail, retracted before it was served, unreadable)."""
     try:
         return box.read(message_id, mark=False)
     except (NotFound, Unreadable):
-        pass
-    try:
-        copies = box.store.archived(message_id)
-    except MailslotError:  # an archive that cannot be read: doctor names it
         return None
-    for agent, message in copies:
-        if agent == box.agent:
-            return Item(message, "done", agent, archived=True)
-    return None
 
 
 def _readable(box: Mailbox, message_id: str) -> tuple[Message, State | None] | None:

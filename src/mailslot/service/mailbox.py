@@ -29,7 +29,17 @@ from ..core.errors import (
 from ..core.ids import check_id, sender_of
 from ..core.message import NOTIFY_RUNGS, STATES, Message, State
 from ..core.names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
-from ..core.results import AgentInfo, DoctorReport, Finished, InboxPage, Item, Page, Status, WhoAmI
+from ..core.results import (
+    AgentInfo,
+    DoctorReport,
+    Finished,
+    InboxPage,
+    Item,
+    Page,
+    Status,
+    WhoAmI,
+    where_archived,
+)
 from ..core.shortids import resolve_first, short_forms
 from ..core.text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
 from ..core.values import replace
@@ -498,9 +508,11 @@ class Mailbox:
     def _known_tiers(self, me: str) -> Iterator[Iterable[str]]:
         """What :meth:`resolve_known` looks among, each tier listed only when reached:
         my open mail, the broadcasts I may see and the newest of what I sent; then my
-        done mail and everything I sent."""
+        done mail and everything I sent; then my archived mail."""
         yield chain.from_iterable(self._known_lists(me, ("unread", "read"), _RECENT_SENT))
         yield chain.from_iterable(self._known_lists(me, ("done",), None))
+        yield chain(self._archived_ids(me),
+                    (i for i in self._archived_ids(None) if sender_of(i) == me))
 
     def _known_lists(self, me: str, states: tuple[State, ...], sent: int | None
                      ) -> Iterator[Iterable[str]]:
@@ -544,9 +556,12 @@ class Mailbox:
     def resolve_id(self, raw: object, *, everywhere: bool = False) -> str:
         """The whole id ``raw`` names: an id, a unique prefix (6+ characters) or its
         random tail, among my mail and the broadcasts (``everywhere``: every mailbox);
-        open mail first, then done mail (:func:`~mailslot.core.shortids.resolve_first`)."""
+        open mail first, then done mail, then archived mail
+        (:func:`~mailslot.core.shortids.resolve_first`)."""
         owner = "" if everywhere else self.agent
-        return check_id(resolve_first(raw, self._nameable(everywhere), owner=owner))
+        archived = self._archived_ids(None if everywhere else self.agent)
+        return check_id(resolve_first(raw, [*self._nameable(everywhere), archived],
+                                      owner=owner))
 
     def _nameable(self, everywhere: bool, listed: Sequence[tuple[str, State]] = (),
                   listed_states: Sequence[State] = (), *, history: bool = True
@@ -564,6 +579,15 @@ class Mailbox:
             tiers.append(chain.from_iterable(self._nameable_lists(
                 everywhere, listed, listed_states, ("done",))))
         return tiers
+
+    def _archived_ids(self, agent: str | None) -> Iterator[str]:
+        """The last tier short ids are resolved among (never needed to make one: the
+        tiers before it are looked in first): archived mail (``agent``'s copies;
+        ``None``: all), listed only when reached; an unreadable archive names nothing."""
+        try:
+            yield from self.store.archived_ids(agent)
+        except MailslotError:
+            return
 
     def _nameable_lists(self, everywhere: bool, listed: Sequence[tuple[str, State]],
                         listed_states: Sequence[State], tier: tuple[State, ...]
@@ -669,8 +693,16 @@ class Mailbox:
         return before
 
     def read(self, message_id: str, *, mark: bool = True) -> Item:
-        """The whole message; unread mail becomes read unless ``mark`` is false."""
-        item = self._find(self.resolve_id(message_id))
+        """The whole message; unread mail becomes read unless ``mark`` is false. My
+        mail the owner archived is shown from its month's archive (``archived``, done)."""
+        whole = self.resolve_id(message_id)
+        try:
+            item = self._find(whole)
+        except NotFound:
+            kept = self.archived_copy(whole)
+            if kept is None:
+                raise
+            return kept
         if mark and item.state == "unread":
             return Item(item.message, self._settle(item, "read"), item.mailbox)
         return item
@@ -782,6 +814,17 @@ class Mailbox:
         raise Refused(f"only {named}, may {doing}, and this process speaks as "
                       f"{self.viewer}; nothing was changed")
 
+    def archived_copy(self, message_id: str) -> Item | None:
+        """My copy of ``message_id`` in the month archives, or ``None`` (none, or an
+        archive that cannot be read: ``doctor`` names that)."""
+        try:
+            copies = self.store.archived(message_id)
+        except MailslotError:
+            return None
+        me = self.agent
+        return next((Item(m, "done", agent, archived=True)
+                     for agent, m in copies if agent == me), None)
+
     def archived_note(self, message_id: str) -> str:
         """Where an archived copy of ``message_id`` this caller may see is kept and how
         to bring it back (`` (it is archived ...)``), or ``""``."""
@@ -792,9 +835,7 @@ class Mailbox:
         if not any(self.viewer is None or agent == self.viewer or m.sender == self.viewer
                    for agent, m in copies):
             return ""
-        month = message_id[:7]
-        return (f" (it is archived in archive/{month}.zip; the owner brings it back with: "
-                f"mailslot archive --restore {month})")
+        return f" (it is {where_archived(message_id)})"
 
     # The owner's pause (the rules live in mailslot.mail.governor) ---------------
     def pause(self, agent: str | None = None, *, paused: bool = True) -> list[str]:
@@ -872,7 +913,7 @@ class Mailbox:
 
     def path_of(self, item: Item) -> str | None:
         """Where a person finds this message on disk (for the demo and ``read``)."""
-        if item.mailbox == BROADCAST_RECIPIENT:
+        if item.archived or item.mailbox == BROADCAST_RECIPIENT:
             return None
         return self.store.path_of(item.mailbox, item.message.id)
 

@@ -508,8 +508,9 @@ class Archives(Protocol):
     def archived(self, message_id: str) -> list[tuple[str, Message]]:
         """Every archived copy of ``message_id``, as ``(recipient, message)``."""
 
-    def archived_ids(self) -> list[str]:
-        """Every archived message's id, each once, oldest first (export and backup)."""
+    def archived_ids(self, agent: str | None = None) -> list[str]:
+        """Every archived message's id (``agent``: of its copies only), each once,
+        oldest first (export, backup, and short ids of archived mail)."""
 
 
 class Watches(Protocol):

@@ -140,9 +140,10 @@ class MonthArchives:
                     found.append((parts[0], _checked(archive, info, message_id)[1]))
         return sorted(found, key=lambda f: f[0])
 
-    def archived_ids(self) -> list[str]:
-        """Every archived message's id, each once, oldest first."""
-        return sorted({i for m in self._months() for _, i in self._members(m).values()})
+    def archived_ids(self, agent: str | None = None) -> list[str]:
+        """Every archived message's id (``agent``: of its copies), each once, oldest first."""
+        return sorted({i for m in self._months() for a, i in self._members(m).values()
+                       if agent is None or a == agent})
 
     # Archiving -------------------------------------------------------------------
     def archive_done(self, before: str, *, dry_run: bool = False) -> dict[str, int]:

@@ -619,8 +619,8 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
     def archived(self, message_id: str) -> list[tuple[str, Message]]:
         return self._month_archives().archived(message_id)
 
-    def archived_ids(self) -> list[str]:
-        return self._month_archives().archived_ids()
+    def archived_ids(self, agent: str | None = None) -> list[str]:
+        return self._month_archives().archived_ids(agent)
 
 
 

@@ -145,5 +145,5 @@ class PgArchives(PgConnection):
     def archived(self, message_id: str) -> list[tuple[str, Message]]:
         return []
 
-    def archived_ids(self) -> list[str]:
+    def archived_ids(self, agent: str | None = None) -> list[str]:
         return []
