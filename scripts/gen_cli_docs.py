@@ -84,7 +84,8 @@ recipient reaches RUNG, polling from a tenth of a second up to two seconds apart
 timeout it exits 1 with one error line (`mailslot: error: timed out: ...`, code
 `failed` with `--json`) naming where each recipient is. `who` ends
 with a line for each agent whose unread mail no model was shown for longer than
-`unsurfaced_after_minutes` in config.json (default 60).
+`unsurfaced_after_minutes` in config.json (default 60); it looks at the 200 oldest
+such messages of an agent, and says "at least" when more wait.
 
 **Terminal.** Colour only when stdout is a terminal, never with `NO_COLOR` or
 `--no-color`; `read` output taller than the terminal goes through `$PAGER` (default

@@ -177,6 +177,27 @@ def test_who_lists_agents_whose_mail_sat_unsurfaced(
     assert all(a.unsurfaced == 0 for a in as_agent("alice").who())
 
 
+def test_who_says_at_least_when_more_mail_waits_than_it_looked_at(
+        store: Store, as_agent: Callable[[str], Mailbox],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from mailslot.cli import render
+    from mailslot.service import overview
+
+    monkeypatch.setattr(overview, "UNSURFACED_LOOKED", 2)
+    alice = as_agent("alice")
+    put_config(store, {"unsurfaced_after_minutes": 0.001})  # 60 ms
+    for n in range(3):
+        alice.send("bob", "old", str(n))
+    alice.send("carol", "old", "c")
+    time.sleep(0.1)  # the threshold's own time passing, not synchronisation
+    found = {a.name: a for a in alice.who()}
+    assert (found["bob"].unsurfaced, found["bob"].unsurfaced_more) == (2, True)
+    assert (found["carol"].unsurfaced, found["carol"].unsurfaced_more) == (1, False)
+    table = render.who(list(found.values()))
+    assert "bob has at least 2 unread message(s)" in table
+    assert "carol has 1 unread message(s)" in table
+
+
 def test_status_wait_blocks_until_the_rung_and_times_out_in_one_line(
         location: str, as_agent: Callable[[str], Mailbox]) -> None:
     sent = as_agent("alice").send("bob", "ping", "x")

@@ -236,7 +236,8 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
 
     watching = next((a.watcher for a in agents if a.watcher), None)
     tail = [f"watcher: {watching.describe()}"] if watching else []
-    tail += [f"unsurfaced: {a.name} has {a.unsurfaced} unread message(s) no model was "
+    tail += [f"unsurfaced: {a.name} has {'at least ' if a.unsurfaced_more else ''}"
+             f"{a.unsurfaced} unread message(s) no model was "
              f"shown, the oldest from {_date(a.unsurfaced_since or '')} (mailslot status "
              "ID says why)" for a in agents if a.unsurfaced]
     return "\n".join([style.bold(line(head)), *(line(r) for r in rows), *tail])

@@ -237,6 +237,7 @@ class AgentInfo:
     unsurfaced: int = 0  # unread mail no model was shown, older than unsurfaced_after_minutes
     # (of the oldest 200 such: service.overview.UNSURFACED_LOOKED)
     unsurfaced_since: str | None = None  # the oldest such message's date
+    unsurfaced_more: bool = False  # more overdue mail than was looked at: "at least"
 
     def without_machines(self) -> AgentInfo:
         """The agent as a remote or child agent sees it (:meth:`Session.without_machine`)."""
@@ -251,7 +252,8 @@ class AgentInfo:
                 "gate_group": self.gate_group, "group_members": self.group_members,
                 "subagent_of": self.subagent_of,
                 "watcher": self.watcher.as_dict() if self.watcher else None,
-                "unsurfaced": self.unsurfaced, "unsurfaced_since": self.unsurfaced_since}
+                "unsurfaced": self.unsurfaced, "unsurfaced_since": self.unsurfaced_since,
+                "unsurfaced_more": self.unsurfaced_more}
 
 
 @dataclass(frozen=True)

@@ -320,6 +320,7 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
         note(name, "config")
     unread: dict[str, int] = {}
     old: dict[str, list[str]] = {}  # unread mail older than the threshold, per agent
+    unlooked: set[str] = set()  # agents with more overdue mail than UNSURFACED_LOOKED
     cutoff = _id_time(now, config)
     for name in store.agent_names():  # unread listed; read and done mail never are
         note(name, "mailbox")
@@ -330,6 +331,8 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
         overdue = [i for i in listed if i < cutoff]
         if overdue:  # the oldest are the most overdue, and name "since"
             old[name] = heapq.nsmallest(UNSURFACED_LOOKED, overdue)
+            if len(overdue) > UNSURFACED_LOOKED:
+                unlooked.add(name)
     stuck = _unsurfaced(store, old)
     live = store.broadcast_ids()
     for message_id in live:
@@ -364,7 +367,8 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
                          subagent_of=parents.get(name),
                          unsurfaced=len(stuck.get(name, ())),
                          unsurfaced_since=_date_of(min(stuck[name])) if stuck.get(name)
-                         else None)
+                         else None,
+                         unsurfaced_more=name in unlooked and name in stuck)
         if info.wake.split(" ")[0] not in ("off", "unsupported") or info.notify != "none":
             watching = watching or watcher(store, config)
             info = replace(info, watcher=watching)
