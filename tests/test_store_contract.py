@@ -286,6 +286,12 @@ class TestMail:
         assert store.sent_ids("claude", 2) == newest[:2]
         assert store.sent_ids("claude") == newest
         assert store.sent_ids("codex") == [other.id] and store.sent_ids("nobody") == []
+        assert store.count_unread("gemini") == (3, [])
+        assert store.count_unread("gemini", 2) == (3, [sent[3].id, sent[4].id])
+        assert store.count_unread("gemini", 9) == (3, [sent[3].id, sent[4].id, other.id])
+        store.move("gemini", sent[3].id, "read")
+        assert store.count_unread("gemini", 9) == (2, [sent[4].id, other.id])
+        assert store.count_unread("nobody", 5) == (0, [])
 
 
 class TestBroadcasts:
@@ -931,7 +937,7 @@ def test_every_method_of_store_belongs_to_exactly_one_role() -> None:
             owners.setdefault(name, []).append(role.__name__)
     assert {n: o for n, o in owners.items() if len(o) > 1} == {}
     every = {n for c in Store.__mro__ if c is not object for n in names(c)}
-    assert set(owners) == every and len(every) == 91  # 88 methods and 3 attributes
+    assert set(owners) == every and len(every) == 92  # 89 methods and 3 attributes
 
 
 @pytest.mark.parametrize("backend_class", ["files", "postgres"])

@@ -1,6 +1,7 @@
 """The file store's tallies and sent indexes: counts kept as mail moves, right with two
-processes at once, found wrong when the folders changed behind them, never written by
-a reader, counted again by ``doctor --fix``; and ``doctor`` bounded by default."""
+processes at once, found wrong when the folders changed behind them, written by a
+reader only to keep the listing of a settled unread folder, counted again by ``doctor
+--fix``; and ``doctor`` bounded by default."""
 
 from __future__ import annotations
 
@@ -115,3 +116,36 @@ def test_doctor_is_bounded_by_default_and_deep_looks_at_every_file(root: Path,
     assert not report.deep and not any("symlink" in p for p in report.problems)
     deep = admin.doctor(deep=True)
     assert any(f"{planted} is a symlink" in p for p in deep.problems)
+
+
+def _settle(folder: Path) -> None:
+    """Make ``folder`` look unchanged for a minute (what waiting would show)."""
+    info = folder.stat()
+    os.utime(folder, ns=(info.st_atime_ns, info.st_mtime_ns - 60_000_000_000))
+
+
+def test_who_keeps_the_listing_of_a_settled_unread_folder_and_sees_any_change(
+        root: Path) -> None:
+    store = FileStore(root)
+    ids = _deliver(store, 5)
+    new = root / "agents/gemini/new"
+    assert store.count_unread("gemini", 2) == (5, sorted(ids)[:2])
+    assert "unread" not in json.loads((root / "tally/gemini.json").read_text())  # not settled
+    _settle(new)
+    store.count_unread("gemini", 2)  # listed once more, and kept
+    kept = json.loads((root / "tally/gemini.json").read_text())["unread"]
+    assert kept[0] == 5 and kept[3] == sorted(ids)[:2]
+    # Proof that the next look lists nothing: a file put there by hand, the folder's
+    # time set back, is not seen; the first real change is.
+    stamp = new.stat()
+    hidden = make_message(sender="codex", n=50)
+    (new / f"{hidden.id}.md").write_bytes((new / f"{ids[0]}.md").read_bytes())
+    os.utime(new, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert store.count_unread("gemini", 2)[0] == 5
+    assert store.count_unread("gemini", 9) == (6, sorted([*ids, hidden.id]))  # asks more
+    os.unlink(new / f"{hidden.id}.md")
+    later = _deliver(store, 1, sender="codex")  # a delivery moves the folder's time on
+    assert store.count_unread("gemini", 9) == (6, sorted([*ids, *later]))
+    store.move("gemini", ids[0], "read")
+    assert store.count_unread("gemini", 1) == (5, sorted([*ids[1:], *later])[:1])
+    assert store.problems(deep=True) == []

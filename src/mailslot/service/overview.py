@@ -8,7 +8,6 @@ because they read across every mailbox rather than one agent's.
 
 from __future__ import annotations
 
-import heapq
 import os
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -320,18 +319,17 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
         note(name, "config")
     unread: dict[str, int] = {}
     old: dict[str, list[str]] = {}  # unread mail older than the threshold, per agent
-    unlooked: set[str] = set()  # agents with more overdue mail than UNSURFACED_LOOKED
+    unlooked: set[str] = set()  # agents whose overdue mail may go past the oldest looked at
     cutoff = _id_time(now, config)
     for name in store.agent_names():  # unread listed; read and done mail never are
         note(name, "mailbox")
         for sender in sorted(store.correspondents(name)):
             note(sender, "messages")
-        listed = [i for i, _ in store.entries(name, ("unread",))]
-        unread[name] = len(listed)
-        overdue = [i for i in listed if i < cutoff]
+        unread[name], oldest = store.count_unread(name, UNSURFACED_LOOKED)
+        overdue = [i for i in oldest if i < cutoff]
         if overdue:  # the oldest are the most overdue, and name "since"
-            old[name] = heapq.nsmallest(UNSURFACED_LOOKED, overdue)
-            if len(overdue) > UNSURFACED_LOOKED:
+            old[name] = overdue
+            if len(overdue) == UNSURFACED_LOOKED < unread[name]:
                 unlooked.add(name)
     stuck = _unsurfaced(store, old)
     live = store.broadcast_ids()

@@ -108,6 +108,11 @@ class Mail(Protocol):
         kept forever, so this must not cost more as it grows (the file store keeps a
         tally as mail moves; PostgreSQL counts an index)."""
 
+    def count_unread(self, agent: str, oldest: int = 0) -> tuple[int, list[str]]:
+        """How many unread messages ``agent`` has, and the ``oldest`` oldest of their
+        ids (sorted): what ``who`` shows, without listing a folder that has not changed
+        since the last look (the file store keeps the listing of a settled folder)."""
+
     def correspondents(self, agent: str) -> set[str]:
         """Every sender of mail ``agent`` holds, in any state, without listing it."""
 

@@ -1,6 +1,7 @@
 """Per-agent counts kept as mail moves, so that no listing has to list ``done/``::
 
-    tally/<agent>.json    {"done": [count, inode, mtime_ns], "senders": [names]}
+    tally/<agent>.json    {"done": [count, inode, mtime_ns], "senders": [names],
+                           "unread": [count, inode, mtime_ns, [oldest ids]]}
     tally/<agent>.lock    flock'ed by whoever changes the tally or the done folder
 
 Done mail is kept forever, so ``agents/<name>/done/`` grows without end; ``inbox``
@@ -18,17 +19,27 @@ system's clock after the previous counted change; ``doctor --deep`` recounts eve
 tally. The tally is a cache of what the folders hold: it is replaced whole (tmp +
 rename) and not synced; a torn or missing one is counted again. ``os`` and ``json``
 only (the hook path loads this module).
+
+The unread count is kept the other way round, because unread mail changes at every
+delivery and a send must not pay for it: nobody updates it as mail moves; a reader
+(``who``) that finds its stamp stale lists the folder and writes what it found, with
+the folder's stamp, but only once the folder has been still for :data:`SETTLED_NS`
+(a later change then always moves the folder's time past the stamp, whatever the
+clock's tick). So ``who`` on a mailbox whose unread mail did not change since the last
+look lists nothing, and otherwise lists only the mailboxes that changed.
 """
 
 from __future__ import annotations
 
+import heapq
 import os
+import time
 
 from ...core import jsontext
 from ...core.durable import open_file
-from ...core.errors import UnsafePath
+from ...core.errors import MailslotError, UnsafePath
 from ...core.ids import is_id, recipient_of, sender_of
-from ...core.message import STATES
+from ...core.message import STATES, State
 from ...core.names import is_valid_name
 from .fs import READ, FileLock, append, ids_in, read_file
 from .layout import MailboxFiles
@@ -41,6 +52,9 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 TALLY = "tally"
+SETTLED_NS = 2_000_000_000
+"""How long an unread folder must have been unchanged before its listing is kept: far
+longer than any file system's clock tick, so a change after it is always seen."""
 
 
 class TallyFiles(MailboxFiles):
@@ -66,8 +80,11 @@ class TallyFiles(MailboxFiles):
         os.rename(tmp, self._tally_path(agent, ".json", create=True))
 
     def _done_stamp(self, agent: str) -> list[int] | None:
+        return self._stamp(agent, "done")
+
+    def _stamp(self, agent: str, state: State) -> list[int] | None:
         try:
-            info = os.lstat(self._box(agent, "done"))
+            info = os.lstat(self._box(agent, state))
         except FileNotFoundError:
             return None
         return [info.st_ino, info.st_mtime_ns]
@@ -109,6 +126,36 @@ class TallyFiles(MailboxFiles):
         if known is not None:
             return known
         return len(ids_in(self._box(agent, "done")))  # a reader writes nothing
+
+    def count_unread(self, agent: str, oldest: int = 0) -> tuple[int, list[str]]:
+        """How many unread messages ``agent`` has and the ``oldest`` oldest of their
+        ids: from the tally when its stamp matches the folder, else listed (and kept
+        for the next reader once the folder is settled: see the module docstring)."""
+        stamp = self._stamp(agent, "unread")
+        if stamp is None:
+            return 0, []
+        kept = _kept_unread(self._read_tally(agent), stamp, oldest)
+        if kept is not None:
+            return kept[0], kept[1][:oldest]
+        ids = ids_in(self._box(agent, "unread"))
+        first = heapq.nsmallest(oldest, ids)
+        if time.time_ns() - stamp[1] >= SETTLED_NS:
+            self._keep_unread(agent, stamp, len(ids), first)
+        return len(ids), first
+
+    def _keep_unread(self, agent: str, stamp: list[int], count: int,
+                     first: list[str]) -> None:
+        """Write a listing of a settled unread folder into the tally, if the folder is
+        still as it was listed (best effort: a reader that cannot write just lists)."""
+        try:
+            with FileLock(self._tally_path(agent, ".lock", create=True), f"{agent}'s tally"):
+                if self._stamp(agent, "unread") != stamp:
+                    return
+                record = self._read_tally(agent)
+                record["unread"] = [count, *stamp, first]
+                self._write_tally(agent, record)
+        except (OSError, MailslotError):
+            return
 
     def correspondents(self, agent: str) -> set[str]:
         """Who ever sent ``agent`` mail that it still holds: from the tally, or listed
@@ -189,6 +236,12 @@ class TallyFiles(MailboxFiles):
                     held = self._senders_listed(agent)
                     if counted != len(ids_in(self._box(agent, "done"))) or \
                             not held <= set(record.get("senders") or ()):
+                        counted = None
+                if deep and counted is not None and (stamp := self._stamp(
+                        agent, "unread")) is not None:
+                    kept = _kept_unread(record, stamp, 0)
+                    if kept is not None and kept[0] != len(ids_in(self._box(agent,
+                                                                           "unread"))):
                         counted = None
             except UnsafePath:
                 continue  # a planted folder: the walk names it
@@ -290,3 +343,17 @@ class TallyFiles(MailboxFiles):
 
 
 SENT_HEAD = "# complete"
+
+
+def _kept_unread(record: dict[str, Any], stamp: list[int], oldest: int
+                 ) -> tuple[int, list[str]] | None:
+    """The kept unread count and oldest ids, if written with ``stamp`` and holding at
+    least ``oldest`` ids (or all of them)."""
+    kept = record.get("unread")
+    if not (isinstance(kept, list) and len(kept) == 4 and kept[1:3] == stamp):
+        return None
+    count, first = kept[0], kept[3]
+    if not (isinstance(count, int) and count >= 0 and isinstance(first, list)
+            and all(isinstance(i, str) and is_id(i) for i in first)):
+        return None
+    return (count, first) if len(first) >= min(oldest, count) else None

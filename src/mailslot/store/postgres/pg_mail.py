@@ -160,6 +160,16 @@ class PgMail(PgConnection):
                           (agent,))
         return int(rows[0][0])
 
+    def count_unread(self, agent: str, oldest: int = 0) -> tuple[int, list[str]]:
+        """Both on the ``(agent, state, id)`` index (migration 14)."""
+        rows = self._rows(f"cannot count {agent}'s mail",
+                          "SELECT count(*) FROM mail WHERE agent = %s AND state = 'unread'",
+                          (agent,))
+        first = self._rows(f"cannot list {agent}'s mail",
+                           "SELECT id FROM mail WHERE agent = %s AND state = 'unread' "
+                           "ORDER BY id LIMIT %s", (agent, oldest)) if oldest else []
+        return int(rows[0][0]), [r[0] for r in first]
+
     def correspondents(self, agent: str) -> set[str]:
         """A skip scan of the ``(agent, sender)`` index: one look-up per sender, not
         per message. Rows from before senders were bound (``''``) name theirs in the id."""
