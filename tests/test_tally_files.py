@@ -149,3 +149,26 @@ def test_who_keeps_the_listing_of_a_settled_unread_folder_and_sees_any_change(
     store.move("gemini", ids[0], "read")
     assert store.count_unread("gemini", 1) == (5, sorted([*ids[1:], *later])[:1])
     assert store.problems(deep=True) == []
+
+
+def test_a_move_killed_within_the_clock_tick_of_the_last_leaves_no_trusted_count(
+        root: Path) -> None:
+    store = FileStore(root)
+    ids = _deliver(store, 3)
+    store.move("gemini", ids[0], "done")
+    done = root / "agents/gemini/done"
+    stamp = done.stat()
+
+    def killed() -> tuple[None, int]:
+        os.rename(root / "agents/gemini/new" / f"{ids[1]}.md", done / f"{ids[1]}.md")
+        os.utime(done, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # the same tick
+        raise KeyboardInterrupt  # killed before the count is written
+
+    try:
+        store.with_tally("gemini", killed)
+    except KeyboardInterrupt:
+        pass
+    assert store.count_done("gemini") == 2  # listed: the tally says it was changing
+    store.move("gemini", ids[2], "done")
+    assert json.loads((root / "tally/gemini.json").read_text())["done"][0] == 3
+    assert store.problems(deep=True) == []

@@ -13,10 +13,10 @@ modification time as they were right after the change it counts. Every mailslot 
 into ``done/`` takes the lock, checks the stamp, renames, and writes the new count with
 the new stamp; any other change of the folder (a crash between the rename and the
 write, a file moved by hand, a restore) leaves the folder's time different from the
-stamp, and the next reader counts the folder again (once) and writes the right
-count. The one change the stamp cannot see is a crash within one tick of the file
-system's clock after the previous counted change; ``doctor --deep`` recounts every
-tally. The tally is a cache of what the folders hold: it is replaced whole (tmp +
+stamp, and readers count the folder until the next move writes the right count.
+A change within one tick of the file system's clock after the previous one could
+leave the folder's time as stamped, so a move that soon after the last is first
+marked ``"moving"`` in the tally (a crash then leaves a count nobody trusts). The tally is a cache of what the folders hold: it is replaced whole (tmp +
 rename) and not synced; a torn or missing one is counted again. ``os`` and ``json``
 only (the hook path loads this module).
 
@@ -105,7 +105,14 @@ class TallyFiles(MailboxFiles):
         (counted again if the stamp did not match before the change)."""
         with FileLock(self._tally_path(agent, ".lock", create=True), f"{agent}'s tally"):
             record = self._read_tally(agent)
-            before = self._trusted_done(record, self._done_stamp(agent))
+            stamp = self._done_stamp(agent)
+            before = self._trusted_done(record, stamp)
+            if before is not None and stamp is not None and \
+                    time.time_ns() - stamp[1] < SETTLED_NS:
+                # The folder changed within a clock tick or so: this change might leave
+                # its time as stamped. Marked as changing first, so a crash before the
+                # count below is written leaves a count nobody trusts.
+                self._write_tally(agent, {**record, "done": [before, *stamp, "moving"]})
             result, moved = change()
             stamp = self._done_stamp(agent)
             if stamp is None:
