@@ -17,8 +17,9 @@ stamp, and readers count the folder until the next move writes the right count.
 A change within one tick of the file system's clock after the previous one could
 leave the folder's time as stamped, so a move that soon after the last is first
 marked ``"moving"`` in the tally (a crash then leaves a count nobody trusts). The
-tally is a cache of what the folders hold: it is replaced whole (tmp + rename) and not synced; a torn or missing one is counted again. ``os`` and ``json``
-only (the hook path loads this module).
+tally is a cache of what the folders hold: it is replaced whole (tmp + rename) and
+not synced; a torn or missing one is counted again. ``os`` and ``json`` only (the
+hook path loads this module).
 
 The unread count is kept the other way round, because unread mail changes at every
 delivery and a send must not pay for it: nobody updates it as mail moves; a reader
