@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 from support import make_message, snapshot
@@ -164,10 +166,8 @@ def test_a_move_killed_within_the_clock_tick_of_the_last_leaves_no_trusted_count
         os.utime(done, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # the same tick
         raise KeyboardInterrupt  # killed before the count is written
 
-    try:
+    with pytest.raises(KeyboardInterrupt):
         store.with_tally("gemini", killed)
-    except KeyboardInterrupt:
-        pass
     assert store.count_done("gemini") == 2  # listed: the tally says it was changing
     store.move("gemini", ids[2], "done")
     assert json.loads((root / "tally/gemini.json").read_text())["done"][0] == 3
