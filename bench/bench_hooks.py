@@ -24,7 +24,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from common import ROOT, VENV_BIN, Row, ms
+from common import ROOT, VENV_BIN, Row, ms, new_session, unlimited
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 from mailslot.service.delivery import MIDTURN, Delivery
@@ -40,6 +40,7 @@ SESSION = "3f2c9a1e-7b4d-4e8a-9c21-5d6f0a8b7e34"  # the post-tool-use fixture's
 
 
 def _fill(root: Path) -> None:
+    unlimited(root)  # five peers sending 1,000 messages: past the loop governor's limits
     start = datetime(2026, 5, 20, 10, 0, tzinfo=UTC)
     for n in range(PENDING):
         when = start + timedelta(seconds=n)
@@ -88,7 +89,7 @@ def _with_a_watcher(store: Store, hook: list[str], stdin: bytes, cwd: Path,
     try:
         for _ in range(ROUNDS * 3):  # interleaved with its own baseline, as above
             bases.append(_time(bare, b"", cwd, env))
-            hooks.append(_time(hook, stdin, cwd, env))
+            hooks.append(_time(hook, new_session(stdin), cwd, env))
     finally:
         holder.release()
     return hooks, bases
@@ -114,8 +115,8 @@ def run() -> list[Row]:
         store = open_store(str(root))  # the session has now been shown all of it
         store.add_shown("gemini", SESSION, [i for i, _ in store.entries("gemini", ["unread"])])
         record = root / "sessions" / "gemini" / SESSION
-        out = subprocess.run(hook, input=stdin, capture_output=True, cwd=checkout, env=env,
-                             check=True).stdout
+        out = subprocess.run(hook, input=new_session(stdin), capture_output=True,
+                             cwd=checkout, env=env, check=True).stdout
         assert b"Status report 999" in out, "the hook did not show the newest message"
         hooks: list[float] = []
         midturns: list[float] = []
@@ -123,7 +124,7 @@ def run() -> list[Row]:
         for _ in range(ROUNDS):
             for _ in range(3):
                 bases.append(_time(bare, b"", checkout, env))
-                hooks.append(_time(hook, stdin, checkout, env))
+                hooks.append(_time(hook, new_session(stdin), checkout, env))
                 _past(record)
                 midturns.append(_time(midturn, after_tool, checkout, env))
         plans = _plan_times(root)

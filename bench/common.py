@@ -34,6 +34,17 @@ loop governor. Its limits are raised, not switched off, so every figure still pa
 its buckets (bench_governor.py measures what they cost) and nothing is refused."""
 
 
+def new_session(stdin: bytes) -> bytes:
+    """A hook's input (JSON) for a session never seen before, which is shown all of its
+    mail (a session that was shown it already is only reminded of it)."""
+    import json
+    import uuid
+
+    raw = json.loads(stdin)
+    raw["session_id"] = f"bench-{uuid.uuid4()}"
+    return json.dumps(raw).encode()
+
+
 def unlimited(location: str | Path) -> None:
     """Raise the loop governor's limits in the mailbox at ``location`` (made if need
     be); every other setting is kept."""
