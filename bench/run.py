@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -17,7 +18,12 @@ def main(names: list[str]) -> int:
     rows: list[Row] = []
     for name in modules:
         print(f"running {name} ...", file=sys.stderr, flush=True)
-        rows.extend(importlib.import_module(name).run())
+        try:
+            rows.extend(importlib.import_module(name).run())
+        except Exception as exc:  # one broken benchmark must not hide every other row
+            traceback.print_exc()
+            rows.append(Row(f"{name}: did not finish", f"{type(exc).__name__}: {exc}"[:120],
+                            "", "runs to the end", False))
     print_table(rows)
     return 0 if all(r.ok is not False for r in rows) else 1
 
