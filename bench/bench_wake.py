@@ -122,6 +122,7 @@ def measure_on_demand(count: int, colds: int, *, agents: int = 4, gap: float = 0
         script.write_text(_RECORDER)
         command = [sys.executable, "-S", "-E", str(script), "{id}", str(starts)]
         store = open_store(str(root))
+        unlimited(root)  # 240 sends from one agent: past the loop governor's limits
         agents_config = {f"agent{i}": _wake(command) for i in range(agents)}
         store.update_config(lambda raw: raw.update(agents=agents_config) or True)
         box = Mailbox(store, Identity("bench", "--agent"))
