@@ -71,11 +71,15 @@ def woken(w: World, sent: str, before: int, what: str) -> str:
         if f"codex sent message {sent}" in request_text(r)], 30, what)[0])
 
 
-def told_codex(w: World) -> str:
-    """What mailslot's notice to codex (the sender) says."""
-    told = [m for m in w.inbox("codex") if m["from"] == "mailslot"]
-    assert told, w.inbox("codex")
-    return w.mailslot("--agent", "codex", "read", told[0]["id"]).stdout
+def told_codex(w: World, containing: str = "") -> str:
+    """What mailslot's notice to codex (the sender) says: the first one ``containing``
+    the text, waited for (a later receipt comes after the first notice)."""
+    def notices() -> list[str]:
+        told = [m["id"] for m in w.inbox("codex") if m["from"] == "mailslot"]
+        texts = [w.mailslot("--agent", "codex", "read", i).stdout for i in told]
+        return [t for t in texts if containing in t]
+
+    return str(wait_for(notices, 60, f"mailslot's notice to codex with {containing!r}")[0])
 
 
 def test_idle_session_is_woken_through_the_door_by_mail_from_codex(world: Worlds) -> None:
