@@ -101,7 +101,9 @@ def test_idle_session_is_woken_through_the_door_by_mail_from_codex(world: Worlds
     text = woken(w, sent, before, "the turn the door started")
     assert DOOR in text  # Claude Code's own framing of a peer message
     assert "DOOR-BODY" not in text.split(DOOR, 1)[1].split("This came from")[0]
-    assert "mcp__mailslot__reply" in text and "`SendMessage` reaches only" in text
+    # which tool answers, as the model saw it: no bridge runs, so mailslot's only
+    assert "Answer mailslot mail only with mailslot: MCP tool `mcp__mailslot__reply`" in text
+    assert "`SendMessage` does not reach mailslot agents here (no mailslot bridge" in text
     pane.wait_screen(f"codex sent message {sent}", 30)
 
 

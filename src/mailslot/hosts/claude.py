@@ -154,15 +154,21 @@ class Claude(Host):
                     f"server:{SERVER}")
         return ""
 
-    def answer_note(self, tools: str) -> str:
-        """Which tool answers: mailslot's, always; ``SendMessage`` only reaches an agent
-        a running bridge lists (the hook cannot tell cheaply whether one runs, so the
-        note says exactly when it does)."""
-        return (f"Answer mailslot mail with mailslot: MCP tool `{tools.format('reply')}` "
-                f"or `{tools.format('send_message')}`, or the command shown; Claude Code's "
-                f"own `{OWN_MESSAGING}` reaches only Claude sessions on this machine, and a "
-                "mailslot agent only when `ListAgents` lists it through mailslot's bridge "
-                "(then it arrives as mail from you).")
+    def answer_note(self, tools: str, bridged: Sequence[str] = ()) -> str:
+        """Which tool answers: mailslot's, always; ``SendMessage`` too, but only to an
+        agent a running bridge of this mailbox lists (``bridged``, looked up by the
+        caller at each hook and wake), and the note names them."""
+        ours = (f"mailslot: MCP tool `{tools.format('reply')}` or "
+                f"`{tools.format('send_message')}`, or the command shown")
+        if not bridged:
+            return (f"Answer mailslot mail only with {ours}. Claude Code's own "
+                    f"`{OWN_MESSAGING}` does not reach mailslot agents here (no mailslot "
+                    "bridge runs): it reaches only Claude sessions on this machine.")
+        return (f"Answer mailslot mail with {ours}; or with Claude Code's own "
+                f"`{OWN_MESSAGING}` to an agent mailslot's bridge lists in `ListAgents` "
+                f"(now: {', '.join(bridged)}), which arrives as mail from you. "
+                f"`{OWN_MESSAGING}` to any other name reaches only Claude sessions, not "
+                "mailslot.")
 
     def tools(self, env: Mapping[str, str]) -> str:
         """A plugin's hook (``CLAUDE_PLUGIN_ROOT`` is set for it) names the plugin's tools."""
@@ -418,7 +424,8 @@ def _wake_methods() -> list[type]:
             notice = wake_notice(job.agent, job.messages,
                                  invocation(job.agent, str(job.store.location)),
                                  tools.format("read_messages"))
-            return f"{notice} {HOST.answer_note(tools)}"
+            bridged = HOST.bridged(str(job.store.location), os.environ)
+            return f"{notice} {HOST.answer_note(tools, bridged)}"
 
         @staticmethod
         def _announce(job: Job, session: str) -> None:
