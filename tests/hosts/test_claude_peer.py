@@ -125,3 +125,23 @@ def test_a_refusing_session_is_woken_by_the_waiter(world: Worlds) -> None:
     text = woken(w, sent, before, "the waiter's wake after the grace")
     assert DOOR not in text  # the waiter's, not the door's
     assert "refuses cross-session messages" in told_codex(w)
+
+
+def test_doctor_names_the_path_each_wake_takes_and_why(world: Worlds) -> None:
+    """With the session open, doctor says the door (its session, pid, version); once the
+    session is gone, the waiter, and why the door is not there."""
+    w, pane = peer_world(world)
+    [record] = records(w)
+    session = record["sessionId"]
+    shown = w.mailslot("doctor", check=False).stdout
+    assert (f"wake path: alice (claude-peer): door: Claude Code's own cross-session socket "
+            f"of session {session} (pid {record['pid']}, Claude Code {record['version']}, "
+            "idle)") in shown, shown
+    pane.kill()
+    wait_for(lambda: not os.path.exists(f"/proc/{record['pid']}"), 30,
+             "the Claude Code process to end")
+    shown = w.mailslot("doctor", check=False).stdout
+    line = next((t for t in shown.splitlines() if t.startswith("wake path: alice")), shown)
+    assert line.startswith(f"wake path: alice (claude-peer): waiter: session {session} has "
+                           "no door now ("), shown
+    assert "its session's waiter would wake it, but none runs now" in line, line

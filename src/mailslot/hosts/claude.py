@@ -269,6 +269,7 @@ def _wake_methods() -> list[type]:
         Setup,
         WaiterMethod,
         WakeMethod,
+        waiter_now,
     )
 
     class ClaudeMethod(ResumeMethod):
@@ -373,6 +374,25 @@ def _wake_methods() -> list[type]:
         def preview(self, job: Job) -> list[str]:
             return ["writes the notice to the cross-session socket of the agent's latest "
                     "Claude Code session (docs/claude-peers.md); the waiter is the fallback"]
+
+        def route(self, job: Job) -> str:
+            """The door when the agent's latest session has one now, else the waiter,
+            and why (what :meth:`wake` would find; nothing is sent)."""
+            session = job.store.latest_session(job.agent, HOST.name)
+            if session is None:
+                return (f"waiter: no Claude Code session of this agent is recorded yet; "
+                        f"{waiter_now(job)}")
+            try:
+                door = find_door(session, os.environ)
+            except UnknownShape as exc:
+                return (f"waiter: Claude Code's door refused loudly ({exc}); "
+                        f"{waiter_now(job)} after {PEER_GRACE:g} s")
+            except DoorError as exc:
+                return f"waiter: session {session} has no door now ({exc}); {waiter_now(job)}"
+            state = "idle" if door.idle else "busy"
+            return (f"door: Claude Code's own cross-session socket of session {session} "
+                    f"(pid {door.pid}, Claude Code {door.version}, {state}); the waiter is "
+                    "the fallback if the session refuses it")
 
         def wake(self, job: Job) -> Outcome:
             session = job.store.latest_session(job.agent, HOST.name)
