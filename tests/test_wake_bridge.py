@@ -384,3 +384,15 @@ def test_with_a_bridge_the_hook_names_the_agents_send_message_reaches(
     assert "mcp__mailslot__reply" in note and "or with Claude Code's own `SendMessage`" in note
     assert "(now: codex, gemini, sarah)" in note, note
     assert "to any other name reaches only Claude sessions" in note, note
+
+
+def test_with_no_bridge_the_hooks_look_without_the_socket_machinery(world: Receipts,
+                                                                     root: Path) -> None:
+    """Every Claude hook asks whether a bridge runs: with none (a session's record only)
+    the answer costs a folder listing, not the import of the checked reader."""
+    probe = ("import sys; from mailslot.hosts import claude; "
+             f"print(claude.HOST.bridged({str(root)!r}, {{}}), "
+             "'mailslot.wake.line_socket' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60, check=True, env=dict(os.environ))
+    assert done.stdout.split() == ["[]", "False"], done

@@ -818,6 +818,8 @@ class PeerBridge:
     @staticmethod
     def bridges(mailbox: str, env: Mapping[str, str]) -> list[tuple[str, int]]:
         """The agents live bridges of ``mailbox`` list, with their pids."""
+        if not _marked(env):
+            return []
         found = []
         for pid, record in _live_records(env):
             mark = record.get(BRIDGE_MARK)
@@ -877,6 +879,32 @@ class PeerBridge:
         return {"type": "control", "action": "peer_message_status", "status": "expired",
                 "status_detail": "refused", "reason": reason, "from": f"uds:{ours}",
                 "orig_msg_id": frame.msg_id, "msgV": 1, "msg_id": str(uuid.uuid4())}
+
+
+def _marked(env: Mapping[str, str]) -> bool:
+    """Does any record of the registry carry :data:`BRIDGE_MARK`? Read raw and
+    unchecked: it only says whether the checked read is worth its cost (it loads the
+    socket machinery, some 60 ms), as every hook asks (:meth:`Claude.answer_note`)."""
+    folder = sessions_folder(env)
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".json")]
+    except OSError:
+        return False
+    mark = f'"{BRIDGE_MARK}"'.encode()
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)  # never a wait
+    for name in names:
+        try:
+            fd = os.open(os.path.join(folder, name), flags)
+        except OSError:
+            continue
+        try:
+            if mark in os.read(fd, 1 << 16):
+                return True
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return False
 
 
 def _live_records(env: Mapping[str, str]) -> list[tuple[int, dict[str, Any]]]:
