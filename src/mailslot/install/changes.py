@@ -259,7 +259,7 @@ def bridge_ask(host: Host, agent: str, on: bool, mailbox_dir: str | None,
                dry_run: bool = False) -> list[str]:
     """``--bridge``: the host's bridge on for ``agent`` (config.json); a registration
     without it, or ``install --undo``, takes the agent's ask back, and the last ask
-    taken back turns the bridge off (docs/claude-peers.md, "The bridge")."""
+    taken back turns the bridge off (the host's page of docs/, "The bridge")."""
     if host.bridge() is None:
         return []
     box = Mailbox.open(mailbox_dir, agent)

@@ -12,7 +12,6 @@ import heapq
 import os
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import NamedTuple
 
 from ..access import instances
 from ..access.gates import group_of
@@ -481,8 +480,8 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
     if watching is not None and watching.wanted and not watching.running \
             and not watching.on_demand:
         problems.append(f"watcher: {watching.describe()}")
-    wakes = _wakes(store)
-    problems.extend(wakes.problems)
+    wake_problems, routes = _wakes(store)
+    problems.extend(wake_problems)
     if deep:
         problems.extend(_unreadable(store, fix, fixed))
 
@@ -508,7 +507,7 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
             " `mailslot doctor --fix` removes them)"
         )
     return DoctorReport(store.location, problems, fixed, watching, deep=deep,
-                        bridges=_bridges(store), routes=wakes.routes)
+                        bridges=_bridges(store), routes=routes)
 
 
 def _bridges(store: Store) -> tuple[str, ...]:
@@ -536,20 +535,14 @@ def _bridges(store: Store) -> tuple[str, ...]:
     return tuple(lines)
 
 
-class _Wakes(NamedTuple):
-    problems: list[str]
-    routes: tuple[str, ...]
-
-
-def _wakes(store: Store) -> _Wakes:
+def _wakes(store: Store) -> tuple[list[str], tuple[str, ...]]:
     """What ``watch --validate`` rejects, so ``doctor`` never says ok over it, and which
     way each woken agent's wake would go now (a method that picks at wake time)."""
     from ..wake.report import validate  # only doctor needs it here
 
     report = validate(store)  # its config-wide problems are the config's, reported above
-    return _Wakes([f"wake: {a.agent}: {p}" for a in report.agents for p in a.problems],
-                  tuple(f"{a.agent} ({a.method}): {a.route}" for a in report.agents
-                        if a.route))
+    return ([f"wake: {a.agent}: {p}" for a in report.agents for p in a.problems],
+            tuple(f"{a.agent} ({a.method}): {a.route}" for a in report.agents if a.route))
 
 
 def _unreadable(store: Store, fix: bool, fixed: list[str]) -> list[str]:
