@@ -12,6 +12,13 @@ rounds alternating between the two, each after the session is idle again and the
 watcher's last wake has ended (a claude-peer wake keeps the agent's lane for its receipt
 window after the turn has started: a second wake within it waits).
 
+The other way, in a second world: the model's tool call -> the mail in codex's inbox,
+``SendMessage`` through a running ``mailslot bridge claude`` against mailslot's own MCP
+``send_message`` (the baseline), rounds alternating in the same session. A round's time
+runs from the provider's receipt of the request it answered with the call (its log's
+``t``) to the time in the new message's id (when the store wrote it): the host's own
+tool handling, the socket or the MCP server, and the send.
+
 A round costs seconds of a real TUI, so there are few (``BENCH_CLAUDE_PEER_ROUNDS``,
 default 10 each): p99 of 10 is their slowest round, said so in the row.
 """
@@ -27,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, Row, ms, percentile
+from common import ROOT, Row, ms, percentile, unlimited
 
 ROUNDS = int(os.environ.get("BENCH_CLAUDE_PEER_ROUNDS", "10"))
 sys.path.insert(0, str(ROOT))
@@ -109,13 +116,87 @@ def run() -> list[Row]:
     door = attempts["claude-peer"]
     notes = {"claude-peer": f"watcher's attempt began p50 {ms(percentile(door, 50))}",
              "claude-rewake": "real TUI, offline"}
+    rows = _rows("send -> Claude turn started", times, notes)
+    return rows + _rows("Claude tool call -> mail in codex's inbox", *_bridge_times(bin_dir))
+
+
+def _rows(what: str, times: dict[str, list[float]], notes: dict[str, str]) -> list[Row]:
+    """p50 and p99 of each way, the way's note as the baseline column."""
     rows = []
-    for method, samples in times.items():
-        rows.append(Row(f"send -> Claude turn started, {method}, p50 ({ROUNDS} rounds)",
-                        ms(percentile(samples, 50)), notes[method], "", None))
-        rows.append(Row(f"send -> Claude turn started, {method}, p99 (= slowest of {ROUNDS})",
-                        ms(percentile(samples, 99)), notes[method], "", None))
+    for way, samples in times.items():
+        rows.append(Row(f"{what}, {way}, p50 ({ROUNDS} rounds)",
+                        ms(percentile(samples, 50)), notes[way], "", None))
+        rows.append(Row(f"{what}, {way}, p99 (= slowest of {ROUNDS})",
+                        ms(percentile(samples, 99)), notes[way], "", None))
     return rows
+
+
+BRIDGE_WAYS = {"SendMessage via bridge": "SendMessage",
+               "mailslot MCP send_message": "mcp__mailslot__send_message"}
+
+
+def _bridge_times(bin_dir: Path) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """The model's call -> the mail in codex's inbox, each way (module docstring)."""
+    from tests.hosts.harness import MAILSLOT, World, merge_json, wait_for
+    from tests.hosts.test_tui import ask, open_tui
+
+    times: dict[str, list[float]] = {way: [] for way in BRIDGE_WAYS}
+    with tempfile.TemporaryDirectory() as tmp:
+        w = World(Path(tmp) / "w", "claude", bin_dir, {"call": None})
+        bridge = None
+        try:
+            w.install("alice", "--hooks")
+            unlimited(w.mailbox)  # 20 sends from alice to codex in a minute: not a loop
+            settings = w.home / ".claude" / "settings.json"
+            allow = json.loads(settings.read_text())["permissions"]["allow"]
+            merge_json(settings, {"permissions": {"allow": [*allow, "SendMessage"]}})
+            w.send("bob", "codex", "hello", "codex has a mailbox")
+            pane = open_tui(w)
+            ask(w, pane, "Hello there")
+            bridge = subprocess.Popen([MAILSLOT, "--dir", str(w.mailbox), "bridge", "claude"],
+                                      cwd=w.project, env=w.env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+            sessions = w.home / ".claude" / "sessions"
+            wait_for(lambda: any("mailslotBridge" in p.read_text()
+                                 for p in sessions.glob("*.json")), 60, "the bridge's record")
+            for n in range(ROUNDS * 2):
+                way = list(BRIDGE_WAYS)[n % 2]
+                tool, subject = BRIDGE_WAYS[way], f"bench round {n}"
+                args = ({"to": "codex", "message": subject} if tool == "SendMessage" else
+                        {"to": "codex", "subject": subject, "body": subject})
+                before = len(w.provider.model_requests())
+                w.provider.script({"call": {"tool": tool, "args": args, "each_turn": True}})
+                pane.type(f"Round {n}")
+                mail = wait_for(lambda s=subject: [  # type: ignore[misc]
+                    m for m in w.inbox("codex") if m["subject"] == s], 90, f"round {n}'s mail")
+                call = next(r for r in w.provider.model_requests()[before:]
+                            if r["reply"] == f"tool:{tool}")
+                times[way].append(_written(mail[0]["id"]) - call["t"])
+                wait_for(lambda b=before: [  # type: ignore[misc]
+                    r for r in w.provider.model_requests()[b:] if r["reply"] == "text"],
+                    90, f"round {n}'s turn to end")
+                wait_for(lambda: _idle(sessions), 60, "the session to be idle")
+        finally:
+            if bridge is not None:
+                bridge.terminate()
+                bridge.wait(timeout=30)
+            w.close()
+    return times, {"SendMessage via bridge": "baseline: the MCP tool, same session",
+                   "mailslot MCP send_message": "the baseline (real TUI, offline)"}
+
+
+def _written(message_id: str) -> float:
+    """When the store wrote ``message_id`` (the UTC time its id starts with)."""
+    from datetime import UTC, datetime
+
+    return datetime.strptime(message_id[:22], "%Y-%m-%d_%H%M%S.%f").replace(
+        tzinfo=UTC).timestamp()
+
+
+def _idle(sessions: Path) -> bool:
+    """Does a Claude Code session's own record (not a bridge's) say idle?"""
+    records = [json.loads(t) for p in sessions.glob("*.json") if (t := p.read_text())]
+    return any(r.get("status") == "idle" and "mailslotBridge" not in r for r in records)
 
 
 def _ended(mailbox: Path, ids: list[str]) -> bool:

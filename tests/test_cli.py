@@ -264,7 +264,7 @@ def test_doctor_json(cli: Cli, root: Path) -> None:
     assert data == {"location": str(root), "problems": [], "fixed": [], "deep": False,
                     "watcher": {"running": False, "wanted": False, "on_demand": True,
                                 "how": None, "pid": None, "host": None, "started": None,
-                                "log": None}, "bridges": []}
+                                "log": None}, "bridges": [], "wake_paths": []}
 
 
 def test_broadcast_and_reply_bodies_from_stdin(cli: Cli) -> None:

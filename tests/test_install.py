@@ -598,3 +598,40 @@ def test_a_file_install_created_has_no_copy_and_undo_leaves_it(cli: Cli, home: P
     undone = cli("install", "--undo", "claude")
     assert undone.code == 0 and f"no copy kept of {path}: left as it is" in undone.out
     assert path.exists()
+
+
+def config_now() -> dict[str, Any]:
+    return dict(json.loads((isolated_mailbox() / "config.json").read_text()))
+
+
+def test_install_claude_bridge_turns_the_bridge_on_once_and_takes_it_back(
+        cli: Cli, home: Path, project: Path) -> None:
+    dry = install(cli, "claude", "--hooks", "--bridge", "--dry-run")
+    assert dry.code == 0 and 'would set agents.ada.bridge "claude", "claude" in bridges' \
+        in dry.out, dry.out
+    r = install(cli, "claude", "--hooks", "--bridge")
+    assert r.code == 0, r.err
+    assert 'bridge: set agents.ada.bridge "claude", "claude" in bridges' in r.out, r.out
+    assert config_now()["bridges"] == ["claude"]
+    assert config_now()["agents"]["ada"]["bridge"] == "claude"
+    again = install(cli, "claude", "--hooks", "--bridge")  # idempotent
+    assert 'bridge: kept agents.ada.bridge "claude"' in again.out, again.out
+    assert config_now()["bridges"] == ["claude"]
+    # a second agent asks too: the bridge stays on until the last ask is taken back
+    assert install(cli, "claude", "--scope", "user", "--bridge", agent="bea").code == 0
+    assert config_now()["bridges"] == ["claude"]
+    off = install(cli, "claude", "--hooks")  # a registration without --bridge
+    assert "bridge: removed agents.ada.bridge in" in off.out, off.out
+    assert config_now()["bridges"] == ["claude"] and "bridge" not in config_now()["agents"]["ada"]
+    undone = cli("--agent", "bea", "install", "claude", "--undo", "--scope", "user")
+    assert undone.code == 0, undone.err
+    assert ('bridge: removed agents.bea.bridge, "claude" from bridges (no agent asks for it '
+            "now)") in undone.out, undone.out
+    assert "bridges" not in config_now()
+
+
+def test_install_bridge_is_refused_where_there_is_none(cli: Cli, home: Path,
+                                                       project: Path) -> None:
+    r = install(cli, "codex", "--bridge")
+    assert (r.code, r.err) == (2, "mailslot: error: --bridge works only for claude\n")
+    assert not (isolated_mailbox() / "config.json").exists()

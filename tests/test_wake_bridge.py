@@ -357,3 +357,42 @@ def test_doctor_says_which_agents_the_bridge_lists(bridged: Bridge, root: Path,
     done = cli("doctor")
     assert "bridge: claude: runs, listing codex (pid " in done.out, done.out
     assert f"gemini (pid {pid})" in done.out
+
+
+def prompt_note(cli: Cli, root: Path) -> str:
+    """The answer note alice's prompt hook shows with mail from sarah."""
+    sender(root, "sarah").send("alice", "hi", "x")
+    payload = json.dumps({"session_id": SESSION, "hook_event_name": "UserPromptSubmit",
+                          "prompt": "go"})
+    done = cli("hook", "claude", "user-prompt-submit", "--agent", "alice", stdin=payload)
+    context = json.loads(done.out)["hookSpecificOutput"]["additionalContext"]
+    return next(line for line in context.splitlines() if "Answer mailslot mail" in line)
+
+
+def test_without_a_bridge_the_hook_says_only_mailslot_answers(world: Receipts, root: Path,
+                                                               cli: Cli) -> None:
+    note = prompt_note(cli, root)
+    assert "only with mailslot" in note and "mcp__mailslot__reply" in note, note
+    assert "does not reach mailslot agents here (no mailslot bridge runs)" in note, note
+
+
+def test_with_a_bridge_the_hook_names_the_agents_send_message_reaches(
+        bridged: Bridge, root: Path, cli: Cli) -> None:
+    for agent in ("codex", "gemini", "sarah"):
+        bridged.record_of(agent)
+    note = prompt_note(cli, root)
+    assert "mcp__mailslot__reply" in note and "or with Claude Code's own `SendMessage`" in note
+    assert "(now: codex, gemini, sarah)" in note, note
+    assert "to any other name reaches only Claude sessions" in note, note
+
+
+def test_with_no_bridge_the_hooks_look_without_the_socket_machinery(world: Receipts,
+                                                                     root: Path) -> None:
+    """Every Claude hook asks whether a bridge runs: with none (a session's record only)
+    the answer costs a folder listing, not the import of the checked reader."""
+    probe = ("import sys; from mailslot.hosts import claude; "
+             f"print(claude.HOST.bridged({str(root)!r}, {{}}), "
+             "'mailslot.wake.line_socket' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60, check=True, env=dict(os.environ))
+    assert done.stdout.split() == ["[]", "False"], done

@@ -338,3 +338,20 @@ def test_doctor_says_which_path_the_agent_uses(root: Path, cli: Cli,
     session.write(peerProtocol=2)
     r = cli("doctor", "--wake", "claude", "--host", "claude")
     assert "has no door now" in r.out and "peerProtocol 2" in r.out and "waiter wakes it" in r.out
+
+
+def test_doctor_says_the_door_or_the_waiter_and_why(root: Path, cli: Cli,
+                                                    session: FakeSession) -> None:
+    peer_agent(root)
+    shown = cli("doctor").out
+    assert (f"wake path: claude (claude-peer): door: Claude Code's own cross-session socket "
+            f"of session {SESSION} (pid {os.getpid()}, Claude Code 2.1.332, idle)") in shown
+    session.write(peerProtocol=2)
+    shown = cli("doctor").out
+    assert ("wake path: claude (claude-peer): waiter: Claude Code's door refused loudly "
+            "(session " in shown and "speaks peerProtocol 2, not 1" in shown), shown
+    session.write(messagingSocketPath=None)
+    shown = cli("doctor").out
+    assert (f"wake path: claude (claude-peer): waiter: session {SESSION} has no door now "
+            "(session " in shown and "has no messaging socket" in shown), shown
+    assert "its session's waiter would wake it, but none runs now" in shown, shown

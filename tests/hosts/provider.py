@@ -16,7 +16,9 @@ changes) decides each answer:
           yet) is answered with one call of it; ``null``: never call a tool. With
           ``"named": true`` only the tool the request's text names (``MCP tool `NAME```,
           NAME containing ``tool``: what mailslot's hook text says) is called, by exactly
-          that name, as a model reading the text would.
+          that name, as a model reading the text would. With ``"each_turn": true``
+          (Anthropic Messages only) it is called once in every turn, not once in the
+          conversation: a turn starts at a user message that carries no tool result.
 ``exec_before_text``  a shell command run once, just before the first plain-text answer
           that follows the tool call (mail arriving mid-turn).
 ``text``  the plain-text answer (default ``FAKE-MODEL-DONE``).
@@ -64,6 +66,7 @@ class Script:
 
     def load(self, spec: dict[str, Any]) -> None:
         self.call: dict[str, Any] | None = spec.get("call", DEFAULT_CALL)
+        self.each_turn = bool((self.call or {}).get("each_turn"))
         self.exec_before_text: str | None = spec.get("exec_before_text")
         self.text: str = spec.get("text", "FAKE-MODEL-DONE")
 
@@ -151,9 +154,15 @@ SCRIPT: Script
 
 def anthropic_state(body: dict[str, Any]) -> tuple[list[str], list[str]]:
     offered = [t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)]
-    called = [b.get("name", "") for m in body.get("messages") or []
-              if m.get("role") == "assistant" and isinstance(m.get("content"), list)
-              for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+    called: list[str] = []
+    for m in body.get("messages") or []:
+        blocks = [b for b in m.get("content") or [] if isinstance(b, dict)] \
+            if isinstance(m.get("content"), list) else []
+        if SCRIPT.each_turn and m.get("role") == "user" \
+                and not any(b.get("type") == "tool_result" for b in blocks):
+            called = []  # a prompt: a new turn
+        if m.get("role") == "assistant":
+            called += [b.get("name", "") for b in blocks if b.get("type") == "tool_use"]
     return offered, called
 
 

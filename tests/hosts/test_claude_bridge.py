@@ -51,6 +51,15 @@ def bridged(world: Worlds) -> Iterator[tuple[World, Any]]:
         log.close()
 
 
+def answers_both(text: str) -> bool:
+    """Does ``text`` tell the model that mailslot's tools and ``SendMessage`` to the
+    bridged agent (codex: bob, a sender only, has no mailbox to list) both answer mailslot mail?"""
+    return ("Answer mailslot mail with mailslot: MCP tool `mcp__mailslot__reply`" in text
+            and "or with Claude Code's own `SendMessage` to an agent mailslot's bridge "
+                "lists in `ListAgents` (now: codex)" in text
+            and "`SendMessage` to any other name reaches only Claude sessions" in text)
+
+
 def calls(w: World, tool: str) -> list[dict[str, Any]]:
     """The model requests the provider answered with a call of ``tool``."""
     return [r for r in w.provider.model_requests() if r["reply"] == f"tool:{tool}"]
@@ -78,9 +87,14 @@ def run_tool(w: World, pane: Any, tool: str, args: dict[str, Any], prompt: str) 
 def test_send_message_to_a_bridged_agent_is_mail_from_the_sessions_agent(
         bridged: tuple[World, Any]) -> None:
     w, pane = bridged
+    w.send("bob", "alice", "status?", "BOB-BODY")  # the prompt hook shows it
     listed = run_tool(w, pane, "ListAgents", {}, "Who else is here")
     peers = listed.split("Peer sessions", 1)[-1]
     assert "codex [" in peers and "idle" in peers, listed
+    # the prompt hook told the model both tools answer, and whom SendMessage reaches
+    prompt = next(request_text(r) for r in w.provider.model_requests()
+                  if "BOB-BODY" in request_text(r))
+    assert answers_both(prompt), [t for t in prompt.splitlines() if "Answer mailslot" in t]
     pane.wait_screen("shift+tab to cycle", 60)
     said = run_tool(w, pane, "SendMessage", {"to": "codex", "message": BODY}, "Tell codex")
     mail = wait_for(lambda: [m for m in w.inbox("codex") if m["from"] != "bob"], 60,
@@ -102,6 +116,7 @@ def test_send_message_to_a_bridged_agent_is_mail_from_the_sessions_agent(
     assert done["event"] == "wake_ok" and "handed to session" in done["said"], done
     text = woken(w, sent, before, "the turn the reply started")
     assert DOOR in text  # through Claude Code's own door, not the waiter
+    assert answers_both(text.split(DOOR, 1)[1]), text  # the notice's own words
 
 
 

@@ -71,11 +71,15 @@ def woken(w: World, sent: str, before: int, what: str) -> str:
         if f"codex sent message {sent}" in request_text(r)], 30, what)[0])
 
 
-def told_codex(w: World) -> str:
-    """What mailslot's notice to codex (the sender) says."""
-    told = [m for m in w.inbox("codex") if m["from"] == "mailslot"]
-    assert told, w.inbox("codex")
-    return w.mailslot("--agent", "codex", "read", told[0]["id"]).stdout
+def told_codex(w: World, containing: str = "") -> str:
+    """What mailslot's notice to codex (the sender) says: the first one ``containing``
+    the text, waited for (a later receipt comes after the first notice)."""
+    def notices() -> list[str]:
+        told = [m["id"] for m in w.inbox("codex") if m["from"] == "mailslot"]
+        texts = [w.mailslot("--agent", "codex", "read", i).stdout for i in told]
+        return [t for t in texts if containing in t]
+
+    return str(wait_for(notices, 60, f"mailslot's notice to codex with {containing!r}")[0])
 
 
 def test_idle_session_is_woken_through_the_door_by_mail_from_codex(world: Worlds) -> None:
@@ -97,7 +101,9 @@ def test_idle_session_is_woken_through_the_door_by_mail_from_codex(world: Worlds
     text = woken(w, sent, before, "the turn the door started")
     assert DOOR in text  # Claude Code's own framing of a peer message
     assert "DOOR-BODY" not in text.split(DOOR, 1)[1].split("This came from")[0]
-    assert "mcp__mailslot__reply" in text and "`SendMessage` reaches only" in text
+    # which tool answers, as the model saw it: no bridge runs, so mailslot's only
+    assert "Answer mailslot mail only with mailslot: MCP tool `mcp__mailslot__reply`" in text
+    assert "`SendMessage` does not reach mailslot agents here (no mailslot bridge" in text
     pane.wait_screen(f"codex sent message {sent}", 30)
 
 
@@ -119,3 +125,23 @@ def test_a_refusing_session_is_woken_by_the_waiter(world: Worlds) -> None:
     text = woken(w, sent, before, "the waiter's wake after the grace")
     assert DOOR not in text  # the waiter's, not the door's
     assert "refuses cross-session messages" in told_codex(w)
+
+
+def test_doctor_names_the_path_each_wake_takes_and_why(world: Worlds) -> None:
+    """With the session open, doctor says the door (its session, pid, version); once the
+    session is gone, the waiter, and why the door is not there."""
+    w, pane = peer_world(world)
+    [record] = records(w)
+    session = record["sessionId"]
+    shown = w.mailslot("doctor", check=False).stdout
+    assert (f"wake path: alice (claude-peer): door: Claude Code's own cross-session socket "
+            f"of session {session} (pid {record['pid']}, Claude Code {record['version']}, "
+            "idle)") in shown, shown
+    pane.kill()
+    wait_for(lambda: not os.path.exists(f"/proc/{record['pid']}"), 30,
+             "the Claude Code process to end")
+    shown = w.mailslot("doctor", check=False).stdout
+    line = next((t for t in shown.splitlines() if t.startswith("wake path: alice")), shown)
+    assert line.startswith(f"wake path: alice (claude-peer): waiter: session {session} has "
+                           "no door now ("), shown
+    assert "its session's waiter would wake it, but none runs now" in line, line

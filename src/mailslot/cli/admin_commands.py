@@ -60,7 +60,8 @@ def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
     report = box.doctor(fix=args.fix, deep=args.deep)
     data = {"location": report.location, "problems": report.problems, "fixed": report.fixed,
             "watcher": report.watcher.as_dict() if report.watcher else None,
-            "deep": report.deep, "bridges": list(report.bridges)}
+            "deep": report.deep, "bridges": list(report.bridges),
+            "wake_paths": list(report.routes)}
     emit(args, data, render.doctor(report))
     return 0 if report.healthy else 1
 

@@ -256,6 +256,7 @@ def doctor(report: DoctorReport) -> str:
     lines = [f"mailbox: {report.location}"]
     if report.watcher is not None and (report.watcher.wanted or report.watcher.running):
         lines.append(f"watcher: {report.watcher.describe()}")
+    lines += [f"wake path: {r}" for r in report.routes]
     lines += [f"bridge: {b}" for b in report.bridges]
     lines += [f"fixed: {f}" for f in report.fixed]
     lines += [f"problem: {p}" for p in report.problems]

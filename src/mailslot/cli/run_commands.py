@@ -192,6 +192,12 @@ def _install_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"{_listed(lambda h: h.sidecar)}: also register mailslot's sidecar, "
                         "which the host's app starts and which leaves the running session's "
                         "address and token in the mailbox for wakes and starts")
+    p.add_argument("--bridge", action="store_true",
+                   help=f"{_listed(lambda h: h.bridge() is not None)}: also list mailslot's "
+                        "other agents in the host's own messaging, so that its sessions' "
+                        "SendMessage reaches them as mail from this agent (config.json "
+                        "`bridges`, run by the watcher); a registration without it, or "
+                        "--undo, takes it back")
     p.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
     p.add_argument("--undo", action="store_true",
                    help="put back the host's settings files (for --scope) as they were "
@@ -214,12 +220,13 @@ def _install(args: argparse.Namespace, box: Mailbox) -> int:
     if args.undo:
         from ..install.changes import undo
 
-        print("\n".join(undo(args.host, scope=args.scope)))
+        print("\n".join(undo(args.host, scope=args.scope, agent=_named_agent(box),
+                             mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"))))
         return 0
     agent = _remote_agent(args) if args.remote is not None else box.bound_agent()
     report = register(
         args.host, agent, scope=args.scope, hooks=args.hooks, wake=args.wake,
-        channel=args.channel, sidecar=args.sidecar, dry_run=args.dry_run,
+        channel=args.channel, sidecar=args.sidecar, bridge=args.bridge, dry_run=args.dry_run,
         mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"),
         allow_outside=args.allow_outside,
         credential=args.credential, remote=args.remote,
@@ -228,6 +235,16 @@ def _install(args: argparse.Namespace, box: Mailbox) -> int:
     for warning in report.warnings:
         print(f"mailslot: warning: {warning}", file=sys.stderr)
     return 0
+
+
+def _named_agent(box: Mailbox) -> str | None:
+    """``--agent`` or ``MAILSLOT_AGENT``, if given (``install --undo`` needs none)."""
+    from ..core.errors import NoIdentity
+
+    try:
+        return box.bound_agent()
+    except NoIdentity:
+        return None
 
 
 def _remote_agent(args: argparse.Namespace) -> str:

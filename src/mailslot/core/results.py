@@ -280,6 +280,9 @@ class DoctorReport:
     deep: bool = False  # every stored file looked at (else history was left out)
     bridges: tuple[str, ...] = ()
     """One line per host with a bridge configured or running: which agents it lists."""
+    routes: tuple[str, ...] = ()
+    """One line per woken agent whose method picks its way at wake time: which way a
+    wake would go now, and why."""
 
     @property
     def healthy(self) -> bool:

@@ -124,8 +124,11 @@ def answer(store: Store, call: host_io.Request, identity: Identity, env: Mapping
     name = check_name(identity.name, f"agent name (from {identity.source})")
     if not store.exists():
         return None  # no mailbox yet: nothing to say
+    caller = host_io.known(call.caller)  # which tool answers mail, if in doubt
+    note = "" if caller is None else caller.answer_note(
+        call.tools, caller.bridged(str(store.location), env))
     delivery = Delivery(store, name, identity, invocation(name, store.location, env),
-                        call.tools, call.note)
+                        call.tools, note)
     planned = None
     if call.moment is not None:
         planned = delivery.plan(call.moment, call.session, limit=host_io.CONTEXT_LIMIT,

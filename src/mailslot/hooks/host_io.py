@@ -46,14 +46,13 @@ def known(host: str) -> Host | None:
 class Request:
     """One hook call as the delivery rules need it."""
 
-    __slots__ = ("caller", "moment", "note", "session", "shape", "stop_active", "tools")
+    __slots__ = ("caller", "moment", "session", "shape", "stop_active", "tools")
 
     def __init__(self, caller: Host, shape: Host, moment: str | None, session: str | None,
                  stop_active: bool, tools: str) -> None:
         self.caller = caller.name  # the host that really runs the hook
         self.shape = shape  # whose output JSON it reads
         self.tools = tools  # how its model sees mailslot's tools (Host.tools)
-        self.note = caller.answer_note(tools)  # which tool answers mail, if in doubt
         self.moment = moment  # None: this caller cannot show text at this event
         self.session = session
         self.stop_active = stop_active

@@ -108,7 +108,7 @@ def _wait(host: Host, agent: str | None, root: str | None, env: Mapping[str, str
             now = time.monotonic()
             due = [m for m in mail if now - first_seen.setdefault(m.id, now) >= rung.grace]
             if due:  # the watcher's wake did not announce them within the grace
-                note = host.answer_note(tools)
+                note = host.answer_note(tools, host.bridged(str(store.location), env))
                 stderr.write(wake_notice(name, due, cli, tools.format("read_messages"))
                              + (f" {note}" if note else "") + "\n")
                 stderr.flush()

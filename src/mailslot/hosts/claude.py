@@ -154,15 +154,21 @@ class Claude(Host):
                     f"server:{SERVER}")
         return ""
 
-    def answer_note(self, tools: str) -> str:
-        """Which tool answers: mailslot's, always; ``SendMessage`` only reaches an agent
-        a running bridge lists (the hook cannot tell cheaply whether one runs, so the
-        note says exactly when it does)."""
-        return (f"Answer mailslot mail with mailslot: MCP tool `{tools.format('reply')}` "
-                f"or `{tools.format('send_message')}`, or the command shown; Claude Code's "
-                f"own `{OWN_MESSAGING}` reaches only Claude sessions on this machine, and a "
-                "mailslot agent only when `ListAgents` lists it through mailslot's bridge "
-                "(then it arrives as mail from you).")
+    def answer_note(self, tools: str, bridged: Sequence[str] = ()) -> str:
+        """Which tool answers: mailslot's, always; ``SendMessage`` too, but only to an
+        agent a running bridge of this mailbox lists (``bridged``, looked up by the
+        caller at each hook and wake), and the note names them."""
+        ours = (f"mailslot: MCP tool `{tools.format('reply')}` or "
+                f"`{tools.format('send_message')}`, or the command shown")
+        if not bridged:
+            return (f"Answer mailslot mail only with {ours}. Claude Code's own "
+                    f"`{OWN_MESSAGING}` does not reach mailslot agents here (no mailslot "
+                    "bridge runs): it reaches only Claude sessions on this machine.")
+        return (f"Answer mailslot mail with {ours}; or with Claude Code's own "
+                f"`{OWN_MESSAGING}` to an agent mailslot's bridge lists in `ListAgents` "
+                f"(now: {', '.join(bridged)}), which arrives as mail from you. "
+                f"`{OWN_MESSAGING}` to any other name reaches only Claude sessions, not "
+                "mailslot.")
 
     def tools(self, env: Mapping[str, str]) -> str:
         """A plugin's hook (``CLAUDE_PLUGIN_ROOT`` is set for it) names the plugin's tools."""
@@ -263,6 +269,7 @@ def _wake_methods() -> list[type]:
         Setup,
         WaiterMethod,
         WakeMethod,
+        waiter_now,
     )
 
     class ClaudeMethod(ResumeMethod):
@@ -368,6 +375,25 @@ def _wake_methods() -> list[type]:
             return ["writes the notice to the cross-session socket of the agent's latest "
                     "Claude Code session (docs/claude-peers.md); the waiter is the fallback"]
 
+        def route(self, job: Job) -> str:
+            """The door when the agent's latest session has one now, else the waiter,
+            and why (what :meth:`wake` would find; nothing is sent)."""
+            session = job.store.latest_session(job.agent, HOST.name)
+            if session is None:
+                return (f"waiter: no Claude Code session of this agent is recorded yet; "
+                        f"{waiter_now(job)}")
+            try:
+                door = find_door(session, os.environ)
+            except UnknownShape as exc:
+                return (f"waiter: Claude Code's door refused loudly ({exc}); "
+                        f"{waiter_now(job)} after {PEER_GRACE:g} s")
+            except DoorError as exc:
+                return f"waiter: session {session} has no door now ({exc}); {waiter_now(job)}"
+            state = "idle" if door.idle else "busy"
+            return (f"door: Claude Code's own cross-session socket of session {session} "
+                    f"(pid {door.pid}, Claude Code {door.version}, {state}); the waiter is "
+                    "the fallback if the session refuses it")
+
         def wake(self, job: Job) -> Outcome:
             session = job.store.latest_session(job.agent, HOST.name)
             if session is None:
@@ -418,7 +444,8 @@ def _wake_methods() -> list[type]:
             notice = wake_notice(job.agent, job.messages,
                                  invocation(job.agent, str(job.store.location)),
                                  tools.format("read_messages"))
-            return f"{notice} {HOST.answer_note(tools)}"
+            bridged = HOST.bridged(str(job.store.location), os.environ)
+            return f"{notice} {HOST.answer_note(tools, bridged)}"
 
         @staticmethod
         def _announce(job: Job, session: str) -> None:
@@ -791,6 +818,8 @@ class PeerBridge:
     @staticmethod
     def bridges(mailbox: str, env: Mapping[str, str]) -> list[tuple[str, int]]:
         """The agents live bridges of ``mailbox`` list, with their pids."""
+        if not _marked(env):
+            return []
         found = []
         for pid, record in _live_records(env):
             mark = record.get(BRIDGE_MARK)
@@ -850,6 +879,32 @@ class PeerBridge:
         return {"type": "control", "action": "peer_message_status", "status": "expired",
                 "status_detail": "refused", "reason": reason, "from": f"uds:{ours}",
                 "orig_msg_id": frame.msg_id, "msgV": 1, "msg_id": str(uuid.uuid4())}
+
+
+def _marked(env: Mapping[str, str]) -> bool:
+    """Does any record of the registry carry :data:`BRIDGE_MARK`? Read raw and
+    unchecked: it only says whether the checked read is worth its cost (it loads the
+    socket machinery, some 60 ms), as every hook asks (:meth:`Claude.answer_note`)."""
+    folder = sessions_folder(env)
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".json")]
+    except OSError:
+        return False
+    mark = f'"{BRIDGE_MARK}"'.encode()
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)  # never a wait
+    for name in names:
+        try:
+            fd = os.open(os.path.join(folder, name), flags)
+        except OSError:
+            continue
+        try:
+            if mark in os.read(fd, 1 << 16):
+                return True
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return False
 
 
 def _live_records(env: Mapping[str, str]) -> list[tuple[int, dict[str, Any]]]:

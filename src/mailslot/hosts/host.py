@@ -268,11 +268,19 @@ class Host:
         """Is the turn already going on because of a stop hook (or not one to extend)?"""
         return bool(payload.get("stop_hook_active"))
 
-    def answer_note(self, tools: str) -> str:
+    def answer_note(self, tools: str, bridged: Sequence[str] = ()) -> str:
         """One line for hook text about mail: which tool answers it, when the host's
         model has a tool of its own that looks as if it might (``tools`` spells
-        mailslot's, as :meth:`tools` gives it). Empty: nothing to tell apart."""
+        mailslot's, as :meth:`tools` gives it; ``bridged``: the agents a running bridge
+        lists in that tool now, :meth:`bridged`). Empty: nothing to tell apart."""
         return ""
+
+    def bridged(self, mailbox: str, env: Mapping[str, str]) -> list[str]:
+        """The agents of ``mailbox`` a running bridge lists in this host's own
+        messaging now (``[]``: none runs, or the host has none), for
+        :meth:`answer_note`."""
+        shapes = self.bridge()
+        return [] if shapes is None else sorted({a for a, _ in shapes.bridges(mailbox, env)})
 
     tool_names: ClassVar[str] = "{}"
     """How its model is shown mailslot's MCP tool ``TOOL``, ``{}`` standing for ``TOOL``

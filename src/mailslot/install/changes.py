@@ -87,6 +87,7 @@ def install(
     wake: bool = False,
     channel: bool = False,
     sidecar: bool = False,
+    bridge: bool = False,
     dry_run: bool = False,
     mailbox_dir: str | None = None,
     executable: str | None = None,
@@ -117,6 +118,12 @@ def install(
                            + hosts.listed(hosts.names(lambda h: h.sidecar)))
     if sidecar and remote is not None:
         raise InvalidInput("--sidecar writes into a mailbox on this machine; not with --remote")
+    if bridge and host.bridge() is None:
+        raise InvalidInput("--bridge works only for "
+                           + hosts.listed(hosts.names(lambda h: h.bridge() is not None)))
+    if bridge and remote is not None:
+        raise InvalidInput("--bridge runs beside the mailbox on this machine; not with "
+                           "--remote")
     if hooks and host.hook_file is None and host.mcp_format != "extension":
         raise InvalidInput(f"{host.title} has no documented hook that can show mail; install it "
                            "without --hooks (its agents use the MCP tools)")
@@ -243,14 +250,39 @@ def install(
                                   mailbox_dir, dry_run, "wake: channel"))
     elif registered:
         notes += _drop_wake(host, agent, registered, mailbox_dir, dry_run)
+    if remote is None:
+        notes += bridge_ask(host, agent, bridge, mailbox_dir, dry_run)
     return Report(host, scope, agent, changes, notes, dry_run, warnings)
 
 
+def bridge_ask(host: Host, agent: str, on: bool, mailbox_dir: str | None,
+               dry_run: bool = False) -> list[str]:
+    """``--bridge``: the host's bridge on for ``agent`` (config.json); a registration
+    without it, or ``install --undo``, takes the agent's ask back, and the last ask
+    taken back turns the bridge off (the host's page of docs/, "The bridge")."""
+    if host.bridge() is None:
+        return []
+    box = Mailbox.open(mailbox_dir, agent)
+    said = box.ask_bridge(agent, host.name, on, dry_run=dry_run)
+    where = f"{box.store.location}/config.json"
+    if not said:
+        return [f"bridge: kept agents.{agent}.bridge \"{host.name}\" and bridges in {where}"] \
+            if on else []
+    verb = ("would set" if on else "would remove") if dry_run else ("set" if on else "removed")
+    line = f"bridge: {verb} {said} in {where}"
+    if on:
+        line += (f"; the watcher runs `mailslot bridge {host.name}` (started on demand by "
+                 "the hooks, or `mailslot watch`)")
+    return [line]
+
+
 def undo(host_name: str, *, scope: Scope | None = None, home: Path | None = None,
-         cwd: Path | None = None) -> list[str]:
+         cwd: Path | None = None, agent: str | None = None,
+         mailbox_dir: str | None = None) -> list[str]:
     """``install --undo HOST``: put back each of the host's settings files (for the scope)
     that ``install`` kept a copy of, and keep what it held in that copy's place (so a
-    second undo redoes); one line per file."""
+    second undo redoes); one line per file. With ``agent``, its ask for the host's
+    bridge is taken back too (:func:`bridge_ask`)."""
     host = hosts.host(host_name)
     scope = scope or host.default_scope
     home = home or Path.home()
@@ -276,7 +308,7 @@ def undo(host_name: str, *, scope: Scope | None = None, home: Path | None = None
         settings_files.write_atomic(path, kept, now)
         said.append(f"restored {path} from {copy}"
                     + (" (what it held is kept there now)" if now is not None else ""))
-    return said
+    return said + (bridge_ask(host, agent, False, mailbox_dir) if agent else [])
 
 
 def _choose(host: Host, agent: str, mailbox_dir: str | None, project: str,

@@ -1036,6 +1036,26 @@ class Mailbox:
         self._config = None
         return changed
 
+    def ask_bridge(self, agent: str, host: str, on: bool, *, dry_run: bool = False) -> str:
+        """``install HOST --bridge`` (``on``) or a registration without it: ``agent``'s
+        ask for ``host``'s bridge (``agents.NAME.bridge``) set or taken back, and
+        ``host`` in ``bridges`` while any agent asks for it. Returns what changed (or,
+        with ``dry_run``, would), ``""`` for nothing."""
+        name = check_name(agent)
+        said = ""
+
+        def change(raw: dict[str, Any]) -> bool:
+            nonlocal said
+            said = _bridge_ask(raw, name, host, on)
+            return bool(said)
+
+        if dry_run:
+            change(self.store.load_config())
+        else:
+            self.store.update_config(change)
+            self._config = None
+        return said
+
     def wake_diagnosis(self, agent: str, host: str | None = None) -> Diagnosis:
         """``doctor --wake``: ``agent``'s configured wake probed again, and its host's
         ladder with each step's probe (nothing is woken or written)."""
@@ -1071,3 +1091,39 @@ class Mailbox:
         changed = self.store.update_config(opt_in)
         self._config = None
         return changed
+
+
+def _bridge_ask(raw: dict[str, Any], agent: str, host: str, on: bool) -> str:
+    """:meth:`Mailbox.ask_bridge` on config ``raw`` (changed in place)."""
+    agents = raw.setdefault("agents", {}) if on else raw.get("agents", {})
+    entry = agents.setdefault(agent, {}) if on and isinstance(agents, dict) \
+        else agents.get(agent, {}) if isinstance(agents, dict) else None
+    if not isinstance(entry, dict):
+        raise StoreError(f"config.json: agents.{agent} must be an object; nothing was "
+                         "changed")
+    listed = raw.get("bridges", [])
+    if not isinstance(listed, list):
+        raise StoreError("config.json: bridges must be a list of host names; nothing was "
+                         "changed")
+    said = []
+    if on:
+        if entry.get("bridge") != host:
+            entry["bridge"] = host
+            said.append(f'agents.{agent}.bridge "{host}"')
+        if host not in listed:
+            raw["bridges"] = [*listed, host]
+            said.append(f'"{host}" in bridges')
+        return ", ".join(said)
+    if entry.get("bridge") != host:
+        return ""
+    del entry["bridge"]
+    said.append(f"agents.{agent}.bridge")
+    if host in listed and not any(isinstance(e, dict) and e.get("bridge") == host
+                                  for e in agents.values()):
+        rest = [b for b in listed if b != host]
+        if rest:
+            raw["bridges"] = rest
+        else:
+            del raw["bridges"]
+        said.append(f'"{host}" from bridges (no agent asks for it now)')
+    return ", ".join(said)

@@ -482,7 +482,8 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
     if watching is not None and watching.wanted and not watching.running \
             and not watching.on_demand:
         problems.append(f"watcher: {watching.describe()}")
-    problems.extend(_wake_problems(store))
+    wake_problems, routes = _wakes(store)
+    problems.extend(wake_problems)
     if deep:
         problems.extend(_unreadable(store, fix, fixed))
 
@@ -508,7 +509,7 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
             " `mailslot doctor --fix` removes them)"
         )
     return DoctorReport(store.location, problems, fixed, watching, deep=deep,
-                        bridges=_bridges(store))
+                        bridges=_bridges(store), routes=routes)
 
 
 def _bridges(store: Store) -> tuple[str, ...]:
@@ -536,12 +537,14 @@ def _bridges(store: Store) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _wake_problems(store: Store) -> list[str]:
-    """What ``watch --validate`` rejects, so ``doctor`` never says ok over it."""
+def _wakes(store: Store) -> tuple[list[str], tuple[str, ...]]:
+    """What ``watch --validate`` rejects, so ``doctor`` never says ok over it, and which
+    way each woken agent's wake would go now (a method that picks at wake time)."""
     from ..wake.report import validate  # only doctor needs it here
 
     report = validate(store)  # its config-wide problems are the config's, reported above
-    return [f"wake: {a.agent}: {p}" for a in report.agents for p in a.problems]
+    return ([f"wake: {a.agent}: {p}" for a in report.agents for p in a.problems],
+            tuple(f"{a.agent} ({a.method}): {a.route}" for a in report.agents if a.route))
 
 
 def _unreadable(store: Store, fix: bool, fixed: list[str]) -> list[str]:

@@ -210,6 +210,12 @@ class WakeMethod(ABC):
         """Problems visible now without waking anyone (for ``watch --validate``)."""
         return []
 
+    def route(self, job: Job) -> str:
+        """Which way a wake of ``job.agent`` would go now and why, in one line, for a
+        method that picks between ways at wake time (``doctor`` prints it; nothing is
+        woken). Empty: it has one way, its preview says it."""
+        return ""
+
     @classmethod
     def check(cls, setup: Setup) -> Check:
         """Could this method wake ``setup.agent`` (``install --wake`` chooses with it)?
@@ -492,6 +498,9 @@ class WaiterMethod(WakeMethod):
         return ["nothing started: a running waiter hook wakes the session itself; the "
                 "watcher checks that one is running"]
 
+    def route(self, job: Job) -> str:
+        return f"{self.name}: {waiter_now(job)}"
+
     def wake(self, job: Job) -> Outcome:
         from .. import hosts
         from ..mail.presence import pid_alive
@@ -501,6 +510,17 @@ class WaiterMethod(WakeMethod):
         title = hosts.host(self.host).title
         return Outcome(False, f"no {title} session of this agent has a waiter running "
                               f"(install {self.host} --hooks --wake, and keep a session open)")
+
+
+def waiter_now(job: Job) -> str:
+    """Whether a waiter of ``job.agent`` runs now, as doctor says it."""
+    from ..mail.presence import pid_alive
+
+    live = [p for p in job.store.waiter_pids(job.agent) if pid_alive(p)]
+    if live:
+        return f"its session's waiter wakes it (a waiter runs: pid {live[0]})"
+    return ("its session's waiter would wake it, but none runs now (one arms after each "
+            "turn of an open session)")
 
 
 class UnsupportedMethod(WakeMethod):

@@ -33,6 +33,7 @@ class AgentReport:
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notify: list[str] = field(default_factory=list)  # its notifiers, one line each
+    route: str = ""  # which way a wake would go now and why (WakeMethod.route)
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,8 @@ def _agent(store: Store, config: Config, agent: str) -> AgentReport:
               settings.retry.timeout_seconds)
     return AgentReport(agent, settings.describe_opt_in(), settings.method,
                        does=method.preview(job), retry=settings.retry.describe(),
-                       warnings=method.probe())
+                       warnings=method.probe(),
+                       route="" if settings.opt_in == "never" else method.route(job))
 
 
 def validate(store: Store) -> Validation:
@@ -126,6 +128,7 @@ def as_text(report: Validation) -> str:
             lines += [f"  limit: {n}" for n in METHODS[a.method].limits]
         lines += [f"  problem: {p}" for p in a.problems]
         lines += [f"  warning: {w}" for w in a.warnings]
+        lines += [f"  now: {a.route}"] if a.route else []
         lines += [f"  {line}" for line in a.notify]
     lines += ["", "ok: every configured agent's wake settings are valid" if report.ok
               else "problems found: the agents above are not woken until they are fixed"]
