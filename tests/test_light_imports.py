@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from mailslot import hosts
+
 HEAVY = ("mcp", "pydantic", "starlette", "watchdog")
 PROBE = f"""
 import json, sys
@@ -144,3 +146,39 @@ def test_a_command_loads_only_the_module_declaring_it(argv: list[str], module: s
     assert report["code"] == 0
     assert set(report["loaded"]) == {"mailslot.cli.command", f"mailslot.cli.{module}",
                                      "mailslot.cli.main", "mailslot.cli.render"}
+
+
+HOST_PROBE = """
+import json, os, sys
+from mailslot.entry import main
+sys.argv = ["mailslot", *sys.argv[1:]]
+def ended(code):
+    raise SystemExit(code)
+os._exit = ended
+try:
+    code = main()
+except SystemExit as exit:
+    code = exit.code
+loaded = sorted(m for m in sys.modules if m.startswith("mailslot.hosts.")
+                or m.split(".")[0] in ("psycopg", "subprocess", "typing")
+                or m == "mailslot.wake.tmux")
+print(json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(("argv", "hosts_loaded"), [
+    (["--agent", "y", "inbox"], []),
+    (["who"], []),
+    (["doctor"], ["mailslot.hosts.host", *(f"mailslot.hosts.{h}" for h in hosts.BRIDGED)]),
+])
+def test_a_command_loads_no_host_it_does_not_ask(argv: list[str], hosts_loaded: list[str],
+                                                 tmp_path: Any) -> None:
+    """``doctor`` asks the hosts that bring a bridge whether one runs, and no other
+    host; over a config naming no wake method it builds no wake method (so loads
+    neither tmux's nor subprocess); ``inbox`` and ``who`` load no host and no driver."""
+    env = {**os.environ, "MAILSLOT_DIR": str(tmp_path / "mailbox")}
+    env.pop("MAILSLOT_AGENT", None)
+    proc = subprocess.run([sys.executable, "-c", HOST_PROBE, *argv], capture_output=True,
+                          text=True, timeout=60, check=False, env=env)
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert report == {"code": 0, "loaded": sorted(hosts_loaded)}, proc.stderr

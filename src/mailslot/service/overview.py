@@ -520,10 +520,8 @@ def _bridges(store: Store) -> tuple[str, ...]:
         raw = None
     asked = set(raw) if isinstance(raw, list) else set()
     lines = []
-    for host in hosts.every():
+    for host in map(hosts.host, hosts.BRIDGED):
         shapes = host.bridge()
-        if shapes is None:
-            continue
         running = shapes.bridges(store.location, os.environ)
         if running:
             listed = ", ".join(f"{agent} (pid {pid})" for agent, pid in sorted(running))
