@@ -12,8 +12,6 @@ from ..core.errors import MailslotError
 from ..core.message import Message
 from ..core.values import asdict, dataclass, field, replace
 from ..mail.invocation import invocation
-from .methods import Job
-from .methods_by_name import every_method, find_method, method_for
 from .notice import wake_notice
 from .policy import settings_for
 
@@ -50,6 +48,8 @@ class Validation:
         return not self.problems and not any(a.problems for a in self.agents)
 
     def as_dict(self) -> dict[str, Any]:
+        from .methods_by_name import every_method
+
         return {"location": self.location, "ok": self.ok, "problems": self.problems,
                 "agents": [asdict(a) for a in self.agents],
                 "methods": [_method_dict(m) for m in every_method().values()]}
@@ -68,6 +68,11 @@ def _agent(store: Store, config: Config, agent: str) -> AgentReport:
         return AgentReport(agent, "not woken (config error)", "?", problems=[str(exc)])
     if not settings.method:
         return AgentReport(agent, settings.describe_opt_in(), "none")
+    # loaded once an agent names a method: doctor over a config naming none loads
+    # neither the methods nor ``re`` (their fields' patterns)
+    from .methods import Job
+    from .methods_by_name import method_for
+
     try:
         method = method_for(agent, settings.method).from_config(agent, settings.fields)
     except MailslotError as exc:
@@ -113,6 +118,8 @@ def _with_notifiers(store: Store, config: Config, report: AgentReport) -> AgentR
 def as_text(report: Validation) -> str:
     """The configured agents only, what each wake would do and what is wrong; every
     method's fields are in docs/wake.md and in ``--json`` (``methods``)."""
+    from .methods_by_name import find_method
+
     lines = [f"mailbox: {report.location}"]
     lines += [f"problem: {p}" for p in report.problems]
     if not report.agents and not report.problems:
