@@ -48,7 +48,10 @@ def test_cli_commands_stay_light(argv: list[str]) -> None:
 # json: its module compiles six patterns at import (mailslot.core.jsontext reads and writes
 # JSON with its C part; only --json output, indented, loads it).
 EVERYDAY_SKIPS = ("dataclasses", "inspect", "ast", "tokenize", "pathlib", "shutil", "yaml",
-                  "threading", "typing", "sqlite3", "datetime", "json")
+                  "threading", "typing", "sqlite3", "datetime", "json",
+                  # argparse only for help and errors: a plain line is parsed without
+                  # it (mailslot.cli.plain_parse)
+                  "argparse", "gettext")
 EVERYDAY = f"""
 import os, sys
 from mailslot.entry import main
@@ -72,6 +75,7 @@ print(json.dumps({{"code": code, "loaded": loaded}}), file=sys.stderr)
         ["--agent", "x", "send", "--to", "y", "--subject", "s", "--body", "b"],
         ["--agent", "y", "inbox"],
         ["who"],
+        ["doctor"],
     ],
 )
 def test_everyday_commands_load_only_what_they_need(argv: list[str], tmp_path: Any) -> None:
@@ -145,11 +149,12 @@ def test_a_command_loads_only_the_module_declaring_it(argv: list[str], module: s
     report = json.loads(proc.stderr.strip().splitlines()[-1])
     assert report["code"] == 0
     assert set(report["loaded"]) == {"mailslot.cli.command", f"mailslot.cli.{module}",
-                                     "mailslot.cli.main", "mailslot.cli.render"}
+                                     "mailslot.cli.main", "mailslot.cli.plain_parse",
+                                     "mailslot.cli.render"}  # not cli.parser: argparse
 
 
 HOST_PROBE = """
-import json, os, sys
+import os, sys
 from mailslot.entry import main
 sys.argv = ["mailslot", *sys.argv[1:]]
 def ended(code):
@@ -160,8 +165,10 @@ try:
 except SystemExit as exit:
     code = exit.code
 loaded = sorted(m for m in sys.modules if m.startswith("mailslot.hosts.")
-                or m.split(".")[0] in ("psycopg", "subprocess", "typing")
+                or m.split(".")[0] in ("psycopg", "subprocess", "typing", "re", "enum",
+                                       "functools", "collections")
                 or m == "mailslot.wake.tmux")
+import json  # it loads re: only now
 print(json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
 """
 
@@ -175,7 +182,9 @@ def test_a_command_loads_no_host_it_does_not_ask(argv: list[str], hosts_loaded: 
                                                  tmp_path: Any) -> None:
     """``doctor`` asks the hosts that bring a bridge whether one runs, and no other
     host; over a config naming no wake method it builds no wake method (so loads
-    neither tmux's nor subprocess); ``inbox`` and ``who`` load no host and no driver."""
+    neither tmux's nor subprocess); ``inbox`` and ``who`` load no host and no driver.
+    None of them loads ``re`` and what it brings (``enum``, ``functools``,
+    ``collections``): argparse did, and a plain line is parsed without it."""
     env = {**os.environ, "MAILSLOT_DIR": str(tmp_path / "mailbox")}
     env.pop("MAILSLOT_AGENT", None)
     proc = subprocess.run([sys.executable, "-c", HOST_PROBE, *argv], capture_output=True,
