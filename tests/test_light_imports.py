@@ -52,7 +52,10 @@ EVERYDAY_SKIPS = ("dataclasses", "inspect", "ast", "tokenize", "pathlib", "shuti
                   # argparse only for help and errors: a plain line is parsed without
                   # it (mailslot.cli.plain_parse)
                   "argparse", "gettext")
-EVERYDAY = f"""
+def _entry_probe(loaded: str) -> str:
+    """A script running the console script's ``main`` on its argv, then printing the
+    exit code and ``loaded`` (an expression over ``sys.modules``) as JSON on stderr."""
+    return f"""
 import os, sys
 from mailslot.entry import main
 sys.argv = ["mailslot", *sys.argv[1:]]
@@ -63,10 +66,14 @@ try:
     code = main()
 except SystemExit as exit:
     code = exit.code
-loaded = sorted({{m.split(".")[0] for m in sys.modules}} & set({EVERYDAY_SKIPS!r}))
-import json
+loaded = {loaded}
+import json  # it loads re: only now
 print(json.dumps({{"code": code, "loaded": loaded}}), file=sys.stderr)
 """
+
+
+EVERYDAY = _entry_probe(
+    f"sorted({{m.split('.')[0] for m in sys.modules}} & set({EVERYDAY_SKIPS!r}))")
 
 
 @pytest.mark.parametrize(
@@ -153,24 +160,10 @@ def test_a_command_loads_only_the_module_declaring_it(argv: list[str], module: s
                                      "mailslot.cli.render"}  # not cli.parser: argparse
 
 
-HOST_PROBE = """
-import os, sys
-from mailslot.entry import main
-sys.argv = ["mailslot", *sys.argv[1:]]
-def ended(code):
-    raise SystemExit(code)
-os._exit = ended
-try:
-    code = main()
-except SystemExit as exit:
-    code = exit.code
-loaded = sorted(m for m in sys.modules if m.startswith("mailslot.hosts.")
-                or m.split(".")[0] in ("psycopg", "subprocess", "typing", "re", "enum",
-                                       "functools", "collections")
-                or m == "mailslot.wake.tmux")
-import json  # it loads re: only now
-print(json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
-"""
+HOST_PROBE = _entry_probe(
+    "sorted(m for m in sys.modules if m.startswith('mailslot.hosts.') or m.split('.')[0] in "
+    "('psycopg', 'subprocess', 'typing', 're', 'enum', 'functools', 'collections') "
+    "or m == 'mailslot.wake.tmux')")
 
 
 @pytest.mark.parametrize(("argv", "hosts_loaded"), [
