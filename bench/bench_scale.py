@@ -12,6 +12,7 @@ indexes (``repair_counts``, what ``doctor --fix`` does): real, valid mailboxes t
 ``doctor --deep`` accepts. They are kept in ``$XDG_CACHE_HOME/mailslot-bench/scale-v1``
 (``~/.cache`` by default), outside the clone, and reused by later runs.
 ``MAILSLOT_BENCH_SCALE`` chooses the sizes (comma-separated, e.g. ``200,10000``).
+The package is byte-compiled first, as ``pip install`` does (bench_hooks.py says why).
 
 Shape: ten agents writing to each other in turn; of each agent's mail the oldest 90%
 is done, then 5% read, the newest 5% unread. The measured agent is ``agent-0``.
@@ -19,6 +20,7 @@ is done, then 5% read, the newest 5% unread. The measured agent is ``agent-0``.
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import statistics
@@ -28,7 +30,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from common import VENV_BIN, Row
+from common import ROOT, VENV_BIN, Row
 
 SIZES = ("200", "10000", "100000", "1000000", "1000000h")
 """``h``: history only: the open mail of the 100,000 mailbox (10,000 messages), the
@@ -163,6 +165,7 @@ def measure(mailbox: Path) -> dict[str, float]:
 
 
 def run() -> list[Row]:
+    compileall.compile_dir(str(ROOT / "src" / "mailslot"), quiet=1)
     sizes = _sizes()
     found: dict[str, dict[str, float]] = {}
     for size in sizes:

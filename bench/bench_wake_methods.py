@@ -39,7 +39,7 @@ from mailslot.access.identity import Identity
 from mailslot.core.errors import StoreError
 from mailslot.store import open_store
 from mailslot.wake.methods import ArgvMethod, CommandMethod
-from mailslot.wake.methods_by_name import METHODS
+from mailslot.wake.methods_by_name import every_method
 
 SENDS = int(os.environ.get("BENCH_WAKE_METHODS_COUNT", "15"))
 TMUX_SENDS = int(os.environ.get("BENCH_WAKE_TMUX_COUNT", "10"))
@@ -74,7 +74,7 @@ def _agents(tmp: Path, record: Path) -> dict[str, dict[str, Any]]:
     values, bin_dir = _fields(tmp), tmp / "bin"
     bin_dir.mkdir()
     agents: dict[str, dict[str, Any]] = {}
-    for name, method in sorted(METHODS.items()):
+    for name, method in sorted(every_method().items()):
         if not issubclass(method, ArgvMethod):
             continue
         entry = {f.name: values[f.name] for f in method.fields if f.name in values}

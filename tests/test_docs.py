@@ -10,8 +10,8 @@ from types import ModuleType
 
 import pytest
 
-from mailslot.cli.command import COMMAND_NAMES
-from mailslot.cli.main import build_parser, declared
+from mailslot.cli.command import COMMAND_NAMES, declared
+from mailslot.cli.parser import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,7 +13,8 @@ import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
-from mailslot.cli.main import build_parser, command_word
+from mailslot.cli.main import command_word
+from mailslot.cli.parser import build_parser
 from mailslot.entry import SKIP_TEARDOWN, hook_command
 from support import unlimited
 

@@ -3,13 +3,17 @@ the package naming a host (what a host is lives in its module only)."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from mailslot import hosts
 from mailslot.hosts.host import MOMENTS, Host
+from mailslot.wake.methods_by_name import every_method
 
 PACKAGE = Path(hosts.__file__).resolve().parent.parent
 
@@ -71,3 +75,31 @@ def test_the_check_sees_a_host_in_names_strings_and_comments() -> None:
     assert naming('runtime = "claude-code"  # Claude Code', words) == ["claude-code",
                                                                        "Claude Code"]
     assert naming("recovery, discursive, pipeline", words) == []
+
+
+def test_the_bridged_hosts_are_those_whose_module_brings_a_bridge() -> None:
+    assert hosts.names(lambda h: h.bridge() is not None) == hosts.BRIDGED
+
+
+FIND = """
+import json, sys
+from mailslot.wake.methods_by_name import find_method
+found = {}
+for name in sys.argv[1:]:
+    method = find_method(name)
+    found[name] = method and f"{method.__module__}.{method.__qualname__}"
+print(json.dumps(found))
+"""
+
+
+def test_a_wake_method_found_by_name_is_the_one_every_method_lists() -> None:
+    """Found one at a time in a fresh process (each host's module loaded only for its
+    own names), each is the class the whole list holds."""
+    every = every_method()
+    assert list(every)[:2] == ["command", "tmux"] and list(every)[-1] == "unsupported"
+    names = [*every, "nosuch", "claude-nosuch"]
+    done = subprocess.run([sys.executable, "-c", FIND, *names], capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert json.loads(done.stdout) == {
+        **{name: f"{m.__module__}.{m.__qualname__}" for name, m in every.items()},
+        "nosuch": None, "claude-nosuch": None}

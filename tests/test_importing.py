@@ -192,7 +192,7 @@ def test_the_cli_offers_exactly_the_formats_the_importer_reads() -> None:
     so its list must not drift from the importer's."""
     import argparse
 
-    from mailslot.cli.main import build_parser
+    from mailslot.cli.parser import build_parser
     from mailslot.keep import importing
 
     commands = next(a for a in build_parser(only="import")._actions

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from mailslot import hosts
+
 HEAVY = ("mcp", "pydantic", "starlette", "watchdog")
 PROBE = f"""
 import json, sys
@@ -46,8 +48,14 @@ def test_cli_commands_stay_light(argv: list[str]) -> None:
 # json: its module compiles six patterns at import (mailslot.core.jsontext reads and writes
 # JSON with its C part; only --json output, indented, loads it).
 EVERYDAY_SKIPS = ("dataclasses", "inspect", "ast", "tokenize", "pathlib", "shutil", "yaml",
-                  "threading", "typing", "sqlite3", "datetime", "json")
-EVERYDAY = f"""
+                  "threading", "typing", "sqlite3", "datetime", "json",
+                  # argparse only for help and errors: a plain line is parsed without
+                  # it (mailslot.cli.plain_parse)
+                  "argparse", "gettext")
+def _entry_probe(loaded: str) -> str:
+    """A script running the console script's ``main`` on its argv, then printing the
+    exit code and ``loaded`` (an expression over ``sys.modules``) as JSON on stderr."""
+    return f"""
 import os, sys
 from mailslot.entry import main
 sys.argv = ["mailslot", *sys.argv[1:]]
@@ -58,10 +66,14 @@ try:
     code = main()
 except SystemExit as exit:
     code = exit.code
-loaded = sorted({{m.split(".")[0] for m in sys.modules}} & set({EVERYDAY_SKIPS!r}))
-import json
+loaded = {loaded}
+import json  # it loads re: only now
 print(json.dumps({{"code": code, "loaded": loaded}}), file=sys.stderr)
 """
+
+
+EVERYDAY = _entry_probe(
+    f"sorted({{m.split('.')[0] for m in sys.modules}} & set({EVERYDAY_SKIPS!r}))")
 
 
 @pytest.mark.parametrize(
@@ -70,6 +82,7 @@ print(json.dumps({{"code": code, "loaded": loaded}}), file=sys.stderr)
         ["--agent", "x", "send", "--to", "y", "--subject", "s", "--body", "b"],
         ["--agent", "y", "inbox"],
         ["who"],
+        ["doctor"],
     ],
 )
 def test_everyday_commands_load_only_what_they_need(argv: list[str], tmp_path: Any) -> None:
@@ -143,4 +156,31 @@ def test_a_command_loads_only_the_module_declaring_it(argv: list[str], module: s
     report = json.loads(proc.stderr.strip().splitlines()[-1])
     assert report["code"] == 0
     assert set(report["loaded"]) == {"mailslot.cli.command", f"mailslot.cli.{module}",
-                                     "mailslot.cli.main", "mailslot.cli.render"}
+                                     "mailslot.cli.main", "mailslot.cli.plain_parse",
+                                     "mailslot.cli.render"}  # not cli.parser: argparse
+
+
+HOST_PROBE = _entry_probe(
+    "sorted(m for m in sys.modules if m.startswith('mailslot.hosts.') or m.split('.')[0] in "
+    "('psycopg', 'subprocess', 'typing', 're', 'enum', 'functools', 'collections') "
+    "or m == 'mailslot.wake.tmux')")
+
+
+@pytest.mark.parametrize(("argv", "hosts_loaded"), [
+    (["--agent", "y", "inbox"], []),
+    (["who"], []),
+    (["doctor"], ["mailslot.hosts.host", *(f"mailslot.hosts.{h}" for h in hosts.BRIDGED)]),
+])
+def test_a_command_loads_no_host_it_does_not_ask(argv: list[str], hosts_loaded: list[str],
+                                                 tmp_path: Any) -> None:
+    """``doctor`` asks the hosts that bring a bridge whether one runs, and no other
+    host; over a config naming no wake method it builds no wake method (so loads
+    neither tmux's nor subprocess); ``inbox`` and ``who`` load no host and no driver.
+    None of them loads ``re`` and what it brings (``enum``, ``functools``,
+    ``collections``): argparse did, and a plain line is parsed without it."""
+    env = {**os.environ, "MAILSLOT_DIR": str(tmp_path / "mailbox")}
+    env.pop("MAILSLOT_AGENT", None)
+    proc = subprocess.run([sys.executable, "-c", HOST_PROBE, *argv], capture_output=True,
+                          text=True, timeout=60, check=False, env=env)
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert report == {"code": 0, "loaded": sorted(hosts_loaded)}, proc.stderr

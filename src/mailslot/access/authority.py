@@ -31,13 +31,11 @@ name (its children fall with it).
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Mapping, Sequence
 
 from ..core.config import Config
 from ..core.dates import datetime
 from ..core.errors import InvalidInput, NotFound, Refused, Unauthorized, Unreadable, UnsafePath
-from ..core.names import check_name
+from ..core.names import LOWER, Word, check_name
 from ..core.text import quoted
 from ..core.values import replace
 from ..mail.posting import now
@@ -54,12 +52,13 @@ from .credentials import (
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
     from ..store import Store
     from ..store.roles import Registry  # what reading and revoking a record need
 
-_RUNTIME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+_RUNTIME = Word(LOWER, LOWER + "._-", 64)  # [a-z0-9][a-z0-9._-]{0,63}, without re
 
 
 def runtimes() -> list[str]:

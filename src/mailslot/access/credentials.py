@@ -30,12 +30,15 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
 
 from ..core import jsontext
 from ..core.errors import InvalidInput
 from ..core.names import check_name
 from .identity import git_toplevel
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 _PREFIX = "sha256:"
 

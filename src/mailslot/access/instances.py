@@ -26,14 +26,13 @@ docs/security.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from ..core.dates import datetime
 from ..core.errors import InvalidInput, Refused
 from .fencing import sessions
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
     from ..store import Store

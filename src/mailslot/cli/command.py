@@ -10,9 +10,11 @@ once and prints. Nothing heavy is imported here: every command loads this module
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
+from ..core import jsontext
 from . import render
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
@@ -49,6 +51,33 @@ feature's module and named here."""
 
 COMMAND_NAMES = [name for _, names in HELP_ORDER for name in names]
 """Every command's name, in :data:`HELP_ORDER`."""
+
+
+def declared(only: str | None = None) -> list[Command]:
+    """Every command's declaration in :data:`HELP_ORDER`, or just the one named
+    ``only`` (none if it is no command). Only the modules declaring them are imported: a
+    command loads its own module, not the others'."""
+    modules = {m: importlib.import_module(f"{__package__}.{m}").COMMANDS
+               for m, names in HELP_ORDER if only is None or only in names}
+    by_name: dict[str, Command] = {c.name: c for found in modules.values() for c in found}
+    if only is not None:
+        return [by_name[only]] if only in by_name else []
+    for module, found in modules.items():  # the whole list: each module holds its own
+        listed = sorted(name for m, names in HELP_ORDER if m == module for name in names)
+        if sorted(c.name for c in found) != listed:
+            raise AssertionError(f"{module}.COMMANDS is not what HELP_ORDER names for it")
+    return [by_name[name] for name in COMMAND_NAMES]
+
+
+def fail(message: str, code: str, exit_code: int, *, as_json: bool) -> int:
+    """The one shape of every error: a line, or with --json an object, on stderr."""
+    if as_json:
+        line = jsontext.dumps({"error": message, "code": code, "exit": exit_code},
+                              ascii=False)
+    else:
+        line = f"mailslot: error: {message}"
+    print(line, file=sys.stderr)
+    return exit_code
 
 
 def _no_arguments(parser: argparse.ArgumentParser) -> None:
@@ -107,6 +136,40 @@ class Command:
 
 
 # Options more than one command takes ---------------------------------------------
+AGENT_HELP = "who this process speaks as (default: $MAILSLOT_AGENT, then the git toplevel's name)"
+SERVER_AGENT_HELP = ("who the server (or what install registers) speaks as: required, here "
+                     "or as $MAILSLOT_AGENT (the git checkout's name is not used)")
+
+
+def global_options(parser: argparse.ArgumentParser, *, top: bool,
+                   agent_help: str = AGENT_HELP) -> None:
+    """--dir, --agent, --credential, --json and --no-color, before or after the command.
+
+    On the top parser they hold the defaults; on a command's parser they are set only when
+    given (``SUPPRESS``), so a value given before the command is not reset after it.
+    """
+    def default(value: object) -> object:
+        if top:
+            return value
+        import argparse  # only a command's own argparse parser has these
+
+        return argparse.SUPPRESS
+
+    group = parser.add_argument_group("global options (before or after the command)")
+    group.add_argument("--dir", "--store", default=default(None), metavar="DIR|URL",
+                       help="mailbox folder or postgresql:// URL (default: $MAILSLOT_STORE, "
+                            "then $MAILSLOT_DIR, then ~/mailslot)")
+    group.add_argument("--agent", default=default(None), metavar="NAME", help=agent_help)
+    group.add_argument("--credential", default=default(None), metavar="FILE",
+                       help="speak as the registered agent this credential file names "
+                            "(default: $MAILSLOT_CREDENTIAL); with --remote, the file "
+                            "holding the secret (default: $MAILSLOT_SECRET)")
+    group.add_argument("--json", action="store_true", default=default(False),
+                       help="print JSON (results on stdout, errors on stderr)")
+    group.add_argument("--no-color", action="store_true", default=default(False),
+                       help="no colour even on a terminal (NO_COLOR does the same)")
+
+
 def limit_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=20, help="page size (default 20)")
 

@@ -389,7 +389,7 @@ def _bridge_arguments(p: argparse.ArgumentParser) -> None:
 def _bridged() -> list[str]:
     from .. import hosts
 
-    return [h.name for h in hosts.every() if h.bridge() is not None]
+    return list(hosts.BRIDGED)
 
 
 @BRIDGE.handler

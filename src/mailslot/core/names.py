@@ -17,8 +17,9 @@ BROADCAST_RECIPIENT = "all"
 RESERVED = frozenset({BROADCAST_RECIPIENT, "unknown", SYSTEM_SENDER})
 MAX_NAME_LENGTH = 64
 
-_LOWER = "abcdefghijklmnopqrstuvwxyz0123456789"
-_ALNUM = _LOWER + "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+LOWER = "abcdefghijklmnopqrstuvwxyz0123456789"
+"""What a lower-case word is made of (for :class:`Word`)."""
+_ALNUM = LOWER + "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 class Word:
@@ -39,7 +40,7 @@ class Word:
                 and not raw.strip(self.rest))
 
 
-_NAME = Word(_LOWER, _LOWER + "-", MAX_NAME_LENGTH)  # [a-z0-9][a-z0-9-]{0,63}
+_NAME = Word(LOWER, LOWER + "-", MAX_NAME_LENGTH)  # [a-z0-9][a-z0-9-]{0,63}
 SESSION_KEY = Word(_ALNUM, _ALNUM + "._-", 128)  # [A-Za-z0-9][A-Za-z0-9._-]{0,127}
 """What a session key may be: a word safe as a file or row name (a host's session id as
 given when it is one; :func:`session_key` hashes any other)."""

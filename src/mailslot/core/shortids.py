@@ -11,18 +11,20 @@ id the store itself listed.
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from collections.abc import Iterable
 from operator import itemgetter
 
 from .errors import InvalidInput, NotFound
 from .ids import is_id
+from .names import LOWER, Word
 from .text import quoted
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 MIN_PREFIX = 6
 _SHOWN_CANDIDATES = 5
-_SHORT = re.compile(r"[a-z0-9][a-z0-9_.+-]*", re.ASCII)  # what an id is made of, no '/'
+_SHORT = Word(LOWER, LOWER + "_.+-", 1 << 30)  # [a-z0-9][a-z0-9_.+-]*: an id's letters, no '/'
 
 
 def tail(message_id: str) -> str:
@@ -87,13 +89,14 @@ def short_forms(ids: Iterable[str], among: Iterable[str]) -> dict[str, str]:
     for key in wanted.values():
         if len(key) >= MIN_PREFIX:  # shorter tails are never shown, so never counted
             endings.setdefault(len(key) + 1, set()).add("_" + key)
-    counts: Counter[str] = Counter()
+    counts: dict[str, int] = {}
     pool = among if len(endings) <= 1 else list(among)
     for length, want in endings.items():
         last = map(itemgetter(slice(-length, None)), pool)
-        counts.update(filter(want.__contains__, last))
+        for ending in filter(want.__contains__, last):
+            counts[ending] = counts.get(ending, 0) + 1
     forms: dict[str, str] = {}
     for message_id, key in wanted.items():
-        ok = len(key) >= MIN_PREFIX and counts["_" + key] <= 1
+        ok = len(key) >= MIN_PREFIX and counts.get("_" + key, 0) <= 1
         forms[message_id] = key if ok else message_id
     return forms

@@ -23,6 +23,11 @@ NAMES = tuple(sorted(
     if entry.endswith(".py") and entry[0] != "_" and entry != "host.py"))
 """Every host, by name: the modules of this package (one folder listing, no import)."""
 
+BRIDGED = ("claude",)
+"""The hosts whose :meth:`~.host.Host.bridge` is not ``None``: ``doctor`` asks each of
+them whether a bridge of the mailbox runs without loading every host to find them
+(tests/test_hosts.py holds this to what the modules say)."""
+
 _LOADED: dict[str, Host] = {}
 
 
@@ -53,4 +58,4 @@ def listed(found: tuple[str, ...] | list[str]) -> str:
     return found[0] if len(found) == 1 else f"{', '.join(found[:-1])} or {found[-1]}"
 
 
-__all__ = ["NAMES", "Host", "every", "host", "listed", "names"]
+__all__ = ["BRIDGED", "NAMES", "Host", "every", "host", "listed", "names"]

@@ -32,11 +32,7 @@ import json
 import os
 import re
 import stat
-import subprocess
 import sys
-from datetime import datetime
-from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 from ..core.errors import InvalidInput
 from .host import Failed, Host, Opened, Rung, Start, option
@@ -44,6 +40,7 @@ from .host import Failed, Host, Opened, Rung, Start, option
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, MutableMapping, Sequence
+    from pathlib import Path
     from typing import Any
 
 
@@ -92,6 +89,8 @@ class Unusable:
 
 def _started_after(pid: int, written: float) -> bool:
     """True when process ``pid`` started after ``written`` (so it is not the writer)."""
+    from pathlib import Path
+
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         ticks = int(fields[19])
@@ -104,6 +103,8 @@ def _started_after(pid: int, written: float) -> bool:
 
 def _loopback(address: str) -> bool:
     """Is ``address`` (``http(s)://HOST:PORT`` or ``HOST:PORT``) on this machine?"""
+    from urllib.parse import urlsplit
+
     parts = urlsplit(address if "://" in address else f"//{address}")
     if parts.scheme not in ("", "http", "https"):
         return False
@@ -162,6 +163,8 @@ def read_credentials(path: Path) -> Credentials | Unusable:
 
 def credentials_path(launch: Mapping[str, Any], store_folder: str | None) -> Path | Unusable:
     """The owner's ``credentials_file``, else the sidecar's file in the mailbox."""
+    from pathlib import Path
+
     raw = launch.get("credentials_file")
     if isinstance(raw, str) and raw:
         return Path(raw).expanduser()
@@ -201,6 +204,8 @@ def write_private(path: str, data: Mapping[str, Any]) -> None:
 
 def _remove_if_mine(path: str) -> None:
     """Remove the credentials file if this process wrote it (a newer sidecar's stays)."""
+    from pathlib import Path
+
     try:
         with open(path, encoding="utf-8") as f:
             mine = json.load(f).get("pid") == os.getpid()
@@ -221,6 +226,8 @@ class Project:
 
 
 def _folders(doc: Mapping[str, Any]) -> list[str]:
+    from urllib.parse import unquote
+
     resources = doc.get("projectResources")
     found = []
     for item in resources.get("resources", []) if isinstance(resources, dict) else []:
@@ -298,6 +305,8 @@ class Antigravity(Host):
     def resolve_project(self, given: str, launch: Mapping[str, Any]) -> str:
         """An exact project name, a project id, or the absolute path of a project's
         folder, looked up (read only) in Antigravity's project registry."""
+        from pathlib import Path
+
         if not given or len(given) > 4096 or not given.isprintable():
             raise InvalidInput("project must be a project's name or the absolute path of its "
                                "folder")
@@ -324,6 +333,8 @@ class Antigravity(Host):
                           ) -> Opened:
         """``agentapi new-conversation``: the token in its environment only; it prints
         the new conversation's id in JSON."""
+        import subprocess
+
         path = credentials_path(launch, store_folder)
         found = path if isinstance(path, Unusable) else read_credentials(path)
         if isinstance(found, Unusable):
@@ -384,6 +395,7 @@ class Antigravity(Host):
         Antigravity ends it (a signal, or the app that started it gone), and remove it."""
         import signal
         import threading
+        from datetime import datetime
 
         address, token = env.get(ADDRESS_ENV, ""), env.get(TOKEN_ENV, "")
         if not address or not token:
@@ -431,6 +443,8 @@ def _conversation_of(stdout: bytes) -> str | None:
 def _wake_methods() -> list[type]:
     """Built on first use, so that a hook, which needs only the facts above, never
     loads the wake machinery."""
+    from pathlib import Path
+
     from ..wake.methods import (
         SESSION_ID,
         ArgvMethod,

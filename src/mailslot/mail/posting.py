@@ -8,8 +8,6 @@ modules can hold a :class:`Notifier`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 from ..core.dates import UTC, datetime
 from ..core.errors import IdTaken, InvalidInput, MailslotError
 from ..core.ids import new_id
@@ -19,6 +17,7 @@ from ..core.text import DEFAULT_MAX_BODY_BYTES, MAX_SUBJECT_LENGTH, clean_body, 
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from ..store import Store

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
 
 from ..core.config import hostname, this_machine
 from ..core.dates import datetime
@@ -23,6 +22,7 @@ from ..core.values import dataclass
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     from ..store import Store

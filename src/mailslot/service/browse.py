@@ -76,7 +76,7 @@ class Shown:
 def wake_view(config: Config, agent: str) -> WakeView:
     """The switch for ``agent``'s wakes: a config error or an ``unsupported`` host
     cannot be switched on, and the reason says why."""
-    from ..wake.methods_by_name import METHODS
+    from ..wake.methods import UnsupportedMethod
     from ..wake.policy import UNSUPPORTED, settings_for
 
     try:
@@ -85,7 +85,7 @@ def wake_view(config: Config, agent: str) -> WakeView:
         return WakeView("?", False, False, str(exc))
     on = settings.opt_in != "never"
     if settings.method == UNSUPPORTED:
-        return WakeView(UNSUPPORTED, False, False, METHODS[UNSUPPORTED].summary)
+        return WakeView(UNSUPPORTED, False, False, UnsupportedMethod.summary)
     if not settings.method:
         return WakeView("", on, False, "no wake method chosen (see Settings)")
     return WakeView(settings.method, on, True)

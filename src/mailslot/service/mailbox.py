@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import itemgetter
 
@@ -51,6 +50,7 @@ from . import ladder, overview, recipients
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
     from typing import Any
 

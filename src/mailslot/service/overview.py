@@ -9,8 +9,6 @@ because they read across every mailbox rather than one agent's.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from functools import cache
 
 from ..access import instances
 from ..access.gates import group_of
@@ -27,6 +25,7 @@ from ..mail.presence import summarize
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from ..store import Store
@@ -158,12 +157,24 @@ def sent(store: Store, sender: str, who: Callable[[], list[AgentInfo]], limit: i
     return statuses(store, store.sent_ids(sender, limit), who, viewer=sender, now=now)
 
 
+def _once(ask: Callable[[], list[AgentInfo]]) -> Callable[[], list[AgentInfo]]:
+    """``ask``, asked at most once (``functools.cache``, without loading functools)."""
+    answers: list[list[AgentInfo]] = []
+
+    def once() -> list[AgentInfo]:
+        if not answers:
+            answers.append(ask())
+        return answers[0]
+
+    return once
+
+
 def statuses(store: Store, ids: list[str], who: Callable[[], list[AgentInfo]], *,
              viewer: str | None, now: datetime | None = None) -> list[Status]:
     """The status of each of ``ids`` that ``viewer`` may see, in that order, from one pass
     over the events log; a message gone meanwhile is left out."""
     found = _receipts(store, set(ids))
-    who = cache(who)  # a broadcast's recipients are everyone: ask once per page
+    who = _once(who)  # a broadcast's recipients are everyone: ask once per page
     waiting = Waiting(store, now)
     result = []
     for message_id in ids:
@@ -523,10 +534,8 @@ def _bridges(store: Store) -> tuple[str, ...]:
         raw = None
     asked = set(raw) if isinstance(raw, list) else set()
     lines = []
-    for host in hosts.every():
+    for host in map(hosts.host, hosts.BRIDGED):
         shapes = host.bridge()
-        if shapes is None:
-            continue
         running = shapes.bridges(store.location, os.environ)
         if running:
             listed = ", ".join(f"{agent} (pid {pid})" for agent, pid in sorted(running))

@@ -7,8 +7,6 @@ config, owner) rather than one agent's mail. Reached through
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from ..core.config import Config
 from ..core.errors import InvalidInput, MailslotError
 from ..core.message import Message
@@ -17,6 +15,8 @@ from ..core.text import quoted
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..store import Store
 
 

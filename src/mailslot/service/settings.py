@@ -29,7 +29,7 @@ from ..core.names import check_name
 from ..core.values import dataclass, field
 from ..store import Store
 from ..wake.methods import Field
-from ..wake.methods_by_name import METHODS
+from ..wake.methods_by_name import every_method, find_method
 from ..wake.notify import KINDS
 from ..wake.report import AgentReport, validate_agent
 from .mailbox import Mailbox
@@ -82,7 +82,7 @@ class Saved:
 
 def method_fields() -> dict[str, tuple[Field, ...]]:
     """Every wake method's config fields, by method name."""
-    return {name: method.fields for name, method in METHODS.items()}
+    return {name: method.fields for name, method in every_method().items()}
 
 
 def notifier_fields() -> dict[str, tuple[Field, ...]]:
@@ -174,9 +174,9 @@ def save_wake(store: Store, agent: str, seen_version: str, opt_in: str, method: 
     name = check_name(agent, "agent")
     if opt_in not in OPT_INS:
         raise InvalidInput("wake on mail must be on, on request, or off")
-    if method and method not in METHODS:
+    if method and find_method(method) is None:
         raise InvalidInput(f"{method!r} is not a wake method (one of: "
-                           f"{', '.join(sorted(METHODS))})")
+                           f"{', '.join(sorted(every_method()))})")
     outcome: dict[str, Any] = {"problems": [], "conflict": False}
 
     def change(raw: dict[str, Any]) -> bool:
@@ -196,7 +196,7 @@ def save_wake(store: Store, agent: str, seen_version: str, opt_in: str, method: 
             entry["wake_method"] = method
         else:
             entry.pop("wake_method", None)
-        for spec in METHODS[method].fields if method and values is not None else ():
+        for spec in every_method()[method].fields if method and values is not None else ():
             text = (values or {}).get(f"{method}.{spec.name}", "").strip()
             if not text:
                 entry.pop(spec.name, None)

@@ -67,9 +67,8 @@ def shapes_of(host_name: str) -> Any:
     except KeyError:
         found = None
     if found is None:
-        able = [h.name for h in hosts.every() if h.bridge() is not None]
         raise InvalidInput(f"{host_name!r} has no messaging of its own to bridge (one of: "
-                           f"{', '.join(able)})")
+                           f"{', '.join(hosts.BRIDGED)})")
     return found
 
 

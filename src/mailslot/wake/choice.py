@@ -20,7 +20,7 @@ from ..core.config import Config
 from ..core.errors import InvalidInput, StoreError
 from ..core.values import dataclass, field
 from .methods import Check, Setup
-from .methods_by_name import METHODS
+from .methods_by_name import find_method
 from .process import find_program
 
 TYPE_CHECKING = False
@@ -110,7 +110,7 @@ def _step(host: Host, rung: Rung, setup: Setup, executable: str | None,
     def step(check: Check, prefix: str = "") -> Step:
         return Step(rung.method, check.ok, prefix + check.said, rung.since, check.fields)
 
-    method = METHODS.get(rung.method)
+    method = find_method(rung.method)
     if method is None:
         return step(Check(False, "not a wake method of this mailslot"))
     if rung.waiter and (host.wake_hook is None or not setup.hooks):

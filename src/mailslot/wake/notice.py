@@ -8,11 +8,13 @@ into a terminal submits it once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from ..core.framing import command, one_line
 from ..core.ids import reference
 from ..core.message import Message
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 MAX_LISTED = 10
 

@@ -8,8 +8,6 @@ broadcasts, mail to oneself and notices from ``mailslot`` itself, as for wakes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from ..core.config import Config
 from ..core.errors import MailslotError, StoreError
 from ..core.message import Message
@@ -19,6 +17,7 @@ from ..store.records import NOTIFY_QUEUES
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from ..store import Store

@@ -18,7 +18,6 @@ A malformed value fails closed: no wake, and the reason names the field.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
 
 from ..core.config import Config
 from ..core.errors import StoreError
@@ -27,6 +26,7 @@ from ..core.values import dataclass, replace
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
     from typing import Any, Literal
 
     OptIn = Literal["always", "requested", "never"]

@@ -7,18 +7,20 @@ session whose credentials are stale) are *warnings*. No secret is ever shown.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core.config import Config
 from ..core.errors import MailslotError
 from ..core.message import Message
 from ..core.values import asdict, dataclass, field, replace
 from ..mail.invocation import invocation
-from ..store import Store
-from .methods import Job
-from .methods_by_name import METHODS, method_for
 from .notice import wake_notice
 from .policy import settings_for
+
+TYPE_CHECKING = False  # typing is not loaded by doctor
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..store import Store
+    from .methods import WakeMethod
 
 _SAMPLE = Message(id="<message-id>", date="", sender="<sender>", to=(), subject="")
 
@@ -47,14 +49,15 @@ class Validation:
         return not self.problems and not any(a.problems for a in self.agents)
 
     def as_dict(self) -> dict[str, Any]:
+        from .methods_by_name import every_method
+
         return {"location": self.location, "ok": self.ok, "problems": self.problems,
                 "agents": [asdict(a) for a in self.agents],
-                "methods": [_method_dict(name) for name in METHODS]}
+                "methods": [_method_dict(m) for m in every_method().values()]}
 
 
-def _method_dict(name: str) -> dict[str, Any]:
-    method = METHODS[name]
-    return {"name": name, "summary": method.summary, "needs": list(method.needs),
+def _method_dict(method: type[WakeMethod]) -> dict[str, Any]:
+    return {"name": method.name, "summary": method.summary, "needs": list(method.needs),
             "limits": list(method.limits), "batches": method.batches,
             "fields": [asdict(f) for f in method.fields]}
 
@@ -66,6 +69,11 @@ def _agent(store: Store, config: Config, agent: str) -> AgentReport:
         return AgentReport(agent, "not woken (config error)", "?", problems=[str(exc)])
     if not settings.method:
         return AgentReport(agent, settings.describe_opt_in(), "none")
+    # loaded once an agent names a method: doctor over a config naming none loads
+    # neither the methods nor ``re`` (their fields' patterns)
+    from .methods import Job
+    from .methods_by_name import method_for
+
     try:
         method = method_for(agent, settings.method).from_config(agent, settings.fields)
     except MailslotError as exc:
@@ -112,20 +120,23 @@ def _with_notifiers(store: Store, config: Config, report: AgentReport) -> AgentR
 def as_text(report: Validation) -> str:
     """The configured agents only, what each wake would do and what is wrong; every
     method's fields are in docs/wake.md and in ``--json`` (``methods``)."""
+    from .methods_by_name import find_method
+
     lines = [f"mailbox: {report.location}"]
     lines += [f"problem: {p}" for p in report.problems]
     if not report.agents and not report.problems:
         lines.append("no agents in config.json: nobody is woken")
     for a in report.agents:
         lines += ["", f"{a.agent}: {a.opt_in}; wake_method: {a.method}"]
-        if a.method in METHODS:
-            lines.append(f"  {METHODS[a.method].summary}")
+        method = find_method(a.method)
+        if method is not None:
+            lines.append(f"  {method.summary}")
         lines += [f"  → {line}" for line in a.does]
         if a.retry:
             lines.append(f"  retries: {a.retry}")
-        if a.method in METHODS:
-            lines += [f"  needs: {n}" for n in METHODS[a.method].needs]
-            lines += [f"  limit: {n}" for n in METHODS[a.method].limits]
+        if method is not None:
+            lines += [f"  needs: {n}" for n in method.needs]
+            lines += [f"  limit: {n}" for n in method.limits]
         lines += [f"  problem: {p}" for p in a.problems]
         lines += [f"  warning: {w}" for w in a.warnings]
         lines += [f"  now: {a.route}"] if a.route else []

@@ -331,8 +331,9 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
                 dirs[:] = [d for d in dirs if not _keeps_history([*inside, d])]
                 if len(files) > NEWEST:
                     names = names[:len(names) - len(files)] + sorted(files)[-NEWEST:]
+            prefix = top if top.endswith(os.sep) else top + os.sep  # os.path.join's
             for name in names:
-                path = os.path.join(top, name)
+                path = prefix + name
                 try:
                     yield path, os.lstat(path)
                 except FileNotFoundError:
@@ -343,7 +344,8 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         and an events log that cannot be written: from ``lstat`` alone, without reading
         a message; the history folders' files only with ``deep`` (see :meth:`_walk`)."""
         found: list[str] = []
-        staging = os.path.join(self.root, "tmp")
+        staged = os.path.join(self.root, "tmp", "")  # a file right in it: no further sep
+        me = os.geteuid()
         for path, info in self._walk(found, deep=deep):
             if path == self.root:
                 why = unsafe_owner(path, info)
@@ -353,14 +355,15 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
             if stat.S_ISLNK(info.st_mode):
                 found.append(f"{path} is a symlink; mailslot never follows it (remove it)")
                 continue
-            if os.path.dirname(path) == staging and not stat.S_ISREG(info.st_mode):
+            if path.startswith(staged) and os.sep not in path[len(staged):] \
+                    and not stat.S_ISREG(info.st_mode):
                 found.append(f"{path} is not a staging file; mailslot leaves it alone "
                              "(remove it if nothing needs it)")
             elif not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
                 found.append(f"{path} is not a regular file; mailslot never reads it "
                              "(remove it)")
             needed = DIR_MODE if stat.S_ISDIR(info.st_mode) else FILE_MODE
-            if info.st_uid != os.geteuid():
+            if info.st_uid != me:
                 found.append(f"{path} belongs to another user (uid {info.st_uid}); "
                              "mailslot cannot trust or change it")
             elif info.st_mode & 0o077:
