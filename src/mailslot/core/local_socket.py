@@ -127,20 +127,21 @@ class Frames:
 
     def __init__(self, sock: _socket.socket) -> None:
         self._sock, self._buffer = sock, b""
+        self._lines: list[bytes] = []  # whole lines read, the next one last
 
     def next(self) -> dict[str, Any] | None:
         """The next frame; ``None`` at the end, or for anything but a JSON object. A
         timeout raises ``TimeoutError`` and keeps what was read for the next call."""
-        while b"\n" not in self._buffer:
+        while not self._lines:
             if len(self._buffer) > FRAME_LIMIT:
                 return None
             chunk = self._sock.recv(1 << 16)
             if not chunk:
                 return None
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
+            *self._lines, self._buffer = (self._buffer + chunk).split(b"\n")
+            self._lines.reverse()  # a burst of short frames is split once, not per frame
         try:
-            frame = jsontext.loads(line)
+            frame = jsontext.loads(self._lines.pop())
         except (ValueError, RecursionError):
             return None
         return frame if isinstance(frame, dict) else None
@@ -208,6 +209,26 @@ def listen(where: Place, idle: float) -> socket.socket | None:
     listener.listen(64)
     listener.settimeout(idle)
     return listener
+
+
+def start(where: Place, module: str, variable: str, location: str,
+          env: Mapping[str, str]) -> None:
+    """Start the helper ``python -m module`` for ``location`` if none listened at
+    ``where`` (spawn-and-go), the address in its environment as ``variable`` (never in
+    ``ps``), without the caller's agent and credential. Two started at once: the second
+    finds the first's lock and exits."""
+    if not where.absent:
+        return
+    from .detached import spawn
+
+    child = {k: v for k, v in env.items()
+             if k not in ("MAILSLOT_AGENT", "MAILSLOT_CREDENTIAL", "MAILSLOT_PEER_OF")}
+    child[variable] = location
+    try:
+        os.makedirs(where.folder, mode=0o700, exist_ok=True)
+    except OSError:
+        return
+    spawn([sys.executable, "-m", module], child, where.base + ".log")
 
 
 def trusted_peer(sock: _socket.socket) -> bool:

@@ -25,10 +25,8 @@ be shown again (redelivery, never loss).
 
 from __future__ import annotations
 
-import os
-import sys
-
 from ..core.local_socket import Frames, Place, connect, place, send
+from ..core.local_socket import start as start_helper
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -91,18 +89,6 @@ def ask(relay: Relay, request: dict[str, Any], stdout: TextIO) -> str | None:
 
 
 def start(relay: Relay, location: str, env: Mapping[str, str]) -> None:
-    """Start this machine's relay for ``location`` if none listened (spawn-and-go: the
-    next hook uses it). Two hooks starting one at once start two, and the second finds
-    the first's lock and exits."""
-    if not relay.absent:
-        return
-    from ..core.detached import spawn
-
-    child = {k: v for k, v in env.items()
-             if k not in ("MAILSLOT_AGENT", "MAILSLOT_CREDENTIAL", "MAILSLOT_PEER_OF")}
-    child["MAILSLOT_RELAY_STORE"] = location  # in the environment: no address in `ps`
-    try:
-        os.makedirs(relay.folder, mode=0o700, exist_ok=True)
-    except OSError:
-        return
-    spawn([sys.executable, "-m", "mailslot.hooks.relay"], child, relay.base + ".log")
+    """Start this machine's relay for ``location`` if none listened (the next hook uses
+    it)."""
+    start_helper(relay, "mailslot.hooks.relay", "MAILSLOT_RELAY_STORE", location, env)
