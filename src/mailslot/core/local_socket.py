@@ -14,13 +14,12 @@ asking with its own key. Frames both ways are one JSON object a line (:func:`sen
 
 On the hook path, so it loads only ``_socket`` (not ``socket``, whose enums cost a
 millisecond), ``fcntl``, ``stat`` and mailslot's JSON; a server's listening socket comes
-from :func:`listen`, which alone imports ``socket``.
+from :func:`listen`, which alone imports ``socket`` (and ``contextlib``).
 """
 
 from __future__ import annotations
 
 import _socket
-import contextlib
 import fcntl
 import os
 import sys
@@ -191,6 +190,7 @@ def listen(where: Place, idle: float) -> socket.socket | None:
     """The listening socket (under :func:`hold`'s lock), 0600 from birth (umask),
     replacing one a dead helper left, with ``idle`` as its accept timeout; ``None``
     when the folder is not this user's own 0700 folder."""
+    import contextlib
     import socket
 
     with contextlib.suppress(FileNotFoundError):
