@@ -13,20 +13,18 @@ asking with its own key. Frames both ways are one JSON object a line (:func:`sen
 :class:`Frames`): text inside a frame can never end it.
 
 On the hook path, so it loads only ``_socket`` (not ``socket``, whose enums cost a
-millisecond), ``fcntl``, ``stat`` and mailslot's JSON; a server's listening socket comes
-from :func:`listen`, which alone imports ``socket`` (and ``contextlib``).
+millisecond), ``stat`` and mailslot's JSON; what only a server does (:func:`hold`,
+:func:`listen`) imports the rest when called.
 """
 
 from __future__ import annotations
 
 import _socket
-import fcntl
 import os
 import sys
 from stat import S_ISDIR, S_ISSOCK
 
 from . import jsontext
-from .durable import CLOEXEC, FILE_MODE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -175,6 +173,10 @@ def connect(where: Place, seconds: float) -> _socket.socket | None:
 def hold(where: Place) -> int | None:
     """The helper's lock, taken (a descriptor to keep open while serving), making the
     private folder if need be; ``None``: another helper serves this key."""
+    import fcntl
+
+    from .durable import CLOEXEC, FILE_MODE
+
     os.makedirs(where.folder, mode=0o700, exist_ok=True)
     lock = os.open(where.base + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | CLOEXEC,
                    FILE_MODE)
