@@ -4,6 +4,7 @@ or is reachable by others loses no mail (docs/security.md, "The notification hub
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -326,7 +327,7 @@ def test_another_users_process_hears_nothing_from_the_hub(machine: Machine) -> N
     probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1])\n"
              "s.sendall(sys.argv[2].encode()+b'\\n');s.settimeout(10)\ntry:\n"
              " print(repr(s.recv(100)))\nexcept ConnectionResetError:\n print(repr(b''))")
-    hello = '{"key": "%s"}' % where.key.replace("\0", "\\u0000")
+    hello = json.dumps({"key": where.key})
     python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
     got = subprocess.run(["runuser", "-u", "nobody", "--", python, "-c", probe,
                           where.socket, hello], capture_output=True, text=True, timeout=60,
@@ -360,3 +361,22 @@ def test_a_stuck_subscriber_is_dropped_and_blocks_no_one(machine: Machine) -> No
             pass
     send(machine.url, "a")
     a.kicked_with(2)
+
+
+def test_switched_off_each_watch_listens_by_itself_and_no_hub_starts(
+        machine: Machine) -> None:
+    machine.env["MAILSLOT_RELAY"] = "0"
+    a, b = machine.watch("a"), machine.watch("b")
+    assert listeners(machine.url) == 2
+    assert machine.hub_pids() == [] and not os.path.exists(machine.hub.socket)
+    send(machine.url, "b")
+    b.kicked_with(1)
+    send(machine.url, "a")
+    a.kicked_with(1)
+
+
+def test_a_hub_without_subscribers_exits_after_its_idle_time(machine: Machine) -> None:
+    machine.env["MAILSLOT_HUB_IDLE_SECONDS"] = "1"
+    machine.watch("a").stop()
+    eventually(lambda: machine.hub_pids() == [], "the idle hub did not exit")
+    assert not os.path.exists(machine.hub.socket) and listeners(machine.url) == 0

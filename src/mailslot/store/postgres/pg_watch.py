@@ -92,33 +92,48 @@ class Notifications:
 
     def _subscribe(self) -> _socket.socket | None:
         """A subscription to this machine's hub, the hub's LISTEN already in place;
-        ``None``: none may be used, none came up, or it refused."""
+        ``None``: none may be used (not trusted), it refused or is too slow, or none
+        came up within :data:`HUB_START_SECONDS`. A hub that is ending as it is asked
+        (its socket not yet gone) is asked again, as is a hub just started."""
         where = self._hub
         if where is None:
             return None
-        where.absent = False
-        sock = connect(where, pg_hub.HELLO_SECONDS)
-        if sock is None and where.absent:
-            pg_hub.start(where, self._store.url)
-            deadline = time.monotonic() + HUB_START_SECONDS
-            while sock is None and where.absent and time.monotonic() < deadline \
-                    and not self._stop.wait(0.05):
-                where.absent = False
-                sock = connect(where, pg_hub.HELLO_SECONDS)
-        if sock is None:
-            return None
-        frames = Frames(sock)
+        deadline = time.monotonic() + HUB_START_SECONDS
+        started = False
+        while True:
+            where.absent = False
+            sock = connect(where, pg_hub.HELLO_SECONDS)
+            if sock is not None:
+                frames = Frames(sock)
+                said = self._hello(sock, frames, where.key)
+                if said == "ready":
+                    self._frames = frames
+                    return sock
+                sock.close()
+                if said != "ended":
+                    return None
+            elif not where.absent:
+                return None  # a socket this process may not trust
+            elif not started:
+                pg_hub.start(where, self._store.url)
+                started = True
+            if time.monotonic() >= deadline or self._stop.wait(0.05):
+                return None
+
+    @staticmethod
+    def _hello(sock: _socket.socket, frames: Frames, key: str) -> str:
+        """``ready``, ``refused`` (or anything else said), ``ended`` or ``slow``."""
         try:
-            send(sock, {"key": where.key})
-            ready = frames.next()
+            send(sock, {"key": key})
+            said = frames.next()
             sock.settimeout(None)
+        except TimeoutError:
+            return "slow"
         except OSError:
-            ready = None
-        if ready != {"ready": True}:
-            sock.close()
-            return None
-        self._frames = frames
-        return sock
+            return "ended"
+        if said is None:
+            return "ended"
+        return "ready" if said == {"ready": True} else "refused"
 
     def _run(self) -> None:
         try:
