@@ -13,7 +13,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from mailslot.core import local_socket
 from mailslot.store import open_store
 from mailslot.store.postgres import pg_hub
 from pgcluster import Cluster
+from support import as_nobody, break_privacy, fake_helper, play_broken, wait_for
 
 WATCH = """
 import sys, threading
@@ -131,13 +131,6 @@ def listeners(url: str) -> int:
     return int(row[0])
 
 
-def eventually(test: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 60
-    while not test():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
-
-
 @pytest.fixture
 def url(pg_cluster: Cluster) -> str:
     return pg_cluster.new_database()
@@ -190,9 +183,9 @@ def test_a_killed_hub_loses_no_mail_and_a_new_one_takes_over(machine: Machine) -
     os.kill(first, signal.SIGKILL)
     send(machine.url, "a")  # while no hub may be listening
     a.kicked_with(1)  # heard, or looked again on subscribing anew
-    eventually(lambda: len(machine.hub_pids()) == 1 and machine.hub_pids() != [first],
-               "no new hub")
-    eventually(lambda: listeners(machine.url) == 1, "not one LISTEN connection again")
+    wait_for(lambda: len(machine.hub_pids()) == 1 and machine.hub_pids() != [first],
+               what="a new hub")
+    wait_for(lambda: listeners(machine.url) == 1, what="one LISTEN connection again")
     send(machine.url, "b")
     b.kicked_with(1)
     send(machine.url, "a")
@@ -230,37 +223,13 @@ def _watch_here(url: str, agent: str) -> tuple[threading.Event, object]:
     return kicked, store.watch(kicked.set, mail_for=agent)
 
 
-def _fake_hub(where: local_socket.Place) -> socket.socket:
-    """A listener of the test's own at the hub's socket, private as a hub's is."""
-    os.makedirs(where.folder, mode=0o700, exist_ok=True)
-    listener = socket.socket(socket.AF_UNIX)
-    before = os.umask(0o177)
-    listener.bind(where.socket)
-    os.umask(before)
-    listener.listen(8)
-    return listener
-
-
 @pytest.mark.parametrize("fake", ["refuses", "says garbage", "hangs up", "never answers"])
 def test_a_hub_that_fails_to_subscribe_means_listening_directly(
         here: Machine, fake: str) -> None:
-    listener = _fake_hub(here.hub)
+    listener = fake_helper(here.hub)
     held: list[socket.socket] = []
 
-    def play() -> None:
-        conn, _ = listener.accept()
-        conn.recv(1 << 16)
-        if fake == "refuses":
-            local_socket.send(conn, {"refused": "no"})
-        elif fake == "says garbage":
-            conn.sendall(b"\x00not json\n")
-        elif fake == "never answers":
-            held.append(conn)
-            return
-        conn.close()
-
-    player = threading.Thread(target=play, daemon=True)
-    player.start()
+    player = play_broken(listener, fake, held)
     kicked, watching = _watch_here(here.url, "a")
     try:
         player.join(30)
@@ -282,15 +251,7 @@ def test_a_hub_anyone_else_could_reach_or_own_is_not_used(
     if break_it.endswith("owner") and os.geteuid() != 0:
         pytest.skip("giving a file to another user needs root")
     first = here.watch("a")  # starts the hub
-    where = here.hub
-    if break_it == "socket mode":
-        os.chmod(where.socket, 0o666)
-    elif break_it == "folder mode":
-        os.chmod(where.folder, 0o755)
-    elif break_it == "socket owner":
-        os.chown(where.socket, 65534, 65534)
-    else:
-        os.chown(where.folder, 65534, 65534)
+    break_privacy(here.hub, break_it)
     kicked, watching = _watch_here(here.url, "a")
     try:
         assert listeners(here.url) == 2  # the hub's, and the new watch's own
@@ -320,19 +281,8 @@ def test_a_subscriber_with_another_key_is_refused(machine: Machine) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="running as another user needs root")
 def test_another_users_process_hears_nothing_from_the_hub(machine: Machine) -> None:
     machine.watch("a")
-    where = machine.hub
-    os.chmod(os.path.dirname(where.folder), 0o711)
-    os.chmod(where.folder, 0o777)  # as if the folder let anyone in
-    os.chmod(where.socket, 0o777)
-    probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1])\n"
-             "s.sendall(sys.argv[2].encode()+b'\\n');s.settimeout(10)\ntry:\n"
-             " print(repr(s.recv(100)))\nexcept ConnectionResetError:\n print(repr(b''))")
-    hello = json.dumps({"key": where.key})
-    python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
-    got = subprocess.run(["runuser", "-u", "nobody", "--", python, "-c", probe,
-                          where.socket, hello], capture_output=True, text=True, timeout=60,
-                         check=False)
-    assert got.stdout.strip() == "b''", got.stderr  # closed without a word
+    hello = json.dumps({"key": machine.hub.key}).encode()
+    assert as_nobody(machine.hub, hello) == "b''"  # closed without a word
 
 
 def test_a_hostile_payload_stays_inside_its_frame(machine: Machine) -> None:
@@ -378,5 +328,5 @@ def test_switched_off_each_watch_listens_by_itself_and_no_hub_starts(
 def test_a_hub_without_subscribers_exits_after_its_idle_time(machine: Machine) -> None:
     machine.env["MAILSLOT_HUB_IDLE_SECONDS"] = "1"
     machine.watch("a").stop()
-    eventually(lambda: machine.hub_pids() == [], "the idle hub did not exit")
+    wait_for(lambda: machine.hub_pids() == [], what="the idle hub to exit")
     assert not os.path.exists(machine.hub.socket) and listeners(machine.url) == 0

@@ -170,6 +170,21 @@ def connect(where: Place, seconds: float) -> _socket.socket | None:
     return None
 
 
+def begin(kind: str, idle: float, env: Mapping[str, str]) -> tuple[Place, str, float] | int:
+    """The start of a ``kind`` helper's process: its place, its store's address (from
+    ``MAILSLOT_KIND_STORE``) and its idle time (``MAILSLOT_KIND_IDLE_SECONDS``, else
+    ``idle``), its lock held (:func:`hold`); or its exit status: 2 with no PostgreSQL
+    store named, 0 when another helper serves this key."""
+    location = env.get(f"MAILSLOT_{kind.upper()}_STORE", "")
+    where = place(kind, location, env)
+    if where is None:
+        print(f"mailslot {kind}: no PostgreSQL store to serve", file=sys.stderr)
+        return 2
+    raw = env.get(f"MAILSLOT_{kind.upper()}_IDLE_SECONDS", "")
+    idle = float(raw) if raw.replace(".", "", 1).isdigit() else idle
+    return 0 if hold(where) is None else (where, location, idle)
+
+
 def hold(where: Place) -> int | None:
     """The helper's lock, taken (a descriptor to keep open while serving), making the
     private folder if need be; ``None``: another helper serves this key."""

@@ -26,11 +26,11 @@ from typing import Any
 
 from ..access.identity import Identity
 from ..core.errors import MailslotError
-from ..core.local_socket import Frames, hold, listen, send, trusted_peer
+from ..core.local_socket import Frames, begin, listen, send, trusted_peer
 from ..store.location import open_store
 from . import host_io
 from .hook_entry import answer
-from .relay_client import Relay, wanted
+from .relay_client import Relay
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -121,24 +121,16 @@ def _answer(store: Store, request: dict[str, Any], out: RelayOut) -> str | type[
 
 
 def main() -> int:
-    env = os.environ
-    location = env.get("MAILSLOT_RELAY_STORE", "")
-    relay = wanted(location, env)
-    if relay is None:
-        print("mailslot relay: no PostgreSQL store to relay for", file=sys.stderr)
-        return 2
-    try:
-        idle = float(env.get("MAILSLOT_RELAY_IDLE_SECONDS", IDLE_SECONDS))
-    except ValueError:
-        idle = IDLE_SECONDS
-    if hold(relay) is None:
-        return 0  # another relay serves this key
+    begun = begin("relay", IDLE_SECONDS, os.environ)
+    if isinstance(begun, int):
+        return begun
+    relay, location, idle = begun
     listener = listen(relay, idle)
     if listener is None:
         print(f"mailslot relay: {relay.folder} is not this user's private folder; "
               "hooks answer directly", file=sys.stderr)
         return 1
-    store = open_store(location, env)
+    store = open_store(location, os.environ)
     try:
         while True:
             try:
@@ -152,7 +144,7 @@ def main() -> int:
         with contextlib.suppress(OSError):
             os.unlink(relay.socket)  # still under the lock: no newer relay's socket
         listener.close()
-        getattr(store, "close", lambda: None)()  # a PostgreSQL store, by wanted()
+        getattr(store, "close", lambda: None)()  # a PostgreSQL store, by begin()
 
 
 if __name__ == "__main__":

@@ -38,12 +38,13 @@ from typing import Any
 import psycopg
 from psycopg import conninfo
 
-from ...core.local_socket import Frames, Place, hold, listen, place, send, trusted_peer
+from ...core.local_socket import Frames, Place, begin, listen, place, send, trusted_peer
 from ...core.local_socket import start as start_helper
 from .pg_connection import CHANNEL
 
 MODULE = "mailslot.store.postgres.pg_hub"
 STORE_VARIABLE = "MAILSLOT_HUB_STORE"
+"""Where the hub is told its store's address (as :func:`.local_socket.begin` reads it)."""
 IDLE_SECONDS = 600.0
 """A hub with no subscriber for this long exits (the next watch starts another)."""
 HELLO_SECONDS = 5.0
@@ -192,18 +193,10 @@ class Hub:
 
 
 def main() -> int:
-    env = os.environ
-    url = env.get(STORE_VARIABLE, "")
-    where = place_of(url, env)
-    if where is None:
-        print("mailslot hub: no PostgreSQL store to listen for", file=sys.stderr)
-        return 2
-    try:
-        idle = float(env.get("MAILSLOT_HUB_IDLE_SECONDS", IDLE_SECONDS))
-    except ValueError:
-        idle = IDLE_SECONDS
-    if hold(where) is None:
-        return 0  # another hub serves this key
+    begun = begin("hub", IDLE_SECONDS, os.environ)
+    if isinstance(begun, int):
+        return begun
+    where, url, idle = begun
     try:
         hub = Hub(url)
     except psycopg.Error as exc:
