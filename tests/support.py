@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -169,3 +172,69 @@ def fake_program(folder: Path, name: str, version: str | None = None, *,
                     f"if sys.argv[1:] == ['--version']:\n    {said}\nelse:\n    {keep}\n")
     path.chmod(0o755)
     return path
+
+
+def fake_helper(where: Any) -> socket.socket:
+    """A listener of the test's own at a helper's socket (the hook relay's, the hub's:
+    a :class:`mailslot.core.local_socket.Place`), private as a helper's is."""
+    os.makedirs(where.folder, mode=0o700, exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX)
+    before = os.umask(0o177)
+    listener.bind(where.socket)
+    os.umask(before)
+    listener.listen(8)
+    return listener
+
+
+def break_privacy(where: Any, how: str) -> None:
+    """Make a helper's socket or folder one a client must not trust: ``socket mode``,
+    ``folder mode``, ``socket owner`` or ``folder owner`` (the owners need root)."""
+    if how == "socket mode":
+        os.chmod(where.socket, 0o666)
+    elif how == "folder mode":
+        os.chmod(where.folder, 0o755)
+    elif how == "socket owner":
+        os.chown(where.socket, 65534, 65534)
+    else:
+        os.chown(where.folder, 65534, 65534)
+
+
+def as_nobody(where: Any, hello: bytes) -> str:
+    """What user ``nobody`` reads after sending ``hello`` to a helper's socket opened
+    to everyone (as root): ``b''`` when it is closed without a word."""
+    os.chmod(os.path.dirname(where.folder), 0o711)
+    os.chmod(where.folder, 0o777)  # as if the folder let anyone in
+    os.chmod(where.socket, 0o777)
+    probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1])\n"
+             "s.settimeout(10)\ntry:\n s.sendall(sys.argv[2].encode()+b'\\n')\n"
+             " print(repr(s.recv(100)))\n"
+             "except (BrokenPipeError, ConnectionResetError):  # closed before or after\n"
+             " print(repr(b''))")
+    python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+    got = subprocess.run(["runuser", "-u", "nobody", "--", python, "-c", probe,
+                          where.socket, hello.decode()], capture_output=True, text=True,
+                         timeout=60, check=False)
+    return got.stdout.strip() or got.stderr.strip()  # what went wrong, if it did
+
+
+def play_broken(listener: socket.socket, fake: str, held: list[socket.socket]
+                ) -> threading.Thread:
+    """A thread playing a broken helper on ``listener`` for one connection: it reads the
+    request, then ``refuses``, ``says garbage``, ``never answers`` (the connection kept
+    in ``held``) or hangs up (anything else)."""
+
+    def play() -> None:
+        conn, _ = listener.accept()
+        conn.recv(1 << 20)
+        if fake == "refuses":
+            conn.sendall(b'{"refused": "no"}\n')
+        elif fake == "says garbage":
+            conn.sendall(b"\x00not json\n")
+        elif fake == "never answers":
+            held.append(conn)
+            return
+        conn.close()
+
+    player = threading.Thread(target=play, daemon=True)
+    player.start()
+    return player

@@ -27,6 +27,7 @@ from mailslot.hooks import hook_entry, relay_client
 from mailslot.service.delivery import MIDTURN, PROMPT, START
 from mailslot.store import open_store
 from pgcluster import Cluster
+from support import as_nobody, break_privacy, fake_helper, play_broken
 
 HOOK = [sys.executable, "-m", "mailslot", "hook", "claude", "session-start",
         "--agent", "gemini"]
@@ -196,15 +197,7 @@ def test_a_relay_socket_anyone_else_could_reach_or_own_is_not_used(
     if break_it.endswith("owner") and os.geteuid() != 0:
         pytest.skip("giving a file to another user needs root")
     running.start()
-    relay = running.relay
-    if break_it == "socket mode":
-        os.chmod(relay.socket, 0o666)
-    elif break_it == "folder mode":
-        os.chmod(relay.folder, 0o755)
-    elif break_it == "socket owner":
-        os.chown(relay.socket, 65534, 65534)
-    else:
-        os.chown(relay.folder, 65534, 65534)
+    break_privacy(running.relay, break_it)
     refused = _hook(_no_driver(tmp_path, running.env))  # not relayed: the direct path
     assert refused.returncode == 0 and refused.stdout == ""
     assert "psycopg driver" in refused.stderr
@@ -214,17 +207,7 @@ def test_a_relay_socket_anyone_else_could_reach_or_own_is_not_used(
 @pytest.mark.skipif(os.geteuid() != 0, reason="running as another user needs root")
 def test_another_users_process_gets_nothing_from_the_relay(running: Running) -> None:
     running.start()
-    os.chmod(os.path.dirname(running.relay.folder), 0o711)
-    os.chmod(running.relay.folder, 0o777)  # as if the folder let anyone in
-    os.chmod(running.relay.socket, 0o777)
-    probe = ("import socket,sys\ns=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1])\n"
-             "s.sendall(b'{}\\n');s.settimeout(10)\ntry:\n print(repr(s.recv(100)))\n"
-             "except ConnectionResetError:\n print(repr(b''))")
-    python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
-    got = subprocess.run(["runuser", "-u", "nobody", "--", python, "-c", probe,
-                          running.relay.socket], capture_output=True, text=True, timeout=60,
-                         check=False)
-    assert got.stdout.strip() == "b''", got.stderr  # closed without a word
+    assert as_nobody(running.relay, b"{}") == "b''"  # closed without a word
 
 
 def test_a_request_with_another_key_is_refused(running: Running) -> None:
@@ -236,38 +219,16 @@ def test_a_request_with_another_key_is_refused(running: Running) -> None:
         assert "refused" in (relay_client.Frames(sock).next() or {})
 
 
-def _fake_relay(relay: relay_client.Relay) -> socket.socket:
-    """A listener of the test's own at the relay's socket, private as a relay's is."""
-    os.makedirs(relay.folder, mode=0o700, exist_ok=True)
-    listener = socket.socket(socket.AF_UNIX)
-    before = os.umask(0o177)
-    listener.bind(relay.socket)
-    os.umask(before)
-    listener.listen(8)
-    return listener
-
-
 @pytest.mark.parametrize("fake", ["hangs up", "says garbage", "never answers",
                                   "dies after reading"])
 def test_a_relay_that_fails_before_answering_leaves_the_answer_to_the_hook(
         running: Running, fake: str) -> None:
     """A listener of our own at the relay's socket plays the broken relay."""
     relay = running.relay
-    listener = _fake_relay(relay)
+    listener = fake_helper(relay)
     held: list[socket.socket] = []
 
-    def play() -> None:
-        conn, _ = listener.accept()
-        conn.recv(1 << 20)
-        if fake == "says garbage":
-            conn.sendall(b"\x00not json\n")
-        if fake == "never answers":
-            held.append(conn)
-            return
-        conn.close()
-
-    player = threading.Thread(target=play, daemon=True)
-    player.start()
+    player = play_broken(listener, fake, held)
     try:
         started = time.monotonic()
         shown = _hook(running.env)
@@ -287,7 +248,7 @@ def test_a_relay_killed_after_printing_prints_nothing_more_and_loses_nothing(
     """The relay dies between sending the output and recording it: the hook's output
     stands alone (no second answer), and the mail is shown again, not lost."""
     relay = running.relay
-    listener = _fake_relay(relay)
+    listener = fake_helper(relay)
 
     def play() -> None:
         conn, _ = listener.accept()

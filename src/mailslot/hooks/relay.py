@@ -18,7 +18,6 @@ the hook answers itself.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import socket
 import sys
@@ -26,12 +25,12 @@ import threading
 from typing import Any
 
 from ..access.identity import Identity
-from ..core.durable import CLOEXEC, FILE_MODE
 from ..core.errors import MailslotError
+from ..core.local_socket import Frames, begin, listen, send, trusted_peer
 from ..store.location import open_store
 from . import host_io
 from .hook_entry import answer
-from .relay_client import Frames, Relay, peer_uid, private, send, wanted
+from .relay_client import Relay
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -81,7 +80,7 @@ def serve_one(store: Store, relay: Relay, sock: socket.socket) -> None:
     """Answer one hook on ``sock`` (in a thread of its own), then close it."""
     try:
         sock.settimeout(ANSWER_SECONDS)
-        if peer_uid(sock) != os.getuid():
+        if not trusted_peer(sock):
             return  # another user's process: not one word
         frames = Frames(sock)
         request = frames.next()
@@ -122,29 +121,16 @@ def _answer(store: Store, request: dict[str, Any], out: RelayOut) -> str | type[
 
 
 def main() -> int:
-    env = os.environ
-    location = env.get("MAILSLOT_RELAY_STORE", "")
-    relay = wanted(location, env)
-    if relay is None:
-        print("mailslot relay: no PostgreSQL store to relay for", file=sys.stderr)
-        return 2
-    try:
-        idle = float(env.get("MAILSLOT_RELAY_IDLE_SECONDS", IDLE_SECONDS))
-    except ValueError:
-        idle = IDLE_SECONDS
-    os.makedirs(relay.folder, mode=0o700, exist_ok=True)
-    lock = os.open(relay.base + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | CLOEXEC,
-                   FILE_MODE)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return 0  # another relay serves this key
-    listener = _listen(relay, idle)
+    begun = begin("relay", IDLE_SECONDS, os.environ)
+    if isinstance(begun, int):
+        return begun
+    relay, location, idle = begun
+    listener = listen(relay, idle)
     if listener is None:
         print(f"mailslot relay: {relay.folder} is not this user's private folder; "
               "hooks answer directly", file=sys.stderr)
         return 1
-    store = open_store(location, env)
+    store = open_store(location, os.environ)
     try:
         while True:
             try:
@@ -158,28 +144,7 @@ def main() -> int:
         with contextlib.suppress(OSError):
             os.unlink(relay.socket)  # still under the lock: no newer relay's socket
         listener.close()
-        getattr(store, "close", lambda: None)()  # a PostgreSQL store, by wanted()
-
-
-def _listen(relay: Relay, idle: float) -> socket.socket | None:
-    """The listening socket, 0600 from birth (umask), replacing one a dead relay left;
-    ``None`` when the folder is not this user's own 0700 folder."""
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(relay.socket)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    before = os.umask(0o177)
-    try:
-        listener.bind(relay.socket)
-    finally:
-        os.umask(before)
-    if not private(relay.folder, relay.socket):
-        listener.close()
-        with contextlib.suppress(OSError):
-            os.unlink(relay.socket)
-        return None
-    listener.listen(64)
-    listener.settimeout(idle)
-    return listener
+        getattr(store, "close", lambda: None)()  # a PostgreSQL store, by begin()
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import sys
 import time
 
 from ..core import jsontext
+from ..core.detached import spawn
 from ..core.durable import CLOEXEC, FILE_MODE
 
 TYPE_CHECKING = False
@@ -50,9 +51,6 @@ TAKE_SECONDS = 0.3
 _TAKE_TRIES = 30
 _FILE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | CLOEXEC
-
-_spawned: list[int] = []  # children this process started, reaped when next it looks
-
 
 def machine(env: Mapping[str, str] = os.environ) -> str:
     """This machine's name as :func:`mailslot.core.config.this_machine` gives it
@@ -233,63 +231,6 @@ def start(store: Store, env: Mapping[str, str] = os.environ) -> str | None:
     argv = [sys.executable, "-m", "mailslot", "watch", "--started", ON_DEMAND]
     why = spawn(argv, child_env, base + ".log")
     return None if why is None else f"a watcher could not be started ({why})"
-
-
-def spawn(argv: list[str], env: Mapping[str, str], log: str) -> str | None:
-    """Start ``argv`` detached (a session of its own, stdin from ``/dev/null``, output
-    appended to ``log``, no other descriptor inherited, SIGINT and SIGTERM at their
-    defaults) without waiting for it; returns why it could not be started, else
-    ``None``. The on-demand watcher and the hook relay (:mod:`mailslot.hooks.relay`)
-    start this way."""
-    _reap()
-    try:
-        os.makedirs(os.path.dirname(log), mode=0o700, exist_ok=True)
-        actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                   (os.POSIX_SPAWN_OPEN, 1, log,
-                    os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE),
-                   (os.POSIX_SPAWN_DUP2, 1, 2)]
-        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited()]
-        import signal  # rare: at most once per watcher's or relay's life
-
-        _spawned.append(os.posix_spawn(sys.executable, argv, env, file_actions=actions,
-                                       setsid=True, setsigmask=(),
-                                       setsigdef=(signal.SIGINT, signal.SIGTERM)))
-    except (OSError, NotImplementedError) as exc:
-        return getattr(exc, "strerror", None) or type(exc).__name__
-    return None
-
-
-def _inherited() -> list[int]:
-    """Descriptors above 2 the child would inherit (opened without close-on-exec, such
-    as a pipe a host handed its hook): each is closed in the child, so a watcher living
-    for minutes never holds open a pipe whose reader waits for its end."""
-    for folder in ("/proc/self/fd", "/dev/fd"):
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        found = []
-        for name in names:
-            fd = int(name) if name.isdigit() else -1
-            try:
-                if fd > 2 and os.get_inheritable(fd):
-                    found.append(fd)
-            except OSError:  # the listing's own descriptor, closed by now
-                continue
-        return found
-    return []
-
-
-def _reap() -> None:
-    """Collect watchers this process started that have ended (a long-running server
-    starts one now and then; without this each would stay a zombie until it exits)."""
-    for pid in list(_spawned):
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            done = pid
-        if done:
-            _spawned.remove(pid)
 
 
 def ensure(store: Store, config: Mapping[str, Any] | None = None,

@@ -24,8 +24,6 @@ import os
 import select
 import signal
 import socket
-import stat
-import struct
 import subprocess
 import sys
 import threading
@@ -34,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from ..access.identity import Identity
-from ..core import jsontext
+from ..core import jsontext, local_socket
 from ..core.errors import InvalidInput, MailslotError
 from ..core.names import check_name, session_key
 from ..core.text import MAX_SUBJECT_LENGTH
@@ -240,7 +238,7 @@ class Target:
     def _serve_one(self, conn: socket.socket) -> None:
         try:
             with conn:
-                pid, uid = peer_of(conn)
+                pid, uid = local_socket.peer_of(conn)
                 for line in read_lines(conn, CONNECTION_SECONDS):
                     self.take(line, pid, uid)
         except DoorError as exc:
@@ -318,15 +316,6 @@ def subject_of(text: str) -> str:
     return (first[:limit - 1] + "…" if len(first) > limit else first) or "(no subject)"
 
 
-def peer_of(conn: socket.socket) -> tuple[int, int]:
-    """The connecting process's pid and uid, as the kernel saw them at ``connect``."""
-    if not hasattr(socket, "SO_PEERCRED"):
-        raise DoorError("this system gives no peer credentials (SO_PEERCRED)")
-    raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    pid, uid, _ = struct.unpack("3i", raw)
-    return pid, uid
-
-
 def read_lines(conn: socket.socket, seconds: float) -> list[str]:
     """Every line of one connection, read until it ends or ``seconds`` pass (a last
     line needs no newline). Raises ``DoorError`` for a line over :data:`MAX_LINE`."""
@@ -355,9 +344,7 @@ def private_folder(path: str) -> str:
     """``path``, a folder (not a link) of this user's that no one else may enter."""
     with contextlib.suppress(FileExistsError):
         os.mkdir(path, 0o700)
-    info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() \
-            or info.st_mode & 0o077:
+    if not local_socket.private_folder(path):
         raise DoorError(f"{path} is not a private folder of this user's (mode 0700)")
     return path
 
