@@ -512,6 +512,9 @@ class TestWakeQueues:
             assert claimed is not None
             lane0.wake_release(claimed)
         assert lane0.wake_agents() == [] and lane1.wake_agents() == ["gemini"]
+        assert store.queued_agents() == {"wake": ["gemini"], "notify-1": ["gemini"]}
+        lane1.wake_enqueue(WakeEntry(m.id, "codex"))
+        assert store.queued_agents()["notify-1"] == ["codex", "gemini"]
         assert [e.message_id for e in store.wake_pending("gemini")] == [m.id]
         assert lane1.state_of("gemini", m.id) == "unread"  # the rest is the same store
         for lane in (-1, NOTIFY_QUEUES, True, "0"):

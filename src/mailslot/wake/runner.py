@@ -91,6 +91,7 @@ class WakeRunner:
     """Runs the wake queue of one store."""
 
     kind = "wake"  # the events log's prefix (notifiers run as "notify")
+    queue = "wake"  # its queue's name in Store.queued_agents (a notifier's: notify-N)
 
     def __init__(self, store: Store, *, clock: Callable[[], float] | None = None,
                  stop: threading.Event | None = None,
@@ -108,10 +109,12 @@ class WakeRunner:
             for result in results:
                 self.report(result)
 
-    def agents(self) -> list[str]:
-        """Agents that have wakes queued or claimed and may be woken on this machine
-        (``agents.NAME.host``, else where the agent was last seen)."""
-        queued = self.store.wake_agents()
+    def agents(self, queued: list[str] | None = None) -> list[str]:
+        """Agents that have wakes queued or claimed (``queued``, if the caller listed
+        them already) and may be woken on this machine (``agents.NAME.host``, else
+        where the agent was last seen)."""
+        if queued is None:
+            queued = self.store.wake_agents()
         if not queued:
             return []
         try:
