@@ -155,7 +155,7 @@ class NotifyRunner(WakeRunner):
             return _Plan(None, None, str(exc))
         fields = notifier_entries(config, agent)[self.lane]
         settings = WakeSettings(agent, "always", label(self.lane, fields), fields, retry)
-        return _Plan(settings, method, None)
+        return _Plan(settings, method, None, config)
 
     def _wanted(self, settings: WakeSettings | None) -> tuple[str, ...]:
         # The bank keeps a notice until the message is done; the others only tell of
