@@ -48,6 +48,8 @@ def test_owner_and_agents_are_names() -> None:
     assert config.owner == "sarah"
     assert config.agents() == {"gemini": {"wake_on_mail": True}}
     assert config.agent("gemini") == {"wake_on_mail": True} and config.agent("x") == {}
+    config.agents().pop("gemini")  # checked once, but each caller has its own copy
+    assert config.agents() == {"gemini": {"wake_on_mail": True}}
 
 
 @pytest.mark.parametrize(

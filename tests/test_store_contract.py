@@ -518,6 +518,9 @@ class TestWakeQueues:
             assert claimed is not None
             lane0.wake_release(claimed)
         assert lane0.wake_agents() == [] and lane1.wake_agents() == ["gemini"]
+        assert store.queued_agents() == {"wake": ["gemini"], "notify-1": ["gemini"]}
+        lane1.wake_enqueue(WakeEntry(m.id, "codex"))
+        assert store.queued_agents()["notify-1"] == ["codex", "gemini"]
         assert [e.message_id for e in store.wake_pending("gemini")] == [m.id]
         assert lane1.state_of("gemini", m.id) == "unread"  # the rest is the same store
         for lane in (-1, NOTIFY_QUEUES, True, "0"):
@@ -937,7 +940,7 @@ def test_every_method_of_store_belongs_to_exactly_one_role() -> None:
             owners.setdefault(name, []).append(role.__name__)
     assert {n: o for n, o in owners.items() if len(o) > 1} == {}
     every = {n for c in Store.__mro__ if c is not object for n in names(c)}
-    assert set(owners) == every and len(every) == 92  # 89 methods and 3 attributes
+    assert set(owners) == every and len(every) == 93  # 90 methods and 3 attributes
 
 
 @pytest.mark.parametrize("backend_class", ["files", "postgres"])

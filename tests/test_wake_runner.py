@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mailslot import FileStore, Mailbox
 from mailslot.store import WakeEntry
 from mailslot.wake.runner import WakeRunner
@@ -168,3 +170,30 @@ def test_a_failed_program_reports_its_stderr_with_secrets_hidden(tmp_path: Path)
     ok.write_text(f"#!{sys.executable}\nimport sys\nprint('all fine', file=sys.stderr)\n")
     ok.chmod(0o755)
     assert run(Spawn([str(ok)]), 30, threading.Event()) is None
+
+
+class _CountingPresence(FileStore):
+    """A file store that counts how often every session's presence was read."""
+
+    reads = 0
+
+    def presence(self) -> list[dict[str, Any]]:
+        type(self).reads += 1
+        return super().presence()
+
+
+def test_presence_is_read_only_for_a_queued_agent_without_a_host(
+        box: Box, root: Path, bin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every session's record is read (and parsed) to place an agent by where it was
+    last seen; an agent whose ``host`` is set needs none of that, at every look."""
+    fake_host(bin_dir, "notify")
+    monkeypatch.setenv("MAILSLOT_HOST", "here")
+    configure(root, {"gemini": command_agent(bin_dir / "notify", host="here"),
+                     "codex": command_agent(bin_dir / "notify", host="elsewhere"),
+                     "pi": command_agent(bin_dir / "notify")})
+    runner = WakeRunner(_CountingPresence(root))
+    for agent in ("gemini", "codex"):
+        box("claude").send(agent, "s", "x")
+    assert runner.agents() == ["gemini"] and _CountingPresence.reads == 0
+    box("claude").send("pi", "s", "x")  # never seen, no host: any watcher wakes it
+    assert runner.agents() == ["gemini", "pi"] and _CountingPresence.reads == 1

@@ -265,3 +265,26 @@ def test_a_failed_wake_reports_its_stderr_tail(
     notice = box("claude").inbox()[0]
     assert notice.message.sender == "mailslot"
     assert "login expired" in box("claude").read(notice.message.id).message.body
+
+
+def test_a_pass_that_woke_someone_asks_for_no_second_look(
+        box: Box, root: Path, bin_dir: Path) -> None:
+    """The pass ran until nothing was due; only a wake queued meanwhile (the agent was
+    seen busy) is worth another look. At 20 watchers and 50 senders each extra look
+    was eleven queries per wake."""
+    from mailslot.wake.watcher import Watcher
+
+    record = fake_host(bin_dir, "notify")
+    configure(root, {"gemini": notify_agent(bin_dir)})
+    watcher = Watcher(FileStore(root), io.StringIO())
+    try:
+        for seen_busy in (False, True):
+            box("claude").send("gemini", "s", "x")
+            watcher._kick.clear()
+            if seen_busy:
+                watcher._dirty.add((0, "gemini"))
+            watcher._work((0, "gemini"))
+            assert watcher._kick.is_set() == seen_busy
+        assert len(calls(record)) == 2
+    finally:
+        watcher.close()

@@ -42,6 +42,7 @@ class Config:
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         self.raw = dict(raw)
+        self._agents: dict[str, dict[str, Any]] | None = None
 
     @property
     def owner(self) -> str | None:
@@ -61,7 +62,14 @@ class Config:
         return value
 
     def agents(self) -> dict[str, dict[str, Any]]:
-        """Per-agent settings by name; an entry with a bad name or shape is an error."""
+        """Per-agent settings by name; an entry with a bad name or shape is an error.
+        Checked once per view (a send asks four times, a watcher at each notification,
+        each time over every agent), each caller given its own copy."""
+        if self._agents is None:
+            self._agents = self._checked_agents()
+        return dict(self._agents)
+
+    def _checked_agents(self) -> dict[str, dict[str, Any]]:
         section = self.raw.get("agents", {})
         if not isinstance(section, dict):
             raise StoreError("config.json: agents must be an object")

@@ -150,12 +150,13 @@ def wake_refusal(store: Store, config: Config, sender: str, agent: str, now: flo
             f"the next in {_seconds(wait)}")
 
 
-def paused_now(store: Store, agent: str) -> str | None:
+def paused_in(config: Config, agent: str) -> str | None:
     """Why ``agent`` may not be woken now (the owner paused it), for a wake queued
-    before the pause; ``None`` if it may (a config that cannot be read decides nothing
-    here: the wake's own check names the field)."""
+    before the pause, by the config the wake's plan has just read; ``None`` if it may
+    (a governor section that cannot be read decides nothing here: the wake's own check
+    names the field)."""
     try:
-        settings = Config(store.load_config()).governor()
+        settings = config.governor()
     except MailslotError:
         return None
     return f"{agent} is paused by the owner" if is_paused(settings, agent) else None

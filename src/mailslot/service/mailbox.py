@@ -248,8 +248,8 @@ class Mailbox:
         names, prefix = recipients.parse_instance(to)
         authority.check_send(self.principal, names)
         gates.check(self.store, self.config, self.principal, names)
-        self.notes = recipients.check_new(names, self.known_agents(), self.agent,
-                                          allow_new=new)
+        roster = recipients.roster_for(self.store, self.config, names, self.agent)
+        self.notes = recipients.check_new(names, roster, self.agent, allow_new=new)
         subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
         fields: dict[str, Any] = {
             "expect_reply": expect_reply,

@@ -57,6 +57,17 @@ def parse_instance(to: str | Sequence[str]) -> tuple[list[str], str | None]:
     return parse(name), prefix
 
 
+def roster_for(store: Store, config: Config, names: Sequence[str], sender: str
+               ) -> list[str]:
+    """What :func:`check_new` needs to check ``names``: the config's agents and the owner
+    when they hold every recipient (so a send to a configured agent, which every agent
+    woken on mail is, lists no mailboxes), else all of :func:`known`."""
+    configured = set(config.agents()) | ({config.owner} if config.owner else set())
+    if all(name in configured or name == sender for name in names):
+        return sorted(configured)
+    return known(store, config)
+
+
 def known(store: Store, config: Config) -> list[str]:
     """Names with a mailbox, in the config, or the owner: whom a message can reach."""
     names = set(store.agent_names()) | set(config.agents())

@@ -248,6 +248,11 @@ class WakeQueues(Protocol):
     def wake_agents(self) -> list[str]:
         """Agents with queued or claimed wakes."""
 
+    def queued_agents(self) -> dict[str, list[str]]:
+        """:meth:`wake_agents` of every queue at once, by queue name (``wake``,
+        ``notify-N``), queues with nothing left out: a watcher's one look at all of
+        them (a database answers in one query, not one per queue)."""
+
     def wake_pending(self, agent: str) -> list[WakeEntry]:
         """The wakes queued for ``agent`` (claimed ones excluded), in no particular order."""
 

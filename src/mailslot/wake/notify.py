@@ -34,6 +34,7 @@ from ..core.framing import one_line
 from ..core.ids import reference
 from ..core.message import Message
 from ..store import Store, WakeEntry
+from ..store.records import notify_lane
 from .bank import BankNotifier
 from .methods import ArgvMethod, CommandMethod, Field, Job, WakeMethod, where
 from .notify_queue import MAX_NOTIFIERS, NOTIFIER_KINDS, label, notifier_entries
@@ -143,6 +144,7 @@ class NotifyRunner(WakeRunner):
     def __init__(self, store: Store, lane: int, **options: Any) -> None:
         super().__init__(store.notify_queue(lane), **options)
         self.lane = lane
+        self.queue = notify_lane(lane)
 
     def _plan(self, agent: str) -> _Plan:
         try:
@@ -153,7 +155,7 @@ class NotifyRunner(WakeRunner):
             return _Plan(None, None, str(exc))
         fields = notifier_entries(config, agent)[self.lane]
         settings = WakeSettings(agent, "always", label(self.lane, fields), fields, retry)
-        return _Plan(settings, method, None)
+        return _Plan(settings, method, None, config)
 
     def _wanted(self, settings: WakeSettings | None) -> tuple[str, ...]:
         # The bank keeps a notice until the message is done; the others only tell of

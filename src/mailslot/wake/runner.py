@@ -21,7 +21,7 @@ from ..core.config import Config, this_machine
 from ..core.errors import MailslotError, NotFound
 from ..core.message import Message
 from ..core.values import dataclass, field, replace
-from ..mail.governor import paused_now
+from ..mail.governor import paused_in
 from ..mail.invocation import invocation
 from ..mail.posting import Notifier
 from ..mail.presence import last_machines
@@ -63,6 +63,7 @@ class _Plan:
     settings: WakeSettings | None
     method: WakeMethod | None
     problem: str | None  # a config error: every wake fails for good, naming the field
+    config: Config | None = None  # the config it was read from (the owner's pause too)
 
     @property
     def name(self) -> str:
@@ -91,6 +92,7 @@ class WakeRunner:
     """Runs the wake queue of one store."""
 
     kind = "wake"  # the events log's prefix (notifiers run as "notify")
+    queue = "wake"  # its queue's name in Store.queued_agents (a notifier's: notify-N)
 
     def __init__(self, store: Store, *, clock: Callable[[], float] | None = None,
                  stop: threading.Event | None = None,
@@ -108,15 +110,20 @@ class WakeRunner:
             for result in results:
                 self.report(result)
 
-    def agents(self) -> list[str]:
-        """Agents that have wakes queued or claimed and may be woken on this machine
-        (``agents.NAME.host``, else where the agent was last seen)."""
-        queued = self.store.wake_agents()
+    def agents(self, queued: list[str] | None = None) -> list[str]:
+        """Agents that have wakes queued or claimed (``queued``, if the caller listed
+        them already) and may be woken on this machine (``agents.NAME.host``, else
+        where the agent was last seen)."""
+        if queued is None:
+            queued = self.store.wake_agents()
         if not queued:
             return []
         try:
             config, here = Config(self.store.load_config()), this_machine()
-            seen = last_machines(self.store.presence())
+            agents = config.agents()
+            # where an agent was last seen decides only for one without a ``host``
+            placed = all("host" in agents.get(agent, {}) for agent in queued)
+            seen = {} if placed else last_machines(self.store.presence())
             return [agent for agent in queued if config.wakes_on(agent, here, seen.get(agent))]
         except MailslotError:
             return queued  # a broken config: each of their wakes fails naming the field
@@ -147,12 +154,14 @@ class WakeRunner:
     # One attempt --------------------------------------------------------------------
     def _plan(self, agent: str) -> _Plan:
         settings: WakeSettings | None = None
+        config: Config | None = None
         try:
-            settings = settings_for(Config(self.store.load_config()), agent)
+            config = Config(self.store.load_config())
+            settings = settings_for(config, agent)
             method = method_for(agent, settings.method).from_config(agent, settings.fields)
         except MailslotError as exc:
-            return _Plan(settings, None, str(exc))
-        return _Plan(settings, method, None)
+            return _Plan(settings, None, str(exc), config)
+        return _Plan(settings, method, None, config)
 
     def _attempt(self, agent: str, due: Sequence[WakeEntry]) -> list[Result]:
         plan = self._plan(agent)
@@ -166,7 +175,7 @@ class WakeRunner:
             if claimed.not_before > self._clock():  # re-queued for later since we listed it
                 self.store.wake_release(claimed, replace(claimed, claim=None))
                 continue
-            message, reason = self._still_wanted(claimed, plan.settings)
+            message, reason = self._still_wanted(claimed, plan)
             if message is None:
                 log(self.store, f"{self.kind}_skipped", claimed.message_id, agent, reason=reason)
                 self.store.wake_release(claimed)
@@ -183,9 +192,10 @@ class WakeRunner:
         results.extend(self._end(entry, outcome, plan) for entry, _ in live)
         return results
 
-    def _still_wanted(self, entry: WakeEntry, settings: WakeSettings | None
-                      ) -> tuple[Message | None, str]:
-        """The message, if the wake is still worth doing; else why not."""
+    def _still_wanted(self, entry: WakeEntry, plan: _Plan) -> tuple[Message | None, str]:
+        """The message, if the wake is still worth doing; else why not (the owner's
+        pause by the config the plan was just read from)."""
+        settings = plan.settings
         state = self.store.state_of(entry.agent, entry.message_id)
         if state is None:
             return None, "the message is no longer in the mailbox"
@@ -196,7 +206,8 @@ class WakeRunner:
         except NotFound:
             return None, "the message is no longer in the mailbox"
         if settings is not None:
-            refused = refusal(settings, message) or paused_now(self.store, entry.agent)
+            refused = refusal(settings, message) or (
+                None if plan.config is None else paused_in(plan.config, entry.agent))
             if refused is not None:
                 return None, f"no longer allowed: {refused}"
         return message, ""

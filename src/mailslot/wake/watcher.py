@@ -163,7 +163,9 @@ class Watcher:
     def scan(self) -> None:
         """Start a pass for every agent with queued wakes (or notices) that is not in one
         already."""
-        agents = [(i, a) for i, runner in enumerate(self.runners) for a in runner.agents()]
+        queued = self.runner.store.queued_agents()  # every queue in one look
+        agents = [(i, a) for i, runner in enumerate(self.runners) if runner.queue in queued
+                  for a in runner.agents(queued[runner.queue])]
         with self._lock:
             self._due = {a: t for a, t in self._due.items() if a in agents}
             starting = [a for a in agents if a not in self._busy]
@@ -198,7 +200,7 @@ class Watcher:
             done = Pass(next_due=self._now() + RESCAN_SECONDS)
         with self._lock:
             self._busy.discard(agent)
-            again = agent in self._dirty or bool(done.results)
+            again = agent in self._dirty  # its pass ran until none was due: no other look
             self._dirty.discard(agent)
             if done.locked:
                 self._locked.add(agent)

@@ -544,6 +544,13 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         view._queue = ("wake", notify_lane(lane))  # inside wake/: watch(wakes=True) sees it
         return view
 
+    def queued_agents(self) -> dict[str, list[str]]:
+        from ..records import NOTIFY_QUEUES
+
+        views = [self, *(self.notify_queue(lane) for lane in range(NOTIFY_QUEUES))]
+        found = {view._queue[-1]: view.wake_agents() for view in views}
+        return {queue: agents for queue, agents in found.items() if agents}
+
     # The session log -----------------------------------------------------------
     def log_session(self, record: Mapping[str, Any]) -> None:
         """One line in ``log/sessions.jsonl`` (0600), synced: it is the owner's record."""

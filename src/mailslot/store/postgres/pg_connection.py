@@ -188,6 +188,9 @@ class Link:
         self.offset: float | None = None
         """The database's clock minus this machine's (:meth:`PostgresStore.clock`)."""
         self.offset_at = 0.0
+        self.rtt = float("inf")
+        """The round trip ``offset`` was measured in: half of it bounds its error."""
+        self.tried_at = 0.0
 
     def __del__(self) -> None:
         """A store dropped without :meth:`PostgresStore.close` still ends its connection

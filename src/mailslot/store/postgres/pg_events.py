@@ -21,9 +21,18 @@ class PgEvents(PgConnection):
     :class:`~mailslot.store.roles.SessionLog` roles on PostgreSQL."""
 
     def append_event(self, event: Mapping[str, Any], *, durable: bool = False) -> None:
-        # every commit is durable here (synchronous_commit), so ``durable`` changes nothing
-        self._do("cannot add to the events log", "INSERT INTO events (record) VALUES (%s)",
-                 (log_line(event),), repeat=False)  # a lost commit may have landed
+        """A receipt not ``durable`` is committed without waiting for the disk
+        (``synchronous_commit`` off for its one transaction), as the file store appends
+        it unsynced: a send or a wake does not wait on a flush for its receipt, and a
+        server crash can lose only the last moment's receipts, never a message, a
+        claim or a queued wake (their own commits wait)."""
+        def work(db: psycopg.Connection[Any]) -> None:
+            with db.pipeline(), db.transaction():  # one round trip
+                if not durable:
+                    db.execute("SET LOCAL synchronous_commit TO off")
+                db.execute("INSERT INTO events (record) VALUES (%s)", (log_line(event),))
+        self._run("cannot add to the events log", work,
+                  repeat=False)  # a lost commit may have landed
 
     def events(self, *, newest_first: bool = False) -> Iterator[dict[str, Any]]:
         order, compare = ("DESC", "<") if newest_first else ("ASC", ">")

@@ -295,9 +295,15 @@ class PgMail(PgConnection):
         return f"{self.location}#archive/{box}"
 
     # Mailboxes -------------------------------------------------------------------------
+    _AGENT_NAMES = ("WITH RECURSIVE a (agent) AS (SELECT min(agent) FROM mail UNION ALL "
+                    "SELECT (SELECT min(agent) FROM mail WHERE agent > a.agent) FROM a "
+                    "WHERE a.agent IS NOT NULL) SELECT agent FROM a WHERE agent IS NOT NULL")
+    """One index probe per mailbox (the primary key's leading ``agent``), not a scan of
+    every message: ``SELECT DISTINCT agent`` read all 1,000,000 rows of a team's
+    history (a quarter of a second) on every send to a new name."""
+
     def agent_names(self) -> list[str]:
-        return [r[0] for r in self._rows("cannot list the mailboxes",
-                                         "SELECT DISTINCT agent FROM mail ORDER BY agent")]
+        return [r[0] for r in self._rows("cannot list the mailboxes", self._AGENT_NAMES)]
 
 
 class Forged(Unreadable):

@@ -47,6 +47,14 @@ class PgWakes(PgConnection):
                                          "SELECT DISTINCT agent FROM wakes WHERE queue = %s "
                                          "ORDER BY agent", (self._queue,))]
 
+    def queued_agents(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for queue, agent in self._rows("cannot read the wake queue",
+                                       "SELECT DISTINCT queue, agent FROM wakes "
+                                       "ORDER BY queue, agent"):
+            found.setdefault(queue, []).append(agent)
+        return found
+
     def _wakes(self, agent: str, claimed: bool) -> list[WakeEntry]:
         rows = self._rows(f"cannot read {agent}'s wakes",
                           "SELECT id, attempt, not_before, claim FROM wakes WHERE queue = %s "
