@@ -152,13 +152,16 @@ SCRIPT: Script
 
 # ---- each wire format: the tool names offered, the tools already called ----------------
 
-def anthropic_state(body: dict[str, Any]) -> tuple[list[str], list[str]]:
+def anthropic_state(body: dict[str, Any], each_turn: bool = False
+                    ) -> tuple[list[str], list[str]]:
+    """The tools offered and called; with ``each_turn`` (the script's), only those
+    called since the last prompt. Pure: the harness reads requests with it too."""
     offered = [t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)]
     called: list[str] = []
     for m in body.get("messages") or []:
         blocks = [b for b in m.get("content") or [] if isinstance(b, dict)] \
             if isinstance(m.get("content"), list) else []
-        if SCRIPT.each_turn and m.get("role") == "user" \
+        if each_turn and m.get("role") == "user" \
                 and not any(b.get("type") == "tool_result" for b in blocks):
             called = []  # a prompt: a new turn
         if m.get("role") == "assistant":
@@ -303,7 +306,7 @@ class Handler(BaseHTTPRequestHandler):
         return tool, self._record(body, f"tool:{tool}" if tool else "text")
 
     def anthropic(self, body: dict[str, Any]) -> None:
-        tool, n = self._decide(body, anthropic_state(body))
+        tool, n = self._decide(body, anthropic_state(body, SCRIPT.each_turn))
         if tool:
             block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_{n}", "name": tool,
                                      "input": self.args}
