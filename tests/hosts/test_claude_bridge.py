@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .harness import MAILSLOT, World, merge_json, request_text, wait_for
+from .harness import MAILSLOT, World, request_text, wait_for
 from .test_claude_peer import DOOR, peer_world, records, wake_of, woken
 
 Worlds = Callable[..., World]
@@ -31,10 +31,7 @@ person who uses it allows it: without, the offline TUI's call waits (seen: no re
 def bridged(world: Worlds) -> Iterator[tuple[World, Any]]:
     """alice in an idle Claude Code TUI (hooks and claude-peer wake), codex known to
     the mailbox, and ``mailslot bridge claude`` running and listing codex."""
-    w, pane = peer_world(world)
-    settings = w.home / ".claude" / "settings.json"
-    allow = json.loads(settings.read_text())["permissions"]["allow"]
-    merge_json(settings, {"permissions": {"allow": [*allow, ALLOW]}})
+    w, pane = peer_world(world, allow=(ALLOW,))
     w.send("bob", "codex", "hello", "codex has a mailbox")
     log = (w.root / "bridge.log").open("w")
     bridge = subprocess.Popen([MAILSLOT, "--dir", str(w.mailbox), "bridge", "claude"],

@@ -24,15 +24,22 @@ Worlds = Callable[..., World]
 DOOR = "Another Claude session sent a message:"
 
 
-def peer_world(world: Worlds, inbound: str | None = None) -> tuple[World, Any]:
+def peer_world(world: Worlds, inbound: str | None = None,
+               allow: tuple[str, ...] = ()) -> tuple[World, Any]:
     """alice in an idle TUI, installed with --wake (so the ladder chose the door), her
-    session recorded by the hooks; ``inbound``: her crossSessionInbound setting."""
+    session recorded by the hooks; ``inbound``: her crossSessionInbound setting;
+    ``allow``: more tools her settings allow, written before the TUI starts (a change
+    after it is picked up late, and a call before that waits on auto mode's check)."""
     w = world("claude", {"call": None})
     done = w.install("alice", "--hooks", "--wake")
     config = json.loads((w.mailbox / "config.json").read_text())
     assert config["agents"]["alice"]["wake_method"] == "claude-peer", done.stdout
+    settings = w.home / ".claude" / "settings.json"
     if inbound is not None:
-        merge_json(w.home / ".claude" / "settings.json", {"crossSessionInbound": inbound})
+        merge_json(settings, {"crossSessionInbound": inbound})
+    if allow:
+        allowed = json.loads(settings.read_text())["permissions"]["allow"]
+        merge_json(settings, {"permissions": {"allow": [*allowed, *allow]}})
     pane = open_tui(w)
     ask(w, pane, "Hello there")
     wait_for(lambda: (w.mailbox / "latest" / "alice" / "claude").exists(), 30,
