@@ -168,6 +168,8 @@ def test_the_token_opens_every_page(web: Watched, store: FileStore, clock: Clock
     assert "Could you check the indexes?" in page.locator("pre.body").inner_text()
     assert page.locator("#state tbody tr").inner_text().split()[:3] == ["gemini", "replied", "done"]
     page.get_by_role("link", name="Read the whole thread").click()
+    page.wait_for_url("**/thread/**")
+    page.wait_for_load_state("load")  # count() and all_inner_texts() do not wait for it
     assert page.locator("ol.thread > li").count() == 3
     bodies = page.locator("ol.thread pre.body").all_inner_texts()
     assert bodies[2] == "Thanks, dropped them. Merging."
