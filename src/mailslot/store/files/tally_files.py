@@ -245,12 +245,8 @@ class TallyFiles(MailboxFiles):
                     if counted != len(ids_in(self._box(agent, "done"))) or \
                             not held <= set(record.get("senders") or ()):
                         counted = None
-                if deep and counted is not None and (stamp := self._stamp(
-                        agent, "unread")) is not None:
-                    kept = _kept_unread(record, stamp, 0)
-                    if kept is not None and kept[0] != len(ids_in(self._box(agent,
-                                                                           "unread"))):
-                        counted = None
+                if deep and counted is not None and self._kept_unread_wrong(agent, record):
+                    counted = None
             except UnsafePath:
                 continue  # a planted folder: the walk names it
             if record and counted is None:
@@ -258,6 +254,13 @@ class TallyFiles(MailboxFiles):
                              f"{agent}'s mailbox (it is slower to list until its next "
                              "done; `mailslot doctor --fix` counts it again)")
         return found
+
+    def _kept_unread_wrong(self, agent: str, record: dict[str, Any]) -> bool:
+        """Does a kept unread listing whose stamp still matches disagree with the
+        folder (``doctor --deep``)?"""
+        stamp = self._stamp(agent, "unread")
+        kept = None if stamp is None else _kept_unread(record, stamp, 0)
+        return kept is not None and kept[0] != len(ids_in(self._box(agent, "unread")))
 
     def forget_tally(self, agent: str) -> None:
         """Remove ``agent``'s tally (its mailbox was archived): a new one is counted."""
