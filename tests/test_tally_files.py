@@ -131,26 +131,83 @@ def test_who_keeps_the_listing_of_a_settled_unread_folder_and_sees_any_change(
     store = FileStore(root)
     ids = _deliver(store, 5)
     new = root / "agents/gemini/new"
+    kept = root / "tally/gemini.unread.ids"
     assert store.count_unread("gemini", 2) == (5, sorted(ids)[:2])
-    assert "unread" not in json.loads((root / "tally/gemini.json").read_text())  # not settled
+    assert not kept.exists()  # not settled: a change within the clock's tick could hide
     _settle(new)
     store.count_unread("gemini", 2)  # listed once more, and kept
-    kept = json.loads((root / "tally/gemini.json").read_text())["unread"]
-    assert kept[0] == 5 and kept[3] == sorted(ids)[:2]
+    stamp = new.stat()
+    assert kept.read_text().splitlines() == [
+        f"# listing {stamp.st_ino} {stamp.st_mtime_ns} 5", *sorted(ids)]
     # Proof that the next look lists nothing: a file put there by hand, the folder's
     # time set back, is not seen; the first real change is.
-    stamp = new.stat()
     hidden = make_message(sender="codex", n=50)
     (new / f"{hidden.id}.md").write_bytes((new / f"{ids[0]}.md").read_bytes())
     os.utime(new, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-    assert store.count_unread("gemini", 2)[0] == 5
-    assert store.count_unread("gemini", 9) == (6, sorted([*ids, hidden.id]))  # asks more
+    assert store.count_unread("gemini", 9) == (5, sorted(ids))
+    assert sorted(store.entries("gemini", ["unread"])) == [(i, "unread") for i in sorted(ids)]
+    assert store.problems(deep=True) != []  # --deep lists the folder and sees the lie
     os.unlink(new / f"{hidden.id}.md")
+    os.utime(new, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     later = _deliver(store, 1, sender="codex")  # a delivery moves the folder's time on
     assert store.count_unread("gemini", 9) == (6, sorted([*ids, *later]))
     store.move("gemini", ids[0], "read")
     assert store.count_unread("gemini", 1) == (5, sorted([*ids[1:], *later])[:1])
     assert store.problems(deep=True) == []
+
+
+def test_the_inbox_and_the_hook_read_a_settled_read_folder_from_its_kept_listing(
+        root: Path) -> None:
+    store = FileStore(root)
+    ids = _deliver(store, 4)
+    for i in ids:
+        store.move("gemini", i, "read")
+    cur = root / "agents/gemini/cur"
+    _settle(cur)
+    box = Mailbox(store, Identity("gemini", "--agent"))
+    assert [item.message.id for item in box.inbox()] == sorted(ids, reverse=True)
+    assert (root / "tally/gemini.read.ids").exists()
+    stamp = cur.stat()
+    os.unlink(cur / f"{ids[0]}.md")  # by hand, the folder's time set back: not seen
+    os.utime(cur, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert sorted(i for i, _ in store.entries("gemini", ["read"])) == sorted(ids)
+    # The page loads what it shows: a message gone from under the listing is skipped.
+    assert [item.message.id for item in box.inbox()] == sorted(ids[1:], reverse=True)
+    store.move("gemini", ids[1], "done")  # a real change: listed again
+    assert sorted(i for i, _ in store.entries("gemini", ["read"])) == sorted(ids[2:])
+
+
+@pytest.mark.parametrize("planted", [
+    b"# listing {ino} {mtime} 1\n../../../etc/passwd\n",  # a path out of the folder
+    b"# listing {ino} {mtime} 9\nx\n",  # torn: fewer ids than its count
+    b"# listing {ino} {mtime} 1\nzz \x1b[31mred\n",  # no id holds a space or an escape
+    b"# listing {ino} {mtime}\n",  # not a listing
+    b"\0\0\0",
+])
+def test_a_kept_listing_that_is_torn_or_names_a_path_is_not_believed(
+        root: Path, planted: bytes) -> None:
+    store = FileStore(root)
+    ids = _deliver(store, 2)
+    new = root / "agents/gemini/new"
+    _settle(new)
+    info = new.stat()
+    (root / "tally").mkdir(mode=0o700, exist_ok=True)
+    (root / "tally/gemini.unread.ids").write_bytes(
+        planted.replace(b"{ino}", str(info.st_ino).encode())
+        .replace(b"{mtime}", str(info.st_mtime_ns).encode()))
+    assert store.count_unread("gemini", 5) == (2, sorted(ids))
+    assert sorted(i for i, _ in store.entries("gemini", ["unread"])) == sorted(ids)
+
+
+def test_a_listing_that_cannot_be_kept_is_listed_each_time(root: Path) -> None:
+    store = FileStore(root)
+    ids = _deliver(store, 3)
+    _settle(root / "agents/gemini/new")
+    (root / "tally").mkdir(mode=0o700, exist_ok=True)
+    (root / "tally/gemini.unread.ids").mkdir()  # in the way of the rename
+    assert store.count_unread("gemini", 1) == (3, sorted(ids)[:1])
+    assert store.count_unread("gemini") == (3, [])
+    assert not any(p.name.startswith("listing-") for p in (root / "tmp").iterdir())
 
 
 def test_a_move_killed_within_the_clock_tick_of_the_last_leaves_no_trusted_count(
@@ -172,3 +229,21 @@ def test_a_move_killed_within_the_clock_tick_of_the_last_leaves_no_trusted_count
     store.move("gemini", ids[2], "done")
     assert json.loads((root / "tally/gemini.json").read_text())["done"][0] == 3
     assert store.problems(deep=True) == []
+
+
+def test_default_doctor_still_sees_a_link_planted_in_a_settled_open_folder(
+        root: Path, tmp_path: Path) -> None:
+    store = FileStore(root)
+    ids = _deliver(store, 3)
+    new = root / "agents/gemini/new"
+    planted = new / "zz-planted.md"
+    planted.symlink_to(tmp_path)
+    _settle(new)
+    for _ in range(2):  # the second look would use a kept listing, were one kept
+        assert store.count_unread("gemini") == (3, [])
+        assert any(f"{planted} is a symlink" in p for p in store.problems())
+    assert not (root / "tally/gemini.unread.ids").exists()
+    planted.unlink()
+    _settle(new)
+    assert store.problems() == [] and (root / "tally/gemini.unread.ids").exists()
+    assert sorted(i for i, _ in store.entries("gemini", ["unread"])) == sorted(ids)

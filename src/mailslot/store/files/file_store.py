@@ -28,8 +28,9 @@ from ...core.durable import FILE_MODE, fsync_dir, not_followed, open_file, remov
 from ...core.errors import IdTaken, MailslotError, NotFound, StoreError, Unreadable, UnsafePath
 from ...core.ids import sender_of
 from ...core.message import STATES, to_bytes
-from ..format import SESSIONS, event_segments
-from . import unindexed
+from ...core.names import is_valid_name
+from ..format import FOLDER_OF, SESSIONS, event_segments
+from . import kept_listing, unindexed
 from .fences import FenceFiles
 from .fs import (
     APPEND,
@@ -309,11 +310,12 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
               ) -> Iterator[tuple[str, os.stat_result]]:
         """Every path in the mailbox with its ``lstat``; a folder that cannot be listed
         is added to ``found`` rather than skipped in silence. Without ``deep``: of each
-        folder's files only the newest :data:`NEWEST` by name (ids sort by time), and
-        the folders that keep history (:data:`HISTORY`: done mail, archives, the
-        quarantine, the once-marks) are checked themselves but not listed: what they
-        hold only grows, and ``doctor`` by default stays as fast at a million messages
-        as at a hundred."""
+        folder's files only the newest :data:`NEWEST` by name (ids sort by time; of an
+        open mail folder that did not change, by its kept listing, so it is not
+        listed), and the folders that keep history (:data:`HISTORY`: done mail,
+        archives, the quarantine, the once-marks) are checked themselves but not
+        listed: what they hold only grows, and ``doctor`` by default stays as fast at
+        a million messages as at a hundred."""
         try:
             info = os.stat(self.root)
         except FileNotFoundError:
@@ -324,20 +326,42 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
             found.append(f"{exc.filename} cannot be read ({exc.strerror}); mailslot cannot "
                          "see what is in it (check its owner and mode)")
 
+        open_mail: list[tuple[str, State]] = []  # (agent, state): from kept listings
         for top, dirs, files in os.walk(self.root, onerror=unlisted):
             names = dirs + files
             if not deep:  # each folder itself is looked at; history is not gone into
                 inside = top[len(self.root) + 1:].split(os.sep) if top != self.root else []
                 dirs[:] = [d for d in dirs if not _keeps_history([*inside, d])]
+                if len(inside) == 2 and inside[0] == "agents":
+                    open_mail += [(inside[1], s) for s in OPEN if FOLDER_OF[s] in dirs]
+                    dirs[:] = [d for d in dirs if d not in OPEN_FOLDERS]
                 if len(files) > NEWEST:
                     names = names[:len(names) - len(files)] + sorted(files)[-NEWEST:]
-            prefix = top if top.endswith(os.sep) else top + os.sep  # os.path.join's
-            for name in names:
-                path = prefix + name
-                try:
-                    yield path, os.lstat(path)
-                except FileNotFoundError:
-                    continue  # removed meanwhile (a staging file, a moved message)
+            yield from _lstat_each(top, names)
+        for agent, state in open_mail:
+            try:
+                folder = self._box(agent, state)
+                newest = self._newest_open(agent, state, folder)
+            except (OSError, MailslotError) as exc:
+                if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
+                    unlisted(exc)
+                continue  # a planted link: the walk above named it
+            yield from _lstat_each(folder, newest)
+
+    def _newest_open(self, agent: str, state: State, folder: str) -> list[str]:
+        """The newest :data:`NEWEST` names in an open mail folder: from its kept listing
+        when the folder did not change since (one is kept only of a folder holding
+        message files alone; an agent that never marks mail done keeps thousands in
+        ``cur/``), else from listing it whole, strays and all."""
+        if is_valid_name(agent):
+            for _ in range(2):  # the kept listing, else listed and kept (if it can be)
+                stamp = kept_listing.stamp_of(folder)
+                kept = None if stamp is None else \
+                    kept_listing.read_kept(self._kept_path(agent, state), stamp)
+                if kept is not None:
+                    return [f"{i}.md" for i in kept[1][-NEWEST:]]
+                self._open_listing(agent, state)
+        return sorted(os.listdir(folder))[-NEWEST:]
 
     def problems(self, *, deep: bool = False) -> list[str]:
         """Links, odd files, owners and modes, tallies that disagree with their folder,
@@ -640,6 +664,20 @@ NEWEST = 200
 HISTORY = (("agents", "*", "done"), ("archive",), ("quarantine",), ("log", "once"))
 """Folders whose files only accumulate (``*``: any one name): listed by
 ``doctor --deep`` only."""
+
+
+OPEN: tuple[State, ...] = ("unread", "read")
+OPEN_FOLDERS = tuple(FOLDER_OF[s] for s in OPEN)
+
+
+def _lstat_each(folder: str, names: list[str]) -> Iterator[tuple[str, os.stat_result]]:
+    prefix = folder if folder.endswith(os.sep) else folder + os.sep  # os.path.join's
+    for name in names:
+        path = prefix + name
+        try:
+            yield path, os.lstat(path)
+        except FileNotFoundError:
+            continue  # removed meanwhile (a staging file, a moved message)
 
 
 def _keeps_history(parts: list[str]) -> bool:

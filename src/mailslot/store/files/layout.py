@@ -17,8 +17,9 @@ from stat import S_ISREG
 
 from ...core import jsontext
 from ...core.durable import fsync_dir, open_file
-from ...core.errors import NotFound, StoreError
+from ...core.errors import NotFound, StoreError, UnsafePath
 from ...core.message import STATES
+from ...core.names import is_valid_name
 from ..format import (
     EVENTS,
     FOLDER_OF,
@@ -27,6 +28,7 @@ from ..format import (
     event_segments,
     parse_message_file,
 )
+from . import kept_listing
 from .fs import (
     LOCK,
     READ,
@@ -47,6 +49,11 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ...core.message import Message, State
+
+TALLY = "tally"
+"""The folder of what is kept about each agent's mail: ``tally_files`` and
+``kept_listing`` say what."""
+
 
 class MailboxFiles(Folders):
     """The mailbox folder at ``root`` (an absolute path), as every reader sees it.
@@ -73,9 +80,32 @@ class MailboxFiles(Folders):
 
     # Mail ----------------------------------------------------------------------------
     def entries(self, agent: str, states: Iterable[State]) -> list[tuple[str, State]]:
-        """The ids in ``agent``'s mailbox in those states, in no particular order."""
+        """The ids in ``agent``'s mailbox in those states, in no particular order (open
+        mail from its kept listing when the folder did not change: :mod:`.kept_listing`)."""
         return [(message_id, state) for state in states
-                for message_id in ids_in(self._box(agent, state))]
+                for message_id in (ids_in(self._box(agent, state)) if state == "done"
+                                   else self._open_listing(agent, state)[1])]
+
+    def _open_listing(self, agent: str, state: State, want: int | None = None
+                     ) -> tuple[int, list[str]]:
+        """How many ``state`` (unread or read) messages ``agent`` has and the ``want``
+        oldest of their ids (all with ``None``), sorted; see :mod:`.kept_listing`."""
+        kept = self._kept_path(agent, state) if is_valid_name(agent) else None
+        return kept_listing.listing(self._box(agent, state), kept,
+                                    lambda data: self._kept_stage(agent, data), want)
+
+    def _kept_path(self, agent: str, state: State) -> str:
+        return os.path.join(self._folder(TALLY), f"{agent}.{state}.ids")
+
+    def _kept_stage(self, agent: str, data: bytes) -> str:
+        self._folder(TALLY, create=True)
+        return self._stage(data, f"listing-{agent}", sync=False)
+
+    def _tally_path(self, agent: str, suffix: str, *, create: bool = False) -> str:
+        """``tally/<agent><suffix>``: the agent's counts, lock and kept listings."""
+        if not is_valid_name(agent):
+            raise UnsafePath(f"agent {agent!r} is not safe as a file name")
+        return os.path.join(self._folder(TALLY, create=create), agent + suffix)
 
     def _message_path(self, agent: str, state: State, message_id: str) -> str:
         return os.path.join(self._box(agent, state), f"{message_id}.md")

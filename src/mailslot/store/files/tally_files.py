@@ -1,7 +1,6 @@
 """Per-agent counts kept as mail moves, so that no listing has to list ``done/``::
 
-    tally/<agent>.json    {"done": [count, inode, mtime_ns], "senders": [names],
-                           "unread": [count, inode, mtime_ns, [oldest ids]]}
+    tally/<agent>.json    {"done": [count, inode, mtime_ns], "senders": [names]}
     tally/<agent>.lock    flock'ed by whoever changes the tally or the done folder
 
 Done mail is kept forever, so ``agents/<name>/done/`` grows without end; ``inbox``
@@ -21,27 +20,22 @@ tally is a cache of what the folders hold: it is replaced whole (tmp + rename) a
 not synced; a torn or missing one is counted again. ``os`` and ``json`` only (the
 hook path loads this module).
 
-The unread count is kept the other way round, because unread mail changes at every
-delivery and a send must not pay for it: nobody updates it as mail moves; a reader
-(``who``) that finds its stamp stale lists the folder and writes what it found, with
-the folder's stamp, but only once the folder has been still for :data:`SETTLED_NS`
-(a later change then always moves the folder's time past the stamp, whatever the
-clock's tick). So ``who`` on a mailbox whose unread mail did not change since the last
-look lists nothing, and otherwise lists only the mailboxes that changed.
+Open mail (``new/``, ``cur/``) changes at every delivery, so its count is kept the
+other way round, by whoever lists it (:mod:`.kept_listing`).
 """
 
 from __future__ import annotations
 
-import heapq
 import os
 import time
 
 from ...core import jsontext
 from ...core.durable import open_file
-from ...core.errors import MailslotError, UnsafePath
+from ...core.errors import UnsafePath
 from ...core.ids import is_id, recipient_of, sender_of
 from ...core.message import STATES, State
 from ...core.names import is_valid_name
+from . import kept_listing
 from .fs import READ, FileLock, append, ids_in, read_file
 from .layout import MailboxFiles
 
@@ -52,19 +46,9 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-TALLY = "tally"
-SETTLED_NS = 2_000_000_000
-"""How long an unread folder must have been unchanged before its listing is kept: far
-longer than any file system's clock tick, so a change after it is always seen."""
-
 
 class TallyFiles(MailboxFiles):
     """The done count and correspondents of each agent (see the module docstring)."""
-
-    def _tally_path(self, agent: str, suffix: str, *, create: bool = False) -> str:
-        if not is_valid_name(agent):
-            raise UnsafePath(f"agent {agent!r} is not safe as a file name")
-        return os.path.join(self._folder(TALLY, create=create), agent + suffix)
 
     def _read_tally(self, agent: str) -> dict[str, Any]:
         """The tally as written, or ``{}`` when it is missing, torn or not ours."""
@@ -109,7 +93,7 @@ class TallyFiles(MailboxFiles):
             stamp = self._done_stamp(agent)
             before = self._trusted_done(record, stamp)
             if before is not None and stamp is not None and \
-                    time.time_ns() - stamp[1] < SETTLED_NS:
+                    time.time_ns() - stamp[1] < kept_listing.SETTLED_NS:
                 # The folder changed within a clock tick or so: this change might leave
                 # its time as stamped. Marked as changing first, so a crash before the
                 # count below is written leaves a count nobody trusts.
@@ -137,33 +121,9 @@ class TallyFiles(MailboxFiles):
 
     def count_unread(self, agent: str, oldest: int = 0) -> tuple[int, list[str]]:
         """How many unread messages ``agent`` has and the ``oldest`` oldest of their
-        ids: from the tally when its stamp matches the folder, else listed (and kept
-        for the next reader once the folder is settled: see the module docstring)."""
-        stamp = self._stamp(agent, "unread")
-        if stamp is None:
-            return 0, []
-        kept = _kept_unread(self._read_tally(agent), stamp, oldest)
-        if kept is not None:
-            return kept[0], kept[1][:oldest]
-        ids = ids_in(self._box(agent, "unread"))
-        first = heapq.nsmallest(oldest, ids)
-        if time.time_ns() - stamp[1] >= SETTLED_NS:
-            self._keep_unread(agent, stamp, len(ids), first)
-        return len(ids), first
-
-    def _keep_unread(self, agent: str, stamp: list[int], count: int,
-                     first: list[str]) -> None:
-        """Write a listing of a settled unread folder into the tally, if the folder is
-        still as it was listed (best effort: a reader that cannot write just lists)."""
-        try:
-            with FileLock(self._tally_path(agent, ".lock", create=True), f"{agent}'s tally"):
-                if self._stamp(agent, "unread") != stamp:
-                    return
-                record = self._read_tally(agent)
-                record["unread"] = [count, *stamp, first]
-                self._write_tally(agent, record)
-        except (OSError, MailslotError):
-            return
+        ids, from the first lines of the folder's kept listing when it matches the
+        folder (see :mod:`.kept_listing`)."""
+        return self._open_listing(agent, "unread", oldest)
 
     def correspondents(self, agent: str) -> set[str]:
         """Who ever sent ``agent`` mail that it still holds: from the tally, or listed
@@ -245,7 +205,7 @@ class TallyFiles(MailboxFiles):
                     if counted != len(ids_in(self._box(agent, "done"))) or \
                             not held <= set(record.get("senders") or ()):
                         counted = None
-                if deep and counted is not None and self._kept_unread_wrong(agent, record):
+                if deep and counted is not None and self._kept_listing_wrong(agent):
                     counted = None
             except UnsafePath:
                 continue  # a planted folder: the walk names it
@@ -255,19 +215,26 @@ class TallyFiles(MailboxFiles):
                              "done; `mailslot doctor --fix` counts it again)")
         return found
 
-    def _kept_unread_wrong(self, agent: str, record: dict[str, Any]) -> bool:
-        """Does a kept unread listing whose stamp still matches disagree with the
-        folder (``doctor --deep``)?"""
-        stamp = self._stamp(agent, "unread")
-        kept = None if stamp is None else _kept_unread(record, stamp, 0)
-        return kept is not None and kept[0] != len(ids_in(self._box(agent, "unread")))
+    def _kept_listing_wrong(self, agent: str) -> bool:
+        """Does a kept listing of an open folder whose stamp still matches disagree
+        with the folder (``doctor --deep``)?"""
+        for state in ("unread", "read"):
+            folder = self._box(agent, state)
+            stamp = kept_listing.stamp_of(folder)
+            kept = None if stamp is None else kept_listing.read_kept(
+                self._tally_path(agent, f".{state}.ids"), stamp)
+            if kept is not None and sorted(ids_in(folder)) != kept[1]:
+                return True
+        return False
 
     def forget_tally(self, agent: str) -> None:
-        """Remove ``agent``'s tally (its mailbox was archived): a new one is counted."""
-        try:
-            os.unlink(self._tally_path(agent, ".json"))
-        except FileNotFoundError:
-            return
+        """Remove ``agent``'s tally and kept listings (its mailbox was archived): new
+        ones are counted."""
+        for suffix in (".json", ".unread.ids", ".read.ids"):
+            try:
+                os.unlink(self._tally_path(agent, suffix))
+            except FileNotFoundError:
+                continue
 
     # What each agent sent --------------------------------------------------------------
     # sent/<sender>: "# complete" then one id a line, oldest first, appended at every
@@ -354,17 +321,3 @@ class TallyFiles(MailboxFiles):
 
 
 SENT_HEAD = "# complete"
-
-
-def _kept_unread(record: dict[str, Any], stamp: list[int], oldest: int
-                 ) -> tuple[int, list[str]] | None:
-    """The kept unread count and oldest ids, if written with ``stamp`` and holding at
-    least ``oldest`` ids (or all of them)."""
-    kept = record.get("unread")
-    if not (isinstance(kept, list) and len(kept) == 4 and kept[1:3] == stamp):
-        return None
-    count, first = kept[0], kept[3]
-    if not (isinstance(count, int) and count >= 0 and isinstance(first, list)
-            and all(isinstance(i, str) and is_id(i) for i in first)):
-        return None
-    return (count, first) if len(first) >= min(oldest, count) else None
