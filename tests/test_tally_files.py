@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,15 @@ from mailslot import FileStore
 store = FileStore(sys.argv[1])
 for message_id in sys.argv[2:]:
     store.move("gemini", message_id, "done")
+"""
+
+
+_LISTER = """
+import os, sys
+from mailslot import FileStore
+store = FileStore(sys.argv[1])
+while not os.path.exists(sys.argv[2]):
+    store.entries("gemini", ["unread"])  # lists and keeps whenever the folder looks settled
 """
 
 
@@ -247,3 +257,29 @@ def test_default_doctor_still_sees_a_link_planted_in_a_settled_open_folder(
     _settle(new)
     assert store.problems() == [] and (root / "tally/gemini.unread.ids").exists()
     assert sorted(i for i, _ in store.entries("gemini", ["unread"])) == sorted(ids)
+
+
+def test_a_listing_kept_beside_deliveries_never_hides_one(root: Path) -> None:
+    """Another process lists and keeps the folder all the time; each round the folder is
+    made to look settled (as 2 s of quiet would), then a message is delivered: every
+    look after the delivery returned must show it, whatever the lister kept when."""
+    store = FileStore(root)
+    ids = _deliver(store, 3)
+    new = root / "agents/gemini/new"
+    stop = root.parent / "stop-listing"
+    lister = subprocess.Popen([sys.executable, "-c", _LISTER, str(root), str(stop)])
+    try:
+        for n in range(100, 160):
+            _settle(new)
+            message = make_message(sender="codex", n=n)
+            store.deliver(message, ["gemini"])
+            ids.append(message.id)
+            for _ in range(3):
+                time.sleep(0.004)  # the lister's write, if any, lands meanwhile
+                assert sorted(i for i, _ in store.entries("gemini", ["unread"])) \
+                    == sorted(ids)
+                assert store.count_unread("gemini")[0] == len(ids)
+    finally:
+        stop.touch()
+        assert lister.wait(timeout=60) == 0
+    assert store.problems(deep=True) == []
