@@ -44,6 +44,7 @@ from .fs import (
     unsafe_owner,
 )
 from .gate_files import GateFiles
+from .layout import OPEN
 from .limit_files import LimitFiles
 from .registry_files import RegistryFiles
 from .session_files import SessionFiles
@@ -342,9 +343,12 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
             try:
                 folder = self._box(agent, state)
                 newest = self._newest_open(agent, state, folder)
-            except (OSError, MailslotError) as exc:
-                if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
-                    unlisted(exc)
+            except FileNotFoundError:
+                continue  # removed meanwhile
+            except OSError as exc:
+                unlisted(exc)
+                continue
+            except MailslotError:
                 continue  # a planted link: the walk above named it
             yield from _lstat_each(folder, newest)
 
@@ -354,13 +358,11 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         message files alone; an agent that never marks mail done keeps thousands in
         ``cur/``), else from listing it whole, strays and all."""
         if is_valid_name(agent):
-            for _ in range(2):  # the kept listing, else listed and kept (if it can be)
-                stamp = kept_listing.stamp_of(folder)
-                kept = None if stamp is None else \
-                    kept_listing.read_kept(self._kept_path(agent, state), stamp)
-                if kept is not None:
-                    return [f"{i}.md" for i in kept[1][-NEWEST:]]
-                self._open_listing(agent, state)
+            ids = self._open_listing(agent, state)[1]  # kept, or listed and kept if it can be
+            stamp = kept_listing.stamp_of(folder)
+            if stamp is not None and \
+                    kept_listing.read_kept(self._kept_path(agent, state), stamp, 0) is not None:
+                return [f"{i}.md" for i in ids[-NEWEST:]]  # a kept folder holds ids alone
         return sorted(os.listdir(folder))[-NEWEST:]
 
     def problems(self, *, deep: bool = False) -> list[str]:
@@ -666,7 +668,6 @@ HISTORY = (("agents", "*", "done"), ("archive",), ("quarantine",), ("log", "once
 ``doctor --deep`` only."""
 
 
-OPEN: tuple[State, ...] = ("unread", "read")
 OPEN_FOLDERS = tuple(FOLDER_OF[s] for s in OPEN)
 
 

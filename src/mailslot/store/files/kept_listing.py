@@ -20,7 +20,8 @@ It is trusted as the folder it lists is (both are in the owner's 0700 mailbox), 
 one check that costs a single pass in C: a listing holding any byte no id holds is
 ignored whole, so a planted one can name no path outside its folder and put no
 control character or markup in what mailslot prints (each id is then read as
-``<folder>/<id>.md``, whose header must name that id). ``os`` only: the hook path loads this module.
+``<folder>/<id>.md``, whose header must name that id). ``os`` only: the hook path
+loads this module.
 """
 
 from __future__ import annotations
@@ -107,16 +108,15 @@ def listing(folder: str, path: str | None, stage: Callable[[bytes], str],
     if kept is not None:
         return kept
     ids = ids_in(folder)
-    if path is not None and time.time_ns() - stamp[1] >= SETTLED_NS:
-        ids.sort()
-        # Kept only of a folder that held message files alone and did not change while
-        # listed: ``doctor`` then checks the newest files by it, with nothing to miss.
-        if _only_messages(folder, len(ids)) and stamp_of(folder) == stamp:
-            _keep(path, stamp, ids, stage)
-    elif want is not None:
+    settled = time.time_ns() - stamp[1] >= SETTLED_NS
+    if want is not None and (path is None or not settled):  # nothing to keep
         return len(ids), heapq.nsmallest(want, ids)
-    else:
-        ids.sort()
+    ids.sort()
+    # Kept only of a folder that held message files alone and did not change while
+    # listed: ``doctor`` then checks the newest files by it, with nothing to miss.
+    if path is not None and settled and _only_messages(folder, len(ids)) \
+            and stamp_of(folder) == stamp:
+        _keep(path, stamp, ids, stage)
     return len(ids), ids if want is None else ids[:want]
 
 
@@ -130,7 +130,7 @@ def _only_messages(folder: str, ids: int) -> bool:
 def _keep(path: str, stamp: tuple[int, int], ids: list[str],
           stage: Callable[[bytes], str]) -> None:
     """Write the listing (best effort: a reader that cannot write just lists)."""
-    lines = [f"# listing {stamp[0]} {stamp[1]} {len(ids)}", *ids, ""]
+    lines = [f"{HEAD.decode()} {stamp[0]} {stamp[1]} {len(ids)}", *ids, ""]
     try:
         staged = stage("\n".join(lines).encode())
     except (OSError, MailslotError):

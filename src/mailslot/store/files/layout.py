@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 TALLY = "tally"
 """The folder of what is kept about each agent's mail: ``tally_files`` and
 ``kept_listing`` say what."""
+OPEN: tuple[State, ...] = ("unread", "read")
+"""The states of open mail, whose folders have kept listings."""
 
 
 class MailboxFiles(Folders):
@@ -83,8 +85,8 @@ class MailboxFiles(Folders):
         """The ids in ``agent``'s mailbox in those states, in no particular order (open
         mail from its kept listing when the folder did not change: :mod:`.kept_listing`)."""
         return [(message_id, state) for state in states
-                for message_id in (ids_in(self._box(agent, state)) if state == "done"
-                                   else self._open_listing(agent, state)[1])]
+                for message_id in (self._open_listing(agent, state)[1] if state in OPEN
+                                   else ids_in(self._box(agent, state)))]
 
     def _open_listing(self, agent: str, state: State, want: int | None = None
                      ) -> tuple[int, list[str]]:
@@ -95,7 +97,8 @@ class MailboxFiles(Folders):
                                     lambda data: self._kept_stage(agent, data), want)
 
     def _kept_path(self, agent: str, state: State) -> str:
-        return os.path.join(self._folder(TALLY), f"{agent}.{state}.ids")
+        """``tally/<agent>.<state>.ids`` (``UnsafePath`` for a name unsafe there)."""
+        return self._tally_path(agent, f".{state}.ids")
 
     def _kept_stage(self, agent: str, data: bytes) -> str:
         self._folder(TALLY, create=True)

@@ -33,11 +33,11 @@ from ...core import jsontext
 from ...core.durable import open_file
 from ...core.errors import UnsafePath
 from ...core.ids import is_id, recipient_of, sender_of
-from ...core.message import STATES, State
+from ...core.message import STATES
 from ...core.names import is_valid_name
 from . import kept_listing
 from .fs import READ, FileLock, append, ids_in, read_file
-from .layout import MailboxFiles
+from .layout import OPEN, MailboxFiles
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,14 +65,9 @@ class TallyFiles(MailboxFiles):
         os.rename(tmp, self._tally_path(agent, ".json", create=True))
 
     def _done_stamp(self, agent: str) -> list[int] | None:
-        return self._stamp(agent, "done")
-
-    def _stamp(self, agent: str, state: State) -> list[int] | None:
-        try:
-            info = os.lstat(self._box(agent, state))
-        except FileNotFoundError:
-            return None
-        return [info.st_ino, info.st_mtime_ns]
+        """The done folder's stamp as the tally holds it (a JSON list)."""
+        stamp = kept_listing.stamp_of(self._box(agent, "done"))
+        return None if stamp is None else list(stamp)
 
     def _trusted_done(self, record: dict[str, Any], stamp: list[int] | None) -> int | None:
         """The counted done mail, if ``stamp`` is the one the count was written with."""
@@ -218,11 +213,11 @@ class TallyFiles(MailboxFiles):
     def _kept_listing_wrong(self, agent: str) -> bool:
         """Does a kept listing of an open folder whose stamp still matches disagree
         with the folder (``doctor --deep``)?"""
-        for state in ("unread", "read"):
+        for state in OPEN:
             folder = self._box(agent, state)
             stamp = kept_listing.stamp_of(folder)
             kept = None if stamp is None else kept_listing.read_kept(
-                self._tally_path(agent, f".{state}.ids"), stamp)
+                self._kept_path(agent, state), stamp)
             if kept is not None and sorted(ids_in(folder)) != kept[1]:
                 return True
         return False
@@ -230,9 +225,10 @@ class TallyFiles(MailboxFiles):
     def forget_tally(self, agent: str) -> None:
         """Remove ``agent``'s tally and kept listings (its mailbox was archived): new
         ones are counted."""
-        for suffix in (".json", ".unread.ids", ".read.ids"):
+        for path in [self._tally_path(agent, ".json"),
+                     *(self._kept_path(agent, state) for state in OPEN)]:
             try:
-                os.unlink(self._tally_path(agent, suffix))
+                os.unlink(path)
             except FileNotFoundError:
                 continue
 
