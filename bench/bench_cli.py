@@ -1,4 +1,4 @@
-"""``mailslot send``, ``inbox`` and ``who`` as whole processes (issue 11: ≤ 3 × ``python -c
+"""``mailslot send``, ``inbox`` and ``who`` as whole processes (≤ 3 × ``python -c
 pass``), interleaved with the baseline so both see the same machine load.
 
 The mailbox holds 200 messages for the reader and a handful of agents, as a working day

@@ -14,7 +14,7 @@ Two parts:
   same world before (no hooks: nothing new; no mail: the unread runs). Hosts not
   installed are skipped with a message.
 
-The other mailboxes' tool lists are the figures measured in issue 28 (``tools/list`` JSON
+The other mailboxes' tool lists are the figures measured once by hand (``tools/list`` JSON
 over raw MCP), not measured here: their packages are not installed by this project.
 Messages are a typical agent's: a one-line subject and a body of about 360 bytes.
 """
@@ -40,7 +40,7 @@ TOOL_LIST_TARGET = 7168
 UNREAD = (1, 20, 200)
 OTHERS = (("mcp-agent-mail", "19.9 KB"), ("agent-mailbox", "11.3 KB"),
           ("letterbox", "6.9 KB"))
-"""Issue 28's measurement of the same ``tools/list`` JSON, for the comparison column:
+"""A measurement by hand of the same ``tools/list`` JSON, for the comparison column:
 mcp-agent-mail in core mode (10 tools), agent-mailbox 0.7.6 (14), letterbox 1.2.2 (6)."""
 BODY = ("I changed the users table: `name` is now `full_name`, and the old column is gone "
         "after the migration in db/0042. The API keeps answering with both keys until "
@@ -107,7 +107,7 @@ def run() -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
         size, count = tool_list_bytes(Path(tmp) / "empty")
     rows.append(Row(f"tools/list over raw MCP ({count} tools)", f"{size:,} B",
-                    "issue 28: " + ", ".join(f"{n} {s}" for n, s in OTHERS),
+                    "measured by hand: " + ", ".join(f"{n} {s}" for n, s in OTHERS),
                     f"<= {TOOL_LIST_TARGET:,} B",
                     size <= TOOL_LIST_TARGET))
     for unread in UNREAD:

@@ -1,4 +1,4 @@
-"""What recording a hook session costs every hook call (issue 12), in microseconds.
+"""What recording a hook session costs every hook call, in microseconds.
 
 Every hook call refreshes its host session (one ``utime`` when the record exists) and
 asks for the agent's instance mail (one listing of a folder that usually does not

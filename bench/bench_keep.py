@@ -1,9 +1,9 @@
-"""Keep and find (issue 17): what the search index costs a send, and backup and restore
+"""Keep and find: what the search index costs a send, and backup and restore
 against a plain ``tar`` of the same folder.
 
 Rows (each against a baseline measured in the same run, interleaved to cut noise):
 
-- ``Mailbox.send`` with fsync, the index step included (since issue 11 a line
+- ``Mailbox.send`` with fsync, the index step included (a line
   appended to ``index/new.log``; the next search indexes), against the same send with the index step
   left out (``unindexed.leave`` a no-op); target >= 0.80x, i.e. the index adds at most
   a quarter to a send.

@@ -1,4 +1,4 @@
-"""What the delivery ladder costs where it is felt (issue 28): its receipts on the hook
+"""What the delivery ladder costs where it is felt: its receipts on the hook
 and send paths, and reading it back.
 
 - the session-start hook, 1,000 pending, as a whole process: its output read from a

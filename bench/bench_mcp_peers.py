@@ -1,6 +1,6 @@
 """mailslot's MCP server beside its peers, measured the same way with the official client.
 
-As issue 11's table: the official ``mcp`` client spawns each server over stdio; 200
+As docs/performance.md's table: the official ``mcp`` client spawns each server over stdio; 200
 sends (p50), then 50 reads of the newest 200 (p50; the peers cap a read at 100, so
 their read is of 100), and spawn → ``tools/list`` (median of 5). mailslot's sends are
 fsynced (file, then folder); letterbox 1.2.2's MCP send does not fsync.

@@ -3,7 +3,7 @@
 Each round starts a real ``mailslot hook claude wait`` process, waits until it is armed
 and watching, sends one message from this process, and times until the waiter has
 exited (code 2). Baseline, same run: the send alone, so the table shows what the wake
-itself adds. Target (issue 6): p99 <= 250 ms over at least 100 messages.
+itself adds. Target: p99 <= 250 ms over at least 100 messages.
 """
 
 from __future__ import annotations

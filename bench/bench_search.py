@@ -1,4 +1,4 @@
-"""Search at 100,000 messages (issue 17): the index build rate and the search latency.
+"""Search at 100,000 messages: the index build rate and the search latency.
 
 Rows:
 

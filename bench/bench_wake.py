@@ -49,7 +49,7 @@ def _wake(command: list[str]) -> dict[str, Any]:
 
 
 def _notifier(command: list[str]) -> dict[str, Any]:
-    """Issue 18: a ``command`` notifier, no wake (arrival -> notifier started)."""
+    """A ``command`` notifier, no wake (arrival -> notifier started)."""
     return {"notify": [{"kind": "command", "command": command}]}
 
 

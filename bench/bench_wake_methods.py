@@ -1,4 +1,4 @@
-"""send -> woken, for each wake method, with a real ``mailslot watch`` (events) (issue 26).
+"""Send -> woken, for each wake method, with a real ``mailslot watch`` (events).
 
 One throwaway mailbox, one agent per method, each configured in config.json as
 docs/wake.md describes. Every method that starts a program (the ``command`` method and

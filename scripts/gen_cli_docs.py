@@ -27,7 +27,8 @@ Generated from `mailslot --help` by `scripts/gen_cli_docs.py`; do not edit by ha
 (run `python scripts/gen_cli_docs.py` after changing a command).
 
 Every command accepts the global options before or after the command name: `--dir D`
-(the mailbox folder; default `$MAILSLOT_DIR`, then `~/mailslot`), `--agent A` (who this
+(the mailbox folder or a `postgresql://` URL, also spelled `--store`; default
+`$MAILSLOT_STORE`, then `$MAILSLOT_DIR`, then `~/mailslot`), `--agent A` (who this
 process speaks as; default `$MAILSLOT_AGENT`, then the git toplevel's folder name, except
 for `serve` and `install`, which need one of the first two), `--json` and `--no-color`.
 

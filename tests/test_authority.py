@@ -1,4 +1,4 @@
-"""Bounded authority (issue 12): registered agents, credentials and child agents, through
+"""Bounded authority: registered agents, credentials and child agents, through
 the service and the real CLI entry point."""
 
 from __future__ import annotations

@@ -308,7 +308,7 @@ def test_a_mailbox_path_that_is_a_file_is_one_clear_line(cli: Cli, root: Path) -
     assert root.read_text() == "not a folder"
 
 
-# Attacks (issue 10): one line, never a traceback ------------------------------------------
+# Attacks: one line, never a traceback ------------------------------------------
 def one_line_failure(r: Result) -> str:
     assert r.code == 1, (r.code, r.err)
     assert r.err.startswith("mailslot: ") and r.err.count("\n") == 1, r.err

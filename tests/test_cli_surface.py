@@ -1,4 +1,4 @@
-"""Issue 11: the CLI surface (identity, short ids, typos, paging, errors, completion)."""
+"""The CLI surface (identity, short ids, typos, paging, errors, completion)."""
 
 from __future__ import annotations
 

@@ -97,7 +97,7 @@ def test_malformed_midturn_interval_is_an_error_doctor_reports(value: object) ->
         "0 or more"]
 
 
-def test_require_credentials_fails_closed_and_doctor_names_it() -> None:  # issue 12
+def test_require_credentials_fails_closed_and_doctor_names_it() -> None:
     from mailslot.core.config import Config
     from mailslot.core.errors import StoreError
 

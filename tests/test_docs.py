@@ -1,4 +1,4 @@
-"""Docs that cannot drift (STYLE habit 9): docs/cli.md is generated from --help."""
+"""Docs that cannot drift: docs/cli.md is generated from --help."""
 
 from __future__ import annotations
 

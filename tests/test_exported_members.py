@@ -1,4 +1,4 @@
-"""The package's public API is a short, sorted, deliberate list (STYLE habit 3)."""
+"""The package's public API is a short, sorted, deliberate list, guarded here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sessions and fencing (issue 12): real servers, replaced by id, refused after."""
+"""Sessions and fencing: real servers, replaced by id, refused after."""
 
 from __future__ import annotations
 

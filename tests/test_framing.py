@@ -106,7 +106,7 @@ def test_injection_without_mail_is_just_the_notes() -> None:
 
 
 def test_an_older_ids_subject_slug_never_reaches_the_model_outside_the_framing() -> None:
-    """Ids written before issue 10 carry a slug of the subject: framing lines and answer
+    """Ids of older versions carry a slug of the subject: framing lines and answer
     commands name such a message by its random tail, which every id-taking command
     accepts, never by the slug a sender chose."""
     old = "2026-09-21_144808.123456_claude_to_gemini_run-curl-evil-sh_7f3a9c"
@@ -122,7 +122,7 @@ def test_an_older_ids_subject_slug_never_reaches_the_model_outside_the_framing()
 
 
 def test_an_injection_keeps_to_its_byte_budget_with_one_hint() -> None:
-    """Issue 28: the limit is UTF-8 bytes (what the model is sent), the answer line is said
+    """The limit is UTF-8 bytes (what the model is sent), the answer line is said
     once whatever the count, and what did not fit is one line."""
     messages = {m.id: m for m in (msg(n, "ü" * 700) for n in range(200))}
     for limit in (2048, 6144, 10_000):

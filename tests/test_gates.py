@@ -1,4 +1,4 @@
-"""Gates and admission (issue 12): the service, the CLI and the MCP tool."""
+"""Gates and admission: the service, the CLI and the MCP tool."""
 
 from __future__ import annotations
 

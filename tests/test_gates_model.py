@@ -1,4 +1,4 @@
-"""The gate and admission rules (issue 12) against a model small enough to be obviously
+"""The gate and admission rules against a model small enough to be obviously
 right.
 
 Hypothesis gates and opens inboxes (alone or behind a shared group gate), sends, asks to

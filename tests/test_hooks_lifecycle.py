@@ -78,7 +78,7 @@ def test_prompt_shows_only_what_this_session_has_not_seen(cli: Cli, root: Path) 
 
 def test_a_restarted_session_is_told_in_one_line_of_mail_it_was_shown(cli: Cli,
                                                                       root: Path) -> None:
-    """Issue 28: a resumed or compacted session (the same session id) is never injected
+    """A resumed or compacted session (the same session id) is never injected
     mail it was shown before; one line says how much of it is still not done."""
     one = sender(root, "claude").send("gemini", "first", "x").id
     assert start(cli, "a") == [one]
@@ -202,7 +202,7 @@ def test_many_messages_stay_under_the_limit_newest_first_rest_counted(
             f"first. {rest} older ones are not shown: `{run_as('gemini')} inbox "
             f"--limit 40` lists them, `{run_as('gemini')} read ID` shows one.") in text
     # The session was told of the rest in that line: later prompts do not inject it
-    # (issue 28: a prompt with nothing new costs no bytes), new mail they do.
+    # (a prompt with nothing new costs no bytes), new mail they do.
     session = "3f2c9a1e-7b4d-4e8a-9c21-5d6f0a8b7e34"
     assert prompt(cli, session) == []
     late = sender(root, "codex", at=WHEN + timedelta(seconds=99)).send("gemini", "late", "x")
@@ -321,7 +321,7 @@ def injected(r: Result) -> str:
 
 
 def test_an_injection_keeps_to_the_configured_byte_budget(cli: Cli, root: Path) -> None:
-    """Issue 28: each injection holds at most ``context_budget_bytes`` (per agent, or for
+    """Each injection holds at most ``context_budget_bytes`` (per agent, or for
     every agent; 6 KB by default), one line counting what did not fit; a value that is
     not a number of bytes keeps the default and is said on stderr."""
     box = sender(root, "claude")

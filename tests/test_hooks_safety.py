@@ -281,7 +281,7 @@ def test_a_fifo_planted_as_the_seen_set_is_refused_not_waited_on(root: Path) -> 
 HEAVY = {"yaml", "dataclasses", "typing", "pathlib", "argparse", "secrets", "hashlib",
          "inspect", "mcp", "pydantic", "starlette", "watchdog", "mailslot.cli.main",
          "mailslot.service.mailbox", "mailslot.store.base", "mailslot.store.files.watching",
-         "sqlite3", "mailslot.store.files.search_index",  # issue 17: the search index
+         "sqlite3", "mailslot.store.files.search_index",  # the search index
          # json's module compiles six patterns and loads re, which loads enum,
          # functools and collections: a third of a hook's own start (core/jsontext.py)
          "json", "re", "enum", "functools", "collections", "importlib"}
@@ -305,7 +305,7 @@ def test_hook_process_loads_no_heavy_module(root: Path, host: str, event: str) -
     assert loaded & HEAVY == set()
 
 
-# Odd input (issue 10) ------------------------------------------------------------------
+# Odd input ------------------------------------------------------------------
 def test_deeply_nested_input_still_shows_pending_mail(cli: Cli, root: Path) -> None:
     sender(root, "claude").send("gemini", "hello", "pending mail")
     r = start(cli, "--agent", "gemini", stdin="[" * 200_000)  # json raises RecursionError

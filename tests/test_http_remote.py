@@ -66,7 +66,7 @@ def test_remote_hook_shows_mail_then_records_it(
     fresh = hook(running, secret, "session-start",
                     {"session_id": "other", "hook_event_name": "SessionStart"})
     assert first.id in context(fresh) and cast.id not in context(fresh)
-    # issue 12: both host sessions are sessions of gemini, named by the host
+    # Both host sessions are sessions of gemini, named by the host
     hooked = {s["session"]: s["program"] for s in running.box("gemini").sessions("gemini")
               if s["kind"] == "hook"}
     assert hooked == {"abc": "claude", "other": "claude"}

@@ -1,4 +1,4 @@
-"""Idle long-running processes stay idle (issue 10): the waiter once spun a core because
+"""Idle long-running processes stay idle: the waiter once spun a core because
 its own reads of the folders it watched woke it. The figures are in ``make bench``."""
 
 from __future__ import annotations

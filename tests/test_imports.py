@@ -1,4 +1,5 @@
-"""Principle 8: every CLI path but ``serve`` stays light (no MCP SDK, pydantic, starlette)."""
+"""Fast where it is felt: every CLI path but ``serve`` stays light (no MCP SDK, pydantic,
+starlette)."""
 
 from __future__ import annotations
 

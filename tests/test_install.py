@@ -328,7 +328,7 @@ def test_cursor_warns_when_claude_hooks_would_run_twice(cli: Cli) -> None:
     (["codex", "--hooks", "--wake"], "no wake is possible for Codex CLI here: codex-queue: "
                                      "codex is not on PATH"),
     (["antigravity", "--hooks"], "Antigravity has no documented hook that can show mail"),
-    (["grok", "--hooks"], "Grok Build has no documented hook that can show mail"),  # issue 18
+    (["grok", "--hooks"], "Grok Build has no documented hook that can show mail"),
 ])
 def test_refused_options(cli: Cli, options: list[str], message: str, project: Path) -> None:
     r = install(cli, *options)

@@ -1,4 +1,4 @@
-"""Hook sessions and instances (issue 12): every host session the hooks ran in is a
+"""Hook sessions and instances: every host session the hooks ran in is a
 session of its agent, and ``name@session`` mail reaches that session only."""
 
 from __future__ import annotations

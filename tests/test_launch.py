@@ -76,13 +76,13 @@ def test_claude_background_gets_the_notice_the_prompt_after_dashes_and_its_ident
     record = fake_host(bin_dir, "claude")
     launch(root)
     result = start(box("orchestrator"), Request(
-        "claude", str(project), "Fix issue 12", register_as="builder-1"), via="mcp")
+        "claude", str(project), "Fix the flaky login test", register_as="builder-1"), via="mcp")
     seen = one_call(record)
     argv = seen["argv"]
     assert argv[0] == "-p" and argv[-2] == "--"
     assert argv[-1].startswith("[mailslot] This prompt came from agent orchestrator through "
                                "mailslot, not from sarah directly.")
-    assert argv[-1].endswith("\n\nFix issue 12")
+    assert argv[-1].endswith("\n\nFix the flaky login test")
     assert "--permission-mode=default" in argv
     assert f"--session-id={result.session_id}" in argv
     assert seen["env"]["MAILSLOT_AGENT"] == "builder-1"
@@ -611,7 +611,7 @@ def test_recovery_starts_a_gone_agent_once_and_only_when_opted_in(
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
 
 
-# ---- issue 15 review: each started session's own MCP server, and a clean environment --
+# ---- each started session's own MCP server, and a clean environment --
 
 HOSTILE = "#(cd; touch pwned-{})"
 """A tmux format that runs a shell command (in ``$HOME``, so it needs no ``/``)."""

@@ -1,4 +1,4 @@
-"""Principle 8: the CLI never imports the MCP SDK, pydantic, starlette or watchdog."""
+"""Fast where it is felt: the CLI never imports the MCP SDK, pydantic, starlette or watchdog."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_cli_commands_stay_light(argv: list[str]) -> None:
     assert report == {"code": 0, "heavy": []}, proc.stderr
 
 
-# Issue 11: what the everyday commands leave out, so each stays within 3x of `python -c
+# What the everyday commands leave out, so each stays within 3x of `python -c
 # pass` (bench/bench_cli.py): dataclasses (with inspect, ast, tokenize; see
 # mailslot.core.values), pathlib, shutil (argparse's terminal width; see cli._columns),
 # PyYAML (the header emitter in mailslot.core.message), threading, typing (annotations only,

@@ -384,7 +384,7 @@ def test_item_and_agent_shapes_for_json(box: Box) -> None:
     assert box("gemini").path_of(item) is not None and m.id in str(box("gemini").path_of(item))
 
 
-# One bad file, a failed send, an id that lies (issue 10) ---------------------------------
+# One bad file, a failed send, an id that lies ---------------------------------
 BAD_FILES = {
     "empty": b"",
     "broken yaml": b"---\nid: [unclosed\n---\nbody\n",

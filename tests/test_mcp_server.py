@@ -26,7 +26,7 @@ Box = Callable[[str | None], Mailbox]
 TOOLS = {"send_message", "read_messages", "mark_done", "reply", "retract_broadcast",
          "message_status", "list_agents", "gate", "start_session", "search_messages"}
 TOOL_LIST_BYTES = 7168
-"""The most ``tools/list`` may weigh as JSON (issue 28): most hosts send it with every
+"""The most ``tools/list`` may weigh as JSON: most hosts send it with every
 request of every agent."""
 
 
@@ -91,7 +91,7 @@ async def test_tool_list_schemas_and_descriptions(connect: Any) -> None:
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
     read_only = {n for n, t in tools.items() if t.annotations and t.annotations.read_only_hint}
     assert read_only == {"read_messages", "message_status", "list_agents",
-                         "search_messages"}  # issue 17
+                         "search_messages"}
     assert "never instructions" in (tools["read_messages"].description or "")
     schema = tools["read_messages"].input_schema
     assert schema["properties"]["for"] == {
@@ -104,7 +104,7 @@ async def test_tool_list_schemas_and_descriptions(connect: Any) -> None:
 
 
 async def test_the_tool_list_stays_under_its_byte_budget(connect: Any) -> None:
-    """Issue 28: the whole ``tools/list`` result, as compact JSON, is at most 7 KB."""
+    """The whole ``tools/list`` result, as compact JSON, is at most 7 KB."""
     async with connect("claude") as client:
         listing = await client.list_tools()
     sent = listing.model_dump_json(by_alias=True, exclude_none=True)
@@ -327,7 +327,7 @@ def test_a_server_without_identity_is_not_built(box: Box) -> None:
 
 async def test_long_tools_run_off_the_event_loop(box: Box, mode: str) -> None:
     """A long page or a scan of every agent must not stall the heartbeat or other
-    requests; a one-message write runs on the loop (issue 11: the hop to a thread was a
+    requests; a one-message write runs on the loop (the hop to a thread was a
     tenth of a send's round trip)."""
     loop_thread = threading.current_thread()
     seen: list[threading.Thread] = []
@@ -355,7 +355,7 @@ async def test_mark_done_names_at_most_twenty_unknown_ids(connect: Any, box: Box
     assert done["not_found"] == unknown[:20] and done["not_found_count"] == 20_000
 
 
-# issue 15: start_session ---------------------------------------------------------------
+# Start_session ---------------------------------------------------------------
 async def test_start_session_is_refused_by_default_and_allowed_when_listed(
         connect: Any, box: Box, tmp_path: Any, bin_dir: Any) -> None:
     from wake_helpers import calls, configure, fake_host, wait_until
@@ -376,7 +376,7 @@ async def test_start_session_is_refused_by_default_and_allowed_when_listed(
     assert "agent claude" in argv[-1] and argv[-1].endswith("review PR 3")
 
 
-# issue 17: search and threads ----------------------------------------------------------
+# Search and threads ----------------------------------------------------------
 async def test_search_messages_finds_framed_mail_of_the_caller_only(connect: Any, box: Box
                                                                       ) -> None:
     hit = box("claude").send("gemini", "Schema migration", "Run the migration first.\nThen")

@@ -152,7 +152,7 @@ def test_quick_reader_declines_what_it_does_not_know() -> None:
         assert _quick_header(text) is None
 
 
-# The small emitter (issue 11: no PyYAML on the write path) ------------------------------
+# The small emitter (no PyYAML on the write path) ------------------------------
 # What mailslot writes in a header: one line, no control characters (text.clean_field).
 _FIELD_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")),
                       max_size=60)

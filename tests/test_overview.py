@@ -1,4 +1,4 @@
-"""overview.py: ``doctor`` never says ok over a mailbox that is not (issue 10); ``status``
+"""Overview.py: ``doctor`` never says ok over a mailbox that is not; ``status``
 and ``who`` show each caller only what it may see."""
 
 from __future__ import annotations

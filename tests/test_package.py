@@ -39,9 +39,10 @@ def _build(tmp_path: Path) -> tuple[Path, Path]:
             (tree / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, tree / name)
     out = tmp_path / "dist"
-    script = ("import sys; from setuptools import build_meta as b; "
-              "built = [b.build_sdist(sys.argv[1]), b.build_wheel(sys.argv[1])]; "
-              "open(sys.argv[2], 'w').write(' '.join(built))")
+    script = ("import sys; from setuptools import build_meta as b; "  # it rewrites argv
+              "out, names = sys.argv[1:]; "
+              "built = [b.build_sdist(out), b.build_wheel(out)]; "
+              "open(names, 'w').write(' '.join(built))")
     names = tmp_path / "built"
     done = subprocess.run([sys.executable, "-c", script, str(out), str(names)], cwd=tree,
                           capture_output=True, text=True, timeout=300)

@@ -1,4 +1,4 @@
-"""Times that decide use the database's clock (issue 13): a wake's ``not_before`` and a
+"""Times that decide use the database's clock: a wake's ``not_before`` and a
 presence heartbeat's staleness agree between machines whose clocks are three hours
 apart. Each "machine" is a store opened while this process's clock is set off by its
 skew (``time.time`` moved, as a machine with a wrong clock would read it)."""

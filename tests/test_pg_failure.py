@@ -1,4 +1,4 @@
-"""The database restarting or down mid-send (issue 13): a send is never lost nor doubled,
+"""The database restarting or down mid-send: a send is never lost nor doubled,
 and a failed one says in one line whether it was sent; stores, watches and watchers
 reconnect by themselves. The server is stopped and started for real (its own throwaway
 cluster, so the other tests' server is left alone)."""

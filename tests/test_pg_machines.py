@@ -149,7 +149,7 @@ def test_an_agent_is_woken_only_on_its_host_even_when_that_watcher_dies(
 
 def test_a_notifier_and_a_wake_for_one_message_each_run_once_across_machines(
         url: str, bin_dir: Path, tmp_path: Path) -> None:
-    """Issue 18 on PostgreSQL: the notifier's queue is apart from the wake queue (its
+    """On PostgreSQL, the notifier's queue is apart from the wake queue (its
     own rows, claims and lock), and the other machine's watcher hears of both."""
     woken, told = fake_host(bin_dir, "notify"), fake_host(bin_dir, "tell-me")
     configure(url, bin_dir, ["gemini"])
@@ -167,7 +167,7 @@ def test_a_notifier_and_a_wake_for_one_message_each_run_once_across_machines(
 
 def test_an_agent_without_host_is_woken_where_its_presence_was_last_seen(
         url: str, bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 13: no ``host`` in the config; the agent's server last ran on machine b, so
+    """No ``host`` in the config; the agent's server last ran on machine b, so
     only b's watcher wakes it, while a's watcher runs beside it."""
     record = fake_host(bin_dir, "notify")
     configure(url, bin_dir, ["gemini"])

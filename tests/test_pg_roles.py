@@ -1,4 +1,4 @@
-"""Row-level security on every table with per-agent data (issue 13): an agent role made
+"""Row-level security on every table with per-agent data: an agent role made
 by ``mailslot pg grant`` cannot read another agent's rows nor forge them, by direct SQL;
 and mailslot itself, run as that role, still does everything an agent does."""
 

@@ -147,7 +147,7 @@ def test_files_to_postgres_to_files_is_byte_identical_and_idempotent(
     first_store.set_accept("gemini", "members")
     first_store.set_member("gemini", "claude", True)
     first_store.add_passed("gemini", [one.id, two.id])
-    first_store.set_accept("codex", "group:red")  # issue 12: a group gate, its members
+    first_store.set_accept("codex", "group:red")  # a group gate, its members
     first_store.set_member("+red", "claude", True)
     first_store.add_instance_mail("gemini", one.id, "s1")  # and the index of instance mail
     first_store.notify_queue(2).wake_enqueue(WakeEntry(one.id, "gemini", attempt=3))
@@ -220,7 +220,7 @@ def test_pg_grant_on_a_folder_is_one_clear_line() -> None:
 
 def test_a_dropped_connection_is_made_again_and_the_send_goes_through_once(
         url: str, pg_cluster: Cluster) -> None:
-    """Issue 13: the connection died since the last call (the server's administrator
+    """The connection died since the last call (the server's administrator
     ended it); the next send connects again by itself. The server down for good is
     tests/test_pg_failure.py."""
     store = open_store(url)

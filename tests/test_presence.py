@@ -115,7 +115,7 @@ def test_who_shows_online_and_last_seen(cli: Callable[..., Result], root: Path) 
 
 
 def test_an_agents_machine_is_where_its_presence_was_last_seen() -> None:
-    """The default of ``agents.NAME.host`` (issue 13): the newest record's machine; a
+    """The default of ``agents.NAME.host``: the newest record's machine; a
     record without one (older mailslot) decides nothing."""
     earlier = NOW - timedelta(hours=1)
     records = [{**record(1, earlier, machine="laptop"), "agent": "gemini", "key": "1"},

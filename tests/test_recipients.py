@@ -1,4 +1,4 @@
-"""Recipient rules: parsing, the typo guard and its notes (issue 11)."""
+"""Recipient rules: parsing, the typo guard and its notes."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ def _modes(folder: Path) -> dict[str, int]:
 
 def test_the_index_is_private_and_doctor_finds_nothing_wrong(box: Box, root: Path) -> None:
     sent = box("claude").send("gemini", "hello", "words to find")
-    # A send only appends a line to a private log (issue 11); the search then indexes it.
+    # A send only appends a line to a private log; the search then indexes it.
     assert _modes(root / "index") == {".": 0o700, "new.log": 0o600}
     assert (root / "index" / "new.log").read_text() == f"{sent.id} gemini\n"
     assert find(root, "words") == [sent.id]

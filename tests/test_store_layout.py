@@ -56,7 +56,7 @@ def test_a_message_not_there_is_not_found(root: Path) -> None:
 
 def test_a_file_read_again_unchanged_is_not_parsed_again(
         root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 11: a long-running server keeps what it parsed; a changed file is read anew."""
+    """A long-running server keeps what it parsed; a changed file is read anew."""
     from mailslot.store.files import layout
 
     store = FileStore(root)
@@ -82,7 +82,7 @@ def test_a_file_read_again_unchanged_is_not_parsed_again(
 
 
 def test_a_stale_state_hint_still_finds_the_message(root: Path) -> None:
-    """Issue 11: a page loads each message where its listing saw it; one moved since
+    """A page loads each message where its listing saw it; one moved since
     (marked read by another process) is still found, in its new state."""
     store = FileStore(root)
     message = make_message()

@@ -41,7 +41,7 @@ def assert_clean_notice(notice: str, message_id: str) -> None:
     ("claude", lambda n: ["-p", n, "--resume", SESSION]),
     ("codex", lambda n: ["exec", "resume", SESSION, n]),
     ("gemini", lambda n: ["--resume", SESSION, "-p", n]),
-    ("grok", lambda n: ["--resume", SESSION, "-p", n]),  # issue 18: Grok Build
+    ("grok", lambda n: ["--resume", SESSION, "-p", n]),  # Grok Build
     ("kilo", lambda n: ["run", "--session", SESSION, n]),
     ("droid", lambda n: ["exec", "-s", SESSION, n]),
 ])
@@ -179,7 +179,7 @@ def test_notice_lists_a_batch_and_holds_nothing_a_shell_acts_on() -> None:
 
 def test_latest_wakes_the_one_session_instance_mail_is_for(
         box: Box, root: Path, bin_dir: Path, cli: Callable[..., Result]) -> None:
-    """Issue 12: mail to ``gemini@older`` resumes that session, not the latest."""
+    """Mail to ``gemini@older`` resumes that session, not the latest."""
     record = fake_host(bin_dir, "claude")
     box("claude").send("codex", "warm-up", "so the mailbox exists")
     start = json.dumps({"hook_event_name": "SessionStart", "session_id": "older-1",

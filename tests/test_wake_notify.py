@@ -1,4 +1,4 @@
-"""Notifiers (issue 18): run on every arrival, beside wakes, with the wakes' retries."""
+"""Notifiers: run on every arrival, beside wakes, with the wakes' retries."""
 
 from __future__ import annotations
 

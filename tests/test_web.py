@@ -187,7 +187,7 @@ def test_ctrl_c_stops_it_with_an_event_stream_open(server: WebServer) -> None:
 
 
 def test_the_overview_shows_gates_and_notifiers(root: Path) -> None:
-    """Issues 12 and 18 on the page: a gated inbox is tagged, each agent's notifiers named."""
+    """Gates and notifiers on the page: a gated inbox is tagged, each agent's notifiers named."""
     store = FileStore(root)
     put_config(store, {"owner": "sarah", "agents": {
         "gemini": {"notify": [{"kind": "bank"}, {"kind": "desktop"}]}}})

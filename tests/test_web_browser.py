@@ -324,11 +324,11 @@ def test_compose_reply_done_broadcast_and_retract_as_the_owner(
         web: Watched, store: FileStore, clock: Clock) -> None:
     page = web.go("/compose")
     page.get_by_label("To").fill("gemini")
-    page.get_by_label("Subject").fill("Can you take issue 7?")
+    page.get_by_label("Subject").fill("Can you take ticket 7?")
     page.get_by_label("Message").fill("It is the flaky login test.")
     page.get_by_label("ask for a reply").check()
     page.get_by_role("button", name="Send as sarah").click()
-    assert page.locator("h1").inner_text() == "Can you take issue 7?"
+    assert page.locator("h1").inner_text() == "Can you take ticket 7?"
     item = as_agent(store, "gemini", clock).inbox()[0]
     assert (item.message.sender, item.message.expect_reply) == ("sarah", True)
 
@@ -404,7 +404,7 @@ def test_dark_mode_follows_the_system_and_a_phone_needs_no_sideways_scroll(
     context.close()
 
 
-# Issue 16, second pass: gates, notifiers, search, no script, labels, phone, hostile -------
+# Gates, notifiers, search, no script, labels, phone, hostile -------
 def test_gates_and_notifiers_are_edited_on_the_settings_page(
         web: Watched, store: FileStore, clock: Clock) -> None:
     web.expected.append("status of 400")  # the malformed notifier list below

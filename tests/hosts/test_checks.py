@@ -1,4 +1,5 @@
-"""Checks 1-5 of issue 9 against the real Claude Code, Codex, Gemini CLI and Copilot CLI.
+"""A host integration's first five checks, against the real Claude Code, Codex, Gemini
+CLI and Copilot CLI.
 
 Every check is proven from what really happened: the mailbox, and the requests the host
 sent the provider (what its model was shown). Test ids name the host and its version.

@@ -1,4 +1,4 @@
-"""``name@session`` (issue 12), proved against the real Claude Code: two sessions of one
+"""``name@session``, proved against the real Claude Code: two sessions of one
 agent in one folder, mail sent to one of them, and only that session's model shown it.
 
 Each session is a real ``claude -p`` run with its own ``--session-id``; its hooks record

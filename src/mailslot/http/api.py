@@ -4,7 +4,7 @@ Behind the same door as ``/mcp`` (:mod:`mailslot.http.guard`), so the caller is 
 the credential's agent. Each route is one service call; the answers are the shapes the
 CLI prints with ``--json``. A hook on a machine without the store asks ``GET pending``
 for what to inject, prints it, and only then ``POST seen`` records it, so a hook that
-dies in between shows the mail again (principle 5), exactly as a local hook.
+dies in between shows the mail again (redelivery, never loss), exactly as a local hook.
 """
 
 from __future__ import annotations

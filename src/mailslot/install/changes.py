@@ -351,7 +351,7 @@ def _drop_wake(host: Host, agent: str, installed: tuple[str, ...], mailbox_dir: 
 def _choose_wake(host: Host, agent: str, method: str, fields: Mapping[str, Any],
                  mailbox_dir: str | None, dry_run: bool, why: str) -> str:
     """Opt the agent in to ``method`` (and its ``fields``) in the mailbox's config.json
-    (principle 7)."""
+    (only the agent's own config allows a wake)."""
     box = Mailbox.open(mailbox_dir, agent)
     named = "".join(f", {k}" for k in fields)
     setting = f'agents.{agent}.wake_method "{method}" with wake_on_mail{named}'

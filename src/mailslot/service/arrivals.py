@@ -4,7 +4,7 @@ The rule, in one place: a message counts as arrived once, when it first shows up
 the agent's directed mail not yet done; what was there when watching began does not
 count (the session was already shown it at its start). Broadcasts never count, mail for
 another session of the agent (``name@session``) never counts, and only what the agent's
-config lets ``method`` wake it for is reported (principle 7).
+config lets ``method`` wake it for is reported (a message may only ask for a wake).
 """
 
 from __future__ import annotations

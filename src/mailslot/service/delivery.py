@@ -197,8 +197,8 @@ class Delivery:
         """Directed mail not done that this session was neither shown nor told of, and
         that the agent's config lets ``method`` wake it for, oldest first.
 
-        ``None`` when the config has not chosen ``method`` (principle 7: only the
-        recipient's own config allows a wake). Broadcasts never wake a session; they
+        ``None`` when the config has not chosen ``method`` (only the recipient's own
+        config allows a wake). Broadcasts never wake a session; they
         wait for its next prompt or start.
         """
         from ..core.config import Config

@@ -1,6 +1,6 @@
 """Who may be woken, for which mail, and how often to try: read from ``config.json``.
 
-Principle 7: a message may *ask* for a wake (``send --wake`` writes ``delivery: wake``);
+A message may *ask* for a wake (``send --wake`` writes ``delivery: wake``);
 only the recipient's own config can allow one::
 
     "agents": {"reviewer": {"wake_on_mail": true, "wake_method": "tmux", ...}}

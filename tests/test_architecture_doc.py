@@ -1,0 +1,66 @@
+"""docs/architecture.md cannot drift from the code: its map names every module of each
+package it lists and no module that is gone, and its Store table has every role of
+``store/roles.py`` with the number of methods the role really declares."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "src" / "mailslot"
+DOC = ROOT / "docs" / "architecture.md"
+HEADING = re.compile(r"^.{13}((?:[a-z_]+/)+|\(root\))\s")
+"""A package's first line in the map: its folder in the second column (``(root)``: the
+package's own top-level modules)."""
+
+
+def map_sections() -> dict[str, str]:
+    """The map's text per package folder (``cli/``, ``store/files/``...)."""
+    block = DOC.read_text(encoding="utf-8").split("```")[1]
+    sections: dict[str, str] = {}
+    current = None
+    for line in block.splitlines():
+        found = HEADING.match(line)
+        if found:
+            current = found.group(1)
+            sections[current] = ""
+        if current:
+            sections[current] += line + "\n"
+    return sections
+
+
+def test_the_map_names_every_module_and_only_modules_that_exist() -> None:
+    sections = map_sections()
+    assert {"cli/", "hosts/", "store/files/", "core/"} <= set(sections)  # the parse worked
+    wrong = []
+    for folder, text in sections.items():
+        named = set(re.findall(r"\b([a-z0-9_]+)\.py\b", text)) - {"__init__"}
+        where = PACKAGE if folder == "(root)" else PACKAGE / folder
+        have = {p.stem for p in where.glob("*.py") if p.stem != "__init__"}
+        wrong += [f"{folder}{name}.py is in the map but not in the package"
+                  for name in sorted(named - have)]
+        wrong += [f"{folder}{name}.py is in the package but not in the map"
+                  for name in sorted(have - named)]
+    packages = {p.parent.relative_to(PACKAGE).as_posix() + "/"
+                for p in PACKAGE.rglob("*.py") if p.parent != PACKAGE
+                and "__pycache__" not in p.parts}
+    wrong += [f"package {folder} has no place in the map"
+              for folder in sorted(packages - set(sections))]
+    assert not wrong, "\n".join(wrong)
+
+
+def role_methods() -> dict[str, int]:
+    """Each role protocol of store/roles.py and its public methods (attributes apart)."""
+    tree = ast.parse((PACKAGE / "store" / "roles.py").read_text(encoding="utf-8"))
+    return {node.name: sum(1 for n in node.body
+                           if isinstance(n, ast.FunctionDef) and not n.name.startswith("_"))
+            for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def test_the_store_table_is_the_roles_with_their_method_counts() -> None:
+    rows = re.findall(r"^\| `(\w+)` \| .* \| (\d+)(?: \+ \d+ attributes)? \|$",
+                      DOC.read_text(encoding="utf-8"), re.M)
+    table = {name: int(count) for name, count in rows}
+    assert table == role_methods()
