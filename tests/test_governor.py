@@ -361,12 +361,26 @@ def test_pause_and_resume_from_the_cli_are_the_owners(store: Store) -> None:
     refused = run_cli("--agent", "claude", "resume", "claude")
     assert refused.returncode == 1 and "only the owner, sarah, may" in refused.stderr
     paused = run_cli("--agent", OWNER, "pause", "claude")
-    assert (paused.returncode, paused.stdout) == (0, "paused: claude\n")
+    assert (paused.returncode, paused.stdout) == (0, "paused claude; paused now: claude\n")
     stopped = run_cli("--agent", "claude", "send", "--to", OWNER, "--subject", "s",
                       "--body", "b")
     assert stopped.returncode == 1 and "mailslot resume claude" in stopped.stderr
     resumed = run_cli("--agent", OWNER, "resume", "--json")
     assert resumed.returncode == 0 and '"paused": []' in resumed.stdout
+
+
+def test_pause_and_resume_say_what_they_did(store: Store) -> None:
+    said = [run_cli("--agent", OWNER, *argv).stdout for argv in (
+        ["pause", "claude"], ["pause", "Gemini"], ["resume", "claude"], ["resume", "gemini"],
+        ["resume", "gemini"], ["pause"], ["resume", "claude"], ["resume"])]
+    assert said == ["paused claude; paused now: claude\n",
+                    "paused gemini; paused now: claude, gemini\n",
+                    "resumed claude; paused now: gemini\n",
+                    "resumed gemini; nobody is paused now\n",
+                    "resumed gemini; nobody is paused now\n",
+                    "paused every agent; every agent is paused now (mailslot resume)\n",
+                    "resumed claude, but every agent is paused now (mailslot resume)\n",
+                    "resumed every agent; nobody is paused now\n"]
 
 
 def test_pause_over_mcp_is_for_the_owner_only(root: Path, store: Store) -> None:
