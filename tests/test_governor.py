@@ -258,6 +258,19 @@ def test_noisy_senders_spend_only_their_own_share_of_an_agents_wakes(store: Stor
                for r in reasons), reasons
 
 
+def test_invented_names_take_no_share_where_credentials_are_required(
+        store: Store, root: Path) -> None:
+    """With ``require_credentials`` a name nobody registered sends nothing, so it wakes
+    nobody and counts as no sender of bob's: the shares stay among known agents."""
+    put_config(store, {"owner": OWNER, "require_credentials": True, "agents": {"bob": {
+        "wake_on_mail": True, "wake_method": "command", "command": ["true"]}}})
+    invented = agents(store, Clock(step=1), "noisy1")["noisy1"]
+    with pytest.raises(Refused, match="requires credentials"):
+        invented.send("bob", "n", "x", wake=True, new=True)
+    assert store.bucket_group("wakes.bob") == {}
+    assert not (root / "limits" / "wakes.bob").exists()
+
+
 def test_a_forged_bucket_holds_nobody_back_longer_than_one_refill(store: Store,
                                                                   root: Path) -> None:
     """Buckets written by hand (or by another agent where it can write them): fewer
