@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 import sys
@@ -191,3 +192,107 @@ def test_a_malformed_config_command_is_one_line_and_exit_2(
     refused = cli("config", *argv, "--store", location)
     assert refused.code == 2 and refused.err.startswith("mailslot: error: ")
     assert refused.err.count("\n") == 1
+
+
+# Settings only the owner changes ---------------------------------------------------------
+GUARDED = {"owner": "sarah", "require_credentials": True,
+           "governor": {"paused": ["alice"], "hop_limit": 10}}
+
+
+def with_value(config: dict[str, object], key: str, text: str) -> dict[str, object]:
+    """``config`` with ``key`` set as ``config set KEY TEXT`` sets it."""
+    changed = json.loads(json.dumps(config))
+    node = changed
+    *above, last = key.split(".")
+    for part in above:
+        node = node.setdefault(part, {})
+    node[last] = parse_value(text)
+    return changed  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("governor.paused", "[]"), ("governor.hop_limit", "null"), ("owner", "alice"),
+    ("require_credentials", "false")])
+def test_only_the_owner_or_no_identity_changes_the_governor_owner_and_credentials(
+        cli: Cli, location: str, tmp_path: Path, key: str, value: str) -> None:
+    """A paused agent cannot lift its own pause (or its limits), make itself the owner
+    or let unregistered writers in: not by set, unset, merge or import; the owner and
+    a process with no identity (the person at the mailbox) can."""
+    put_config(open_store(location), GUARDED)
+    wanted = with_value(GUARDED, key, value)
+    lifted = tmp_path / "lifted.json"
+    lifted.write_text(json.dumps(wanted))
+    top = key.split(".")[0]
+    for argv in (["set", key, value], ["unset", key], ["import", str(lifted)],
+                 ["set", "--merge", json.dumps({top: wanted[top]})]):
+        refused = cli("--agent", "alice", "config", *argv, "--store", location)
+        assert refused.code == 1 and refused.err.count("\n") == 1, (argv, refused.err)
+        assert refused.err == (f"mailslot: error: only the owner, sarah, may change {top} in "
+                               "the config, and this process speaks as alice; nothing was "
+                               "changed\n")
+        assert config_of(location) == GUARDED
+    mine = cli("--agent", "alice", "config", "set", "agents.alice.note", "mine",
+               "--store", location)
+    assert mine.code == 0, mine.err  # the rest of the config is not the owner's alone
+    for who in (["--agent", "sarah"], []):  # the owner; no identity at all
+        put_config(open_store(location), GUARDED)
+        done = cli(*who, "config", "set", key, value, "--store", location)
+        assert done.code == 0, done.err
+        assert config_of(location) == wanted
+
+
+# Several keys in one change ---------------------------------------------------------------
+def test_keys_that_need_each_other_are_set_in_one_command_and_a_refusal_says_how(
+        cli: Cli, location: str) -> None:
+    """``wake_on_mail`` needs ``wake_method``, and ``tmux`` needs its pane and program:
+    one at a time each is refused, saying which command sets them together; that
+    command, its placeholders filled in, sets them all at once."""
+    before = config_of(location)
+    alone = cli("config", "set", "agents.bob.wake_on_mail", "true", "--store", location)
+    assert alone.code == 2 and alone.err.count("\n") == 1
+    assert alone.err.endswith(
+        "nothing was changed; set them together: mailslot config set "
+        "agents.bob.wake_on_mail true agents.bob.wake_method WAKE_METHOD\n")
+    tmux = cli("config", "set", "agents.bob.wake_method", "tmux", "--store", location)
+    assert tmux.code == 2 and tmux.err.endswith(
+        "; set them together: mailslot config set agents.bob.wake_method tmux "
+        "agents.bob.tmux_target TMUX_TARGET agents.bob.tmux_program TMUX_PROGRAM\n")
+    assert config_of(location) == before
+    advised = shlex.split(tmux.err.split("set them together: mailslot ")[1])
+    filled = {"TMUX_TARGET": "work:1", "TMUX_PROGRAM": "claude"}
+    done = cli(*[filled.get(w, w) for w in advised], "agents.bob.wake_on_mail", "true",
+               "--store", location)
+    assert done.code == 0, done.err
+    assert done.out.startswith("set agents.bob.wake_method, agents.bob.tmux_target, "
+                               "agents.bob.tmux_program, agents.bob.wake_on_mail (config "
+                               "version ")
+    assert config_of(location)["agents"]["bob"] == {  # type: ignore[index]
+        "wake_method": "tmux", "tmux_target": "work:1", "tmux_program": "claude",
+        "wake_on_mail": True}
+
+
+def test_a_json_object_is_merged_in_one_change(cli: Cli, location: str) -> None:
+    merged = cli("config", "set", "--merge", json.dumps({"agents": {"codex": {
+        "wake_on_mail": True, "wake_method": "command", "command": ["notify", "{id}"]}},
+        "custom": {"more": 1}}), "--store", location)
+    assert merged.code == 0, merged.err
+    assert merged.out.startswith("set agents.codex.wake_on_mail, agents.codex.wake_method, "
+                                 "agents.codex.command, custom.more (config version ")
+    config = config_of(location)
+    assert config["custom"] == {"kept": True, "more": 1}  # other keys kept
+    assert config["agents"] == {"gemini": {"note": "mine"}, "codex": {  # type: ignore[comparator-overlap]
+        "wake_on_mail": True, "wake_method": "command", "command": ["notify", "{id}"]}}
+
+
+@pytest.mark.parametrize("argv", [
+    ["set", "custom.a", "1", "agents.codex.wake_method", "bogus"],  # the second refused
+    ["set", "custom.a", "1", "custom.b"],  # a key without its value
+    ["set", "--merge", "[1]"], ["set", "--merge", "{}"], ["set", "--merge", "{nope"],
+    ["set", "--merge", '{"custom": 1}', "custom", "2"], ["get", "custom", "--merge", "{}"]])
+def test_a_change_of_several_keys_is_whole_or_nothing(cli: Cli, location: str,
+                                                      argv: list[str]) -> None:
+    before = config_of(location)
+    refused = cli("config", *argv, "--store", location)
+    assert refused.code == 2 and refused.err.count("\n") == 1, refused.err
+    assert refused.err.startswith("mailslot: error: ")
+    assert config_of(location) == before

@@ -205,8 +205,8 @@ def test_wakes_over_the_limit_or_of_a_paused_agent_are_skipped_and_mail_delivere
     assert in_box(store, "gemini") == 4
     wakes = [e for e in store.events() if e["event"] in ("wake_queued", "wake_skipped")]
     assert [e["event"] for e in wakes] == ["wake_queued"] * 2 + ["wake_skipped"] * 2
-    assert "too many wakes of gemini (config.json governor.pair_wakes_per_hour 4)" in \
-        wakes[-1]["reason"]
+    assert ("too many wakes of gemini from claude (config.json governor.pair_wakes_per_hour"
+            " 4)") in wakes[-1]["reason"]
     boxes[OWNER].send("gemini", "owner", "wakes whatever the limit")
     boxes[OWNER].pause("gemini")
     clock.now += timedelta(hours=1)
@@ -215,6 +215,89 @@ def test_wakes_over_the_limit_or_of_a_paused_agent_are_skipped_and_mail_delivere
     assert last[0]["event"] == "wake_queued"  # the owner's
     assert last[1]["event"] == "wake_skipped" and "paused by the owner" in last[1]["reason"]
     assert in_box(store, "gemini") == 6
+
+
+def wake_events(store: Store, message_id: str) -> list[tuple[str, str]]:
+    return [(e["event"], e.get("reason", "")) for e in store.events()
+            if e.get("id") == message_id and e["event"] in ("wake_queued", "wake_skipped")]
+
+
+def test_noisy_senders_spend_only_their_own_share_of_an_agents_wakes(store: Store) -> None:
+    """Two throwaway names wake bob until their shares are gone, then keep at it (a
+    message every 30 s each, for an hour): carol's wakes of bob go through all the
+    while, and the noisy ones are held to their own share."""
+    put_config(store, {"owner": OWNER, "agents": {"bob": {
+        "wake_on_mail": True, "wake_method": "command", "command": ["true"]}}})
+    clock = Clock(step=0.1)  # as fast as a script sends
+    boxes = agents(store, clock, "noisy1", "noisy2", "carol")
+    for name in ("noisy1", "noisy2"):
+        for n in range(31):
+            clock.tick()
+            boxes[name].send("bob", f"n{n}", "x", new=True)
+    clock.tick()
+    first = boxes["carol"].send("bob", "real", "please look", wake=True, new=True)
+    assert wake_events(store, first.id) == [("wake_queued", "")]
+    skipped = [e for e in store.events() if e["event"] == "wake_skipped"]
+    assert len(skipped) == 2  # each noisy sender's 31st: its own bucket held 30
+    assert all("too many wakes of bob from noisy" in e["reason"] for e in skipped)
+    noisy_woken = 0
+    carols = []
+    for step in range(120):  # an hour: each noisy sender every 30 s, carol every 10 min
+        clock.now += timedelta(seconds=30)
+        for name in ("noisy1", "noisy2"):
+            sent = boxes[name].send("bob", "again", "x", new=True)
+            noisy_woken += wake_events(store, sent.id)[0][0] == "wake_queued"
+        if step % 20 == 19:
+            carols.append(boxes["carol"].send("bob", "real", "more", wake=True, new=True))
+    assert [wake_events(store, m.id)[0][0] for m in carols] == ["wake_queued"] * 6
+    # three senders share agent_wakes_per_hour 120: 40 an hour each at most
+    assert noisy_woken <= 2 * 40 + 2
+    reasons = {r for e in store.events() if e["event"] == "wake_skipped"
+               for r in [e["reason"]]}
+    assert any("governor.agent_wakes_per_hour 120, shared by 3 senders" in r
+               for r in reasons), reasons
+
+
+def test_invented_names_take_no_share_where_credentials_are_required(
+        store: Store, root: Path) -> None:
+    """With ``require_credentials`` a name nobody registered sends nothing, so it wakes
+    nobody and counts as no sender of bob's: the shares stay among known agents."""
+    put_config(store, {"owner": OWNER, "require_credentials": True, "agents": {"bob": {
+        "wake_on_mail": True, "wake_method": "command", "command": ["true"]}}})
+    invented = agents(store, Clock(step=1), "noisy1")["noisy1"]
+    with pytest.raises(Refused, match="requires credentials"):
+        invented.send("bob", "n", "x", wake=True, new=True)
+    assert store.bucket_group("wakes.bob") == {}
+    assert not (root / "limits" / "wakes.bob").exists()
+
+
+def test_a_forged_bucket_holds_nobody_back_longer_than_one_refill(store: Store,
+                                                                  root: Path) -> None:
+    """Buckets written by hand (or by another agent where it can write them): fewer
+    tokens than none is an empty bucket, a time to come or no number a full one; never
+    a lock-out of years."""
+    put_config(store, {"owner": OWNER, "agents": {"bob": {
+        "wake_on_mail": True, "wake_method": "command", "command": ["true"]}}})
+    clock = Clock(step=1)
+    carol = agents(store, clock, "carol")["carol"]
+    now = clock.now.timestamp()
+    (root / "limits").mkdir(mode=0o700)
+    for group, key in (("sends.carol", "sends.carol"), ("wakes.bob", "wakes.bob.carol")):
+        (root / "limits" / group).write_text(f"{key} -1e12 {now}\n")
+        (root / "limits" / group).chmod(0o600)
+    with pytest.raises(Throttled, match=r"try again in 10 s"):  # 360 an hour: one in 10 s
+        carol.send("bob", "s", "b", new=True)
+    clock.now += timedelta(seconds=10)
+    sent = carol.send("bob", "s", "b", wake=True, new=True)
+    [(event, reason)] = wake_events(store, sent.id)
+    assert event == "wake_skipped" and reason.endswith("the next in 50 s")  # 60 an hour
+    clock.now += timedelta(seconds=60)
+    assert wake_events(store, carol.send("bob", "s", "b", wake=True).id)[0][0] == \
+        "wake_queued"
+    for forged in (f"-1e12 {now + 1e12}", "nan nan", f"1e300 {now}"):
+        (root / "limits" / "wakes.bob").write_text(f"wakes.bob.carol {forged}\n")
+        sent = carol.send("bob", "s", "b", wake=True, new=True)
+        assert wake_events(store, sent.id)[0][0] == "wake_queued", forged
 
 
 # Two processes at once -----------------------------------------------------------------
@@ -291,12 +374,26 @@ def test_pause_and_resume_from_the_cli_are_the_owners(store: Store) -> None:
     refused = run_cli("--agent", "claude", "resume", "claude")
     assert refused.returncode == 1 and "only the owner, sarah, may" in refused.stderr
     paused = run_cli("--agent", OWNER, "pause", "claude")
-    assert (paused.returncode, paused.stdout) == (0, "paused: claude\n")
+    assert (paused.returncode, paused.stdout) == (0, "paused claude; paused now: claude\n")
     stopped = run_cli("--agent", "claude", "send", "--to", OWNER, "--subject", "s",
                       "--body", "b")
     assert stopped.returncode == 1 and "mailslot resume claude" in stopped.stderr
     resumed = run_cli("--agent", OWNER, "resume", "--json")
     assert resumed.returncode == 0 and '"paused": []' in resumed.stdout
+
+
+def test_pause_and_resume_say_what_they_did(store: Store) -> None:
+    said = [run_cli("--agent", OWNER, *argv).stdout for argv in (
+        ["pause", "claude"], ["pause", "Gemini"], ["resume", "claude"], ["resume", "gemini"],
+        ["resume", "gemini"], ["pause"], ["resume", "claude"], ["resume"])]
+    assert said == ["paused claude; paused now: claude\n",
+                    "paused gemini; paused now: claude, gemini\n",
+                    "resumed claude; paused now: gemini\n",
+                    "resumed gemini; nobody is paused now\n",
+                    "resumed gemini; nobody is paused now\n",
+                    "paused every agent; every agent is paused now (mailslot resume)\n",
+                    "resumed claude, but every agent is paused now (mailslot resume)\n",
+                    "resumed every agent; nobody is paused now\n"]
 
 
 def test_pause_over_mcp_is_for_the_owner_only(root: Path, store: Store) -> None:

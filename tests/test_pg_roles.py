@@ -318,3 +318,76 @@ def test_a_role_changes_only_the_state_of_its_mail(
     with (psycopg.connect(as_role(url, "bob"), autocommit=True) as conn,
           pytest.raises(psycopg.errors.InsufficientPrivilege)):
         conn.execute("UPDATE broadcasts SET data = ''")
+
+
+# The loop governor's buckets -------------------------------------------------------------
+WAKES_BOB = {"owner": "sarah", "agents": {"bob": {
+    "wake_on_mail": True, "wake_method": "command", "command": ["true"]}}}
+
+
+def queued(admin: Store, message_id: str) -> list[str]:
+    return [e["event"] for e in admin.events()
+            if e.get("id") == message_id and e["event"].startswith("wake_")]
+
+
+def test_a_role_writes_only_its_own_agents_buckets(url: str) -> None:
+    """Two noisy roles spend their own shares of bob's wakes, and carol still wakes him.
+    As alice's role, every bucket of the others (their sends, their wakes of bob, the
+    old shared ``wakes.bob``) is read but never changed, removed or made; carol still
+    wakes bob after alice tried, and alice's own buckets are hers."""
+    admin = open_store(url)
+    put_config(admin, WAKES_BOB)
+    for name in ("alice", "bob", "carol", "noisy1", "noisy2"):
+        admin.grant(name)  # type: ignore[attr-defined]
+    for name in ("noisy1", "noisy2"):
+        noisy = Mailbox(open_store(as_role(url, name)), Identity(name, "--agent"))
+        woken = [queued(admin, noisy.send("bob", f"n{n}", "x", new=True).id)
+                 for n in range(31)]
+        assert woken.count(["wake_queued"]) == 30  # its own bucket's
+    carol = Mailbox(open_store(as_role(url, "carol")), Identity("carol", "--agent"))
+    bob = Mailbox(open_store(as_role(url, "bob")), Identity("bob", "--agent"))
+    assert queued(admin, carol.send("bob", "hi", "x", wake=True).id) == ["wake_queued"]
+    bob.send("carol", "hi", "x")
+    with psycopg.connect(url, autocommit=True) as conn:  # a key of no sender: the admin's
+        conn.execute("INSERT INTO buckets VALUES ('wakes.bob', 60, 0) "
+                     "ON CONFLICT DO NOTHING")
+    theirs = ["sends.bob", "sends.bob.carol", "sends.carol", "sends.carol.bob",
+              "wakes.bob.carol", "wakes.bob", "sends.noisy1", "sends.noisy1.bob",
+              "wakes.bob.noisy1", "sends.noisy2", "sends.noisy2.bob", "wakes.bob.noisy2"]
+    with psycopg.connect(as_role(url, "alice"), autocommit=True) as conn:
+        keys = [k for (k,) in conn.execute("SELECT key FROM buckets ORDER BY key")]
+        assert keys == sorted(theirs)  # read: a wake's share counts bob's senders
+        for sql in ("UPDATE buckets SET tokens = -1e12, at = 1e18",
+                    "UPDATE buckets SET tokens = -1e12 WHERE key LIKE 'wakes.bob%'",
+                    "DELETE FROM buckets"):
+            assert conn.execute(sql).rowcount == 0  # type: ignore[arg-type]
+        for key in [*theirs, "wakes.bob.noisy", "sends.noisy", "wakes.carol.bob"]:
+            for sql in ("INSERT INTO buckets VALUES (%s, -1e12, 1e18)",
+                        "INSERT INTO buckets VALUES (%s, -1e12, 1e18) ON CONFLICT (key) "
+                        "DO UPDATE SET tokens = excluded.tokens"):
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    conn.execute(sql, (key,))  # type: ignore[arg-type]
+        conn.execute("INSERT INTO buckets VALUES ('wakes.bob.alice', 1, 1)")  # its own
+        assert conn.execute("DELETE FROM buckets WHERE key = 'wakes.bob.alice'"
+                            ).rowcount == 1
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM buckets WHERE tokens < 0").fetchone() == (0,)
+    assert queued(admin, carol.send("bob", "again", "y", wake=True).id) == ["wake_queued"]
+
+
+def test_an_older_database_gets_the_bucket_policies_by_migration(pg_cluster: Cluster) -> None:
+    from mailslot.store.postgres.pg_schema import MIGRATIONS
+    from test_postgres import at_version
+
+    url = pg_cluster.new_database(init=False)
+    before = next(n for n, sql in enumerate(MIGRATIONS) if "buckets_own" in sql)
+    with psycopg.connect(url, autocommit=True) as conn:
+        at_version(conn, before)
+        conn.execute("INSERT INTO buckets VALUES ('wakes.bob.carol', 2, 0)")
+    upgraded = run_cli("init", "--store", url)
+    assert upgraded.returncode == 0, upgraded.stderr
+    open_store(url).grant("alice")  # type: ignore[attr-defined]
+    with psycopg.connect(as_role(url, "alice"), autocommit=True) as conn:
+        assert conn.execute("SELECT key, tokens FROM buckets").fetchall() == [
+            ("wakes.bob.carol", 2.0)]  # kept as it was
+        assert conn.execute("UPDATE buckets SET tokens = -1e12").rowcount == 0

@@ -687,6 +687,20 @@ class TestLimits:
     def test_a_key_that_is_no_safe_name_is_refused(self, store: Store) -> None:
         with pytest.raises(UnsafePath):
             store.update_buckets(["../config.json"], lambda held: True)
+        for group in ("../config", "wakes", "wakes.bob.carol", "wakes."):
+            with pytest.raises(UnsafePath):
+                store.bucket_group(group)
+
+    def test_a_group_holds_the_buckets_below_it_only(self, backend: Backend) -> None:
+        store = backend.store
+        assert store.bucket_group("wakes.bob") == {}  # nothing stored yet
+        stored = {"wakes.bob.carol": (3.0, 10.0), "wakes.bob.alice": (0.5, 11.0),
+                  "wakes.bob": (1.0, 12.0), "wakes.bobby.carol": (2.0, 13.0)}
+        store.update_buckets(list(stored), lambda held: held.update(stored) is None)
+        again = open_store(backend.location)
+        assert again.bucket_group("wakes.bob") == {
+            "wakes.bob.carol": (3.0, 10.0), "wakes.bob.alice": (0.5, 11.0)}
+        assert again.bucket_group("wakes.bobby") == {"wakes.bobby.carol": (2.0, 13.0)}
 
 
 class TestSessionLog:

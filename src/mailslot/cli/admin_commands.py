@@ -67,20 +67,31 @@ def _doctor(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 # Changing the config on any store (config.json, or PostgreSQL's row) -------------------
-_CONFIG_ARGS = {"show": (0, 0), "get": (1, 1), "set": (2, 2), "unset": (1, 1),
+_CONFIG_ARGS = {"show": (0, 0), "get": (1, 1), "set": (2, None), "unset": (1, 1),
                 "import": (1, 1), "export": (0, 1)}
-"""How many words each ``config`` action takes after it (at least, at most)."""
+"""How many words each ``config`` action takes after it (at least, at most: ``None``, any
+number of KEY VALUE pairs)."""
+_CONFIG_USAGE = {"show": "", "get": " KEY", "set": " KEY VALUE [KEY VALUE ...] (or --merge "
+                 "JSON)", "unset": " KEY", "import": " FILE", "export": " [FILE]"}
 
 CONFIG = Command("config", "Show or change the config (config.json, or the database's) on any "
-                           "store: show, get KEY, set KEY VALUE, unset KEY, export [FILE], "
-                           "import FILE. KEY is a dotted path (agents.reviewer.wake_on_mail); "
-                           "VALUE is JSON if it parses as JSON, else text. A change is saved "
+                           "store: show, get KEY, set KEY VALUE [KEY VALUE ...], unset KEY, "
+                           "export [FILE], import FILE. KEY is a dotted path "
+                           "(agents.reviewer.wake_on_mail); VALUE is JSON if it parses as "
+                           "JSON, else text. Keys set in one command are checked together "
+                           "(set a wake method and its fields at once). A change is saved "
                            "whole or not at all, and refused if doctor or watch --validate "
-                           "would report a new problem.", examples=[
+                           "would report a new problem. Only the owner, or a process with no "
+                           "identity, changes owner, require_credentials and governor.",
+                 examples=[
                      "mailslot config show",
                      "mailslot config set agents.reviewer.wake_method unsupported   # text: not "
                      "JSON",
                      "mailslot config set agents.reviewer.wake_on_mail false         # JSON",
+                     "mailslot config set agents.reviewer.wake_method tmux "
+                     "agents.reviewer.tmux_target work:1 agents.reviewer.tmux_program claude",
+                     "mailslot config set --merge '{\"agents\": {\"reviewer\": "
+                     "{\"wake_on_mail\": false, \"wake_method\": \"unsupported\"}}}'",
                      "mailslot config get agents.reviewer.wake_method",
                      "mailslot config set launch.allowed_callers '[\"orchestrator\"]'",
                      "mailslot config unset agents.reviewer.note --if-version 3f9c0a1b2c3d4e5f",
@@ -93,6 +104,9 @@ CONFIG = Command("config", "Show or change the config (config.json, or the datab
 def _config_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=list(_CONFIG_ARGS))
     p.add_argument("words", nargs="*", metavar="KEY|VALUE|FILE")
+    p.add_argument("--merge", metavar="JSON",
+                   help="set: every value of this JSON object at its path, other keys kept "
+                        "(with no KEY VALUE)")
     p.add_argument("--if-version", metavar="VERSION",
                    help="refuse the change if the config is no longer at this version (as "
                         "show, get and export print it)")
@@ -102,11 +116,11 @@ def _config_arguments(p: argparse.ArgumentParser) -> None:
 def _config(args: argparse.Namespace, box: Mailbox) -> int:
     from ..service import config_edit as edit
 
-    words, (least, most) = args.words, _CONFIG_ARGS[args.action]
-    if not least <= len(words) <= most:
-        usage = {"show": "", "get": " KEY", "set": " KEY VALUE", "unset": " KEY",
-                 "import": " FILE", "export": " [FILE]"}[args.action]
-        raise InvalidInput(f"usage: mailslot config {args.action}{usage}")
+    words, merging = args.words, args.merge is not None
+    if merging and args.action != "set":
+        raise InvalidInput(f"--merge is for config set, not config {args.action}")
+    if not _fits(args.action, words, merging):
+        raise InvalidInput(f"usage: mailslot config {args.action}{_CONFIG_USAGE[args.action]}")
     store, expected = box.store, args.if_version
     if args.action in ("show", "get"):
         value, seen = (edit.current(store) if args.action == "show"
@@ -125,16 +139,31 @@ def _config(args: argparse.Namespace, box: Mailbox) -> int:
             print(edit.as_text(raw), end="")
             _version_note(args, seen)
         return 0
-    if args.action == "set":
-        now = edit.set_value(store, words[0], edit.parse_value(words[1]), expected=expected)
+    if merging:
+        now, keys = edit.merge(box, args.merge, expected=expected)
+        done = f"set {', '.join(keys)}"
+    elif args.action == "set":
+        pairs = [(key, edit.parse_value(text)) for key, text in zip(words[::2], words[1::2],
+                                                                     strict=True)]
+        now = edit.set_values(box, pairs, expected=expected)
+        done = f"set {', '.join(words[::2])}"
     elif args.action == "unset":
-        now = edit.unset(store, words[0], expected=expected)
+        now, done = edit.unset(box, words[0], expected=expected), f"unset {words[0]}"
     else:
-        now = edit.import_from(store, words[0], expected=expected)
-    done = {"set": f"set {words[0]}", "unset": f"unset {words[0]}",
-            "import": f"imported the config from {words[0]}"}[args.action]
+        now = edit.import_from(box, words[0], expected=expected)
+        done = f"imported the config from {words[0]}"
     emit(args, {"version": now}, f"{done} (config version {now})")
     return 0
+
+
+def _fits(action: str, words: list[str], merging: bool) -> bool:
+    """Does ``config ACTION`` take these words (``set --merge``: none)?"""
+    least, most = _CONFIG_ARGS[action]
+    if merging:
+        return not words
+    if most is None:
+        return len(words) >= least and len(words) % 2 == 0
+    return least <= len(words) <= most
 
 
 def _version_note(args: argparse.Namespace, seen: str) -> None:

@@ -273,14 +273,14 @@ def _pause_arguments(p: argparse.ArgumentParser) -> None:
 @PAUSE.handler
 def _pause(args: argparse.Namespace, box: Mailbox) -> int:
     paused = box.pause(args.name)
-    emit(args, {"paused": paused}, render.paused(paused))
+    emit(args, {"paused": paused}, render.paused(paused, args.name, True))
     return 0
 
 
 @RESUME.handler
 def _resume(args: argparse.Namespace, box: Mailbox) -> int:
     paused = box.pause(args.name, paused=False)
-    emit(args, {"paused": paused}, render.paused(paused))
+    emit(args, {"paused": paused}, render.paused(paused, args.name, False))
     return 0
 
 

@@ -341,13 +341,17 @@ def gate(status: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
-def paused(names: list[str]) -> str:
-    """``pause``/``resume``: who the loop governor holds now."""
-    if not names:
-        return "no agent is paused"
+def paused(names: list[str], agent: str | None, paused: bool) -> str:
+    """``pause``/``resume`` of ``agent`` (``None``: every agent): what was done, then who
+    the loop governor holds now (``names``)."""
+    named = agent.lower() if agent and agent.lower() != "all" else "every agent"
+    done = f"{'paused' if paused else 'resumed'} {named}"
     if "all" in names:
-        return "every agent is paused (mailslot resume)"
-    return "paused: " + ", ".join(names)
+        held = "every agent is paused now (mailslot resume)"
+        return done + ("; " if paused else ", but ") + held
+    if not names:
+        return f"{done}; nobody is paused now"
+    return f"{done}; paused now: {', '.join(names)}"
 
 
 def sessions(found: list[dict[str, object]]) -> str:

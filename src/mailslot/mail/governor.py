@@ -6,10 +6,16 @@ here, and is asked by the send path (:meth:`mailslot.service.mailbox.Mailbox._de
 and the wake path (:mod:`mailslot.wake.queue`, :mod:`mailslot.wake.runner`):
 
 * **token buckets**, per sender→recipient pair and per agent, on sends (the sender's)
-  and on wakes (the woken agent's). A limit is N an hour: a bucket holds N/2 tokens (half
-  an hour's worth at once) and refills at N an hour; a message takes one token
-  from each of its buckets, all or none (:meth:`~mailslot.store.roles.Limits.
-  update_buckets` holds them under one lock, or one row lock each on PostgreSQL);
+  and on wakes. A limit is N an hour: a bucket holds N/2 tokens (half an hour's worth
+  at once) and refills at N an hour; a message takes one token from each of its
+  buckets, all or none (:meth:`~mailslot.store.roles.Limits.update_buckets` holds them
+  under one lock, or one row lock each on PostgreSQL). Every bucket is its sender's
+  own: a wake of B for A's message takes from ``wakes.B.A`` only, whose limit is the
+  pair's, or A's equal share of B's (``agent_wakes_per_hour`` divided among the senders
+  that woke B within the hour) when that is smaller; so no sender spends another's
+  wakes, and together they stay within B's limit over time. A stored value out of
+  bounds is read as the nearest sane one (:func:`_refilled`): no bucket holds anyone
+  back longer than one token's refill;
 * a **hop limit**: a reply whose chain of replies holds more messages in a row from
   agents, none from the owner, than ``hop_limit`` is stopped;
 * the owner's **pause**: ``governor.paused`` in the config (only the owner changes it:
@@ -27,6 +33,8 @@ Limits and defaults: :data:`mailslot.core.config.GOVERNOR_DEFAULTS`, docs/securi
 
 from __future__ import annotations
 
+import math
+
 from ..core.config import Config
 from ..core.errors import MailslotError, NotFound, StoreError, Throttled, Unreadable
 from ..core.names import BROADCAST_RECIPIENT
@@ -40,6 +48,10 @@ if TYPE_CHECKING:
     from ..store import Store
 
 _KEPT = "nothing was sent and your text is unchanged"
+_HOUR = 3600.0
+_SKEW = 60.0
+"""How far ahead of a sender's clock a bucket's time may be and still be believed
+(another process's clock, a moment later); beyond it the time was forged."""
 
 
 def _owner(config: Config) -> str | None:
@@ -88,7 +100,8 @@ def check_send(store: Store, config: Config, sender: str, to: Sequence[str], now
     buckets = [(f"sends.{sender}.{name}", "pair_sends_per_hour") for name in to]
     buckets.append((f"sends.{sender}", "agent_sends_per_hour"))
     taken: Taken = []
-    stopped = _take(store, settings, buckets, now, taken)
+    stopped = _take(store, [(key, field, settings[field]) for key, field in buckets],
+                    now, taken)
     if stopped is not None:
         key, field, wait = stopped
         whose = f"{sender} to {key.split('.')[2]}" if key.count(".") == 2 else sender
@@ -137,17 +150,35 @@ def wake_refusal(store: Store, config: Config, sender: str, agent: str, now: flo
         return f"{exc} (the loop governor wakes nobody for agents until it is fixed)"
     if is_paused(settings, agent):
         return f"{agent} is paused by the owner (mailslot resume {agent})"
-    buckets = [(f"wakes.{agent}.{sender}", "pair_wakes_per_hour"),
-               (f"wakes.{agent}", "agent_wakes_per_hour")]
     try:
-        stopped = _take(store, settings, buckets, now)
+        per_hour, field, senders = _wake_limit(store, settings, sender, agent, now)
+        stopped = _take(store, [(f"wakes.{agent}.{sender}", field, per_hour)], now)
     except MailslotError as exc:
         return f"the loop governor's buckets cannot be read: {exc}"
     if stopped is None:
         return None
-    _, field, wait = stopped
-    return (f"too many wakes of {agent} (config.json governor.{field} {settings[field]:g}); "
-            f"the next in {_seconds(wait)}")
+    shared = (f", shared by {senders} senders: {per_hour:.3g} an hour each"
+              if field == "agent_wakes_per_hour" and senders > 1 else "")
+    return (f"too many wakes of {agent} from {sender} (config.json governor.{field} "
+            f"{settings[field]:g}{shared}); the next in {_seconds(stopped[2])}")
+
+
+def _wake_limit(store: Store, settings: dict[str, Any], sender: str, agent: str,
+                now: float) -> tuple[float | None, str, int]:
+    """The hourly limit of ``sender``'s wakes of ``agent``, the field it comes from, and
+    how many senders share ``agent``'s wakes now: the pair's limit, or the sender's
+    equal share of the agent's when that is smaller. The senders counted are those whose
+    wake of ``agent`` took a token within the hour, and this one."""
+    pair, whole = settings["pair_wakes_per_hour"], settings["agent_wakes_per_hour"]
+    if whole is None:
+        return pair, "pair_wakes_per_hour", 1
+    mine = f"wakes.{agent}.{sender}"
+    senders = 1 + sum(1 for key, (_, at) in store.bucket_group(f"wakes.{agent}").items()
+                      if key != mine and at > now - _HOUR)
+    share = float(whole) / senders
+    if pair is None or share < pair:
+        return share, "agent_wakes_per_hour", senders
+    return pair, "pair_wakes_per_hour", senders
 
 
 def paused_in(config: Config, agent: str) -> str | None:
@@ -192,13 +223,13 @@ def _answered(store: Store, message: Message) -> Message | None:
         return None
 
 
-def _take(store: Store, settings: dict[str, Any], buckets: list[tuple[str, str]],
-          now: float, taken: Taken | None = None) -> tuple[str, str, float] | None:
-    """Take one token from every bucket with a limit (what was taken added to
-    ``taken``), or none: then the first empty bucket, its limit's name and the seconds
-    until it holds a token again."""
-    limited = [(key, field, float(settings[field])) for key, field in buckets
-               if settings[field] is not None]
+def _take(store: Store, buckets: Sequence[tuple[str, str, float | None]], now: float,
+          taken: Taken | None = None) -> tuple[str, str, float] | None:
+    """Take one token from every bucket ``(key, field, per_hour)`` with a limit (what
+    was taken added to ``taken``), or none: then the first empty bucket, its limit's
+    name and the seconds until it holds a token again."""
+    limited = [(key, field, float(per_hour)) for key, field, per_hour in buckets
+               if per_hour is not None]
     stopped: list[tuple[str, str, float]] = []
 
     def take(held: dict[str, tuple[float, float]]) -> bool:
@@ -206,8 +237,7 @@ def _take(store: Store, settings: dict[str, Any], buckets: list[tuple[str, str]]
         for key, field, per_hour in limited:
             size, rate = max(1.0, per_hour / 2), per_hour / 3600
             before = held.get(key)
-            tokens, at = before or (size, now)
-            tokens = min(size, tokens + max(0.0, now - at) * rate)
+            tokens = _refilled(before, size, rate, now)
             if tokens < 1:
                 stopped.append((key, field, (1 - tokens) / rate))
                 return False
@@ -220,6 +250,20 @@ def _take(store: Store, settings: dict[str, Any], buckets: list[tuple[str, str]]
     if limited:
         store.update_buckets([key for key, _, _ in limited], take)
     return stopped[0] if stopped else None
+
+
+def _refilled(stored: tuple[float, float] | None, size: float, rate: float,
+              now: float) -> float:
+    """The tokens a bucket holds at ``now``. What no take writes is read as the nearest
+    sane value, so a forged or damaged bucket never holds anyone back longer than one
+    token's refill: fewer than none is empty, more than its size full; a time more than
+    :data:`_SKEW` to come, or a value that is no number, is a full bucket (as a line
+    that cannot be read is)."""
+    if stored is None or not all(math.isfinite(v) for v in stored) \
+            or stored[1] > now + _SKEW:
+        return size
+    tokens, at = stored
+    return min(size, max(0.0, tokens) + max(0.0, now - at) * rate)
 
 
 def _seconds(wait: float) -> str:

@@ -14,7 +14,13 @@ since: another ``config set``, the web page, ``install --wake``, an editor.
 
 A key is a dotted path into nested objects (``agents.reviewer.wake_on_mail``). A value is
 JSON when it parses as JSON (``true``, ``30``, ``["a", "b"]``, ``{"x": 1}``,
-``"text"``), and otherwise the text itself (``tmux``).
+``"text"``), and otherwise the text itself (``tmux``). Several keys set in one change are
+checked together, so keys that need each other (``wake_method`` and its fields) are set
+in one command; a change refused for want of such a key says how.
+
+Who may change what: :data:`OWNER_ONLY` settings only the owner, or a process with no
+identity at all (:meth:`Mailbox.require_owner`), on every store; a PostgreSQL agent role
+may change no setting at all (the database refuses).
 """
 
 from __future__ import annotations
@@ -23,15 +29,25 @@ import copy
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..core.config import Config
 from ..core.durable import CREATE, open_file
 from ..core.errors import InvalidInput, NotFound, Refused
 from ..store import Store
+from ..wake.methods_by_name import find_method
 from ..wake.report import validate_config
+from .mailbox import Mailbox
 from .settings import version
+
+OWNER_ONLY = ("owner", "require_credentials", "governor")
+"""Settings only the owner (or a process with no identity) changes: who the owner is,
+whether writing needs a credential, and the loop governor (its limits and the pause).
+An agent that could change them could lift its own pause or limits, or make itself the
+owner."""
+KeyPath = list[str]
+"""A key as its parts (``["agents", "bob", "wake_method"]``)."""
 
 
 def parse_value(text: str) -> object:
@@ -67,24 +83,97 @@ def get(store: Store, key: str) -> tuple[object, str]:
     return node, seen
 
 
-def set_value(store: Store, key: str, value: object, *, expected: str | None = None) -> str:
-    """Set ``key`` to ``value`` (objects on the way are created); return the new version."""
-    parts = _path(key)
+def set_values(box: Mailbox, pairs: Sequence[tuple[str, object]], *,
+               expected: str | None = None) -> str:
+    """Set every ``(key, value)`` of ``pairs`` (objects on the way are created), checked
+    together as one change; return the new version."""
+    return _set(box, [(_path(key), value) for key, value in pairs], expected)
 
+
+def merge(box: Mailbox, text: str, *, expected: str | None = None) -> tuple[str, list[str]]:
+    """Set every value of the JSON object ``text`` at its path (``{"agents": {"bob":
+    {"wake_method": "tmux"}}}`` sets ``agents.bob.wake_method``; other keys are kept), as
+    one change; return the new version and the keys set."""
+    try:
+        given = json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput(f"the settings to merge are not valid JSON ({exc}); nothing was "
+                           "changed") from None
+    if not isinstance(given, dict) or not given:
+        raise InvalidInput("the settings to merge must be a JSON object with at least one "
+                           'key, such as {"agents": {"bob": {"wake_on_mail": true}}}; '
+                           "nothing was changed")
+    pairs = list(_leaves(given, []))
+    return _set(box, pairs, expected), [".".join(parts) for parts, _ in pairs]
+
+
+def _leaves(node: dict[str, Any], above: KeyPath) -> Iterator[tuple[KeyPath, object]]:
+    """Each value of a nested object with its path (an empty object is a value)."""
+    for key, value in node.items():
+        if isinstance(value, dict) and value:
+            yield from _leaves(value, [*above, key])
+        else:
+            yield [*above, key], value
+
+
+def _set(box: Mailbox, pairs: list[tuple[KeyPath, object]], expected: str | None) -> str:
     def edit(raw: dict[str, Any]) -> None:
-        node = raw
-        for depth, part in enumerate(parts[:-1]):
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise InvalidInput(f"{'.'.join(parts[:depth + 1])} is not an object, so "
-                                   f"{key} cannot be set; nothing was changed")
-            node = child
-        node[parts[-1]] = value
+        for parts, value in pairs:
+            node = raw
+            for depth, part in enumerate(parts[:-1]):
+                child = node.setdefault(part, {})
+                if not isinstance(child, dict):
+                    raise InvalidInput(f"{'.'.join(parts[:depth + 1])} is not an object, "
+                                       f"so {'.'.join(parts)} cannot be set; nothing was "
+                                       "changed")
+                node = child
+            node[parts[-1]] = value
 
-    return _change(store, edit, expected)
+    return _change(box, edit, expected, lambda raw, problem: _together(raw, pairs, problem))
 
 
-def unset(store: Store, key: str, *, expected: str | None = None) -> str:
+def _together(raw: dict[str, Any], pairs: list[tuple[KeyPath, object]], problem: str) -> str:
+    """How to set what ``problem`` finds missing in the same command as ``pairs``
+    (``""``: it names no other key): every key given, then the key it names and the
+    other fields the agent's wake method requires that are not set."""
+    named = _named_key(problem)
+    given = [".".join(parts) for parts, _ in pairs]
+    if named is None or any(named == k or named.startswith(k + ".")
+                            or k.startswith(named + ".") for k in given):
+        return ""
+    wanted = [named]
+    parts = named.split(".")
+    if len(parts) == 3 and parts[0] == "agents":  # and the rest its wake method needs
+        agents = raw.get("agents")
+        entry = agents.get(parts[1]) if isinstance(agents, dict) else None
+        entry = entry if isinstance(entry, dict) else {}
+        method = find_method(str(entry.get("wake_method", "")))
+        for spec in method.fields if method is not None else ():
+            key = f"agents.{parts[1]}.{spec.name}"
+            if spec.required and spec.name not in entry and key not in wanted:
+                wanted.append(key)
+    words = [f"{key} {_shown(value)}" for key, (_, value) in zip(given, pairs, strict=True)]
+    words += [f"{key} {key.rsplit('.', 1)[-1].upper()}" for key in wanted]
+    return f"; set them together: mailslot config set {' '.join(words)}"
+
+
+def _named_key(problem: str) -> str | None:
+    """The key a ``config.json: KEY ...`` problem is about."""
+    head = "config.json: "
+    if not problem.startswith(head):
+        return None
+    key = problem[len(head):].split(" ", 1)[0].rstrip(":;,")
+    return key or None
+
+
+def _shown(value: object) -> str:
+    """``value`` as ``config set`` takes it on a shell's command line."""
+    import shlex
+
+    return shlex.quote(value if isinstance(value, str) else json.dumps(value))
+
+
+def unset(box: Mailbox, key: str, *, expected: str | None = None) -> str:
     """Remove ``key`` (``NotFound`` if it is not set); return the new version."""
     parts = _path(key)
 
@@ -96,10 +185,10 @@ def unset(store: Store, key: str, *, expected: str | None = None) -> str:
             raise NotFound(f"{key} is not set in the config; nothing was changed")
         del node[parts[-1]]
 
-    return _change(store, edit, expected)
+    return _change(box, edit, expected)
 
 
-def replace(store: Store, text: str, *, expected: str | None = None) -> str:
+def replace(box: Mailbox, text: str, *, expected: str | None = None) -> str:
     """Replace the whole config with the JSON object ``text`` (``config import``)."""
     try:
         new = json.loads(text)
@@ -113,7 +202,7 @@ def replace(store: Store, text: str, *, expected: str | None = None) -> str:
         raw.clear()
         raw.update(new)
 
-    return _change(store, edit, expected)
+    return _change(box, edit, expected)
 
 
 def problems(store: Store, raw: dict[str, Any]) -> list[str]:
@@ -125,11 +214,14 @@ def problems(store: Store, raw: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _change(store: Store, edit: Callable[[dict[str, Any]], None],
-            expected: str | None) -> str:
+def _change(box: Mailbox, edit: Callable[[dict[str, Any]], None], expected: str | None,
+            how: Callable[[dict[str, Any], str], str] | None = None) -> str:
     """Apply ``edit`` to a copy under the store's config lock; save it only if the config
-    is still at ``expected`` (when given), it changed anything, and it adds no problem."""
+    is still at ``expected`` (when given), it changed anything, it changes no
+    :data:`OWNER_ONLY` setting unless ``box`` is the owner's, and it adds no problem
+    (``how``: what to add to the refusal, given the copy and the problem)."""
     outcome: dict[str, str] = {}
+    store = box.store
 
     def change(raw: dict[str, Any]) -> bool:
         seen = version(raw)
@@ -142,16 +234,23 @@ def _change(store: Store, edit: Callable[[dict[str, Any]], None],
         outcome["version"] = version(candidate)
         if candidate == raw:
             return False
+        owners = [k for k in OWNER_ONLY if raw.get(k, _UNSET) != candidate.get(k, _UNSET)]
+        if owners:
+            box.require_owner(f"change {' or '.join(owners)} in the config")
         before = set(problems(store, raw))
         added = [p for p in problems(store, candidate) if p not in before]
         if added:
-            raise InvalidInput(f"{added[0]}; nothing was changed")
+            said = how(candidate, added[0]) if how is not None else ""
+            raise InvalidInput(f"{added[0]}; nothing was changed{said}")
         raw.clear()
         raw.update(candidate)
         return True
 
     store.update_config(change)
     return outcome["version"]
+
+
+_UNSET = object()
 
 
 def as_text(config: dict[str, Any]) -> str:
@@ -174,7 +273,7 @@ def export_to(store: Store, path: str) -> str:
     return seen
 
 
-def import_from(store: Store, path: str, *, expected: str | None = None) -> str:
+def import_from(box: Mailbox, path: str, *, expected: str | None = None) -> str:
     """Replace the whole config with the JSON object in file ``path`` (``-``: stdin)."""
     try:
         if path == "-":
@@ -188,7 +287,7 @@ def import_from(store: Store, path: str, *, expected: str | None = None) -> str:
     if len(text) > _MAX_CONFIG_BYTES:
         raise InvalidInput(f"{path} is larger than a config can be "
                            f"({_MAX_CONFIG_BYTES // 1024 // 1024} MiB); nothing was changed")
-    return replace(store, text, expected=expected)
+    return replace(box, text, expected=expected)
 
 
 _MAX_CONFIG_BYTES = 4 * 1024 * 1024

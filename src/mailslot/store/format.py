@@ -39,6 +39,13 @@ def check_bucket_keys(keys: Sequence[str]) -> None:
             raise UnsafePath(f"bucket {key!r} is not safe as a name")
 
 
+def check_bucket_group(group: str) -> None:
+    """A group of buckets is a key's first two parts (``wakes.bob``)."""
+    check_bucket_keys([group])
+    if group.count(".") != 1 or group.endswith("."):
+        raise UnsafePath(f"bucket group {group!r} is not two parts of a key")
+
+
 def event_segments(names: Iterable[str]) -> list[str]:
     """The events log's files among ``names``, oldest first (the current one last)."""
     rolled = sorted(n for n in names if n.startswith("events.") and n.endswith(".jsonl")

@@ -434,9 +434,10 @@ class Fences(Protocol):
 
 
 class Limits(Protocol):
-    """The loop governor's token buckets: for each key (``sends.A.B``, ``wakes.B``, ...)
-    how many tokens it held and when, by :meth:`~Lifecycle.clock`. A bucket not stored
-    is full. Used by :mod:`mailslot.mail.governor` only, which holds every rule."""
+    """The loop governor's token buckets: for each key (``sends.A``, ``sends.A.B``,
+    ``wakes.B.A``: each its sender A's own) how many tokens it held and when, by
+    :meth:`~Lifecycle.clock`. A bucket not stored is full. Used by
+    :mod:`mailslot.mail.governor` only, which holds every rule."""
 
     # Token buckets (rules in mailslot.mail.governor) ----------------------------------
     def update_buckets(self, keys: Sequence[str],
@@ -446,6 +447,11 @@ class Limits(Protocol):
         left in the dict is written, a key of ``keys`` taken out of it is removed. All
         under one lock (a row lock on PostgreSQL), so two senders at once each see the
         other's take. Keys are ``[a-z0-9.-]``, at most 200 characters."""
+
+    def bucket_group(self, group: str) -> dict[str, tuple[float, float]]:
+        """Every stored bucket below ``group`` (``wakes.B``: each ``wakes.B.A``), as
+        ``(tokens, at)``: a reading, changing nothing and locking no other sender's
+        bucket (so it may be a take behind). ``group`` is two parts of a key."""
 
 
 class SessionLog(Protocol):

@@ -4,11 +4,12 @@
 
 A part of :class:`~mailslot.store.files.file_store.FileStore` (a base class of it). The
 buckets are grouped by their key's first two parts (``sends.SENDER`` holds
-``sends.SENDER`` and every ``sends.SENDER.RECIPIENT``), so one send opens one file. The
-file is its own lock: it is opened, ``flock``-ed, read and rewritten in place, so two
-senders at once each see the other's take (files of several groups are locked in name
-order). Not synced, and not replaced atomically: a crash may leave the latest takes
-forgotten or a line cut, and a line that cannot be read is a full bucket. Either lets a
+``sends.SENDER`` and every ``sends.SENDER.RECIPIENT``; ``wakes.AGENT`` every
+``wakes.AGENT.SENDER``), so one send opens one file. The file is its own lock: it is
+opened, ``flock``-ed, read and rewritten in place, so two senders at once each see the
+other's take (files of several groups are locked in name order); a group is read under
+a shared lock. Not synced, and not replaced atomically: a crash may leave the latest
+takes forgotten or a line cut, and a line that cannot be read is a full bucket. Either lets a
 few more messages through; neither ever holds one back. ``os`` and ``fcntl`` only.
 """
 
@@ -18,8 +19,8 @@ import fcntl
 import os
 
 from ...core.durable import open_file
-from ..format import check_bucket_keys
-from .fs import LOCK
+from ..format import check_bucket_group, check_bucket_keys
+from .fs import LOCK, READ
 from .layout import MailboxFiles
 
 TYPE_CHECKING = False
@@ -61,6 +62,19 @@ class LimitFiles(MailboxFiles):
         finally:
             for fd, _ in opened:
                 os.close(fd)
+
+    def bucket_group(self, group: str) -> dict[str, tuple[float, float]]:
+        check_bucket_group(group)
+        try:
+            fd = open_file(os.path.join(self._folder("limits"), group), READ)
+        except FileNotFoundError:
+            return {}
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)  # a take rewrites the file in place
+            found = _parse(_read_all(fd))
+        finally:
+            os.close(fd)
+        return {k: v for k, v in found.items() if k.startswith(group + ".")}
 
 
 def _read_all(fd: int) -> bytes:

@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from ..format import check_bucket_keys
+from ..format import check_bucket_group, check_bucket_keys
 from .pg_connection import PgConnection
 
 
@@ -42,3 +42,10 @@ class PgLimits(PgConnection):
                 return True
         return self._run("cannot update the governor's buckets", work,  # type: ignore[no-any-return]
                          repeat=False)
+
+    def bucket_group(self, group: str) -> dict[str, tuple[float, float]]:
+        check_bucket_group(group)
+        rows = self._rows("cannot read the governor's buckets",
+                          "SELECT key, tokens, at FROM buckets WHERE starts_with(key, %s) "
+                          "AND tokens IS NOT NULL", (group + ".",))
+        return {key: (tokens, at) for key, tokens, at in rows}

@@ -272,9 +272,8 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER mail_gate BEFORE INSERT ON mail FOR EACH ROW
         EXECUTE FUNCTION mailslot_gate();
     """,
-    # 12: the loop governor's token buckets (mailslot.mail.governor): every agent's send
-    # takes from its own and its recipients' buckets, so no row belongs to one agent.
-    # ``tokens`` NULL: full.
+    # 12: the loop governor's token buckets (mailslot.mail.governor). ``tokens`` NULL:
+    # full. (Each bucket's writer is bound by migration 15.)
     """
     CREATE TABLE buckets (key text PRIMARY KEY, tokens double precision,
                           at double precision);
@@ -291,6 +290,23 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX mail_by_sender ON mail (sender, id);
     CREATE INDEX mail_correspondents ON mail (agent, sender);
     CREATE INDEX broadcasts_by_sender ON broadcasts (sender, id);
+    """,
+    # 15: row-level security on the governor's buckets. Every bucket is one sender's own
+    # (``sends.A``, ``sends.A.B``, ``wakes.B.A``: A's; mailslot.mail.governor): a role
+    # reads them all (a wake's share counts the senders of its agent) but writes only
+    # its own agent's, so no agent spends, empties or removes another's budget. A key
+    # of no sender (the old ``wakes.B``, which no mailslot takes from any more) is the
+    # admin role's alone. No row changes.
+    """
+    CREATE FUNCTION mailslot_bucket_owner(key text) RETURNS text LANGUAGE sql IMMUTABLE
+        AS $$ SELECT CASE split_part(key, '.', 1)
+                     WHEN 'sends' THEN nullif(split_part(key, '.', 2), '')
+                     WHEN 'wakes' THEN nullif(split_part(key, '.', 3), '') END $$;
+    ALTER TABLE buckets ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY buckets_read ON buckets FOR SELECT USING (true);
+    CREATE POLICY buckets_own ON buckets FOR ALL
+        USING (mailslot_bucket_owner(key) = mailslot_me())
+        WITH CHECK (mailslot_bucket_owner(key) = mailslot_me());
     """,
 )
 LATEST = len(MIGRATIONS)
