@@ -570,7 +570,7 @@ def test_install_claude_bridge_turns_the_bridge_on_once_and_takes_it_back(
     assert undone.code == 0, undone.err
     assert ('bridge: removed agents.bea.bridge, "claude" from bridges (no agent asks for it '
             "now)") in undone.out, undone.out
-    assert "bridges" not in config_now()
+    assert "bridges" not in config_now() and "bea" not in config_now()["agents"]
 
 
 def test_install_bridge_is_refused_where_there_is_none(cli: Cli, home: Path,

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
+from mailslot import Mailbox
+from pgcluster import Cluster
 from test_install import claude_on_path  # noqa: F401 (a fixture)
 
 Cli = Callable[..., Result]
@@ -469,3 +471,20 @@ def test_a_rerun_that_changes_nothing_says_so_in_one_line_and_each_note_once(
                          "note: .cursor/mcp.json holds paths on this machine; git already "
                          "ignores it.\n")
     assert install(cli, "cursor").out == again.out
+
+
+@pytest.mark.usefixtures("claude_on_path")
+def test_undo_puts_the_wake_back_in_a_database_mailbox(cli: Cli, project: Path,
+                                                       pg_cluster: Cluster) -> None:
+    url = pg_cluster.new_database()
+    assert cli("init", "--store", url).code == 0
+
+    def ada() -> object:
+        return Mailbox.open(url).store.load_config().get("agents", {}).get("ada")
+
+    assert ada() is None
+    assert cli("--dir", url, "--agent", "ada", "install", "claude", "--hooks", "--wake").code == 0
+    assert isinstance(ada(), dict)
+    undone = cli("install", "--undo", "claude")  # the record knows the mailbox
+    assert undone.code == 0, undone.err
+    assert ada() is None and not (project / ".mcp.json").exists()

@@ -247,7 +247,7 @@ def install(
     changed = any(c.changed for c in changes)
     if settings is not None:
         after = settings_of(host, agent, mailbox_dir)
-        log["mailbox"] = after[2]
+        log["mailbox"] = _mailbox_word(mailbox_dir) if mailbox_dir else after[2]
         changed = record.settings_changed(log, settings[0], after[0],
                                           (settings[1], after[1])) or changed
     shown = set(log["notes"])
@@ -326,14 +326,16 @@ def _write(host: Host, scope: Scope, place: Path, agent: str, changes: list[Chan
 
 
 def settings_of(host: Host, agent: str, mailbox_dir: str | None
-              ) -> tuple[dict[str, Any] | None, bool, str]:
+                ) -> tuple[dict[str, Any] | None, bool, str | None]:
     """The agent's settings in the mailbox's config, whether it asks for the host's
-    bridge, and the mailbox's location: what the record compares before and after."""
+    bridge (what the record compares before and after), and the mailbox's folder
+    (``None`` for a database: the undo finds it as install did, its password never in
+    the record)."""
     box = Mailbox.open(mailbox_dir, agent)
     agents = box.store.load_config().get("agents")
     entry = agents.get(agent) if isinstance(agents, dict) else None
     mine = json.loads(json.dumps(entry)) if isinstance(entry, dict) else None
-    return mine, mine is not None and mine.get("bridge") == host.name, box.store.location
+    return mine, mine is not None and mine.get("bridge") == host.name, box.store.folder
 
 
 def bridge_ask(host: Host, agent: str, on: bool, mailbox_dir: str | None,

@@ -128,7 +128,9 @@ def _settings_back(host: Host, log: record.Record) -> list[str]:
     if not box.store.exists():
         return [f"the mailbox {box.store.location} is gone: its settings left as they are"]
     said = []
-    if keys:
+    if bridge is not None and settings_of(host, agent, mailbox)[1] == bridge[1]:
+        said += bridge_ask(host, agent, bridge[0], mailbox)
+    if keys or not settings.get("existed", True):
         back, left = box.put_back_settings(
             agent, [{"key": op["path"][0], **{k: op[k] for k in ("before", "after") if k in op}}
                     for op in keys], drop_empty=not settings.get("existed", True))
@@ -138,6 +140,4 @@ def _settings_back(host: Host, log: record.Record) -> list[str]:
         if left:
             said.append(f"left agents.{agent}'s {', '.join(left)} in {where} as they are: "
                         "changed since install")
-    if bridge is not None and settings_of(host, agent, mailbox)[1] == bridge[1]:
-        said += bridge_ask(host, agent, bridge[0], mailbox)
     return said

@@ -1067,6 +1067,7 @@ class Mailbox:
                 del agents[name]
                 if not agents:
                     del raw["agents"]
+                return True
             return bool(back)
 
         self.store.update_config(put_back)
