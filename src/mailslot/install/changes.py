@@ -7,18 +7,18 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from .. import hosts
-from ..access.identity import git_toplevel
 from ..core.errors import InvalidInput, MailslotError
 from ..core.values import dataclass, field
 from ..http.client import SECRET_ENV
 from ..service.mailbox import Mailbox
 from . import entries, record, settings_files
+from .places import checked_real, place_of, project_of, readable
 from .remote_entries import LOCAL_KEYS, REMOTE_KEYS, is_remote_hook, remote_entry
 
 TYPE_CHECKING = False
@@ -148,7 +148,7 @@ def install(
         return checked_real(path, project if scope == "project" else None, named)
 
     spec = host.hook_file
-    present = _our_hooks(_readable(where(spec.path[scope]), scope)) if spec is not None else []
+    present = _our_hooks(readable(where(spec.path[scope]), scope)) if spec is not None else []
     chosen = _choose(host, agent, mailbox_dir, str(project), hooks or bool(present)) \
         if wake and remote is None else None
     waiter = chosen is not None and chosen.method in host.waiter_methods
@@ -224,7 +224,8 @@ def install(
                               scope == "project" and path not in yours, real, kind))
     notes += [n for c in changes if c.in_project and (n := _git_advice(project, c.path))]
     place = place_of(scope, home, cwd)
-    log = None if dry_run else _write(host, scope, place, agent, changes, notes)
+    log = None if dry_run else record.write_changes(host.name, scope, place, agent,
+                                                        changes, notes)
     warnings = _speaks_as_another(host, project, agent)
     registered = _registered_wakes(host)
     touches = remote is None and bool(chosen or channel or registered or host.bridge())
@@ -256,73 +257,6 @@ def install(
     if not changed:  # one line: only what was never shown here
         notes = [n for n in notes if n not in shown]
     return Report(host, scope, agent, changes, notes, dry_run, warnings, quiet=not changed)
-
-
-def project_of(cwd: Path | None = None) -> Path:
-    """The project: the git checkout holding ``cwd`` (default: here), or ``cwd`` itself."""
-    here = (cwd or Path.cwd()).absolute()
-    top = git_toplevel(here)
-    return Path(top) if top else here
-
-
-def place_of(scope: Scope, home: Path | None = None, cwd: Path | None = None) -> Path:
-    """Where the files of an install in ``scope`` are: the project, or your home."""
-    return project_of(cwd) if scope == "project" else home or Path.home()
-
-
-def checked_real(path: Path, project: Path | None = None,
-                 named: Collection[Path] = ()) -> Path:
-    """Where ``path`` really leads. In a ``project`` no link is followed: a file, or a
-    folder on its way, that is a link is refused unless its real path is ``named``
-    (``--allow-outside``), so a cloned repository cannot make ``install`` write
-    anywhere else. In your home a link (a dotfiles checkout) is followed."""
-    try:
-        real = path.resolve()
-    except (OSError, RuntimeError):
-        raise InvalidInput(f"{path} is a link that leads nowhere (a loop); nothing was "
-                           "changed") from None
-    if project is None or real in named:
-        return real
-    if not real.is_relative_to(project.resolve()):
-        raise InvalidInput(f"{path} leads out of the project, to {real}; nothing was "
-                           f"changed (to write there, name it: --allow-outside {real})")
-    if real != project.resolve() / path.relative_to(project):
-        raise InvalidInput(f"{path} is reached through a link, to {real}; install follows "
-                           "no link in a project: nothing was changed (to write there, "
-                           f"name it: --allow-outside {real})")
-    return real
-
-
-def _readable(path: Path, scope: Scope) -> Path:
-    """Where to read a file only looked at (never through a link in a project)."""
-    return checked_real(path) if scope == "user" else path
-
-
-def _write(host: Host, scope: Scope, place: Path, agent: str, changes: list[Change],
-           notes: list[str]) -> record.Record:
-    """Record the changes (:mod:`mailslot.install.record`), keep a copy of each file
-    changed for the first time, then write every file; the record. Every copy's place
-    is checked before anything is written."""
-    where = record.where(host.name, scope, place)
-    log = record.load(where, host.name, scope, place)
-    log["agent"] = agent
-    changed = [c for c in changes if c.changed]
-    firsts = [c for c in changed if c.before is not None and str(c.real) not in log["files"]]
-    for change in firsts:
-        settings_files.read_text(settings_files.backup_of(change.real), private=True)
-    for change in changed:
-        record.file_changed(log, change.path, change.real, change.kind, change.before,
-                            change.after, settings_files.missing_folders(change.real.parent))
-    for change in firsts:  # every copy kept before any file is changed
-        assert change.before is not None
-        kept = settings_files.keep_backup(change.real, change.before)
-        notes.append(f"kept the previous {change.shown} as {kept}: `mailslot install "
-                     f"--undo {host.name}` puts it back")
-    if changed:
-        record.save(where, log)
-    for change in changed:
-        settings_files.write_atomic(change.real, change.after, change.before)
-    return log
 
 
 def settings_of(host: Host, agent: str, mailbox_dir: str | None

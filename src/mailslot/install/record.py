@@ -19,16 +19,36 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..core.durable import replace_file
 from ..core.errors import StoreError
+from ..core.values import Protocol
 from . import settings_files, taking_back
 
 FORMAT = "mailslot-install/1"
 Record = dict[str, Any]
+
+
+class Change(Protocol):
+    """One settings file install is about to write (:class:`~mailslot.install.changes.Change`)."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def real(self) -> Path: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def before(self) -> str | None: ...
+    @property
+    def after(self) -> str: ...
+    @property
+    def changed(self) -> bool: ...
+    @property
+    def shown(self) -> str: ...
 
 
 def folder(env: Mapping[str, str] = os.environ) -> Path:
@@ -136,3 +156,30 @@ def settings_changed(record: Record, before: Mapping[str, Any] | None,
     if start != bridge[1]:
         settings["bridge"] = [start, bridge[1]]
     return bool(keys) or bridge[0] != bridge[1]
+
+
+def write_changes(host: str, scope: str, place: Path, agent: str,
+                  changes: Sequence[Change], notes: list[str]) -> Record:
+    """Record the changes, keep a copy of each file changed for the first time (and
+    say so in ``notes``), then write every file; the record. Every copy's place is
+    checked before anything is written."""
+    path = where(host, scope, place)
+    log = load(path, host, scope, place)
+    log["agent"] = agent
+    changed = [c for c in changes if c.changed]
+    firsts = [c for c in changed if c.before is not None and str(c.real) not in log["files"]]
+    for change in firsts:
+        settings_files.read_text(settings_files.backup_of(change.real), private=True)
+    for change in changed:
+        file_changed(log, change.path, change.real, change.kind, change.before,
+                            change.after, settings_files.missing_folders(change.real.parent))
+    for change in firsts:  # every copy kept before any file is changed
+        assert change.before is not None
+        kept = settings_files.keep_backup(change.real, change.before)
+        notes.append(f"kept the previous {change.shown} as {kept}: `mailslot install "
+                     f"--undo {host}` puts it back")
+    if changed:
+        save(path, log)
+    for change in changed:
+        settings_files.write_atomic(change.real, change.after, change.before)
+    return log

@@ -56,7 +56,7 @@ def _check_owner(path: Path, info: os.stat_result, private: bool) -> None:
         raise UnsafePath(f"{path} belongs to another user (uid {info.st_uid}); mailslot "
                          "reads only your own files here: nothing was changed")
     if private and info.st_mode & 0o077:
-        raise UnsafePath(f"{path} is not a copy mailslot kept (mode "
+        raise UnsafePath(f"{path} is not a file mailslot kept (mode "
                          f"{info.st_mode & 0o777:o}, not 600): nothing was changed")
 
 

@@ -25,7 +25,8 @@ from .. import hosts
 from ..core.errors import UnsafePath
 from ..service.mailbox import Mailbox
 from . import record, settings_files, taking_back
-from .changes import bridge_ask, place_of, settings_of
+from .changes import bridge_ask, settings_of
+from .places import place_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
