@@ -45,6 +45,18 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 @pytest.fixture
+def home(isolated: Path) -> Path:
+    """The test's ``HOME``."""
+    return isolated / "home"
+
+
+@pytest.fixture
+def project(isolated: Path) -> Path:
+    """The test's working folder (a project, outside git unless a test makes it one)."""
+    return isolated / "work"
+
+
+@pytest.fixture
 def anyio_backend() -> str:
     """The async tests run on asyncio, as mailslot's servers do."""
     return "asyncio"

@@ -129,7 +129,7 @@ def test_install_sidecar_registers_and_enables_it(root: Path, isolated: Path,
     assert json.loads(switches.read_text()) == {"theme": "dark",
                                                 "sidecars": {"mailslot": {"enabled": True}}}
     again = cli("install", "antigravity", "--agent", "ag", "--dir", str(root), "--sidecar")
-    assert f"unchanged: {definition}" in again.out
+    assert again.out.endswith("nothing changed.\n")
     refused = cli("install", "claude", "--agent", "ag", "--dir", str(root), "--sidecar")
     assert refused.code != 0 and "--sidecar works only for antigravity" in refused.err
 

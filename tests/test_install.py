@@ -28,16 +28,6 @@ MCP_FILES = [h for h in HOST_NAMES if HOSTS[h].mcp_format != "extension"]
 """The hosts whose MCP settings mailslot merges into (Pi gets a file of its own)."""
 
 
-@pytest.fixture
-def home(isolated: Path) -> Path:
-    return isolated / "home"
-
-
-@pytest.fixture
-def project(isolated: Path) -> Path:
-    return isolated / "work"
-
-
 def where(rel: str, home: Path, project: Path) -> Path:
     return home / rel[2:] if rel.startswith("~/") else project / rel
 
@@ -146,9 +136,10 @@ def test_second_run_changes_nothing(cli: Cli, host: str, home: Path, project: Pa
     assert install(cli, host, *options).code == 0
     written = {p: p.read_bytes() for p in (home, project) for p in p.rglob("*") if p.is_file()}
     again = install(cli, host, *options)
-    assert again.code == 0 and "created" not in again.out and "updated" not in again.out
-    assert again.out.rstrip().endswith("already runs mailslot as agent 'ada'; nothing to do.")
-    assert again.out.count("unchanged: ") == len({*written} - {project / ".git"})
+    assert (again.code, again.err) == (0, "")
+    # one line: the notes the first run showed are not repeated
+    assert again.out == f"{HOSTS[host].title} already runs mailslot as agent 'ada': nothing " \
+        "changed.\n"
     assert {p: p.read_bytes() for p in written} == written
 
 
@@ -359,7 +350,7 @@ def test_moving_a_registration_to_another_agent_is_refused(cli: Cli, home: Path,
 def test_claude_and_copilot_share_the_project_mcp_json(cli: Cli, project: Path) -> None:
     assert install(cli, "claude").code == 0
     assert install(cli, "copilot", "--scope", "project").code == 0
-    assert install(cli, "claude").out.startswith("unchanged: ")
+    assert install(cli, "claude").out.endswith("nothing changed.\n")
     assert server_of(load(project / ".mcp.json"))["tools"] == ["*"]
 
 
@@ -379,17 +370,6 @@ def test_project_is_the_git_checkout(cli: Cli, project: Path) -> None:
     os.chdir(project / "sub")
     assert install(cli, "claude").code == 0
     assert (project / ".mcp.json").exists() and not (project / "sub" / ".mcp.json").exists()
-
-
-def test_a_symlinked_settings_file_stays_a_link(cli: Cli, home: Path, isolated: Path) -> None:
-    real = isolated / "dotfiles" / "settings.json"
-    real.parent.mkdir()
-    real.write_text('{"theme": "dark"}\n')
-    link = home / ".gemini" / "settings.json"
-    link.parent.mkdir()
-    link.symlink_to(real)
-    assert install(cli, "gemini", "--scope", "user").code == 0
-    assert link.is_symlink() and load(real)["theme"] == "dark" and "mcpServers" in load(real)
 
 
 def isolated_mailbox() -> Path:
@@ -563,43 +543,6 @@ def test_droid_hooks_sit_at_the_top_of_hooks_json_and_no_approval_is_written(
     assert ("asks once to trust the folder" in r.out + r.err) == (scope == "project")
 
 
-@pytest.mark.parametrize("host", ["claude", "codex"])
-def test_install_keeps_the_previous_settings_and_undo_puts_them_back(
-        cli: Cli, home: Path, project: Path, host: str) -> None:
-    """Before changing an existing settings file, install keeps its bytes (0600) beside
-    it and says where; --undo restores them, and keeps what it replaced (undo twice:
-    the change again)."""
-    path = mcp_file(host, HOSTS[host].default_scope, home, project)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    before = ('model = "o3"  # mine\n' if path.suffix == ".toml"
-              else '{"mcpServers": {"other": {"command": "x"}},  "theme": "dark"}\n')
-    path.write_text(before)
-    done = cli("install", host, "--agent", "alice", "--hooks")
-    assert done.code == 0, done.err
-    copy = path.with_name(path.name + ".mailslot-backup")
-    assert copy.read_text() == before and (copy.stat().st_mode & 0o777) == 0o600
-    assert f"kept the previous {path} as {copy}" in done.out
-    assert f"mailslot install --undo {host}" in done.out
-    installed = path.read_text()
-    assert installed != before
-    undone = cli("install", "--undo", host)
-    assert undone.code == 0, undone.err
-    assert path.read_text() == before and f"restored {path} from {copy}" in undone.out
-    assert copy.read_text() == installed
-    assert cli("install", "--undo", host).code == 0
-    assert path.read_text() == installed
-
-
-def test_a_file_install_created_has_no_copy_and_undo_leaves_it(cli: Cli, home: Path,
-                                                               project: Path) -> None:
-    assert cli("install", "claude", "--agent", "alice").code == 0
-    path = mcp_file("claude", "project", home, project)
-    assert path.exists() and not path.with_name(path.name + ".mailslot-backup").exists()
-    undone = cli("install", "--undo", "claude")
-    assert undone.code == 0 and f"no copy kept of {path}: left as it is" in undone.out
-    assert path.exists()
-
-
 def config_now() -> dict[str, Any]:
     return dict(json.loads((isolated_mailbox() / "config.json").read_text()))
 
@@ -627,7 +570,7 @@ def test_install_claude_bridge_turns_the_bridge_on_once_and_takes_it_back(
     assert undone.code == 0, undone.err
     assert ('bridge: removed agents.bea.bridge, "claude" from bridges (no agent asks for it '
             "now)") in undone.out, undone.out
-    assert "bridges" not in config_now()
+    assert "bridges" not in config_now() and "bea" not in config_now()["agents"]
 
 
 def test_install_bridge_is_refused_where_there_is_none(cli: Cli, home: Path,

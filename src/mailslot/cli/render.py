@@ -289,7 +289,12 @@ def wake_diagnosis(found: Diagnosis) -> str:
 
 
 def installed(report: Report) -> str:
-    """What ``install`` did (or, with --dry-run, would do) to each file, then advice."""
+    """What ``install`` did (or, with --dry-run, would do) to each file, then advice;
+    one line, and only notes not shown before, when it changed nothing."""
+    if report.quiet:
+        return "\n".join([f"{report.host.title} already runs mailslot as agent "
+                          f"'{report.agent}': nothing changed.",
+                          *(f"note: {n}" for n in report.notes)])
     lines: list[str] = []
     for change in report.changes:
         if report.dry_run and change.changed:
@@ -309,7 +314,7 @@ def installed(report: Report) -> str:
                      "restart it (or start a new session) to load the change.")
     else:
         lines.append(f"{report.host.title} already runs mailslot as agent "
-                     f"'{report.agent}'; nothing to do.")
+                     f"'{report.agent}'.")
     return "\n".join(lines)
 
 

@@ -200,9 +200,12 @@ def _install_arguments(p: argparse.ArgumentParser) -> None:
                         "--undo, takes it back")
     p.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
     p.add_argument("--undo", action="store_true",
-                   help="put back the host's settings files (for --scope) as they were "
-                        "before install last changed them, from the copies it kept "
-                        "beside them (FILE.mailslot-backup)")
+                   help="take back what install did for the host (for --scope) here, from "
+                        "its record: files it created removed, files it changed put back "
+                        "from the copies it kept (FILE.mailslot-backup; only mailslot's "
+                        "entries taken out of a file you changed since), the wake and "
+                        "bridge settings it set in config.json put back; exit 0, also "
+                        "when there is nothing to undo")
     p.add_argument("--allow-outside", action="append", default=[], metavar="REAL_PATH",
                    help="write a project settings file that links out of the project, to "
                         "this real path (refused otherwise)")
@@ -218,10 +221,12 @@ def _install(args: argparse.Namespace, box: Mailbox) -> int:
     from ..install.changes import install as register
 
     if args.undo:
-        from ..install.changes import undo
+        from ..install.undoing import undo
 
-        print("\n".join(undo(args.host, scope=args.scope, agent=_named_agent(box),
-                             mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"))))
+        if args.dry_run:
+            raise InvalidInput("install --undo has no --dry-run: `mailslot install "
+                               f"{args.host} --dry-run` shows what install would write")
+        print("\n".join(undo(args.host, scope=args.scope)))
         return 0
     agent = _remote_agent(args) if args.remote is not None else box.bound_agent()
     report = register(
@@ -235,16 +240,6 @@ def _install(args: argparse.Namespace, box: Mailbox) -> int:
     for warning in report.warnings:
         print(f"mailslot: warning: {warning}", file=sys.stderr)
     return 0
-
-
-def _named_agent(box: Mailbox) -> str | None:
-    """``--agent`` or ``MAILSLOT_AGENT``, if given (``install --undo`` needs none)."""
-    from ..core.errors import NoIdentity
-
-    try:
-        return box.bound_agent()
-    except NoIdentity:
-        return None
 
 
 def _remote_agent(args: argparse.Namespace) -> str:

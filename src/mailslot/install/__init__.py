@@ -7,5 +7,9 @@ that does not parse is an error and stays untouched; ``--dry-run`` shows the dif
 Where each host reads its settings, and in which shape, is the host's own
 (:mod:`mailslot.hosts`); docs/hosts.md says it for people.
 
+``install --undo HOST`` takes back exactly what install did, from the record install keeps
+of it (:mod:`mailslot.install.record`, :mod:`mailslot.install.undoing`). Nothing in a
+project is read or written through a link, a FIFO or another user's file.
+
 The code that edits files is in :mod:`mailslot.install.changes`, imported when run.
 """

@@ -13,12 +13,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .. import hosts
-from ..access.identity import git_toplevel
 from ..core.errors import InvalidInput, MailslotError
 from ..core.values import dataclass, field
 from ..http.client import SECRET_ENV
 from ..service.mailbox import Mailbox
-from . import entries, settings_files
+from . import entries, record, settings_files
+from .places import checked_real, place_of, project_of, readable
 from .remote_entries import LOCAL_KEYS, REMOTE_KEYS, is_remote_hook, remote_entry
 
 TYPE_CHECKING = False
@@ -39,6 +39,7 @@ class Change:
     after: str
     in_project: bool
     real: Path  # where the path leads (links followed): what is really written
+    kind: str = "json"  # or "toml", or "text": a file of mailslot's own, written whole
 
     @property
     def changed(self) -> bool:
@@ -62,6 +63,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
     dry_run: bool = False
     warnings: list[str] = field(default_factory=list)
+    quiet: bool = False  # a run that changed nothing: notes shown before are left out
 
 
 def find_executable() -> str:
@@ -97,11 +99,12 @@ def install(
     credential: str | None = None,
     remote: str | None = None,
 ) -> Report:
-    """Plan every change, refuse before writing anything if one is wrong, then write.
+    """Plan every change, refuse before writing anything if one is wrong, then write,
+    and record what was done (:mod:`mailslot.install.record`) for ``install --undo``.
 
-    A project file that is (or sits in a folder that is) a link leading out of the
-    project is refused unless its real path is in ``allow_outside``: a cloned
-    repository must not make ``install`` rewrite the user's own settings elsewhere.
+    A project file that is (or sits in a folder that is) a link is refused unless its
+    real path is in ``allow_outside`` (:func:`checked_real`): a cloned repository must
+    not make ``install`` rewrite the user's own settings elsewhere.
     """
     host = hosts.host(host_name)
 
@@ -129,9 +132,7 @@ def install(
                            "without --hooks (its agents use the MCP tools)")
     scope = scope or host.default_scope
     home = home or Path.home()
-    here = (cwd or Path.cwd()).absolute()
-    top = git_toplevel(here)
-    project = Path(top) if top else here
+    project = project_of(cwd)
     exe = executable or find_executable()
     tail = ["--agent", agent]
     if mailbox_dir:
@@ -143,16 +144,11 @@ def install(
     named = {Path(p).expanduser().resolve() for p in allow_outside}
 
     def inside(path: Path) -> Path:
-        """Where ``path`` really leads; refused when a project file links out of it."""
-        real = path.resolve()
-        if scope == "project" and not real.is_relative_to(project.resolve()) \
-                and real not in named:
-            raise InvalidInput(f"{path} leads out of the project, to {real}; nothing was "
-                               f"changed (to write there, name it: --allow-outside {real})")
-        return real
+        """Where ``path`` really leads (see :func:`checked_real`)."""
+        return checked_real(path, project if scope == "project" else None, named)
 
     spec = host.hook_file
-    present = _our_hooks(where(spec.path[scope])) if spec is not None else []
+    present = _our_hooks(readable(where(spec.path[scope]), scope)) if spec is not None else []
     chosen = _choose(host, agent, mailbox_dir, str(project), hooks or bool(present)) \
         if wake and remote is None else None
     waiter = chosen is not None and chosen.method in host.waiter_methods
@@ -162,12 +158,12 @@ def install(
     mcp_path = where(host.mcp_path[scope])
     if host.mcp_format == "extension":  # one file of mailslot's own, written whole
         real = inside(mcp_path)
-        before = settings_files.read_text(mcp_path)
+        before = settings_files.read_text(real)
         if before is not None:
             entries.same_agent(host.extension_agent(before, str(mcp_path)), agent,
                                str(mcp_path))
         whole = host.extension(exe, tail, agent, hooks=hooks, wake=waiter)
-        changes.append(Change(mcp_path, before, whole, scope == "project", real))
+        changes.append(Change(mcp_path, before, whole, scope == "project", real, "text"))
     else:
         serve = ["serve", "--channel"] if channel else ["serve"]
         server_tail = tail
@@ -221,24 +217,19 @@ def install(
                       "may be shown twice there; keep one of the two." for rel in files
                       if _has_our_hooks(p := where(rel))]
     for path, editors in plan.items():
-        real = path.resolve() if path in yours else inside(path)
-        text = settings_files.read_text(path)
-        edit = settings_files.edit_toml if path == mcp_path and host.mcp_format == "toml" \
-            else settings_files.edit_json
-        changes.append(Change(path, text, edit(path, text, editors),
-                              scope == "project" and path not in yours, real))
+        real = checked_real(path) if path in yours else inside(path)
+        text = settings_files.read_text(real)
+        kind = "toml" if path == mcp_path and host.mcp_format == "toml" else "json"
+        changes.append(Change(path, text, settings_files.edit_doc(kind, path, text, editors),
+                              scope == "project" and path not in yours, real, kind))
     notes += [n for c in changes if c.in_project and (n := _git_advice(project, c.path))]
-    if not dry_run:
-        for change in changes:  # every copy kept before any file is changed
-            if change.changed and change.before is not None:
-                kept = settings_files.keep_backup(change.real, change.before)
-                notes.append(f"kept the previous {change.shown} as {kept}: `mailslot "
-                             f"install --undo {host.name}` puts it back")
-        for change in changes:
-            if change.changed:
-                settings_files.write_atomic(change.path, change.after, change.before)
+    place = place_of(scope, home, cwd)
+    log = None if dry_run else record.write_changes(host.name, scope, place, agent,
+                                                        changes, notes)
     warnings = _speaks_as_another(host, project, agent)
     registered = _registered_wakes(host)
+    touches = remote is None and bool(chosen or channel or registered or host.bridge())
+    settings = settings_of(host, agent, mailbox_dir) if touches and not dry_run else None
     if remote is not None:
         notes.append(f"{host.title} reads the secret from ${SECRET_ENV}: export it from "
                      "the credential file in the agent's environment (docs/remote.md)")
@@ -252,7 +243,33 @@ def install(
         notes += _drop_wake(host, agent, registered, mailbox_dir, dry_run)
     if remote is None:
         notes += bridge_ask(host, agent, bridge, mailbox_dir, dry_run)
-    return Report(host, scope, agent, changes, notes, dry_run, warnings)
+    if log is None:
+        return Report(host, scope, agent, changes, notes, dry_run, warnings)
+    changed = any(c.changed for c in changes)
+    if settings is not None:
+        after = settings_of(host, agent, mailbox_dir)
+        log["mailbox"] = _mailbox_word(mailbox_dir) if mailbox_dir else after[2]
+        changed = record.settings_changed(log, settings[0], after[0],
+                                          (settings[1], after[1])) or changed
+    shown = set(log["notes"])
+    log["notes"] += [n for n in dict.fromkeys(notes) if n not in shown]
+    record.save(record.where(host.name, scope, place), log, unless_same=True)
+    if not changed:  # one line: only what was never shown here
+        notes = [n for n in notes if n not in shown]
+    return Report(host, scope, agent, changes, notes, dry_run, warnings, quiet=not changed)
+
+
+def settings_of(host: Host, agent: str, mailbox_dir: str | None
+                ) -> tuple[dict[str, Any] | None, bool, str | None]:
+    """The agent's settings in the mailbox's config, whether it asks for the host's
+    bridge (what the record compares before and after), and the mailbox's folder
+    (``None`` for a database: the undo finds it as install did, its password never in
+    the record)."""
+    box = Mailbox.open(mailbox_dir, agent)
+    agents = box.store.load_config().get("agents")
+    entry = agents.get(agent) if isinstance(agents, dict) else None
+    mine = json.loads(json.dumps(entry)) if isinstance(entry, dict) else None
+    return mine, mine is not None and mine.get("bridge") == host.name, box.store.folder
 
 
 def bridge_ask(host: Host, agent: str, on: bool, mailbox_dir: str | None,
@@ -274,41 +291,6 @@ def bridge_ask(host: Host, agent: str, on: bool, mailbox_dir: str | None,
         line += (f"; the watcher runs `mailslot bridge {host.name}` (started on demand by "
                  "the hooks, or `mailslot watch`)")
     return [line]
-
-
-def undo(host_name: str, *, scope: Scope | None = None, home: Path | None = None,
-         cwd: Path | None = None, agent: str | None = None,
-         mailbox_dir: str | None = None) -> list[str]:
-    """``install --undo HOST``: put back each of the host's settings files (for the scope)
-    that ``install`` kept a copy of, and keep what it held in that copy's place (so a
-    second undo redoes); one line per file. With ``agent``, its ask for the host's
-    bridge is taken back too (:func:`bridge_ask`)."""
-    host = hosts.host(host_name)
-    scope = scope or host.default_scope
-    home = home or Path.home()
-    here = (cwd or Path.cwd()).absolute()
-    top = git_toplevel(here)
-    project = Path(top) if top else here
-    rels = [host.mcp_path[scope], *([host.hook_file.path[scope]] if host.hook_file else []),
-            *(rel for rel, _ in host.sidecar_entries("mailslot", []))]
-    said = []
-    for rel in dict.fromkeys(rels):
-        path = home / rel[2:] if rel.startswith("~/") else project / rel
-        real = path.resolve()
-        copy = settings_files.backup_of(real)
-        kept = settings_files.read_text(copy) if copy.is_file() else None
-        if kept is None:
-            said.append(f"no copy kept of {path}: left as it is")
-            continue
-        now = settings_files.read_text(real)
-        if now is not None:
-            settings_files.keep_backup(real, now)
-        else:
-            copy.unlink()
-        settings_files.write_atomic(path, kept, now)
-        said.append(f"restored {path} from {copy}"
-                    + (" (what it held is kept there now)" if now is not None else ""))
-    return said + (bridge_ask(host, agent, False, mailbox_dir) if agent else [])
 
 
 def _choose(host: Host, agent: str, mailbox_dir: str | None, project: str,

@@ -246,3 +246,12 @@ def _strip_group(group: Any) -> Any | None:
 
 def _strip_handler(handler: Any) -> Any | None:
     return None if is_ours(handler) else handler
+
+
+def without_ours(item: Any) -> Any | None:
+    """An item of a hook event's list without our handlers: a group keeps its others
+    (``None`` when nothing is left), a handler of ours is ``None``, anything else is
+    itself."""
+    if isinstance(item, Mapping) and isinstance(item.get("hooks"), list):
+        return _strip_group(item)
+    return _strip_handler(item)

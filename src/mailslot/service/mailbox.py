@@ -1036,6 +1036,44 @@ class Mailbox:
         self._config = None
         return changed
 
+    def put_back_settings(self, agent: str, keys: Sequence[Mapping[str, Any]], *,
+                          drop_empty: bool = False) -> tuple[list[str], list[str]]:
+        """``install --undo``: each of ``agent``'s settings that install set (``key``, with
+        the ``before`` and ``after`` it recorded; no ``before``: the key was not there)
+        put back where it still holds ``after``; the entry goes too when ``drop_empty``
+        and nothing is left in it. Returns the keys put back, and those left as they
+        are because they changed since."""
+        name = check_name(agent)
+        back: list[str] = []
+        left: list[str] = []
+        gone = object()
+
+        def put_back(raw: dict[str, Any]) -> bool:
+            agents = raw.get("agents")
+            entry = agents.get(name) if isinstance(agents, dict) else None
+            if not isinstance(agents, dict) or not isinstance(entry, dict):
+                return False
+            for change in keys:
+                key, now = change["key"], entry.get(change["key"], gone)
+                if now == change.get("after", gone):
+                    back.append(key)
+                    if "before" in change:
+                        entry[key] = change["before"]
+                    else:
+                        del entry[key]
+                elif now != change.get("before", gone):
+                    left.append(key)
+            if drop_empty and not entry:
+                del agents[name]
+                if not agents:
+                    del raw["agents"]
+                return True
+            return bool(back)
+
+        self.store.update_config(put_back)
+        self._config = None
+        return back, left
+
     def ask_bridge(self, agent: str, host: str, on: bool, *, dry_run: bool = False) -> str:
         """``install HOST --bridge`` (``on``) or a registration without it: ``agent``'s
         ask for ``host``'s bridge (``agents.NAME.bridge``) set or taken back, and
