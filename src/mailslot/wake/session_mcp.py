@@ -64,6 +64,12 @@ def override(host: str, agent: str, location: str) -> Override:
 
 
 def clean_environ() -> dict[str, str]:
-    """This process's environment without any ``MAILSLOT_*`` variable: the caller's own
-    identity, mailbox, credential or parent must never pass to a session it starts."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("MAILSLOT_")}
+    """This process's environment without any ``MAILSLOT_*`` variable and without any
+    host's markers: the caller's own identity, mailbox, credential or parent must never
+    pass to a session it starts, nor a sign that it runs inside a host (``CLAUDECODE``),
+    which would make the session think it is nested in one."""
+    from .environment import rules
+
+    markers = rules().markers
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("MAILSLOT_") and k not in markers}
