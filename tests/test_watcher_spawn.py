@@ -53,19 +53,21 @@ SECRETS = {"MAILSLOT_SECRET": "sender-bearer-secret", "MAILSLOT_PASSPHRASE": "se
 def on_demand(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Watchers may start here; every one this test started is ended afterwards."""
     monkeypatch.delenv(watchers.OFF_SWITCH)
-    before = set(_watch_processes())
     yield
-    for pid in set(_watch_processes()) - before:
+    for pid in _watch_processes():
         with suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
 
 
 def _watch_processes() -> list[int]:
+    """This test's ``mailslot watch`` processes: their HOME is its own."""
+    home = f"HOME={os.environ['HOME']}".encode()
     found = []
     for entry in os.listdir("/proc"):
         with suppress(OSError):
             argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            if entry.isdigit() and b"mailslot" in argv and b"watch" in argv:
+            env = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+            if entry.isdigit() and b"watch" in argv and home in env:
                 found.append(int(entry))
     return found
 
@@ -159,6 +161,9 @@ def test_a_malformed_pass_env_fails_the_wake_naming_the_field(
     wait_until(lambda: "watcher.pass_env" in (root / "log" / "events.jsonl").read_text(), 60,
                what="the failed wake")
     assert not runs(calls)
+    checked = run_cli("watch", "--validate")
+    assert checked.returncode == 1
+    assert "problem: config.json: watcher.pass_env holds MAILSLOT_CREDENTIAL" in checked.stdout
 
 
 # The store the on-demand watcher opens --------------------------------------------------
@@ -214,7 +219,7 @@ def test_a_watcher_for_a_url_holding_a_password_connects_and_wakes(
         assert "s3cret-pw" not in json.dumps(run["env"])  # nor passed to a woken program
         assert "s3cret-pw" not in Path(watchers.base_path(store) + ".log").read_text()
     finally:
-        for pid in set(_watch_processes()):
+        for pid in _watch_processes():
             with suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
         store.close()
@@ -232,6 +237,26 @@ def test_a_watcher_that_cannot_reach_its_store_is_reported_by_the_next_send(
     said = watchers.ensure(store, config)
     assert said is not None and said.startswith("the last watcher started here stopped: ")
     assert "127.0.0.1" in said and base + ".log" in said and "\n" not in said
+
+
+def test_a_planted_note_beside_the_lock_is_neither_waited_on_nor_shown(
+        root: Path, tmp_path: Path) -> None:
+    agent, calls = woken(tmp_path)
+    configure(root, {"bob": agent})
+    note = Path(watchers.base_path(FileStore(root)) + ".failed")
+    note.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.mkfifo(note)  # a reader that waited for a writer would hang the send
+    first = send("--to", "bob")
+    assert first.returncode == 0 and first.stderr == ""
+    wait_until(lambda: runs(calls), 60, what="bob's wake")
+    assert not note.exists()  # the watcher that reached its store cleared it
+    for pid in _watch_processes():
+        os.kill(pid, signal.SIGTERM)
+    wait_until(lambda: not watchers.is_running(FileStore(root)), 60, what="the watcher to end")
+    (tmp_path / "said").write_text("a forged reason")
+    note.symlink_to(tmp_path / "said")
+    second = send("--to", "bob")
+    assert second.returncode == 0 and second.stderr == ""
 
 
 # The sender's sandbox and descriptors --------------------------------------------------

@@ -13,7 +13,6 @@ would make the woken program think it runs inside that host).
 from __future__ import annotations
 
 import os
-import re
 
 from ..core.errors import StoreError
 
@@ -39,7 +38,6 @@ password), and the two settings of this machine (``MAILSLOT_HOST``,
 ``MAILSLOT_RELAY``). ``NAME_*`` is a prefix."""
 
 PASS_ENV = "watcher.pass_env"
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
 class _Rules:
@@ -70,12 +68,19 @@ def rules() -> _Rules:
     return _RULES[0]
 
 
-def identity(agent: str, location: str) -> dict[str, str]:
-    """Who the woken program is and which mailbox it reads: ``MAILSLOT_AGENT``, and
-    ``MAILSLOT_DIR`` (a folder) or ``MAILSLOT_STORE`` (a database, its address without
-    a password)."""
-    from .session_mcp import store_env
+def is_url(location: str) -> bool:
+    return "://" in location
 
+
+def store_env(location: str) -> dict[str, str]:
+    """How a started or woken program is told which mailbox to use: ``MAILSLOT_DIR``
+    (a folder) or ``MAILSLOT_STORE`` (a database, its address as shown, without a
+    password: the program connects with its own libpq files)."""
+    return {"MAILSLOT_STORE" if is_url(location) else "MAILSLOT_DIR": location}
+
+
+def identity(agent: str, location: str) -> dict[str, str]:
+    """Who the woken program is and which mailbox it reads."""
     return {"MAILSLOT_AGENT": agent, **store_env(location)}
 
 
@@ -103,7 +108,7 @@ def pass_env(config: Mapping[str, Any]) -> tuple[str, ...]:
     if not isinstance(raw, list) or not all(isinstance(n, str) for n in raw):
         raise StoreError(f"config.json: {PASS_ENV} must be a list of variable names")
     for name in raw:
-        if not _NAME.fullmatch(name):
+        if not (name.isascii() and name.isidentifier() and len(name) <= 128):
             raise StoreError(f"config.json: {PASS_ENV} holds {name!r}, which is no "
                              "variable name")
         if name.startswith("MAILSLOT_") or name in rules().markers:
