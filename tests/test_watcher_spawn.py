@@ -282,6 +282,21 @@ def test_a_send_from_a_network_namespace_starts_no_watcher_there(
     assert {r["net"] for r in woke} == {os.readlink("/proc/self/ns/net")}  # with the network
 
 
+def test_an_on_demand_watcher_started_in_a_sandbox_stops_at_once(
+        root: Path, tmp_path: Path) -> None:
+    agent, calls = woken(tmp_path)
+    configure(root, {"bob": agent}, watcher={"on_demand": False})
+    assert send("--to", "bob").returncode == 0  # queued; nobody started a watcher
+    boxed = subprocess.run(
+        ["unshare", "--net", "--", sys.executable, "-m", "mailslot", "--dir", str(root),
+         "watch", "--started", "on-demand"],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert boxed.returncode == 0
+    assert boxed.stdout.startswith("mailslot: note: not watching: this watcher runs in a "
+                                   "sandbox (its network namespace")
+    assert not runs(calls) and FileStore(root).wake_agents() == ["bob"]
+
+
 LOW_LIMIT = """
 import os, resource, sys
 os.dup2(int(sys.argv[1]), 100)  # inheritable, above the limit set next
