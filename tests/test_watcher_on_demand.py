@@ -47,7 +47,8 @@ def on_demand(monkeypatch: pytest.MonkeyPatch, root: Path) -> Iterator[None]:
 
 def watcher_pids(root: Path | str) -> list[int]:
     """Every ``mailslot watch`` process of this mailbox (found in /proc by its
-    environment: the store is passed in MAILSLOT_DIR, never in argv)."""
+    environment: a folder is in MAILSLOT_DIR (and argv), a database in MAILSLOT_STORE,
+    never in argv)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -58,7 +59,8 @@ def watcher_pids(root: Path | str) -> list[int]:
             state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if b"watch" in argv and f"MAILSLOT_DIR={root}".encode() in env and state != "Z":
+        named = {f"MAILSLOT_DIR={root}".encode(), f"MAILSLOT_STORE={root}".encode()}
+        if b"watch" in argv and named & set(env) and state != "Z":
             found.append(int(entry))
     return found
 

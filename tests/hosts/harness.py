@@ -415,8 +415,14 @@ class World:
         off switch there and the test's keys too, so a watcher its server started would
         take the wake and fail it (docs/wake.md, "Which environment a watcher has")."""
         self.mailbox.mkdir(mode=0o700, exist_ok=True)
+        # The woken host is given its provider settings as a user gives a key of a name
+        # they chose (watcher.pass_env): a woken program gets no other variable of the
+        # watcher's beyond what its host declares (docs/wake.md).
+        watcher = {"on_demand": False,
+                   "pass_env": sorted({*self.host.env(self), "NO_UPDATE_NOTIFIER"}),
+                   **config.get("watcher", {})}
         (self.mailbox / "config.json").write_text(
-            json.dumps({"watcher": {"on_demand": False}, **config}), encoding="utf-8")
+            json.dumps({**config, "watcher": watcher}), encoding="utf-8")
 
     def set_wake(self, agent: str, method: str, **fields: object) -> None:
         """config.json waking ``agent`` with ``method`` and its ``fields``, in the project."""

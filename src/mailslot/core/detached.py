@@ -32,7 +32,7 @@ def spawn(argv: list[str], env: Mapping[str, str], log: str) -> str | None:
                    (os.POSIX_SPAWN_OPEN, 1, log,
                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE),
                    (os.POSIX_SPAWN_DUP2, 1, 2)]
-        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited()]
+        actions += _closing(_inherited())
         import signal  # rare: at most once per watcher's or relay's life
 
         _spawned.append(os.posix_spawn(sys.executable, argv, env, file_actions=actions,
@@ -41,6 +41,21 @@ def spawn(argv: list[str], env: Mapping[str, str], log: str) -> str | None:
     except (OSError, NotImplementedError) as exc:
         return getattr(exc, "strerror", None) or type(exc).__name__
     return None
+
+
+def _closing(fds: list[int]) -> list[tuple[int, int]]:
+    """Close actions for ``fds``; one at or above the soft descriptor limit cannot be
+    named in a close action (``posix_spawn`` refuses it with EBADF, as a sender run
+    under ``ulimit -n 64`` holding descriptor 100 found), so that one is made
+    close-on-exec here instead: our own use of it is unchanged, the child gets none."""
+    limit = os.sysconf("SC_OPEN_MAX")
+    actions = []
+    for fd in fds:
+        if 0 <= fd < limit:
+            actions.append((os.POSIX_SPAWN_CLOSE, fd))
+        else:
+            os.set_inheritable(fd, False)
+    return actions
 
 
 def _inherited() -> list[int]:

@@ -81,6 +81,12 @@ OWN_MESSAGING = "SendMessage"
 class Claude(Host):
     name = "claude"
     title = "Claude Code"
+    program_env = ("ANTHROPIC_*", "CLAUDE_CODE_*", "CLAUDE_CONFIG_DIR", "DISABLE_*", "MCP_*",
+                   "API_TIMEOUT_MS", "MAX_THINKING_TOKENS", "BASH_DEFAULT_TIMEOUT_MS",
+                   "BASH_MAX_TIMEOUT_MS", "AWS_REGION", "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK",
+                   "CLOUD_ML_REGION", "VERTEX_REGION_*", "GOOGLE_APPLICATION_CREDENTIALS")
+    markers = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "CLAUDE_PROJECT_DIR",
+               "CLAUDE_ENV_FILE", "CLAUDE_PLUGIN_ROOT")
     package = "@anthropic-ai/claude-code"
     runtime = "claude-code"
     context_limit = 10_000

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 class Cline(Host):
     name = "cline"
     title = "Cline CLI"
+    program_env = ("CLINE_*",)
     wake_ladder = (Rung("tmux"), Rung("cline", "3.0.65"), Rung("command"))
     package = "cline"
 

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 class Codex(Host):
     name = "codex"
     title = "Codex CLI"
+    program_env = ("OPENAI_*", "CODEX_HOME", "CODEX_SQLITE_HOME", "CODEX_CA_CERTIFICATE")
+    markers = ("CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED")
     package = "@openai/codex"
     runtime = "codex-cli"
 

@@ -41,6 +41,7 @@ use, by ``re``'s cache: every hook of a host whose hooks this one runs loads thi
 class Copilot(Host):
     name = "copilot"
     title = "Copilot CLI"
+    program_env = ("COPILOT_*", "GH_TOKEN", "GITHUB_TOKEN", "GH_HOST")
     package = "@github/copilot"
     runtime = "copilot-cli"
 

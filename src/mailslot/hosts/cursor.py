@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 class Cursor(Host):
     name = "cursor"
     title = "Cursor"
+    program_env = ("CURSOR_API_KEY",)
+    markers = ("CURSOR_VERSION",)
     runtime = "cursor"
 
     mcp_path = {"project": ".cursor/mcp.json", "user": "~/.cursor/mcp.json"}

@@ -69,6 +69,7 @@ APPROVE = (
 class Droid(Host):
     name = "droid"
     title = "Droid"
+    program_env = ("FACTORY_*",)
     wake_ladder = (Rung("tmux"), Rung("droid"), Rung("command"))
     package = "@factory/cli"
     runtime = "factory-droid"

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 class Gemini(Host):
     name = "gemini"
     title = "Gemini CLI"
+    program_env = ("GEMINI_*", "GOOGLE_*")
+    markers = ("GEMINI_CLI", "GEMINI_CLI_NO_RELAUNCH", "GEMINI_PROJECT_DIR")
     package = "@google/gemini-cli"
     runtime = "gemini-cli"
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 class Grok(Host):
     name = "grok"
     title = "Grok Build"
+    program_env = ("GROK_*", "XAI_*")
     runtime = "grok-cli"
 
     mcp_path = {"project": ".grok/config.toml", "user": "~/.grok/config.toml"}

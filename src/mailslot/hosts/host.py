@@ -162,6 +162,11 @@ class Rung:
         return f"<rung {self.method}{f' >= {self.since}' if self.since else ''}>"
 
 
+PROVIDER_ENV = ("OPENAI_*", "ANTHROPIC_*", "GEMINI_*", "GOOGLE_*", "OPENROUTER_*",
+                "GROQ_*", "MISTRAL_*", "DEEPSEEK_*", "XAI_*")
+"""The model providers' own variables (keys, endpoints), read by a host that speaks to
+whichever provider it is configured for (its :attr:`Host.program_env`)."""
+
 TERMINAL_LADDER = (Rung("tmux"), Rung("command"))
 """The wakes any host in a terminal has: its pane typed into, or your own program."""
 
@@ -465,6 +470,17 @@ class Host:
     """Why no wake is possible, when the ladder is empty."""
     version_args: ClassVar[tuple[str, ...]] = ("--version",)
     """The arguments that make its program print its version."""
+
+    # -- the environment of a program run for it -------------------------------------------
+    program_env: ClassVar[tuple[str, ...]] = ()
+    """The environment variables its program reads that a woken run needs from the
+    watcher's: its keys, endpoints, settings and config folder (``NAME_*`` is a prefix).
+    A woken program gets these, what every program needs and its own identity, and
+    nothing else of the watcher's environment (:mod:`mailslot.wake.environment`)."""
+    markers: ClassVar[tuple[str, ...]] = ()
+    """The variables it sets in the programs it runs (hooks, MCP servers, its tools) to
+    say they run inside it: never handed to a woken program or a started session, even
+    where a :attr:`program_env` prefix matches."""
 
     # -- permissions ----------------------------------------------------------------------
     bypass_flags: ClassVar[frozenset[str]] = frozenset()

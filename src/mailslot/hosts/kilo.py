@@ -42,7 +42,7 @@ the model, or, with ``attach``, wakes the session open in Kilo's TUI.
 
 from __future__ import annotations
 
-from .host import Host, Rung
+from .host import PROVIDER_ENV, Host, Rung
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 class Kilo(Host):
     name = "kilo"
     title = "Kilo Code CLI"
+    program_env = ("KILO_*", *PROVIDER_ENV)
     wake_ladder = (Rung("tmux"), Rung("kilo"), Rung("command"))
     package = "@kilocode/cli"
     runtime = "kilo-cli"

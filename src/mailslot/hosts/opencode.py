@@ -21,7 +21,7 @@ Kilo Code CLI, a fork, wakes the same way: its module builds on :func:`run_metho
 from __future__ import annotations
 
 from ..core.errors import StoreError
-from .host import Host, Rung
+from .host import PROVIDER_ENV, Host, Rung
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 class OpenCode(Host):
     name = "opencode"
     title = "OpenCode"
+    program_env = ("OPENCODE_*", *PROVIDER_ENV)
     wake_ladder = (Rung("tmux"), Rung("opencode"), Rung("command"))
     package = "opencode-ai"
 

@@ -31,7 +31,7 @@ import json
 import re
 
 from ..core.errors import InvalidInput
-from .host import MIDTURN, PROMPT, START, Host, Rung, field
+from .host import MIDTURN, PROMPT, PROVIDER_ENV, START, Host, Rung, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,6 +141,7 @@ export default function (pi: ExtensionAPI) {{
 class Pi(Host):
     name = "pi"
     title = "Pi"
+    program_env = ("PI_CODING_AGENT_DIR", *PROVIDER_ENV)
     package = "@mariozechner/pi-coding-agent"
 
     mcp_path = {"project": ".pi/extensions/mailslot.ts",

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 class Qwen(Host):
     name = "qwen"
     title = "Qwen Code"
+    program_env = ("OPENAI_*", "QWEN_*", "DASHSCOPE_API_KEY")
     wake_ladder = (Rung("tmux"), Rung("qwen", "0.15.10"), Rung("command"))
     package = "@qwen-code/qwen-code"
 

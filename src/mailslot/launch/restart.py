@@ -33,7 +33,7 @@ from ..hosts.host import Failed
 from ..mail.posting import now
 from ..mail.presence import now_of, summarize
 from ..store import Store
-from ..wake import session_mcp
+from ..wake import environment, session_mcp
 from ..wake.methods import OK, Outcome, bypass_flag, where
 from ..wake.tmux import TmuxMethod
 from .guardrails import Guardrails, open_window
@@ -91,7 +91,7 @@ def recover(store: Store, agent: str, fields: Mapping[str, Any]) -> Outcome | No
         flag = bypass_flag(argv)
         if flag is not None and mode not in host.bypass:
             return Outcome(False, f"restart refused: {flag}", retry=False)
-        env = {**session_mcp.store_env(store.location), "MAILSLOT_AGENT": agent, **own.env}
+        env = {**environment.identity(agent, store.location), **own.env}
         target, pid = open_window(server, argv, env, recipe["folder"], agent)
     except Failed as exc:
         return Outcome(False, f"could not start {agent} again: {exc}", restart=True)

@@ -31,7 +31,7 @@ from ..hosts import Host
 from ..hosts.host import Failed, Start
 from ..mail.posting import now
 from ..mail.presence import pid_alive
-from ..wake import session_mcp
+from ..wake import environment, session_mcp
 from ..wake.methods import bypass_flag
 from . import guardrails
 from .guardrails import HOST_TIMEOUT, Guardrails, open_window
@@ -265,7 +265,7 @@ def _launch(box: Mailbox, request: Request, checked: _Checked, via: str) -> Star
                       "launch.max_running); wait for one to end")
     session_id = str(uuid.uuid4()) if host.session_ids else None
     location = box.store.location
-    env = session_mcp.store_env(location)
+    env = environment.store_env(location)
     if request.handoff == "background":
         env.update({k: v for k, v in host.start_env.items() if k not in os.environ})
     own = session_mcp.Override()

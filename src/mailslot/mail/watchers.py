@@ -9,7 +9,8 @@ started-at, how it was started), atomically (a new file renamed over the old), f
 
 Where (docs/wake.md, "The watcher starts itself"):
 
-* a mailbox folder: ``<mailbox>/watcher/<machine>.lock``, ``.json`` and ``.log``;
+* a mailbox folder: ``<mailbox>/watcher/<machine>.lock``, ``.json`` and ``.log`` (and
+  ``.failed`` while the last one started on demand stopped at its start, saying why);
 * a store that is no folder (PostgreSQL): ``$XDG_STATE_HOME/mailslot/watchers/<hash>``
   (``~/.local/state`` when unset), the hash of the store's location, so one watcher
   runs per machine and database whoever starts it.
@@ -51,6 +52,7 @@ TAKE_SECONDS = 0.3
 _TAKE_TRIES = 30
 _FILE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | CLOEXEC
+_REASON_CHARS = 300
 
 def machine(env: Mapping[str, str] = os.environ) -> str:
     """This machine's name as :func:`mailslot.core.config.this_machine` gives it
@@ -199,38 +201,104 @@ def _now_iso() -> str:
 
 
 def _write_record(base: str, data: dict[str, Any]) -> None:
+    _write(base + ".json", jsontext.dumps(data).encode("utf-8"))
+
+
+def _write(path: str, data: bytes) -> None:
     """Written whole, then renamed over the old one: a reader sees one or the other."""
-    staged = f"{base}.json.{os.getpid()}.tmp"
+    staged = f"{path}.{os.getpid()}.tmp"
     fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | CLOEXEC,
                  FILE_MODE)
     try:
-        os.write(fd, jsontext.dumps(data).encode("utf-8"))
+        os.write(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.replace(staged, base + ".json")
+    os.replace(staged, path)
+
+
+KEPT = ("MAILSLOT_HOST", "MAILSLOT_RELAY")
+"""The only ``MAILSLOT_*`` variables a watcher takes from its starter: which machine
+this is and whether the hub relay may run, never who anyone is or where mail is."""
 
 
 def start(store: Store, env: Mapping[str, str] = os.environ) -> str | None:
     """Start an on-demand watcher for ``store``, detached, without waiting for it;
-    returns why it could not be started (one line), else ``None``.
+    returns why it could not be started, or what the last one said (one line), else
+    ``None``.
 
-    The child is ``python -m mailslot watch --started on-demand``, told the store by
-    ``MAILSLOT_DIR`` in its environment (a database address never shows in ``ps``), in
-    a session of its own, stdin from ``/dev/null`` and its output appended to the log,
-    no other descriptor inherited, no signal blocked and SIGINT and SIGTERM at their
-    defaults (a host may run its hooks with them ignored).
+    The child is ``python -m mailslot [--dir FOLDER] watch --started on-demand``: a
+    folder is named in its argv, which outranks any ``MAILSLOT_STORE`` or
+    ``MAILSLOT_DIR`` of the starter's; a database's whole address (its password too)
+    goes in ``MAILSLOT_STORE`` in its environment only, never in argv (``ps`` shows
+    argv to everyone, a process's environment only to its user). Of the starter's
+    ``MAILSLOT_*`` variables it keeps only :data:`KEPT`: no identity, credential,
+    secret or passphrase. It runs in a session of its own, stdin from ``/dev/null``
+    and its output appended to the log, no other descriptor inherited, no signal
+    blocked and SIGINT and SIGTERM at their defaults (a host may run its hooks with
+    them ignored). None is started from a sandbox (:mod:`mailslot.core.sandbox`).
     If two processes start one at once, the second watcher finds the lock taken and
     exits at once.
     """
+    from ..core.sandbox import sandboxed  # only when one is to be started
+
+    boxed = sandboxed()
+    if boxed is not None:
+        return (f"this process runs in a sandbox ({boxed}): no watcher is started from "
+                "it, and the wake stays queued for one started outside it (the next "
+                "ordinary send, a hook or `mailslot watch`)")
     base = base_path(store, env)
-    child_env = {k: v for k, v in env.items()
-                 if k not in ("MAILSLOT_AGENT", "MAILSLOT_CREDENTIAL", "MAILSLOT_PEER_OF",
-                              OFF_SWITCH)}
-    child_env["MAILSLOT_DIR"] = store.location
-    argv = [sys.executable, "-m", "mailslot", "watch", "--started", ON_DEMAND]
-    why = spawn(argv, child_env, base + ".log")
-    return None if why is None else f"a watcher could not be started ({why})"
+    child_env = {k: v for k, v in env.items() if not k.startswith("MAILSLOT_") or k in KEPT}
+    argv = [sys.executable, "-m", "mailslot"]
+    if store.folder is not None:
+        argv += ["--dir", store.folder]
+        child_env["MAILSLOT_DIR"] = store.folder
+    else:
+        child_env["MAILSLOT_STORE"] = store.address
+    told = last_failure(base)
+    why = spawn([*argv, "watch", "--started", ON_DEMAND], child_env, base + ".log")
+    if why is not None:
+        return f"a watcher could not be started ({why})"
+    if told is not None:
+        return (f"the last watcher started here stopped: {told} (its log: {base}.log); "
+                "another was started")
+    return None
+
+
+def failed(base: str, reason: str | None) -> None:
+    """Keep (or, ``None``, remove) why the on-demand watcher at ``base`` stopped at its
+    start: nobody reads its output, so the next starter tells its sender
+    (:func:`start`). Best effort, written whole."""
+    import contextlib  # the watcher's side only
+
+    if reason is None:
+        with contextlib.suppress(OSError):
+            os.unlink(base + ".failed")
+        return
+    with contextlib.suppress(OSError):
+        _write(base + ".failed", " ".join(reason.split())[:_REASON_CHARS].encode("utf-8"))
+
+
+def last_failure(base: str) -> str | None:
+    """What :func:`failed` kept: read without following a link or blocking, from a
+    regular file of this user's only, at most :data:`_REASON_CHARS` characters."""
+    import stat
+
+    try:
+        fd = os.open(base + ".failed", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | CLOEXEC)
+    except OSError:
+        return None
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+            return None
+        text = os.read(fd, _REASON_CHARS * 4).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    shown = "".join(c if c.isprintable() else " " for c in " ".join(text.split()))
+    return shown[:_REASON_CHARS] or None
 
 
 def ensure(store: Store, config: Mapping[str, Any] | None = None,
@@ -238,7 +306,8 @@ def ensure(store: Store, config: Mapping[str, Any] | None = None,
     """Make sure a watcher runs if one is wanted: the check a send, hook or server makes.
 
     Returns ``None`` when none is wanted, one runs, or one was just started; else why
-    wakes cannot happen now (one line, for the sender). Never raises.
+    wakes cannot happen now, or why the last one started here stopped at once (one
+    line, for the sender). Never raises.
     ``MAILSLOT_ON_DEMAND_WATCHER=0`` in the environment: this process starts none and
     says nothing (a person or a test suite that runs its own watcher).
     """

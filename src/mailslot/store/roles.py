@@ -30,8 +30,8 @@ if TYPE_CHECKING:  # the query language is loaded by whoever searches, not every
 
 class Lifecycle(Protocol):
     """What a store is and the calls about the whole of it: where it is (``location``,
-    ``kind``, ``folder``), whether it exists yet, the clock its processes share, and
-    ``init`` (create or upgrade). Used by nearly everyone: the hooks and
+    ``address``, ``kind``, ``folder``), whether it exists yet, the clock its processes
+    share, and ``init`` (create or upgrade). Used by nearly everyone: the hooks and
     :mod:`mailslot.access.identity` ask :meth:`exists`; :mod:`mailslot.mail.presence`,
     :mod:`mailslot.wake.queue` and the mailbox ask :meth:`clock`; ``mailslot init`` and
     :mod:`mailslot.keep` call :meth:`init`; a backup and a migration read ``kind`` and
@@ -39,6 +39,11 @@ class Lifecycle(Protocol):
 
     location: str
     """Where the store is, for people (a folder path, a database address)."""
+
+    address: str
+    """Where the store is, whole: what opens it again in a child process (a database
+    address with its password, if it holds one). Never shown, never an argument: only
+    ever put in the environment of a helper this process starts (docs/security.md)."""
 
     kind: str
     """Which backend this is, as a backup's manifest names its source (``"files"``,

@@ -109,6 +109,7 @@ class Job:
     store: Store  # the store it acts on; its location tells the woken agent where to read
     timeout: float
     stop: threading.Event = field(default_factory=lambda: _event())  # set: give up now
+    passes: tuple[str, ...] = ()  # watcher.pass_env: more of the watcher's variables
 
 
 @dataclass(frozen=True)
@@ -178,8 +179,12 @@ def text_field(agent: str, cfg: Mapping[str, Any], name: str, *, required: bool 
 
 
 def child_env(job: Job) -> dict[str, str]:
-    """What every woken program is told: who it is waking and which mailbox to read."""
-    return {"MAILSLOT_AGENT": job.agent, "MAILSLOT_DIR": job.store.location}
+    """What every woken program is told beyond what any program needs: the variables the
+    owner passes (``watcher.pass_env``), then who it is and which mailbox it reads
+    (:mod:`.environment`)."""
+    from .environment import identity, passed
+
+    return {**passed(job.passes), **identity(job.agent, job.store.location)}
 
 
 class WakeMethod(ABC):
@@ -267,6 +272,7 @@ class ArgvMethod(WakeMethod):
         argv = spawn.argv if isinstance(spawn, Spawn) else self.argv(job)
         env = dict(child_env(job))
         env.update({name: "<secret>" for name in self.secret_env})
+        env.update({name: "<the watcher's>" for name in job.passes if name in env})
         lines = [f"runs: {shlex.join(argv)}",
                  "env:  " + " ".join(f"{k}={v}" for k, v in env.items())]
         if self.cwd:

@@ -48,7 +48,7 @@ class Spawn:
     """One program to start: ``argv[0]`` is looked up on PATH unless it holds a ``/``."""
 
     argv: list[str]
-    env: Mapping[str, str] = field(default_factory=dict, repr=False)  # added to the watcher's
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)  # see .environment
     stdin: bytes = b""
     cwd: str | None = None
 
@@ -97,11 +97,15 @@ def start(spawn: Spawn, err: IO[bytes], *, stdout: int,
           cwd: str | None) -> subprocess.Popen[bytes] | str:
     """Start ``spawn`` in a process group of its own (dying with the watcher on Linux),
     its stdin a pipe and its stderr ``err``; why not (one line) when it cannot start.
+    Its environment is the allow-listed part of the watcher's and ``spawn.env``
+    (:func:`mailslot.wake.environment.woken`): every woken program starts here.
 
     ``err`` is an unnamed file, not a pipe: a program that leaves a helper running
     (holding the pipe open) must not look as if it never finished.
     """
-    env = {**os.environ, **spawn.env}
+    from .environment import woken
+
+    env = woken(spawn.env)
     name = os.path.basename(spawn.argv[0])
     executable = find_program(spawn.argv[0], env)
     if executable is None:

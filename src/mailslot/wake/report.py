@@ -100,13 +100,20 @@ def validate(store: Store) -> Validation:
 def validate_config(store: Store, raw_config: dict[str, Any]) -> Validation:
     """:func:`validate` of a config not saved yet (``mailslot config set`` checks a
     change with it before saving)."""
+    from .environment import pass_env
+
     try:
         config = Config(raw_config)
         agents = config.agents()
     except MailslotError as exc:
         return Validation(store.location, [], [str(exc)])
+    problems = []
+    try:
+        pass_env(raw_config)
+    except MailslotError as exc:
+        problems.append(str(exc))
     return Validation(store.location, [_with_notifiers(store, config, _agent(store, config, a))
-                                       for a in sorted(agents)], [])
+                                       for a in sorted(agents)], problems)
 
 
 def _with_notifiers(store: Store, config: Config, report: AgentReport) -> AgentReport:

@@ -26,6 +26,7 @@ from ..mail.invocation import invocation
 from ..mail.posting import Notifier
 from ..mail.presence import last_machines
 from ..store import Store, WakeEntry
+from .environment import pass_env
 from .methods import Job, Outcome, WakeMethod
 from .methods_by_name import method_for
 from .notice import gave_up_body, wake_notice
@@ -227,10 +228,14 @@ class WakeRunner:
             plan = self._plan(agent)  # the method, pointed at the new session
         if plan.method is None:
             return Outcome(False, plan.problem or "no wake method", retry=False)
+        try:
+            passes = pass_env(plan.config.raw if plan.config is not None else {})
+        except MailslotError as exc:
+            return Outcome(False, str(exc), retry=False)
         messages = tuple(m for _, m in live)
         notice = wake_notice(agent, messages, invocation(agent, str(self.store.location)))
         job = Job(agent, messages, notice, self.store,
-                  plan.retry.timeout_seconds, self._stop)
+                  plan.retry.timeout_seconds, self._stop, passes)
         for entry, _ in live:
             log(self.store, f"{self.kind}_attempt", entry.message_id, agent, method=plan.name,
                 attempt=entry.attempt)

@@ -20,6 +20,7 @@ import os
 import sys
 
 from ..core.values import dataclass, field
+from .environment import is_url, rules
 
 
 @dataclass(frozen=True)
@@ -28,15 +29,6 @@ class Override:
 
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
-
-
-def is_url(location: str) -> bool:
-    return "://" in location
-
-
-def store_env(location: str) -> dict[str, str]:
-    """How a started or woken program is told which mailbox to use."""
-    return {"MAILSLOT_STORE" if is_url(location) else "MAILSLOT_DIR": location}
 
 
 def server_argv(agent: str, location: str) -> list[str]:
@@ -64,6 +56,10 @@ def override(host: str, agent: str, location: str) -> Override:
 
 
 def clean_environ() -> dict[str, str]:
-    """This process's environment without any ``MAILSLOT_*`` variable: the caller's own
-    identity, mailbox, credential or parent must never pass to a session it starts."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("MAILSLOT_")}
+    """This process's environment without any ``MAILSLOT_*`` variable and without any
+    host's markers: the caller's own identity, mailbox, credential or parent must never
+    pass to a session it starts, nor a sign that it runs inside a host (``CLAUDECODE``),
+    which would make the session think it is nested in one."""
+    markers = rules().markers
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("MAILSLOT_") and k not in markers}

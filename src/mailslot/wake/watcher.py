@@ -323,12 +323,16 @@ def watch(store: Store, *, once: bool = False, poll: float | None = None,
         finally:
             watcher.close()
         return 0
+    boxed = _sandboxed(how)
+    if boxed is not None:
+        return boxed
     holder = _take(store, how)
     if holder is None:
         return 0  # started on demand beside a running one: that one does the work
     if how == watchers.ON_DEMAND:
         with contextlib.suppress(OSError):
             os.chdir(os.path.expanduser("~"))  # not the folder of whoever started it
+        _reach(store, holder)
         out = cast(TextIO, _BoundedLog(holder.base))
     watcher = Watcher(store, out or sys.stdout, as_json=as_json, recover=recover)
     held = [holder]
@@ -352,6 +356,37 @@ def watch(store: Store, *, once: bool = False, poll: float | None = None,
         return _run(store, watcher, poll, quiet)
     finally:
         held[0].release()
+
+
+def _sandboxed(how: str) -> int | None:
+    """A watcher in a sandbox (:mod:`mailslot.core.sandbox`) would run every wake in it:
+    one started on demand there stops at once (exit status 0, one line in its log);
+    one a person started is told so and goes on."""
+    from ..core.sandbox import sandboxed
+
+    why = sandboxed()
+    if why is None:
+        return None
+    if how == watchers.ON_DEMAND:
+        print(f"mailslot: note: not watching: this watcher runs in a sandbox ({why}); the "
+              "next ordinary send, a hook or `mailslot watch` starts one outside it")
+        return 0
+    print(f"mailslot: note: this watcher runs in a sandbox ({why}): the programs it wakes "
+          "run in it too", file=sys.stderr)
+    return None
+
+
+def _reach(store: Store, holder: watchers.Holder) -> None:
+    """An on-demand watcher's first look at its store. Nobody reads its output, so why
+    it cannot reach the store is kept beside the lock for the next sender to hear
+    (:func:`mailslot.mail.watchers.failed`), then raised."""
+    try:
+        store.load_config()
+    except MailslotError as exc:
+        watchers.failed(holder.base, str(exc))
+        holder.release()
+        raise
+    watchers.failed(holder.base, None)
 
 
 def _config(store: Store) -> dict[str, Any]:

@@ -89,7 +89,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         super().__init__(os.path.abspath(os.path.expanduser(os.fspath(root))))
-        self.location = self.root
+        self.location = self.address = self.root
         self.folder: str | None = self.root
         self._index: SearchIndex | None = None
         self._archives: MonthArchives | None = None

@@ -51,7 +51,7 @@ class PgConnection:
     folder: str | None = None
 
     def __init__(self, url: str) -> None:
-        self.url = url
+        self.url = self.address = url
         self.location = redacted(url)
         self._link = Link()
 
