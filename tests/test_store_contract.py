@@ -954,7 +954,7 @@ def test_every_method_of_store_belongs_to_exactly_one_role() -> None:
             owners.setdefault(name, []).append(role.__name__)
     assert {n: o for n, o in owners.items() if len(o) > 1} == {}
     every = {n for c in Store.__mro__ if c is not object for n in names(c)}
-    assert set(owners) == every and len(every) == 94  # 90 methods and 4 attributes
+    assert set(owners) == every and len(every) == 95  # 91 methods and 4 attributes
 
 
 @pytest.mark.parametrize("backend_class", ["files", "postgres"])

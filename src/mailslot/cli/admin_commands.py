@@ -89,7 +89,7 @@ CONFIG = Command("config", "Show or change the config (config.json, or the datab
                      "JSON",
                      "mailslot config set agents.reviewer.wake_on_mail false         # JSON",
                      "mailslot config set agents.reviewer.wake_method tmux "
-                     "agents.reviewer.tmux_target work:1 agents.reviewer.tmux_program claude",
+                     "agents.reviewer.tmux_target work:1 agents.reviewer.tmux_program my-agent",
                      "mailslot config set --merge '{\"agents\": {\"reviewer\": "
                      "{\"wake_on_mail\": false, \"wake_method\": \"unsupported\"}}}'",
                      "mailslot config get agents.reviewer.wake_method",
