@@ -142,17 +142,6 @@ def test_a_member_whose_header_names_another_id_is_refused(owned: FileStore, roo
     assert owned.state_of("gemini", other) is None
 
 
-def test_a_huge_member_is_refused_unread(owned: FileStore, root: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    message = old_mail(root, 1)
-    owned.archive_done("2026-04-01_000000")
-    monkeypatch.setattr(archive_files, "MAX_MEMBER_BYTES", 10)
-    with pytest.raises(Exception, match=r"past 10; refused unread"):
-        FileStore(root).restore_archived(None)
-    assert owned.state_of("gemini", message.id) is None  # still archived, nothing lost
-    assert (root / "archive" / "2026-03.zip").exists()
-
-
 def test_a_planted_link_in_archive_is_never_followed(owned: FileStore, root: Path,
                                                     tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere.zip"
