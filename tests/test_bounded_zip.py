@@ -4,9 +4,6 @@ member puts nothing back."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +15,7 @@ from mailslot.core.dates import UTC, datetime, timedelta
 from mailslot.core.ids import new_id
 from mailslot.core.message import Message, to_bytes
 from mailslot.store.files import bounded_zip
-from support import put_config
+from support import put_config, run_measured
 
 OWNER = "sarah"
 MARCH = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -27,13 +24,6 @@ BOMB_BYTES = 60 << 20
 mailslot of before read it whole: 60 MB of one letter, packed to about 60 KB."""
 RSS_BOUND_KB = 110 << 10
 """Peak memory a refusing command stays under (a plain command takes 40 to 60 MB)."""
-_MEASURED = """\
-import resource, sys
-from mailslot.cli.main import main
-code = main(sys.argv[1:])
-print(f"maxrss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
-sys.exit(code)
-"""
 
 
 def old_mail(store: FileStore, n: int, *, to: str = "gemini", body: str = "") -> Message:
@@ -44,17 +34,6 @@ def old_mail(store: FileStore, n: int, *, to: str = "gemini", body: str = "") ->
     store.deliver(message, [to])
     store.move(to, message.id, "done")
     return message
-
-
-def measured(*argv: str) -> tuple[int, str, int, float]:
-    """The CLI run as its own process: exit code, stderr (without the measurement),
-    its peak resident memory in KB, and how long it ran."""
-    started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", _MEASURED, *argv], capture_output=True,
-                          text=True, timeout=300, check=False)
-    took = time.monotonic() - started
-    err, _, rss = proc.stderr.rpartition("maxrss=")
-    return proc.returncode, err, int(rss), took
 
 
 def bomb(zipped: Path, *, keep: list[Message], size: int = BOMB_BYTES) -> Message:
@@ -95,20 +74,20 @@ def test_a_zip_bomb_is_refused_quickly_in_bounded_memory_and_restores_nothing(
     before = zipped.read_bytes()
     later = old_mail(owned, 50)  # archiving again must rewrite the month's zip
 
-    code, err, rss, took = measured("--agent", OWNER, "archive", "--older-than", "30d")
+    code, err, rss, took = run_measured("--agent", OWNER, "archive", "--older-than", "30d")
     assert (code, err.count("\n")) == (1, 1), err
     assert "refused unread" in err and "done mail was left where it is" in err
     assert rss < RSS_BOUND_KB and took < 60, (rss, took)
     assert owned.state_of("gemini", later.id) == "done" and zipped.read_bytes() == before
 
-    code, err, rss, took = measured("--agent", "gemini", "search", "bomb")
+    code, err, rss, took = run_measured("--agent", "gemini", "search", "bomb")
     assert code == 0 and rss < RSS_BOUND_KB and took < 60, (err, rss, took)
     assert err.strip() == "" and planted.id[-8:] not in err
 
-    code, err, rss, took = measured("--agent", "gemini", "read", planted.id)
+    code, err, rss, took = run_measured("--agent", "gemini", "read", planted.id)
     assert code == 1 and rss < RSS_BOUND_KB and took < 60, (err, rss)
 
-    code, err, rss, took = measured("--agent", OWNER, "archive", "--restore", "2026-03")
+    code, err, rss, took = run_measured("--agent", OWNER, "archive", "--restore", "2026-03")
     assert (code, err.count("\n")) == (1, 1), err
     assert "refused unread; nothing was restored" in err
     assert rss < RSS_BOUND_KB and took < 60, (rss, took)
