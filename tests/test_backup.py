@@ -411,3 +411,30 @@ def test_a_message_file_past_the_send_limit_is_refused_unread(
     assert refused.code == 1, refused.err
     assert "larger than a message (max_body_bytes) may be" in refused.err
     assert not target.exists()
+
+
+@pytest.mark.parametrize("command", ["migrate", "restore"])
+def test_a_folder_of_other_files_is_never_filled_with_a_mailbox_unless_asked(
+        cli: Callable[..., Any], box: Box, root: Path, tmp_path: Path, command: str) -> None:
+    box("claude").send(["gemini"], "Plan", "x")
+    backup = tmp_path / "mail.tar.gz"
+    assert cli("backup", str(backup)).code == 0
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine\n")
+    argv = ["migrate", "--from", str(root), "--to", str(project)] if command == "migrate" \
+        else ["restore", str(backup), "--into", str(project), "--merge"]
+    refused = cli(*argv)
+    assert refused.code == 1, refused.err
+    assert refused.err == (f"mailslot: error: {project} is a folder that is not a mailbox; "
+                           "nothing was written: give a new or empty folder, or add --init "
+                           "to make this one a mailbox\n")
+    assert sorted(os.listdir(project)) == ["notes.txt"]
+    made = cli(*argv, "--init")
+    assert made.code == 0, made.err
+    assert FileStore(project).state_of("gemini", FileStore(root).entries(
+        "gemini", ("unread",))[0][0]) == "unread"
+    new = tmp_path / "new"  # a folder that is not there yet, or empty, needs no --init
+    fresh = ["migrate", "--from", str(root), "--to", str(new)] if command == "migrate" \
+        else ["restore", str(backup), "--into", str(new)]
+    assert cli(*fresh).code == 0

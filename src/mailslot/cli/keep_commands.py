@@ -226,6 +226,7 @@ def _restore_arguments(p: argparse.ArgumentParser) -> None:
                         "adds nothing)")
     p.add_argument("--max-bytes", type=int, metavar="N",
                    help="refuse a backup that unpacks to more than N bytes (default 8 GiB)")
+    _init_option(p)
     p.add_argument("--identity", metavar="FILE",
                    help="an encrypted backup: the age identity file (age-keygen's)")
     p.add_argument("--passphrase", action="store_true",
@@ -245,7 +246,8 @@ def _restore(args: argparse.Namespace, box: Mailbox) -> int:
     if args.max_bytes is not None and args.max_bytes < 1:
         raise InvalidInput("--max-bytes must be a positive number of bytes")
     summary = backup.restore(args.file, into, merge=args.merge, unseal=unseal,
-                             max_bytes=args.max_bytes or backup.MAX_ARCHIVE_BYTES)
+                             max_bytes=args.max_bytes or backup.MAX_ARCHIVE_BYTES,
+                             init=args.init)
     emit(args, {"into": into, **summary.as_dict()},
          (f"restored {', '.join(backup.members(summary))} into {into}"
           if summary.counts else f"nothing to restore: {into} has everything")
@@ -296,13 +298,21 @@ MIGRATE = Command("migrate", "Copy every message, state, broadcast, seen set, ev
 def _migrate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="source", required=True, metavar="DIR|URL")
     p.add_argument("--to", dest="target", required=True, metavar="DIR|URL")
+    _init_option(p)
+
+
+def _init_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--init", action="store_true",
+                   help="make the target a mailbox first, as mailslot init does (needed "
+                        "for a database without mailslot's schema, or a folder holding "
+                        "other files)")
 
 
 @MIGRATE.handler
 def _migrate(args: argparse.Namespace, box: Mailbox) -> int:
     from ..keep.transfer import migrate
 
-    copied, skipped = migrate(args.source, args.target)
+    copied, skipped = migrate(args.source, args.target, init=args.init)
     data = {"copied": dict(copied), "unreadable": skipped}
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(copied.items()) if n)
     text = f"copied {kinds}" if kinds else "nothing to copy: the target has everything"

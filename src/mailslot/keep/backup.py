@@ -54,7 +54,7 @@ from ..core.message import STATES, Message, State, from_bytes, max_file_bytes, t
 from ..core.text import DEFAULT_MAX_BODY_BYTES, quoted
 from ..core.values import dataclass, field
 from ..store import FOLDER_OF, Store, is_kept_file, open_store
-from .transfer import carry_records, migrate
+from .transfer import carry_records, check_target, migrate
 
 FORMAT = "mailslot-backup/1"
 MANIFEST = "manifest.json"
@@ -305,10 +305,12 @@ def _settle(store: Store, held: dict[str, dict[str, State]], loaded: dict[str, M
 # Restoring -----------------------------------------------------------------------------
 def restore(source: str, target_location: str, *, merge: bool = False,
             unseal: Callable[[BinaryIO, BinaryIO], None] | None = None,
-            max_bytes: int = MAX_ARCHIVE_BYTES) -> Summary:
-    """Check the backup at ``source`` whole, then copy it into the store at
-    ``target_location``: refused if that store is not empty, unless ``merge``."""
+            max_bytes: int = MAX_ARCHIVE_BYTES, init: bool = False) -> Summary:
+    """Check the backup at ``source`` whole, then copy it into the mailbox at
+    ``target_location``: refused if that store is not empty, unless ``merge``, and if
+    it is not a mailbox, unless ``init`` (:func:`~.transfer.check_target`)."""
     target = open_store(target_location)
+    check_target(target, init=init)
     empty = is_empty(target)
     if not merge and not empty:
         raise Refused(f"{target.location} is not empty; restore adds to a mailbox only "
@@ -319,7 +321,7 @@ def restore(source: str, target_location: str, *, merge: bool = False,
     try:
         unpacked = os.path.join(staging, "mailbox")
         _unpack(source, staging, unpacked, unseal, max_bytes)
-        copied, skipped = migrate(unpacked, target.location)
+        copied, skipped = migrate(unpacked, target.location, init=init)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     summary = Summary(copied, skipped)
