@@ -141,9 +141,9 @@ def _archive(args: argparse.Namespace, box: Mailbox) -> int:
 EXPORT = Command("export", "Write every message with each recipient's state (jsonl, mbox, "
                            "maildir); the output is private (0600) and never overwrites.",
                  examples=["mailslot export > mail.jsonl",
-                           "mailslot export --format mbox --output mail.mbox",
-                           "mailslot export --format maildir --for reviewer --output "
-                           "reviewer-mail"])
+                           "mailslot export mail.jsonl",
+                           "mailslot export --format mbox mail.mbox",
+                           "mailslot export --format maildir --for reviewer reviewer-mail"])
 
 
 @EXPORT.arguments
@@ -151,8 +151,10 @@ def _export_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["jsonl", "mbox", "maildir"], default="jsonl",
                    help="jsonl (default; one message a line), mbox (one file) or maildir "
                         "(a folder), the last two readable by mutt or Thunderbird")
-    p.add_argument("--output", default="-", metavar="PATH",
-                   help="a new file (jsonl, mbox) or folder (maildir); jsonl default: stdout")
+    p.add_argument("file", nargs="?", metavar="PATH",
+                   help="a new file (jsonl, mbox) or folder (maildir); jsonl default: "
+                        "standard output (-)")
+    p.add_argument("--output", metavar="PATH", help="the same as PATH")
     p.add_argument("--for", dest="for_", metavar="NAME",
                    help="only mail to or from this agent (maildir: its state sets the flags)")
     p.add_argument("--since", metavar="DATE", help="only mail from this date or time on")
@@ -162,11 +164,14 @@ def _export_arguments(p: argparse.ArgumentParser) -> None:
 def _export(args: argparse.Namespace, box: Mailbox) -> int:
     from ..keep import exporting
 
-    count = exporting.export(box.store, args.format, args.output, agent=args.for_,
+    if args.file is not None and args.output is not None:
+        raise InvalidInput("give the export's PATH or --output PATH, not both")
+    output = args.file or args.output or "-"
+    count = exporting.export(box.store, args.format, output, agent=args.for_,
                              since=args.since)
-    if args.output != "-":
-        emit(args, {"exported": count, "output": args.output},
-             f"exported {count} message(s) to {args.output}")
+    if output != "-":
+        emit(args, {"exported": count, "output": output},
+             f"exported {count} message(s) to {output}")
     return 0
 
 
@@ -259,6 +264,7 @@ IMPORT = Command("import", "Bring in mail from another agent mailbox (or a mails
                            "export); a second run adds nothing; prints what could not be "
                            "mapped.", examples=[
                      "mailslot import jsonl mail.jsonl",
+                     "mailslot import mbox mail.mbox",
                      "mailslot import letterbox ~/.letterbox",
                      "mailslot import a2a-mailbox ~/.agents-mailbox --json"])
 
@@ -266,10 +272,11 @@ IMPORT = Command("import", "Bring in mail from another agent mailbox (or a mails
 @IMPORT.arguments
 def _import_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("format", metavar="FORMAT",
-                   choices=["jsonl", "dead-drop", "repo-mailbox", "a2a-mailbox", "letterbox",
-                            "agent-mailbox", "mcp-agent-mail"],
-                   help="jsonl (mailslot export), dead-drop, repo-mailbox, a2a-mailbox, "
-                        "letterbox, agent-mailbox, mcp-agent-mail")
+                   choices=["jsonl", "mbox", "maildir", "dead-drop", "repo-mailbox",
+                            "a2a-mailbox", "letterbox", "agent-mailbox", "mcp-agent-mail"],
+                   help="jsonl, mbox, maildir (what mailslot export writes), dead-drop, "
+                        "repo-mailbox, a2a-mailbox, letterbox, agent-mailbox, "
+                        "mcp-agent-mail")
     p.add_argument("path", metavar="PATH", help="the file or folder of that mailbox")
 
 

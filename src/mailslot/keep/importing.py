@@ -42,7 +42,8 @@ from ..mail.posting import receipt
 from ..store import Store
 
 # Each format and the module under ``importers/`` that reads it (loaded only when used).
-_MODULES = {"jsonl": "jsonl", "dead-drop": "folders", "repo-mailbox": "folders",
+_MODULES = {"jsonl": "jsonl", "mbox": "mail_files", "maildir": "mail_files",
+            "dead-drop": "folders", "repo-mailbox": "folders",
             "a2a-mailbox": "a2a", "letterbox": "letterbox", "agent-mailbox": "sqlite",
             "mcp-agent-mail": "sqlite"}
 FORMATS = tuple(_MODULES)

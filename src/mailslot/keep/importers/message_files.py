@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from ...core.errors import InvalidInput, Unreadable
-from ...core.message import MAX_HEADER_BYTES, Hostile, State, read_frontmatter
+from ...core.message import Hostile, State, max_file_bytes, read_frontmatter
 from ..importing import Foreign, Report, refused
 
 _SENDER = ("from", "sender", "from_agent", "author")
@@ -30,10 +30,12 @@ def subject_of(body: str) -> str:
     return "(no subject)"
 
 
-def read_source(path: str, report: Report, shown: str) -> bytes | None:
+def read_source(path: str, report: Report, shown: str, limit: int | None = None
+                ) -> bytes | None:
     """A source file's bytes, read without following a link and never much past what a
-    message may hold; ``None`` (reported) if it cannot be read or is larger."""
-    limit = MAX_HEADER_BYTES + report.max_body_bytes
+    message may hold (or ``limit``); ``None`` (reported) if it cannot be read, and
+    refused if it is larger."""
+    limit = limit or max_file_bytes(report.max_body_bytes)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as file:
