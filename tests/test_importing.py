@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from mailslot import FileStore, Mailbox
+from support import put_config
 
 Box = Callable[[str | None], Mailbox]
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "import"
@@ -135,9 +136,56 @@ def test_dead_drop(cli: Callable[..., Any], root: Path) -> None:
     assert len(answers) == 2  # the same second: Dead Drop's _3fa1 suffix keeps both
     assert all(r["states"] == {"claude": "unread"} for r in answers)
     config = FileStore(root).load_config()
-    assert config["agents"] == {"antigravity": {}, "claude": {}}  # names, no settings
-    assert any("wake_on_mail" in u for u in report["unmapped"])
-    assert any("read_at" in u for u in report["unmapped"])
+    assert config["agents"] == {  # Dead Drop's wake settings mean the same in mailslot
+        "antigravity": {"wake_on_mail": True, "wake_method": "agentapi",
+                        "conversation_id": "4f9c2e7a-1b3d-4c5e-8f60-9a7b2c1d0e3f"},
+        "claude": {"wake_on_mail": False, "wake_method": "unsupported"}}
+    assert report["unmapped"] == ["dead-drop read_at (when a message was read) is not "
+                                  "kept: the message arrives read"]
+
+
+def test_dead_drop_settings_never_overwrite_and_the_rest_is_named(
+        cli: Callable[..., Any], root: Path, tmp_path: Path) -> None:
+    drop = tmp_path / "deaddrop"
+    shutil.copytree(FIXTURES / "dead-drop", drop)
+    config = json.loads((drop / ".config.json").read_text())
+    config["agents"]["antigravity"]["agentapi_path"] = "/opt/evil/agentapi"
+    config["agents"]["codex"] = {"wake_on_mail": True, "wake_method": "command"}
+    config["agents"]["gemini"] = {"wake_on_mail": True, "wake_method": "agentapi",
+                                  "conversation_id": ""}  # Dead Drop's default: none yet
+    config["theme"] = "dark"
+    (drop / ".config.json").write_text(json.dumps(config))
+    mine = {"owner": "sarah", "agents": {"claude": {"wake_on_mail": "requested",
+                                                    "wake_method": "command",
+                                                    "command": ["/bin/true"]}}}
+    put_config(FileStore(root), mine)
+    result = cli("import", "dead-drop", str(drop))
+    assert result.code == 0, result.err
+    agents = FileStore(root).load_config()["agents"]
+    assert agents["claude"] == mine["agents"]["claude"]  # the user's own: never changed
+    assert agents["antigravity"] == {"wake_on_mail": True, "wake_method": "agentapi",
+                                     "conversation_id": "4f9c2e7a-1b3d-4c5e-8f60-9a7b2c1d0e3f"}
+    assert agents["codex"] == {}  # a method Dead Drop has not: woken by nothing, refused
+    assert agents["gemini"] == {}  # agentapi with no conversation: refused as config set
+    lines = result.out.splitlines()
+    assert lines[0].startswith("3 messages and 1 broadcast imported, 0 already here (")
+    named = [line for line in lines if line.startswith("not mapped: ")]
+    assert "not mapped: .config.json: agents.antigravity.agentapi_path not taken (mailslot " \
+        "never runs a program another tool's file names; it finds agentapi itself, and a " \
+        "wake method's `executable` names another)" in named
+    assert "not mapped: .config.json: agents.codex.wake_method = \"command\" has no " \
+        "mailslot setting; not taken" in named
+    assert "not mapped: .config.json: theme = \"dark\" has no mailslot setting; not " \
+        "taken" in named
+    assert "not mapped: agents.claude has wake settings already: kept (the source's " \
+        "wake_method, wake_on_mail not taken)" in named
+    assert any(line.startswith("not mapped: agents.gemini: the source's wake_method, "
+                               "wake_on_mail not taken (") for line in named)
+    assert any(line.startswith("not mapped: agents.codex: the source's wake_on_mail not "
+                               "taken (config.json: agents.codex.wake_method is missing")
+               for line in named)
+    again = cli("import", "dead-drop", str(drop))
+    assert again.out.splitlines()[0] == "0 messages imported, 4 already here"
 
 
 def test_repo_mailbox(cli: Callable[..., Any]) -> None:

@@ -286,10 +286,8 @@ def _import(args: argparse.Namespace, box: Mailbox) -> int:
 
     report = import_mail(box.store, args.format, args.path,
                          max_body_bytes=box.max_body_bytes)
-    added = ", ".join(f"{n} {kind}" for kind, n in sorted(report.added.items()) if n)
     emit(args, report.as_dict(),
-         "\n".join([f"imported {added}" if added else "nothing to import: the mailbox "
-                    "has everything", *(f"not mapped: {u}" for u in report.unmapped)]))
+         "\n".join([report.summary(), *(f"not mapped: {u}" for u in report.unmapped)]))
     return 0
 
 

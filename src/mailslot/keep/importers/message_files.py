@@ -134,8 +134,7 @@ def state_of(fields: dict[str, Any], default: State) -> State:
     return default
 
 
-def agents_of(path: str, report: Report, shown: str, *, top_level: bool = True
-              ) -> dict[str, dict[str, Any]]:
+def agents_of(path: str, report: Report, shown: str) -> dict[str, dict[str, Any]]:
     """The agents a JSON settings file names (an object keyed by name, a list of names
     or of objects with ``name``, under ``agents`` or at the top). Only the names become
     config entries: a foreign setting never becomes one of mailslot's (a wake command
@@ -148,8 +147,7 @@ def agents_of(path: str, report: Report, shown: str, *, top_level: bool = True
     except (OSError, ValueError) as exc:
         report.note(f"{shown}: unreadable ({exc}); no agents taken from it")
         return {}
-    found = data.get("agents", data if top_level else {}) if isinstance(data, dict) \
-        else data
+    found = data.get("agents", data) if isinstance(data, dict) else data
     names: list[str] = []
     if isinstance(found, dict):
         names = [str(k) for k in found]
