@@ -290,3 +290,16 @@ def test_counts_follow_the_archive_and_the_restore(owned: FileStore, root: Path,
     assert owned._trusted_done(owned._read_tally("gemini"),
                                owned._done_stamp("gemini")) == 4
     assert cli("--agent", OWNER, "doctor").code == 0  # type: ignore[attr-defined]
+
+
+def test_an_empty_listing_of_all_mail_names_the_archive(owned: FileStore, root: Path,
+                                                         cli: Callable[..., object]) -> None:
+    for n in range(3):
+        old_mail(root, n)
+    cli("--agent", OWNER, "archive", "--older-than", "30d")
+    shown = cli("--agent", "gemini", "inbox", "--all")
+    assert shown.out == (  # type: ignore[attr-defined]
+        "no messages here; 3 archived in 2026-03: mailslot search finds them, and the "
+        "owner brings them back with mailslot archive --restore 2026-03\n")
+    assert cli("--agent", "codex", "inbox", "--all").out == "no messages\n"  # type: ignore[attr-defined]
+    assert cli("--agent", "gemini", "inbox", "--all", "--json").out == "[]\n"  # type: ignore[attr-defined]
