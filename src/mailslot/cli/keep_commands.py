@@ -141,7 +141,7 @@ def _archive(args: argparse.Namespace, box: Mailbox) -> int:
 EXPORT = Command("export", "Write every message with each recipient's state (jsonl, mbox, "
                            "maildir); the output is private (0600) and never overwrites.",
                  examples=["mailslot export > mail.jsonl",
-                           "mailslot export mail.jsonl",
+                           "mailslot export all-mail.jsonl",
                            "mailslot export --format mbox mail.mbox",
                            "mailslot export --format maildir --for reviewer reviewer-mail"])
 
