@@ -19,9 +19,8 @@ from mailslot.core.dates import UTC, datetime, timedelta
 from mailslot.core.ids import new_id
 from mailslot.core.message import Message
 from mailslot.store.files import archive_files
-from support import put_config
 
-OWNER = "sarah"
+OWNER = "sarah"  # the owner the `owned` fixture names (conftest.py)
 MARCH = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
 
@@ -36,13 +35,6 @@ def old_mail(root: Path, n: int, *, state: str = "done", to: str = "gemini",
     if state != "unread":
         store.move(to, message.id, state)  # type: ignore[arg-type]
     return message
-
-
-@pytest.fixture
-def owned(root: Path) -> FileStore:
-    store = FileStore(root)
-    put_config(store, {"owner": OWNER})
-    return store
 
 
 def test_the_owner_archives_done_mail_finds_it_and_brings_it_back(

@@ -11,14 +11,13 @@ from pathlib import Path
 import pytest
 
 from mailslot import FileStore
-from mailslot.core.dates import UTC, datetime, timedelta
+from mailslot.core.dates import timedelta
 from mailslot.core.ids import new_id
 from mailslot.core.message import Message, to_bytes
 from mailslot.store.files import bounded_zip
-from support import put_config, run_measured
+from support import run_measured
+from test_archiving import MARCH, OWNER
 
-OWNER = "sarah"
-MARCH = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 BOMB_BYTES = 60 << 20
 """A member far past the send limit (1 MiB by default), yet small enough that the
 mailslot of before read it whole: 60 MB of one letter, packed to about 60 KB."""
@@ -55,13 +54,6 @@ def bomb(zipped: Path, *, keep: list[Message], size: int = BOMB_BYTES) -> Messag
                 member.write(chunk)
             member.write(b"\n")
     return message
-
-
-@pytest.fixture
-def owned(root: Path) -> FileStore:
-    store = FileStore(root)
-    put_config(store, {"owner": OWNER})
-    return store
 
 
 def test_a_zip_bomb_is_refused_quickly_in_bounded_memory_and_restores_nothing(

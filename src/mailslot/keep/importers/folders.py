@@ -26,7 +26,7 @@ from typing import Any
 from ...core.errors import InvalidInput
 from ...core.message import State
 from ..importing import Foreign, Report, Source
-from .message_files import foreign, listing, read_mail
+from .message_files import foreign, listing, read_mail, settings_file
 
 _WAKE_METHODS = ("agentapi", "unsupported")
 """Dead Drop's wake methods (``lib/settings-server.js``), which mailslot has by the same
@@ -88,16 +88,10 @@ def dead_drop_settings(path: str, report: Report) -> dict[str, dict[str, Any]]:
     conversation. Everything else is reported by name, one line each: a program's path
     (``agentapi_path``) above all, since mailslot never runs a program another tool's
     file names (it finds ``agentapi`` itself)."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            data = json.load(file)
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        report.note(f".config.json: unreadable ({exc}); no agents taken from it")
-        return {}
+    data = settings_file(path, report, ".config.json")
     if not isinstance(data, dict):
-        report.note(".config.json: not a JSON object; no agents taken from it")
+        if data is not None:
+            report.note(".config.json: not a JSON object; no agents taken from it")
         return {}
     found = data.get("agents")
     agents = {str(k): _agent(str(k), v, report) for k, v in found.items()} \

@@ -39,43 +39,35 @@ _FIELDS = {"X-Mailslot-Id": "id", "X-Mailslot-Date": "date", "Subject": "subject
 
 
 def open_source(fmt: str, path: str, report: Report) -> Source:
-    if fmt == "maildir":
-        if not os.path.isdir(os.path.join(path, "cur")):
-            raise InvalidInput(f"{path} is not a Maildir folder (no cur/ in it)")
-        return Maildir(path, report)
-    if not os.path.isfile(path):
+    if fmt == "maildir" and not os.path.isdir(os.path.join(path, "cur")):
+        raise InvalidInput(f"{path} is not a Maildir folder (no cur/ in it)")
+    if fmt == "mbox" and not os.path.isfile(path):
         raise InvalidInput(f"{path} is not an mbox file")
-    return Mbox(path, report)
+    return MailFiles(fmt, path, report)
 
 
-class Mbox(Source):
-    def __init__(self, path: str, report: Report) -> None:
+class MailFiles(Source):
+    def __init__(self, fmt: str, path: str, report: Report) -> None:
         super().__init__(report)
-        self.path = path
+        self.fmt, self.path = fmt, path
+        self.limit = _ENCODED * max_file_bytes(report.max_body_bytes)
 
     def messages(self) -> Iterator[Foreign]:
-        limit = _ENCODED * max_file_bytes(self.report.max_body_bytes)
-        for number, raw in enumerate(_split(self.path, limit), 1):
-            item = _item(raw, f"message {number}", self.report)
+        found = self._maildir() if self.fmt == "maildir" else (
+            (f"message {n}", raw) for n, raw in enumerate(_split(self.path, self.limit), 1))
+        for shown, raw in found:
+            item = None if raw is None else _item(raw, shown, self.report)
             if item is not None:
                 yield item
 
-
-class Maildir(Source):
-    def __init__(self, path: str, report: Report) -> None:
-        super().__init__(report)
-        self.path = path
-
-    def messages(self) -> Iterator[Foreign]:
-        limit = _ENCODED * max_file_bytes(self.report.max_body_bytes)
+    def _maildir(self) -> Iterator[tuple[str, bytes | None]]:
+        """Each file of ``new/`` and ``cur/``, read within the bound."""
         for sub in ("new", "cur"):
             folder = os.path.join(self.path, sub)
             for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
                 shown = f"{sub}/{name}"
-                raw = read_source(os.path.join(folder, name), self.report, shown, limit)
-                item = None if raw is None else _item(raw, shown, self.report)
-                if item is not None:
-                    yield item
+                yield shown, read_source(os.path.join(folder, name), self.report, shown,
+                                         self.limit)
 
 
 def _split(path: str, limit: int) -> Iterator[bytes]:

@@ -134,19 +134,25 @@ def state_of(fields: dict[str, Any], default: State) -> State:
     return default
 
 
+def settings_file(path: str, report: Report, shown: str) -> object:
+    """A source's JSON settings file, parsed; ``None`` when there is none, or (reported)
+    when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            return json.load(file)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        report.note(f"{shown}: unreadable ({exc}); no agents taken from it")
+        return None
+
+
 def agents_of(path: str, report: Report, shown: str) -> dict[str, dict[str, Any]]:
     """The agents a JSON settings file names (an object keyed by name, a list of names
     or of objects with ``name``, under ``agents`` or at the top). Only the names become
     config entries: a foreign setting never becomes one of mailslot's (a wake command
     from another tool's file would run), so the others are reported."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            data = json.load(file)
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        report.note(f"{shown}: unreadable ({exc}); no agents taken from it")
-        return {}
+    data = settings_file(path, report, shown)
     found = data.get("agents", data) if isinstance(data, dict) else data
     names: list[str] = []
     if isinstance(found, dict):
