@@ -165,25 +165,22 @@ def test_dead_drop_settings_never_overwrite_and_the_rest_is_named(
     assert agents["claude"] == mine["agents"]["claude"]  # the user's own: never changed
     assert agents["antigravity"] == {"wake_on_mail": True, "wake_method": "agentapi",
                                      "conversation_id": "4f9c2e7a-1b3d-4c5e-8f60-9a7b2c1d0e3f"}
-    assert agents["codex"] == {}  # a method Dead Drop has not: woken by nothing, refused
+    assert agents["codex"] == {}  # wakes by a command it does not name: refused
     assert agents["gemini"] == {}  # agentapi with no conversation: refused as config set
     lines = result.out.splitlines()
     assert lines[0].startswith("3 messages and 1 broadcast imported, 0 already here (")
     named = [line for line in lines if line.startswith("not mapped: ")]
     assert "not mapped: .config.json: agents.antigravity.agentapi_path not taken (mailslot " \
-        "never runs a program another tool's file names; it finds agentapi itself, and a " \
-        "wake method's `executable` names another)" in named
-    assert "not mapped: .config.json: agents.codex.wake_method = \"command\" has no " \
-        "mailslot setting; not taken" in named
+        "never runs a program another tool's file names; it finds the program itself, and " \
+        "a wake method's `executable` names another)" in named
     assert "not mapped: .config.json: theme = \"dark\" has no mailslot setting; not " \
         "taken" in named
     assert "not mapped: agents.claude has wake settings already: kept (the source's " \
         "wake_method, wake_on_mail not taken)" in named
     assert any(line.startswith("not mapped: agents.gemini: the source's wake_method, "
                                "wake_on_mail not taken (") for line in named)
-    assert any(line.startswith("not mapped: agents.codex: the source's wake_on_mail not "
-                               "taken (config.json: agents.codex.wake_method is missing")
-               for line in named)
+    assert any(line.startswith("not mapped: agents.codex: the source's wake_method, "
+                               "wake_on_mail not taken (") for line in named)
     again = cli("import", "dead-drop", str(drop))
     assert again.out.splitlines()[0] == "0 messages imported, 4 already here"
 
@@ -399,3 +396,18 @@ def test_a_subject_of_only_spaces_and_controls_becomes_no_subject(
         '---\nfrom: claude\nto: gemini\nsubject: "\\x01 \\t\\x7f"\n---\n\nhello\n')
     assert cli("import", "dead-drop", str(drop)).code == 0
     assert [r["subject"] for r in exported(cli)] == ["(no subject)"]
+
+
+def test_an_older_dead_drop_config_wakes_its_app_in_the_named_conversation(
+        cli: Callable[..., Any], root: Path, tmp_path: Path) -> None:
+    """Dead Drop's README config: one top-level conversation id (and a program path)."""
+    drop = tmp_path / "deaddrop"
+    shutil.copytree(FIXTURES / "dead-drop", drop)
+    (drop / ".config.json").write_text(json.dumps({
+        "antigravity_conversation_id": "4f9c2e7a-1b3d", "agentapi_path": "/opt/agentapi"}))
+    result = cli("import", "dead-drop", str(drop), "--json")
+    assert result.code == 0, result.err
+    assert FileStore(root).load_config()["agents"] == {"antigravity": {
+        "wake_on_mail": True, "wake_method": "agentapi", "conversation_id": "4f9c2e7a-1b3d"}}
+    assert any(u.startswith(".config.json: agentapi_path not taken")
+               for u in json.loads(result.out)["unmapped"])

@@ -28,9 +28,7 @@ from ...core.message import State
 from ..importing import Foreign, Report, Source
 from .message_files import foreign, listing, read_mail, settings_file
 
-_WAKE_METHODS = ("agentapi", "unsupported")
-"""Dead Drop's wake methods (``lib/settings-server.js``), which mailslot has by the same
-names and meaning."""
+_CONVERSATION = "_conversation_id"
 
 
 def open_source(fmt: str, path: str, report: Report) -> Source:
@@ -82,12 +80,12 @@ class DeadDrop(Source):
 
 def dead_drop_settings(path: str, report: Report) -> dict[str, dict[str, Any]]:
     """Dead Drop's ``.config.json`` as mailslot agent settings: each agent's
-    ``wake_on_mail``, ``wake_method`` (``agentapi``, ``unsupported``) and
-    ``conversation_id`` mean the same in mailslot; the top-level
-    ``antigravity_conversation_id`` of older Dead Drops woke ``antigravity`` in that
-    conversation. Everything else is reported by name, one line each: a program's path
-    (``agentapi_path``) above all, since mailslot never runs a program another tool's
-    file names (it finds ``agentapi`` itself)."""
+    ``wake_on_mail``, ``wake_method`` (Dead Drop's two, the app's own and
+    ``unsupported``, are mailslot's by the same names) and ``conversation_id`` mean the
+    same in mailslot; the top-level ``<host>_conversation_id`` of older Dead Drops woke
+    that host's agent in that conversation, with the host's own wake method. Everything
+    else is reported by name, one line each: a program's path (``..._path``) above
+    all, since mailslot never runs a program another tool's file names."""
     data = settings_file(path, report, ".config.json")
     if not isinstance(data, dict):
         if data is not None:
@@ -97,12 +95,25 @@ def dead_drop_settings(path: str, report: Report) -> dict[str, dict[str, Any]]:
     agents = {str(k): _agent(str(k), v, report) for k, v in found.items()} \
         if isinstance(found, dict) else {}
     for key, value in data.items():
-        if key == "antigravity_conversation_id" and isinstance(value, str) and value:
-            agents.setdefault("antigravity", {}).update(
-                wake_on_mail=True, wake_method="agentapi", conversation_id=value)
+        woken = _woken_in(key, value)
+        if woken is not None:
+            agents.setdefault(key.removesuffix(_CONVERSATION), {}).update(woken)
         elif key != "agents":
             report.note(_unmapped(key, value))
     return agents
+
+
+def _woken_in(key: str, value: object) -> dict[str, Any] | None:
+    """``<host>_conversation_id``: that host's agent woken in that conversation by the
+    host's own wake method; ``None`` for any other key."""
+    from ... import hosts
+
+    name = key.removesuffix(_CONVERSATION)
+    if name == key or name not in hosts.NAMES or not isinstance(value, str) or not value:
+        return None
+    method = hosts.host(name).wake_method
+    return None if method is None else {"wake_on_mail": True, "wake_method": method,
+                                        "conversation_id": value}
 
 
 def _agent(name: str, raw: object, report: Report) -> dict[str, Any]:
@@ -118,15 +129,21 @@ def _agent(name: str, raw: object, report: Report) -> dict[str, Any]:
 
 _SAME: dict[str, Callable[[object], bool]] = {
     "wake_on_mail": lambda value: isinstance(value, bool),
-    "wake_method": lambda value: value in _WAKE_METHODS,
+    "wake_method": lambda value: _known_method(value),
     "conversation_id": lambda value: isinstance(value, str)}
 """Dead Drop's agent settings that mean the same in mailslot, and the values taken."""
 
 
+def _known_method(value: object) -> bool:
+    from ...wake.methods_by_name import find_method
+
+    return isinstance(value, str) and find_method(value) is not None
+
+
 def _unmapped(key: str, value: object) -> str:
-    if key.endswith("agentapi_path"):
+    if key.endswith("_path"):
         return (f".config.json: {key} not taken (mailslot never runs a program another "
-                "tool's file names; it finds agentapi itself, and a wake method's "
+                "tool's file names; it finds the program itself, and a wake method's "
                 "`executable` names another)")
     shown = json.dumps(value)[:60]
     return f".config.json: {key} = {shown} has no mailslot setting; not taken"

@@ -133,7 +133,7 @@ def _row(mail: EmailMessage) -> dict[str, Any]:
 
 
 def _names(mail: EmailMessage, header: str) -> list[str]:
-    """The names of a header's addresses (``claude@mailslot.invalid``: ``claude``)."""
+    """The names of a header's addresses (``NAME@mailslot.invalid``: ``NAME``)."""
     field = mail[header]
     names = [a.username for a in field.addresses] if field is not None else []
     if not names:
