@@ -126,3 +126,13 @@ def pg_cluster() -> Iterator[Cluster]:
     """One throwaway PostgreSQL cluster for the whole run (see tests/pgcluster.py)."""
     with cluster() as running:
         yield running
+
+
+@pytest.fixture
+def owned(root: Path) -> FileStore:
+    """The test's mailbox with an owner, ``sarah`` (archiving is the owner's)."""
+    from support import put_config
+
+    store = FileStore(root)
+    put_config(store, {"owner": "sarah"})
+    return store

@@ -73,6 +73,26 @@ def run_cli(*argv: str, stdin: bytes = b"", cwd: Path | None = None,
                                        proc.stdout.decode(), proc.stderr.decode())
 
 
+_MEASURED = """\
+import resource, sys
+from mailslot.cli.main import main
+code = main(sys.argv[1:])
+print(f"maxrss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def run_measured(*argv: str) -> tuple[int, str, int, float]:
+    """The CLI as its own process: exit code, stderr, its peak resident memory in KB
+    (``getrusage``: this process alone, not the test's) and how long it ran."""
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", _MEASURED, *argv], capture_output=True,
+                          text=True, timeout=300, check=False)
+    took = time.monotonic() - started
+    err, _, rss = proc.stderr.rpartition("maxrss=")
+    return proc.returncode, err, int(rss), took
+
+
 WORKERS = Path(__file__).resolve().parent / "workers.py"
 
 

@@ -347,3 +347,94 @@ def test_restore_refuses_a_file_that_is_not_what_its_path_says(
     assert refused.code == 1 and refused.err.startswith("mailslot: error: "), refused.err
     assert len(refused.err.splitlines()) == 1 and "nothing was restored" in refused.err
     assert not target.exists()
+
+
+def _zeros_backup(path: Path, name: str, size: int) -> None:
+    """A backup holding one file of ``size`` zero bytes (packed to about a thousandth
+    of that, written streaming), its checksum in the manifest: only its size gives it
+    away."""
+    import hashlib
+
+    class Zeros(io.RawIOBase):
+        def __init__(self) -> None:
+            self.left = size
+
+        def readinto(self, buffer: Any) -> int:
+            n = min(len(buffer), self.left)
+            buffer[:n] = bytes(n)
+            self.left -= n
+            return n
+
+    digest = hashlib.sha256()
+    for _ in range(size >> 20):
+        digest.update(bytes(1 << 20))
+    with tarfile.open(path, mode="w:gz", compresslevel=1) as tar:
+        info = tarfile.TarInfo(name)
+        info.size = size
+        tar.addfile(info, Zeros())
+        manifest = json.dumps({"format": "mailslot-backup/1",
+                               "files": {name: digest.hexdigest()}}).encode()
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(manifest)
+        tar.addfile(info, io.BytesIO(manifest))
+
+
+def test_a_backup_bomb_is_refused_before_it_is_unpacked_in_bounded_memory(
+        tmp_path: Path) -> None:
+    """150 MB of zeros packed into 150 KB: past 100 times the backup's size and 64
+    MiB, refused by its declared size before a byte of it is unpacked."""
+    from support import run_measured
+
+    bomb = tmp_path / "bomb.tar.gz"
+    _zeros_backup(bomb, "log/events.jsonl", 150 << 20)
+    assert bomb.stat().st_size < 1 << 20
+    target = tmp_path / "restored"
+    code, err, rss, took = run_measured("restore", str(bomb), "--into", str(target))
+    assert (code, err.count("\n")) == (1, 1), err
+    assert "unpacks to more than 100 times its size" in err
+    assert rss < 110 << 10 and took < 60, (rss, took)
+    assert not target.exists() and list(tmp_path.glob(".restored*")) == []
+
+
+def test_a_message_file_past_the_send_limit_is_refused_unread(
+        cli: Callable[..., Any], box: Box, tmp_path: Path) -> None:
+    box("claude").send(["gemini"], "Plan", "x")
+    backup = tmp_path / "mail.tar.gz"
+    assert cli("backup", str(backup)).code == 0
+    name = "agents/gemini/done/2026-09-21_144808.123456_claude_to_gemini_7f3a9c0e.md"
+    header = (b"---\nid: 2026-09-21_144808.123456_claude_to_gemini_7f3a9c0e\n"
+              b"date: '2026-09-21T14:48:08+00:00'\nfrom: claude\nto: [gemini]\n"
+              b"subject: big\n---\n")
+    _with_member(backup, name, header + b"z" * (3 << 20) + b"\n")  # a valid message
+    target = tmp_path / "restored"
+    refused = cli("restore", str(backup), "--into", str(target))
+    assert refused.code == 1, refused.err
+    assert "larger than a message (max_body_bytes) may be" in refused.err
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("command", ["migrate", "restore"])
+def test_a_folder_of_other_files_is_never_filled_with_a_mailbox_unless_asked(
+        cli: Callable[..., Any], box: Box, root: Path, tmp_path: Path, command: str) -> None:
+    box("claude").send(["gemini"], "Plan", "x")
+    backup = tmp_path / "mail.tar.gz"
+    assert cli("backup", str(backup)).code == 0
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine\n")
+    argv = ["migrate", "--from", str(root), "--to", str(project)] if command == "migrate" \
+        else ["restore", str(backup), "--into", str(project), "--merge"]
+    refused = cli(*argv)
+    assert refused.code == 1, refused.err
+    assert refused.err == (f"mailslot: error: {project} is a folder that is not a mailbox; "
+                           "nothing was written: give a new or empty folder, or add --init "
+                           "to make this one a mailbox\n")
+    assert sorted(os.listdir(project)) == ["notes.txt"]
+    made = cli(*argv, "--init")
+    assert made.code == 0, made.err
+    assert FileStore(project).state_of("gemini", FileStore(root).entries(
+        "gemini", ("unread",))[0][0]) == "unread"
+    new = tmp_path / "new"  # a folder that is not there yet, or empty, needs no --init
+    fresh = ["migrate", "--from", str(root), "--to", str(new)] if command == "migrate" \
+        else ["restore", str(backup), "--into", str(new)]
+    assert cli(*fresh).code == 0

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import mailbox
 import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from email.header import decode_header, make_header
 from pathlib import Path
@@ -58,9 +60,10 @@ def test_mbox_and_maildir_read_by_a_mail_library(cli: Callable[..., Any], box: B
     assert first["From"] == "claude@mailslot.invalid"
     assert str(make_header(decode_header(first["Subject"]))) == "Plan: ünïcode"  # RFC 2047
     assert first["X-Mailslot-State"] == "codex=unread, gemini=done"
-    # mbox quotes a body line starting "From " as every mail program expects (jsonl and
-    # maildir keep it exactly)
-    assert first.get_payload(decode=True).decode() == "line one\n>From here on\n"
+    # a body with a line starting "From " goes in base64, which no mbox quotes: a mail
+    # program shows it as it was, and `mailslot import mbox` gives it back exactly
+    assert first["Content-Transfer-Encoding"] == "base64"
+    assert first.get_payload(decode=True).decode() == "line one\nFrom here on\n"
     assert mails[sent["answer"].id]["In-Reply-To"] == f"<{sent['first'].id}@mailslot.invalid>"
     assert stat.S_IMODE((tmp_path / "m.mbox").stat().st_mode) == 0o600
 
@@ -80,3 +83,32 @@ def test_since_filters_and_bad_input_is_one_line(cli: Callable[..., Any], box: B
     assert cli("export", "--since", "2999-01-01").out == ""
     assert cli("export", "--since", "soon").code == 2
     assert cli("export", "--format", "mbox").code == 2  # needs a file
+
+
+def _many(box: Box) -> None:
+    for n in range(30):  # 150 KB: more than a pipe holds, so the writer meets its end
+        box("claude").send(["gemini"], f"Plan {n}", "x" * 5000)
+
+
+def test_export_takes_its_file_as_backup_does(cli: Callable[..., Any], box: Box,
+                                              tmp_path: Path) -> None:
+    _many(box)
+    path = tmp_path / "mail.jsonl"
+    made = cli("export", str(path))
+    assert made.code == 0 and made.out == f"exported 30 message(s) to {path}\n", made.err
+    assert len(path.read_text().splitlines()) == 30
+    assert cli("export", "--output", str(tmp_path / "b.jsonl")).code == 0  # still works
+    both = cli("export", str(tmp_path / "c.jsonl"), "--output", str(tmp_path / "d.jsonl"))
+    assert (both.code, both.err.count("\n")) == (2, 1), both.err
+
+
+def test_a_reader_that_goes_away_ends_the_export_quietly(box: Box) -> None:
+    _many(box)
+    reader = subprocess.Popen([sys.executable, "-m", "mailslot", "export"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert reader.stdout is not None and reader.stderr is not None
+    assert reader.stdout.read(10) == b'{"id": "20'  # as `mailslot export | head -c 10`
+    reader.stdout.close()
+    with reader.stderr:
+        err = reader.stderr.read()
+    assert (reader.wait(timeout=60), err) == (0, b"")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from mailslot import FileStore, Mailbox
+from support import put_config
 
 Box = Callable[[str | None], Mailbox]
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "import"
@@ -135,9 +136,53 @@ def test_dead_drop(cli: Callable[..., Any], root: Path) -> None:
     assert len(answers) == 2  # the same second: Dead Drop's _3fa1 suffix keeps both
     assert all(r["states"] == {"claude": "unread"} for r in answers)
     config = FileStore(root).load_config()
-    assert config["agents"] == {"antigravity": {}, "claude": {}}  # names, no settings
-    assert any("wake_on_mail" in u for u in report["unmapped"])
-    assert any("read_at" in u for u in report["unmapped"])
+    assert config["agents"] == {  # Dead Drop's wake settings mean the same in mailslot
+        "antigravity": {"wake_on_mail": True, "wake_method": "agentapi",
+                        "conversation_id": "4f9c2e7a-1b3d-4c5e-8f60-9a7b2c1d0e3f"},
+        "claude": {"wake_on_mail": False, "wake_method": "unsupported"}}
+    assert report["unmapped"] == ["dead-drop read_at (when a message was read) is not "
+                                  "kept: the message arrives read"]
+
+
+def test_dead_drop_settings_never_overwrite_and_the_rest_is_named(
+        cli: Callable[..., Any], root: Path, tmp_path: Path) -> None:
+    drop = tmp_path / "deaddrop"
+    shutil.copytree(FIXTURES / "dead-drop", drop)
+    config = json.loads((drop / ".config.json").read_text())
+    config["agents"]["antigravity"]["agentapi_path"] = "/opt/evil/agentapi"
+    config["agents"]["codex"] = {"wake_on_mail": True, "wake_method": "command"}
+    config["agents"]["gemini"] = {"wake_on_mail": True, "wake_method": "agentapi",
+                                  "conversation_id": ""}  # Dead Drop's default: none yet
+    config["theme"] = "dark"
+    (drop / ".config.json").write_text(json.dumps(config))
+    mine = {"owner": "sarah", "agents": {"claude": {"wake_on_mail": "requested",
+                                                    "wake_method": "command",
+                                                    "command": ["/bin/true"]}}}
+    put_config(FileStore(root), mine)
+    result = cli("import", "dead-drop", str(drop))
+    assert result.code == 0, result.err
+    agents = FileStore(root).load_config()["agents"]
+    assert agents["claude"] == mine["agents"]["claude"]  # the user's own: never changed
+    assert agents["antigravity"] == {"wake_on_mail": True, "wake_method": "agentapi",
+                                     "conversation_id": "4f9c2e7a-1b3d-4c5e-8f60-9a7b2c1d0e3f"}
+    assert agents["codex"] == {}  # wakes by a command it does not name: refused
+    assert agents["gemini"] == {}  # agentapi with no conversation: refused as config set
+    lines = result.out.splitlines()
+    assert lines[0].startswith("3 messages and 1 broadcast imported, 0 already here (")
+    named = [line for line in lines if line.startswith("not mapped: ")]
+    assert "not mapped: .config.json: agents.antigravity.agentapi_path not taken (mailslot " \
+        "never runs a program another tool's file names; it finds the program itself, and " \
+        "a wake method's `executable` names another)" in named
+    assert "not mapped: .config.json: theme = \"dark\" has no mailslot setting; not " \
+        "taken" in named
+    assert "not mapped: agents.claude has wake settings already: kept (the source's " \
+        "wake_method, wake_on_mail not taken)" in named
+    assert any(line.startswith("not mapped: agents.gemini: the source's wake_method, "
+                               "wake_on_mail not taken (") for line in named)
+    assert any(line.startswith("not mapped: agents.codex: the source's wake_method, "
+                               "wake_on_mail not taken (") for line in named)
+    again = cli("import", "dead-drop", str(drop))
+    assert again.out.splitlines()[0] == "0 messages imported, 4 already here"
 
 
 def test_repo_mailbox(cli: Callable[..., Any]) -> None:
@@ -351,3 +396,18 @@ def test_a_subject_of_only_spaces_and_controls_becomes_no_subject(
         '---\nfrom: claude\nto: gemini\nsubject: "\\x01 \\t\\x7f"\n---\n\nhello\n')
     assert cli("import", "dead-drop", str(drop)).code == 0
     assert [r["subject"] for r in exported(cli)] == ["(no subject)"]
+
+
+def test_an_older_dead_drop_config_wakes_its_app_in_the_named_conversation(
+        cli: Callable[..., Any], root: Path, tmp_path: Path) -> None:
+    """Dead Drop's README config: one top-level conversation id (and a program path)."""
+    drop = tmp_path / "deaddrop"
+    shutil.copytree(FIXTURES / "dead-drop", drop)
+    (drop / ".config.json").write_text(json.dumps({
+        "antigravity_conversation_id": "4f9c2e7a-1b3d", "agentapi_path": "/opt/agentapi"}))
+    result = cli("import", "dead-drop", str(drop), "--json")
+    assert result.code == 0, result.err
+    assert FileStore(root).load_config()["agents"] == {"antigravity": {
+        "wake_on_mail": True, "wake_method": "agentapi", "conversation_id": "4f9c2e7a-1b3d"}}
+    assert any(u.startswith(".config.json: agentapi_path not taken")
+               for u in json.loads(result.out)["unmapped"])

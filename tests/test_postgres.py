@@ -92,6 +92,31 @@ def test_a_database_without_the_schema_is_refused_and_left_untouched(
     assert "mail" in _tables(bare)
 
 
+@pytest.mark.parametrize("command", ["migrate", "restore"])
+def test_migrate_and_restore_fill_a_database_without_the_schema_only_with_init(
+        bare: str, tmp_path: Path, command: str) -> None:
+    """``restore --into`` and ``migrate --to`` the maintenance database, or any other
+    database ``mailslot init`` never ran in, create nothing there; ``--init`` makes it a
+    mailbox first."""
+    source = tmp_path / "mailbox"
+    assert run_cli("--dir", str(source), "--agent", "claude", "send", "--to", "gemini",
+                   "--subject", "s", "--body", "b").returncode == 0
+    backup = tmp_path / "mail.tar.gz"
+    assert run_cli("--dir", str(source), "backup", str(backup)).returncode == 0
+    argv = ["migrate", "--from", str(source), "--to", bare] if command == "migrate" \
+        else ["restore", str(backup), "--into", bare]
+    refused = run_cli(*argv)
+    assert refused.returncode == 1, refused
+    assert refused.stderr == (f"mailslot: error: no mailslot mailbox at {bare} (it has no "
+                              "mailslot schema); nothing was written: run mailslot init "
+                              f"--store {bare} first, or add --init\n")
+    assert _tables(bare) == []
+    made = run_cli(*argv, "--init")
+    assert made.returncode == 0, made.stderr
+    assert "1 messages" in made.stdout or "1 message" in made.stdout, made.stdout
+    assert run_cli("--store", bare, "--agent", "gemini", "inbox").stdout.count("claude") == 1
+
+
 def test_the_cli_sends_and_reads_through_MAILSLOT_STORE(url: str) -> None:
     env = {**os.environ, "MAILSLOT_STORE": url}
     sent = run_cli("--agent", "claude", "send", "--to", "gemini", "--subject", "hi",

@@ -141,9 +141,9 @@ def _archive(args: argparse.Namespace, box: Mailbox) -> int:
 EXPORT = Command("export", "Write every message with each recipient's state (jsonl, mbox, "
                            "maildir); the output is private (0600) and never overwrites.",
                  examples=["mailslot export > mail.jsonl",
-                           "mailslot export --format mbox --output mail.mbox",
-                           "mailslot export --format maildir --for reviewer --output "
-                           "reviewer-mail"])
+                           "mailslot export all-mail.jsonl",
+                           "mailslot export --format mbox mail.mbox",
+                           "mailslot export --format maildir --for reviewer reviewer-mail"])
 
 
 @EXPORT.arguments
@@ -151,8 +151,10 @@ def _export_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["jsonl", "mbox", "maildir"], default="jsonl",
                    help="jsonl (default; one message a line), mbox (one file) or maildir "
                         "(a folder), the last two readable by mutt or Thunderbird")
-    p.add_argument("--output", default="-", metavar="PATH",
-                   help="a new file (jsonl, mbox) or folder (maildir); jsonl default: stdout")
+    p.add_argument("file", nargs="?", metavar="PATH",
+                   help="a new file (jsonl, mbox) or folder (maildir); jsonl default: "
+                        "standard output (-)")
+    p.add_argument("--output", metavar="PATH", help="the same as PATH")
     p.add_argument("--for", dest="for_", metavar="NAME",
                    help="only mail to or from this agent (maildir: its state sets the flags)")
     p.add_argument("--since", metavar="DATE", help="only mail from this date or time on")
@@ -162,11 +164,14 @@ def _export_arguments(p: argparse.ArgumentParser) -> None:
 def _export(args: argparse.Namespace, box: Mailbox) -> int:
     from ..keep import exporting
 
-    count = exporting.export(box.store, args.format, args.output, agent=args.for_,
+    if args.file is not None and args.output is not None:
+        raise InvalidInput("give the export's PATH or --output PATH, not both")
+    output = args.file or args.output or "-"
+    count = exporting.export(box.store, args.format, output, agent=args.for_,
                              since=args.since)
-    if args.output != "-":
-        emit(args, {"exported": count, "output": args.output},
-             f"exported {count} message(s) to {args.output}")
+    if output != "-":
+        emit(args, {"exported": count, "output": output},
+             f"exported {count} message(s) to {output}")
     return 0
 
 
@@ -226,6 +231,7 @@ def _restore_arguments(p: argparse.ArgumentParser) -> None:
                         "adds nothing)")
     p.add_argument("--max-bytes", type=int, metavar="N",
                    help="refuse a backup that unpacks to more than N bytes (default 8 GiB)")
+    _init_option(p)
     p.add_argument("--identity", metavar="FILE",
                    help="an encrypted backup: the age identity file (age-keygen's)")
     p.add_argument("--passphrase", action="store_true",
@@ -245,7 +251,8 @@ def _restore(args: argparse.Namespace, box: Mailbox) -> int:
     if args.max_bytes is not None and args.max_bytes < 1:
         raise InvalidInput("--max-bytes must be a positive number of bytes")
     summary = backup.restore(args.file, into, merge=args.merge, unseal=unseal,
-                             max_bytes=args.max_bytes or backup.MAX_ARCHIVE_BYTES)
+                             max_bytes=args.max_bytes or backup.MAX_ARCHIVE_BYTES,
+                             init=args.init)
     emit(args, {"into": into, **summary.as_dict()},
          (f"restored {', '.join(backup.members(summary))} into {into}"
           if summary.counts else f"nothing to restore: {into} has everything")
@@ -257,6 +264,7 @@ IMPORT = Command("import", "Bring in mail from another agent mailbox (or a mails
                            "export); a second run adds nothing; prints what could not be "
                            "mapped.", examples=[
                      "mailslot import jsonl mail.jsonl",
+                     "mailslot import mbox mail.mbox",
                      "mailslot import letterbox ~/.letterbox",
                      "mailslot import a2a-mailbox ~/.agents-mailbox --json"])
 
@@ -264,10 +272,11 @@ IMPORT = Command("import", "Bring in mail from another agent mailbox (or a mails
 @IMPORT.arguments
 def _import_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("format", metavar="FORMAT",
-                   choices=["jsonl", "dead-drop", "repo-mailbox", "a2a-mailbox", "letterbox",
-                            "agent-mailbox", "mcp-agent-mail"],
-                   help="jsonl (mailslot export), dead-drop, repo-mailbox, a2a-mailbox, "
-                        "letterbox, agent-mailbox, mcp-agent-mail")
+                   choices=["jsonl", "mbox", "maildir", "dead-drop", "repo-mailbox",
+                            "a2a-mailbox", "letterbox", "agent-mailbox", "mcp-agent-mail"],
+                   help="jsonl, mbox, maildir (what mailslot export writes), dead-drop, "
+                        "repo-mailbox, a2a-mailbox, letterbox, agent-mailbox, "
+                        "mcp-agent-mail")
     p.add_argument("path", metavar="PATH", help="the file or folder of that mailbox")
 
 
@@ -277,10 +286,8 @@ def _import(args: argparse.Namespace, box: Mailbox) -> int:
 
     report = import_mail(box.store, args.format, args.path,
                          max_body_bytes=box.max_body_bytes)
-    added = ", ".join(f"{n} {kind}" for kind, n in sorted(report.added.items()) if n)
     emit(args, report.as_dict(),
-         "\n".join([f"imported {added}" if added else "nothing to import: the mailbox "
-                    "has everything", *(f"not mapped: {u}" for u in report.unmapped)]))
+         "\n".join([report.summary(), *(f"not mapped: {u}" for u in report.unmapped)]))
     return 0
 
 
@@ -296,13 +303,21 @@ MIGRATE = Command("migrate", "Copy every message, state, broadcast, seen set, ev
 def _migrate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="source", required=True, metavar="DIR|URL")
     p.add_argument("--to", dest="target", required=True, metavar="DIR|URL")
+    _init_option(p)
+
+
+def _init_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--init", action="store_true",
+                   help="make the target a mailbox first, as mailslot init does (needed "
+                        "for a database without mailslot's schema, or a folder holding "
+                        "other files)")
 
 
 @MIGRATE.handler
 def _migrate(args: argparse.Namespace, box: Mailbox) -> int:
     from ..keep.transfer import migrate
 
-    copied, skipped = migrate(args.source, args.target)
+    copied, skipped = migrate(args.source, args.target, init=args.init)
     data = {"copied": dict(copied), "unreadable": skipped}
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(copied.items()) if n)
     text = f"copied {kinds}" if kinds else "nothing to copy: the target has everything"

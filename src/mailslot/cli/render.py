@@ -85,7 +85,8 @@ def inbox(page: InboxPage, *, mailboxes: bool = False, style: Style = PLAIN) -> 
         if page.done_hidden:
             return (f"no unread or open mail ({page.done_hidden} done; "
                     "'mailslot inbox --all' shows them)")
-        return "no messages"
+        return f"no messages here; {page.archived_note()}" if page.archived \
+            else "no messages"
     lines = []
     for item in page.items:
         m = item.message

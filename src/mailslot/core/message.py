@@ -47,6 +47,14 @@ MAX_HEADER_BYTES = 64 * 1024
 the file is unreadable, found in one bounded read rather than a scan of the whole file."""
 _OPEN = b"---\n"
 _CLOSE = b"\n---\n"
+
+
+def max_file_bytes(max_body_bytes: int) -> int:
+    """The largest message file a body of at most ``max_body_bytes`` makes (its header
+    is found within :data:`MAX_HEADER_BYTES`, its body ends with one newline)."""
+    return MAX_HEADER_BYTES + len(_CLOSE) + max_body_bytes + 1
+
+
 _FIELDS = ("id", "date", "sender", "to", "subject", "body", "re_issue", "in_reply_to",
            "thread", "expect_reply", "delivery", "instance", "notify_when")
 NOTIFY_RUNGS = ("surfaced", "read", "done")

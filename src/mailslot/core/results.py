@@ -140,11 +140,24 @@ class Finished(list[Item]):
 @dataclass(frozen=True)
 class InboxPage:
     """One page of a listing, how many come after it, and (for an empty page) how many
-    done messages the listing left out."""
+    done messages the listing left out, and how many the owner archived, by month."""
 
     items: Page
     more: int = 0
     done_hidden: int = 0
+    archived: tuple[tuple[str, int], ...] = ()
+
+    def archived_note(self) -> str:
+        """``5 archived in 2026-03..2026-05: ...``: where the mail of an empty listing
+        went, and how to find it or bring it back; ``""`` when none was archived."""
+        if not self.archived:
+            return ""
+        months = [month for month, _ in self.archived]
+        count = sum(n for _, n in self.archived)
+        span = months[0] if len(months) == 1 else f"{months[0]}..{months[-1]}"
+        which = " ".join(months) if len(months) <= 3 else "--all"
+        return (f"{count} archived in {span}: mailslot search finds them, and the owner "
+                f"brings them back with mailslot archive --restore {which}")
 
 
 @dataclass(frozen=True)

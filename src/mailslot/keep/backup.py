@@ -20,7 +20,13 @@ Restore verifies every checksum before anything reaches the target: the backup i
 unpacked into a private staging folder, checked whole, and only then copied in with
 :func:`mailslot.keep.transfer.migrate` (so the union is the one migrate keeps: nothing
 overwritten, a second run copies nothing). An encrypted backup (``sealing``) is
-decrypted into the same staging folder; its authentication refuses any change.
+decrypted into the same staging folder; its authentication refuses any change. Unpacking
+is bounded before anything is decompressed, by what each member's tar header declares:
+a message file at most the largest the send limit allows (the backup's own
+``max_body_bytes``, never below its default), the config at :data:`MAX_CONFIG_BYTES`,
+any other file at :data:`MAX_MEMBER_BYTES`, and the whole at ``max_bytes`` and at
+:data:`MAX_RATIO` times the backup's size (plus :data:`RATIO_FLOOR`); files other than
+messages and the config are copied to the staging folder in chunks, never held whole.
 """
 
 from __future__ import annotations
@@ -40,14 +46,15 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import IO, BinaryIO
 
 from .. import __version__
+from ..core.config import Config
 from ..core.dates import UTC, datetime
 from ..core.durable import fsync_dir
-from ..core.errors import InvalidInput, NotFound, Refused, StoreError, Unreadable
-from ..core.message import STATES, Message, State, from_bytes, to_bytes
-from ..core.text import quoted
+from ..core.errors import InvalidInput, MailslotError, NotFound, Refused, StoreError, Unreadable
+from ..core.message import STATES, Message, State, from_bytes, max_file_bytes, to_bytes
+from ..core.text import DEFAULT_MAX_BODY_BYTES, quoted
 from ..core.values import dataclass, field
 from ..store import FOLDER_OF, Store, is_kept_file, open_store
-from .transfer import carry_records, migrate
+from .transfer import carry_records, check_target, migrate
 
 FORMAT = "mailslot-backup/1"
 MANIFEST = "manifest.json"
@@ -59,6 +66,13 @@ a mailbox archived or a copy set aside by hand)."""
 MAX_MEMBER_BYTES = 1 << 30
 """No file of a mailbox comes near this (a message is at most a few MiB, the events log
 is rolled at 8 MiB): a member past it is a hostile archive, refused unread."""
+MAX_CONFIG_BYTES = 4 << 20
+"""A config is a few kilobytes: one past this is not a mailbox's."""
+MAX_RATIO = 100
+"""A backup unpacks to at most this many times its size, plus :data:`RATIO_FLOOR`
+(mailbox text packs 4 to 5 times; a zip bomb's zeros a thousand)."""
+RATIO_FLOOR = 64 << 20
+_CHUNK = 1 << 20
 
 MAX_ARCHIVE_BYTES = 8 << 30
 """The default bound on everything a backup unpacks to (``restore --max-bytes``): a
@@ -291,10 +305,12 @@ def _settle(store: Store, held: dict[str, dict[str, State]], loaded: dict[str, M
 # Restoring -----------------------------------------------------------------------------
 def restore(source: str, target_location: str, *, merge: bool = False,
             unseal: Callable[[BinaryIO, BinaryIO], None] | None = None,
-            max_bytes: int = MAX_ARCHIVE_BYTES) -> Summary:
-    """Check the backup at ``source`` whole, then copy it into the store at
-    ``target_location``: refused if that store is not empty, unless ``merge``."""
+            max_bytes: int = MAX_ARCHIVE_BYTES, init: bool = False) -> Summary:
+    """Check the backup at ``source`` whole, then copy it into the mailbox at
+    ``target_location``: refused if that store is not empty, unless ``merge``, and if
+    it is not a mailbox, unless ``init`` (:func:`~.transfer.check_target`)."""
     target = open_store(target_location)
+    check_target(target, init=init)
     empty = is_empty(target)
     if not merge and not empty:
         raise Refused(f"{target.location} is not empty; restore adds to a mailbox only "
@@ -305,7 +321,7 @@ def restore(source: str, target_location: str, *, merge: bool = False,
     try:
         unpacked = os.path.join(staging, "mailbox")
         _unpack(source, staging, unpacked, unseal, max_bytes)
-        copied, skipped = migrate(unpacked, target.location)
+        copied, skipped = migrate(unpacked, target.location, init=init)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     summary = Summary(copied, skipped)
@@ -426,6 +442,8 @@ def _check(path: str, shown: str, unpacked: str, max_bytes: int) -> dict[str, ob
     sums: dict[str, str] = {}
     manifest: dict[str, object] | None = None
     total = 0
+    packed = os.path.getsize(path)
+    message_limit = max_file_bytes(DEFAULT_MAX_BODY_BYTES)
     os.mkdir(unpacked, 0o700)
     try:
         with tarfile.open(path, mode="r|gz") as tar:
@@ -433,25 +451,34 @@ def _check(path: str, shown: str, unpacked: str, max_bytes: int) -> dict[str, ob
                 if not member.isfile() or not (member.name == MANIFEST
                                                or is_kept_file(member.name)):
                     raise refuse(f"holds {quoted(member.name)}, which no mailbox holds")
-                if member.size > MAX_MEMBER_BYTES:
-                    raise refuse(f"holds {member.name}, larger than any mailbox file")
+                limit, what = _bound(member.name, message_limit)
+                if member.size > limit:
+                    raise refuse(f"holds {member.name} of {member.size} bytes, larger than "
+                                 f"{what} may be ({limit})")
                 total += member.size
                 if total > max_bytes:
                     raise refuse(f"unpacks to more than {max_bytes} bytes (restore "
                                  "--max-bytes N allows more)")
+                if total > MAX_RATIO * packed + RATIO_FLOOR:
+                    raise refuse(f"unpacks to more than {MAX_RATIO} times its size and "
+                                 f"{RATIO_FLOOR >> 20} MiB; no mailbox packs so tightly")
                 reader = tar.extractfile(member)
                 assert reader is not None  # a regular file
-                data = reader.read()
-                if member.name == MANIFEST:
-                    manifest = _manifest(data, refuse)
-                    continue
                 if member.name in sums or manifest is not None:
                     raise refuse(f"holds {member.name} twice or after its manifest")
-                sums[member.name] = hashlib.sha256(data).hexdigest()
+                if member.name == MANIFEST:
+                    manifest = _manifest(reader.read(), refuse)
+                    continue
+                if not member.name.endswith(".md") and member.name != "config.json":
+                    sums[member.name] = _place(unpacked, member.name, reader)
+                    continue  # nothing to read in it: copied in chunks
+                data = reader.read()
                 why = _unreadable(member.name, data)
                 if why:
                     raise refuse(f"holds {member.name}, {why}")
-                _place(unpacked, member.name, data)
+                if member.name == "config.json":
+                    message_limit = _message_limit(data)
+                sums[member.name] = _place(unpacked, member.name, io.BytesIO(data))
     except (tarfile.TarError, EOFError, OSError, UnicodeDecodeError, ValueError,
             RecursionError) as exc:
         raise refuse(f"is not a readable backup ({exc})") from None
@@ -471,6 +498,24 @@ def _check(path: str, shown: str, unpacked: str, max_bytes: int) -> dict[str, ob
         if expected[name] != sums[name]:
             raise refuse(f"fails its checksum at {name}")
     return manifest
+
+
+def _bound(name: str, message_limit: int) -> tuple[int, str]:
+    """How large the member ``name`` may be, and what it is, for the refusal."""
+    if name.endswith(".md"):
+        return message_limit, "a message (max_body_bytes)"
+    if name == "config.json":
+        return MAX_CONFIG_BYTES, "a config"
+    return MAX_MEMBER_BYTES, "any mailbox file"
+
+
+def _message_limit(config: bytes) -> int:
+    """The largest message file the backup's own config lets its mail be."""
+    try:
+        body = Config(json.loads(config)).max_body_bytes
+    except MailslotError:
+        body = DEFAULT_MAX_BODY_BYTES  # a malformed limit: the default (the config is kept)
+    return max_file_bytes(max(body, DEFAULT_MAX_BODY_BYTES))
 
 
 def _manifest(data: bytes, refuse: Callable[[str], Refused]) -> dict[str, object]:
@@ -507,13 +552,18 @@ def _unreadable(name: str, data: bytes) -> str | None:
     return None
 
 
-def _place(root: str, name: str, data: bytes) -> None:
+def _place(root: str, name: str, source: IO[bytes]) -> str:
+    """Copy ``source`` to the new file ``name`` under ``root`` in chunks; its SHA-256."""
     folder = os.path.join(root, *name.split("/")[:-1])
     os.makedirs(folder, mode=0o700, exist_ok=True)
     fd = os.open(os.path.join(root, name),
                  os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    digest = hashlib.sha256()
     with os.fdopen(fd, "wb") as out:
-        out.write(data)
+        while chunk := source.read(_CHUNK):
+            digest.update(chunk)
+            out.write(chunk)
+    return digest.hexdigest()
 
 
 def members(summary: Summary) -> Sequence[str]:

@@ -101,6 +101,8 @@ def export(store: Store, fmt: str, output: str, *, agent: str | None = None,
         return _jsonl(found, output)
     except FileExistsError:
         raise InvalidInput(f"{output} exists already; an export never overwrites") from None
+    except BrokenPipeError:
+        raise  # the reader of standard output went away (``| head``): the CLI ends quietly
     except OSError as exc:
         raise StoreError(f"cannot write the export {output}: {exc.strerror or exc}") from None
     finally:
@@ -120,7 +122,7 @@ def _mbox(found: Iterator[Exported], output: str) -> int:
     import mailbox
 
     if output == "-":
-        raise InvalidInput("mbox needs a file (--output FILE)")
+        raise InvalidInput("mbox needs a file (mailslot export --format mbox FILE)")
     os.close(os.open(output, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
     box = mailbox.mbox(output)
     count = 0
@@ -138,7 +140,7 @@ def _maildir(found: Iterator[Exported], output: str, agent: str | None) -> int:
     import mailbox
 
     if output == "-":
-        raise InvalidInput("maildir needs a folder (--output DIR)")
+        raise InvalidInput("maildir needs a folder (mailslot export --format maildir DIR)")
     if os.path.lexists(output):
         raise FileExistsError(output)
     box = mailbox.Maildir(output, create=True)  # 0700 folders under the export's umask
@@ -179,10 +181,18 @@ def email(item: Exported) -> EmailMessage:
         mail["X-Mailslot-Expect-Reply"] = "true"
     if m.delivery != "inbox":
         mail["X-Mailslot-Delivery"] = m.delivery
+    for header, value in (("X-Mailslot-Instance", m.instance),
+                          ("X-Mailslot-Notify-When", m.notify_when)):
+        if value:
+            mail[header] = value
     mail["X-Mailslot-State"] = ", ".join(f"{a}={s}" for a, s in sorted(item.states.items()))
     if item.retracted:
         mail["X-Mailslot-Retracted"] = "true"
-    mail.set_content(m.body + "\n" if m.body else "", charset="utf-8")
+    # An mbox writes a body line starting "From " as ">From ", for ever: such a body
+    # goes in base64, so `mailslot import mbox` gives it back exactly.
+    mangled = any(line.startswith("From ") for line in m.body.split("\n"))
+    mail.set_content(m.body + "\n" if m.body else "", charset="utf-8",
+                     cte="base64" if mangled else None)
     return mail
 
 

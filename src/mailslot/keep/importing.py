@@ -15,7 +15,10 @@ holds the rules every format shares, so they are kept once:
   character mailslot names cannot hold becomes ``-``; a name that is still not valid
   (or is reserved) is reported and its messages are not imported.
 * **Nothing is overwritten**, and nothing is sent: imported mail arrives as it stood in
-  the source (read mail stays read), with no wake and no notice.
+  the source (read mail stays read), with no wake and no notice. Agent settings a
+  source has that mean the same in mailslot go through the config writer
+  (:mod:`mailslot.service.config_edit`: checked as ``config set`` checks them), only
+  where the config has no setting of that kind for that agent yet.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ from ..mail.posting import receipt
 from ..store import Store
 
 # Each format and the module under ``importers/`` that reads it (loaded only when used).
-_MODULES = {"jsonl": "jsonl", "dead-drop": "folders", "repo-mailbox": "folders",
+_MODULES = {"jsonl": "jsonl", "mbox": "mail_files", "maildir": "mail_files",
+            "dead-drop": "folders", "repo-mailbox": "folders",
             "a2a-mailbox": "a2a", "letterbox": "letterbox", "agent-mailbox": "sqlite",
             "mcp-agent-mail": "sqlite"}
 FORMATS = tuple(_MODULES)
@@ -84,6 +88,8 @@ class Report:
 
     added: Counter[str] = field(default_factory=Counter)
     unmapped: list[str] = field(default_factory=list)
+    already: int = 0
+    """Messages and broadcasts the mailbox had already (a second import: all of them)."""
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     """The target's limit, which a reader also bounds each file it reads by."""
 
@@ -92,7 +98,25 @@ class Report:
             self.unmapped.append(line)
 
     def as_dict(self) -> dict[str, object]:
-        return {"added": dict(+self.added), "unmapped": self.unmapped}
+        return {"added": dict(+self.added), "already": self.already,
+                "unmapped": self.unmapped}
+
+    def summary(self) -> str:
+        """What happened, in plain words: ``9 messages imported, 0 already here (...)``."""
+        added = self.added
+        what = [f"{added['messages']} message{'' if added['messages'] == 1 else 's'}"]
+        if added["broadcasts"]:
+            what.append(f"{added['broadcasts']} broadcast"
+                        f"{'' if added['broadcasts'] == 1 else 's'}")
+        details = [f"{added[key]} {label}" for key, label in _DETAILS if added[key]]
+        return (f"{' and '.join(what)} imported, {self.already} already here"
+                + (f" ({', '.join(details)})" if details else ""))
+
+
+_DETAILS = (("copies", "copies in mailboxes"),
+            ("states", "moved on to read or done"), ("retractions", "retracted"),
+            ("seen", "marked seen"), ("config agents", "agents added to the config"),
+            ("config settings", "agent settings added to the config"))
 
 
 class Source:
@@ -244,6 +268,7 @@ def _bring(store: Store, fmt: str, item: Foreign, message: Message,
     if message.is_broadcast:
         try:
             _, standing = store.load_broadcast(message.id, header_only=True)
+            report.already += 1
         except NotFound:
             store.publish(message)
             report.added["broadcasts"] += 1
@@ -269,7 +294,9 @@ def _bring(store: Store, fmt: str, item: Foreign, message: Message,
         if STATES.index(there) < STATES.index(wanted):
             store.move(agent, message.id, wanted)
             report.added["states"] += 1
-    if fresh:
+    if not fresh:
+        report.already += 1
+    else:
         report.added["messages"] += 1
         receipt(store, lambda: datetime.now(UTC), "imported", message.id,
                 agent=message.sender, to=list(message.to), source=fmt)
@@ -316,24 +343,47 @@ def _message(fmt: str, item: Foreign, ids: Mapping[str, str], report: Report
 
 
 def _agents(store: Store, agents: Mapping[str, Mapping[str, Any]], report: Report) -> None:
-    """Agents a source describes become entries of config.json's ``agents`` (an entry
-    mailslot already has is left alone)."""
-    wanted = {}
+    """Agents a source describes become entries of config.json's ``agents``, with the
+    settings the source has that mean the same in mailslot, through the config writer
+    (each agent's entry checked as ``config set`` checks it). Nothing the config has is
+    changed: an agent with wake settings already keeps them, and the source's are
+    reported instead."""
+    from ..service import config_edit
+
+    wanted: dict[str, dict[str, Any]] = {}
     for raw, settings in agents.items():
         name = name_of(raw, report)
         if name is not None:
             wanted[name] = dict(settings)
-    if not wanted:
-        return
-
-    def change(config: dict[str, Any]) -> bool:
-        known = config.setdefault("agents", {})
+    for name in sorted(wanted):
+        config, version = config_edit.current(store)
+        known = config.get("agents", {})
         if not isinstance(known, dict):
             raise InvalidInput("config.json: 'agents' is not an object; fix it first")
-        added = [n for n in sorted(wanted) if n not in known]
-        for name in added:
-            known[name] = wanted[name]
-        report.added["config agents"] += len(added)
-        return bool(added)
+        entry = known.get(name)
+        settings = wanted[name]
+        if isinstance(entry, dict) and settings and not _WAKE_KEYS.isdisjoint(entry):
+            differ = sorted(k for k, v in settings.items() if entry.get(k) != v)
+            if differ:
+                report.note(f"agents.{name} has wake settings already: kept (the "
+                            f"source's {', '.join(differ)} not taken)")
+            continue
+        if entry is not None and not isinstance(entry, dict):
+            continue  # a malformed entry: doctor names it, nothing is added to it
+        new = {**settings, **(entry or {})}
+        if new == entry:
+            continue
+        try:
+            config_edit.set_value(store, f"agents.{name}", new, expected=version)
+        except InvalidInput as exc:
+            report.note(f"agents.{name}: the source's {', '.join(sorted(settings))} not "
+                        f"taken ({exc})")
+            if entry is not None:
+                continue
+            new = {}
+            config_edit.set_value(store, f"agents.{name}", new)
+        report.added["config agents"] += entry is None
+        report.added["config settings"] += len(new) - len(entry or {})
 
-    store.update_config(change)
+
+_WAKE_KEYS = frozenset({"wake_on_mail", "wake_method"})

@@ -1,7 +1,10 @@
 """Moving a mailbox between stores (``mailslot migrate --from DIR|URL --to DIR|URL``).
 
 Everything goes through the :class:`~mailslot.store.Store` protocol, so any pair of
-backends works (files → PostgreSQL, back, or folder to folder). Registered agents
+backends works (files → PostgreSQL, back, or folder to folder). Only into a mailbox
+(:func:`check_target`): a database without mailslot's schema, or a folder of other
+things, is refused unless ``init`` (``--init``) asks to make it one first, as every
+other command refuses it. Registered agents
 move with their credentials' hashes, so every credential file still works.
 Idempotent: what the target already has is left alone, so a second run copies nothing
 and an interrupted run is finished by running it again. Message text is carried as the
@@ -18,10 +21,10 @@ from __future__ import annotations
 from collections import Counter
 
 from ..access.gates import group_of
-from ..core.errors import InvalidInput, NotFound, Unreadable
+from ..core.errors import InvalidInput, NotFound, Refused, Unreadable
 from ..core.message import STATES
 from ..core.names import GROUP_MARK
-from ..store import Store, open_store
+from ..store import Store, free_for_mailbox, open_store
 from ..store.records import NOTIFY_QUEUES
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
@@ -29,21 +32,43 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def migrate(source_location: str, target_location: str) -> tuple[Counter[str], list[str]]:
-    """Copy the store at ``source_location`` into ``target_location`` (created if need
-    be): what was copied, by kind, and the messages that could not be read."""
+def migrate(source_location: str, target_location: str, *, init: bool = False
+            ) -> tuple[Counter[str], list[str]]:
+    """Copy the store at ``source_location`` into the mailbox at ``target_location``
+    (a folder is created if need be; with ``init`` any target is made a mailbox first):
+    what was copied, by kind, and the messages that could not be read."""
     source, target = open_store(source_location), open_store(target_location)
     if source.location == target.location:
         raise InvalidInput(f"--from and --to are the same store ({source.location})")
     if not source.exists():
         raise NotFound(f"no mailbox at {source.location}")
-    target.init()
+    check_target(target, init=init)
+    if init or target.folder is not None:
+        target.init()
     copied: Counter[str] = Counter()
     skipped: list[str] = []
     _mail(source, target, copied, skipped)
     _broadcasts(source, target, copied, skipped)
     _rest(source, target, copied)
     return +copied, skipped  # (+ drops the kinds with nothing copied)
+
+
+def check_target(target: Store, *, init: bool) -> None:
+    """Refuse, before anything is written, a target that is not a mailbox: a database
+    without mailslot's schema (a mistyped URL, the ``postgres`` maintenance database),
+    or a folder holding other things. A folder that does not exist yet, or is empty,
+    becomes a mailbox as a send makes one. ``init``: any target is made one."""
+    if init:
+        return
+    if target.folder is not None:
+        if not free_for_mailbox(target.folder):
+            raise Refused(f"{target.folder} is a folder that is not a mailbox; nothing was "
+                          "written: give a new or empty folder, or add --init to make "
+                          "this one a mailbox")
+    elif not target.exists():
+        raise Refused(f"no mailslot mailbox at {target.location} (it has no mailslot "
+                      "schema); nothing was written: run mailslot init --store "
+                      f"{target.location} first, or add --init")
 
 
 def carry_records(source: Store, target: Store) -> Counter[str]:

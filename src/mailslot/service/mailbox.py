@@ -403,9 +403,22 @@ class Mailbox:
                      unreadable)
         more = max(0, sum(len(got) for _, got in groups) - skip - limit)
         done = 0
-        if not items and not include_done and not everyone:
-            done = self.store.count_done(self._mailboxes(for_)[0])
-        return InboxPage(items, more, done)
+        archived: tuple[tuple[str, int], ...] = ()
+        if not items and not everyone:
+            box = self._mailboxes(for_)[0]
+            if include_done:
+                archived = self._archived_months(box)
+            else:
+                done = self.store.count_done(box)
+        return InboxPage(items, more, done, archived)
+
+    def _archived_months(self, box: str) -> tuple[tuple[str, int], ...]:
+        """How many of ``box``'s messages the owner archived, by month (for an empty
+        listing); none when the archives cannot be read (``doctor`` names that)."""
+        months: dict[str, int] = {}
+        for message_id in self._archived_ids(box):
+            months[message_id[:7]] = months.get(message_id[:7], 0) + 1
+        return tuple(sorted(months.items()))
 
     def _listing(self, for_: str | None, states: tuple[State, ...], *, served: bool
                  ) -> list[tuple[str, list[tuple[str, State]]]]:

@@ -94,6 +94,31 @@ def decode_record(data: bytes, name: str, path: str) -> AgentRecord:
     return record
 
 
+LAYOUT_NAMES = frozenset({
+    "config.json", "config.lock", "agents", "broadcast", "tmp", "log", "quarantine",
+    "presence", "sessions", "claims", "waiters", "hook-sessions", "instances", "wake",
+    "limits", "archive", "index", "tally", "sent", "registry", "gates", "fences",
+    "latest", "sidecars", "watcher"})
+"""The names at the top of a mailbox folder (docs/format.md)."""
+
+
+def free_for_mailbox(path: str) -> bool:
+    """May the folder ``path`` hold a mailbox: it does not exist, is empty, or holds
+    one of the layout's names already? A folder of other things (a home, a project)
+    is not one: nothing fills it with a mailbox unless asked (``--init``)."""
+    import os
+
+    try:
+        names = os.listdir(path)
+    except FileNotFoundError:
+        return True
+    except NotADirectoryError:
+        return False
+    except OSError as exc:
+        raise StoreError(f"cannot list {path}: {exc.strerror or exc}") from None
+    return not names or not LAYOUT_NAMES.isdisjoint(names)
+
+
 def is_kept_file(name: str) -> bool:
     """Is ``name`` (relative, ``/``-separated) a file of the mailbox layout a backup
     holds (docs/format.md)? Only these: the config, messages and broadcasts under their

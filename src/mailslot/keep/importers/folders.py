@@ -4,9 +4,9 @@ dead-drop (github.com/forgeaura/deaddrop, ``lib/messages.js``): one flat folder
 (``~/deaddrop``) of ``YYYY-MM-DD_HHmmss_<from>_to_<to>_<slug>.md`` files (a
 ``_<4 hex>`` suffix when two collide), each YAML frontmatter ``id`` (the file's stem),
 ``date``, ``from``, ``to`` (one name, or ``all``: a broadcast), ``subject``,
-``re_issue``, ``read`` and ``read_at``, then the body; ``.config.json`` beside them,
-whose ``agents`` become config entries (names only). ``read: true`` makes the
-recipient's copy read; Dead Drop has no done state and no reply links.
+``re_issue``, ``read`` and ``read_at``, then the body; ``.config.json`` beside them
+(:func:`dead_drop_settings`). ``read: true`` makes the recipient's copy read; Dead Drop
+has no done state and no reply links.
 
 repo-mailbox: one folder per repository (the agent is the repository's name, as
 mailslot's own identity is): ``<root>/<repo>/inbox/`` and ``<root>/<repo>/archive/``
@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ...core.errors import InvalidInput
 from ...core.message import State
 from ..importing import Foreign, Report, Source
-from .message_files import agents_of, foreign, listing, read_mail
+from .message_files import foreign, listing, read_mail, settings_file
+
+_CONVERSATION = "_conversation_id"
 
 
 def open_source(fmt: str, path: str, report: Report) -> Source:
@@ -46,8 +49,7 @@ class DeadDrop(Source):
     def __init__(self, root: str, report: Report) -> None:
         super().__init__(report)
         self.root = root
-        self.agents = agents_of(os.path.join(root, ".config.json"), report, ".config.json",
-                                top_level=False)
+        self.agents = dead_drop_settings(os.path.join(root, ".config.json"), report)
 
     def messages(self) -> Iterator[Foreign]:
         for name in listing(self.root):
@@ -74,6 +76,77 @@ class DeadDrop(Source):
             elif read:
                 item.states = {to: "read"}
             yield item
+
+
+def dead_drop_settings(path: str, report: Report) -> dict[str, dict[str, Any]]:
+    """Dead Drop's ``.config.json`` as mailslot agent settings: each agent's
+    ``wake_on_mail``, ``wake_method`` (Dead Drop's two, the app's own and
+    ``unsupported``, are mailslot's by the same names) and ``conversation_id`` mean the
+    same in mailslot; the top-level ``<host>_conversation_id`` of older Dead Drops woke
+    that host's agent in that conversation, with the host's own wake method. Everything
+    else is reported by name, one line each: a program's path (``..._path``) above
+    all, since mailslot never runs a program another tool's file names."""
+    data = settings_file(path, report, ".config.json")
+    if not isinstance(data, dict):
+        if data is not None:
+            report.note(".config.json: not a JSON object; no agents taken from it")
+        return {}
+    found = data.get("agents")
+    agents = {str(k): _agent(str(k), v, report) for k, v in found.items()} \
+        if isinstance(found, dict) else {}
+    for key, value in data.items():
+        woken = _woken_in(key, value)
+        if woken is not None:
+            agents.setdefault(key.removesuffix(_CONVERSATION), {}).update(woken)
+        elif key != "agents":
+            report.note(_unmapped(key, value))
+    return agents
+
+
+def _woken_in(key: str, value: object) -> dict[str, Any] | None:
+    """``<host>_conversation_id``: that host's agent woken in that conversation by the
+    host's own wake method; ``None`` for any other key."""
+    from ... import hosts
+
+    name = key.removesuffix(_CONVERSATION)
+    if name == key or name not in hosts.NAMES or not isinstance(value, str) or not value:
+        return None
+    method = hosts.host(name).wake_method
+    return None if method is None else {"wake_on_mail": True, "wake_method": method,
+                                        "conversation_id": value}
+
+
+def _agent(name: str, raw: object, report: Report) -> dict[str, Any]:
+    """One agent's Dead Drop settings as mailslot's; the rest reported."""
+    settings: dict[str, Any] = {}
+    for key, value in (raw.items() if isinstance(raw, dict) else ()):
+        if key not in _SAME or not _SAME[key](value):
+            report.note(_unmapped(f"agents.{name}.{key}", value))
+        elif value != "":  # Dead Drop's conversation_id "": none chosen yet
+            settings[key] = value
+    return settings
+
+
+_SAME: dict[str, Callable[[object], bool]] = {
+    "wake_on_mail": lambda value: isinstance(value, bool),
+    "wake_method": lambda value: _known_method(value),
+    "conversation_id": lambda value: isinstance(value, str)}
+"""Dead Drop's agent settings that mean the same in mailslot, and the values taken."""
+
+
+def _known_method(value: object) -> bool:
+    from ...wake.methods_by_name import find_method
+
+    return isinstance(value, str) and find_method(value) is not None
+
+
+def _unmapped(key: str, value: object) -> str:
+    if key.endswith("_path"):
+        return (f".config.json: {key} not taken (mailslot never runs a program another "
+                "tool's file names; it finds the program itself, and a wake method's "
+                "`executable` names another)")
+    shown = json.dumps(value)[:60]
+    return f".config.json: {key} = {shown} has no mailslot setting; not taken"
 
 
 class RepoMailbox(Source):

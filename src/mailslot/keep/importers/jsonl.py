@@ -1,5 +1,7 @@
 """mailslot's own export (``mailslot export``, jsonl): every field maps, so an export
-imported into another mailbox gives the same messages, ids and states."""
+imported into another mailbox gives the same messages, ids and states. The mbox and
+Maildir exports carry the same fields in their headers (:mod:`.mail_files`), read into
+the same row and checked here (:func:`exported`)."""
 
 from __future__ import annotations
 
@@ -31,18 +33,28 @@ class Lines(Source):
                 continue
             try:
                 row = json.loads(line)
-                message, states = _message(row)
             except RecursionError:
                 raise refused(f"line {number}", "nested too deep to read") from None
-            except MailslotError as exc:
-                raise refused(f"line {number}", str(exc)) from None
             except ValueError as exc:
                 self.report.note(f"line {number}: not JSON ({exc}); not imported")
                 continue
-            yield Foreign(key=message.id, sender=message.sender, to=list(message.to),
-                          subject=message.subject, body=message.body, states=states,
-                          broadcast=message.is_broadcast,
-                          retracted=row.get("retracted") is True, mailslot=message)
+            yield exported(row, f"line {number}")
+
+
+def exported(row: object, where: str) -> Foreign:
+    """One exported message (a jsonl line's object, or an e-mail's headers as one) as
+    the message it was, with each recipient's state; :func:`refused` if it is not."""
+    try:
+        message, states = _message(row)
+    except RecursionError:
+        raise refused(where, "nested too deep to read") from None
+    except MailslotError as exc:
+        raise refused(where, str(exc)) from None
+    assert isinstance(row, dict)  # checked by _message
+    return Foreign(key=message.id, sender=message.sender, to=list(message.to),
+                   subject=message.subject, body=message.body, states=states,
+                   broadcast=message.is_broadcast, retracted=row.get("retracted") is True,
+                   mailslot=message)
 
 
 def _message(row: object) -> tuple[Message, dict[str, State]]:
@@ -76,4 +88,4 @@ def _message(row: object) -> tuple[Message, dict[str, State]]:
 
 
 _HEADER = ("id", "date", "from", "to", "subject", "re_issue", "in_reply_to", "thread",
-           "expect_reply", "delivery", "instance")
+           "expect_reply", "delivery", "instance", "notify_when")

@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from ...core.errors import InvalidInput, Unreadable
-from ...core.message import MAX_HEADER_BYTES, Hostile, State, read_frontmatter
+from ...core.message import Hostile, State, max_file_bytes, read_frontmatter
 from ..importing import Foreign, Report, refused
 
 _SENDER = ("from", "sender", "from_agent", "author")
@@ -30,10 +30,12 @@ def subject_of(body: str) -> str:
     return "(no subject)"
 
 
-def read_source(path: str, report: Report, shown: str) -> bytes | None:
+def read_source(path: str, report: Report, shown: str, limit: int | None = None
+                ) -> bytes | None:
     """A source file's bytes, read without following a link and never much past what a
-    message may hold; ``None`` (reported) if it cannot be read or is larger."""
-    limit = MAX_HEADER_BYTES + report.max_body_bytes
+    message may hold (or ``limit``); ``None`` (reported) if it cannot be read, and
+    refused if it is larger."""
+    limit = limit or max_file_bytes(report.max_body_bytes)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as file:
@@ -132,22 +134,26 @@ def state_of(fields: dict[str, Any], default: State) -> State:
     return default
 
 
-def agents_of(path: str, report: Report, shown: str, *, top_level: bool = True
-              ) -> dict[str, dict[str, Any]]:
+def settings_file(path: str, report: Report, shown: str) -> object:
+    """A source's JSON settings file, parsed; ``None`` when there is none, or (reported)
+    when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            return json.load(file)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        report.note(f"{shown}: unreadable ({exc}); no agents taken from it")
+        return None
+
+
+def agents_of(path: str, report: Report, shown: str) -> dict[str, dict[str, Any]]:
     """The agents a JSON settings file names (an object keyed by name, a list of names
     or of objects with ``name``, under ``agents`` or at the top). Only the names become
     config entries: a foreign setting never becomes one of mailslot's (a wake command
     from another tool's file would run), so the others are reported."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            data = json.load(file)
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        report.note(f"{shown}: unreadable ({exc}); no agents taken from it")
-        return {}
-    found = data.get("agents", data if top_level else {}) if isinstance(data, dict) \
-        else data
+    data = settings_file(path, report, shown)
+    found = data.get("agents", data) if isinstance(data, dict) else data
     names: list[str] = []
     if isinstance(found, dict):
         names = [str(k) for k in found]

@@ -12,13 +12,18 @@ temporary file in ``archive/``, synced, renamed over the old, the folder synced;
 then is each done file whose member is in the zip, byte for byte, removed. A rerun finds
 the members already there and finishes the removals. A restore links each member back
 into ``done/`` (a message already in any of its mailbox's folders is left alone), syncs,
-and only then removes the zip: a rerun links what is missing and removes it.
+and only then removes the zip: a rerun links what is missing and removes it. A restore
+is all or nothing: every member of every month asked for is read and checked before the
+first is put back, so a refused member puts nothing back.
 
 Both hold ``archive/.lock`` (``flock``, not waited for: a second archiver is told one
 is running). Nothing follows a link: a zip is opened ``O_NOFOLLOW``, odd names in
 ``archive/`` are ignored, and a restore accepts only members named by a valid agent
-name and id whose file parses as that message, each at most
-:data:`MAX_MEMBER_BYTES` (a zip bomb is refused before anything is written).
+name and id whose file parses as that message. Every read of a zip is bounded
+(:mod:`.bounded_zip`): its directory, each member's size (at most the largest message
+file the mailbox's send limit allows, :meth:`MonthArchives.limit`) and its packing
+ratio, so a zip bomb is refused before it is decompressed, by archiving, search, ``read``
+and restore alike. A done file past that size is never archived (it stays in ``done/``).
 ``archive/`` also holds mailboxes set aside whole by ``mailslot agent remove``
 (``<name>-<time>/`` folders): a name holds no ``.``, so the two never meet.
 """
@@ -32,11 +37,14 @@ import os
 import re
 import zipfile
 
+from ...core.config import Config
 from ...core.durable import CREATE, fsync_dir, open_file, remove
 from ...core.errors import MailslotError, NotFound, StoreError, Unreadable
 from ...core.ids import is_id
-from ...core.message import from_bytes
+from ...core.message import from_bytes, max_file_bytes
 from ...core.names import is_valid_name
+from ...core.text import DEFAULT_MAX_BODY_BYTES
+from .bounded_zip import MAX_MEMBERS, ZipRefused, compression_for, open_zip, read_member
 from .fs import LOCK, READ, read_file, store_error
 
 TYPE_CHECKING = False
@@ -49,8 +57,6 @@ if TYPE_CHECKING:
 ARCHIVE_FOLDER = "archive"
 MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 """A month as archives are named (``2026-09``)."""
-MAX_MEMBER_BYTES = 64 << 20
-"""No message file comes near this; a member past it is a hostile zip, refused unread."""
 _LOCK_FILE = ".lock"
 
 
@@ -79,6 +85,16 @@ class MonthArchives:
 
     def __init__(self, store: TallyFiles) -> None:
         self.store = store
+        self._limit: int | None = None
+
+    def limit(self) -> int:
+        """The largest member read: the largest message file the send limit allows
+        (``max_body_bytes``, never below its default, so mail sent before the owner
+        lowered it stays restorable)."""
+        if self._limit is None:
+            body = Config(self.store.load_config()).max_body_bytes
+            self._limit = max_file_bytes(max(body, DEFAULT_MAX_BODY_BYTES))
+        return self._limit
 
     def _archive_folder(self, *, create: bool = False) -> str:
         return self.store._folder(ARCHIVE_FOLDER, create=create)
@@ -106,14 +122,8 @@ class MonthArchives:
             return
         except OSError as exc:
             raise store_error(exc, f"cannot open {path}") from None
-        with os.fdopen(fd, "rb") as raw:
-            try:
-                archive = zipfile.ZipFile(raw)
-            except (zipfile.BadZipFile, OSError) as exc:
-                raise StoreError(f"{path} is not a readable zip ({exc}); nothing was "
-                                 "changed (move it aside to go on)") from None
-            with archive:
-                yield archive
+        with os.fdopen(fd, "rb") as raw, open_zip(raw, path) as archive:
+            yield archive
 
     def _members(self, month: str) -> dict[str, tuple[str, str]]:
         """The month's members by name, as ``(agent, id)``, valid names only."""
@@ -137,7 +147,7 @@ class MonthArchives:
             for info in archive.infolist():
                 parts = _parts(info.filename)
                 if parts is not None and parts[1] == message_id:
-                    found.append((parts[0], _checked(archive, info, message_id)[1]))
+                    found.append((parts[0], self._checked(archive, info, message_id)[1]))
         return sorted(found, key=lambda f: f[0])
 
     def archived_ids(self, agent: str | None = None) -> list[str]:
@@ -155,13 +165,27 @@ class MonthArchives:
             self._remove_leftovers()
             for agent in self._mailboxes():
                 for message_id in self.entries_in_done(agent):
-                    if message_id < before:
+                    if message_id < before and self._fits(agent, message_id):
                         chosen.setdefault(month_of(message_id), []).append(
                             (agent, message_id))
             if not dry_run:
                 for month, files in sorted(chosen.items()):
-                    self._archive_month(month, sorted(files))
+                    try:
+                        self._archive_month(month, sorted(files))
+                    except ZipRefused as exc:
+                        raise ZipRefused(f"{exc}; {month}'s done mail was left where it "
+                                         f"is (move archive/{month}.zip aside to go on)"
+                                         ) from None
         return {month: len(files) for month, files in sorted(chosen.items())}
+
+    def _fits(self, agent: str, message_id: str) -> bool:
+        """Is the done file within :meth:`limit`? One past it (imported, or sent under
+        a higher limit) stays in ``done/``: it is never put where a restore refuses it."""
+        try:
+            size = os.lstat(self.store._message_path(agent, "done", message_id)).st_size
+        except OSError:
+            return False  # moved meanwhile: nothing to archive
+        return size <= self.limit()
 
     def _remove_leftovers(self) -> None:
         """Temporary zips of a run that was killed (the lock says none runs now)."""
@@ -185,6 +209,10 @@ class MonthArchives:
         path = os.path.join(folder, f"{month}.zip")
         held = self._members(month)
         new = [f for f in files if _member(*f) not in held]
+        if len(held) + len(new) > MAX_MEMBERS:
+            raise StoreError(f"archive/{month}.zip would hold {len(held) + len(new)} "
+                             f"messages, past the {MAX_MEMBERS} a month archive may; "
+                             f"{month}'s done mail was left where it is")
         if new:
             tmp = os.path.join(folder, f".{month}.zip.{os.urandom(6).hex()}.tmp")
             try:
@@ -209,11 +237,13 @@ class MonthArchives:
                     if old is not None:
                         for info in old.infolist():
                             if _parts(info.filename) is not None:
-                                target.writestr(info, old.read(info))
+                                target.writestr(info, read_member(
+                                    old, info, self.limit(), f"archive/{month}.zip"))
                 for agent, message_id in new:
                     with contextlib.suppress(FileNotFoundError):  # moved meanwhile: left
                         data = read_file(self.store._message_path(agent, "done", message_id))
-                        target.writestr(_member(agent, message_id), data)
+                        target.writestr(_member(agent, message_id), data,
+                                        compress_type=compression_for(data))
             out.flush()
             os.fsync(out.fileno())
 
@@ -222,14 +252,15 @@ class MonthArchives:
         touched: set[str] = set()
         counted: set[str] = set()
         with self._open_zip(month) as archive:
-            names = set() if archive is None else set(archive.namelist())
+            names = {} if archive is None else {i.filename: i for i in archive.infolist()}
             for agent, message_id in files:
                 name = _member(agent, message_id)
                 if archive is None or name not in names:
                     continue
                 path = self.store._message_path(agent, "done", message_id)
                 try:
-                    same = read_file(path) == archive.read(name)
+                    same = read_file(path) == read_member(
+                        archive, names[name], self.limit(), f"archive/{month}.zip")
                 except FileNotFoundError:
                     continue
                 if same:
@@ -243,8 +274,8 @@ class MonthArchives:
     # Restoring -------------------------------------------------------------------
     def restore_archived(self, months: list[str] | None = None) -> dict[str, int]:
         """Move the archived mail of ``months`` (``None``: every month) back into
-        ``done/``; per month, how many message files were put back."""
-        restored: dict[str, int] = {}
+        ``done/``; per month, how many message files were put back. All or nothing:
+        every member of every month is checked before the first is put back."""
         with self._archive_lock():
             have = self._months()
             wanted = have if months is None else months
@@ -253,27 +284,24 @@ class MonthArchives:
                     raise NotFound(f"no archive for {month} (archived: "
                                    f"{', '.join(have) or 'none'})")
             for month in wanted:
-                restored[month] = self._restore_month(month)
-        return restored
+                try:
+                    self._restore_month(month, check_only=True)
+                except StoreError as exc:
+                    raise type(exc)(f"{exc}; nothing was restored") from None
+            return {month: self._restore_month(month) for month in wanted}
 
-    def _restore_month(self, month: str) -> int:
+    def _restore_month(self, month: str, *, check_only: bool = False) -> int:
+        """Put the month's members back (with ``check_only``: only read and check
+        each, putting nothing back)."""
         put = 0
         touched: set[str] = set()
         counted: set[str] = set()
         with self._open_zip(month) as archive:
             if archive is None:
                 return 0
-            members = []
-            for info in archive.infolist():
-                parts = _parts(info.filename)
-                if parts is None or info.is_dir():
-                    raise StoreError(f"archive/{month}.zip holds {info.filename!r}, which "
-                                     "is not a message of an agent; nothing was restored "
-                                     "from it")
-                members.append((info, *parts))
-            for info, agent, message_id in members:
-                data = _checked(archive, info, message_id)[0]
-                if self.store.state_of(agent, message_id) is not None:
+            for info, agent, message_id in self._restorable(archive, month):
+                data = self._checked(archive, info, message_id)[0]
+                if check_only or self.store.state_of(agent, message_id) is not None:
                     continue  # restored before (a run killed before the zip went)
                 folder = self.store._box(agent, "done", create=True)
                 staged = self.store._stage(data, message_id)
@@ -286,12 +314,43 @@ class MonthArchives:
                 put += 1
                 touched.add(folder)
                 counted.add(agent)
+        if check_only:
+            return 0
         for folder in sorted(touched):
             fsync_dir(folder)
         self._recount(counted)
         remove(os.path.join(self._archive_folder(), f"{month}.zip"))
         fsync_dir(self._archive_folder())
         return put
+
+    @staticmethod
+    def _restorable(archive: zipfile.ZipFile, month: str
+                    ) -> list[tuple[zipfile.ZipInfo, str, str]]:
+        """Every member as ``(info, agent, id)``; a member that is not a message of an
+        agent refuses the whole restore."""
+        members = []
+        for info in archive.infolist():
+            parts = _parts(info.filename)
+            if parts is None or info.is_dir():
+                raise StoreError(f"archive/{month}.zip holds {info.filename!r}, which "
+                                 "is not a message of an agent")
+            members.append((info, *parts))
+        return members
+
+    def _checked(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo, message_id: str
+                 ) -> tuple[bytes, Message]:
+        """A member's bytes and message, checked: read within bounds, its header naming
+        the id its name gives."""
+        data = read_member(archive, info, self.limit(), f"archive/{month_of(message_id)}.zip")
+        try:
+            message = from_bytes(data, name=info.filename)
+        except MailslotError as exc:
+            raise Unreadable(f"{info.filename} in an archive is not a message ({exc})"
+                             ) from None
+        if message.id != message_id:
+            raise Unreadable(f"{info.filename} in an archive holds message {message.id}, "
+                             "not the one its name says")
+        return data, message
 
     def _recount(self, agents: set[str]) -> None:
         """The done counts of ``agents`` after their done folders changed here (not by a
@@ -319,24 +378,3 @@ class MonthArchives:
         finally:
             os.close(fd)
 
-
-def _checked(archive: zipfile.ZipFile, info: zipfile.ZipInfo, message_id: str
-             ) -> tuple[bytes, Message]:
-    """A member's bytes and message, checked: its size bounded, its header naming the id
-    its name gives."""
-    if info.file_size > MAX_MEMBER_BYTES:
-        raise StoreError(f"{info.filename} in an archive is {info.file_size} bytes, past "
-                         f"{MAX_MEMBER_BYTES}; refused unread")
-    with archive.open(info) as member:
-        data = member.read(MAX_MEMBER_BYTES + 1)
-    if len(data) > MAX_MEMBER_BYTES:
-        raise StoreError(f"{info.filename} in an archive is past {MAX_MEMBER_BYTES} bytes; "
-                         "refused")
-    try:
-        message = from_bytes(data, name=info.filename)
-    except MailslotError as exc:
-        raise Unreadable(f"{info.filename} in an archive is not a message ({exc})") from None
-    if message.id != message_id:
-        raise Unreadable(f"{info.filename} in an archive holds message {message.id}, not "
-                         "the one its name says")
-    return data, message
