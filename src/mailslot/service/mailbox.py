@@ -459,8 +459,10 @@ class Mailbox:
         near = None if me in roster else closest(me, roster)
         if near is not None and not self.store.sent_ids(me, 1):  # a sender is known too
             source = self.identity.source if self.identity is not None else "--agent"
-            self.notes.append(f"this mailbox knows no agent {me} (your name, from {source}): "
-                              f"did you mean {near}?")
+            note = (f"this mailbox knows no agent {me} (your name, from {source}): did you "
+                    f"mean {near}?")
+            if note not in self.notes:  # a server's mailbox lives on: said once
+                self.notes.append(note)
 
     def _own_box(self, for_: str | None) -> bool:
         """Is ``for_`` this process's own inbox (``None`` is; without an identity, no
