@@ -39,13 +39,31 @@ action, an unusable mailbox); `2` bad input or usage. Either way stderr gets one
 `no_identity`, `not_found`, `refused`, `failed`). Names and ids in errors are quoted and
 escaped once (`'evil\nname'`). A mistyped command gets "did you mean" (two edits at most).
 Notes that are not errors (a new mailbox was made, a wake was not allowed) go to stderr
-as `mailslot: note: ...`.
+as `mailslot: note: ...`. A usage error points at the command's own help (`see 'mailslot
+send --help'`).
+
+**A mailbox that is not there.** A command that only reads, checks or acts on what a
+mailbox already holds (`inbox`, `read`, `who`, `doctor`, `status`, `sent`, `search`,
+`thread`, `sessions`, `config show|get|export`, `export`, `backup`, `watch --validate`,
+...) pointed at a folder that does not exist, a folder of other files, or a database
+without mailslot's schema (a mistyped `--dir`) says `no mailbox at PATH: mailslot init
+PATH, or check --dir/MAILSLOT_DIR` (exit 1) and creates nothing; `whoami` says it as a
+note. A send, a broadcast and `mailslot init [DIR|URL]` create the mailbox; the hooks
+stay silent.
+
+**Bodies.** `send`, `reply` and `broadcast` take the body from `--body` or stdin. A stdin
+that gives nothing but white space (an agent's shell runs commands with an empty stdin)
+is refused in one line and nothing is sent; `--body ''` sends an empty message.
 
 **Identity.** `mailslot whoami` shows the name, where it came from and the mailbox. A git
 toplevel's folder name becomes an agent name by one rule: ASCII-folded, lowercased, `_`,
 `.` and spaces turned into `-`, repeated `-` collapsed, `-` trimmed from the ends
 (`My_App` → `my-app`, `foo.js` → `foo-js`, `Über` → `uber`); a folder that still makes
-no valid name (`___`) is refused with a line asking for `--agent NAME`.
+no valid name (`___`), or a reserved one (`_under`: a name starting with `_` is reserved,
+so it is refused as `--agent _under` is, never taken as `under`), is refused with a line
+asking for `--agent NAME`. When your own name is one the mailbox does not know (no
+mailbox, not in the config, never sent) and a known agent's is within two edits, `inbox`
+and `sent` add a note: `did you mean alice?`.
 
 **Message ids** may be given whole, as any unique prefix of 6 characters or more, or as
 their random tail (the last `_` part, as `inbox` shows it), like git's short hashes. An
@@ -53,7 +71,9 @@ ambiguous one is refused (exit 2) with the candidates. `read`, `mark-read`, `don
 `reply` look among your own mail and the broadcasts; `status` and `retract` also among
 what you sent (run without any identity, as the person owning the folder, or as the
 config's `owner`: among every mailbox). Lists show the shortest form that names the
-message uniquely.
+message uniquely: its random tail, or the whole id where another message shares the
+tail; `--json` gives that form as `short` wherever a message is shown (`inbox`, `read`,
+`mark-read`, `search`, `sent`).
 
 **Recipients.** Sending to a name that has no mailbox and is within two edits of a known
 agent (a mailbox, `config.json`'s agents, the owner) is refused with "did you mean" and

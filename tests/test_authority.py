@@ -215,6 +215,7 @@ def test_runtime_names(cli: Run, root: Path) -> None:
 
 
 def test_show_unknown(cli: Run) -> None:
+    assert cli("init").code == 0
     result = cli("agent", "show", "nobody")
     assert result.code == 1 and "not a registered agent" in result.err
     with pytest.raises(NotFound):

@@ -65,6 +65,7 @@ def test_mark_read_and_done(cli: Cli) -> None:
 
 
 def test_done_unknown_id_exits_1(cli: Cli) -> None:
+    assert cli("init").code == 0
     r = cli("--agent", "gemini", "done", "2026-01-01_000000.000000_x_to_gemini_s_abcdef")
     assert r.code == 1 and r.err.startswith("mailslot: error: no message")
 
@@ -125,10 +126,12 @@ def test_global_options_go_before_or_after_the_command(cli: Cli, isolated: Path)
     mid = json.loads(r.out)["id"]
     assert (other / "agents/gemini/new" / f"{mid}.md").is_file()
     assert json.loads(cli("--dir", str(other), "--agent", "gemini", "inbox", "--json").out)
+    assert cli("init").code == 0
     assert json.loads(cli("--agent", "gemini", "inbox", "--json").out) == []
 
 
 def test_inbox_text_view(cli: Cli) -> None:
+    assert cli("init").code == 0
     assert cli("--agent", "gemini", "inbox").out == "no messages\n"
     a = send(cli, "claude", "gemini", "first")
     send(cli, "claude", "gemini", "second")
@@ -210,6 +213,7 @@ def test_status_and_who_need_no_identity(cli: Cli) -> None:
     assert header.split() == ["AGENT", "UNREAD", "SERVER", "INSTANCES", "SUBAGENT", "OF", "WAKE",
                               "NOTIFY", "KNOWN", "FROM"]
     assert first.startswith("claude")
+    assert cli("init", "elsewhere").code == 0
     assert cli("--dir", "elsewhere", "who").out == "no agents known yet\n"
 
 

@@ -51,7 +51,8 @@ def test_a_git_folder_name_that_makes_no_name_says_which_option(cli: Cli,
     (top / ".git").mkdir(parents=True)
     os.chdir(top)
     r = cli("send", "--to", "gemini", "--subject", "s", "--body", "b")
-    assert r.code == 2 and "'___' does not make an agent name; pass --agent NAME" in r.err
+    assert r.code == 2 and "'___' does not make an agent name (" in r.err
+    assert "; pass --agent NAME" in r.err
 
 
 # Global options -------------------------------------------------------------------------
@@ -81,6 +82,7 @@ def test_a_mistyped_command_gets_did_you_mean(cli: Cli) -> None:
 
 
 def test_errors_are_json_with_json(cli: Cli) -> None:
+    assert cli("init").code == 0
     r = cli("--agent", "gemini", "read", "999999", "--json")
     assert r.code == 1 and r.out == ""
     assert json.loads(r.err) == {"error": "no message '999999' for gemini",

@@ -74,6 +74,7 @@ def test_a_fenced_service_writes_nothing(box: Box) -> None:
 
 
 def test_sessions_command(cli: Callable[..., Result]) -> None:
+    assert cli("init").code == 0
     result = cli("sessions", "--json")
     assert result.code == 0 and json.loads(result.out) == []
     assert "no sessions" in cli("sessions", "claude").out

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,7 +33,8 @@ print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
         ["doctor"],
     ],
 )
-def test_cli_commands_stay_light(argv: list[str]) -> None:
+def test_cli_commands_stay_light(argv: list[str], root: Path) -> None:
+    root.mkdir(mode=0o700)  # a mailbox: the reading commands refuse a missing one
     proc = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True,
                           text=True, timeout=60, check=False)
     report = json.loads(proc.stderr.strip().splitlines()[-1])
@@ -87,6 +89,7 @@ EVERYDAY = _entry_probe(
 )
 def test_everyday_commands_load_only_what_they_need(argv: list[str], tmp_path: Any) -> None:
     env = {**os.environ, "MAILSLOT_DIR": str(tmp_path / "mailbox")}
+    (tmp_path / "mailbox").mkdir(mode=0o700)
     env.pop("MAILSLOT_AGENT", None)
     proc = subprocess.run([sys.executable, "-c", EVERYDAY, *argv], capture_output=True,
                           text=True, timeout=60, check=False, env=env)
@@ -150,6 +153,7 @@ def test_a_command_loads_only_the_module_declaring_it(argv: list[str], module: s
                                                       tmp_path: Any) -> None:
     """The parser is built for the command being run, from its own module only."""
     env = {**os.environ, "MAILSLOT_DIR": str(tmp_path / "mailbox")}
+    (tmp_path / "mailbox").mkdir(mode=0o700)
     env.pop("MAILSLOT_AGENT", None)
     proc = subprocess.run([sys.executable, "-c", CLI_MODULES, *argv], capture_output=True,
                           text=True, timeout=60, check=False, env=env)
@@ -179,6 +183,7 @@ def test_a_command_loads_no_host_it_does_not_ask(argv: list[str], hosts_loaded: 
     None of them loads ``re`` and what it brings (``enum``, ``functools``,
     ``collections``): argparse did, and a plain line is parsed without it."""
     env = {**os.environ, "MAILSLOT_DIR": str(tmp_path / "mailbox")}
+    (tmp_path / "mailbox").mkdir(mode=0o700)
     env.pop("MAILSLOT_AGENT", None)
     proc = subprocess.run([sys.executable, "-c", HOST_PROBE, *argv], capture_output=True,
                           text=True, timeout=60, check=False, env=env)

@@ -87,6 +87,7 @@ def _who(root: Path) -> dict[str, dict[str, Any]]:
 
 
 def test_a_killed_server_stops_counting_as_online(root: Path) -> None:
+    root.mkdir(mode=0o700)  # `who` is asked before the server wrote anything
     env = {**os.environ, "MAILSLOT_DIR": str(root)}
     proc = subprocess.Popen([MAILSLOT, "serve", "--agent", "codex"], env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)

@@ -9,7 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mailslot.core.errors import InvalidInput
-from mailslot.core.names import RESERVED, SESSION_KEY, check_name, is_valid_name
+from mailslot.core.names import (
+    RESERVED,
+    SESSION_KEY,
+    check_name,
+    from_folder,
+    is_valid_name,
+)
 
 
 @pytest.mark.parametrize("raw", ["claude", "a", "0", "gemini-2", "a-", "x" * 64])
@@ -76,3 +82,14 @@ def test_names_and_session_keys_are_exactly_their_documented_patterns(raw: str) 
     assert is_valid_name(raw) == expected
     key = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", raw)
     assert SESSION_KEY.fullmatch(raw) == bool(key)
+
+
+@pytest.mark.parametrize(("folder", "name"), [
+    ("My_App", "my-app"), ("foo.js", "foo-js"), ("Über Tool", "uber-tool"), ("app_", "app"),
+    ("_under", "_under"), ("_My_App", "_my-app"), ("__", "_")])
+def test_a_folder_name_keeps_the_leading_underscore_that_makes_it_reserved(
+        folder: str, name: str) -> None:
+    """A checkout named ``_under`` never speaks as ``under``: its name is reserved, as
+    ``--agent _under`` is, and refused the same way."""
+    assert from_folder(folder) == name
+    assert is_valid_name(name) == (not folder.startswith("_"))

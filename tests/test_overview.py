@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from mailslot import Mailbox
 from mailslot.core.errors import InvalidInput, NotFound
 from mailslot.store import FileStore
+from mailslot.wake.queue import log
 from support import fail_os, files_in, make_message, put_config
 
 Box = Callable[[str | None], Mailbox]
@@ -144,3 +146,22 @@ def test_children_see_presence_but_no_pids_folders_or_machines(box: Box, root: P
     assert shown["server"]["pid"] is None and shown["server"]["online"]
     assert (shown["hook"]["pid"], shown["hook"]["cwd"]) == (None, None)
     assert {s["kind"]: s for s in box("gemini").sessions("claude")}["hook"]["pid"] == 4242
+
+
+def test_status_says_the_last_wake_failed_and_when_it_is_tried_again(box: Box,
+                                                                      root: Path) -> None:
+    store = FileStore(root)
+    put_config(store, {"agents": {"gemini": {"wake_on_mail": True, "wake_method": "command",
+                                             "command": ["/bin/false", "{id}"]}}})
+    sent = box("claude").send("gemini", "s", "b")
+    log(store, "wake_failed", sent.id, "gemini", method="command", attempt=1,
+        reason="exit status 1", final=False, retry_in=30)
+    [shown] = box("claude").status(sent.id).recipients
+    assert shown.wake is not None
+    retry = datetime.fromisoformat(str(shown.wake["at"])) + timedelta(seconds=30)
+    assert shown.wake["retry_at"] == retry.isoformat()
+    assert shown.waiting == ("no live session; the last wake (command) failed: exit status "
+                             f"1 (retrying at {retry:%Y-%m-%d %H:%M:%S} {retry.tzname()})")
+    log(store, "wake_attempt", sent.id, "gemini", method="command", attempt=2)
+    [trying] = box("claude").status(sent.id).recipients
+    assert trying.waiting == "no live session; a wake is being tried now"

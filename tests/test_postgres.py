@@ -72,24 +72,36 @@ def _tables(url: str) -> list[str]:
                                            "schemaname = 'public'").fetchall()]
 
 
-@pytest.mark.parametrize("command", [
-    ("--agent", "claude", "send", "--to", "gemini", "--subject", "s", "--body", "b"),
-    ("--agent", "gemini", "inbox"),
-    ("doctor",),
-    ("pg", "grant", "gemini"),
+@pytest.mark.parametrize(("command", "reads"), [
+    (("--agent", "claude", "send", "--to", "gemini", "--subject", "s", "--body", "b"), False),
+    (("--agent", "gemini", "inbox"), True),
+    (("doctor",), True),
+    (("who",), True),
+    (("config", "show"), True),
+    (("pg", "grant", "gemini"), False),
 ])
 def test_a_database_without_the_schema_is_refused_and_left_untouched(
-        bare: str, command: tuple[str, ...]) -> None:
+        bare: str, command: tuple[str, ...], reads: bool) -> None:
     """A URL to the wrong database (the maintenance database ``postgres``, a typo) never
-    gets mailslot's tables: only ``mailslot init`` makes them."""
+    gets mailslot's tables: only ``mailslot init`` makes them. A command that only
+    reads says so as it does of a folder that holds no mailbox."""
     result = run_cli("--store", bare, *command)
     assert result.returncode == 1, result
-    assert result.stderr == (f"mailslot: error: no mailslot mailbox at {bare} (it has no "
-                             "mailslot schema); nothing was written: run mailslot init "
-                             f"--store {bare} to create one there\n")
+    if reads:
+        assert result.stderr == (f"mailslot: error: no mailbox at {bare}: mailslot init "
+                                 f"{bare}, or check --store/MAILSLOT_STORE\n")
+    else:
+        assert result.stderr == (f"mailslot: error: no mailslot mailbox at {bare} (it has "
+                                 "no mailslot schema); nothing was written: run mailslot "
+                                 f"init --store {bare} to create one there\n")
     assert _tables(bare) == []
-    assert run_cli("--store", bare, "init").returncode == 0
+    assert run_cli("init", bare).returncode == 0  # the URL as init's own word
     assert "mail" in _tables(bare)
+    report = run_cli("--store", bare, "doctor")
+    assert report.returncode == 0 and report.stdout.splitlines()[-1].startswith(
+        "checked: the schema's version, the rows whose sender looks forged, the "
+        "quarantine table"), report
+    assert "folder" not in report.stdout
 
 
 @pytest.mark.parametrize("command", ["migrate", "restore"])
@@ -125,6 +137,7 @@ def test_the_cli_sends_and_reads_through_MAILSLOT_STORE(url: str) -> None:
     inbox = run_cli("--agent", "gemini", "inbox", "--json", env=env)
     assert [m["subject"] for m in json.loads(inbox.stdout)] == ["hi"]
     # --store beats MAILSLOT_STORE: an empty folder has no mail for gemini
+    (Path.cwd() / "box").mkdir(mode=0o700)
     elsewhere = run_cli("--store", str(Path.cwd() / "box"), "--agent", "gemini", "inbox",
                         "--json", env=env)
     assert json.loads(elsewhere.stdout) == []

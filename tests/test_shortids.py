@@ -61,3 +61,11 @@ def test_short_forms_among_many_ids_of_both_shapes() -> None:
                      new[59]: "0000003b"}
     for full, short in forms.items():
         assert resolve(short, among) == full
+
+
+def test_an_id_listed_more_than_once_is_still_its_tail() -> None:
+    """A message to several mailboxes, or one the caller also sent, comes once per
+    listing: it is one id, and its tail names it."""
+    forms = short_forms([B, A], [A, B, B, B, A])
+    assert forms == {A: tail(A), B: tail(B)}
+    assert short_forms([A], [A, C, A]) == {A: A}  # another id shares the tail: whole

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,48 @@ def test_a_stale_state_hint_still_finds_the_message(root: Path) -> None:
     assert store.load("gemini", message.id, state="unread") == (message, "read")
     with pytest.raises(NotFound):
         store.load("gemini", make_message().id, state="unread")
+
+
+SOURCE = Path(__file__).resolve().parent.parent / "src" / "mailslot"
+
+
+def _documented_top_names() -> set[str]:
+    text = (SOURCE.parent.parent / "docs" / "format.md").read_text(encoding="utf-8")
+    block = re.search(r"## Layout\n\n```\n(.*?)```", text, re.S)
+    assert block is not None
+    return {re.split(r"[/\s]", line)[0] for line in block[1].splitlines()
+            if line and not line.startswith(" ")}
+
+
+def _written_top_names() -> set[str]:
+    """The first part of every folder the file store makes (``_folder("NAME", ...)``),
+    and the folders other modules keep in the mailbox (the watcher's records, the
+    wake bank, a host's sidecar file)."""
+    found = {m for path in (SOURCE / "store" / "files").glob("*.py")
+             for m in re.findall(r'_folder\(\s*"([a-z.-]+)"', path.read_text("utf-8"))}
+    kept = {"watchers.py": "watcher", "bank.py": "bank", "antigravity.py": "sidecars"}
+    for name, folder in kept.items():
+        path = next(SOURCE.rglob(name))
+        assert f'"{folder}"' in path.read_text("utf-8"), (path, folder)
+        found.add(folder)
+    return found
+
+
+def test_every_top_level_name_mailslot_writes_marks_a_mailbox() -> None:
+    from mailslot.store.files.layout import MAILBOX_ENTRIES
+
+    assert _documented_top_names() <= MAILBOX_ENTRIES
+    assert _written_top_names() <= MAILBOX_ENTRIES
+
+
+@pytest.mark.parametrize("name", ["config.json", "agents", "tmp", "watcher"])
+def test_a_folder_is_a_mailbox_when_empty_or_holding_its_names(tmp_path: Path,
+                                                               name: str) -> None:
+    folder = tmp_path / "box"
+    assert not FileStore(folder).exists()  # missing
+    folder.mkdir()
+    assert FileStore(folder).exists()  # empty: as init leaves it
+    (folder / "README.md").write_text("someone's project\n")
+    assert not FileStore(folder).exists()  # a folder of other files
+    (folder / name).mkdir()
+    assert FileStore(folder).exists()

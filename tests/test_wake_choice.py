@@ -302,5 +302,6 @@ def test_doctor_refuses_an_unknown_agent_or_a_bad_config_in_one_line(
 
 
 def test_doctor_host_goes_with_wake(cli: Cli) -> None:
+    assert cli("init").code == 0
     r = cli("doctor", "--host", "claude")
     assert r.code == 2 and "--host goes with --wake AGENT" in r.err

@@ -18,7 +18,15 @@ if TYPE_CHECKING:
 
 INIT = Command("init", "Create the mailbox (a folder, or a PostgreSQL database's schema), or "
                        "upgrade an older one; safe to run twice.", examples=[
-                   "mailslot init", "mailslot init --store postgresql://mailslot@db.example/mail"])
+                   "mailslot init", "mailslot init ~/team-mailbox",
+                   "mailslot init postgresql://mailslot@db.example/mail"])
+
+
+@INIT.arguments
+def _init_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("location", nargs="?", metavar="DIR|URL",
+                   help="where: a folder or a postgresql:// URL (default: --dir/--store, "
+                        "else as every command finds the mailbox)")
 
 
 @INIT.handler
@@ -28,7 +36,7 @@ def _init(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 DOCTOR = Command("doctor", "Check the mailbox folder's permissions, config and leftovers.",
-                 examples=["mailslot doctor", "mailslot doctor --fix",
+                 existing=True, examples=["mailslot doctor", "mailslot doctor --fix",
                            "mailslot doctor --wake reviewer"])
 
 
@@ -83,6 +91,7 @@ CONFIG = Command("config", "Show or change the config (config.json, or the datab
                            "whole or not at all, and refused if doctor or watch --validate "
                            "would report a new problem. Only the owner, or a process with no "
                            "identity, changes owner, require_credentials and governor.",
+                 existing=lambda args: args.action in ("show", "get", "export"),
                  examples=[
                      "mailslot config show",
                      "mailslot config set agents.reviewer.wake_method unsupported   # text: not "
@@ -109,7 +118,7 @@ def _config_arguments(p: argparse.ArgumentParser) -> None:
                         "(with no KEY VALUE)")
     p.add_argument("--if-version", metavar="VERSION",
                    help="refuse the change if the config is no longer at this version (as "
-                        "show, get and export print it)")
+                        "show --json, get --json, export and every change print it)")
 
 
 @CONFIG.handler
@@ -125,9 +134,8 @@ def _config(args: argparse.Namespace, box: Mailbox) -> int:
     if args.action in ("show", "get"):
         value, seen = (edit.current(store) if args.action == "show"
                        else edit.get(store, words[0]))
-        emit(args, {"version": seen, "value": value},
+        emit(args, {"version": seen, "value": value},  # the version: with --json only
              edit.as_text(value).rstrip("\n"))  # type: ignore[arg-type]
-        _version_note(args, seen)
         return 0
     if args.action == "export":
         if words:

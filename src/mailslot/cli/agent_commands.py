@@ -22,7 +22,7 @@ def _name(p: argparse.ArgumentParser) -> None:
 
 
 WHO = Command("who", "Agents known to this mailbox: unread mail, server presence and "
-                     "wake-up.", examples=["mailslot who", "mailslot who --json"])
+                     "wake-up.", existing=True, examples=["mailslot who", "mailslot who --json"])
 
 
 @WHO.arguments
@@ -53,7 +53,8 @@ def _whoami(args: argparse.Namespace, box: Mailbox) -> int:
 # The roster, registered agents and credentials --------------------------------------
 AGENT = Command("agent", "Manage the roster: 'agent remove NAME' archives a mailbox; 'agent "
                          "add|list|show|rotate|revoke' manage registered agents and "
-                         "credentials.", examples=lambda: [
+                         "credentials.",
+                existing=lambda args: args.action in ("list", "show"), examples=lambda: [
                     "mailslot agent remove reveiwer",
                     f"mailslot agent add planner --runtime {_runtimes()[0]} --yes",
                     "mailslot agent add tester --parent planner --yes",
@@ -192,7 +193,7 @@ def _revoke(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
-PENDING = Command("pending", "Requests waiting at your gate.")
+PENDING = Command("pending", "Requests waiting at your gate.", existing=True)
 
 
 @PENDING.handler
@@ -205,7 +206,7 @@ def _pending(args: argparse.Namespace, box: Mailbox) -> int:
 
 SESSIONS = Command("sessions", "Sessions of an agent, or of every agent: its servers and the "
                                "host sessions its hooks ran in, with their session ids.",
-                   examples=["mailslot sessions --started",
+                   existing=True, examples=["mailslot sessions --started",
                              "mailslot sessions --started --json"])
 
 
@@ -229,7 +230,8 @@ def _sessions(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 GATE = Command("gate", "Show your gate; 'gate on' takes mail from admitted members only, "
-                       "'gate off' from anyone.", examples=[
+                       "'gate off' from anyone.",
+               existing=lambda args: args.state is None, examples=[
                    "mailslot gate", "mailslot gate on", "mailslot admit builder",
                    "mailslot pending"])
 

@@ -91,23 +91,30 @@ class Command:
     for ``serve`` and ``install`` (their handlers refuse without one).
     ``remote``: it takes ``--remote URL`` and then runs against ``serve --http``
     (:mod:`.remote_cli`) instead of the local handler.
+    ``existing``: it only reads, checks or acts on what a mailbox already holds (true, or
+    a function of the parsed options for a command that also writes), so on a folder or
+    database holding no mailbox (a mistyped ``--dir``) it says so in one line and
+    creates nothing; a command that may be the first write to a new mailbox (a send,
+    ``init``) leaves it false.
     A handler gets the parsed options and the opened :class:`Mailbox`; its errors are
     translated into one line and an exit code. A ``bare`` handler (``hook``) gets only
     the options: no mailbox is opened and nothing is translated, since it must never
     fail its caller.
     """
 
-    __slots__ = ("_examples", "add_arguments", "bare", "help", "name", "remote", "run",
-                 "server")
+    __slots__ = ("_examples", "_existing", "add_arguments", "bare", "help", "name", "remote",
+                 "run", "server")
 
     def __init__(self, name: str, help: str, *,
                  examples: Sequence[str] | Callable[[], Sequence[str]] = (),
-                 server: bool = False, remote: bool = False) -> None:
+                 server: bool = False, remote: bool = False,
+                 existing: bool | Callable[[argparse.Namespace], bool] = False) -> None:
         self.name = name
         self.help = help
         self._examples = examples
         self.server = server
         self.remote = remote
+        self._existing = existing
         self.add_arguments: Arguments = _no_arguments
         self.run: Handler | None = None
         self.bare: Bare | None = None
@@ -118,6 +125,13 @@ class Command:
         built from the host registry load it only when help is built)."""
         found = self._examples() if callable(self._examples) else self._examples
         return tuple(found)
+
+    def needs_mailbox(self, args: argparse.Namespace) -> bool:
+        """Does this line only read, check or act on an existing mailbox (``existing``)?
+        Not against ``--remote``: the server's mailbox is the server's to check."""
+        if getattr(args, "remote", None) is not None:
+            return False
+        return self._existing(args) if callable(self._existing) else self._existing
 
     def arguments(self, add: Arguments) -> Arguments:
         """Decorator: the function that adds this command's options to its parser."""

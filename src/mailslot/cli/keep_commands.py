@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # Search, threads and the search index ---------------------------------------------
 SEARCH = Command("search", "Find your mail by words in subjects and bodies, best match "
-                           "first.", examples=[
+                           "first.", existing=True, examples=[
                      "mailslot search 'database migration'",
                      "mailslot search '\"schema change\" OR deploy*' --from builder --since "
                      "2026-09-01",
@@ -56,7 +56,7 @@ def _search(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 THREAD = Command("thread", "Show a conversation in order, with each message's state.",
-                 examples=["mailslot thread 7f3a9c2e"])
+                 existing=True, examples=["mailslot thread 7f3a9c2e"])
 
 
 @THREAD.arguments
@@ -74,7 +74,7 @@ def _thread(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 INDEX = Command("index", "Manage the search index (derived from the messages; safe to "
-                         "rebuild).", examples=["mailslot index --rebuild"])
+                         "rebuild).", existing=True, examples=["mailslot index --rebuild"])
 
 
 @INDEX.arguments
@@ -95,6 +95,7 @@ def _index(args: argparse.Namespace, box: Mailbox) -> int:
 # Retention: month archives of done mail ---------------------------------------------
 ARCHIVE = Command("archive", "Owner only: move done mail older than an age into compressed, "
                              "still searchable month archives, or bring it back.",
+                  existing=True,
                   examples=["mailslot --agent sarah archive --older-than 90d --dry-run"
                             "   # as the owner",
                             "mailslot --agent sarah archive --older-than 12w",
@@ -140,7 +141,7 @@ def _archive(args: argparse.Namespace, box: Mailbox) -> int:
 # Export, backup and restore, import ----------------------------------------------
 EXPORT = Command("export", "Write every message with each recipient's state (jsonl, mbox, "
                            "maildir); the output is private (0600) and never overwrites.",
-                 examples=["mailslot export > mail.jsonl",
+                 existing=True, examples=["mailslot export > mail.jsonl",
                            "mailslot export all-mail.jsonl",
                            "mailslot export --format mbox mail.mbox",
                            "mailslot export --format maildir --for reviewer reviewer-mail"])
@@ -177,7 +178,7 @@ def _export(args: argparse.Namespace, box: Mailbox) -> int:
 
 BACKUP = Command("backup", "Write a consistent snapshot of the mailbox to FILE (tar.gz with a "
                            "manifest of checksums; private, never overwrites), optionally "
-                           "encrypted with age.", examples=[
+                           "encrypted with age.", existing=True, examples=[
                      "mailslot backup mail-2026-09-21.tar.gz",
                      "mailslot backup mail.tar.gz.age --recipient age1ql3z7hjy54pw3hyww5ayyf"
                      "g7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p"])

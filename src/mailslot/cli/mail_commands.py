@@ -8,7 +8,7 @@ import sys
 
 from ..core.errors import InvalidInput, MailslotError, Throttled
 from ..core.message import NOTIFY_RUNGS
-from ..core.text import read_body
+from ..core.text import piped_body
 from . import render
 from .command import Command, emit, limit_option, style
 
@@ -30,9 +30,7 @@ def _body(args: argparse.Namespace, box: Mailbox) -> str:
     box.check_identity()
     if args.body is not None:
         return str(args.body)
-    if sys.stdin is None or sys.stdin.isatty():
-        raise InvalidInput("no body: pass --body TEXT or pipe the body on stdin")
-    return read_body(sys.stdin.buffer, box.max_body_bytes)
+    return piped_body(sys.stdin, box.max_body_bytes)
 
 
 def _kept(args: argparse.Namespace, body: str, deliver: Callable[[str], Message]) -> Message:
@@ -89,7 +87,7 @@ def _send(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 INBOX = Command("inbox", "List messages, newest first, without reading their bodies.",
-                remote=True, examples=[
+                remote=True, existing=True, examples=[
                     "mailslot inbox", "mailslot inbox --page 2",
                     "mailslot inbox --all --limit 50", "mailslot inbox --for all"])
 
@@ -110,6 +108,7 @@ def _inbox(args: argparse.Namespace, box: Mailbox) -> int:
                     limit=args.limit, number=args.page, before=args.before)
     emit(args, [i.as_dict() for i in page.items],
          render.inbox(page, mailboxes=args.for_ is not None, style=style(args)))
+    _notes(box)
     if page.items.unreadable:
         print(f"mailslot: {page.items.unreadable} unreadable message file(s) skipped; "
               "mailslot doctor names them", file=sys.stderr)
@@ -117,7 +116,7 @@ def _inbox(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 SENT = Command("sent", "What you sent, newest first, with each recipient's state.",
-               examples=["mailslot sent", "mailslot sent --limit 5 --json"])
+               existing=True, examples=["mailslot sent", "mailslot sent --limit 5 --json"])
 SENT.arguments(limit_option)
 
 
@@ -125,10 +124,12 @@ SENT.arguments(limit_option)
 def _sent(args: argparse.Namespace, box: Mailbox) -> int:
     page = box.sent(limit=args.limit)
     emit(args, [s.as_dict() for s in page], render.sent_list(page, style=style(args)))
+    _notes(box)
     return 0
 
 
-READ = Command("read", "Show a message in full and mark it read.", remote=True, examples=[
+READ = Command("read", "Show a message in full and mark it read.", remote=True,
+               existing=True, examples=[
     "mailslot read 7f3a9c2e", "mailslot read 2026-09-21_1448 --peek"])
 
 
@@ -153,7 +154,7 @@ def _one_id(p: argparse.ArgumentParser) -> None:
 
 
 MARK_READ = Command("mark-read", "Mark a message read without showing it.",
-                    examples=["mailslot mark-read 7f3a9c2e"])
+                    existing=True, examples=["mailslot mark-read 7f3a9c2e"])
 MARK_READ.arguments(_one_id)
 
 
@@ -165,7 +166,7 @@ def _mark_read(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 DONE = Command("done", "Mark messages handled (they are kept, never deleted).", remote=True,
-               examples=["mailslot done 7f3a9c2e 81be02d4", "mailslot done --all"])
+               existing=True, examples=["mailslot done 7f3a9c2e 81be02d4", "mailslot done --all"])
 
 
 @DONE.arguments
@@ -191,7 +192,8 @@ def _done(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 REPLY = Command("reply", "Answer a message: to its sender, in its thread; marks it done.",
-                remote=True, examples=["mailslot reply 7f3a9c2e --body 'Merged, thanks.'"])
+                remote=True, existing=True,
+                examples=["mailslot reply 7f3a9c2e --body 'Merged, thanks.'"])
 
 
 @REPLY.arguments
@@ -229,7 +231,7 @@ def _broadcast(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 RETRACT = Command("retract", "Withdraw your broadcast from agents not yet served it.",
-                  examples=["mailslot retract 7f3a9c2e"])
+                  existing=True, examples=["mailslot retract 7f3a9c2e"])
 RETRACT.arguments(_one_id)
 
 
@@ -241,7 +243,7 @@ def _retract(args: argparse.Namespace, box: Mailbox) -> int:
 
 
 STATUS = Command("status", "Where a message stands: each recipient's delivery ladder, "
-                 "and its replies.",
+                 "and its replies.", existing=True,
                  examples=["mailslot status 7f3a9c2e",
                            "mailslot status 7f3a9c2e --wait surfaced --timeout 60"])
 

@@ -72,15 +72,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not argv:
             parser.print_help()  # `mailslot` alone: show what it can do
             return 2
-        args = parser.parse_args(argv)
+        if found and found[0].bare is not None:  # `hook`: never blocks a prompt
+            args, extra = parser.parse_known_args(argv)
+            if extra:
+                print(f"mailslot {word}: ignored unknown argument(s): {' '.join(extra)}",
+                      file=sys.stderr)
+        else:
+            args = parser.parse_args(argv)
     [command] = declared(args.command)
     if command.bare is not None:  # it must never fail its caller: no translation
         return command.bare(args)
     try:
         remote = getattr(args, "remote", None)  # the credential is the server's
-        box = Mailbox.open(args.dir, args.agent,
+        box = Mailbox.open(_location(args), args.agent,
                            credential=None if remote else args.credential,
                            peer_of=getattr(args, "peer_of", None))
+        if command.needs_mailbox(args):
+            box.require_mailbox()
         return _run(command, args, box)
     except MailslotError as exc:
         code = next(c for kind, c in _CODES if isinstance(exc, kind))
@@ -90,6 +98,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+def _location(args: argparse.Namespace) -> str | None:
+    """``--dir``/``--store``, or the folder or URL a command takes as its own word
+    (``init DIR|URL``): one of the two, or both the same."""
+    own = getattr(args, "location", None)
+    if own is not None and args.dir is not None and own != args.dir:
+        raise InvalidInput(f"{own} and --dir {args.dir} name two mailboxes: give one")
+    return own if own is not None else args.dir  # type: ignore[no-any-return]
 
 
 def _run(command: Command, args: argparse.Namespace, box: Mailbox) -> int:

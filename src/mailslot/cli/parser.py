@@ -56,19 +56,22 @@ def _raw_formatter(*, prog: str) -> argparse.HelpFormatter:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr (JSON with --json) and exit 2."""
+    """argparse, but a usage error is one line on stderr (JSON with --json) and exit 2.
+    ``helped``: the help it points at (the command's, when the line names one)."""
+
+    helped = ""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _formatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        fail(f"{message} (see '{self.prog} --help')", "usage", 2, as_json=_JSON_ASKED)
+        fail(f"{message} (see '{self.helped or self.prog} --help')", "usage", 2,
+             as_json=_JSON_ASKED)
         raise SystemExit(2)
 
 
-def build_parser(only: str | None = None, *, as_json: bool = False
-                 ) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, *, as_json: bool = False) -> _Parser:
     """The whole parser, or with ``only`` one that knows just that command: building
     every command's parser was a tenth of a short command's whole time. ``as_json``:
     its usage errors are printed as JSON."""
@@ -84,6 +87,8 @@ def build_parser(only: str | None = None, *, as_json: bool = False
     sub.required = True
     for command in declared(only):
         _add(sub, command)
+    if only is not None:  # an unknown option is found by the top parser: its command's help
+        parser.helped = f"mailslot {only}"
     return parser
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..core.message import Message
 from ..core.results import InboxPage, Item, Page
-from ..core.text import DEFAULT_MAX_BODY_BYTES, read_body
+from ..core.text import DEFAULT_MAX_BODY_BYTES, piped_body
 from ..http.client import Remote, read_secret
 from . import render
 
@@ -81,11 +81,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, Remote], int]] = {
 def _body(args: argparse.Namespace) -> str:
     if args.body is not None:
         return str(args.body)
-    from ..core.errors import InvalidInput
-
-    if sys.stdin is None or sys.stdin.isatty():
-        raise InvalidInput("no body: pass --body TEXT or pipe the body on stdin")
-    return read_body(sys.stdin.buffer, DEFAULT_MAX_BODY_BYTES)
+    return piped_body(sys.stdin, DEFAULT_MAX_BODY_BYTES)
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:

@@ -125,7 +125,10 @@ def whoami(me: WhoAmI) -> str:
              "git": f"the git checkout {me.git_toplevel}"}
     first = (f"agent:   {me.name} (from {where.get(me.source or '', me.source)})"
              if me.name else f"agent:   none ({me.problem})")
-    return "\n".join([first, f"mailbox: {me.mailbox}", f"store:   {me.store}"])
+    lines = [first, f"mailbox: {me.mailbox}", f"store:   {me.store}"]
+    if me.mailbox_missing:
+        lines.append(f"note:    {me.mailbox_missing}")
+    return "\n".join(lines)
 
 
 def page_out(text: str) -> None:
@@ -264,10 +267,19 @@ def doctor(report: DoctorReport) -> str:
     if report.healthy:
         lines.append("ok: no problems found")
     if not report.deep:
-        lines.append("checked: the layout, the counts and the newest 200 files of each "
-                     "folder; done mail and archives were left out (`mailslot doctor "
-                     "--deep` checks every file and reads every message)")
+        lines.append(_CHECKED.get(report.kind, _CHECKED["files"]))
     return "\n".join(lines)
+
+
+_CHECKED = {
+    "files": "checked: the layout, the counts and the newest 200 files of each folder; "
+             "done mail and archives were left out (`mailslot doctor --deep` checks every "
+             "file and reads every message)",
+    "postgresql": "checked: the schema's version, the rows whose sender looks forged, "
+                  "the quarantine table, the config and the wakes; no other message was "
+                  "read (`mailslot doctor --deep` reads every message and names the "
+                  "unreadable ones)"}
+"""What a bounded ``doctor`` looked at, in the store's own terms (by its kind)."""
 
 
 def wake_diagnosis(found: Diagnosis) -> str:

@@ -321,6 +321,7 @@ def _seconds(raw: str) -> float:
 
 
 WATCH = Command("watch", "Wake opted-in agents when mail arrives (runs in the foreground).",
+                existing=lambda args: args.validate,
                 examples=["mailslot watch", "mailslot watch --validate",
                           "mailslot watch --service install   # always on: a login service",
                           "mailslot watch --validate --json   # also lists every wake "

@@ -130,14 +130,17 @@ def _edits(a: str, b: str) -> int:
 def from_folder(raw: str) -> str:
     """A git toplevel's name made into an agent name: ASCII-folded, lowercased, and
     ``_``, ``.`` and spaces turned into ``-`` (``My_App`` → ``my-app``, ``Über`` →
-    ``uber``). The result may still be invalid (``___``); the service then refuses it."""
+    ``uber``). The result may still be invalid or reserved; the service then refuses it,
+    as it would the same name given with ``--agent``. A name starting with ``_`` is
+    reserved, so it keeps its ``_`` (``_under`` stays ``_under``, never ``under``)."""
     if not raw.isascii():
         import unicodedata  # only for names outside ASCII
 
         raw = unicodedata.normalize("NFKD", raw).encode("ascii", "ignore").decode("ascii")
     name = raw.lower()
+    mark = "_" if name.startswith("_") else ""
     for sep in "_. ":
         name = name.replace(sep, "-")
     while "--" in name:
         name = name.replace("--", "-")
-    return name.strip("-")
+    return mark + name.strip("-")

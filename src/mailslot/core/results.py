@@ -279,6 +279,7 @@ class WhoAmI:
     mailbox: str
     store: str
     problem: str | None = None
+    mailbox_missing: str | None = None  # None: a mailbox is there; else what to do
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -296,6 +297,8 @@ class DoctorReport:
     routes: tuple[str, ...] = ()
     """One line per woken agent whose method picks its way at wake time: which way a
     wake would go now, and why."""
+    kind: str = "files"
+    """The store's kind (``files``, ``postgresql``): what the report can say it looked at."""
 
     @property
     def healthy(self) -> bool:

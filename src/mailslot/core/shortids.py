@@ -11,6 +11,7 @@ id the store itself listed.
 
 from __future__ import annotations
 
+from itertools import compress
 from operator import itemgetter
 
 from .errors import InvalidInput, NotFound
@@ -76,13 +77,16 @@ def resolve_first(raw: object, tiers: Iterable[Iterable[str]], *, owner: str = "
 
 
 def short_forms(ids: Iterable[str], among: Iterable[str]) -> dict[str, str]:
-    """For each of ``ids``, its tail when no other id of ``among`` shares it, else the
-    whole id: the shortest form :func:`resolve` turns back into the same id.
+    """For each of ``ids``, its tail when no other id of ``among`` (nor of ``ids``)
+    shares it, else the whole id: the shortest form :func:`resolve` turns back into the
+    same id.
 
-    ``among`` is every id the caller may name (10,000 and more for a full inbox), so it
-    is counted without a Python step per id: an id has the tail ``t`` exactly when it
-    ends with ``_t`` (a tail holds no ``_``), so only the wanted endings are counted, by
-    slicing each id's last characters in C (one pass per distinct tail length).
+    ``among`` is every id the caller may name (10,000 and more for a full inbox), where
+    one id may come more than once (a message to several mailboxes listed with each, or
+    with what the caller sent): ids are counted once each. It is counted without a
+    Python step per id: an id has the tail ``t`` exactly when it ends with ``_t`` (a
+    tail holds no ``_``), so only the ids with a wanted ending are kept, by slicing each
+    id's last characters in C (one pass per distinct tail length).
     """
     wanted = {message_id: tail(message_id) for message_id in ids}
     endings: dict[int, set[str]] = {}
@@ -90,10 +94,11 @@ def short_forms(ids: Iterable[str], among: Iterable[str]) -> dict[str, str]:
         if len(key) >= MIN_PREFIX:  # shorter tails are never shown, so never counted
             endings.setdefault(len(key) + 1, set()).add("_" + key)
     counts: dict[str, int] = {}
-    pool = among if len(endings) <= 1 else list(among)
+    pool = [*among, *wanted]
     for length, want in endings.items():
-        last = map(itemgetter(slice(-length, None)), pool)
-        for ending in filter(want.__contains__, last):
+        cut = itemgetter(slice(-length, None))
+        holders = set(compress(pool, map(want.__contains__, map(cut, pool))))
+        for ending in map(cut, holders):
             counts[ending] = counts.get(ending, 0) + 1
     forms: dict[str, str] = {}
     for message_id, key in wanted.items():

@@ -11,7 +11,7 @@ from .errors import InvalidInput
 
 TYPE_CHECKING = False  # typing is not loaded on the hook path (see docs/hooks.md)
 if TYPE_CHECKING:
-    from typing import BinaryIO
+    from typing import BinaryIO, TextIO
 
 MAX_SUBJECT_LENGTH = 200
 MAX_FIELD_LENGTH = 200
@@ -106,6 +106,20 @@ def read_body(stream: BinaryIO, max_bytes: int) -> str:
             "nothing was sent"
         )
     return decode_body(raw)
+
+
+def piped_body(stdin: TextIO | None, max_bytes: int) -> str:
+    """The body piped on ``stdin``, for a command given no ``--body``. Refused in one
+    line when nothing was piped: ``stdin`` is a terminal, or it held only white space
+    (as an agent's shell runs a command, with an empty stdin). An empty message is sent
+    only when asked for: ``--body ''``."""
+    if stdin is None or stdin.isatty():
+        raise InvalidInput("no body: pass --body TEXT or pipe the body on stdin")
+    body = read_body(stdin.buffer, max_bytes)
+    if not body.strip():
+        raise InvalidInput("no body: stdin was empty; pass --body TEXT or pipe the body "
+                           "(--body '' sends an empty one); nothing was sent")
+    return body
 
 
 def for_terminal(text: str) -> str:

@@ -76,7 +76,7 @@ def search(
         if len(ids) < request.limit:
             break
         offset += len(ids)
-    return Found(found, box.store.unsearched())
+    return Found(box.shortened(found), box.store.unsearched())
 
 
 def thread(box: Mailbox, message_id: str) -> list[ThreadEntry]:
@@ -121,7 +121,7 @@ def _mine(box: Mailbox, message_id: str) -> Item | None:
     archived copy (:meth:`Mailbox.read` finds both); ``None`` if it has none (not its
     mail, retracted before it was served, unreadable)."""
     try:
-        return box.read(message_id, mark=False)
+        return box.read(message_id, mark=False, short=False)
     except (NotFound, Unreadable):
         return None
 

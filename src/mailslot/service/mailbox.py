@@ -27,7 +27,7 @@ from ..core.errors import (
 )
 from ..core.ids import check_id, sender_of
 from ..core.message import NOTIFY_RUNGS, STATES, Message, State
-from ..core.names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
+from ..core.names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name, closest
 from ..core.results import (
     AgentInfo,
     DoctorReport,
@@ -46,6 +46,7 @@ from ..mail import governor
 from ..mail.broadcasts import to_serve
 from ..mail.posting import Notifier, post, receipt
 from ..store import open_store
+from ..store.location import no_mailbox
 from . import ladder, overview, recipients
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
@@ -98,7 +99,8 @@ class Mailbox:
         server's instances too (see :mod:`mailslot.access.instances`)."""
         self._mine: set[str] | None = None
         self.notes: list[str] = []
-        """What the last send wants its caller told (a new mailbox, a wake not allowed)."""
+        """What the last send wants its caller told (a new mailbox, a wake not allowed),
+        or a listing of my own mail (a name of mine the mailbox does not know)."""
 
     @classmethod
     def open(
@@ -169,11 +171,11 @@ class Mailbox:
     def _git_name(identity: Identity) -> str:
         try:
             return check_name(identity.name, "agent name")
-        except InvalidInput:
+        except InvalidInput as exc:
             folder = os.path.basename(identity.path or "")
             raise NoIdentity(
-                f"the git checkout's name {quoted(folder)} does not make an agent name; "
-                "pass --agent NAME (a-z, 0-9 and '-') or set MAILSLOT_AGENT"
+                f"the git checkout's name {quoted(folder)} does not make an agent name "
+                f"({exc}); pass --agent NAME (a-z, 0-9 and '-') or set MAILSLOT_AGENT"
             ) from None
 
     def whoami(self) -> WhoAmI:
@@ -184,9 +186,17 @@ class Mailbox:
         except InvalidInput as exc:
             problem = str(exc)
         identity = self.identity
+        missing = None if self.store.exists() else no_mailbox(self.store.location)
         return WhoAmI(name, identity.source if identity else None,
                       identity.path if identity else None, self.store.location,
-                      type(self.store).__name__, problem)
+                      type(self.store).__name__, problem, missing)
+
+    def require_mailbox(self) -> None:
+        """Refuse, in one line and before anything is written, a command that only reads
+        or checks when there is no mailbox here: a mistyped ``--dir`` is said, not
+        answered with "no messages" (or "ok")."""
+        if not self.store.exists():
+            raise NotFound(no_mailbox(self.store.location))
 
     def check_identity(self) -> str:
         """Fail early (before reading a body) when there is no usable identity."""
@@ -391,6 +401,8 @@ class Mailbox:
         groups = self._listing(for_, states, served=include_done and not unread_only)
         # My own ids in those states, already listed: short forms need not list them again.
         listed = groups[0][1] if for_ is None else []
+        if for_ is None and not listed:
+            self._note_stranger()
         if before is not None:
             last = self.resolve_id(before, everywhere=not self._own_box(for_))
             groups = [(box, [e for e in got if e[0] < last]) for box, got in groups]
@@ -446,6 +458,24 @@ class Mailbox:
             return self.agent
         except NoIdentity:
             return None
+
+    def _note_stranger(self) -> None:
+        """A note (:attr:`notes`) when this process speaks as a name the mailbox does not
+        know (no mailbox, not in the config, nothing sent) and a known agent's name is a
+        typo away: ``--agent alcie`` beside ``alice``. Asked only when my own listing
+        came back empty, so a mailbox with mail never pays for it."""
+        me = self.agent
+        try:
+            roster = self.known_agents()
+        except MailslotError:  # a config that cannot be read: inbox says nothing of it
+            return
+        near = None if me in roster else closest(me, roster)
+        if near is not None and not self.store.sent_ids(me, 1):  # a sender is known too
+            source = self.identity.source if self.identity is not None else "--agent"
+            note = (f"this mailbox knows no agent {me} (your name, from {source}): did you "
+                    f"mean {near}?")
+            if note not in self.notes:  # a server's mailbox lives on: said once
+                self.notes.append(note)
 
     def _own_box(self, for_: str | None) -> bool:
         """Is ``for_`` this process's own inbox (``None`` is; without an identity, no
@@ -503,6 +533,8 @@ class Mailbox:
         if limit < 1:
             raise InvalidInput("limit must be at least 1")
         page = overview.sent(self.store, self.agent, self.who, limit, self._clock())
+        if not page:
+            self._note_stranger()
         recent = set(self.store.sent_ids(self.agent, _RECENT_SENT))
         forms = self._short_forms([s.message.id for s in page], everywhere=True,
                                   history=not all(s.message.id in recent for s in page))
@@ -705,9 +737,10 @@ class Mailbox:
             return to
         return before
 
-    def read(self, message_id: str, *, mark: bool = True) -> Item:
+    def read(self, message_id: str, *, mark: bool = True, short: bool = True) -> Item:
         """The whole message; unread mail becomes read unless ``mark`` is false. My
-        mail the owner archived is shown from its month's archive (``archived``, done)."""
+        mail the owner archived is shown from its month's archive (``archived``, done).
+        ``short``: with its short form, as my inbox shows it (:meth:`shortened`)."""
         whole = self.resolve_id(message_id)
         try:
             item = self._find(whole)
@@ -715,14 +748,24 @@ class Mailbox:
             kept = self.archived_copy(whole)
             if kept is None:
                 raise
-            return kept
-        if mark and item.state == "unread":
-            return Item(item.message, self._settle(item, "read"), item.mailbox)
-        return item
+            item = kept
+        else:
+            if mark and item.state == "unread":
+                item = Item(item.message, self._settle(item, "read"), item.mailbox)
+        return self.shortened([item])[0] if short else item
+
+    def shortened(self, items: Sequence[Item]) -> list[Item]:
+        """``items`` of my mail, each with the short form my inbox shows for it (its
+        random tail, or the whole id where another message shares the tail), found in
+        one pass: done mail is looked among only when one of them is done."""
+        forms = self._short_forms([i.message.id for i in items], everywhere=False,
+                                  history=any(i.state == "done" for i in items))
+        return [replace(i, short=forms[i.message.id]) for i in items]
 
     def mark_read(self, message_id: str) -> Item:
         item = self._find(self.resolve_id(message_id), header_only=True)
-        return Item(item.message, self._settle(item, "read"), item.mailbox)
+        return self.shortened([Item(item.message, self._settle(item, "read"),
+                                    item.mailbox)])[0]
 
     def done(self, message_ids: Iterable[str], *, everything: bool = False) -> Finished:
         """Mark messages handled. Every id is checked before any is touched.

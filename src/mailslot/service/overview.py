@@ -79,6 +79,23 @@ class Receipts:
         said = event.get("reason") or event.get("said")  # a success's own words too
         self.wakes[agent] = {"outcome": kind, "method": event.get("method"),
                              "at": event.get("ts"), "reason": said}
+        retry = _retry_at(event)
+        if retry is not None:
+            self.wakes[agent]["retry_at"] = retry
+
+
+def _retry_at(event: dict[str, Any]) -> str | None:
+    """When a failed wake that will be tried again is next due (ISO 8601), if the
+    line says (``retry_in`` seconds after its ``ts``)."""
+    after, ts = event.get("retry_in"), event.get("ts")
+    if not isinstance(after, (int, float)) or not isinstance(ts, str):
+        return None
+    from ..core.dates import timedelta
+
+    try:
+        return (datetime.fromisoformat(ts) + timedelta(seconds=after)).isoformat()
+    except (ValueError, OverflowError):
+        return None
 
 
 def _receipts(store: Store, ids: set[str]) -> dict[str, Receipts]:
@@ -302,11 +319,25 @@ class Waiting:
             self._watcher = self._watcher or watcher(self.store, self._config)
             if not self._watcher.running and not self._watcher.on_demand:
                 return f"no live session, and no watcher runs to wake it ({setting})"
-        if outcome in ("queued", "attempt", "failed"):
-            return f"no live session; a wake is under way ({outcome}{reason})"
+        if outcome == "failed":  # not final: it is tried again
+            method = wake.get("method") if wake else "?"
+            return f"no live session; the last wake ({method}) failed{reason}{_retrying(wake)}"
+        if outcome == "queued":
+            return "no live session; a wake is queued"
+        if outcome == "attempt":
+            return "no live session; a wake is being tried now"
         if outcome == "ok":
             return "no live session; it was woken, and has not looked yet"
         return f"no live session; not woken ({setting})"
+
+
+def _retrying(wake: dict[str, Any] | None) -> str:
+    """``(retrying at 14:48:08 UTC)``, when the failed wake's line says when."""
+    retry = wake.get("retry_at") if wake else None
+    if not isinstance(retry, str):
+        return " (it is tried again)"
+    when = datetime.fromisoformat(retry)
+    return f" (retrying at {when:%Y-%m-%d %H:%M:%S} {when.tzname() or ''})".replace(" )", ")")
 
 
 def who(store: Store, config: Config, now: datetime, *, online_only: bool = False
@@ -520,7 +551,7 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
             " `mailslot doctor --fix` removes them)"
         )
     return DoctorReport(store.location, problems, fixed, watching, deep=deep,
-                        bridges=_bridges(store), routes=routes)
+                        bridges=_bridges(store), routes=routes, kind=store.kind)
 
 
 def _bridges(store: Store) -> tuple[str, ...]:

@@ -32,6 +32,13 @@ def store_location(explicit: str | None = None, env: Mapping[str, str] = os.envi
     return location if "://" in location else os.path.expanduser(location)
 
 
+def no_mailbox(location: str) -> str:
+    """The one line that says no mailbox is at ``location`` (a folder or a URL), and
+    what to do: create one there, or name the right one."""
+    options = "--dir/MAILSLOT_DIR" if "://" not in location else "--store/MAILSLOT_STORE"
+    return f"no mailbox at {location}: mailslot init {location}, or check {options}"
+
+
 def _settings_file(env: Mapping[str, str]) -> str:
     """The first line of ``$XDG_CONFIG_HOME/mailslot/store``: where this machine's
     mailbox is, said once (a URL there holds no password: libpq's PGPASSFILE does)."""

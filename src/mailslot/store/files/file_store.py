@@ -609,9 +609,12 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
 
     # Creating and upgrading a store --------------------------------------------
     def init(self) -> str:
-        """Create the mailbox folder (0700); files need no upgrade."""
+        """Create the mailbox folder (0700); files need no upgrade. A folder already
+        holding other files gets ``agents/``, so that it is seen as a mailbox."""
         existed = self.exists()
         self._folder(create=True)
+        if not existed and os.listdir(self.root):
+            self._folder("agents", create=True)
         return f"{self.root} {'was already' if existed else 'is now'} a mailbox (files)"
 
 
