@@ -121,10 +121,10 @@ def _written_top_names() -> set[str]:
 
 
 def test_every_top_level_name_mailslot_writes_marks_a_mailbox() -> None:
-    from mailslot.store.files.layout import MAILBOX_ENTRIES
+    from mailslot.store.format import LAYOUT_NAMES
 
-    assert _documented_top_names() <= MAILBOX_ENTRIES
-    assert _written_top_names() <= MAILBOX_ENTRIES
+    assert _documented_top_names() <= LAYOUT_NAMES
+    assert _written_top_names() <= LAYOUT_NAMES
 
 
 @pytest.mark.parametrize("name", ["config.json", "agents", "tmp", "watcher"])

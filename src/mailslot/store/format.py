@@ -98,8 +98,9 @@ LAYOUT_NAMES = frozenset({
     "config.json", "config.lock", "agents", "broadcast", "tmp", "log", "quarantine",
     "presence", "sessions", "claims", "waiters", "hook-sessions", "instances", "wake",
     "limits", "archive", "index", "tally", "sent", "registry", "gates", "fences",
-    "latest", "sidecars", "watcher"})
-"""The names at the top of a mailbox folder (docs/format.md)."""
+    "latest", "sidecars", "watcher", "bank"})
+"""What mailslot writes at the top of a mailbox folder (docs/format.md's layout): a
+folder holding any of them is a mailbox."""
 
 
 def free_for_mailbox(path: str) -> bool:

@@ -23,6 +23,7 @@ from ...core.names import is_valid_name
 from ..format import (
     EVENTS,
     FOLDER_OF,
+    LAYOUT_NAMES,
     SEGMENT_BYTES,
     check_once_key,
     event_segments,
@@ -55,13 +56,6 @@ TALLY = "tally"
 ``kept_listing`` say what."""
 OPEN: tuple[State, ...] = ("unread", "read")
 """The states of open mail, whose folders have kept listings."""
-MAILBOX_ENTRIES = frozenset({
-    "config.json", "config.lock", "agents", "broadcast", "tmp", "log", "quarantine",
-    "presence", "sessions", "claims", "waiters", "hook-sessions", "instances", "wake",
-    "limits", "archive", "index", TALLY, "sent", "registry", "gates", "fences", "latest",
-    "watcher", "bank", "sidecars"})
-"""What mailslot writes at the top of a mailbox folder (docs/format.md's layout): a
-folder holding any of them is a mailbox."""
 
 
 class MailboxFiles(Folders):
@@ -75,13 +69,14 @@ class MailboxFiles(Folders):
 
     def exists(self) -> bool:
         """Is there a mailbox at all: the folder, empty (as ``init`` makes it) or holding
-        any of :data:`MAILBOX_ENTRIES`? A folder of other files is none (a mistyped
-        ``--dir``). A hook without one stays silent; a command that only reads says so."""
+        any of :data:`~mailslot.store.format.LAYOUT_NAMES`? A folder of other files is
+        none (a mistyped ``--dir``). A hook without one stays silent; a command that
+        only reads says so."""
         try:
             names = os.listdir(self.root)
         except OSError:  # missing, not a folder, not ours to list
             return False
-        return not names or not MAILBOX_ENTRIES.isdisjoint(names)
+        return not names or not LAYOUT_NAMES.isdisjoint(names)
 
     def _box(self, agent: str, state: State, *, create: bool = False) -> str:
         return self._folder("agents", agent, FOLDER_OF[state], create=create)
