@@ -285,7 +285,7 @@ def _import_arguments(p: argparse.ArgumentParser) -> None:
 def _import(args: argparse.Namespace, box: Mailbox) -> int:
     from ..keep.importing import import_mail
 
-    report = import_mail(box.store, args.format, args.path,
+    report = import_mail(box, args.format, args.path,
                          max_body_bytes=box.max_body_bytes)
     emit(args, report.as_dict(),
          "\n".join([report.summary(), *(f"not mapped: {u}" for u in report.unmapped)]))

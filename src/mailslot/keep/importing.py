@@ -44,6 +44,10 @@ from ..core.values import dataclass, field
 from ..mail.posting import receipt
 from ..store import Store
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..service.mailbox import Mailbox
+
 # Each format and the module under ``importers/`` that reads it (loaded only when used).
 _MODULES = {"jsonl": "jsonl", "mbox": "mail_files", "maildir": "mail_files",
             "dead-drop": "folders", "repo-mailbox": "folders",
@@ -130,9 +134,10 @@ class Source:
         raise NotImplementedError
 
 
-def import_mail(store: Store, fmt: str, path: str, *,
+def import_mail(box: Mailbox, fmt: str, path: str, *,
                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Report:
-    """Import the ``fmt`` store at ``path`` into ``store``; see the module docstring.
+    """Import the ``fmt`` store at ``path`` into ``box``'s store; see the module
+    docstring. Settings it takes go through ``box``'s config writer, with its rules.
 
     All or nothing: everything is read and checked before anything is written, so a
     source that cannot be read whole, or holds a message that cannot be one of
@@ -140,13 +145,14 @@ def import_mail(store: Store, fmt: str, path: str, *,
     wrong type, a YAML alias), is one error and the mailbox is left as it was. A file
     that is not a message at all is named in the report and left out (docs/keep.md).
     """
+    store = box.store
     report = Report(max_body_bytes=max_body_bytes)
     source = reader(fmt, path, report)
     planned = _plan(fmt, path, source, report)
     store.init()
     for item, message in planned:
         _bring(store, fmt, item, message, report)
-    _agents(store, source.agents, report)
+    _agents(box, source.agents, report)
     return report
 
 
@@ -342,7 +348,7 @@ def _message(fmt: str, item: Foreign, ids: Mapping[str, str], report: Report
                    expect_reply=item.expect_reply)
 
 
-def _agents(store: Store, agents: Mapping[str, Mapping[str, Any]], report: Report) -> None:
+def _agents(box: Mailbox, agents: Mapping[str, Mapping[str, Any]], report: Report) -> None:
     """Agents a source describes become entries of config.json's ``agents``, with the
     settings the source has that mean the same in mailslot, through the config writer
     (each agent's entry checked as ``config set`` checks it). Nothing the config has is
@@ -356,7 +362,7 @@ def _agents(store: Store, agents: Mapping[str, Mapping[str, Any]], report: Repor
         if name is not None:
             wanted[name] = dict(settings)
     for name in sorted(wanted):
-        config, version = config_edit.current(store)
+        config, version = config_edit.current(box.store)
         known = config.get("agents", {})
         if not isinstance(known, dict):
             raise InvalidInput("config.json: 'agents' is not an object; fix it first")
@@ -374,14 +380,14 @@ def _agents(store: Store, agents: Mapping[str, Mapping[str, Any]], report: Repor
         if new == entry:
             continue
         try:
-            config_edit.set_value(store, f"agents.{name}", new, expected=version)
+            config_edit.set_values(box, [(f"agents.{name}", new)], expected=version)
         except InvalidInput as exc:
             report.note(f"agents.{name}: the source's {', '.join(sorted(settings))} not "
                         f"taken ({exc})")
             if entry is not None:
                 continue
             new = {}
-            config_edit.set_value(store, f"agents.{name}", new)
+            config_edit.set_values(box, [(f"agents.{name}", new)])
         report.added["config agents"] += entry is None
         report.added["config settings"] += len(new) - len(entry or {})
 
