@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from claude_session import FakeSession
 from conftest import Result
 from hookkit import sender
 from mailslot import FileStore, Mailbox
@@ -191,7 +192,7 @@ def wait_mail(root: Path, agent: str, count: int = 1) -> list[Any]:
 
 
 def test_a_send_message_becomes_mail_from_the_sessions_agent_and_the_reply_wakes_it(
-        bridged: Bridge, root: Path, world: Receipts, cli: Cli,
+        bridged: Bridge, root: Path, world: Receipts, cli: Cli, sockets: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
     record = bridged.record_of("codex")
     assert record["pid"] != os.getpid() and record["peerProtocol"] == 1
@@ -210,15 +211,21 @@ def test_a_send_message_becomes_mail_from_the_sessions_agent_and_the_reply_wakes
     assert mail.sender == "alice" and mail.subject == "Please review PR 7."
     assert mail.body == "Please review PR 7.\n\nThanks"  # the wrapper removed
     assert world.lines == []  # delivered: no receipt, as Claude Code does
-    # the reply is mail to alice, which the claude-peer wake hands to her session
+    # the reply is mail to alice, which the claude-peer wake hands to her session (its
+    # door: a process named claude holding a cc-socks socket; this test process, which
+    # sent as alice, is no Claude Code, so its own record is passed over)
     configure(root, {"alice": {"wake_on_mail": True, "wake_method": "claude-peer",
                                "wake_retry": {"attempts": 1, "backoff_seconds": 0}}})
     FileStore(root).set_latest_session("alice", "claude", SESSION)
     monkeypatch.setattr(claude, "RECEIPT_SECONDS", 0.3)  # a taken notice gets no answer
+    door = FakeSession(Path(os.environ["HOME"]), Path(sockets) / "cc-socks", SESSION)
     reply = sender(root, "codex").reply(mail.id, "Looks good")
     assert reply.to == ("alice",)
-    assert cli("watch", "--once").code == 0
-    [notice] = [x for x in world.lines if x.get("type") == "user"]
+    try:
+        assert cli("watch", "--once").code == 0
+    finally:
+        door.close()
+    [notice] = [x for x in door.lines if x.get("type") == "user"]
     assert notice["session_id"] == SESSION
     assert f"codex sent message {reply.id}" in notice["message"]["content"]
 

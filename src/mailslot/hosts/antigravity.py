@@ -87,20 +87,6 @@ class Unusable:
         self.gone = gone
 
 
-def _started_after(pid: int, written: float) -> bool:
-    """True when process ``pid`` started after ``written`` (so it is not the writer)."""
-    from pathlib import Path
-
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks = int(fields[19])
-        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
-                    if line.startswith("btime "))
-    except (OSError, ValueError, IndexError, StopIteration):
-        return False  # no /proc (macOS): the liveness check is all we have
-    return boot + ticks / os.sysconf("SC_CLK_TCK") > written + 1.0
-
-
 def _loopback(address: str) -> bool:
     """Is ``address`` (``http(s)://HOST:PORT`` or ``HOST:PORT``) on this machine?"""
     from urllib.parse import urlsplit
@@ -150,7 +136,9 @@ def read_credentials(path: Path) -> Credentials | Unusable:
         return stale
     except PermissionError:
         return Unusable(f"the process that wrote {path} (pid {pid}) is not yours")
-    if _started_after(pid, info.st_mtime):
+    from ..core.processes import started_after
+
+    if started_after(pid, info.st_mtime):
         return stale
     if not isinstance(address, str) or not _loopback(address):
         return Unusable(f"credentials file {path} has no address on this machine; refused")
