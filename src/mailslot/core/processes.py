@@ -1,7 +1,7 @@
 """What ``/proc`` says about a running process: when it started, its command line, its
 parent, the sockets it holds.
 
-mailslot trusts a record naming a pid (a Claude Code session's, a sidecar's, a binding's
+mailslot trusts a record naming a pid (a host session's, a sidecar's, a binding's
 launcher) only when that pid is the process the record means, not a stranger that reused
 the number or a record someone wrote naming a process they do not own. Everything here
 answers ``None`` where ``/proc`` cannot tell (macOS, another user's process): the caller
@@ -29,7 +29,7 @@ def stat_fields(pid: int) -> list[str] | None:
 
 def start_ticks(pid: int) -> str | None:
     """Field 22 of ``/proc/PID/stat``: the start time in clock ticks since boot, as text
-    (what Claude Code's ``procStart`` holds)."""
+    (as a host's session record may hold it)."""
     fields = stat_fields(pid)
     return None if fields is None else fields[19]
 

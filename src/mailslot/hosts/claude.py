@@ -137,6 +137,8 @@ class Claude(Host):
     bypass_flags = frozenset({"--dangerously-skip-permissions",
                               "--allow-dangerously-skip-permissions"})
     bypass_values = {"--permission-mode": frozenset({"bypassPermissions"})}
+    settings_args = frozenset({"--settings"})  # a settings file's path or its JSON
+    settings_bypass = {"permissions.defaultMode": frozenset({"bypassPermissions"})}
 
     def waits(self, env: Mapping[str, str]) -> bool:
         """Not under ``claude -p``: it waits for background hooks before it exits, and a

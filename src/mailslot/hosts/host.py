@@ -475,6 +475,12 @@ class Host:
     """Options that override one of its settings for a run (``-c KEY=VALUE``)."""
     bypass_settings: ClassVar[tuple[str, ...]] = ()
     """Settings such an override must not touch."""
+    settings_args: ClassVar[frozenset[str]] = frozenset()
+    """Options that take a whole settings object for a run: inline JSON, or the path of
+    a JSON file (``--settings``)."""
+    settings_bypass: ClassVar[dict[str, frozenset[str]]] = {}
+    """Where in such a settings object a value skips its prompts (a dotted path) and
+    which values do (``permissions.defaultMode``: ``bypassPermissions``)."""
 
     def __repr__(self) -> str:
         return f"<host {self.name}>"

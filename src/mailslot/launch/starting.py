@@ -279,7 +279,7 @@ def _launch(box: Mailbox, request: Request, checked: _Checked, via: str) -> Star
                  checked.mode, session_id, checked.project,
                  (*own.args, *(f"--allow-tool={t}" for t in rails.allow_tools())))
     argv = host.argv(rails.executable(), plan)
-    flag = bypass_flag(argv[:-1])
+    flag = bypass_flag(argv[:-1], folder)
     if flag is not None and checked.mode not in host.bypass:
         raise Refused(f"{flag} would skip {host.name}'s permission prompts")
     result = _run(box, host, rails, plan, argv, env, folder, checked.opener)
