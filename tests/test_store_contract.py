@@ -563,6 +563,14 @@ class TestRegistry:
         assert store.registered("claude") == parent
         assert store.registered_agents() == [parent, child]
 
+    def test_an_expiry_round_trips(self, store: Store) -> None:
+        child = _record("reviewer", parent="claude", parent_generation=1,
+                        expires="2026-12-02T07:00:00+00:00")
+        assert store.register_agent(_record()) and store.register_agent(child)
+        assert store.registered("reviewer") == child
+        assert store.registered("claude") == _record()  # no expiry: never
+        assert store.registered_agents() == [_record(), child]
+
     def test_register_never_replaces(self, store: Store) -> None:
         assert store.register_agent(_record())
         assert not store.register_agent(_record(generation=7))

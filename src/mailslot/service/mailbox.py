@@ -160,7 +160,8 @@ class Mailbox:
         call refuses a rotated or revoked credential at its next call."""
         if self._principal is None:
             if self.credential is not None:
-                self._principal = authority.verify(self.store, self.credential)
+                self._principal = authority.verify(self.store, self.credential,
+                                                   self._clock())
             else:
                 self._principal = authority.Principal(self.agent, parent=self.peer_of)
         return self._principal

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from ..access import instances
+from ..access.authority import expired
 from ..access.gates import group_of
 from ..core.config import DEFAULT_UNSURFACED_MINUTES, Config
 from ..core.dates import datetime
@@ -359,6 +360,8 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
     for record in registered:
         note(record.name, "registry")
     parents = {r.name: r.parent for r in registered if r.parent}
+    expiries = {r.name: r.expires for r in registered if r.expires}
+    lapsed = {r.name for r in registered if expired(r, now)}
     for name in running:
         note(name, "session")
     result = []
@@ -373,7 +376,8 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
                          gated=accept != "open", gate_group=group,
                          instances=running.get(name, []),
                          group_members=groups.get(group) if group else None,
-                         subagent_of=parents.get(name),
+                         subagent_of=parents.get(name), expires=expiries.get(name),
+                         expired=name in lapsed,
                          unsurfaced=len(stuck.get(name, ())),
                          unsurfaced_since=_date_of(min(stuck[name])) if stuck.get(name)
                          else None,
