@@ -50,9 +50,11 @@ from .credentials import (
     Credential,
     default_path,
     hash_secret,
+    launcher_start,
     new_secret,
     refuse_inside_checkout,
     secret_matches,
+    write_binding,
     write_credential,
 )
 
@@ -267,10 +269,14 @@ def _expiry(asked: str | None, default: int | None, issued: datetime) -> str | N
 
 
 def _issue(store: Store, found: AgentRecord, secret: str, path: str | None,
-           env: Mapping[str, str]) -> str:
+           env: Mapping[str, str], bind_to: int | None = None) -> str:
+    """Write the credential file, or with ``bind_to`` a binding for that launcher."""
     credential = Credential(found.name, secret, store.location, found.generation,
                             found.parent_generation)
-    return write_credential(credential, path or default_path(found.name, env))
+    where = path or default_path(found.name, env)
+    if bind_to is not None:
+        return write_binding(credential, where, bind_to)
+    return write_credential(credential, where)
 
 
 def _parent_generation(store: Registry, parent: str | None) -> int | None:
@@ -287,16 +293,19 @@ def _parent_generation(store: Registry, parent: str | None) -> int | None:
 def register(store: Store, name: str, *, parent: str | None = None,
              runtime: str | None = None, path: str | None = None,
              env: Mapping[str, str] = os.environ,
-             clock: Callable[[], datetime] = now, expires: str | None = None) -> Issued:
-    """Register ``name`` (a child of ``parent`` if given) and write its credential; it
-    expires after ``expires`` (``8h``, ``never``; by default a child's after
-    :data:`CHILD_LIFETIME`, any other agent's never)."""
+             clock: Callable[[], datetime] = now, expires: str | None = None,
+             bind_to: int | None = None) -> Issued:
+    """Register ``name`` (a child of ``parent`` if given) and write its credential (with
+    ``bind_to``: as a binding for that launcher); it expires after ``expires`` (``8h``,
+    ``never``; by default a child's after :data:`CHILD_LIFETIME`, any other's never)."""
     agent = check_name(name, "agent")
     mother = check_name(parent, "parent") if parent is not None else None
     if mother == agent:
         raise InvalidInput("an agent cannot be its own parent")
     issued = clock()
     ends = _expiry(expires, CHILD_LIFETIME if mother is not None else None, issued)
+    if bind_to is not None:
+        launcher_start(bind_to)  # before anything is written
     secret = new_secret()
     found = AgentRecord(agent, hash_secret(secret), 1, mother,
                         _parent_generation(store, mother), _runtime(runtime), False,
@@ -306,12 +315,12 @@ def register(store: Store, name: str, *, parent: str | None = None,
     if not store.register_agent(found):
         raise Refused(f"{agent} is registered already; to give it a new credential: "
                       f"mailslot agent rotate {agent}")
-    return Issued(found, _issue(store, found, secret, where, env))
+    return Issued(found, _issue(store, found, secret, where, env, bind_to))
 
 
 def rotate(store: Store, name: str, *, path: str | None = None,
            env: Mapping[str, str] = os.environ, clock: Callable[[], datetime] = now,
-           expires: str | None = None) -> Issued:
+           expires: str | None = None, bind_to: int | None = None) -> Issued:
     """A new secret and generation for ``name``; the old credential stops working, and so
     do its children's until they are rotated. A child is re-issued under its parent's
     current generation. The new credential expires after ``expires``; by default a
@@ -323,11 +332,13 @@ def rotate(store: Store, name: str, *, path: str | None = None,
     refuse_inside_checkout(path or default_path(found.name, env))
     lasting = found.parent is None and found.expires is None
     ends = _expiry(expires, None if lasting else CHILD_LIFETIME, clock())
+    if bind_to is not None:
+        launcher_start(bind_to)  # before anything is written
     secret = new_secret()
     new = replace(found, secret_hash=hash_secret(secret), generation=found.generation + 1,
                   parent_generation=_parent_generation(store, found.parent), expires=ends)
     store.replace_registered(new)
-    return Issued(new, _issue(store, new, secret, path, env))
+    return Issued(new, _issue(store, new, secret, path, env, bind_to))
 
 
 def revoke(store: Registry, name: str) -> AgentRecord:

@@ -226,7 +226,7 @@ def start(store: Store, env: Mapping[str, str] = os.environ) -> str | None:
     base = base_path(store, env)
     child_env = {k: v for k, v in env.items()
                  if k not in ("MAILSLOT_AGENT", "MAILSLOT_CREDENTIAL", "MAILSLOT_PEER_OF",
-                              OFF_SWITCH)}
+                              "MAILSLOT_BINDING", OFF_SWITCH)}
     child_env["MAILSLOT_DIR"] = store.location
     argv = [sys.executable, "-m", "mailslot", "watch", "--started", ON_DEMAND]
     why = spawn(argv, child_env, base + ".log")
