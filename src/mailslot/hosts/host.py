@@ -308,6 +308,9 @@ class Host:
     # -- starting: mailslot start NAME ----------------------------------------------------
     program: ClassVar[str | None] = None
     """Its program's default name on PATH (``None``: mailslot cannot run it)."""
+    program_paths: ClassVar[tuple[str, ...]] = ()
+    """Where the host installs its program (``~`` is the home folder), for when it is
+    not on PATH (:meth:`installed_program`)."""
     startable: ClassVar[bool] = False
     modes: ClassVar[tuple[str, ...]] = ()
     """Every permission mode it knows (empty: it takes none)."""
@@ -383,6 +386,28 @@ class Host:
         """The project id ``given`` names (see :attr:`takes_project`); raises
         ``InvalidInput`` for one unknown or ambiguous, before anything starts."""
         return given
+
+    def refuse_start(self, project: str | None, launch: Mapping[str, Any],
+                     store_folder: str | None, env: Mapping[str, str]) -> str | None:
+        """Why a start (of ``project``, the id asked for, if any) cannot go ahead, found
+        before anything runs; ``None``: nothing stands in its way here."""
+        return None
+
+    def installed_program(self, env: Mapping[str, str]) -> str | None:
+        """Its program: the name, when it is on ``env``'s PATH, else the first of
+        :attr:`program_paths` that is an executable file, else the name (whose absence
+        the run then reports)."""
+        import os
+        import shutil
+
+        if self.program is None or shutil.which(self.program,
+                                                path=env.get("PATH", os.defpath)):
+            return self.program
+        for raw in self.program_paths:
+            path = os.path.expanduser(raw)
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+        return self.program
 
     # -- a sidecar the host's app runs (install NAME --sidecar, mailslot sidecar NAME) --
     sidecar: ClassVar[bool] = False

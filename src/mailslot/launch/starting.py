@@ -238,6 +238,10 @@ def _check(box: Mailbox, request: Request, via: str) -> _Checked:
             raise InvalidInput(f"project is a project of the host's own, for host {offered} "
                                "only")
         project = host.resolve_project(request.project, rails.entry)
+    refusal = host.refuse_start(project, rails.entry, box.store.folder,
+                                session_mcp.clean_environ())
+    if refusal is not None:
+        raise Refused(refusal)
     name = _title(request.name)
     if name is None and host.default_names and request.handoff != "desktop":
         name = now().strftime("mailslot-%Y%m%d-%H%M%S")  # never starts with "-"
