@@ -86,6 +86,19 @@ def test_the_sidecar_writes_the_session_0600_atomically_and_removes_it_when_ende
     assert str(path) in said and TOKEN not in said
 
 
+def test_the_sidecar_makes_a_missing_mailbox_private_and_doctor_agrees(
+        root: Path, sidecar: Callable[..., subprocess.Popen[str]],
+        cli: Callable[..., Result]) -> None:
+    assert not root.exists()
+    child = sidecar(ANTIGRAVITY_LS_ADDRESS=ADDRESS, ANTIGRAVITY_CSRF_TOKEN=TOKEN)
+    wait_until((root / "sidecars" / "antigravity.json").exists, what="the sidecar's file")
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    checked = cli("doctor", "--dir", str(root))
+    assert checked.code == 0 and "open to other users" not in checked.out, checked.out
+    child.send_signal(signal.SIGTERM)
+    child.communicate(timeout=30)
+
+
 def test_a_newer_sidecars_file_is_not_removed_by_an_older_one(
         root: Path, sidecar: Callable[..., subprocess.Popen[str]]) -> None:
     env = {"ANTIGRAVITY_LS_ADDRESS": ADDRESS, "ANTIGRAVITY_CSRF_TOKEN": TOKEN}

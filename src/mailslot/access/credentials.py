@@ -158,8 +158,9 @@ def _fields(credential: Credential) -> dict[str, object]:
 
 def _write(path: str, data: Mapping[str, object]) -> str:
     path = refuse_inside_checkout(path)
-    folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    from ..core.durable import make_folders
+
+    make_folders(os.path.dirname(path))
     import json  # indented for people; written once per agent, read by every command
 
     tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"

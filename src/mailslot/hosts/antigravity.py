@@ -222,10 +222,10 @@ def agentapi_error(stdout: bytes) -> str | None:
 def write_private(path: str, data: Mapping[str, Any]) -> None:
     """``data`` as ``path``, whole or not at all: a 0600 file beside it, synced, renamed
     over it, the folder synced (a reader never sees half a file)."""
-    from ..core.durable import fsync_dir, replace_file
+    from ..core.durable import fsync_dir, make_folders, replace_file
 
     folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    make_folders(folder)  # a mailbox not made yet is made 0700, as every mailbox is
     replace_file(path, json.dumps(data))
     fsync_dir(folder)
 
