@@ -618,6 +618,17 @@ class TestGates:
         store.set_accept("claude", "open")
         assert store.accept_of("claude") == "open"
 
+    def test_every_gated_inbox_is_listed(self, store: Store) -> None:
+        assert store.gated() == {}
+        store.set_accept("claude", "members")
+        store.set_accept("alice", "group:team")  # no mailbox, never a message: listed
+        store.set_accept("codex", "group:team")
+        store.set_member("gemini", "codex", True)  # members alone: an open inbox
+        assert store.gated() == {"alice": "group:team", "claude": "members",
+                                 "codex": "group:team"}
+        store.set_accept("codex", "open")
+        assert store.gated() == {"alice": "group:team", "claude": "members"}
+
     def test_passed_ids(self, store: Store) -> None:
         assert store.passed("claude") == set()
         ids = [message(1).id, message(2).id]
@@ -948,7 +959,7 @@ def test_every_method_of_store_belongs_to_exactly_one_role() -> None:
             owners.setdefault(name, []).append(role.__name__)
     assert {n: o for n, o in owners.items() if len(o) > 1} == {}
     every = {n for c in Store.__mro__ if c is not object for n in names(c)}
-    assert set(owners) == every and len(every) == 93  # 90 methods and 3 attributes
+    assert set(owners) == every and len(every) == 94  # 91 methods and 3 attributes
 
 
 @pytest.mark.parametrize("backend_class", ["files", "postgres"])

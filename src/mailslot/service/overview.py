@@ -351,7 +351,7 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
     for name in presence:
         note(name, "server")
     running = instances.by_agent(store, now)  # name@session
-    gates = {name: store.accept_of(name) for name in store.agent_names()}
+    gates = store.gated()  # every inbox not open, with a mailbox or not
     groups: dict[str, int] = {}
     for accept in gates.values():
         if (group := group_of(accept)) is not None:
@@ -369,7 +369,7 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
     for name in sorted(known):
         seen = store.seen(name) if live else set()
         pending = len(to_serve(live, seen, name))
-        accept = gates[name] if name in gates else store.accept_of(name)
+        accept = gates.get(name, "open")
         group = group_of(accept)
         info = AgentInfo(name, unread.get(name, 0) + pending, known[name],
                          wake=wake_setting(config, name), notify=notify_setting(config, name),
