@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 
 from ..core.config import Config
-from ..core.dates import datetime, timedelta
+from ..core.dates import datetime, span, timedelta
 from ..core.errors import InvalidInput, NotFound, Refused, Unauthorized, Unreadable, UnsafePath
 from ..core.names import LOWER, Word, check_name
 from ..core.text import quoted
@@ -245,14 +245,12 @@ def describe(found: AgentRecord, at: datetime | None = None) -> dict[str, Any]:
 def lifetime(text: str) -> int | None:
     """``--expires``: ``30m``, ``8h``, ``7d``, ``2w`` as seconds, or ``never`` (``None``);
     ``InvalidInput`` for anything else."""
-    raw = text.strip().lower()
-    if raw == NEVER:
+    if text.strip().lower() == NEVER:
         return None
-    number, unit = raw[:-1], raw[-1:]
-    if unit not in _UNITS or not number.isdigit() or not number.isascii():
+    seconds = span(text, _UNITS)
+    if seconds is None:
         raise InvalidInput(f"--expires must be a lifetime like 30m, 8h, 7d or 2w, or never "
                            f"(got {quoted(text)})")
-    seconds = int(number) * _UNITS[unit]
     if not 60 <= seconds <= MAX_LIFETIME:
         raise InvalidInput(f"--expires must be between 1m and {MAX_LIFETIME // 86400}d "
                            f"(got {quoted(text)})")

@@ -68,25 +68,23 @@ def own_file_and_stat(path: str, *, private: bool, limit: int = 65536
 
 def own_folder(path: str) -> None:
     """``path`` is a folder (not a link) of this user's that no one else may enter."""
-    try:
-        info = os.lstat(path)
-    except OSError as exc:
-        raise DoorError(f"{path}: {exc.strerror}") from None
-    if not stat.S_ISDIR(info.st_mode):
-        raise DoorError(f"{path} is not a folder")
-    _owned(path, info, 0o077)
+    _own_entry(path, stat.S_ISDIR, "a folder")
 
 
 def own_socket(path: str) -> None:
     """``path`` is an absolute path to a socket (not a link) of this user's, mode 0600."""
     if not os.path.isabs(path):
         raise DoorError(f"{path!r} is not an absolute socket path")
+    _own_entry(path, stat.S_ISSOCK, "a socket")
+
+
+def _own_entry(path: str, kind: Callable[[int], bool], what: str) -> None:
     try:
         info = os.lstat(path)
     except OSError as exc:
         raise DoorError(f"{path}: {exc.strerror}") from None
-    if not stat.S_ISSOCK(info.st_mode):
-        raise DoorError(f"{path} is not a socket")
+    if not kind(info.st_mode):
+        raise DoorError(f"{path} is not {what}")
     _owned(path, info, 0o077)
 
 
