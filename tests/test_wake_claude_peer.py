@@ -255,7 +255,7 @@ def test_a_planted_record_beside_the_real_one_is_not_used(
     ("written before its process", "started after"),
     ("socket elsewhere", "is not where Claude Code keeps"),
     ("a cc-socks socket it does not hold", "does not listen on"),
-    ("a socket folder others may enter", "mode 755"),
+    ("a socket folder others may write to", "mode 777: others may write"),
     ("symlinked record", "no live record"),
 ])
 def test_a_forged_record_never_gets_the_notice(root: Path, cli: Cli, session: FakeSession,
@@ -280,8 +280,8 @@ def test_a_forged_record_never_gets_the_notice(root: Path, cli: Cli, session: Fa
         session.write(messagingSocketPath=trap.path)
     elif forgery == "a cc-socks socket it does not hold":
         session.write(messagingSocketPath=trap.path)
-    elif forgery == "a socket folder others may enter":
-        Path(session.path).parent.chmod(0o755)
+    elif forgery == "a socket folder others may write to":
+        Path(session.path).parent.chmod(0o777)
     elif forgery == "symlinked record":
         planted = tmp_path / "planted.json"
         forge(planted, session.record, messagingSocketPath=trap.path)

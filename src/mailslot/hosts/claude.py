@@ -647,9 +647,10 @@ def find_door(session: str, env: Mapping[str, str]) -> Door:
     user's, opened without following a link, that no one else may write; its process
     running with the start time it names, started before the record was written, and
     Claude Code by its command line; speaking :data:`PEER_PROTOCOL`, at least
-    :data:`PEER_SINCE`; its socket ``cc-socks/<pid>.sock`` in a private folder of this
-    user's, a private socket that process listens on. Raises ``DoorError`` saying which
-    check failed (the first record of the session's that failed, when none passed)."""
+    :data:`PEER_SINCE`; its socket ``cc-socks/<pid>.sock`` in a folder of this user's
+    no one else may write to, a private socket that process listens on. Raises
+    ``DoorError`` saying which check failed (the first record of the session's that
+    failed, when none passed)."""
     from ..wake.line_socket import DoorError, UnknownShape, own_file_and_stat
 
     folder = sessions_folder(env)
@@ -749,7 +750,8 @@ def _is_claude(pid: int, version: str) -> bool | None:
 def _own_session_socket(pid: int, sock: str) -> None:
     """``sock`` is where Claude Code keeps process ``pid``'s socket and that process
     listens there: ``.../cc-socks/<pid>.sock`` (or ``cc-socks-<uid>``), the folder this
-    user's and private, the socket this user's, 0600 (docs/claude-peers.md)."""
+    user's and writable by no one else, the socket this user's, 0600
+    (docs/claude-peers.md)."""
     from ..core.processes import holds_socket
     from ..wake.line_socket import DoorError, own_folder, own_socket
 

@@ -67,25 +67,26 @@ def own_file_and_stat(path: str, *, private: bool, limit: int = 65536
 
 
 def own_folder(path: str) -> None:
-    """``path`` is a folder (not a link) of this user's that no one else may enter."""
-    _own_entry(path, stat.S_ISDIR, "a folder")
+    """``path`` is a folder (not a link) of this user's that no one else may write to
+    (so no one else can put another socket in a socket's place)."""
+    _own_entry(path, stat.S_ISDIR, "a folder", 0o022)
 
 
 def own_socket(path: str) -> None:
     """``path`` is an absolute path to a socket (not a link) of this user's, mode 0600."""
     if not os.path.isabs(path):
         raise DoorError(f"{path!r} is not an absolute socket path")
-    _own_entry(path, stat.S_ISSOCK, "a socket")
+    _own_entry(path, stat.S_ISSOCK, "a socket", 0o077)
 
 
-def _own_entry(path: str, kind: Callable[[int], bool], what: str) -> None:
+def _own_entry(path: str, kind: Callable[[int], bool], what: str, others: int) -> None:
     try:
         info = os.lstat(path)
     except OSError as exc:
         raise DoorError(f"{path}: {exc.strerror}") from None
     if not kind(info.st_mode):
         raise DoorError(f"{path} is not {what}")
-    _owned(path, info, 0o077)
+    _owned(path, info, others)
 
 
 def _owned(path: str, info: os.stat_result, others: int) -> None:
