@@ -30,8 +30,8 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("MAILSLOT_DIR", str(tmp_path / "mailbox"))
     monkeypatch.delenv("MAILSLOT_AGENT", raising=False)
-    for name in ("MAILSLOT_CREDENTIAL", "MAILSLOT_PEER_OF", "XDG_CONFIG_HOME", "TMUX",
-                 "TMUX_PANE"):
+    for name in ("MAILSLOT_CREDENTIAL", "MAILSLOT_BINDING", "MAILSLOT_PEER_OF",
+                 "XDG_CONFIG_HOME", "TMUX", "TMUX_PANE"):
         monkeypatch.delenv(name, raising=False)
     # No watcher started on demand unless a test asks (tests/test_watcher_on_demand.py):
     # the wake tests run their own, and a stray one would take their queued wakes.

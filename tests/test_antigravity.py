@@ -19,7 +19,7 @@ import pytest
 
 from conftest import Result
 from mailslot import FileStore, Mailbox
-from mailslot.core.errors import InvalidInput
+from mailslot.core.errors import InvalidInput, Refused
 from mailslot.launch.starting import Request, start
 from mailslot.wake.runner import WakeRunner
 from wake_helpers import calls, configure, events, fake_host, wait_until
@@ -84,6 +84,19 @@ def test_the_sidecar_writes_the_session_0600_atomically_and_removes_it_when_ende
     _, said = child.communicate(timeout=30)
     assert child.returncode == 0 and not path.exists()
     assert str(path) in said and TOKEN not in said
+
+
+def test_the_sidecar_makes_a_missing_mailbox_private_and_doctor_agrees(
+        root: Path, sidecar: Callable[..., subprocess.Popen[str]],
+        cli: Callable[..., Result]) -> None:
+    assert not root.exists()
+    child = sidecar(ANTIGRAVITY_LS_ADDRESS=ADDRESS, ANTIGRAVITY_CSRF_TOKEN=TOKEN)
+    wait_until((root / "sidecars" / "antigravity.json").exists, what="the sidecar's file")
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    checked = cli("doctor", "--dir", str(root))
+    assert checked.code == 0 and "open to other users" not in checked.out, checked.out
+    child.send_signal(signal.SIGTERM)
+    child.communicate(timeout=30)
 
 
 def test_a_newer_sidecars_file_is_not_removed_by_an_older_one(
@@ -343,6 +356,79 @@ def test_a_start_without_a_running_session_fails_naming_the_sidecar(
     result = go(box, root, isolated)
     assert result.outcome == "failed" and "mailslot's sidecar" in result.error
     assert calls(record) == []
+
+
+def test_a_start_with_no_project_id_anywhere_is_refused_before_anything_runs(
+        box: Box, root: Path, bin_dir: Path, isolated: Path) -> None:
+    """agentapi new-conversation needs a project id: none given, none configured, none
+    from the session, so nothing runs and nothing is logged."""
+    record = fake_host(bin_dir, "agentapi", out=OPENED)
+    sidecar_file(root, project_id=None)
+    with pytest.raises(Refused) as refused:
+        go(box, root, isolated)
+    said = str(refused.value)
+    assert said.startswith("no Antigravity project id for the new conversation")
+    assert "\n" not in said and "nothing was started" in said
+    assert calls(record) == [] and log(root) == []
+    result = go(box, root, isolated, launch={"antigravity": {"project_id": "conf-1"}})
+    assert result.outcome == "handed_off" and calls(record)  # with one it starts
+
+
+def test_a_start_run_inside_antigravity_uses_its_own_environment(
+        box: Box, root: Path, bin_dir: Path, isolated: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MCP server or terminal Antigravity started holds the session's own
+    ANTIGRAVITY_* variables: a start from there needs no sidecar."""
+    record = fake_host(bin_dir, "agentapi", out=OPENED)
+    monkeypatch.setenv("ANTIGRAVITY_LS_ADDRESS", "127.0.0.1:50999")
+    monkeypatch.setenv("ANTIGRAVITY_CSRF_TOKEN", "own-token")
+    monkeypatch.setenv("ANTIGRAVITY_PROJECT_ID", "own-proj")
+    monkeypatch.setenv("ANTIGRAVITY_SOMETHING_ELSE", "of the caller's session")
+    result = go(box, root, isolated)
+    [call] = calls(record)
+    env = call["env"]
+    assert (env["ANTIGRAVITY_LS_ADDRESS"], env["ANTIGRAVITY_CSRF_TOKEN"],
+            env["ANTIGRAVITY_PROJECT_ID"]) == ("127.0.0.1:50999", "own-token", "own-proj")
+    assert "ANTIGRAVITY_SOMETHING_ELSE" not in env  # only what mailslot chose
+    assert (result.outcome, result.project, result.project_source) == (
+        "handed_off", "own-proj", "environment")
+    assert log(root)[0]["project_source"] == "environment"
+    assert "own-token" not in (root / "log" / "sessions.jsonl").read_text()
+    # the environment's session beats the sidecar's; the owner's file beats both
+    sidecar_file(root)
+    go(box, root, isolated)
+    assert calls(record)[-1]["env"]["ANTIGRAVITY_CSRF_TOKEN"] == "own-token"
+    owners = sidecar_file(root.parent / "owners", token="owners-token")
+    go(box, root, isolated, launch={"antigravity": {"credentials_file": str(owners)}})
+    assert calls(record)[-1]["env"]["ANTIGRAVITY_CSRF_TOKEN"] == "owners-token"
+
+
+@pytest.mark.parametrize(("address", "token", "said"), [
+    ("http://192.0.2.7:50123", "t", "not an address on this machine"),
+    ("127.0.0.1:50123", "", "only one is set here"),
+])
+def test_an_unusable_own_environment_starts_nothing(
+        box: Box, root: Path, bin_dir: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch,
+        address: str, token: str, said: str) -> None:
+    record = fake_host(bin_dir, "agentapi", out=OPENED)
+    monkeypatch.setenv("ANTIGRAVITY_LS_ADDRESS", address)
+    monkeypatch.setenv("ANTIGRAVITY_CSRF_TOKEN", token)
+    result = go(box, root, isolated, launch={"antigravity": {"project_id": "conf-1"}})
+    assert result.outcome == "failed" and said in result.error
+    assert calls(record) == []
+
+
+def test_agentapi_is_found_where_antigravity_installs_it_when_not_on_path(
+        box: Box, root: Path, isolated: Path, bin_dir: Path) -> None:
+    own = isolated / "home" / ".gemini" / "antigravity" / "bin"
+    own.mkdir(parents=True)
+    record = fake_host(own, "agentapi", out=OPENED)
+    sidecar_file(root)
+    result = go(box, root, isolated)  # bin_dir, first on PATH, has no agentapi
+    assert result.outcome == "handed_off" and len(calls(record)) == 1
+    wake(box, root, {})
+    assert [c["argv"][0] for c in calls(record)] == ["new-conversation", "send-message"]
+    assert events(root)[-1]["event"] == "wake_ok"
 
 
 def test_model_tiers_are_checked_against_the_documented_list(

@@ -4,6 +4,7 @@ the service and the real CLI entry point."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from conftest import Result
 from mailslot.access import authority
+from mailslot.core.dates import UTC, datetime, timedelta
 from mailslot.core.errors import InvalidInput, NotFound, Refused, Unauthorized
 from mailslot.service.mailbox import Mailbox
 from mailslot.store import FileStore
@@ -220,3 +222,114 @@ def test_show_unknown(cli: Run) -> None:
     assert result.code == 1 and "not a registered agent" in result.err
     with pytest.raises(NotFound):
         authority.record(FileStore("/nonexistent-mailbox"), "nobody")
+
+
+# Lifetimes -------------------------------------------------------------------------------
+def expire(root: Path, name: str, when: str = "2020-01-01T00:00:00+00:00") -> None:
+    """Move ``name``'s expiry into the past, as time passing would."""
+    from mailslot.core.values import replace
+
+    store = FileStore(root)
+    store.replace_registered(replace(authority.record(store, name), expires=when))
+
+
+def moment(iso: str | None) -> datetime:
+    assert iso is not None
+    return datetime.fromisoformat(iso)
+
+
+def test_a_child_expires_after_a_day_and_rotate_renews_it(cli: Run, root: Path,
+                                                           creds: Path) -> None:
+    add(cli, "claude")
+    made = add(cli, "tester", "--parent", "claude")
+    child = authority.record(FileStore(root), "tester")
+    assert moment(child.expires) - moment(child.created) == timedelta(hours=24)
+    assert f"it expires at {child.expires}" in made.out
+    assert authority.record(FileStore(root), "claude").expires is None  # a parent: never
+    as_cred(creds / "tester.json").send("claude", "s", "b")  # works until then
+    expire(root, "tester")
+    sent = cli("--credential", str(creds / "tester.json"), "send", "--to", "claude",
+               "--subject", "s", "--body", "b")
+    assert sent.code == 1
+    assert sent.err.strip() == ("mailslot: error: child tester expired at "
+                                "2020-01-01T00:00:00+00:00; mailslot agent rotate tester to "
+                                "renew")
+    assert len(FileStore(root).entries("claude", ["unread"])) == 1  # nothing more sent
+    add_again = cli("agent", "rotate", "tester", "--yes")
+    assert add_again.code == 0, add_again.err
+    renewed = authority.record(FileStore(root), "tester")
+    assert moment(renewed.expires) > datetime.now(UTC) + timedelta(hours=23)
+    as_cred(creds / "tester.json").send("claude", "s2", "b")
+
+
+def test_the_owner_chooses_a_lifetime_or_never(cli: Run, root: Path) -> None:
+    add(cli, "claude")
+    add(cli, "short", "--parent", "claude", "--expires", "8h")
+    add(cli, "kept", "--parent", "claude", "--expires", "never")
+    add(cli, "temp", "--expires", "2d")
+    store = FileStore(root)
+    short = authority.record(store, "short")
+    assert moment(short.expires) - moment(short.created) == timedelta(hours=8)
+    assert authority.record(store, "kept").expires is None
+    temp = authority.record(store, "temp")
+    assert moment(temp.expires) - moment(temp.created) == timedelta(days=2)
+    for bad in ("8", "8y", "-1h", "0m", "400d", "soon"):
+        refused = cli("agent", "add", "x", "--parent", "claude", f"--expires={bad}", "--yes")
+        assert refused.code == 2 and "--expires must be" in refused.err, bad
+    assert store.registered("x") is None
+    # rotate keeps "never" for an agent that never expired, renews one that did
+    cli("agent", "rotate", "claude", "--yes")
+    assert authority.record(store, "claude").expires is None
+    cli("agent", "rotate", "temp", "--yes")
+    renewed = authority.record(store, "temp").expires
+    assert moment(renewed) - datetime.now(UTC) <= timedelta(hours=24)
+    cli("agent", "rotate", "kept", "--yes", "--expires", "30m")
+    assert authority.record(store, "kept").expires is not None
+
+
+def test_an_expired_parent_takes_its_children_with_it(cli: Run, root: Path,
+                                                      creds: Path) -> None:
+    add(cli, "claude", "--expires", "1h")
+    add(cli, "tester", "--parent", "claude")
+    expire(root, "claude")
+    with pytest.raises(Unauthorized, match=re.escape(
+            "child tester's parent claude expired at 2020-01-01T00:00:00+00:00; mailslot "
+            "agent rotate claude to renew it, then mailslot agent rotate tester")):
+        as_cred(creds / "tester.json").send("claude", "s", "b")
+    with pytest.raises(Unauthorized, match="agent claude expired at"):
+        as_cred(creds / "claude.json").send("tester", "s", "b")
+
+
+def test_who_and_agent_list_show_when_a_credential_expires(cli: Run, root: Path) -> None:
+    add(cli, "claude")
+    add(cli, "tester", "--parent", "claude")
+    add(cli, "old", "--parent", "claude")
+    expire(root, "old")
+    listed = {r["name"]: r for r in json.loads(cli("agent", "list", "--json").out)}
+    tester = authority.record(FileStore(root), "tester")
+    assert (listed["tester"]["expires"], listed["tester"]["expired"]) == (tester.expires, False)
+    assert (listed["old"]["expired"], listed["claude"]["expires"]) == (True, None)
+    text = cli("agent", "list").out
+    assert "tester  generation 1  child of claude" in text and "  expires " in text
+    assert "EXPIRED at 2020-01-01T00:00:00+00:00" in text
+    who = {a["name"]: a for a in json.loads(cli("who", "--json").out)}
+    assert (who["tester"]["expires"], who["tester"]["expired"]) == (tester.expires, False)
+    assert who["old"]["expired"] is True and who["claude"]["expires"] is None
+    shown = cli("who").out
+    assert "old [expired 2020-01-01" in shown and "tester [expires " in shown
+
+
+def test_a_registration_written_before_lifetimes_never_expires(cli: Run, root: Path,
+                                                               creds: Path) -> None:
+    add(cli, "claude")
+    add(cli, "tester", "--parent", "claude")
+    path = root / "registry" / "tester.json"
+    older = json.loads(path.read_text())
+    del older["expires"]
+    path.write_text(json.dumps(older))
+    assert authority.record(FileStore(root), "tester").expires is None
+    as_cred(creds / "tester.json").send("claude", "s", "b")
+    older["expires"] = "next tuesday"
+    path.write_text(json.dumps(older))
+    with pytest.raises(Unauthorized):  # an expiry that cannot be read: no authority
+        as_cred(creds / "tester.json").send("claude", "s", "b")

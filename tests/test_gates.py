@@ -260,6 +260,27 @@ def test_a_group_gate_shares_its_members_and_requests(box: Box, cli: Run) -> Non
     assert "group gate reviewers, shared by claude" in cli("--agent", "claude", "gate").out
 
 
+def test_a_group_founded_by_an_agent_with_no_mailbox_counts_it(
+        box: Box, cli: Run, root: Path) -> None:
+    """alice founds the group before anyone wrote to her: she is its member all the
+    same (shown, counted), and no one takes her group over without her admission."""
+    box("carol").send("carol", "hello", "b", new=True)  # carol has a mailbox, alice none
+    put_config(FileStore(root), {"agents": {"alice": {}}})  # known to who, no mailbox
+    box("alice").gate.switch(True, "team")
+    assert not (root / "agents" / "alice").exists()
+    assert box("alice").gate.status()["group_agents"] == ["alice"]
+    assert "group gate team, shared by alice" in cli("--agent", "alice", "gate").out
+    assert "alice [gated: team, 1 members]" in cli("who").out
+    with pytest.raises(Refused, match="group team is kept by alice"):
+        box("carol").gate.switch(True, "team")
+    box("alice").gate.admit("carol")
+    box("carol").gate.switch(True, "team")
+    shown = cli("who").out
+    assert "alice [gated: team, 2 members]" in shown and "carol [gated: team, 2 members]" \
+        in shown
+    assert "group gate team, shared by alice, carol" in cli("--agent", "carol", "gate").out
+
+
 def test_a_child_cannot_change_a_group_gate(box: Box) -> None:
     box("claude").gate.switch(True, "team")
     child = Mailbox.open(agent="helper", peer_of="claude")

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import Result
 from mailslot import InvalidInput, Mailbox, NoIdentity, NotFound, Refused, StoreError
+from mailslot.access.identity import Identity
+from mailslot.mail import watchers
 from mailslot.store import FileStore
 from support import fail_os, files_in, make_message, put_config, snapshot
 
@@ -342,6 +345,32 @@ def test_doctor_finds_open_permissions_and_fix_tightens_them(box: Box, root: Pat
     assert all("open to other users" in p for p in report.problems)
     fixed = box(None).doctor(fix=True)
     assert fixed.healthy and fixed.fixed == ["tightened permissions on 2 path(s)"]
+
+
+def test_doctor_finds_a_mailbox_folder_others_may_enter(box: Box, root: Path,
+                                                         cli: Callable[..., Result]) -> None:
+    box("claude").send("gemini", "s", "b")
+    root.chmod(0o755)
+    shown = cli("doctor")
+    assert shown.code != 0
+    assert f"{root} is open to other users (mode 755)" in shown.out + shown.err
+    fixed = box(None).doctor(fix=True)
+    assert fixed.healthy and (root.stat().st_mode & 0o777) == 0o700
+
+
+def test_folders_made_on_the_way_to_a_mailbox_folder_are_private(tmp_path: Path) -> None:
+    """``os.makedirs`` makes the folders above the last with the default mode (0755):
+    every folder mailslot makes is 0700, the mailbox itself included."""
+    root = tmp_path / "a" / "b" / "mailbox"
+    lock_base = watchers.base_path(FileStore(root), {"MAILSLOT_HOST": "vm"})
+    os.close(watchers._open_lock(lock_base))
+    for folder in (tmp_path / "a", tmp_path / "a" / "b", root, root / "watcher"):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
+    other = tmp_path / "x" / "mailbox"
+    Mailbox(FileStore(other), Identity("claude", "--agent")).send("gemini", "s", "b",
+                                                                   new=True)
+    assert (tmp_path / "x").stat().st_mode & 0o777 == 0o700
+    assert other.stat().st_mode & 0o777 == 0o700
 
 
 def test_doctor_reports_config_problems(box: Box, root: Path) -> None:

@@ -563,6 +563,14 @@ class TestRegistry:
         assert store.registered("claude") == parent
         assert store.registered_agents() == [parent, child]
 
+    def test_an_expiry_round_trips(self, store: Store) -> None:
+        child = _record("reviewer", parent="claude", parent_generation=1,
+                        expires="2026-12-02T07:00:00+00:00")
+        assert store.register_agent(_record()) and store.register_agent(child)
+        assert store.registered("reviewer") == child
+        assert store.registered("claude") == _record()  # no expiry: never
+        assert store.registered_agents() == [_record(), child]
+
     def test_register_never_replaces(self, store: Store) -> None:
         assert store.register_agent(_record())
         assert not store.register_agent(_record(generation=7))
@@ -609,6 +617,17 @@ class TestGates:
         assert store.requests("claude") == {}
         store.set_accept("claude", "open")
         assert store.accept_of("claude") == "open"
+
+    def test_every_gated_inbox_is_listed(self, store: Store) -> None:
+        assert store.gated() == {}
+        store.set_accept("claude", "members")
+        store.set_accept("alice", "group:team")  # no mailbox, never a message: listed
+        store.set_accept("codex", "group:team")
+        store.set_member("gemini", "codex", True)  # members alone: an open inbox
+        assert store.gated() == {"alice": "group:team", "claude": "members",
+                                 "codex": "group:team"}
+        store.set_accept("codex", "open")
+        assert store.gated() == {"alice": "group:team", "claude": "members"}
 
     def test_passed_ids(self, store: Store) -> None:
         assert store.passed("claude") == set()
@@ -954,7 +973,7 @@ def test_every_method_of_store_belongs_to_exactly_one_role() -> None:
             owners.setdefault(name, []).append(role.__name__)
     assert {n: o for n, o in owners.items() if len(o) > 1} == {}
     every = {n for c in Store.__mro__ if c is not object for n in names(c)}
-    assert set(owners) == every and len(every) == 95  # 91 methods and 4 attributes
+    assert set(owners) == every and len(every) == 96  # 92 methods and 4 attributes
 
 
 @pytest.mark.parametrize("backend_class", ["files", "postgres"])

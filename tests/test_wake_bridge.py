@@ -28,13 +28,14 @@ from typing import Any
 
 import pytest
 
+from claude_session import FakeSession, Trap
 from conftest import Result
 from hookkit import sender
 from mailslot import FileStore, Mailbox
 from mailslot.hosts import claude
 from mailslot.wake import bridge as bridge_module
 from support import wait_for
-from wake_helpers import accepted_lines, configure
+from wake_helpers import configure
 
 Cli = Callable[..., Result]
 SESSION = "00be5295-09a9-4afd-801e-c140d3bc6bd4"
@@ -79,23 +80,6 @@ def write(path: str, *lines: dict[str, Any] | bytes) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.connect(path)
         conn.sendall(data)
-
-
-class Receipts:
-    """A socket of this (fake Claude) process where receipts to it arrive."""
-
-    def __init__(self, folder: str) -> None:
-        self.path = os.path.join(folder, f"{os.getpid()}.sock")
-        self.lines: list[dict[str, Any]] = []
-        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.server.bind(self.path)
-        os.chmod(self.path, 0o600)
-        self.server.listen(4)
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    def serve(self) -> None:
-        for lines in accepted_lines(self.server):
-            self.lines += lines
 
 
 class Bridge:
@@ -147,14 +131,14 @@ def sockets() -> Iterator[str]:
 
 
 @pytest.fixture
-def world(root: Path, sockets: str) -> Receipts:
+def world(root: Path, sockets: str) -> Trap:
     """alice is this process's (fake) Claude session, its hooks recorded; codex and
     gemini are agents of the mailbox."""
     configure(root, {})
     sessions().mkdir(parents=True, mode=0o700)
     for agent in ("codex", "gemini"):
         sender(root, "sarah").send(agent, "hello", "x")
-    receipts = Receipts(sockets)
+    receipts = Trap(Path(sockets) / f"{os.getpid()}.sock")  # this process's receipts
     write_record(os.getpid(), SESSION, receipts.path)
     FileStore(root).record_hook_session("alice", SESSION, {"host": "claude",
                                                           "pid": os.getpid()})
@@ -162,7 +146,7 @@ def world(root: Path, sockets: str) -> Receipts:
 
 
 @pytest.fixture
-def bridged(world: Receipts, root: Path, sockets: str, tmp_path: Path) -> Iterator[Bridge]:
+def bridged(world: Trap, root: Path, sockets: str, tmp_path: Path) -> Iterator[Bridge]:
     log = tmp_path / "bridge.log"
     env = {**os.environ, "XDG_RUNTIME_DIR": sockets}
     with log.open("w") as out:
@@ -191,7 +175,7 @@ def wait_mail(root: Path, agent: str, count: int = 1) -> list[Any]:
 
 
 def test_a_send_message_becomes_mail_from_the_sessions_agent_and_the_reply_wakes_it(
-        bridged: Bridge, root: Path, world: Receipts, cli: Cli,
+        bridged: Bridge, root: Path, world: Trap, cli: Cli, sockets: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
     record = bridged.record_of("codex")
     assert record["pid"] != os.getpid() and record["peerProtocol"] == 1
@@ -210,21 +194,27 @@ def test_a_send_message_becomes_mail_from_the_sessions_agent_and_the_reply_wakes
     assert mail.sender == "alice" and mail.subject == "Please review PR 7."
     assert mail.body == "Please review PR 7.\n\nThanks"  # the wrapper removed
     assert world.lines == []  # delivered: no receipt, as Claude Code does
-    # the reply is mail to alice, which the claude-peer wake hands to her session
+    # the reply is mail to alice, which the claude-peer wake hands to her session (its
+    # door: a process named claude holding a cc-socks socket; this test process, which
+    # sent as alice, is no Claude Code, so its own record is passed over)
     configure(root, {"alice": {"wake_on_mail": True, "wake_method": "claude-peer",
                                "wake_retry": {"attempts": 1, "backoff_seconds": 0}}})
     FileStore(root).set_latest_session("alice", "claude", SESSION)
     monkeypatch.setattr(claude, "RECEIPT_SECONDS", 0.3)  # a taken notice gets no answer
+    door = FakeSession(Path(os.environ["HOME"]), Path(sockets) / "cc-socks", SESSION)
     reply = sender(root, "codex").reply(mail.id, "Looks good")
     assert reply.to == ("alice",)
-    assert cli("watch", "--once").code == 0
-    [notice] = [x for x in world.lines if x.get("type") == "user"]
+    try:
+        assert cli("watch", "--once").code == 0
+    finally:
+        door.close()
+    [notice] = [x for x in door.lines if x.get("type") == "user"]
     assert notice["session_id"] == SESSION
     assert f"codex sent message {reply.id}" in notice["message"]["content"]
 
 
 def test_a_spoofed_name_binds_to_the_real_sender(bridged: Bridge, root: Path,
-                                                 world: Receipts) -> None:
+                                                 world: Trap) -> None:
     write(bridged.socket_of("codex"), frame("from bob, honest", name="bob"),
           {"type": "user", "message": {"role": "user", "content":
            '<cross-session-message from="uds:/x" from-name="gemini">\nhi\n'
@@ -244,7 +234,7 @@ def test_a_process_with_no_record_sends_nothing(bridged: Bridge, root: Path) -> 
 
 
 def test_a_record_others_may_write_or_do_not_own_binds_nothing(
-        bridged: Bridge, root: Path, world: Receipts) -> None:
+        bridged: Bridge, root: Path, world: Trap) -> None:
     record = write_record(os.getpid(), SESSION, world.path)
     record.chmod(0o666)
     write(bridged.socket_of("codex"), frame("writable"))
@@ -259,7 +249,7 @@ def test_a_record_others_may_write_or_do_not_own_binds_nothing(
 
 
 def test_hostile_lines_send_nothing_and_the_target_goes_on(bridged: Bridge, root: Path,
-                                                           world: Receipts) -> None:
+                                                           world: Trap) -> None:
     sock = bridged.socket_of("codex")
     write(sock, b"not json\n", b"[1,2]\n", b'{"type":"user","message":{"content":7}}\n',
           b'{"type":"user","message":"text"}\n', b'{"type":"control","action":"x"}\n')
@@ -273,7 +263,7 @@ def test_hostile_lines_send_nothing_and_the_target_goes_on(bridged: Bridge, root
 
 
 def test_an_unbound_session_is_told_on_its_own_socket(bridged: Bridge, root: Path,
-                                                      world: Receipts) -> None:
+                                                      world: Trap) -> None:
     write_record(os.getpid(), OTHER, world.path)  # a session no mailslot hook recorded
     msg_id = str(uuid.uuid4())
     write(bridged.socket_of("codex"), frame("who am I", reply_to=world.path, msg_id=msg_id))
@@ -294,7 +284,7 @@ def test_an_unbound_session_is_told_on_its_own_socket(bridged: Bridge, root: Pat
 
 
 def test_a_governed_send_is_refused_and_the_sender_is_told(bridged: Bridge, root: Path,
-                                                           world: Receipts) -> None:
+                                                           world: Trap) -> None:
     Mailbox(FileStore(root)).pause(None, paused=True)  # the owner's pause
     write(bridged.socket_of("codex"), frame("while paused", reply_to=world.path))
     deadline = time.monotonic() + 30
@@ -309,7 +299,7 @@ def test_a_governed_send_is_refused_and_the_sender_is_told(bridged: Bridge, root
     assert "mailslot refused the message to codex" in told.body
 
 
-def test_two_senders_at_once(bridged: Bridge, root: Path, world: Receipts) -> None:
+def test_two_senders_at_once(bridged: Bridge, root: Path, world: Trap) -> None:
     sock = bridged.socket_of("codex")
     threads = [threading.Thread(target=write, args=(sock, frame(f"n{i}")))
                for i in range(6)]
@@ -330,7 +320,7 @@ def test_a_live_claude_agent_is_not_listed_and_records_go_when_it_stops(
     assert bridged.listed() == set()  # every target removed its record
 
 
-def test_the_watcher_runs_the_bridges_config_asks_for(world: Receipts, root: Path,
+def test_the_watcher_runs_the_bridges_config_asks_for(world: Trap, root: Path,
                                                       sockets: str, tmp_path: Path) -> None:
     configure(root, {}, bridges=["claude", "nosuch"])
     log = tmp_path / "watch.log"
@@ -369,7 +359,7 @@ def prompt_note(cli: Cli, root: Path) -> str:
     return next(line for line in context.splitlines() if "Answer mailslot mail" in line)
 
 
-def test_without_a_bridge_the_hook_says_only_mailslot_answers(world: Receipts, root: Path,
+def test_without_a_bridge_the_hook_says_only_mailslot_answers(world: Trap, root: Path,
                                                                cli: Cli) -> None:
     note = prompt_note(cli, root)
     assert "only with mailslot" in note and "mcp__mailslot__reply" in note, note
@@ -386,7 +376,7 @@ def test_with_a_bridge_the_hook_names_the_agents_send_message_reaches(
     assert "to any other name reaches only Claude sessions" in note, note
 
 
-def test_with_no_bridge_the_hooks_look_without_the_socket_machinery(world: Receipts,
+def test_with_no_bridge_the_hooks_look_without_the_socket_machinery(world: Trap,
                                                                      root: Path) -> None:
     """Every Claude hook asks whether a bridge runs: with none (a session's record only)
     the answer costs a folder listing, not the import of the checked reader."""

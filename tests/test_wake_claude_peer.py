@@ -1,20 +1,18 @@
 """``claude-peer``: the notice handed to a live Claude Code session through its own door.
 
-The session is a fake here: a registry record of this test process (its real pid and
-start time, so the liveness check is the real one) and a Unix socket served by a thread
-that speaks what Claude Code 2.1.332 was seen to speak (docs/claude-peers.md): it takes
-JSON lines, answers nothing when it accepts, and sends a ``peer_message_status`` line to
-the ``from`` socket when it holds or refuses. The real program is driven in
-tests/hosts/test_claude_peer.py.
+The session is a fake (:mod:`claude_session`): a real child process named ``claude``
+holding the session's socket, its registry record and key file, and a thread of this
+process serving the socket as Claude Code 2.1.332 was seen to. The real program is driven
+in tests/hosts/test_claude_peer.py.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
-import threading
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,81 +20,17 @@ from typing import Any
 
 import pytest
 
+from claude_session import SESSION, TOKEN, FakeSession, Trap, proc_start
 from conftest import Result
 from hookkit import sender
 from mailslot import FileStore
 from mailslot.hosts import claude
 from mailslot.wake.line_socket import DoorError
 from support import wait_for
-from wake_helpers import accepted_lines, configure, events
+from wake_helpers import configure, events
 
 Cli = Callable[..., Result]
-SESSION = "00be5295-09a9-4afd-801e-c140d3bc6bd4"
-TOKEN = "0123456789abcdef0123456789abcdef"  # any 32 hex digits
 ONE_TRY = {"attempts": 1, "backoff_seconds": 0}
-
-
-def proc_start(pid: int) -> str:
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-
-
-class FakeSession:
-    """One live session's registry record, key file and socket; ``answer`` decides what
-    it does with a message: ``None`` (take it), a status to send back, or raw text."""
-
-    def __init__(self, home: Path, socket_dir: Path) -> None:
-        self.folder = home / ".claude" / "sessions"
-        self.folder.mkdir(parents=True, mode=0o700)
-        socket_dir.mkdir(mode=0o700)
-        self.path = str(socket_dir / f"{os.getpid()}.sock")
-        self.answer: str | None = None
-        self.lines: list[dict[str, Any]] = []
-        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.server.bind(self.path)
-        os.chmod(self.path, 0o600)
-        self.server.listen(4)
-        self.record = {"pid": os.getpid(), "sessionId": SESSION, "cwd": "/work",
-                       "procStart": proc_start(os.getpid()), "version": "2.1.332",
-                       "peerProtocol": 1, "peerFeatures": ["notify_idle"],
-                       "kind": "interactive", "entrypoint": "cli",
-                       "messagingSocketPath": self.path, "name": "work-1a", "status": "idle"}
-        self.write()
-        digest = hashlib.sha256(os.path.realpath(self.path).encode()).hexdigest()
-        key = self.folder / f"{os.getpid()}.{digest}.key"
-        key.write_text(json.dumps({"peerToken": TOKEN}))
-        key.chmod(0o600)
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    def write(self, **changes: Any) -> None:
-        path = self.folder / f"{os.getpid()}.json"
-        path.write_text(json.dumps({**self.record, **changes}))
-        path.chmod(0o644)  # as Claude Code writes it
-
-    def serve(self) -> None:
-        for lines in accepted_lines(self.server):
-            self.lines += lines
-            message = self.lines[-1]
-            if self.answer is not None and message.get("type") == "user":
-                self.reply(message)
-
-    def reply(self, message: dict[str, Any]) -> None:
-        assert self.answer is not None
-        if self.answer in ("held", "refused", "dropped", "denied", "delivered", "expired"):
-            status = ({"status": "expired", "status_detail": "refused"}
-                      if self.answer == "refused" else {"status": self.answer})
-            line = json.dumps({"type": "control", "action": "peer_message_status", **status,
-                               "reason": "…", "from": f"uds:{self.path}",
-                               "orig_msg_id": message["msg_id"], "msgV": 1,
-                               "msg_id": "71fea8a4-2116-4a9f-baad-1da471d87faa"})
-        else:
-            line = self.answer
-        to = message["from"].removeprefix("uds:")
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as out:
-            out.connect(to)
-            out.sendall(line.encode() + b"\n")
-
-    def close(self) -> None:
-        self.server.close()
 
 
 @pytest.fixture(autouse=True)
@@ -259,12 +193,12 @@ def test_no_usable_door_falls_back_to_the_waiter(root: Path, cli: Cli, session: 
                                                  breakage: str, said: str) -> None:
     peer_agent(root)
     if breakage == "socket gone":
-        session.close()
+        session.server.close()
         os.unlink(session.path)
     elif breakage == "stale pid":
         session.write(procStart="1")
     elif breakage == "record writable by others":
-        (session.folder / f"{os.getpid()}.json").chmod(0o666)
+        session.record_path.chmod(0o666)
     elif breakage == "socket mode":
         os.chmod(session.path, 0o666)
     elif breakage == "old version":
@@ -285,13 +219,111 @@ def test_no_usable_door_falls_back_to_the_waiter(root: Path, cli: Cli, session: 
 
 def test_a_link_in_place_of_the_record_is_not_followed(tmp_path: Path,
                                                        session: FakeSession) -> None:
-    record = session.folder / f"{os.getpid()}.json"
+    record = session.record_path
     elsewhere = tmp_path / "planted.json"
     elsewhere.write_text(record.read_text())
     record.unlink()
     record.symlink_to(elsewhere)
     with pytest.raises(DoorError, match="no live record"):
         claude.find_door(SESSION, os.environ)
+
+
+def forge(path: Path, record: dict[str, Any], **changes: Any) -> None:
+    path.write_text(json.dumps({**record, **changes}))
+    path.chmod(0o644)
+
+
+def test_a_planted_record_beside_the_real_one_is_not_used(
+        root: Path, cli: Cli, session: FakeSession, tmp_path: Path) -> None:
+    """A ``0.json`` (or any other name) naming the live session's pid, start and id,
+    with a socket of the forger's: the notice goes to the session's own socket."""
+    trap = Trap(tmp_path / "trap" / "cc-socks" / f"{session.pid}.sock")
+    for name in ("0.json", "1.json", f"{os.getpid()}.json"):
+        forge(session.folder / name, session.record, messagingSocketPath=trap.path)
+    assert claude.find_door(SESSION, os.environ).socket == session.path
+    peer_agent(root)
+    sender(root, "gemini").send("claude", "hello", "x")
+    assert cli("watch", "--once").code == 0
+    assert outcome(root)["event"] == "wake_ok"
+    assert [x["type"] for x in session.lines] == ["auth", "user"]
+    assert trap.lines == []
+
+
+@pytest.mark.parametrize("forgery, said", [
+    ("another name", "not the pid of its own name"),
+    ("another live process", "is not Claude Code"),
+    ("written before its process", "started after"),
+    ("socket elsewhere", "is not where Claude Code keeps"),
+    ("a cc-socks socket it does not hold", "does not listen on"),
+    ("a socket folder others may write to", "mode 777: others may write"),
+    ("symlinked record", "no live record"),
+])
+def test_a_forged_record_never_gets_the_notice(root: Path, cli: Cli, session: FakeSession,
+                                               tmp_path: Path, forgery: str,
+                                               said: str) -> None:
+    me = os.getpid()  # a live process of this user, not Claude Code
+    trap = Trap(tmp_path / "trap" / "cc-socks" / f"{session.pid}.sock")
+    real = session.record_path
+    if forgery == "another name":
+        real.unlink()
+        forge(session.folder / f"{me}.json", session.record, messagingSocketPath=trap.path)
+    elif forgery == "another live process":
+        real.unlink()
+        trap = Trap(tmp_path / "trap2" / "cc-socks" / f"{me}.sock")
+        forge(session.folder / f"{me}.json", session.record, pid=me,
+              procStart=proc_start(me), messagingSocketPath=trap.path)
+    elif forgery == "written before its process":
+        year_ago = time.time() - 365 * 86400
+        os.utime(real, (year_ago, year_ago))
+    elif forgery == "socket elsewhere":
+        trap = Trap(tmp_path / "elsewhere" / f"{session.pid}.sock")
+        session.write(messagingSocketPath=trap.path)
+    elif forgery == "a cc-socks socket it does not hold":
+        session.write(messagingSocketPath=trap.path)
+    elif forgery == "a socket folder others may write to":
+        Path(session.path).parent.chmod(0o777)
+    elif forgery == "symlinked record":
+        planted = tmp_path / "planted.json"
+        forge(planted, session.record, messagingSocketPath=trap.path)
+        real.unlink()
+        real.symlink_to(planted)
+    with pytest.raises(DoorError, match=said):
+        claude.find_door(SESSION, os.environ)
+    peer_agent(root)
+    sender(root, "gemini").send("claude", "hello", "x")
+    assert cli("watch", "--once").code == 0
+    done = outcome(root)
+    assert done["event"] == "wake_failed" and said in done["reason"], done
+    assert trap.lines == [] and session.lines == []
+
+
+@pytest.mark.parametrize("argv, version, claude_code", [
+    (["claude"], "2.1.332", True),  # the npm or native install, run by its name
+    (["/home/u/.local/share/claude/versions/2.1.332"], "2.1.332", True),  # native
+    (["node", "{pkg}"], "2.1.332", True),  # node running the package's script
+    (["python3"], "2.1.332", False),
+    (["python3.12"], "python3.12", False),  # a version that is no version number
+    (["node", "{other}"], "2.1.332", False),
+])
+def test_a_process_is_claude_code_by_its_command_line(
+        tmp_path: Path, argv: list[str], version: str, claude_code: bool) -> None:
+    script = tmp_path / "node_modules" / "@anthropic-ai" / "claude-code" / "cli.js"
+    other = tmp_path / "other.js"
+    for path in (script, other):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("import sys\nsys.stdin.read()\n")
+    argv = [a.format(pkg=script, other=other) for a in argv]
+    child = subprocess.Popen(argv if len(argv) > 1 else [*argv, "-c", "import sys; "
+                                                          "sys.stdin.read()"],
+                             executable=sys.executable, stdin=subprocess.PIPE)
+    try:
+        wait_for(lambda: (Path(f"/proc/{child.pid}/cmdline").read_bytes().split(b"\0")[0]
+                          == argv[0].encode()), what="the child's command line")
+        assert claude._is_claude(child.pid, version) is claude_code
+    finally:
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait(30)
 
 
 def test_without_a_key_file_no_auth_line_is_sent(session: FakeSession) -> None:
@@ -334,7 +366,7 @@ def test_doctor_says_which_path_the_agent_uses(root: Path, cli: Cli,
     r = cli("doctor", "--wake", "claude", "--host", "claude")
     assert r.code == 0, r.err
     assert f"claude-peer (configured) ← chosen: Claude Code 2.1.332 (≥ 2.1.224); session " \
-           f"{SESSION} has Claude Code's door (pid {os.getpid()}, 2.1.332)" in r.out
+           f"{SESSION} has Claude Code's door (pid {session.pid}, 2.1.332)" in r.out
     session.write(peerProtocol=2)
     r = cli("doctor", "--wake", "claude", "--host", "claude")
     assert "has no door now" in r.out and "peerProtocol 2" in r.out and "waiter wakes it" in r.out
@@ -345,7 +377,7 @@ def test_doctor_says_the_door_or_the_waiter_and_why(root: Path, cli: Cli,
     peer_agent(root)
     shown = cli("doctor").out
     assert (f"wake path: claude (claude-peer): door: Claude Code's own cross-session socket "
-            f"of session {SESSION} (pid {os.getpid()}, Claude Code 2.1.332, idle)") in shown
+            f"of session {SESSION} (pid {session.pid}, Claude Code 2.1.332, idle)") in shown
     session.write(peerProtocol=2)
     shown = cli("doctor").out
     assert ("wake path: claude (claude-peer): waiter: Claude Code's door refused loudly "

@@ -150,6 +150,74 @@ def test_short_glued_and_quoted_bypass_flags_are_refused_too(argv: list[str]) ->
         CommandMethod.from_config("x", {"command": argv})
 
 
+BYPASS_SETTINGS = '{"permissions":{"defaultMode":"bypassPermissions"}}'
+
+
+@pytest.mark.parametrize("argv", [
+    ["claude", "--settings", BYPASS_SETTINGS, "-p", "{id}"],
+    ["claude", f"--settings={BYPASS_SETTINGS}", "-p", "{id}"],
+    ["claude", "--settings", f" {BYPASS_SETTINGS}\n"],
+    ["claude", "--settings", '{"permissions": {"allow": ["Bash"], '
+                             '"defaultMode": "bypassPermissions"}, "model": "x"}'],
+    ["claude", "--settings", "{FILE}", "-p", "{id}"],
+    ["claude", "--settings={FILE}"],
+    ["claude", "--settings", "bypass.json"],  # relative: in the method's cwd
+])
+def test_a_settings_argument_that_sets_a_bypass_mode_is_refused(
+        tmp_path: Path, argv: list[str]) -> None:
+    """Claude Code takes whole settings for a run (``--settings``, inline JSON or a
+    file's path): one that sets ``bypassPermissions`` is a bypass like the flag."""
+    settings = tmp_path / "bypass.json"
+    settings.write_text(BYPASS_SETTINGS)
+    argv = [a.replace("{FILE}", str(settings)) for a in argv]
+    assert "permissions.defaultMode: bypassPermissions" in str(bypass_flag(argv, str(tmp_path)))
+    with pytest.raises(StoreError, match=r"agents\.x\.command holds --settings .*"
+                                         r"bypassPermissions.*permission prompts"):
+        CommandMethod.from_config("x", {"command": argv, "cwd": str(tmp_path)})
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("{not json", "not JSON"),
+    ("/no/such/settings.json", "cannot be read"),
+    ("/dev/null/x", "cannot be read"),
+    ("{FOLDER}", "not a settings file"),
+])
+def test_a_settings_argument_that_cannot_be_checked_is_refused(
+        tmp_path: Path, value: str, said: str) -> None:
+    argv = ["claude", "--settings", value.replace("{FOLDER}", str(tmp_path)), "-p", "{id}"]
+    assert said in str(bypass_flag(argv))
+    with pytest.raises(StoreError, match="holds --settings"):
+        CommandMethod.from_config("x", {"command": argv})
+
+
+def test_settings_that_set_no_bypass_mode_pass(tmp_path: Path) -> None:
+    settings = tmp_path / "plain.json"
+    settings.write_text('{"permissions": {"defaultMode": "acceptEdits", "allow": ["Read"]}}')
+    for argv in (["claude", "--settings", str(settings), "-p", "{id}"],
+                 ["claude", '--settings={"model": "opus"}'],
+                 ["claude", "--settings", '{"permissions": "bypassPermissions"}']):
+        assert bypass_flag(argv) is None
+        CommandMethod.from_config("x", {"command": argv})
+
+
+def test_a_settings_bypass_in_a_woken_program_is_refused_at_wake_time_too(
+        box: Box, root: Path, bin_dir: Path, tmp_path: Path) -> None:
+    """A settings file that was plain when config.json was written and bypasses when a
+    wake runs: the wake is refused and nothing runs."""
+    record = fake_host(bin_dir, "notify")
+    settings = tmp_path / "team.json"
+    settings.write_text("{}")
+    configure(root, {"gemini": {"wake_on_mail": True, "wake_method": "command",
+                                "command": ["notify", "--settings", str(settings), "{id}"],
+                                "wake_retry": {"attempts": 1}}})
+    settings.write_text(BYPASS_SETTINGS)
+    box("codex").send("gemini", "hi", "x")
+    WakeRunner(FileStore(root)).run_agent("gemini")
+    assert calls(record) == []
+    reason = events(root)[-1]["reason"]
+    assert "bypassPermissions" in reason and "permission prompts" in reason
+
+
 def test_plain_argv_has_no_bypass_flag() -> None:
     assert bypass_flag(["codex", "exec", "resume", "abc", "-a"]) is None
     assert bypass_flag(["notify", "--sandbox", "workspace-write"]) is None

@@ -100,6 +100,12 @@ def test_idle_session_is_woken_through_the_door_by_mail_from_codex(world: Worlds
     sock = record["messagingSocketPath"]
     mode = os.lstat(sock).st_mode
     assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+    # where claude-peer believes a session's socket: <pid>.sock in a cc-socks folder no
+    # one else may write to, held by the process that Claude Code's command line names
+    assert os.path.basename(sock) == f"{record['pid']}.sock", sock
+    assert os.path.basename(os.path.dirname(sock)).startswith("cc-socks"), sock
+    assert os.lstat(os.path.dirname(sock)).st_mode & 0o022 == 0
+    assert claude._is_claude(record["pid"], record["version"]) is True
     keys = list((w.home / ".claude" / "sessions").glob(f"{record['pid']}.*.key"))
     assert len(keys) == 1 and stat.S_IMODE(keys[0].stat().st_mode) == 0o600
     assert set(json.loads(keys[0].read_text())) >= {"peerToken", "procStart"}

@@ -225,10 +225,10 @@ class Gate:
         return f"every agent of group {group} ({', '.join(self.group(group))})"
 
     def group(self, group: str) -> list[str]:
-        """The agents whose inbox is behind the gate of ``group``."""
-        store = self.box.store
-        return [a for a in store.agent_names()
-                if store.accept_of(a) == GROUP_ACCEPT + group]
+        """The agents whose inbox is behind the gate of ``group`` (one with no mailbox
+        yet too: its founder may have none)."""
+        return sorted(a for a, accept in self.box.store.gated().items()
+                      if accept == GROUP_ACCEPT + group)
 
     def switch(self, on: bool, group: str | None = None) -> None:
         """Gate my inbox (``on``: members only; with ``group``: behind that group's

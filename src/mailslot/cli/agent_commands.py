@@ -75,9 +75,17 @@ def _agent_arguments(p: argparse.ArgumentParser) -> None:
                                                   "P only)")
     p.add_argument("--runtime", metavar="R", help="add: the host it runs in ("
                    + ", ".join(_runtimes()[:3]) + ", ... or free text)")
+    p.add_argument("--expires", metavar="WHEN",
+                   help="add, rotate: the credential's lifetime, 30m, 8h, 7d, 2w or never "
+                        "(default: 24h for a child agent, never for any other; rotate "
+                        "keeps never as never)")
     p.add_argument("--credential-file", metavar="FILE",
                    help="add, rotate: where to write the credential (default: "
                         "$XDG_CONFIG_HOME/mailslot/credentials/NAME.json)")
+    p.add_argument("--bind-to", metavar="PID", type=int,
+                   help="add, rotate: write the credential as a binding that holds only "
+                        "in process PID (the launcher) and what it starts, while it runs; "
+                        "hand it to the child as MAILSLOT_BINDING=FILE")
     p.add_argument("--yes", action="store_true", help="confirm without asking")
 
 
@@ -128,13 +136,18 @@ def _registry(args: argparse.Namespace, box: Mailbox) -> int:
     if args.action == "add":
         _confirm(args, f"Register {name} and write its credential?")
         issued = authority.register(box.store, name, parent=args.parent,
-                                    runtime=args.runtime, path=args.credential_file)
+                                    runtime=args.runtime, path=args.credential_file,
+                                    expires=args.expires, bind_to=args.bind_to)
     else:
         _confirm(args, f"Rotate {name}'s credential (the old one stops working)?")
-        issued = authority.rotate(box.store, name, path=args.credential_file)
+        issued = authority.rotate(box.store, name, path=args.credential_file,
+                                  expires=args.expires, bind_to=args.bind_to)
     data = {**authority.describe(issued.record), "credential_file": issued.path}
+    until = (f"; it expires at {issued.record.expires}" if issued.record.expires
+             else "; it never expires")
+    what = f"binding for process {args.bind_to}" if args.bind_to else "credential"
     emit(args, data, f"{args.action}: {name} generation {issued.record.generation}; "
-                     f"credential written to {issued.path} (0600; keep it private)")
+                     f"{what} written to {issued.path} (0600; keep it private)" + until)
     return 0
 
 

@@ -226,7 +226,8 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
     if not agents:
         return "no agents known yet"
     rows = [(a.name + (f" [gated: {a.gate_group}, {a.group_members} members]" if a.gate_group
-                       else " [gated]" if a.gated else ""), str(a.unread), _presence(a),
+                       else " [gated]" if a.gated else "") + _lifetime(a),
+             str(a.unread), _presence(a),
              ", ".join(f"@{i}" for i in a.instances) or "-", a.subagent_of or "-", a.wake,
              a.notify, ", ".join(a.known_from)) for a in agents]
     head = ("AGENT", "UNREAD", "SERVER", "INSTANCES", "SUBAGENT OF", "WAKE", "NOTIFY",
@@ -245,6 +246,14 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
              f"shown, the oldest from {_date(a.unsurfaced_since or '')} (mailslot status "
              "ID says why)" for a in agents if a.unsurfaced]
     return "\n".join([style.bold(line(head)), *(line(r) for r in rows), *tail])
+
+
+def _lifetime(agent: AgentInfo) -> str:
+    """When a registered agent's credential expires, or that it has."""
+    if agent.expires is None:
+        return ""
+    return (f" [expired {_date(agent.expires)}]" if agent.expired
+            else f" [expires {_date(agent.expires)}]")
 
 
 def _presence(agent: AgentInfo) -> str:
@@ -341,6 +350,8 @@ def registered(found: list[dict[str, object]]) -> str:
         + (f"  child of {r['parent']}" if r["parent"] else "")
         + (f"  runtime {r['runtime']}" if r["runtime"] else "")
         + ("  REVOKED" if r["revoked"] else "") + f"  since {r['created']}"
+        + (f"  EXPIRED at {r['expires']}" if r.get("expired")
+           else f"  expires {r['expires']}" if r.get("expires") else "")
         for r in found)
 
 

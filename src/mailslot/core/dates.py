@@ -20,4 +20,14 @@ else:
         from datetime import datetime, timedelta, timezone
     UTC = timezone.utc  # noqa: UP017 (datetime.UTC would load datetime.py)
 
-__all__ = ["UTC", "datetime", "timedelta", "timezone"]
+__all__ = ["UTC", "datetime", "span", "timedelta", "timezone"]
+
+
+def span(text: str, units: dict[str, int]) -> int | None:
+    """``90d``, ``8h``: a whole number and one of ``units``' letters, as that many of
+    the letter's units (``None``: not that form)."""
+    raw = text.strip().lower()
+    number, unit = raw[:-1], raw[-1:]
+    if unit not in units or not number.isdigit() or not number.isascii():
+        return None
+    return int(number) * units[unit]

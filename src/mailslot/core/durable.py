@@ -65,6 +65,27 @@ def remove(path: str) -> bool:
     return True
 
 
+def make_folders(path: str) -> None:
+    """``path`` and every missing folder above it, each made ``0700``: ``os.makedirs``
+    gives the ones above the last the default mode (``0755``), so a mailbox made on the
+    way to one of its folders would be open to every user. One made meanwhile by
+    another process is fine; a file in the way raises ``FileExistsError``."""
+    missing = []
+    folder = os.path.abspath(path)
+    while not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
+
+
 def fsync_dir(path: str) -> None:
     """Make the folder's entries (a link, a rename) durable."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)

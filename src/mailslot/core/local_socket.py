@@ -239,7 +239,8 @@ def start(where: Place, module: str, variable: str, location: str,
     from .detached import spawn
 
     child = {k: v for k, v in env.items()
-             if k not in ("MAILSLOT_AGENT", "MAILSLOT_CREDENTIAL", "MAILSLOT_PEER_OF")}
+             if k not in ("MAILSLOT_AGENT", "MAILSLOT_CREDENTIAL", "MAILSLOT_PEER_OF",
+                          "MAILSLOT_BINDING")}
     child[variable] = location
     try:
         os.makedirs(where.folder, mode=0o700, exist_ok=True)

@@ -247,6 +247,8 @@ class AgentInfo:
     watcher: WatcherInfo | None = None  # for an agent with a wake or notifier: who wakes it
     group_members: int | None = None  # how many agents are behind its group gate
     subagent_of: str | None = None  # its parent, for a registered child agent
+    expires: str | None = None  # when its credential expires (a registered agent's)
+    expired: bool = False  # ... and that time has passed: its credential is refused
     unsurfaced: int = 0  # unread mail no model was shown, older than unsurfaced_after_minutes
     # (of the oldest 200 such: service.overview.UNSURFACED_LOOKED)
     unsurfaced_since: str | None = None  # the oldest such message's date
@@ -263,7 +265,8 @@ class AgentInfo:
                 "sessions": [s.as_dict() for s in self.sessions], "wake": self.wake,
                 "notify": self.notify, "gated": self.gated, "instances": self.instances,
                 "gate_group": self.gate_group, "group_members": self.group_members,
-                "subagent_of": self.subagent_of,
+                "subagent_of": self.subagent_of, "expires": self.expires,
+                "expired": self.expired,
                 "watcher": self.watcher.as_dict() if self.watcher else None,
                 "unsurfaced": self.unsurfaced, "unsurfaced_since": self.unsurfaced_since,
                 "unsurfaced_more": self.unsurfaced_more}

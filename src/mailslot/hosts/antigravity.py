@@ -62,13 +62,16 @@ _PARENT_POLL = 5.0  # seconds between the sidecar's looks at whether the app sti
 
 
 class Credentials:
-    """The session's address and token, from a file whose writer still runs, and the
-    project id its writer was given (if any)."""
+    """The session's address and token, from a file whose writer still runs (or the
+    environment Antigravity gave this process), and the project id its writer was given
+    (if any); ``source`` says which (``sidecar``, ``environment``)."""
 
-    def __init__(self, address: str, token: str, project: str | None) -> None:
+    def __init__(self, address: str, token: str, project: str | None,
+                 source: str = "sidecar") -> None:
         self.address = address
         self._token = token
         self.project = project
+        self.source = source
 
     def __repr__(self) -> str:  # never show the token, even in a traceback
         return f"Credentials(address={self.address!r}, token=<hidden>)"
@@ -85,20 +88,6 @@ class Unusable:
     def __init__(self, reason: str, *, gone: bool = False) -> None:
         self.reason = reason
         self.gone = gone
-
-
-def _started_after(pid: int, written: float) -> bool:
-    """True when process ``pid`` started after ``written`` (so it is not the writer)."""
-    from pathlib import Path
-
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks = int(fields[19])
-        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
-                    if line.startswith("btime "))
-    except (OSError, ValueError, IndexError, StopIteration):
-        return False  # no /proc (macOS): the liveness check is all we have
-    return boot + ticks / os.sysconf("SC_CLK_TCK") > written + 1.0
 
 
 def _loopback(address: str) -> bool:
@@ -150,7 +139,9 @@ def read_credentials(path: Path) -> Credentials | Unusable:
         return stale
     except PermissionError:
         return Unusable(f"the process that wrote {path} (pid {pid}) is not yours")
-    if _started_after(pid, info.st_mtime):
+    from ..core.processes import started_after
+
+    if started_after(pid, info.st_mtime):
         return stale
     if not isinstance(address, str) or not _loopback(address):
         return Unusable(f"credentials file {path} has no address on this machine; refused")
@@ -159,6 +150,37 @@ def read_credentials(path: Path) -> Credentials | Unusable:
     project = data.get("project_id")
     return Credentials(address, token,
                        project if isinstance(project, str) and _ID.fullmatch(project) else None)
+
+
+def own_credentials(env: Mapping[str, str]) -> Credentials | Unusable | None:
+    """The session's address, token and project from the environment Antigravity gives
+    the programs it runs (a sidecar, its agent's terminal, an MCP server it started);
+    ``None`` where it gave none."""
+    address, token = env.get(ADDRESS_ENV, ""), env.get(TOKEN_ENV, "")
+    if not address and not token:
+        return None
+    if not address or not token:
+        return Unusable(f"{ADDRESS_ENV} and {TOKEN_ENV} come together from Antigravity; "
+                        "only one is set here")
+    if not _loopback(address):
+        return Unusable(f"{ADDRESS_ENV} is not an address on this machine; refused")
+    if any(c in token for c in "\x00\r\n"):
+        return Unusable(f"{TOKEN_ENV} is not a usable token")
+    project = env.get(PROJECT_ENV)
+    return Credentials(address, token, project if project and _ID.fullmatch(project)
+                       else None, "environment")
+
+
+def session_credentials(launch: Mapping[str, Any], store_folder: str | None,
+                        env: Mapping[str, str]) -> Credentials | Unusable:
+    """A start's way in: the owner's ``credentials_file``, else the session that runs
+    this process (its ``ANTIGRAVITY_*`` environment), else the sidecar's file."""
+    if not launch.get("credentials_file"):
+        own = own_credentials(env)
+        if own is not None:
+            return own
+    path = credentials_path(launch, store_folder)
+    return path if isinstance(path, Unusable) else read_credentials(path)
 
 
 def credentials_path(launch: Mapping[str, Any], store_folder: str | None) -> Path | Unusable:
@@ -180,6 +202,12 @@ def agentapi_env(found: Credentials, project: str | None) -> dict[str, str]:
     return {**env, PROJECT_ENV: project} if project else env
 
 
+def without_own(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without any ``ANTIGRAVITY_*`` variable: ``agentapi`` gets exactly the
+    session, token and project mailslot chose, nothing of the caller's own session."""
+    return {k: v for k, v in env.items() if not k.startswith("ANTIGRAVITY_")}
+
+
 def agentapi_error(stdout: bytes) -> str | None:
     """The error ``agentapi`` printed (its JSON ``error``), if it printed one."""
     try:
@@ -194,10 +222,10 @@ def agentapi_error(stdout: bytes) -> str | None:
 def write_private(path: str, data: Mapping[str, Any]) -> None:
     """``data`` as ``path``, whole or not at all: a 0600 file beside it, synced, renamed
     over it, the folder synced (a reader never sees half a file)."""
-    from ..core.durable import fsync_dir, replace_file
+    from ..core.durable import fsync_dir, make_folders, replace_file
 
     folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    make_folders(folder)  # a mailbox not made yet is made 0700, as every mailbox is
     replace_file(path, json.dumps(data))
     fsync_dir(folder)
 
@@ -263,11 +291,13 @@ def projects(folder: Path) -> list[Project]:
 
 
 def _project_source(given: str | None, launch: Mapping[str, Any],
-                    sidecar: str | None, first: str) -> tuple[str | None, str | None]:
+                    found: Credentials, first: str) -> tuple[str | None, str | None]:
     """The project id and where it came from: ``given`` (a parameter, or the woken
-    agent's own), the config's ``launch.antigravity.project_id``, the sidecar's."""
+    agent's own), the config's ``launch.antigravity.project_id``, the session's (the
+    sidecar's file, or this process's environment)."""
     configured = launch.get("project_id")
-    for value, source in ((given, first), (configured, "config"), (sidecar, "sidecar")):
+    for value, source in ((given, first), (configured, "config"),
+                          (found.project, found.source)):
         if isinstance(value, str) and value:
             return value, source
     return None, None
@@ -285,6 +315,7 @@ class Antigravity(Host):
                      for scope in ("project", "user")}
 
     program = "agentapi"
+    program_paths = ("~/.gemini/antigravity/bin/agentapi",)  # where the app installs it
     startable = True
     handoffs = ("background",)  # the conversation runs inside Antigravity
     hands_off = True
@@ -328,6 +359,19 @@ class Antigravity(Host):
                                "the other name or folder")
         return found[0].id
 
+    def refuse_start(self, project: str | None, launch: Mapping[str, Any],
+                     store_folder: str | None, env: Mapping[str, str]) -> str | None:
+        """``agentapi new-conversation`` needs a project id (it answers "project_id is
+        required" without one): a start that has none anywhere is refused before
+        anything runs. Credentials that cannot be used are the run's to report."""
+        found = session_credentials(launch, store_folder, env)
+        if isinstance(found, Unusable) or _project_source(project, launch, found,
+                                                          "parameter")[0] is not None:
+            return None
+        return ("no Antigravity project id for the new conversation: give project (a "
+                "project's name or folder), set launch.antigravity.project_id, or start "
+                f"from where Antigravity sets {PROJECT_ENV}; nothing was started")
+
     def open_conversation(self, executable: str, launch: Mapping[str, Any], start: Start,
                           env: Mapping[str, str], timeout: float, store_folder: str | None
                           ) -> Opened:
@@ -335,12 +379,11 @@ class Antigravity(Host):
         the new conversation's id in JSON."""
         import subprocess
 
-        path = credentials_path(launch, store_folder)
-        found = path if isinstance(path, Unusable) else read_credentials(path)
+        found = session_credentials(launch, store_folder, env)
         if isinstance(found, Unusable):
             raise Failed(found.reason)
-        project, source = _project_source(start.project, launch, found.project, "parameter")
-        child = {**env, **agentapi_env(found, project)}
+        project, source = _project_source(start.project, launch, found, "parameter")
+        child = {**without_own(env), **agentapi_env(found, project)}
         try:
             done = subprocess.run(self.argv(executable, start), env=child,
                                   stdin=subprocess.DEVNULL, capture_output=True,
@@ -459,7 +502,8 @@ def _wake_methods() -> list[type]:
     class AgentApiMethod(ArgvMethod):
         name = "agentapi"
         summary = "sends the notice into an Antigravity conversation with `agentapi send-message`"
-        needs = ("`agentapi` on the watcher's PATH (or `executable`)",
+        needs = ("`agentapi` on the watcher's PATH, or Antigravity's own "
+                 "~/.gemini/antigravity/bin/agentapi (or `executable`)",
                  "the credentials mailslot's sidecar writes into the mailbox "
                  "(`install antigravity --sidecar`), or a `credentials_file`",
                  "`conversation_id` (and `project_id` where the session uses one)")
@@ -474,8 +518,8 @@ def _wake_methods() -> list[type]:
                   "(default: the sidecar's, in the mailbox)", required=False),
             Field("project_id", "the project the conversation belongs to (default: "
                   "launch.antigravity.project_id, then the sidecar's)", required=False),
-            Field("executable", "the agentapi program, if not `agentapi` on PATH",
-                  required=False),
+            Field("executable", "the agentapi program (default: `agentapi` on PATH, else "
+                  "~/.gemini/antigravity/bin/agentapi)", required=False),
         )
         secret_env = (TOKEN_ENV,)
         reads_stdout = True
@@ -495,7 +539,8 @@ def _wake_methods() -> list[type]:
             project = text_field(agent, cfg, "project_id", required=False, pattern=SESSION_ID,
                                  what=what)
             credentials = text_field(agent, cfg, "credentials_file", required=False)
-            executable = text_field(agent, cfg, "executable", required=False) or "agentapi"
+            executable = (text_field(agent, cfg, "executable", required=False)
+                          or str(HOST.installed_program(os.environ)))
             return cls(agent, str(conversation), project, credentials, executable)
 
         def argv(self, job: Job) -> list[str]:
@@ -516,7 +561,7 @@ def _wake_methods() -> list[type]:
                     return Outcome(False, f"{found.reason}; the message waits in the inbox",
                                    retry=False, skip=True)
                 return Outcome(False, found.reason)
-            project, _ = _project_source(self.project, launch, found.project, "agent")
+            project, _ = _project_source(self.project, launch, found, "agent")
             return Spawn(self.argv(job), {**child_env(job), **agentapi_env(found, project)})
 
         def answered(self, stdout: bytes, env: Mapping[str, str]) -> str | None:

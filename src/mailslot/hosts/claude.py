@@ -143,6 +143,8 @@ class Claude(Host):
     bypass_flags = frozenset({"--dangerously-skip-permissions",
                               "--allow-dangerously-skip-permissions"})
     bypass_values = {"--permission-mode": frozenset({"bypassPermissions"})}
+    settings_args = frozenset({"--settings"})  # a settings file's path or its JSON
+    settings_bypass = {"permissions.defaultMode": frozenset({"bypassPermissions"})}
 
     def waits(self, env: Mapping[str, str]) -> bool:
         """Not under ``claude -p``: it waits for background hooks before it exits, and a
@@ -487,10 +489,12 @@ class Door:
     def busy(self) -> bool:
         """Has the session, idle before, started a turn (its record says busy)? A turn
         starts only for a message it took, after it would have sent any hold."""
+        from ..wake.line_socket import DoorError, own_file
+
         try:
-            with open(self.record, encoding="utf-8") as f:
-                return bool(jsontext.loads(f.read()).get("status") == "busy")
-        except (OSError, ValueError, AttributeError):
+            record = jsontext.loads(own_file(self.record, private=False))
+            return bool(record.get("status") == "busy")
+        except (DoorError, ValueError, AttributeError):
             return False
 
     def frames(self, text: str, answers_to: str, msg_id: str) -> list[dict[str, Any]]:
@@ -645,34 +649,66 @@ def sessions_folder(env: Mapping[str, str]) -> str:
 def find_door(session: str, env: Mapping[str, str]) -> Door:
     """The door of the live Claude Code session ``session`` (the id its hooks recorded).
 
-    Only a record of this user's that no one else may write, whose process is running
-    with the start time it recorded, speaks :data:`PEER_PROTOCOL` and is at least
-    :data:`PEER_SINCE`, with a private socket of this user's, counts. Raises
-    ``DoorError`` saying which check failed."""
-    from ..wake.choice import version_numbers
-    from ..wake.line_socket import DoorError, UnknownShape, own_file, own_socket
+    Only a record ``<pid>.json`` naming that same pid counts: a regular file of this
+    user's, opened without following a link, that no one else may write; its process
+    running with the start time it names, started before the record was written, and
+    Claude Code by its command line; speaking :data:`PEER_PROTOCOL`, at least
+    :data:`PEER_SINCE`; its socket ``cc-socks/<pid>.sock`` in a folder of this user's
+    no one else may write to, a private socket that process listens on. Raises
+    ``DoorError`` saying which check failed (the first record of the session's that
+    failed, when none passed)."""
+    from ..wake.line_socket import DoorError, UnknownShape, own_file_and_stat
 
     folder = sessions_folder(env)
     try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+        names = sorted(n for n in os.listdir(folder) if _pid_of_record(n) is not None)
     except OSError as exc:
         raise DoorError(f"{folder}: {exc.strerror}") from None
-    found: dict[str, Any] | None = None
+    refused: DoorError | None = None
     for name in names:
+        path = os.path.join(folder, name)
         try:
-            record = jsontext.loads(own_file(os.path.join(folder, name), private=False))
+            raw, info = own_file_and_stat(path, private=False)
+            record = jsontext.loads(raw)
         except (DoorError, ValueError):
             continue  # another session's record, unreadable or not ours: not this one
-        if isinstance(record, dict) and record.get("sessionId") == session:
-            found = record
-            break
-    if found is None:
-        raise DoorError(f"no live record of session {session} in {folder}")
+        if not isinstance(record, dict) or record.get("sessionId") != session:
+            continue
+        try:
+            return _door(session, folder, path, record, info.st_mtime)
+        except UnknownShape:
+            raise
+        except DoorError as exc:
+            refused = refused or exc
+    if refused is not None:
+        raise refused
+    raise DoorError(f"no live record of session {session} in {folder}")
+
+
+def _pid_of_record(name: str) -> int | None:
+    """The pid a registry file's name gives (``<pid>.json``), if it is one's."""
+    pid = name[:-5] if name.endswith(".json") else ""
+    return int(pid) if pid.isdigit() and pid[0] != "0" else None
+
+
+def _door(session: str, folder: str, path: str, found: Mapping[str, Any],
+          written: float) -> Door:
+    """The door one record of ``session`` names, every check passed."""
+    from ..core.processes import started_after
+    from ..wake.choice import version_numbers
+    from ..wake.line_socket import DoorError, UnknownShape
+
     pid, version = found.get("pid"), str(found.get("version") or "")
-    if not isinstance(pid, int) or f"{pid}.json" not in names:
-        raise DoorError(f"the record of session {session} names no pid of its own")
+    if not isinstance(pid, int) or pid != _pid_of_record(os.path.basename(path)):
+        raise DoorError(f"{path} names pid {pid!r}, not the pid of its own name")
     if not _running_since(pid, found.get("procStart")):
         raise DoorError(f"session {session}'s process {pid} is not running (a stale record)")
+    if started_after(pid, written):
+        raise DoorError(f"process {pid} started after {path} was written: it is not the "
+                        "session that wrote it")
+    if _is_claude(pid, version) is False:
+        raise DoorError(f"process {pid} is not Claude Code (its command line names "
+                        "another program)")
     if found.get("peerProtocol") != PEER_PROTOCOL:
         raise UnknownShape(f"session {session} speaks peerProtocol "
                            f"{found.get('peerProtocol')!r}, not {PEER_PROTOCOL}: Claude Code "
@@ -683,22 +719,68 @@ def find_door(session: str, env: Mapping[str, str]) -> Door:
     if not isinstance(sock, str) or not sock:
         raise DoorError(f"session {session} has no messaging socket (cross-session "
                         "messaging is off there)")
+    _own_session_socket(pid, sock)
+    return Door(pid, session, version, sock, _token(folder, pid, sock), path,
+                found.get("status") == "idle")
+
+
+_INTERPRETERS = frozenset({"node", "nodejs", "bun", "deno"})
+_PLAIN_VERSION = r"\A\d+\.\d+\.\d+\Z"
+
+
+def _is_claude(pid: int, version: str) -> bool | None:
+    """Is process ``pid`` Claude Code, by its command line? Its program (or the script
+    a JavaScript runtime runs) is named ``claude``, or is the plain version number the
+    native installer names its binary by, or lies in the ``@anthropic-ai/claude-code``
+    package. ``None``: ``/proc`` cannot tell (the record's other checks stand alone)."""
+    import re
+
+    from ..core.processes import command_line
+
+    argv = command_line(pid)
+    if argv is None:
+        return None
+    first = argv[0].split(" ")[0]
+    programs = argv[:2] if os.path.basename(first) in _INTERPRETERS else argv[:1]
+    names = {"claude", "claude.exe"}
+    if re.match(_PLAIN_VERSION, version):
+        names.add(version)
+    for program in programs:
+        if "/@anthropic-ai/claude-code/" in program:
+            return True
+        if {os.path.basename(program), os.path.basename(program.split(" ")[0])} & names:
+            return True
+    return False
+
+
+def _own_session_socket(pid: int, sock: str) -> None:
+    """``sock`` is where Claude Code keeps process ``pid``'s socket and that process
+    listens there: ``.../cc-socks/<pid>.sock`` (or ``cc-socks-<uid>``), the folder this
+    user's and writable by no one else, the socket this user's, 0600
+    (docs/claude-peers.md)."""
+    from ..core.processes import holds_socket
+    from ..wake.line_socket import DoorError, own_folder, own_socket
+
+    where, name = os.path.split(sock)
+    if name != f"{pid}.sock" or os.path.basename(where) not in (
+            "cc-socks", f"cc-socks-{os.geteuid()}"):
+        raise DoorError(f"{sock} is not where Claude Code keeps process {pid}'s socket "
+                        f"(a cc-socks folder, {pid}.sock)")
+    own_folder(where)
     own_socket(sock)
-    return Door(pid, session, version, sock, _token(folder, pid, sock),
-                os.path.join(folder, f"{pid}.json"), found.get("status") == "idle")
+    if holds_socket(pid, sock) is False:
+        raise DoorError(f"process {pid} does not listen on {sock}")
 
 
 def _running_since(pid: int, started: object) -> bool:
     """Is ``pid`` running, and (where ``/proc`` tells) since ``started``?"""
-    try:
-        fields = _stat_fields(pid)
-    except FileNotFoundError:
-        return False
-    except (OSError, IndexError):
-        from ..mail.presence import pid_alive  # no /proc here: the pid alone
+    from ..core.processes import start_ticks
 
-        return pid_alive(pid)
-    return len(fields) > 19 and fields[0] != "Z" and fields[19] == str(started)
+    if os.path.isdir("/proc/self"):
+        return start_ticks(pid) == str(started)
+    from ..mail.presence import pid_alive  # no /proc here: the pid alone
+
+    return pid_alive(pid)
 
 
 def _token(folder: str, pid: int, sock: str) -> str | None:
@@ -800,10 +882,12 @@ class PeerBridge:
         import time
         import uuid
 
+        from ..core.processes import start_ticks
+
         pid = os.getpid()
         now = int(time.time() * 1000)
         record = {"pid": pid, "sessionId": str(uuid.uuid4()), "cwd": os.getcwd(),
-                  "startedAt": now, "procStart": _proc_start(pid),
+                  "startedAt": now, "procStart": start_ticks(pid),
                   "peerProtocol": PEER_PROTOCOL, "kind": "interactive",
                   "messagingSocketPath": socket, "name": agent, "nameSource": "derived",
                   "nameSince": now, "status": "idle", "updatedAt": now,
@@ -961,17 +1045,6 @@ def _peer(record: Mapping[str, Any]) -> Peer:
     return Peer(int(record["pid"]), str(record["sessionId"]),
                 sock if isinstance(sock, str) and sock else None,
                 name if isinstance(name, str) else "")
-
-
-def _proc_start(pid: int) -> str:
-    """Field 22 of ``/proc/<pid>/stat``, as Claude Code's ``procStart`` holds it."""
-    return _stat_fields(pid)[19]
-
-
-def _stat_fields(pid: int) -> list[str]:
-    """The fields of ``/proc/<pid>/stat`` after the command name (field 3 on)."""
-    with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-        return f.read().rsplit(")", 1)[1].split()
 
 
 HOST = Claude()

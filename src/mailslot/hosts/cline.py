@@ -109,7 +109,7 @@ def _wake_methods() -> list[type]:
             spawn = self.spawn(job)
             if not isinstance(spawn, Spawn):
                 return spawn
-            flag = bypass_flag(spawn.argv)
+            flag = bypass_flag(spawn.argv, spawn.cwd)
             if flag is not None:
                 return Outcome(False, f"refused: {flag} would skip the host's permission "
                                "prompts", retry=False)

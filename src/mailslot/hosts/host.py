@@ -313,6 +313,9 @@ class Host:
     # -- starting: mailslot start NAME ----------------------------------------------------
     program: ClassVar[str | None] = None
     """Its program's default name on PATH (``None``: mailslot cannot run it)."""
+    program_paths: ClassVar[tuple[str, ...]] = ()
+    """Where the host installs its program (``~`` is the home folder), for when it is
+    not on PATH (:meth:`installed_program`)."""
     startable: ClassVar[bool] = False
     modes: ClassVar[tuple[str, ...]] = ()
     """Every permission mode it knows (empty: it takes none)."""
@@ -388,6 +391,28 @@ class Host:
         """The project id ``given`` names (see :attr:`takes_project`); raises
         ``InvalidInput`` for one unknown or ambiguous, before anything starts."""
         return given
+
+    def refuse_start(self, project: str | None, launch: Mapping[str, Any],
+                     store_folder: str | None, env: Mapping[str, str]) -> str | None:
+        """Why a start (of ``project``, the id asked for, if any) cannot go ahead, found
+        before anything runs; ``None``: nothing stands in its way here."""
+        return None
+
+    def installed_program(self, env: Mapping[str, str]) -> str | None:
+        """Its program: the name, when it is on ``env``'s PATH, else the first of
+        :attr:`program_paths` that is an executable file, else the name (whose absence
+        the run then reports)."""
+        import os
+        import shutil
+
+        if self.program is None or shutil.which(self.program,
+                                                path=env.get("PATH", os.defpath)):
+            return self.program
+        for raw in self.program_paths:
+            path = os.path.expanduser(raw)
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+        return self.program
 
     # -- a sidecar the host's app runs (install NAME --sidecar, mailslot sidecar NAME) --
     sidecar: ClassVar[bool] = False
@@ -491,6 +516,12 @@ class Host:
     """Options that override one of its settings for a run (``-c KEY=VALUE``)."""
     bypass_settings: ClassVar[tuple[str, ...]] = ()
     """Settings such an override must not touch."""
+    settings_args: ClassVar[frozenset[str]] = frozenset()
+    """Options that take a whole settings object for a run: inline JSON, or the path of
+    a JSON file (``--settings``)."""
+    settings_bypass: ClassVar[dict[str, frozenset[str]]] = {}
+    """Where in such a settings object a value skips its prompts (a dotted path) and
+    which values do (``permissions.defaultMode``: ``bypassPermissions``)."""
 
     def __repr__(self) -> str:
         return f"<host {self.name}>"

@@ -11,7 +11,7 @@ where it is and how to bring it back.
 
 from __future__ import annotations
 
-from ..core.dates import timedelta
+from ..core.dates import span, timedelta
 from ..core.errors import InvalidInput
 from ..service.mailbox import Mailbox
 
@@ -21,12 +21,10 @@ MAX_DAYS = 100 * 366
 
 def age(text: str) -> timedelta:
     """``90d``, ``12w`` (days, weeks) as a time span; ``InvalidInput`` for anything else."""
-    raw = text.strip().lower()
-    number, unit = raw[:-1], raw[-1:]
-    if unit not in _UNITS or not number.isdigit() or not number.isascii():
+    days = span(text, _UNITS)
+    if days is None:
         raise InvalidInput(f"--older-than must be a number of days or weeks like 90d or "
                            f"12w (got {text!r})")
-    days = int(number) * _UNITS[unit]
     if not 1 <= days <= MAX_DAYS:
         raise InvalidInput(f"--older-than must be between 1d and {MAX_DAYS}d (got {text!r})")
     return timedelta(days=days)

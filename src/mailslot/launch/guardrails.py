@@ -114,7 +114,8 @@ class Guardrails:
         return list(value)
 
     def executable(self) -> str:
-        return self._text("executable") or self.host.program or self.host.name
+        return (self._text("executable") or self.host.installed_program(os.environ)
+                or self.host.name)
 
     def tmux_program(self) -> str:
         """What tmux shows as the session's program when it is at its prompt."""

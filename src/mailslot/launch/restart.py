@@ -88,7 +88,7 @@ def recover(store: Store, agent: str, fields: Mapping[str, Any]) -> Outcome | No
         mode = rails.permission_mode(None)
         own = session_mcp.override(host.name, agent, store.location)
         argv = [*host.continue_argv(rails.executable(), mode), *own.args]
-        flag = bypass_flag(argv)
+        flag = bypass_flag(argv, recipe["folder"])
         if flag is not None and mode not in host.bypass:
             return Outcome(False, f"restart refused: {flag}", retry=False)
         env = {**environment.identity(agent, store.location), **own.env}

@@ -238,6 +238,10 @@ def _check(box: Mailbox, request: Request, via: str) -> _Checked:
             raise InvalidInput(f"project is a project of the host's own, for host {offered} "
                                "only")
         project = host.resolve_project(request.project, rails.entry)
+    refusal = host.refuse_start(project, rails.entry, box.store.folder,
+                                session_mcp.clean_environ())
+    if refusal is not None:
+        raise Refused(refusal)
     name = _title(request.name)
     if name is None and host.default_names and request.handoff != "desktop":
         name = now().strftime("mailslot-%Y%m%d-%H%M%S")  # never starts with "-"
@@ -279,7 +283,7 @@ def _launch(box: Mailbox, request: Request, checked: _Checked, via: str) -> Star
                  checked.mode, session_id, checked.project,
                  (*own.args, *(f"--allow-tool={t}" for t in rails.allow_tools())))
     argv = host.argv(rails.executable(), plan)
-    flag = bypass_flag(argv[:-1])
+    flag = bypass_flag(argv[:-1], folder)
     if flag is not None and checked.mode not in host.bypass:
         raise Refused(f"{flag} would skip {host.name}'s permission prompts")
     result = _run(box, host, rails, plan, argv, env, folder, checked.opener)

@@ -32,7 +32,7 @@ import time
 
 from ..core import jsontext
 from ..core.detached import spawn
-from ..core.durable import CLOEXEC, FILE_MODE
+from ..core.durable import CLOEXEC, FILE_MODE, make_folders
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def _open_lock(base: str) -> int:
     try:
         return os.open(base + ".lock", _LOCK_FLAGS, FILE_MODE)
     except FileNotFoundError:
-        os.makedirs(os.path.dirname(base), mode=0o700, exist_ok=True)
+        make_folders(os.path.dirname(base))
         return os.open(base + ".lock", _LOCK_FLAGS, FILE_MODE)
 
 

@@ -115,15 +115,17 @@ class Mailbox:
     ) -> Mailbox:
         """The store at ``--dir``/``MAILSLOT_DIR``/``~/mailslot`` as ``agent``.
 
-        With a ``credential`` file (or ``MAILSLOT_CREDENTIAL``) the identity is the
+        With a ``credential`` file (else a binding its launcher handed this process,
+        ``MAILSLOT_BINDING``, else ``MAILSLOT_CREDENTIAL``) the identity is the
         credential's agent, checked against the store at first use, and the store is the
         credential's unless one is named. ``peer_of`` (or ``MAILSLOT_PEER_OF``) binds the
         child rules to an unregistered agent.
         """
-        from ..access.credentials import read_credential
+        from ..access.credentials import read_binding, read_credential
 
-        path = credential or env.get("MAILSLOT_CREDENTIAL") or None
-        held = read_credential(path) if path else None
+        binding = None if credential else env.get("MAILSLOT_BINDING") or None
+        path = credential or binding or env.get("MAILSLOT_CREDENTIAL") or None
+        held = (read_binding(path) if binding else read_credential(path)) if path else None
         if held is not None and root is None and not env.get("MAILSLOT_DIR"):
             root = held.store
         store = open_store(root, env)
@@ -162,7 +164,8 @@ class Mailbox:
         call refuses a rotated or revoked credential at its next call."""
         if self._principal is None:
             if self.credential is not None:
-                self._principal = authority.verify(self.store, self.credential)
+                self._principal = authority.verify(self.store, self.credential,
+                                                   self._clock())
             else:
                 self._principal = authority.Principal(self.agent, parent=self.peer_of)
         return self._principal

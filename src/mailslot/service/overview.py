@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from ..access import instances
+from ..access.authority import expired
 from ..access.gates import group_of
 from ..core.config import DEFAULT_UNSURFACED_MINUTES, Config
 from ..core.dates import datetime
@@ -381,7 +382,7 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
     for name in presence:
         note(name, "server")
     running = instances.by_agent(store, now)  # name@session
-    gates = {name: store.accept_of(name) for name in store.agent_names()}
+    gates = store.gated()  # every inbox not open, with a mailbox or not
     groups: dict[str, int] = {}
     for accept in gates.values():
         if (group := group_of(accept)) is not None:
@@ -390,6 +391,8 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
     for record in registered:
         note(record.name, "registry")
     parents = {r.name: r.parent for r in registered if r.parent}
+    expiries = {r.name: r.expires for r in registered if r.expires}
+    lapsed = {r.name for r in registered if expired(r, now)}
     for name in running:
         note(name, "session")
     result = []
@@ -397,14 +400,15 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
     for name in sorted(known):
         seen = store.seen(name) if live else set()
         pending = len(to_serve(live, seen, name))
-        accept = gates[name] if name in gates else store.accept_of(name)
+        accept = gates.get(name, "open")
         group = group_of(accept)
         info = AgentInfo(name, unread.get(name, 0) + pending, known[name],
                          wake=wake_setting(config, name), notify=notify_setting(config, name),
                          gated=accept != "open", gate_group=group,
                          instances=running.get(name, []),
                          group_members=groups.get(group) if group else None,
-                         subagent_of=parents.get(name),
+                         subagent_of=parents.get(name), expires=expiries.get(name),
+                         expired=name in lapsed,
                          unsurfaced=len(stuck.get(name, ())),
                          unsurfaced_since=_date_of(min(stuck[name])) if stuck.get(name)
                          else None,

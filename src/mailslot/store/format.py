@@ -14,6 +14,7 @@ from ..core.message import from_bytes
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
+    from typing import Any
 
     from ..core.message import Message, State
     from .records import AgentRecord
@@ -64,12 +65,14 @@ def parse_message_file(data: bytes, message_id: str, path: str, header_only: boo
 
 _FIELDS = ("name", "secret_hash", "generation", "parent", "parent_generation", "runtime",
            "revoked", "created")
+_OPTIONAL = ("expires",)
+"""Fields an older mailslot did not write: absent, they are ``None``."""
 
 
 def encode_record(record: AgentRecord) -> bytes:
     import json  # indented: json's own writer (the hook path only reads records)
 
-    data = {field: getattr(record, field) for field in _FIELDS}
+    data = {field: getattr(record, field) for field in (*_FIELDS, *_OPTIONAL)}
     return (json.dumps(data, indent=2) + "\n").encode("utf-8")
 
 
@@ -81,13 +84,18 @@ def decode_record(data: bytes, name: str, path: str) -> AgentRecord:
         raw = jsontext.loads(data.decode("utf-8"))
         if not isinstance(raw, dict) or raw.get("name") != name:
             raise ValueError("wrong name")
-        record = AgentRecord(**{field: raw[field] for field in _FIELDS})
+        fields: dict[str, Any] = {field: raw[field] for field in _FIELDS}
+        fields.update({field: raw.get(field) for field in _OPTIONAL})
+        record = AgentRecord(**fields)
         kinds = [(record.secret_hash, (str,)), (record.created, (str,)),
                  (record.generation, (int,)), (record.revoked, (bool,)),
                  (record.parent, (str, type(None))), (record.runtime, (str, type(None))),
-                 (record.parent_generation, (int, type(None)))]
+                 (record.parent_generation, (int, type(None))),
+                 (record.expires, (str, type(None)))]
         if not all(type(value) in kind for value, kind in kinds):
             raise ValueError("wrong field type")
+        if record.expires is not None:
+            _moment(record.expires)  # a time that cannot be read is no expiry: unreadable
     except (ValueError, UnicodeDecodeError, KeyError, TypeError):
         raise Unreadable(f"{path} is not a registration mailslot wrote; the agent cannot "
                          "be used until it is fixed or registered again") from None
@@ -118,6 +126,14 @@ def free_for_mailbox(path: str) -> bool:
     except OSError as exc:
         raise StoreError(f"cannot list {path}: {exc.strerror or exc}") from None
     return not names or not LAYOUT_NAMES.isdisjoint(names)
+
+
+def _moment(text: str) -> None:
+    """``text`` is an ISO 8601 time with an offset, or ``ValueError``."""
+    from ..core.dates import datetime
+
+    if datetime.fromisoformat(text).tzinfo is None:
+        raise ValueError("a time without an offset")
 
 
 def is_kept_file(name: str) -> bool:

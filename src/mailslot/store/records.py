@@ -39,7 +39,8 @@ class AgentRecord:
     ``secret_hash`` is ``"sha256:<hex>"`` of the credential's secret: the secret itself is
     never stored. ``generation`` grows by one at each rotation; a child (``parent`` set)
     holds authority only while its ``parent_generation`` equals its parent's current
-    ``generation`` and neither is revoked. ``created`` is ISO 8601 with an offset.
+    ``generation`` and neither is revoked. ``created`` is ISO 8601 with an offset, and
+    so is ``expires``, when its credential stops working (``None``: never).
     """
 
     name: str
@@ -50,6 +51,7 @@ class AgentRecord:
     runtime: str | None = None
     revoked: bool = False
     created: str = ""
+    expires: str | None = None
 
 
 class Watching(Protocol):

@@ -403,6 +403,10 @@ class Gates(Protocol):
         The member and request methods below take an agent's name or a group's key
         ``+GROUP`` (a group gate's members and requests are shared)."""
 
+    def gated(self) -> dict[str, str]:
+        """Every agent whose inbox is not open, by name, with its setting (``members``
+        or ``group:GROUP``): whether it has a mailbox yet or not."""
+
     def set_member(self, agent: str, member: str, admitted: bool) -> bool:
         """Admit ``member`` to ``agent``'s members (or remove it); ``False`` if nothing
         changed."""

@@ -40,6 +40,13 @@ class UnknownShape(DoorError):
 def own_file(path: str, *, private: bool, limit: int = 65536) -> bytes:
     """The bytes of ``path``, a regular file (not a link) owned by this user that no
     one else may write (``private``: that no one else may read either)."""
+    return own_file_and_stat(path, private=private, limit=limit)[0]
+
+
+def own_file_and_stat(path: str, *, private: bool, limit: int = 65536
+                      ) -> tuple[bytes, os.stat_result]:
+    """:func:`own_file`, with the file's ``fstat`` as it was read (its time says when
+    it was written)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
@@ -56,20 +63,30 @@ def own_file(path: str, *, private: bool, limit: int = 65536) -> bytes:
         os.close(fd)
     if len(data) > limit:
         raise DoorError(f"{path} is larger than {limit} bytes")
-    return data
+    return data, info
+
+
+def own_folder(path: str) -> None:
+    """``path`` is a folder (not a link) of this user's that no one else may write to
+    (so no one else can put another socket in a socket's place)."""
+    _own_entry(path, stat.S_ISDIR, "a folder", 0o022)
 
 
 def own_socket(path: str) -> None:
     """``path`` is an absolute path to a socket (not a link) of this user's, mode 0600."""
     if not os.path.isabs(path):
         raise DoorError(f"{path!r} is not an absolute socket path")
+    _own_entry(path, stat.S_ISSOCK, "a socket", 0o077)
+
+
+def _own_entry(path: str, kind: Callable[[int], bool], what: str, others: int) -> None:
     try:
         info = os.lstat(path)
     except OSError as exc:
         raise DoorError(f"{path}: {exc.strerror}") from None
-    if not stat.S_ISSOCK(info.st_mode):
-        raise DoorError(f"{path} is not a socket")
-    _owned(path, info, 0o077)
+    if not kind(info.st_mode):
+        raise DoorError(f"{path} is not {what}")
+    _owned(path, info, others)
 
 
 def _owned(path: str, info: os.stat_result, others: int) -> None:

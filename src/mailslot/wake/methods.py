@@ -47,6 +47,12 @@ class Bypasses:
                 self.values[flag] = self.values.get(flag, frozenset()) | values
         self.settings_flags = frozenset().union(*(h.settings_flags for h in every))
         self.settings = frozenset(s for h in every for s in h.bypass_settings)
+        self.settings_args = frozenset().union(*(h.settings_args for h in every))
+        self.settings_values: dict[str, frozenset[str]] = {}
+        for h in every:
+            for path, values in h.settings_bypass.items():
+                self.settings_values[path] = self.settings_values.get(path, frozenset()) \
+                    | values
 
 
 _BYPASSES: list[Bypasses] = []
@@ -59,13 +65,16 @@ def bypasses() -> Bypasses:
     return _BYPASSES[0]
 
 
-def bypass_flag(argv: Sequence[str]) -> str | None:
+def bypass_flag(argv: Sequence[str], cwd: str | None = None) -> str | None:
     """The first permission-skipping flag in ``argv``, shown as it would be passed.
 
     Every spelling a host's option parser accepts counts: ``--flag value``,
-    ``--flag=value``, a short option glued to its value (``-anever``), and a quoted
-    value (``-c approval_policy="never"``). A wrapper script that adds such a flag
-    itself cannot be seen from here (docs/security.md).
+    ``--flag=value``, a short option glued to its value (``-anever``), a quoted value
+    (``-c approval_policy="never"``), and a whole settings object given for the run
+    (``--settings JSON`` or ``--settings FILE``, a relative file in ``cwd``) that sets a
+    skipping mode; a settings argument that cannot be read counts as one (fail closed).
+    A wrapper script that adds such a flag itself, or a settings file changed after
+    the check, cannot be seen from here (docs/security.md).
     """
     known = bypasses()
     for i, arg in enumerate(argv):
@@ -82,6 +91,49 @@ def bypass_flag(argv: Sequence[str]) -> str | None:
             return f"{flag} {value}"
         if flag in known.settings_flags and _unquoted(value.split("=", 1)[0]) in known.settings:
             return f"{flag} {value}"
+        if flag in known.settings_args:
+            found = _settings_bypass(value, known.settings_values, cwd)
+            if found is not None:
+                return f"{flag} {found}"
+    return None
+
+
+def _settings_bypass(value: str, where: Mapping[str, frozenset[str]],
+                     cwd: str | None) -> str | None:
+    """What in a settings argument (inline JSON, else a file's path) skips a host's
+    prompts, as ``VALUE (permissions.defaultMode: bypassPermissions)``, or why it cannot
+    be checked; ``None``: nothing in it does."""
+    import os
+    import stat
+
+    from ..core import jsontext
+
+    text = value.strip()
+    shown = " ".join(text.split())  # one line, whatever the argument holds
+    shown = shown if len(shown) <= 120 else shown[:117] + "..."
+    if not text.startswith("{"):
+        path = os.path.join(cwd or "", os.path.expanduser(_unquoted(text)))
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang us
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return f"{shown} (not a settings file: it cannot be checked)"
+                text = os.read(fd, 1 << 20).decode("utf-8", "replace")
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            return f"{shown} (a settings file that cannot be read to check it: " \
+                   f"{exc.strerror})"
+    try:
+        settings = jsontext.loads(text)
+    except (ValueError, RecursionError):
+        return f"{shown} (settings that are not JSON: they cannot be checked)"
+    for dotted, values in where.items():
+        node = settings
+        for key in dotted.split("."):
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, str) and node in values:
+            return f"{shown} ({dotted}: {node})"
     return None
 
 
@@ -292,7 +344,7 @@ class ArgvMethod(WakeMethod):
         spawn = self.spawn(job)
         if isinstance(spawn, Outcome):
             return spawn
-        flag = bypass_flag(spawn.argv)
+        flag = bypass_flag(spawn.argv, spawn.cwd)
         if flag is not None:
             return Outcome(False, f"refused: {flag} would skip the host's permission prompts",
                            retry=False)
@@ -340,11 +392,12 @@ class CommandMethod(ArgvMethod):
                 or not all(isinstance(a, str) and "\x00" not in a for a in template)
                 or not template[0]):
             raise StoreError(f"{where(agent, 'command')} must be a list of text (an argv)")
-        flag = bypass_flag(template)
+        cwd = text_field(agent, cfg, "cwd", required=False)
+        flag = bypass_flag(template, cwd)
         if flag is not None:
             raise StoreError(f"{where(agent, 'command')} holds {flag}, which would skip a "
                              "host's permission prompts; mailslot never passes it")
-        return cls(agent, list(template), text_field(agent, cfg, "cwd", required=False))
+        return cls(agent, list(template), cwd)
 
     @classmethod
     def check(cls, setup: Setup) -> Check:

@@ -375,6 +375,10 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         for path, info in self._walk(found, deep=deep):
             if path == self.root:
                 why = unsafe_owner(path, info)
+                if why is None and info.st_mode & 0o077:
+                    why = (f"{path} is open to other users (mode "
+                           f"{stat.S_IMODE(info.st_mode):o}): they can list its agents "
+                           "and messages; `mailslot doctor --fix` sets it to 700")
                 if why is not None:
                     found.append(why)
                 continue

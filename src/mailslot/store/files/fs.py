@@ -31,7 +31,15 @@ import os
 import stat
 import time
 
-from ...core.durable import CLOEXEC, CREATE, fsync_dir, not_followed, open_file, remove
+from ...core.durable import (
+    CLOEXEC,
+    CREATE,
+    fsync_dir,
+    make_folders,
+    not_followed,
+    open_file,
+    remove,
+)
 from ...core.errors import StoreError, UnsafePath
 from ...core.ids import ids_of_files
 from ...core.message import MAX_HEADER_BYTES
@@ -299,7 +307,7 @@ def _make_folder(path: str, *, parents: bool) -> None:
     """A new ``0700`` folder (one another process made first is fine)."""
     try:
         if parents:
-            os.makedirs(path, DIR_MODE, exist_ok=True)
+            make_folders(path)
         else:
             os.mkdir(path, DIR_MODE)
     except FileExistsError:

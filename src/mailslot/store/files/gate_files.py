@@ -62,6 +62,23 @@ class GateFiles(MailboxFiles):
             return "open"
         return value if is_accept(value) else "members"
 
+    def gated(self) -> dict[str, str]:
+        found: dict[str, str] = {}
+        try:
+            with os.scandir(self._folder("gates")) as entries:
+                names = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False)
+                               and is_valid_name(e.name))
+        except FileNotFoundError:
+            return found
+        for name in names:
+            try:
+                accept = self.accept_of(name)
+            except UnsafePath:
+                continue  # a planted link: doctor names it
+            if accept != "open":
+                found[name] = accept
+        return found
+
     def set_member(self, agent: str, member: str, admitted: bool) -> bool:
         """Admit ``member`` to (or remove it from) ``agent``'s members; ``False`` if it
         already was (or was not) one."""

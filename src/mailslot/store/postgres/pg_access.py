@@ -62,6 +62,12 @@ class PgAccess(PgConnection):
         value = rows[0][0] if rows else "open"
         return value if is_accept(value) else "members"
 
+    def gated(self) -> dict[str, str]:
+        rows = self._rows("cannot read the gates",
+                          "SELECT agent, accept FROM gates WHERE accept <> 'open' "
+                          "ORDER BY agent")
+        return {agent: accept if is_accept(accept) else "members" for agent, accept in rows}
+
     def set_member(self, agent: str, member: str, admitted: bool) -> bool:
         sql = ("INSERT INTO members VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING 1"
                if admitted else
