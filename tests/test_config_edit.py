@@ -229,7 +229,9 @@ def test_only_the_owner_or_no_identity_changes_the_governor_owner_and_credential
         assert refused.code == 1 and refused.err.count("\n") == 1, (argv, refused.err)
         assert refused.err == (f"mailslot: error: only the owner, sarah, may change {top} in "
                                "the config, and this process speaks as alice; nothing was "
-                               "changed\n")
+                               "changed (run it as --agent sarah, or a process with no "
+                               "agent identity: outside any git checkout, without --agent "
+                               "or MAILSLOT_AGENT)\n")
         assert config_of(location) == GUARDED
     mine = cli("--agent", "alice", "config", "set", "agents.alice.note", "mine",
                "--store", location)
@@ -239,6 +241,25 @@ def test_only_the_owner_or_no_identity_changes_the_governor_owner_and_credential
         done = cli(*who, "config", "set", key, value, "--store", location)
         assert done.code == 0, done.err
         assert config_of(location) == wanted
+
+
+def test_a_new_user_in_a_checkout_is_told_how_to_name_the_owner(
+        cli: Cli, location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no owner yet, a person in a project's checkout speaks as the checkout: the
+    refusal says how to set the owner, and doing what it says sets it."""
+    put_config(open_store(location), {})
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("MAILSLOT_AGENT", raising=False)
+    refused = cli("config", "set", "owner", "sarah", "--store", location)
+    assert refused.code == 1 and refused.err.count("\n") == 1
+    assert "this process speaks as proj" in refused.err
+    assert "outside any git checkout, without --agent or MAILSLOT_AGENT" in refused.err
+    monkeypatch.chdir(tmp_path)
+    done = cli("config", "set", "owner", "sarah", "--store", location)
+    assert done.code == 0, done.err
+    assert config_of(location)["owner"] == "sarah"
 
 
 # Several keys in one change ---------------------------------------------------------------

@@ -870,8 +870,11 @@ class Mailbox:
         except MailslotError:
             owner = None
         named = f"the owner, {owner}" if owner else "the owner (config.json owner, unset)"
+        how = f"--agent {owner}, or " if owner else ""
         raise Refused(f"only {named}, may {doing}, and this process speaks as "
-                      f"{self.viewer}; nothing was changed")
+                      f"{self.viewer}; nothing was changed (run it as {how}a process "
+                      "with no agent identity: outside any git checkout, without --agent "
+                      "or MAILSLOT_AGENT)")
 
     def archived_copy(self, message_id: str) -> Item | None:
         """My copy of ``message_id`` in the month archives, or ``None`` (none, or an
