@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
@@ -121,6 +122,22 @@ def timed_run(argv: Sequence[str], shows: Expect = (), *, quiet: bool = False,
     return took
 
 
+def stored(location: str | Path, agent: str) -> int:
+    """How many messages ``agent``'s mailbox at ``location`` holds, whatever their state."""
+    from mailslot.core.message import STATES
+    from mailslot.store import open_store
+
+    return len(open_store(str(location)).entries(agent, STATES))
+
+
+def expect_stored(location: str | Path, agent: str, count: int) -> None:
+    """``agent``'s mailbox holds ``count`` messages: the sends a benchmark timed were
+    all stored (:class:`NotDone` otherwise)."""
+    held = stored(location, agent)
+    if held != count:
+        raise NotDone(f"{agent} holds {held} messages at {location}, not {count}")
+
+
 def listed(out: str) -> int:
     """How many messages an ``inbox`` listing shows (one line each, after its mark)."""
     return sum(1 for line in out.splitlines() if line[:2] in ("* ", "· ", "✓ ")
@@ -128,7 +145,7 @@ def listed(out: str) -> int:
 
 
 def process_time(argv: Sequence[str], repeats: int = 15, shows: Expect = (),
-                 **kwargs: object) -> float:
+                 **kwargs: Any) -> float:
     """Median wall time of a whole process, in seconds (each checked: :func:`timed_run`)."""
     return statistics.median(timed_run(argv, shows, **kwargs) for _ in range(repeats))
 
