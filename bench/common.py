@@ -139,9 +139,15 @@ def expect_stored(location: str | Path, agent: str, count: int) -> None:
 
 
 def listed(out: str) -> int:
-    """How many messages an ``inbox`` listing shows (one line each, after its mark)."""
-    return sum(1 for line in out.splitlines() if line[:2] in ("* ", "· ", "✓ ")
-               and line[10:11] == " " and all(c in "0123456789abcdef" for c in line[2:10]))
+    """How many messages an ``inbox`` listing shows: a line each, its state's mark, its
+    short id (hex), then its date."""
+    count = 0
+    for line in out.splitlines():
+        mark, _, rest = line.partition(" ")
+        short, _, when = rest.partition("  ")
+        count += mark in ("*", "·", "✓") and len(short) >= 6 and when[:2] == "20" \
+            and all(c in "0123456789abcdef" for c in short)
+    return count
 
 
 def process_time(argv: Sequence[str], repeats: int = 15, shows: Expect = (),
