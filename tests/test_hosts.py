@@ -67,7 +67,7 @@ def test_an_unknown_host_is_a_key_error_and_loads_nothing(
             hosts.host(name)
     monkeypatch.undo()
     assert [n for n in asked if n.startswith("mailslot.hosts")] == []  # no import tried
-    assert hosts._LOADED == loaded  # and no host loaded
+    assert loaded == hosts._LOADED  # and no host loaded
 
 
 def test_no_module_outside_hosts_names_a_host() -> None:
