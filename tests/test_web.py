@@ -186,6 +186,22 @@ def test_ctrl_c_stops_it_with_an_event_stream_open(server: WebServer) -> None:
     assert not [line for line in server.lines if "ERROR" in line or "Traceback" in line]
 
 
+def test_live_updates_come_by_events_where_the_store_can_tell(server: WebServer) -> None:
+    """The file store can watch its folders here (inotify): the page's event stream must
+    say it is fed by that watch, not by the slower polling a store that cannot tell
+    falls back to."""
+    cookie = login(server)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as stream:
+        stream.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                       f"Cookie: {cookie}\r\n\r\n".encode())
+        seen = b""
+        while b"\n" not in seen.partition(b": live: ")[2]:  # its whole line
+            chunk = stream.recv(4096)
+            assert chunk, seen
+            seen += chunk
+    assert b"\n: live: watching every mailbox (inotify events)\n" in seen, seen
+
+
 def test_the_overview_shows_gates_and_notifiers(root: Path) -> None:
     """Issues 12 and 18 on the page: a gated inbox is tagged, each agent's notifiers named."""
     store = FileStore(root)
