@@ -315,3 +315,55 @@ def test_the_owner_pauses_and_resumes_agents_from_the_settings_page(root: Path) 
                       body=urlencode({"action": "pause", "agent": "../x",
                                       "csrf": token}).encode())
         assert bad.status == 400
+
+
+def post_form(server: WebServer, cookie: str, path: str, form: dict[str, str]
+              ) -> tuple[int, str]:
+    """A form sent as the page sends it (with this session's token): status and page."""
+    token = csrf_of(page(server, cookie, "/compose"))
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    connection.request("POST", path, body=urlencode({**form, "csrf": token}),
+                       headers={"Cookie": cookie,
+                                "Content-Type": "application/x-www-form-urlencoded"})
+    response = connection.getresponse()
+    html = response.read().decode()
+    connection.close()
+    return response.status, html
+
+
+def test_with_no_owner_the_page_says_settings_work_and_how_to_send(root: Path) -> None:
+    """Without an owner the service lets the person at the page change settings, not
+    send as anyone: the header says so (never "read only"), and every place that
+    needs an owner names the command that sets one."""
+    store = FileStore(root)
+    put_config(store, {"agents": {"gemini": {}}})
+    Mailbox(store, Identity("claude", "--agent")).send("gemini", "hi", "x", new=True)
+    how = "mailslot config set owner NAME"
+    with web_server() as running:
+        cookie = login(running)
+        overview = page(running, cookie, "/")
+        assert "no owner: settings only" in overview and how in overview
+        assert "read only" not in overview
+        for path in ("/compose", "/search"):
+            html = page(running, cookie, path)
+            assert how in html and "in config.json" not in html, path
+        gated, _ = post_form(running, cookie, "/settings/gate/gemini", {"action": "on"})
+        assert gated == 303 and store.accept_of("gemini") == "members"  # settings work
+        status, html = post_form(running, cookie, "/compose",
+                                 {"to": "gemini", "subject": "s", "body": "b"})
+        assert status == 400 and how in html and "config.json" not in html
+
+
+def test_a_probable_typo_names_the_forms_own_way_to_send_anyway(server: WebServer,
+                                                                root: Path) -> None:
+    cookie = login(server)
+    box = "send anyway to a new agent"
+    form = page(server, cookie, "/compose").split('name="new"', 1)[1]
+    assert form.split("</label>", 1)[0].endswith(f"> {box} (a name close to a known one "
+                                                 "makes a new mailbox)")
+    typo = {"to": "gemnii", "subject": "s", "body": "b"}
+    status, html = post_form(server, cookie, "/compose", typo)
+    assert status == 400 and "did you mean gemini?" in html
+    assert f"tick “{box}”" in html and "--new" not in html and "new=true" not in html
+    status, _ = post_form(server, cookie, "/compose", {**typo, "new": "on"})
+    assert status == 303 and len(list((root / "agents" / "gemnii" / "new").iterdir())) == 1
