@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, Row, ms, percentile, unlimited
+from common import ROOT, NotDone, Row, ms, percentile, unlimited
 
 ROUNDS = int(os.environ.get("BENCH_CLAUDE_PEER_ROUNDS", "10"))
 sys.path.insert(0, str(ROOT))
@@ -108,6 +108,8 @@ def run() -> list[Row]:
                 times[method].append(woke["t"] - began)
                 if method == "claude-peer":
                     attempts[method].append(_attempted(w.mailbox, sent) - began)
+                    wait_for(lambda s=sent: _ended(w.mailbox, [s]), 60, "the wake to end")
+                    _through_the_door(w.mailbox, sent)
         finally:
             if watcher is not None:
                 watcher.terminate()
@@ -206,6 +208,17 @@ def _ended(mailbox: Path, ids: list[str]) -> bool:
     done = {e.get("id") for e in map(json.loads, lines)
             if e.get("event") in ("wake_ok", "wake_failed")}
     return all(i in done for i in ids)
+
+
+def _through_the_door(mailbox: Path, message_id: str) -> None:
+    """A claude-peer round's turn was started by the door, not by a fallback: its wake
+    ended ``wake_ok`` by the claude-peer method (else the round timed something else)."""
+    lines = (mailbox / "log" / "events.jsonl").read_text().splitlines()
+    ends = [e for e in map(json.loads, lines)
+            if e.get("id") == message_id and e.get("event") in ("wake_ok", "wake_failed")]
+    if not ends or ends[-1]["event"] != "wake_ok" or ends[-1].get("method") != "claude-peer":
+        raise NotDone(f"the claude-peer round's wake of {message_id} ended "
+                      f"{ends[-1] if ends else 'unlogged'}")
 
 
 def _attempted(mailbox: Path, message_id: str) -> float:

@@ -10,25 +10,17 @@ from __future__ import annotations
 import compileall
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from common import ROOT, VENV_BIN, Row, ms, unlimited
+from common import ROOT, VENV_BIN, Expect, Row, listed, ms, timed_run, unlimited
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 
 ROUNDS = 15
 TARGET = 3.0
 MAIL = 200
-
-
-def _time(argv: list[str], env: dict[str, str]) -> float:
-    began = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, env=env, check=True)
-    return time.perf_counter() - began
 
 
 def run() -> list[Row]:
@@ -43,19 +35,19 @@ def run() -> list[Row]:
         env = {k: v for k, v in os.environ.items() if k != "MAILSLOT_AGENT"}
         env["MAILSLOT_DIR"] = str(root)
         mailslot = str(VENV_BIN / "mailslot")
-        commands = {
-            "send": [mailslot, "--agent", "claude", "send", "--to", "gemini", "--subject",
-                     "bench", "--body", "x"],
-            "inbox": [mailslot, "--agent", "gemini", "inbox"],
-            "who": [mailslot, "who"],
+        commands: dict[str, tuple[list[str], Expect]] = {  # and what doing it prints
+            "send": ([mailslot, "--agent", "claude", "send", "--to", "gemini", "--subject",
+                      "bench", "--body", "x"], ["sent ", " to gemini"]),
+            "inbox": ([mailslot, "--agent", "gemini", "inbox"], lambda out: listed(out) == 20),
+            "who": ([mailslot, "who"], ["gemini ", "peer-4 "]),
         }
         bare = [sys.executable, "-c", "pass"]
         times: dict[str, list[float]] = {name: [] for name in commands}
         bases: list[float] = []
         for _ in range(ROUNDS):
-            for name, argv in commands.items():
-                bases.append(_time(bare, env))
-                times[name].append(_time(argv, env))
+            for name, (argv, shows) in commands.items():
+                bases.append(timed_run(bare, env=env))
+                times[name].append(timed_run(argv, shows, env=env))
     base = statistics.median(bases)
     rows = []
     for name, samples in times.items():

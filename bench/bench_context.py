@@ -31,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, VENV_BIN, Row
+from common import ROOT, VENV_BIN, Row, did_work
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 from mailslot.core.config import DEFAULT_CONTEXT_BUDGET
@@ -87,15 +87,20 @@ def tool_list_bytes(root: Path) -> tuple[int, int]:
     return len(line.rstrip(b"\n")), len(json.loads(line)["result"]["tools"])
 
 
-def hook_bytes(root: Path, event: str, session: str) -> int:
-    """The UTF-8 bytes of the text ``mailslot hook claude EVENT`` gives the model."""
+def hook_bytes(root: Path, event: str, session: str, shows: Sequence[str] = ()) -> int:
+    """The UTF-8 bytes of the text ``mailslot hook claude EVENT`` gives the model, which
+    must show ``shows`` (a hook that failed says so on stderr and exits 0 showing
+    nothing: that stops the benchmark)."""
     name = "SessionStart" if event == "session-start" else "UserPromptSubmit"
     done = subprocess.run(
         [str(VENV_BIN / "mailslot"), "--dir", str(root), "--agent", "gemini", "hook",
          "claude", event],
         input=json.dumps({"session_id": session, "hook_event_name": name,
                           "source": "startup", "prompt": "go on"}).encode(),
-        capture_output=True, check=True)
+        capture_output=True)
+    did_work(done, shows, quiet=True)
+    if not done.stdout:
+        return 0  # nothing to say: the hook prints nothing
     out = json.loads(done.stdout)
     text = out.get("hookSpecificOutput", {}).get("additionalContext", "")
     return len(text.encode())
@@ -114,7 +119,8 @@ def run() -> list[Row]:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             fill(root, "gemini", unread)
-            start = hook_bytes(root, "session-start", SESSION)
+            start = hook_bytes(root, "session-start", SESSION,  # and the newest
+                               [f"{unread} message", f"migration, part {unread - 1}"])
             again = hook_bytes(root, "user-prompt-submit", SESSION)
         rows.append(Row(f"session-start injection, {unread} unread", f"{start:,} B",
                         f"{unread * len(BODY.encode()):,} B of bodies",

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench_store import BODY, _box, _scratch
-from common import Row, ms
+from common import Row, expect_stored, ms, stored
 from mailslot import FileStore, Mailbox
 from mailslot.core.message import Message
 
@@ -64,6 +64,8 @@ def _sends(on: Path, off: Path) -> Row:
         return run
 
     with_t, without_t = _interleaved(sending(on), sending(off))
+    for root in (on, off):
+        expect_stored(root, "gemini", ROUNDS * BATCH)
     return Row(f"send with the governor's buckets (median of {ROUNDS} x {BATCH})",
                f"{ms(with_t)} each (+{ms(with_t - without_t)})",
                f"every limit null {ms(without_t)} each", "(informational)", None)
@@ -84,7 +86,10 @@ def _replies(root: Path) -> Row:
                 box.reply(message.id, "ok")
         return run
 
+    before = {name: stored(root, name) for name in ("claude", "gemini")}
     with_t, without_t = _interleaved(replying(deep, answer), replying(fresh, gemini))
+    for name in ("claude", "gemini"):  # each got its answers (none refused by the hops)
+        expect_stored(root, name, before[name] + ROUNDS * BATCH)
     return Row(f"reply 39 deep in a reply chain (median of {ROUNDS} x {BATCH})",
                f"{ms(with_t)} each (+{ms(with_t - without_t)})",
                f"reply to a new message {ms(without_t)} each", "(informational)", None)

@@ -24,7 +24,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from common import ROOT, VENV_BIN, Row, ms, new_session, unlimited
+from common import ROOT, VENV_BIN, Expect, Row, ms, new_session, timed_run, unlimited
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 from mailslot.service.delivery import MIDTURN, Delivery
@@ -49,12 +49,21 @@ def _fill(root: Path) -> None:
         box.send("gemini", f"Status report {n}", f"Line one of {n}.\nLine two.\n" * 3)
 
 
-def _time(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> float:
+SHOWN = ["Status report 999"]
+"""What the session-start hook shows when it did its work: the newest message."""
+
+
+def _nothing(out: str) -> bool:
+    """What the mid-turn hook prints with nothing new: an empty answer (it looked)."""
+    return out == "{}"
+
+
+def _time(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str],
+          shows: Expect = ()) -> float:
     """One whole process, its output read from a pipe as a host reads it (so the hook
-    records what it showed, the delivery ladder's receipt included)."""
-    began = time.perf_counter()
-    subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, cwd=cwd, env=env, check=True)
-    return time.perf_counter() - began
+    records what it showed, the delivery ladder's receipt included), checked to have
+    done its work (a hook that failed says so on stderr only)."""
+    return timed_run(argv, shows, quiet=True, input=stdin, cwd=cwd, env=env)
 
 
 def _past(record: Path) -> None:
@@ -89,7 +98,7 @@ def _with_a_watcher(store: Store, hook: list[str], stdin: bytes, cwd: Path,
     try:
         for _ in range(ROUNDS * 3):  # interleaved with its own baseline, as above
             bases.append(_time(bare, b"", cwd, env))
-            hooks.append(_time(hook, new_session(stdin), cwd, env))
+            hooks.append(_time(hook, new_session(stdin), cwd, env, SHOWN))
     finally:
         holder.release()
     return hooks, bases
@@ -124,9 +133,9 @@ def run() -> list[Row]:
         for _ in range(ROUNDS):
             for _ in range(3):
                 bases.append(_time(bare, b"", checkout, env))
-                hooks.append(_time(hook, new_session(stdin), checkout, env))
+                hooks.append(_time(hook, new_session(stdin), checkout, env, SHOWN))
                 _past(record)
-                midturns.append(_time(midturn, after_tool, checkout, env))
+                midturns.append(_time(midturn, after_tool, checkout, env, _nothing))
         plans = _plan_times(root)
         waking, waking_bases = _with_a_watcher(store, hook, stdin, checkout, env)
     base = statistics.median(bases)

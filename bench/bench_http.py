@@ -23,8 +23,8 @@ from typing import Any
 
 import httpx2
 
-from bench_mcp import INIT, _round_trips
-from common import VENV_BIN, Row, ms, per_second, percentile, unlimited
+from bench_mcp import INIT, PAGE, _round_trips, did
+from common import VENV_BIN, NotDone, Row, ms, per_second, percentile, unlimited
 from mailslot import FileStore, Mailbox
 from mailslot.access import authority
 from mailslot.access.credentials import read_credential
@@ -99,8 +99,9 @@ def _serve(root: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 def _http_round_trips(url: str, secret: str) -> dict[str, list[float]]:
     session = Session(url, secret)
-    calls = {"send_message": {"to": "peer", "subject": "bench", "body": "x" * 500},
-             "read_messages": {"limit": 20}}
+    calls: dict[str, dict[str, Any]] = {
+        "send_message": {"to": "peer", "subject": "bench", "body": "x" * 500},
+        "read_messages": {"limit": PAGE}}
     samples: dict[str, list[float]] = {name: [] for name in calls}
     samples["open"] = []
     for _ in range(OPENS):  # one client's sessions, one after another, each ended
@@ -111,8 +112,9 @@ def _http_round_trips(url: str, secret: str) -> dict[str, list[float]]:
     for name, arguments in calls.items():
         for _ in range(CALLS):
             start = time.perf_counter()
-            session.call(name, arguments)
+            result = session.call(name, arguments)
             samples[name].append(time.perf_counter() - start)
+            did(name, result)
     session.close()
     return samples
 
@@ -141,8 +143,8 @@ def _load(url: str, secrets: dict[str, str]
                                                           "body": "z" * 200, "new": True})
                     with lock:
                         sent[to].append(facts["id"])
-                else:
-                    session.call("read_messages", {"limit": 20})
+                elif "messages" not in session.call("read_messages", {"limit": 20}):
+                    raise NotDone("read_messages answered without its messages")
                 with lock:
                     latencies.append(time.perf_counter() - start)
             session.close()

@@ -25,7 +25,7 @@ from pathlib import Path
 from unittest import mock
 
 from bench_store import BODY, _box, _fill, _scratch
-from common import Row, ms, per_second
+from common import NotDone, Row, expect_stored, ms, per_second, stored
 from mailslot import FileStore
 from mailslot.keep.backup import Summary, backup, restore
 from mailslot.store.files import unindexed
@@ -59,6 +59,9 @@ def _index_row(root: Path) -> Row:
             totals[name] += spent[name]
         ratios.append(spent["without"] / spent["with"])
     count = SEND_BATCH * SEND_ROUNDS
+    expect_stored(root, "gemini", 1 + 2 * count)  # every send stored, both ways,
+    if unindexed.waiting(FileStore(root)) != 1 + count:  # and noted for the index once each
+        raise NotDone("the sends with the index step did not each note their message")
     ratio = statistics.median(ratios)
     extra = (totals["with"] - totals["without"]) / count
     return Row(
@@ -84,13 +87,18 @@ def _keep_rows(root: Path) -> list[Row]:
     tar_took = time.perf_counter() - start
     target = root / "restored"
     start = time.perf_counter()
-    restore(str(out), str(target))
+    placed = restore(str(out), str(target))
     back = time.perf_counter() - start
+    if summary.counts["messages"] != KEEP or placed.counts["messages"] != KEEP \
+            or stored(target, "gemini") != KEEP:
+        raise NotDone(f"backup held {summary.counts['messages']} messages, restore placed "
+                      f"{placed.counts['messages']} of {KEEP}")
     untar = root / "untar"
     untar.mkdir()
     start = time.perf_counter()
     subprocess.run(["tar", "xzf", str(root / "plain.tar.gz"), "-C", str(untar)], check=True)
     untar_took = time.perf_counter() - start
+    expect_stored(untar, "gemini", KEEP)  # the baseline did the same work
     shutil.rmtree(target, ignore_errors=True)
     messages = summary.counts["messages"]
     return [

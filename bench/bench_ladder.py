@@ -21,9 +21,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from common import ROOT, VENV_BIN, Row, ms, new_session, unlimited
+from common import (
+    ROOT,
+    VENV_BIN,
+    NotDone,
+    Row,
+    expect_stored,
+    ms,
+    new_session,
+    timed_run,
+    unlimited,
+)
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 from mailslot.service.delivery import START, Delivery
@@ -34,11 +45,12 @@ SESSION = "3f2c9a1e-7b4d-4e8a-9c21-5d6f0a8b7e34"
 STDIN = (ROOT / "tests" / "fixtures" / "hosts" / "claude-session-start.json").read_bytes()
 
 
-def _process(argv: list[str], cwd: Path, env: dict[str, str], stdout: int) -> float:
-    began = time.perf_counter()
-    subprocess.run(argv, input=new_session(STDIN), stdout=stdout, cwd=cwd, env=env,
-                   check=True)
-    return time.perf_counter() - began
+def _process(argv: list[str], cwd: Path, env: dict[str, str], stdout: int,
+             shows: Sequence[str] = ()) -> float:
+    """One whole process, checked to have done its work (a hook that failed says so on
+    stderr only, and exits 0)."""
+    return timed_run(argv, shows, quiet=True, stdout=stdout, input=new_session(STDIN),
+                     cwd=cwd, env=env)
 
 
 def _median(fn: object, rounds: int = ROUNDS * 3) -> float:
@@ -58,7 +70,8 @@ def _hooks(root: Path, checkout: Path) -> list[Row]:
     piped, dropped, bases = [], [], []
     for _ in range(ROUNDS * 2):
         bases.append(_process(bare, checkout, env, subprocess.DEVNULL))
-        piped.append(_process(hook, checkout, env, subprocess.PIPE))
+        piped.append(_process(hook, checkout, env, subprocess.PIPE,
+                              [f"Status report {PENDING - 1}"]))
         dropped.append(_process(hook, checkout, env, subprocess.DEVNULL))
     base, took, without = (statistics.median(x) for x in (bases, piped, dropped))
     return [
@@ -85,10 +98,13 @@ def _in_process(root: Path) -> list[Row]:
     bob = Mailbox(store, Identity("bob", "--agent"))
     asked = [i.message.id for i in bob.inbox(limit=1000) if i.message.notify_when]
     quiet = [i.message.id for i in bob.inbox(limit=1000) if not i.message.notify_when]
+    if len(asked) != ROUNDS * 2 or len(quiet) < len(asked):
+        raise NotDone(f"bob holds {len(asked)} asking and {len(quiet)} plain messages")
     marks = iter(asked)
     notices = _median(lambda: bob.mark_read(next(marks)), len(asked))
     others = iter(quiet)
     reads = _median(lambda: bob.mark_read(next(others)), len(asked))
+    expect_stored(root, "alice", len(asked))  # one notice for each asking read, no more
     return [
         Row(f"commit of a showing ({len(planned.shown)} messages): record + ladder receipt",
             ms(with_receipt), f"record only {ms(shown_only)}", "", None),
@@ -107,6 +123,8 @@ def _status(root: Path) -> Row:
     for n in range(PENDING):
         Mailbox(store, Identity(f"peer-{n % 5}", "--agent")).send("gemini", f"later {n}", "y")
     took = _median(lambda: alice.status(sent.id), ROUNDS)
+    if [r.agent for r in alice.status(sent.id).recipients] != ["gemini"]:
+        raise NotDone(f"status of {sent.id} did not name its recipient")
     return Row(f"status with its ladder, {PENDING:,} sends logged after it (in-process)",
                ms(took), "", "", None)
 

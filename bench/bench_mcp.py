@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from common import VENV_BIN, Row, ms, percentile, process_time, unlimited
+from common import VENV_BIN, NotDone, Row, ms, percentile, process_time, unlimited
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
 
@@ -26,6 +26,20 @@ STARTS = 5
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {},
     "clientInfo": {"name": "bench", "version": "0"}}}
+
+
+PAGE = 20
+"""Messages a read asks for: the mailbox holds more unread, so each read returns this many."""
+DID = {"send_message": lambda result: bool(result.get("id")),
+       "read_messages": lambda result: len(result.get("messages", ())) == PAGE}
+"""What each timed call's structured result shows when it did its work."""
+
+
+def did(tool: str, result: dict[str, Any]) -> None:
+    """:class:`NotDone` unless ``result`` (a call's ``structuredContent``) shows that
+    ``tool`` did its work: an id sent, a full page read."""
+    if not DID[tool](result):
+        raise NotDone(f"{tool} did not do its work: {str(result)[:300]}")
 
 
 def _send(pipe: IO[str], message: dict[str, Any]) -> None:
@@ -79,7 +93,7 @@ def _round_trips(root: Path) -> dict[str, list[float]]:
     _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     calls = {
         "send_message": {"to": "peer", "subject": "bench", "body": "x" * 500},
-        "read_messages": {"limit": 20},
+        "read_messages": {"limit": PAGE},
     }
     samples: dict[str, list[float]] = {name: [] for name in calls}
     request_id = 0
@@ -89,8 +103,9 @@ def _round_trips(root: Path) -> dict[str, list[float]]:
             start = time.perf_counter()
             _send(proc.stdin, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
                                "params": {"name": name, "arguments": arguments}})
-            _answer(proc.stdout, request_id)
+            answer = _answer(proc.stdout, request_id)
             samples[name].append(time.perf_counter() - start)
+            did(name, answer["result"].get("structuredContent") or {})
     _stop(proc)
     return samples
 
@@ -100,12 +115,14 @@ def _in_process(root: Path) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {"send_message": [], "read_messages": []}
     for _ in range(CALLS):
         start = time.perf_counter()
-        box.send("peer", "bench", "x" * 500)
+        sent = box.send("peer", "bench", "x" * 500)
         samples["send_message"].append(time.perf_counter() - start)
+        did("send_message", {"id": sent.id})
     for _ in range(CALLS):
         start = time.perf_counter()
-        box.read_page(limit=20)
+        items, _ = box.read_page(limit=PAGE)
         samples["read_messages"].append(time.perf_counter() - start)
+        did("read_messages", {"messages": items})
     return samples
 
 

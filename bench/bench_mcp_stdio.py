@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-from common import VENV_BIN, Row, ms, percentile, unlimited
+from common import VENV_BIN, NotDone, Row, ms, percentile, unlimited
 
 SENDS = 200
 READS = 50
@@ -51,15 +51,16 @@ def _children_cpu() -> float:
 
 
 async def _series(call: Callable[[], Awaitable[Any]], times: int,
-                  walls: list[float]) -> float:
-    """Append each call's wall time to ``walls``; the server's CPU seconds per call."""
+                  walls: list[float], did: Callable[[dict[str, Any]], bool]) -> float:
+    """Append each call's wall time to ``walls``; the server's CPU seconds per call.
+    Each call must have done its work (``did`` of its structured result)."""
     cpu = _children_cpu()
     for _ in range(times):
         start = time.perf_counter()
         result = await call()
         walls.append(time.perf_counter() - start)
-        if result.is_error:
-            raise RuntimeError(f"call failed: {result.content}")
+        if result.is_error or not did(result.structured_content or {}):
+            raise NotDone(f"call failed or did nothing: {str(result.content)[:300]}")
     return (_children_cpu() - cpu) / times
 
 
@@ -68,9 +69,10 @@ async def _round(params: StdioServerParameters, got: dict[str, list[float]]) -> 
         got["send cpu"].append(await _series(
             lambda: client.call_tool("send_message", {"to": "bench", "subject": "bench",
                                                       "body": "x" * 500}),
-            SENDS, got["send"]))
-        got["read cpu"].append(await _series(
-            lambda: client.call_tool("read_messages", {"limit": SENDS}), READS, got["read"]))
+            SENDS, got["send"], lambda sent: bool(sent.get("id"))))
+        got["read cpu"].append(await _series(  # each read returns all it sent to itself
+            lambda: client.call_tool("read_messages", {"limit": SENDS}), READS, got["read"],
+            lambda page: len(page.get("messages", ())) == SENDS))
 
 
 def _params(wire: str, folder: Path, home: Path) -> StdioServerParameters:

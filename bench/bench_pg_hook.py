@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bench_hooks import FIXTURES
 from bench_store import BODY, _scratch
-from common import ROOT, VENV_BIN, Row, ms
+from common import ROOT, VENV_BIN, NotDone, Row, ms, timed_run
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
 from mailslot.hooks import relay_client
@@ -39,17 +39,21 @@ FIXTURE = FIXTURES / "claude-session-start.json"
 REPEATS = 15
 
 
-def _interleaved(commands: dict[str, tuple[Sequence[str], dict[str, str]]],
+SHOWN = ["additionalContext", "--agent gemini"]
+"""What the session-start hook prints when it did its work: gemini's mail (the fixture's
+session, shown it at the first run, is reminded of it at the next)."""
+
+
+def _interleaved(commands: dict[str, tuple[Sequence[str], dict[str, str], Sequence[str]]],
                  repeats: int = REPEATS) -> dict[str, float]:
-    """Median wall time of each whole process, the commands taking turns."""
+    """Median wall time of each whole process, the commands taking turns; each run
+    checked to have done its work (exit 0, showing what it must, nothing on stderr:
+    a hook that failed says so there and exits 0)."""
     stdin = FIXTURE.read_bytes()
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(repeats):
-        for name, (argv, env) in commands.items():
-            start = time.perf_counter()
-            subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, env=env, check=True)
-            times[name].append(time.perf_counter() - start)
+        for name, (argv, env, shows) in commands.items():
+            times[name].append(timed_run(argv, shows, quiet=True, input=stdin, env=env))
     return {name: statistics.median(samples) for name, samples in times.items()}
 
 
@@ -65,10 +69,10 @@ def _median(fn: Callable[[], object], repeats: int = 30) -> float:
 def _import_row() -> Row:
     env = dict(os.environ)
     found = _interleaved({
-        "bare": ([sys.executable, "-c", "pass"], env),
-        "files": ([sys.executable, "-c", "import mailslot.store.files.file_store"], env),
-        "driver": ([sys.executable, "-c", "import psycopg"], env),
-        "pg": ([sys.executable, "-c", "import mailslot.store.postgres.pg_store"], env)})
+        "bare": ([sys.executable, "-c", "pass"], env, ()),
+        "files": ([sys.executable, "-c", "import mailslot.store.files.file_store"], env, ()),
+        "driver": ([sys.executable, "-c", "import psycopg"], env, ()),
+        "pg": ([sys.executable, "-c", "import mailslot.store.postgres.pg_store"], env, ())})
     return Row(f"import psycopg / the PostgreSQL store module (process, median of {REPEATS})",
                f"{ms(found['driver'] - found['bare'])} / {ms(found['pg'] - found['bare'])}"
                " over python -c pass",
@@ -81,10 +85,12 @@ def _connect_row(url: str, folder: Path) -> Row:
 
     def connect() -> None:
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("SELECT 1").fetchone()
+            if conn.execute("SELECT 1").fetchone() != (1,):
+                raise NotDone("SELECT 1 answered otherwise")
 
     def open_files() -> None:
-        open_store(str(folder)).exists()
+        if not open_store(str(folder)).exists():
+            raise NotDone(f"no mailbox at {folder}")
 
     return Row("connect + first round trip (loopback TCP, median of 30)",
                ms(_median(connect)), f"file store open + exists {ms(_median(open_files))}",
@@ -121,10 +127,10 @@ def _hook_rows(url: str, folder: Path) -> list[Row]:
     base.pop("MAILSLOT_DIR", None)
     with relay_for(url, base) as relayed:
         found = _interleaved({
-            "bare": ([sys.executable, "-c", "pass"], base),
-            "files": (hook, {**base, "MAILSLOT_STORE": str(folder / "files")}),
-            "direct": (hook, {**base, "MAILSLOT_STORE": url, "MAILSLOT_RELAY": "0"}),
-            "relay": (hook, relayed)})
+            "bare": ([sys.executable, "-c", "pass"], base, ()),
+            "files": (hook, {**base, "MAILSLOT_STORE": str(folder / "files")}, SHOWN),
+            "direct": (hook, {**base, "MAILSLOT_STORE": url, "MAILSLOT_RELAY": "0"}, SHOWN),
+            "relay": (hook, relayed, SHOWN)})
     bare = found["bare"]
     ratio = found["relay"] / bare
     return [Row(f"session-start hook process on PostgreSQL, through the relay (median of "

@@ -9,13 +9,23 @@ hook <= 3 x ``python -c pass`` and ``doctor`` (bounded, the default) <= 5 x; at
 The mailboxes are built once, by writing message files straight into the store's
 format (no send per message), then letting the store count its tallies and sent
 indexes (``repair_counts``, what ``doctor --fix`` does): real, valid mailboxes that
-``doctor --deep`` accepts. They are kept in ``$XDG_CACHE_HOME/mailslot-bench/scale-v1``
+``doctor --deep`` accepts. They are kept in ``$XDG_CACHE_HOME/mailslot-bench/scale-v2``
 (``~/.cache`` by default), outside the clone, and reused by later runs.
 ``MAILSLOT_BENCH_SCALE`` chooses the sizes (comma-separated, e.g. ``200,10000``).
+Every timed run is checked to have done its work (exit 0 and what doing it prints: a
+full first page, every agent, the mail shown, a healthy mailbox), so a command that
+fails at once stops the benchmark instead of passing its target.
 The package is byte-compiled first, as ``pip install`` does (bench_hooks.py says why).
 
 Shape: ten agents writing to each other in turn; of each agent's mail the oldest 90%
-is done, then 5% read, the newest 5% unread. The measured agent is ``agent-0``.
+is done, then 5% read, the newest 5% unread. The measured agent is ``agent-0``. All of
+it is dated from January 2026 on, so the unread mail is long overdue (older than
+``unsurfaced_after_minutes``) and no model was ever shown it: ``who`` looks for its
+``surfaced`` lines. The events log holds what a mailbox that lived through it holds (a
+``delivered`` line for each message sent, ``read`` and ``done`` lines as it moved on:
+three lines for most messages, about 36 MiB at 100,000), except for the unread mail,
+which came in by ``import`` (no delivery receipt): a reader looking for its delivery
+would read the whole log.
 """
 
 from __future__ import annotations
@@ -30,14 +40,16 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from common import ROOT, VENV_BIN, Row
+from common import ROOT, VENV_BIN, Expect, Row, listed, timed_run
+from mailslot.core.message import Message
+from mailslot.store.format import EVENTS, SEGMENT_BYTES
 
 SIZES = ("200", "10000", "100000", "1000000", "1000000h")
 """``h``: history only: the open mail of the 100,000 mailbox (10,000 messages), the
 rest done; plain sizes keep 10% of their mail open."""
 OPEN_AS_AT_100K = 10_000
 AGENTS = 10
-VERSION = "scale-v1"
+VERSION = "scale-v2"
 ROUNDS = 9
 TARGETS = {"inbox": 3.0, "who": 3.0, "hook session-start": 3.0, "doctor": 5.0}
 GROWTH = 1.5  # 1,000,000 against 100,000
@@ -69,7 +81,7 @@ def build(root: Path, count: int, open_mail: int | None = None) -> None:
     of each agent's, the newest 10% open (or ``open_mail`` in all), half of that unread."""
     from mailslot import FileStore
     from mailslot.core.ids import new_id
-    from mailslot.core.message import Message, to_bytes
+    from mailslot.core.message import to_bytes
 
     names = [f"agent-{n}" for n in range(AGENTS)]
     store = FileStore(root)
@@ -83,6 +95,7 @@ def build(root: Path, count: int, open_mail: int | None = None) -> None:
         per_agent[recipient] += 1
     seen = [0] * AGENTS
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    log = _Log(store._folder("log", create=True))
     for name in names:
         for state in ("unread", "read", "done"):
             store._box(name, state, create=True)  # the folders, made (0700) as mailslot does
@@ -101,7 +114,51 @@ def build(root: Path, count: int, open_mail: int | None = None) -> None:
                      0o600)
         os.write(fd, to_bytes(message))
         os.close(fd)
+        if state != "unread":  # unread mail came in by import: no receipt
+            log.add(message, state)
+    log.close()
     store.repair_counts()
+
+
+class _Log:
+    """The events log a mailbox that lived through the mail holds, written in the
+    store's format: segments of :data:`~mailslot.store.format.SEGMENT_BYTES`, rolled as
+    ``append_event`` rolls them, the newest ``events.jsonl``."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.lines: list[bytes] = []
+        self.size = 0
+        self.rolled = 0
+
+    def add(self, message: Message, state: str) -> None:
+        from mailslot.core import jsontext
+
+        at = datetime.fromisoformat(message.date)
+        said = [("delivered", message.date, {"agent": message.sender, "to": list(message.to)})]
+        if state in ("read", "done"):
+            said.append(("read", (at + timedelta(minutes=5)).isoformat(), {}))
+        if state == "done":
+            said.append(("done", (at + timedelta(minutes=9)).isoformat(), {}))
+        for kind, ts, extra in said:
+            record = {"ts": ts, "event": kind, "id": message.id,
+                      **(extra or {"agent": message.to[0]})}
+            line = (jsontext.dumps(record, ascii=False, compact=True) + "\n").encode()
+            self.lines.append(line)
+            self.size += len(line)
+            if self.size > SEGMENT_BYTES:
+                self.rolled += 1
+                self._write(f"events.{self.rolled:06d}.jsonl")
+
+    def _write(self, name: str) -> None:
+        fd = os.open(os.path.join(self.folder, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                     0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.writelines(self.lines)
+        self.lines, self.size = [], 0
+
+    def close(self) -> None:
+        self._write(EVENTS)
 
 
 def _mailbox(size: str) -> Path:
@@ -121,14 +178,23 @@ def _mailbox(size: str) -> Path:
     return root / "mailbox"
 
 
-def _commands(mailbox: Path) -> dict[str, tuple[list[str], bytes | None]]:
+def _commands(mailbox: Path, size: str) -> dict[str, tuple[list[str], bytes | None, Expect]]:
+    """Each command, its input (``b""``: a new session's) and what doing its work shows:
+    ``inbox`` a full first page of agent-0's open mail, ``who`` every agent and the
+    overdue mail of one no session was started for, the hook agent-0's mail, ``doctor``
+    a healthy mailbox."""
     cli = [str(VENV_BIN / "mailslot"), "--dir", str(mailbox)]
+    count = _count(size)
+    opened = (OPEN_AS_AT_100K if size.endswith("h") else count // 10) // AGENTS
+    page = min(20, opened)
     return {
-        "inbox": ([*cli, "--agent", "agent-0", "inbox"], None),
-        "who": ([*cli, "--agent", "agent-0", "who"], None),
+        "inbox": ([*cli, "--agent", "agent-0", "inbox"], None,
+                  lambda out: listed(out) == page),
+        "who": ([*cli, "--agent", "agent-0", "who"], None,
+                [f"agent-{AGENTS - 1} ", "unsurfaced: agent-1 has"]),
         "hook session-start": ([str(VENV_BIN / "mailslot"), "hook", "claude",
-                                "session-start"], b""),
-        "doctor": ([*cli, "doctor"], None),
+                                "session-start"], b"", ["waiting for agent-0"]),
+        "doctor": ([*cli, "doctor"], None, ["ok: no problems found"]),
     }
 
 
@@ -138,28 +204,22 @@ def _session_start(n: int, cwd: Path) -> bytes:
                        "hook_event_name": "SessionStart", "source": "startup"}).encode()
 
 
-def _time(argv: list[str], stdin: bytes | None, env: dict[str, str], cwd: Path) -> float:
-    began = time.perf_counter()
-    subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env=env, cwd=cwd, check=False)
-    return time.perf_counter() - began
-
-
-def measure(mailbox: Path) -> dict[str, float]:
+def measure(mailbox: Path, size: str) -> dict[str, float]:
     """Each command's median over :data:`ROUNDS`, as a ratio of ``python -c pass``
-    timed in the same rounds."""
+    timed in the same rounds; each run checked to have done its work."""
     env = {k: v for k, v in os.environ.items() if k != "MAILSLOT_AGENT"}
     env["MAILSLOT_DIR"] = str(mailbox)
     env["MAILSLOT_AGENT"] = "agent-0"
     cwd = mailbox.parent
     bare = [sys.executable, "-c", "pass"]
     times: dict[str, list[float]] = {"python -c pass": []}
-    commands = _commands(mailbox)
+    commands = _commands(mailbox, size)
     for n in range(ROUNDS):
-        times["python -c pass"].append(_time(bare, None, env, cwd))
-        for name, (argv, stdin) in commands.items():
+        times["python -c pass"].append(timed_run(bare, env=env, cwd=cwd))
+        for name, (argv, stdin, shows) in commands.items():
             given = _session_start(n, cwd) if stdin is not None else None
-            times.setdefault(name, []).append(_time(argv, given, env, cwd))
+            times.setdefault(name, []).append(timed_run(
+                argv, shows, quiet=stdin is not None, input=given, env=env, cwd=cwd))
     base = statistics.median(times.pop("python -c pass"))
     return {name: statistics.median(t) / base for name, t in times.items()}
 
@@ -169,7 +229,7 @@ def run() -> list[Row]:
     sizes = _sizes()
     found: dict[str, dict[str, float]] = {}
     for size in sizes:
-        found[size] = measure(_mailbox(size))
+        found[size] = measure(_mailbox(size), size)
     rows: list[Row] = []
     load = os.getloadavg()[0]
     for name, limit in TARGETS.items():

@@ -21,7 +21,7 @@ from pathlib import Path
 from unittest import mock
 
 from bench_store import _box, _scratch
-from common import Row, ms, per_second, percentile
+from common import NotDone, Row, ms, per_second, percentile
 from mailslot import FileStore
 from mailslot.core.message import STATES, Message
 from mailslot.keep import finding
@@ -30,6 +30,8 @@ MESSAGES = 100_000
 AGENTS = ("gemini", "codex", "claude", "cursor")
 QUERIES = ["migration", "deploy*", '"schema change"', "release NOT staging",
            "(database OR cache) friday", "zyzzyva", "importer", "w1234", "w12*", "note"]
+FULL = ("migration", "deploy*", '"schema change"', "(database OR cache) friday", "note")
+"""Queries of common words: each finds a full page (20), when the search did its work."""
 
 
 def _vocabulary(rng: random.Random) -> list[str]:
@@ -43,7 +45,7 @@ def _fill(root: Path) -> None:
     words = _vocabulary(rng)
     weights = [1.0 / (rank + 1) for rank in range(len(words))]  # Zipf-like
     store = FileStore(root)
-    with mock.patch("os.fsync", lambda fd: None), \
+    with mock.patch("os.fsync", lambda fd: None), mock.patch("os.fdatasync", lambda fd: None), \
             mock.patch("mailslot.store.files.unindexed.leave", lambda store, i, places: None):
         for i in range(MESSAGES):
             sender, to = rng.sample(AGENTS, 2)
@@ -75,6 +77,8 @@ def run() -> list[Row]:
         start = time.perf_counter()
         count = FileStore(root).reindex()
         build_s = time.perf_counter() - start
+        if count != MESSAGES:
+            raise NotDone(f"the rebuild indexed {count} of {MESSAGES} messages")
         build = Row(f"search index build, {count:,} messages (index --rebuild)",
                     per_second(count, build_s),
                     f"reading the files alone {per_second(count, read_s)}",
@@ -84,8 +88,10 @@ def run() -> list[Row]:
         for _ in range(5):
             for query in QUERIES:
                 begin = time.perf_counter()
-                finding.search(box, query, limit=20)
+                found = finding.search(box, query, limit=20)
                 samples.append(time.perf_counter() - begin)
+                if (len(found) != 20 if query in FULL else query == "zyzzyva" and found):
+                    raise NotDone(f"search {query!r} found {len(found)}")
         p50 = statistics.median(samples)
         search = Row(f"search, {MESSAGES:,} messages, {len(QUERIES)} queries x5 "
                      "(in-process, p50)", ms(p50),

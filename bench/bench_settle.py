@@ -21,7 +21,8 @@ from pathlib import Path
 from unittest import mock
 
 from bench_store import BODY, _box, _scratch
-from common import Row, ms
+from common import NotDone, Row, ms
+from mailslot import FileStore
 
 BATCH = 20
 ROUNDS = 15
@@ -49,8 +50,12 @@ def _rows(root: Path) -> list[Row]:
 
     scale = Row(f"send, synced (for scale; mean of {2 * BATCH * ROUNDS})", f"{ms(send)} each",
                 "", "(informational)", None)
-    return [_compare("read (unread to read)", reads), _compare("done (read to done)", dones),
+    rows = [_compare("read (unread to read)", reads), _compare("done (read to done)", dones),
             scale]
+    finished = len(FileStore(root).entries("gemini", ["done"]))
+    if finished != 2 * BATCH * ROUNDS:  # every timed read and done moved its message
+        raise NotDone(f"{finished} of {2 * BATCH * ROUNDS} messages ended done")
+    return rows
 
 
 def _compare(what: str, make: Callable[[str], Callable[[int], None]]) -> Row:

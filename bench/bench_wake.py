@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import VENV_BIN, Row, ms, percentile, process_time, unlimited
+from common import VENV_BIN, NotDone, Row, ms, percentile, process_time, unlimited
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
 from mailslot.store import open_store
@@ -106,8 +106,7 @@ def _measure(count: int, agents: int, gap: float, poll: float | None,
         finally:
             watcher.send_signal(signal.SIGTERM)
             watcher.wait(10)
-        started = {i: float(t) for i, t in (line.split() for line in lines())}
-        return [started[i] - t for i, t in sent.items()]
+        return _latencies(sent, lines())
 
 
 def measure_on_demand(count: int, colds: int, *, agents: int = 4, gap: float = 0.025
@@ -155,9 +154,20 @@ def measure_on_demand(count: int, colds: int, *, agents: int = 4, gap: float = 0
             _wait_for(lambda: len(lines()) >= colds + count, 60)
         finally:
             stop_watcher()
+        _latencies(sent, lines())  # each woken
         started = {i: float(t) for i, t in (line.split() for line in lines())}
         warm = [started[i] - t for i, t in sent.items() if i not in cold]
         return [started[i] - sent[i] for i in cold], warm
+
+
+def _latencies(sent: dict[str, float], lines: list[str]) -> list[float]:
+    """Each send's time to its wake command's start, from the recorder's lines; every
+    message sent must have started its own (:class:`NotDone` otherwise)."""
+    started = {i: float(t) for i, t in (line.split() for line in lines)}
+    never = [i for i in sent if i not in started]
+    if never:
+        raise NotDone(f"{len(never)} of {len(sent)} sends started no wake, e.g. {never[0]}")
+    return [started[i] - t for i, t in sent.items()]
 
 
 def _python_start() -> float:

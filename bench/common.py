@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
@@ -83,14 +84,76 @@ def best_of(repeats: int, fn: Callable[[], object]) -> float:
     return best
 
 
-def process_time(argv: Sequence[str], repeats: int = 15, **kwargs: object) -> float:
-    """Median wall time of a whole process, in seconds."""
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, **kwargs)  # type: ignore[call-overload]
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+class NotDone(RuntimeError):
+    """What a benchmark timed failed or did not do its work: its figure would mean
+    nothing (a command that fails at once looks fast), so the benchmark stops."""
+
+
+Expect = Sequence[str] | Callable[[str], bool]
+"""What a timed command's output must show: each of some strings, or a test of it."""
+
+
+def did_work(done: subprocess.CompletedProcess[bytes], shows: Expect = (), *,
+             quiet: bool = False) -> str:
+    """``done``'s output, once it is known to have done its work: exit 0, its output
+    showing what ``shows`` asks, and with ``quiet`` nothing on stderr (a hook says its
+    failure there and exits 0 all the same). Raises :class:`NotDone` otherwise."""
+    out = (done.stdout or b"").decode("utf-8", "replace")
+    err = (done.stderr or b"").decode("utf-8", "replace").strip()
+    missing = ([] if shows(out) else ["what doing the work prints"]) if callable(shows) \
+        else [repr(s) for s in shows if s not in out]
+    if done.returncode == 0 and not missing and not (quiet and err):
+        return out
+    argv = " ".join(map(str, done.args))
+    raise NotDone(f"{argv[-120:]}: exit {done.returncode}"
+                  + (f", no {missing[0]} in its output {out[-200:]!r}" if missing else "")
+                  + (f", stderr {err[-300:]!r}" if err else ""))
+
+
+def timed_run(argv: Sequence[str], shows: Expect = (), *, quiet: bool = False,
+              stdout: int = subprocess.PIPE, **kwargs: object) -> float:
+    """Seconds one whole process of ``argv`` took (its output read from a pipe, or sent
+    where ``stdout`` says), checked by :func:`did_work` once the clock stopped."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, stdout=stdout, stderr=subprocess.PIPE,  # type: ignore[call-overload]
+                          **kwargs)
+    took = time.perf_counter() - start
+    did_work(done, shows, quiet=quiet)
+    return took
+
+
+def stored(location: str | Path, agent: str) -> int:
+    """How many messages ``agent``'s mailbox at ``location`` holds, whatever their state."""
+    from mailslot.core.message import STATES
+    from mailslot.store import open_store
+
+    return len(open_store(str(location)).entries(agent, STATES))
+
+
+def expect_stored(location: str | Path, agent: str, count: int) -> None:
+    """``agent``'s mailbox holds ``count`` messages: the sends a benchmark timed were
+    all stored (:class:`NotDone` otherwise)."""
+    held = stored(location, agent)
+    if held != count:
+        raise NotDone(f"{agent} holds {held} messages at {location}, not {count}")
+
+
+def listed(out: str) -> int:
+    """How many messages an ``inbox`` listing shows: a line each, its state's mark, its
+    short id (hex), then its date."""
+    count = 0
+    for line in out.splitlines():
+        mark, _, rest = line.partition(" ")
+        short, _, when = rest.partition("  ")
+        count += mark in ("*", "·", "✓") and len(short) >= 6 and when[:2] == "20" \
+            and all(c in "0123456789abcdef" for c in short)
+    return count
+
+
+def process_time(argv: Sequence[str], repeats: int = 15, shows: Expect = (),
+                 **kwargs: Any) -> float:
+    """Median wall time of a whole process, in seconds (each checked: :func:`timed_run`)."""
+    return statistics.median(timed_run(argv, shows, **kwargs) for _ in range(repeats))
 
 
 def print_table(rows: Sequence[Row]) -> None:

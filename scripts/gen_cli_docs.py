@@ -106,7 +106,10 @@ timeout it exits 1 with one error line (`mailslot: error: timed out: ...`, code
 `failed` with `--json`) naming where each recipient is. `who` ends
 with a line for each agent whose unread mail no model was shown for longer than
 `unsurfaced_after_minutes` in config.json (default 60); it looks at the 200 oldest
-such messages of an agent, and says "at least" when more wait.
+such messages of an agent, and says "at least" when more wait. It looks for their
+showings in the newest 2,000 lines of the events log only, so it costs the same
+however long the log: mail shown only before those (its agent has had no new session
+since) counts as not shown; `status ID` reads back to the message's delivery.
 
 **Terminal.** Colour only when stdout is a terminal, never with `NO_COLOR` or
 `--no-color`; `read` output taller than the terminal goes through `$PAGER` (default

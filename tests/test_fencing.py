@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 from conftest import Result
 from mailslot.core.errors import InvalidInput, Refused
 from mailslot.service.mailbox import Mailbox
-from support import wait_for
+from support import snapshot, wait_for
 
 pytestmark = pytest.mark.anyio
 MAILSLOT = str(Path(sys.executable).parent / "mailslot")
@@ -62,15 +62,20 @@ def test_replacing_an_unknown_session_is_refused(box: Box) -> None:
         box("claude").start_session("ffff0000", replace="deadbeef")
 
 
-def test_a_fenced_service_writes_nothing(box: Box) -> None:
+def test_a_fenced_service_writes_nothing(box: Box, root: Path) -> None:
     box("gemini").send("claude", "s", "b", new=True)
     fenced = box("claude")
     fenced.session = "aaaa1111"
     fenced.store.fence("claude", "aaaa1111", "bbbb2222")  # type: ignore[attr-defined]
+    mail = fenced.inbox()[0].message.id
+    before = snapshot(root)
     with pytest.raises(Refused, match="replaced by session bbbb2222"):
         fenced.send("gemini", "s", "b")
     with pytest.raises(Refused, match="replaced"):
-        fenced.done([fenced.inbox()[0].message.id])
+        fenced.done([mail])
+    with pytest.raises(Refused, match="replaced"):
+        fenced.read(mail)
+    assert snapshot(root) == before  # no message, move, receipt or count written
 
 
 def test_sessions_command(cli: Callable[..., Result]) -> None:

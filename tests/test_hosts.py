@@ -3,11 +3,13 @@ the package naming a host (what a host is lives in its module only)."""
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,11 +50,24 @@ def test_every_module_of_the_package_is_a_host_found_by_its_name() -> None:
                    for other in host.lends_to)  # type: ignore[attr-defined]
 
 
-def test_an_unknown_host_is_a_key_error_and_loads_nothing() -> None:
-    with pytest.raises(KeyError):
-        hosts.host("../host")
-    with pytest.raises(KeyError):
-        hosts.host("nosuch")
+def test_an_unknown_host_is_a_key_error_and_loads_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[str] = []
+    real = builtins.__import__
+
+    def importing(name: str, *args: Any, **kwargs: Any) -> Any:
+        asked.append(name)
+        return real(name, *args, **kwargs)
+
+    hosts._LOADED.pop("gemini", None)  # a known host not loaded now
+    loaded = dict(hosts._LOADED)
+    monkeypatch.setattr(builtins, "__import__", importing)
+    for name in ("../host", "nosuch", "Gemini", "gemini/../claude", "host", "__init__"):
+        with pytest.raises(KeyError):
+            hosts.host(name)
+    monkeypatch.undo()
+    assert [n for n in asked if n.startswith("mailslot.hosts")] == []  # no import tried
+    assert loaded == hosts._LOADED  # and no host loaded
 
 
 def test_no_module_outside_hosts_names_a_host() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -165,3 +165,34 @@ def test_status_says_the_last_wake_failed_and_when_it_is_tried_again(box: Box,
     log(store, "wake_attempt", sent.id, "gemini", method="command", attempt=2)
     [trying] = box("claude").status(sent.id).recipients
     assert trying.waiting == "no live session; a wake is being tried now"
+
+
+def test_who_reads_a_bounded_tail_of_the_events_log_however_long(root: Path) -> None:
+    """Old unread mail with no delivery receipt (as ``import`` leaves it) behind a long
+    log: ``who`` reads at most its newest UNSURFACED_EVENTS lines, where mail shown to
+    a model is found and mail never shown is counted."""
+    from mailslot.access.identity import Identity
+    from mailslot.service.ladder import record_surfaced
+    from mailslot.service.overview import UNSURFACED_EVENTS
+
+    store = FileStore(root)
+    shown, never = make_message(sender="codex", n=0), make_message(sender="codex", n=1)
+    for message in (shown, never):  # dated September 2026: long overdue
+        store.deliver(message, ["gemini"])
+    for n in range(3 * UNSURFACED_EVENTS):  # what a busy mailbox logged since
+        store.append_event({"ts": "2026-12-01T00:00:00+00:00", "event": "read",
+                            "id": f"2026-12-01_000000.000000_a_to_b_{n:08x}", "agent": "b"})
+    record_surfaced(store, "gemini", [shown], host="claude", session="s-1", how="start")
+    read = []
+    events = store.events
+
+    def counted(*, newest_first: bool = False) -> Iterator[dict[str, object]]:
+        for event in events(newest_first=newest_first):
+            read.append(event)
+            yield event
+
+    store.events = counted  # type: ignore[method-assign]
+    [gemini] = [a for a in Mailbox(store, Identity("claude", "--agent")).who()
+                if a.name == "gemini"]
+    assert (gemini.unsurfaced, gemini.unsurfaced_since) == (1, "2026-09-21T12:00:01Z")
+    assert 0 < len(read) <= UNSURFACED_EVENTS + 1  # not the 6,000 lines of the log

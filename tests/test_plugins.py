@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mailslot import hosts
 from mailslot.install.plugins import plugin_files
+from support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,3 +63,29 @@ def test_marketplaces_point_at_the_plugins() -> None:
     for rel in ("plugins/claude/.claude-plugin/plugin.json",
                 "plugins/codex/.codex-plugin/plugin.json"):
         assert json.loads(files[rel])["name"] == "mailslot"
+
+
+def _timings(hooks: dict[str, Any]) -> dict[str, list[tuple[object, object]]]:
+    """Each event's (matcher, timeout) pairs, of mailslot's own hooks."""
+    return {event: [(group.get("matcher"), handler.get("timeout"))
+                    for group in groups for handler in group["hooks"]
+                    if "mailslot hook " in handler["command"]]
+            for event, groups in hooks.items()}
+
+
+@pytest.mark.parametrize("host", ["claude", "codex"])
+def test_plugin_hooks_have_the_events_matchers_and_timeouts_install_writes(
+        host: str, tmp_path: Path) -> None:
+    """The real ``mailslot install HOST --hooks`` in a project, against the plugin."""
+    project = tmp_path / "alice"
+    (project / ".git").mkdir(parents=True)
+    done = run_cli("--agent", "alice", "install", host, "--hooks", cwd=project,
+                   env={**os.environ, "MAILSLOT_DIR": str(tmp_path / "mailbox")})
+    assert done.returncode == 0, done.stderr
+    spec = hosts.host(host).hook_file
+    assert spec is not None
+    installed = json.loads((project / spec.path["project"]).read_text())["hooks"]
+    plugin = json.loads(plugin_files()[f"plugins/{host}/hooks/hooks.json"])["hooks"]
+    expected = _timings(installed)
+    assert _timings(plugin) == expected
+    assert all(timeout is not None for pairs in expected.values() for _, timeout in pairs)

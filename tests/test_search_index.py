@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sqlite3
 import stat
 import subprocess
@@ -223,17 +224,44 @@ def test_two_processes_catching_up_at_once_index_each_message_once(root: Path) -
     assert FileStore(root).unsearched() == 0
 
 
+_STOPPING_CATCHER = (
+    "import sys, threading\n"
+    "from mailslot import FileStore\n"
+    "from mailslot.store.files import search_index\n"
+    "add, batches = search_index._add, []\n"
+    "def stopping(db, messages):\n"
+    "    add(db, messages)\n"
+    "    batches.append(1)\n"
+    "    if len(batches) == int(sys.argv[2]):\n"
+    "        print('inside', flush=True)\n"
+    "        threading.Event().wait()\n"
+    "search_index._add = stopping\n"
+    "FileStore(sys.argv[1]).catch_up_index(None)\n")
+"""A catcher that stops inside its Nth batch (its messages added, the batch not yet
+committed) and says so, to be killed there: test code, nothing of it in mailslot."""
+
+
+def _killed_inside_batch(root: Path, batch: int) -> None:
+    with subprocess.Popen([sys.executable, "-c", _STOPPING_CATCHER, str(root), str(batch)],
+                          stdout=subprocess.PIPE, text=True) as worker:
+        try:
+            assert worker.stdout is not None
+            assert worker.stdout.readline() == "inside\n"  # it is in the middle of the work
+        finally:
+            worker.kill()
+            worker.wait(timeout=120)
+    assert worker.returncode == -signal.SIGKILL  # killed, not finished
+
+
 def test_a_process_killed_while_catching_up_loses_and_doubles_nothing(root: Path) -> None:
     assert find(root, "nothing") == []
     _deliver(root, 400, "killed words")
-    for delay in (0.1, 0.2, 0.3):  # each kill lands somewhere in the work
-        worker = subprocess.Popen([sys.executable, "-c", _CATCHER, str(root)],
-                                  stdout=subprocess.DEVNULL)
-        try:
-            worker.wait(timeout=delay)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+    # (batch it is killed in, rows indexed after): the batches before it stay, its own is
+    # rolled back whole, and the next catcher goes on from there.
+    for batch, indexed in ((2, 100), (1, 100), (3, 300)):
+        _killed_inside_batch(root, batch)
+        assert _indexed(root) == (indexed, indexed)
+        assert FileStore(root).unsearched() == 400 - indexed
     assert FileStore(root).catch_up_index(None) == 0
     assert _indexed(root) == (400, 400)
     assert len(FileStore(root).search(Search(match=parse("killed"), limit=1000))) == 400

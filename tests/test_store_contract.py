@@ -38,6 +38,10 @@ class Backend:
     kind: str
     folder: str | None
     """What the store must say it is: its kind, and the folder it is (if one)."""
+    watches = True
+    """Whether it can tell of changes (``watch``, ``watch_mail``) here: the file store
+    through inotify (watchdog, a dependency), PostgreSQL through LISTEN/NOTIFY. A
+    backend that cannot says ``None`` and callers poll; one that can must not."""
 
     def plant_link(self, agent: str) -> None:
         """Make ``agent``'s unread mail lead somewhere mailslot must not follow."""
@@ -858,12 +862,14 @@ class TestWatches:
 
     role = roles.Watches
 
-    def test_watch_kicks_on_new_mail_or_says_poll(self, store: Store) -> None:
+    def test_watch_kicks_on_new_mail_or_says_poll(self, backend: Backend) -> None:
+        store = backend.store
         kicked = threading.Event()
         store.deliver(message(0), ["gemini"])
         watching = store.watch(kicked.set, mail_for="gemini")
         if watching is None:
-            return  # this backend cannot tell: callers poll, which is allowed
+            assert not backend.watches  # polling only where the backend cannot tell
+            return
         try:
             assert watching.how
             kicked.clear()
@@ -872,11 +878,14 @@ class TestWatches:
         finally:
             watching.close()
 
-    def test_watching_the_wake_queue_kicks_for_notifier_queues_too(self, store: Store) -> None:
+    def test_watching_the_wake_queue_kicks_for_notifier_queues_too(self, backend: Backend
+                                                                    ) -> None:
+        store = backend.store
         kicked = threading.Event()
         watching = store.watch(kicked.set, wakes=True)
         if watching is None:
-            return  # this backend cannot tell: callers poll, which is allowed
+            assert not backend.watches  # polling only where the backend cannot tell
+            return
         try:
             kicked.clear()
             m = message()
@@ -887,13 +896,16 @@ class TestWatches:
         finally:
             watching.close()
 
-    def test_watch_mail_kicks_on_any_mailbox_state_change_and_broadcast(self, store: Store) -> None:
+    def test_watch_mail_kicks_on_any_mailbox_state_change_and_broadcast(
+            self, backend: Backend) -> None:
+        store = backend.store
         earlier = message(3, to=("gemini",))
         store.deliver(earlier, ["gemini"])
         kicked = threading.Event()
         watching = store.watch_mail(kicked.set)
         if watching is None:
-            return  # this backend cannot tell: the page polls, which is allowed
+            assert not backend.watches  # polling only where the backend cannot tell
+            return
         try:
             assert watching.how
             directed, broadcast = message(1, to=("newcomer",)), message(2, to=("all",))

@@ -350,3 +350,22 @@ def test_the_events_log_rolls_into_numbered_segments_and_loses_no_line(
     assert [e["id"] for e in store.events()] == [f"m{n}" for n in range(40)]
     newest = [e["id"] for e in store.events(newest_first=True)]
     assert newest == [f"m{n}" for n in reversed(range(40))]
+
+
+def test_the_newest_events_are_read_from_the_logs_end_whole_and_in_order(
+        store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for n in range(3000):  # lines of every length, across many blocks of the read
+        store.append_event({"event": "read", "id": f"m{n}", "pad": "é" * (n % 97)})
+    lines = (root / "log" / "events.jsonl").read_bytes()
+    (root / "log" / "events.jsonl").write_bytes(lines + b'{"event": "cut')  # by a crash
+    newest = [e["id"] for e in store.events(newest_first=True)]
+    assert newest == [f"m{n}" for n in reversed(range(3000))]
+    (root / "log" / "events.jsonl").write_bytes(lines * 20)  # 8 MiB or so, one segment
+    read: list[int] = []
+    for call in ("read", "pread"):  # every way to read a file: count what is asked for
+        real = getattr(os, call)
+        monkeypatch.setattr(os, call, lambda *a, real=real: read.append(a[1]) or real(*a))
+    taken = store.events(newest_first=True)
+    assert [next(taken)["id"] for _ in range(10)] == [f"m{n}" for n in range(2999, 2989, -1)]
+    taken.close()
+    assert sum(read) <= 64 << 10  # a reader stopping early read the log's end alone

@@ -9,13 +9,15 @@ import json
 import os
 import subprocess
 import sys
-import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
+from mailslot.store.files.kept_listing import read_kept, stamp_of
 from support import make_message, snapshot
 
 _MOVER = """
@@ -24,15 +26,6 @@ from mailslot import FileStore
 store = FileStore(sys.argv[1])
 for message_id in sys.argv[2:]:
     store.move("gemini", message_id, "done")
-"""
-
-
-_LISTER = """
-import os, sys
-from mailslot import FileStore
-store = FileStore(sys.argv[1])
-while not os.path.exists(sys.argv[2]):
-    store.entries("gemini", ["unread"])  # lists and keeps whenever the folder looks settled
 """
 
 
@@ -259,27 +252,71 @@ def test_default_doctor_still_sees_a_link_planted_in_a_settled_open_folder(
     assert sorted(i for i, _ in store.entries("gemini", ["unread"])) == sorted(ids)
 
 
-def test_a_listing_kept_beside_deliveries_never_hides_one(root: Path) -> None:
-    """Another process lists and keeps the folder all the time; each round the folder is
-    made to look settled (as 2 s of quiet would), then a message is delivered: every
-    look after the delivery returned must show it, whatever the lister kept when."""
+class _DeliveryBetweenSteps:
+    """Just before the ``at``-th time a reader looks at ``new/`` (its stamp, its listing,
+    any check), delivers a message there and moves the oldest unread one to ``cur/`` (so
+    the count stays the same), then makes the folder look settled again, as 2 s of quiet
+    would: a change forced between any two steps of a keeper."""
+
+    def __init__(self, root: Path, unread: list[str], monkeypatch: pytest.MonkeyPatch
+                 ) -> None:
+        self.folder = str(root / "agents/gemini/new")
+        self.other = FileStore(root)  # another store object, as another process has
+        self.unread = unread  # kept as it changes
+        self.at = -1
+        self.steps = 0
+        self.changes = 0
+        for call in ("lstat", "stat", "scandir", "listdir"):
+            monkeypatch.setattr(os, call, self._step_before(getattr(os, call)))
+
+    def _step_before(self, real: Callable[..., Any]) -> Callable[..., Any]:
+        def step(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
+            if os.fspath(path) == self.folder and self.at >= 0:
+                if self.steps == self.at:
+                    self.at = -1  # one change per look (and no step taken by the change)
+                    self._change()
+                self.steps += 1
+            return real(path, *args, **kwargs)
+        return step
+
+    def _change(self) -> None:
+        message = make_message(sender="codex", n=1000 + self.changes)
+        self.other.deliver(message, ["gemini"])
+        self.other.move("gemini", min(self.unread), "read")
+        self.unread.remove(min(self.unread))
+        self.unread.append(message.id)
+        self.changes += 1
+        _settle(Path(self.folder))
+
+    def look(self, store: FileStore, at: int) -> bool:
+        """One reader's look with the change before its ``at``-th step; whether the look
+        took that many steps (so the change happened inside it)."""
+        self.at, self.steps, before = at, 0, self.changes
+        store.entries("gemini", ["unread"])
+        self.at = -1
+        return self.changes > before
+
+
+def test_a_listing_kept_beside_deliveries_never_hides_one(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader finds the folder settled and its listing stale, lists and keeps; a
+    delivery (and a move out) is forced before each of its steps in turn, so one lands
+    between its listing and whatever it stamps the listing with: every look after that
+    shows the folder as it is."""
     store = FileStore(root)
-    ids = _deliver(store, 3)
+    unread = _deliver(store, 3)
     new = root / "agents/gemini/new"
-    stop = root.parent / "stop-listing"
-    lister = subprocess.Popen([sys.executable, "-c", _LISTER, str(root), str(stop)])
-    try:
-        for n in range(100, 160):
-            _settle(new)
-            message = make_message(sender="codex", n=n)
-            store.deliver(message, ["gemini"])
-            ids.append(message.id)
-            for _ in range(3):
-                time.sleep(0.004)  # the lister's write, if any, lands meanwhile
-                assert sorted(i for i, _ in store.entries("gemini", ["unread"])) \
-                    == sorted(ids)
-                assert store.count_unread("gemini")[0] == len(ids)
-    finally:
-        stop.touch()
-        assert lister.wait(timeout=60) == 0
+    interleave = _DeliveryBetweenSteps(root, unread, monkeypatch)
+    at = 0
+    while True:
+        _settle(new)  # settled, and its kept listing (if any) stale
+        if not interleave.look(FileStore(root), at):
+            break  # past the reader's last step
+        for _ in range(2):  # the next look lists (and keeps), the one after may read it
+            reader = FileStore(root)
+            assert sorted(i for i, _ in reader.entries("gemini", ["unread"])) == sorted(unread)
+            assert reader.count_unread("gemini", 3) == (3, sorted(unread))
+        at += 1
+    assert at >= 4  # its stamp, its listing and the checks after it were each interleaved
+    assert read_kept(str(root / "tally/gemini.unread.ids"), stamp_of(str(new))) is not None
     assert store.problems(deep=True) == []

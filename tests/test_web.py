@@ -186,6 +186,22 @@ def test_ctrl_c_stops_it_with_an_event_stream_open(server: WebServer) -> None:
     assert not [line for line in server.lines if "ERROR" in line or "Traceback" in line]
 
 
+def test_live_updates_come_by_events_where_the_store_can_tell(server: WebServer) -> None:
+    """The file store can watch its folders here (inotify): the page's event stream must
+    say it is fed by that watch, not by the slower polling a store that cannot tell
+    falls back to."""
+    cookie = login(server)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as stream:
+        stream.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                       f"Cookie: {cookie}\r\n\r\n".encode())
+        seen = b""
+        while b"\n" not in seen.partition(b": live: ")[2]:  # its whole line
+            chunk = stream.recv(4096)
+            assert chunk, seen
+            seen += chunk
+    assert b"\n: live: watching every mailbox (inotify events)\n" in seen, seen
+
+
 def test_the_overview_shows_gates_and_notifiers(root: Path) -> None:
     """Gates and notifiers on the page: a gated inbox is tagged, each agent's notifiers named."""
     store = FileStore(root)
@@ -299,3 +315,55 @@ def test_the_owner_pauses_and_resumes_agents_from_the_settings_page(root: Path) 
                       body=urlencode({"action": "pause", "agent": "../x",
                                       "csrf": token}).encode())
         assert bad.status == 400
+
+
+def post_form(server: WebServer, cookie: str, path: str, form: dict[str, str]
+              ) -> tuple[int, str]:
+    """A form sent as the page sends it (with this session's token): status and page."""
+    token = csrf_of(page(server, cookie, "/compose"))
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    connection.request("POST", path, body=urlencode({**form, "csrf": token}),
+                       headers={"Cookie": cookie,
+                                "Content-Type": "application/x-www-form-urlencoded"})
+    response = connection.getresponse()
+    html = response.read().decode()
+    connection.close()
+    return response.status, html
+
+
+def test_with_no_owner_the_page_says_settings_work_and_how_to_send(root: Path) -> None:
+    """Without an owner the service lets the person at the page change settings, not
+    send as anyone: the header says so (never "read only"), and every place that
+    needs an owner names the command that sets one."""
+    store = FileStore(root)
+    put_config(store, {"agents": {"gemini": {}}})
+    Mailbox(store, Identity("claude", "--agent")).send("gemini", "hi", "x", new=True)
+    how = "mailslot config set owner NAME"
+    with web_server() as running:
+        cookie = login(running)
+        overview = page(running, cookie, "/")
+        assert "no owner: settings only" in overview and how in overview
+        assert "read only" not in overview
+        for path in ("/compose", "/search"):
+            html = page(running, cookie, path)
+            assert how in html and "in config.json" not in html, path
+        gated, _ = post_form(running, cookie, "/settings/gate/gemini", {"action": "on"})
+        assert gated == 303 and store.accept_of("gemini") == "members"  # settings work
+        status, html = post_form(running, cookie, "/compose",
+                                 {"to": "gemini", "subject": "s", "body": "b"})
+        assert status == 400 and how in html and "config.json" not in html
+
+
+def test_a_probable_typo_names_the_forms_own_way_to_send_anyway(server: WebServer,
+                                                                root: Path) -> None:
+    cookie = login(server)
+    box = "send anyway to a new agent"
+    form = page(server, cookie, "/compose").split('name="new"', 1)[1]
+    assert form.split("</label>", 1)[0].endswith(f"> {box} (a name close to a known one "
+                                                 "makes a new mailbox)")
+    typo = {"to": "gemnii", "subject": "s", "body": "b"}
+    status, html = post_form(server, cookie, "/compose", typo)
+    assert status == 400 and "did you mean gemini?" in html
+    assert f"tick “{box}”" in html and "--new" not in html and "new=true" not in html
+    status, _ = post_form(server, cookie, "/compose", {**typo, "new": "on"})
+    assert status == 303 and len(list((root / "agents" / "gemnii" / "new").iterdir())) == 1

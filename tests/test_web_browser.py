@@ -323,7 +323,7 @@ def test_the_overview_switches_wakes_and_explains_an_unsupported_host(
 def test_compose_reply_done_broadcast_and_retract_as_the_owner(
         web: Watched, store: FileStore, clock: Clock) -> None:
     page = web.go("/compose")
-    page.get_by_label("To").fill("gemini")
+    page.get_by_label("To (names, separated by commas)").fill("gemini")
     page.get_by_label("Subject").fill("Can you take ticket 7?")
     page.get_by_label("Message").fill("It is the flaky login test.")
     page.get_by_label("ask for a reply").check()
@@ -361,7 +361,7 @@ def test_compose_reply_done_broadcast_and_retract_as_the_owner(
 
     page = web.go("/compose")  # a refused send keeps what was typed and says why
     web.expected.append("status of 400")
-    page.get_by_label("To").fill("all")
+    page.get_by_label("To (names, separated by commas)").fill("all")
     page.get_by_label("Subject").fill("Everyone?")
     page.get_by_label("Message").fill("kept text")
     page.get_by_role("button", name="Send as sarah").click()
@@ -387,6 +387,30 @@ def test_the_message_page_shows_each_recipients_ladder(
     assert "surfaced" in gemini and "by start" in gemini
     assert "stored" in claude and "no live session" in claude
     assert page.get_by_text("when first surfaced").is_visible()
+
+
+def test_state_badges_and_tags_keep_to_one_line_on_a_1280_px_screen(
+        browser: Browser, server: WebServer, store: FileStore, clock: Clock) -> None:
+    """A recipient whose mail waits has a long note beside its state: the table squeezes
+    the state column, which must not break "unread" mid-word."""
+    sent = as_agent(store, "codex", clock).send(["gemini", "claude", "codex"],
+                                                "A subject " * 6, "x", expect_reply=True)
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    page.goto(server.login)
+    for path in (f"/message/{sent.id}", "/mail/gemini"):
+        page.goto(server.base + path)
+        badges = page.locator(".state, .tag")
+        expect(badges.first).to_be_visible()
+        lines = badges.evaluate_all(
+            "els => els.map(e => [e.textContent, e.getClientRects().length,"
+            " e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight"
+            " || getComputedStyle(e).fontSize)])")
+        assert lines and all(rects == 1 and height < 1.9 for _, rects, height in lines), \
+            (path, lines)
+        assert any(text == "unread" for text, _, _ in lines) or path != f"/message/{sent.id}"
+    context.close()
 
 
 def test_dark_mode_follows_the_system_and_a_phone_needs_no_sideways_scroll(

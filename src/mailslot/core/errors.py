@@ -4,7 +4,8 @@ The tree is shallow so a front end can translate it in one place::
 
     MailslotError               base; never raised itself
     ├── InvalidInput            bad name, id, subject, body or option   (CLI exit 2)
-    │   └── NoIdentity          no --agent, no MAILSLOT_AGENT, no git toplevel
+    │   ├── NoIdentity          no --agent, no MAILSLOT_AGENT, no git toplevel
+    │   └── ProbableTypo        a recipient a letter or two from a known agent
     ├── NotFound                no such message for this agent          (CLI exit 1)
     ├── Refused                 a rule says no (retracting another's broadcast)  (exit 1)
     │   ├── Unauthorized        a credential that is wrong, rotated or revoked (which of
@@ -37,6 +38,21 @@ class InvalidInput(MailslotError):
 
 class NoIdentity(InvalidInput):
     """No identity could be derived for a write path."""
+
+
+class ProbableTypo(InvalidInput):
+    """A recipient without a mailbox, within two edits of a known name; nothing was
+    sent. Its text says how to send anyway from the CLI or a tool; a front end with
+    another way (the web page's checkbox) words it with :meth:`anyway`."""
+
+    def __init__(self, name: str, near: str, roster: list[str], how: str) -> None:
+        self.name, self.near, self.roster = name, near, roster
+        super().__init__(self.anyway(how))
+
+    def anyway(self, how: str) -> str:
+        """The line, ending with ``how`` to make a new mailbox anyway."""
+        return (f"no agent {self.name}: did you mean {self.near}? (known agents: "
+                f"{', '.join(self.roster)}; to make a new mailbox anyway, {how})")
 
 
 class NotFound(MailslotError):

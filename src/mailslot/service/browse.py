@@ -31,7 +31,8 @@ def owner_mailbox(store: Store) -> Mailbox:
     """The service speaking as the config's ``owner``; ``NoIdentity`` if none is set."""
     owner = Config(store.load_config()).owner
     if owner is None:
-        raise NoIdentity('no owner: set "owner" in config.json to send from the page')
+        raise NoIdentity("no owner: run `mailslot config set owner NAME` to send from "
+                         "the page")
     return Mailbox(store, Identity(owner, OWNER_SOURCE))
 
 

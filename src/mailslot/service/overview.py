@@ -36,6 +36,11 @@ UNSURFACED_LOOKED = 200
 """How many of an agent's overdue unread messages (the oldest) ``who`` asks the events
 log about: its ``unsurfaced`` count stops there, so it costs the same however much
 mail waits (``status ID`` says of any one message)."""
+UNSURFACED_EVENTS = 2000
+"""How many of the events log's newest lines ``who`` reads for them at most: a message
+shown to a model only before those counts as not shown (each new session of its agent
+shows its unread mail again, so that agent had no new session since), and ``who``
+costs the same however long the log (``status ID`` reads back to the delivery)."""
 _RACING_RECEIPTS = 1000
 """How far ``status`` reads past a message's delivery receipt, for receipts written by
 other processes a moment before the sender wrote its own."""
@@ -99,16 +104,19 @@ def _retry_at(event: dict[str, Any]) -> str | None:
         return None
 
 
-def _receipts(store: Store, ids: set[str]) -> dict[str, Receipts]:
+def _receipts(store: Store, ids: set[str], most: int | None = None
+              ) -> dict[str, Receipts]:
     """The :class:`Receipts` of each of ``ids``, in one pass over the events log.
 
     Newest first, stopping soon after the last of their delivery receipts: nothing about
     a message is much older than it (a receipt racing the sender's own may land just
-    before), so the log's history before it is never read (docs/format.md, "Events log").
+    before), so the log's history before it is never read (docs/format.md, "Events log");
+    and after ``most`` lines whatever was found (mail imported with no delivery receipt,
+    or delivered long ago, would otherwise cost the whole log).
     """
     found = {i: Receipts() for i in ids}
     undelivered = set(ids)
-    left: int | None = None
+    left = most
     for event in store.events(newest_first=True):
         if left is not None:
             left -= 1
@@ -118,7 +126,7 @@ def _receipts(store: Store, ids: set[str]) -> dict[str, Receipts]:
         if kind == "delivered" and subject in undelivered:
             undelivered.discard(subject)
             if not undelivered:
-                left = _RACING_RECEIPTS
+                left = _RACING_RECEIPTS if left is None else min(left, _RACING_RECEIPTS)
         if kind == "surfaced":
             shown = event.get("ids")
             for message_id in shown if isinstance(shown, list) else ():
@@ -448,7 +456,7 @@ def _unsurfaced(store: Store, old: dict[str, list[str]]) -> dict[str, list[str]]
     events log, and none when there is no such mail (the usual case)."""
     if not old:
         return {}
-    found = _receipts(store, {i for ids in old.values() for i in ids})
+    found = _receipts(store, {i for ids in old.values() for i in ids}, UNSURFACED_EVENTS)
     stuck = {name: [i for i in ids if name not in found[i].surfaced]
              for name, ids in old.items()}
     return {name: ids for name, ids in stuck.items() if ids}

@@ -8,7 +8,7 @@ config, owner) rather than one agent's mail. Reached through
 from __future__ import annotations
 
 from ..core.config import Config
-from ..core.errors import InvalidInput, MailslotError
+from ..core.errors import InvalidInput, MailslotError, ProbableTypo
 from ..core.message import Message
 from ..core.names import BROADCAST_RECIPIENT, check_name, closest
 from ..core.text import quoted
@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..store import Store
+
+
+NEW_ANYWAY = "pass --new, or new=true to the tool"
+"""How the CLI and the MCP tools send to a new name close to a known one."""
 
 
 def parse(to: str | Sequence[str]) -> list[str]:
@@ -86,11 +90,7 @@ def check_new(recipients: list[str], roster: list[str], sender: str, *,
             continue
         near = closest(name, roster)
         if near is not None and not allow_new:
-            raise InvalidInput(
-                f"no agent {quoted(name)}: did you mean {near}? (known agents: "
-                f"{', '.join(roster)}; to make a new mailbox anyway, pass --new, or "
-                "new=true to the tool)"
-            )
+            raise ProbableTypo(quoted(name), near, roster, NEW_ANYWAY)
         notes.append(f"{name} had no mailbox; a new one was made")
     return notes
 

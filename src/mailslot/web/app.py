@@ -28,7 +28,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..core.config import Config
-from ..core.errors import InvalidInput, MailslotError, NotFound
+from ..core.errors import InvalidInput, MailslotError, NotFound, ProbableTypo
 from ..core.message import STATES
 from ..core.names import check_name
 from ..keep import finding
@@ -40,6 +40,8 @@ from .security import COOKIE, Guard, Sessions, TooLarge, session_of
 
 Handler = Callable[[Request], Awaitable[Response]]
 SEARCH_SHOWN = 100  # the best hits a search page lists
+NEW_ANYWAY = "tick “send anyway to a new agent” and send again"
+"""How the compose form sends to a new name close to a known one (its checkbox)."""
 
 
 def _templates() -> Environment:
@@ -228,9 +230,10 @@ async def send(request: Request) -> Response:
         else:
             sent = box.send(form.get("to", ""), form.get("subject", ""),
                             form.get("body", ""), expect_reply="expect_reply" in form,
-                            wake="wake" in form)
+                            wake="wake" in form, new="new" in form)
     except MailslotError as exc:
-        return page.render(request, "compose.html", 400, values=form, error=str(exc),
+        said = exc.anyway(NEW_ANYWAY) if isinstance(exc, ProbableTypo) else str(exc)
+        return page.render(request, "compose.html", 400, values=form, error=said,
                            known=Mailbox(page.store).known_agents())
     return _see(f"/message/{quote(sent.id)}")
 

@@ -49,6 +49,14 @@ class Hub:
                                         daemon=True)
         self._thread.start()
 
+    @property
+    def how(self) -> str:
+        """How open pages learn of changes: the store's watch, or looking every
+        :data:`POLL_SECONDS` where it cannot tell (said at the start of each stream)."""
+        if self._watching is not None:
+            return f"watching {self._watching.how}"
+        return f"polling every {POLL_SECONDS:g} s"
+
     def end_streams(self) -> None:
         """End every open event stream now (the server is stopping: Ctrl-C)."""
         with self._lock:
@@ -104,7 +112,7 @@ class Hub:
                 return
             self._subscribers.add(key)
         try:
-            yield "retry: 2000\n\n"
+            yield f"retry: 2000\n: live: {self.how}\n\n"  # a comment: pages ignore it
             while True:
                 try:
                     data = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)

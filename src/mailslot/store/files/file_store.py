@@ -38,6 +38,7 @@ from .fs import (
     FileLock,
     append,
     file_names,
+    lines_from_end,
     read_file,
     store_error,
     translated,
@@ -241,16 +242,17 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         folder = self._folder("log")
         segments = event_segments(file_names(folder))
         for name in reversed(segments) if newest_first else segments:
-            try:
-                data = read_file(os.path.join(folder, name))
+            path = os.path.join(folder, name)
+            try:  # newest first: from the end, so a reader stopping early reads little
+                lines = lines_from_end(path) if newest_first else \
+                    read_file(path).splitlines()
             except FileNotFoundError:
                 continue  # rolled meanwhile: its lines are in the next numbered segment
             except OSError as exc:
                 raise store_error(exc, "cannot read the events log") from None
-            lines = data.decode("utf-8", "replace").splitlines()
-            for line in reversed(lines) if newest_first else lines:
+            for line in lines:
                 try:
-                    record = jsontext.loads(line)
+                    record = jsontext.loads(line.decode("utf-8", "replace"))
                 except ValueError:
                     continue  # a line cut by a crash; the folders still hold the truth
                 if isinstance(record, dict):

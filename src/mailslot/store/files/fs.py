@@ -46,7 +46,7 @@ from ...core.message import MAX_HEADER_BYTES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import Any, TypeVar
 
     T = TypeVar("T")
@@ -59,6 +59,7 @@ RECHECK_SECONDS = 1.0
 """How long a folder's check (no link, a folder, owned by this user) is trusted."""
 _HEAD_CHUNK = 4096
 _CHUNK = 1 << 20
+_TAIL_CHUNK = 16 << 10
 
 
 def store_error(exc: OSError, what: str) -> StoreError:
@@ -114,6 +115,32 @@ def read_file(path: str, *, header_only: bool = False) -> bytes:
     fd = open_file(path, READ)
     try:
         return read_open(fd, header_only=header_only)
+    finally:
+        os.close(fd)
+
+
+def lines_from_end(path: str) -> Iterator[bytes]:
+    """The non-empty lines of the file at ``path``, last first, read from its end in
+    growing blocks: a reader that stops after a few lines reads a few kilobytes however
+    long the file is. Opened (and refused, or ``FileNotFoundError``) now, before the
+    first line is asked for; closed when the lines run out or are dropped."""
+    fd = open_file(path, READ)
+    return _lines_back(fd)
+
+
+def _lines_back(fd: int) -> Iterator[bytes]:
+    try:
+        end = os.fstat(fd).st_size
+        block, cut = _TAIL_CHUNK, b""
+        while end > 0:
+            start = max(0, end - block)
+            lines = (os.pread(fd, end - start, start) + cut).split(b"\n")
+            cut = lines.pop(0) if start else b""  # the first may be the end of a line
+            end = start
+            yield from (line for line in reversed(lines) if line)
+            block = min(2 * block, _CHUNK)
+        if cut:
+            yield cut
     finally:
         os.close(fd)
 
