@@ -29,10 +29,10 @@ more than a short CLI command's whole budget, and most commands never touch a se
 from __future__ import annotations
 
 import os
-import stat
 
 from ..core import jsontext
-from ..core.errors import InvalidInput
+from ..core.durable import open_file, read_open
+from ..core.errors import InvalidInput, UnsafePath
 from ..core.names import check_name
 from .identity import git_toplevel
 
@@ -135,18 +135,20 @@ def read_credential(path: str) -> Credential:
     """The credential in ``path``; ``InvalidInput`` (never quoting the file) otherwise."""
     path = os.path.abspath(os.path.expanduser(path))
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = open_file(path, os.O_RDONLY)  # no link, no FIFO: a regular file or nothing
     except OSError as exc:
         raise InvalidInput(f"cannot read the credential file {path} ({exc.strerror})"
                            ) from None
-    with os.fdopen(fd, "rb") as source:
-        info = os.fstat(source.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise InvalidInput(f"the credential file {path} is not a regular file")
+    except UnsafePath as exc:
+        raise InvalidInput(f"cannot read the credential file: {exc}") from None
+    try:
+        info = os.fstat(fd)
         if info.st_mode & 0o077 or info.st_uid != os.geteuid():
             raise InvalidInput(f"the credential file {path} is open to other users; "
                                f"make it yours alone (chmod 600 {path}) or rotate it")
-        raw = source.read(64 * 1024)
+        raw = read_open(fd, 64 * 1024)
+    finally:
+        os.close(fd)
     try:
         data = jsontext.loads(raw.decode("utf-8"))
         credential = Credential(check_name(data["agent"], "credential agent"),

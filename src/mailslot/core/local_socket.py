@@ -190,11 +190,10 @@ def hold(where: Place) -> int | None:
     private folder if need be; ``None``: another helper serves this key."""
     import fcntl
 
-    from .durable import CLOEXEC, FILE_MODE
+    from .durable import open_file
 
     os.makedirs(where.folder, mode=0o700, exist_ok=True)
-    lock = os.open(where.base + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | CLOEXEC,
-                   FILE_MODE)
+    lock = open_file(where.base + ".lock", os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
