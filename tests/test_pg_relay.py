@@ -24,7 +24,7 @@ from hookkit import FIXTURES
 from mailslot import Mailbox, hosts
 from mailslot.access.identity import Identity
 from mailslot.hooks import hook_entry, relay_client
-from mailslot.hooks.relay import MAX_CONNECTIONS
+from mailslot.hooks import relay as relay_process
 from mailslot.service.delivery import MIDTURN, PROMPT, START
 from mailslot.store import open_store
 from pgcluster import Cluster
@@ -315,7 +315,7 @@ def test_idle_connections_cost_no_thread_and_hooks_are_still_answered(
             most = max(most, proc_status(running.proc.pid, "Threads"))
         assert most < before + 10, f"{most - before} threads for 500 idle connections"
         # each newer one took the place of the oldest, the last few wait for their time
-        assert all(closed_by_peer(sock) for sock in idle[:-MAX_CONNECTIONS])
+        assert all(closed_by_peer(sock) for sock in idle[:-relay_process.MAX_CONNECTIONS])
         done = _hook(_no_driver(tmp_path, running.env))  # only the relay can answer it
         assert "over" in done.stdout and done.stderr == "", done
     finally:
