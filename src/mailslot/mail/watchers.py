@@ -41,7 +41,6 @@ from ..core import jsontext
 from ..core.detached import spawn
 from ..core.durable import check_folder, open_file, read_file
 from ..core.errors import MailslotError, UnsafePath
-from ..core.processes import command_line, start_time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -175,6 +174,8 @@ def impostor(found: Mapping[str, Any]) -> str | None:
     that wrote it, or ``None`` when it is: its start time and command line are those
     the record holds, and the command line is a ``mailslot watch``. Asked before any
     signal, so a forged or stale record never makes mailslot signal another process."""
+    from ..core.processes import command_line, start_time  # never on the hook path
+
     pid = found.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
         return "the record names no pid"
@@ -251,6 +252,8 @@ def hold(store: Store, how: str, env: Mapping[str, str] = os.environ) -> Holder 
     else:
         os.close(fd)
         return None
+    from ..core.processes import command_line, start_time  # the watcher's side only
+
     pid = os.getpid()
     _write_record(base, {"pid": pid, "host": machine(env), "how": how,
                          "started": _now_iso(), "pid_start": start_time(pid),
