@@ -222,27 +222,38 @@ def run_until_output(proc: subprocess.Popen[bytes], deadline: float) -> dict[str
     raise AssertionError("no output before the deadline")
 
 
+STUCK_RECORDING = """
+import sys, time
+from mailslot.entry import main
+from mailslot.store.files.file_store import FileStore
+
+def stuck(*args, **kwargs):  # the session's record, written first after printing
+    print("recording", file=sys.stderr, flush=True)
+    time.sleep(600)  # as a stuck disk would, until the test kills the hook
+
+FileStore.add_shown = stuck
+sys.argv[0] = "mailslot"
+sys.exit(main())
+"""
+
+
 def test_hook_killed_between_printing_and_recording_serves_the_broadcast_again(
     cli: Cli, root: Path
 ) -> None:
     news = sender(root, "claude").broadcast("Main is frozen", "until 17:00")
-    # The session's record is written first after printing; a FIFO there blocks the hook
-    # at exactly that point (as a stuck disk would) until we kill it.
-    records = root / "sessions" / "gemini"
-    records.mkdir(parents=True)
-    os.mkfifo(records / SESSION)
-    with subprocess.Popen([str(MAILSLOT), "--agent", "gemini", "hook", "claude",
-                           "session-start"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-                          ) as proc:
-        assert proc.stdin is not None
+    # The hook is held at exactly the first write after printing, then killed there.
+    with subprocess.Popen([sys.executable, "-c", STUCK_RECORDING, "--agent", "gemini",
+                           "hook", "claude", "session-start"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdin is not None and proc.stderr is not None
         proc.stdin.write(fixture("claude-session-start"))
         proc.stdin.close()
         out = run_until_output(proc, time.monotonic() + 60)
+        assert proc.stderr.readline() == b"recording\n"  # held there: nothing recorded
         proc.send_signal(signal.SIGKILL)
         assert proc.wait(timeout=60) == -signal.SIGKILL
     assert news.id in json.dumps(out)
     assert not (root / "broadcast" / "seen" / "gemini").exists()
-    (records / SESSION).unlink()
     assert news.id in text_of(start(cli, "--agent", "gemini"))  # served again, not lost
     assert news.id not in start(cli, "--agent", "gemini").out  # and recorded this time
 

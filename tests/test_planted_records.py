@@ -132,26 +132,36 @@ def finished(proc: subprocess.Popen[bytes], what: str) -> tuple[int, str]:
 
 
 def list_agents(server: subprocess.Popen[bytes]) -> str:
-    """``list_agents`` over the MCP server's stdio (raw JSON-RPC), within the bound."""
-    assert server.stdin is not None and server.stdout is not None
-    for message in (
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "list_agents", "arguments": {}}},
-    ):
-        server.stdin.write(json.dumps(message).encode() + b"\n")
+    """``list_agents`` over the MCP server's stdio (raw JSON-RPC), within the bound
+    once the server is up (its start, the MCP SDK's import, may take longer on a loaded
+    machine)."""
+    ask(server, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "t", "version": "1"}}})
+    answer(server, 1, 120.0, "the server's start")
+    ask(server, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    ask(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "list_agents", "arguments": {}}})
+    return answer(server, 2, BOUND, "list_agents")
+
+
+def ask(server: subprocess.Popen[bytes], message: dict[str, object]) -> None:
+    assert server.stdin is not None
+    server.stdin.write(json.dumps(message).encode() + b"\n")
     server.stdin.flush()
-    deadline = time.monotonic() + BOUND
+
+
+def answer(server: subprocess.Popen[bytes], number: int, seconds: float, what: str) -> str:
+    """The server's answer to request ``number``, failing if none comes in time."""
+    assert server.stdout is not None
+    deadline = time.monotonic() + seconds
     while True:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([server.stdout], [], [], left)[0]:
-            raise AssertionError("list_agents hangs")
-        answer = json.loads(server.stdout.readline())
-        if answer.get("id") == 2:
-            return json.dumps(answer)
+            raise AssertionError(f"{what} hangs")
+        line = server.stdout.readline()
+        if json.loads(line).get("id") == number:
+            return line.decode()
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -164,11 +174,11 @@ def test_a_fifo_at_any_record_hangs_nothing_and_doctor_names_it(
              "status": start("status", message),
              "list_agents": start("--agent", "alice", "serve")}
     try:
-        answer = list_agents(procs["list_agents"])
+        listed = list_agents(procs["list_agents"])
     finally:
         procs["list_agents"].kill()
     shown = {what: finished(proc, what) for what, proc in procs.items()}
-    assert '"result"' in answer  # a tool result (an error naming the path, or the agents)
+    assert '"result"' in listed  # a tool result (an error naming the path, or the agents)
     code, doctor = shown["doctor"]
     assert code == 1 and f"{fifo} is not a regular file" in doctor, doctor
     for what in ("who", "status"):

@@ -22,6 +22,8 @@ import pytest
 
 from hookkit import fixture
 from mailslot import FileStore, Mailbox
+from mailslot.core.durable import read_file
+from mailslot.core.errors import UnsafePath
 from mailslot.mail import watchers
 from mailslot.store import open_store
 from pgcluster import Cluster
@@ -544,3 +546,23 @@ def test_a_forged_record_never_gets_another_process_signalled(root: Path) -> Non
         victim.kill()
         victim.wait(30)
 
+
+
+def test_what_is_planted_under_the_state_folder_is_named(tmp_path: Path) -> None:
+    env = {"XDG_STATE_HOME": str(tmp_path), "MAILSLOT_HOST": "m1"}
+    base = watchers.base_path(_Db(), env)
+    assert watchers.problems(_Db(), env) == []  # nothing there yet
+    os.makedirs(os.path.dirname(base), mode=0o700)
+    os.mkfifo(base + ".json", 0o600)
+    os.symlink(tmp_path, base + ".log")
+    assert watchers.problems(_Db(), env) == [
+        f"watcher: {base}.json is not a regular file; mailslot never reads it (remove it)",
+        f"watcher: {base}.log is a symlink; mailslot never reads it (remove it)"]
+    with pytest.raises(UnsafePath):  # the record is read only as a regular file
+        read_file(base + ".json")
+    os.rename(os.path.dirname(base), tmp_path / "real")
+    os.symlink(tmp_path / "real", os.path.dirname(base))
+    assert watchers.problems(_Db(), env) == [
+        f"watcher: {os.path.dirname(base)} is a symlink; mailslot does not follow links"]
+    with pytest.raises(UnsafePath):
+        watchers.is_running(_Db(), env)
