@@ -8,6 +8,7 @@ runs whoever starts it; ``kill -9`` mid-wake leaves the wake to the next one, do
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -526,7 +527,8 @@ def test_a_forged_record_never_gets_another_process_signalled(root: Path) -> Non
         forgeries = [
             {"pid": victim.pid, "how": "on-demand"},  # a record as older watchers wrote it
             {"pid": victim.pid, "how": "on-demand",  # its real start time and argv
-             "pid_start": stat.rsplit(")", 1)[1].split()[19], "argv": ["sleep", "300"]},
+             "pid_start": stat.rsplit(")", 1)[1].split()[19],
+             "argv_digest": hashlib.sha256(b"sleep\x00300").hexdigest()[:16]},
         ]
         for forged in forgeries:
             Path(base + ".json").write_text(json.dumps(forged))

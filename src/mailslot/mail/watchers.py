@@ -184,9 +184,15 @@ def impostor(found: Mapping[str, Any]) -> str | None:
         return f"pid {pid} is not running here, or cannot be checked"
     if began != found.get("pid_start"):
         return f"pid {pid} did not start when the record says"
-    if argv != found.get("argv") or not _is_watch(argv):
+    if _argv_digest(argv) != found.get("argv_digest") or not _is_watch(argv):
         return f"pid {pid} does not run the watcher the record names"
     return None
+
+
+def _argv_digest(argv: list[str] | None) -> str | None:
+    """A digest of a command line, for the record: the line itself may hold a database
+    password (``--dir postgresql://…``), which a file must not keep."""
+    return None if argv is None else _digest("\0".join(argv))
 
 
 def _is_watch(argv: list[str]) -> bool:
@@ -257,7 +263,7 @@ def hold(store: Store, how: str, env: Mapping[str, str] = os.environ) -> Holder 
     pid = os.getpid()
     _write_record(base, {"pid": pid, "host": machine(env), "how": how,
                          "started": _now_iso(), "pid_start": start_time(pid),
-                         "argv": command_line(pid)})
+                         "argv_digest": _argv_digest(command_line(pid))})
     return Holder(fd, base)
 
 
