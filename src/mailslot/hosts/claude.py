@@ -205,13 +205,15 @@ class Claude(Host):
     def refuse_folder(self, folder: str) -> str | None:
         """Claude Code runs a folder's hooks and MCP servers only once its trust dialog
         was accepted there: a start anywhere else would hang on that dialog."""
-        try:
-            with open(os.path.join(os.path.expanduser("~"), ".claude.json"),
-                      encoding="utf-8") as f:
-                data = jsontext.loads(f.read())
+        from ..core.durable import read_file
+        from ..core.errors import UnsafePath
+
+        try:  # a person's own settings: a link is followed, a FIFO never waited on
+            data = jsontext.loads(read_file(os.path.join(os.path.expanduser("~"),
+                                                         ".claude.json"), follow=True))
             projects = data.get("projects", {}) if isinstance(data, dict) else {}
             entry = projects.get(folder) if isinstance(projects, dict) else None
-        except (OSError, ValueError):
+        except (OSError, ValueError, UnsafePath):
             entry = None
         if isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True:
             return None
@@ -481,10 +483,13 @@ class Door:
     def busy(self) -> bool:
         """Has the session, idle before, started a turn (its record says busy)? A turn
         starts only for a message it took, after it would have sent any hold."""
-        try:
-            with open(self.record, encoding="utf-8") as f:
-                return bool(jsontext.loads(f.read()).get("status") == "busy")
-        except (OSError, ValueError, AttributeError):
+        from ..core.durable import read_file
+        from ..core.errors import UnsafePath
+
+        try:  # a record planted as a FIFO is refused, never waited on
+            return bool(jsontext.loads(read_file(self.record, 1 << 20)).get("status")
+                        == "busy")
+        except (OSError, ValueError, AttributeError, UnsafePath):
             return False
 
     def frames(self, text: str, answers_to: str, msg_id: str) -> list[dict[str, Any]]:
