@@ -258,3 +258,55 @@ def play_broken(listener: socket.socket, fake: str, held: list[socket.socket]
     player = threading.Thread(target=play, daemon=True)
     player.start()
     return player
+
+
+def proc_status(pid: int, field: str) -> int:
+    """A number of ``/proc/PID/status`` (``VmRSS``, ``VmHWM``: kibibytes; ``Threads``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} for pid {pid}")
+
+
+def idle_connections(path: str, count: int) -> list[socket.socket]:
+    """``count`` connections to a helper's socket that never say a word."""
+    opened = []
+    for _ in range(count):
+        sock = socket.socket(socket.AF_UNIX)
+        sock.connect(path)  # blocking: waits while the backlog is full
+        sock.settimeout(60)
+        opened.append(sock)
+    return opened
+
+
+def closed_by_peer(sock: socket.socket) -> bool:
+    """Did the other end close ``sock`` (within its timeout)?"""
+    try:
+        return sock.recv(1) == b""
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except TimeoutError:
+        return False
+
+
+def endless_lines(path: str, count: int, mib: int) -> list[bool]:
+    """``count`` connections at once, each sending ``mib`` MiB with no line break;
+    whether the helper cut each off (closed it) rather than taking it all."""
+    cut = [False] * count
+
+    def flood(n: int) -> None:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(path)  # blocking: waits while the backlog is full
+            sock.settimeout(60)
+            try:
+                for _ in range(mib):
+                    sock.sendall(b"x" * (1 << 20))
+            except (BrokenPipeError, ConnectionResetError):
+                cut[n] = True
+
+    threads = [threading.Thread(target=flood, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    return cut

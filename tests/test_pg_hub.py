@@ -25,7 +25,17 @@ from mailslot.core import local_socket
 from mailslot.store import open_store
 from mailslot.store.postgres import pg_hub
 from pgcluster import Cluster
-from support import as_nobody, break_privacy, fake_helper, play_broken, wait_for
+from support import (
+    as_nobody,
+    break_privacy,
+    closed_by_peer,
+    endless_lines,
+    fake_helper,
+    idle_connections,
+    play_broken,
+    proc_status,
+    wait_for,
+)
 
 WATCH = """
 import sys, threading
@@ -330,3 +340,41 @@ def test_a_hub_without_subscribers_exits_after_its_idle_time(machine: Machine) -
     machine.watch("a").stop()
     wait_for(lambda: machine.hub_pids() == [], what="the idle hub to exit")
     assert not os.path.exists(machine.hub.socket) and listeners(machine.url) == 0
+
+
+def test_endless_lines_are_cut_off_and_the_hub_stays_small(machine: Machine) -> None:
+    a = machine.watch("a")
+    [hub] = machine.hub_pids()
+    before = proc_status(hub, "VmRSS")
+    cut = endless_lines(machine.hub.socket, 24, 15)  # 360 MiB no hub should hold
+    assert all(cut)  # each closed once past the longest hello (64 KiB)
+    grown = proc_status(hub, "VmHWM") - before  # the peak, in KiB
+    assert grown < 64 * 1024, f"the hub grew by {grown // 1024} MiB"
+    send(machine.url, "a")
+    a.kicked_with(1)  # its subscriber still served
+    b = machine.watch("b")
+    send(machine.url, "b")
+    b.kicked_with(1)
+    assert machine.hub_pids() == [hub] and listeners(machine.url) == 1
+
+
+def test_idle_connections_cost_no_thread_and_are_closed(machine: Machine) -> None:
+    a = machine.watch("a")
+    [hub] = machine.hub_pids()
+    before = proc_status(hub, "Threads")
+    idle = idle_connections(machine.hub.socket, 500)
+    try:
+        most = before
+        for _ in range(100):  # while the hub takes them
+            most = max(most, proc_status(hub, "Threads"))
+        assert most < before + 10, f"{most - before} threads for 500 idle connections"
+        assert all(closed_by_peer(sock) for sock in idle)  # too many, or silent too long
+        b = machine.watch("b")
+        send(machine.url, "b")
+        b.kicked_with(1)
+        send(machine.url, "a")
+        a.kicked_with(1)
+        assert listeners(machine.url) == 1  # both through the hub
+    finally:
+        for sock in idle:
+            sock.close()

@@ -24,10 +24,19 @@ from hookkit import FIXTURES
 from mailslot import Mailbox, hosts
 from mailslot.access.identity import Identity
 from mailslot.hooks import hook_entry, relay_client
+from mailslot.hooks import relay as relay_process
 from mailslot.service.delivery import MIDTURN, PROMPT, START
 from mailslot.store import open_store
 from pgcluster import Cluster
-from support import as_nobody, break_privacy, fake_helper, play_broken
+from support import (
+    as_nobody,
+    break_privacy,
+    closed_by_peer,
+    fake_helper,
+    idle_connections,
+    play_broken,
+    proc_status,
+)
 
 HOOK = [sys.executable, "-m", "mailslot", "hook", "claude", "session-start",
         "--agent", "gemini"]
@@ -292,3 +301,23 @@ def test_the_hook_through_the_relay_never_imports_the_driver(running: Running) -
                           input=(FIXTURES / "claude-session-start.json").read_text(),
                           env=running.env, timeout=60, check=False)
     assert "over" in done.stdout and done.stderr.strip() == "[]", done.stderr
+
+
+def test_idle_connections_cost_no_thread_and_hooks_are_still_answered(
+        running: Running, tmp_path: Path) -> None:
+    running.start()
+    assert running.proc is not None
+    before = proc_status(running.proc.pid, "Threads")
+    idle = idle_connections(running.relay.socket, 500)
+    try:
+        most = before
+        for _ in range(100):  # while the relay takes them
+            most = max(most, proc_status(running.proc.pid, "Threads"))
+        assert most < before + 10, f"{most - before} threads for 500 idle connections"
+        # each newer one took the place of the oldest, the last few wait for their time
+        assert all(closed_by_peer(sock) for sock in idle[:-relay_process.MAX_CONNECTIONS])
+        done = _hook(_no_driver(tmp_path, running.env))  # only the relay can answer it
+        assert "over" in done.stdout and done.stderr == "", done
+    finally:
+        for sock in idle:
+            sock.close()

@@ -7,6 +7,8 @@ runs whoever starts it; ``kill -9`` mid-wake leaves the wake to the next one, do
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -21,6 +23,8 @@ import pytest
 
 from hookkit import fixture
 from mailslot import FileStore, Mailbox
+from mailslot.core.durable import read_file
+from mailslot.core.errors import UnsafePath
 from mailslot.mail import watchers
 from mailslot.store import open_store
 from pgcluster import Cluster
@@ -89,6 +93,16 @@ def lines(path: Path) -> list[str]:
 
 def send(*argv: str) -> subprocess.CompletedProcess[str]:
     return run_cli("--agent", "alice", "send", "--subject", "s", "--body", "b", *argv)
+
+
+def queue_a_wake(root: Path, to: str = "bob") -> str:
+    """A send that queues a wake and starts no watcher (as if the one it found was
+    killed just after): what a hook or server then finds waiting."""
+    sent = run_cli("--agent", "alice", "send", "--subject", "s", "--body", "b", "--to", to,
+                   "--json", env={**os.environ, watchers.OFF_SWITCH: "0"})
+    assert sent.returncode == 0, sent.stderr
+    assert FileStore(root).wake_agents() == [to] and not watcher_pids(root)
+    return str(json.loads(sent.stdout)["id"])
 
 
 def test_a_send_starts_a_watcher_that_wakes_and_exits_when_quiet(
@@ -212,10 +226,25 @@ def test_hooks_with_no_wake_configured_start_nothing(root: Path) -> None:
     assert not (root / "watcher").exists() and not watcher_pids(root)
 
 
+def test_hooks_and_servers_with_nothing_queued_start_nothing(root: Path,
+                                                             tmp_path: Path) -> None:
+    agent, _ = recorder(tmp_path)
+    configure(root, {"bob": agent})
+    for event in ("session-start", "user-prompt-submit", "stop"):
+        subprocess.run([sys.executable, "-m", "mailslot", "--agent", "bob", "hook", "claude",
+                        event], input=fixture(f"claude-{event}"), capture_output=True,
+                       timeout=60, check=True)
+    server = subprocess.run([sys.executable, "-m", "mailslot", "serve", "--agent", "bob"],
+                            input=b"", capture_output=True, timeout=60, check=True)
+    assert b"Traceback" not in server.stderr
+    assert not watcher_pids(root) and not watchers.is_running(FileStore(root))
+
+
 def test_a_hook_with_wakes_configured_loads_nothing_of_waking(root: Path,
                                                               tmp_path: Path) -> None:
     agent, _ = recorder(tmp_path)
     configure(root, {"bob": agent})
+    queue_a_wake(root)
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "mailslot", "--agent",
                            "bob", "hook", "claude", "session-start"],
                           input=fixture("claude-session-start"), capture_output=True,
@@ -280,6 +309,7 @@ def test_a_store_with_no_folder_locks_under_the_state_dir(tmp_path: Path) -> Non
 def test_a_server_starting_starts_one(root: Path, tmp_path: Path) -> None:
     agent, _ = recorder(tmp_path)
     configure(root, {"bob": agent})
+    queue_a_wake(root)
     server = subprocess.Popen([sys.executable, "-m", "mailslot", "serve", "--agent", "bob"],
                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE)
@@ -335,6 +365,7 @@ def test_a_hook_that_starts_a_watcher_holds_no_pipe_of_its_host_open(
         root: Path, tmp_path: Path) -> None:
     agent, _ = recorder(tmp_path)
     configure(root, {"bob": agent})
+    queue_a_wake(root)
     read_end, write_end = os.pipe()
     os.set_inheritable(write_end, True)  # as a host may hand its hook a descriptor
     try:
@@ -357,3 +388,185 @@ def test_a_watcher_whose_mailbox_is_removed_stops(root: Path, tmp_path: Path) ->
     assert watcher_pids(root)
     shutil.rmtree(root)
     wait_until(lambda: not watcher_pids(root), 30, what="the watcher to notice and stop")
+
+
+def kill_the_watcher(root: Path) -> None:
+    """``kill -9`` the running watcher, and wait until its lock is free."""
+    [pid] = wait_until(lambda: watcher_pids(root), 30, what="a watcher")
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not watcher_pids(root) and not watchers.is_running(FileStore(root)),
+               30, what="the killed watcher's lock to be free")
+
+
+def test_a_killed_watcher_comes_back_at_the_next_hook_of_any_kind(
+        root: Path, tmp_path: Path) -> None:
+    agent, calls = recorder(tmp_path)
+    configure(root, {"bob": agent})
+    first = json.loads(send("--to", "bob", "--json").stdout)["id"]
+    wait_until(lambda: lines(calls) == [first], 30, what="the first wake")
+    for event in ("stop", "post-tool-use", "session-start"):
+        kill_the_watcher(root)
+        waiting = queue_a_wake(root)  # queued while none runs: no send starts one
+        hook = subprocess.run([sys.executable, "-m", "mailslot", "--agent", "carol", "hook",
+                               "claude", event], input=fixture(f"claude-{event}"),
+                              capture_output=True, timeout=60, check=True)
+        assert hook.stderr == b""
+        wait_until(lambda: waiting in lines(calls), 30,  # noqa: B023 (waited for here)
+                   what=f"the wake, by a watcher a {event} hook started again")
+        assert len(watcher_pids(root)) == 1
+
+
+class StdioServer:
+    """``mailslot serve`` as a host runs it, called with raw JSON-RPC lines."""
+
+    def __init__(self, agent: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "mailslot", "--agent", agent,
+                                      "serve"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "t", "version": "1"}})
+        self.write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def write(self, message: dict[str, object]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
+        self.next_id += 1
+        self.write({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        while True:
+            answer = json.loads(self.proc.stdout.readline())
+            if answer.get("id") == self.next_id:
+                return dict(answer)
+
+    def call(self) -> None:
+        self.request("tools/call", {"name": "list_agents", "arguments": {}})
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(30)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+
+
+def http_server(root: Path, agent: str) -> tuple[Callable[[], None], Callable[[], None]]:
+    """``mailslot serve --http`` on a free port: one call (an inbox page) and its stop."""
+    from mailslot.access import authority
+    from mailslot.access.credentials import read_credential
+    from mailslot.http.client import Remote
+    from test_http_process import free_port
+
+    path = authority.register(FileStore(root), agent, path=str(root.parent / "c.cred")).path
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "mailslot", "serve", "--http", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    remote = Remote(f"http://127.0.0.1:{port}", read_credential(path).secret, timeout=30)
+
+    def call() -> None:
+        remote.get("inbox", limit=1)
+
+    def stop() -> None:
+        proc.kill()
+        proc.wait(30)
+
+    try:
+        wait_until(lambda: _answers(call), 60, what="the HTTP server")
+    except BaseException:
+        stop()
+        raise
+    return call, stop
+
+
+def _answers(call: Callable[[], None]) -> bool:
+    from mailslot.core.errors import MailslotError
+
+    try:
+        call()
+    except MailslotError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("front", ["serve", "serve --http"])
+def test_a_running_server_brings_a_killed_watcher_back_at_its_next_call(
+        root: Path, tmp_path: Path, front: str) -> None:
+    agent, calls = recorder(tmp_path)
+    configure(root, {"bob": agent})
+    first = queue_a_wake(root)
+    if front == "serve":
+        server = StdioServer("carol")
+        call, stop = server.call, server.close
+    else:
+        call, stop = http_server(root, "carol")
+    try:
+        wait_until(lambda: first in lines(calls), 60, what="the wake of the watcher the "
+                   "server started at its start")
+        kill_the_watcher(root)
+        waiting = queue_a_wake(root)
+
+        def called() -> bool:
+            call()
+            return waiting in lines(calls)
+
+        wait_until(called, 60, what="the wake, by a watcher the server's calls started again")
+    finally:
+        stop()
+
+
+def test_a_forged_record_never_gets_another_process_signalled(root: Path) -> None:
+    store = FileStore(root)
+    victim = subprocess.Popen(["sleep", "300"])
+    base = watchers.base_path(store)
+    os.makedirs(os.path.dirname(base), mode=0o700, exist_ok=True)
+    lock = os.open(base + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as an on-demand watcher holds it
+        stat = Path(f"/proc/{victim.pid}/stat").read_text()
+        forgeries = [
+            {"pid": victim.pid, "how": "on-demand"},  # a record as older watchers wrote it
+            {"pid": victim.pid, "how": "on-demand",  # its real start time and argv
+             "pid_start": stat.rsplit(")", 1)[1].split()[19],
+             "argv_digest": hashlib.sha256(b"sleep\x00300").hexdigest()[:16]},
+        ]
+        for forged in forgeries:
+            Path(base + ".json").write_text(json.dumps(forged))
+            watch = subprocess.Popen([sys.executable, "-m", "mailslot", "watch"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            assert watch.stderr is not None
+            note = watch.stderr.readline().decode()
+            watch.kill()
+            watch.wait(30)
+            watch.stderr.close()
+            assert note.startswith(f"mailslot: note: the watcher record names pid {victim.pid}, "
+                                   "but "), note
+            assert "no signal was sent; this one shares the queue with it" in note
+            assert victim.poll() is None  # the unrelated process lives on
+    finally:
+        os.close(lock)
+        victim.kill()
+        victim.wait(30)
+
+
+
+def test_what_is_planted_under_the_state_folder_is_named(tmp_path: Path) -> None:
+    env = {"XDG_STATE_HOME": str(tmp_path), "MAILSLOT_HOST": "m1"}
+    base = watchers.base_path(_Db(), env)
+    assert watchers.problems(_Db(), env) == []  # nothing there yet
+    os.makedirs(os.path.dirname(base), mode=0o700)
+    os.mkfifo(base + ".json", 0o600)
+    os.symlink(tmp_path, base + ".log")
+    assert watchers.problems(_Db(), env) == [
+        f"watcher: {base}.json is not a regular file; mailslot never reads it (remove it)",
+        f"watcher: {base}.log is a symlink; mailslot never reads it (remove it)"]
+    with pytest.raises(UnsafePath):  # the record is read only as a regular file
+        read_file(base + ".json")
+    os.rename(os.path.dirname(base), tmp_path / "real")
+    os.symlink(tmp_path / "real", os.path.dirname(base))
+    assert watchers.problems(_Db(), env) == [
+        f"watcher: {os.path.dirname(base)} is a symlink; mailslot does not follow links"]
+    with pytest.raises(UnsafePath):
+        watchers.is_running(_Db(), env)

@@ -46,10 +46,10 @@ more than a short CLI command's whole budget, and most commands never touch a se
 from __future__ import annotations
 
 import os
-import stat
 
 from ..core import jsontext
-from ..core.errors import InvalidInput
+from ..core.durable import open_file, read_open
+from ..core.errors import InvalidInput, UnsafePath
 from ..core.names import check_name
 from .identity import git_toplevel
 
@@ -239,20 +239,22 @@ def _alive(pid: int) -> bool:
 
 
 def _read_private(path: str, what: str) -> tuple[bytes, int]:
-    """The bytes of a regular file of this user's that no one else may read, opened
-    without following a link (and without waiting on a FIFO), and its mode."""
+    """The bytes of a regular file of this user's that no one else may read, opened by
+    the one file opener (no link, never waiting on a FIFO), and its mode."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_file(path, os.O_RDONLY)
     except OSError as exc:
         raise InvalidInput(f"cannot read the {what} {path} ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as source:
-        info = os.fstat(source.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise InvalidInput(f"the {what} {path} is not a regular file")
+    except UnsafePath as exc:
+        raise InvalidInput(f"cannot read the {what}: {exc}") from None
+    try:
+        info = os.fstat(fd)
         if info.st_mode & 0o077 or info.st_uid != os.geteuid():
             raise InvalidInput(f"the {what} {path} is open to other users; make it yours "
                                f"alone (chmod 600 {path}) or rotate it")
-        return source.read(64 * 1024), stat.S_IMODE(info.st_mode)
+        return read_open(fd, 64 * 1024), info.st_mode & 0o7777
+    finally:
+        os.close(fd)
 
 
 def _parsed(raw: bytes, path: str) -> dict[str, object]:

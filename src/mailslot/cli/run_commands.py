@@ -107,25 +107,31 @@ def _serve(args: argparse.Namespace, box: Mailbox) -> int:
             args.replace_session), replace=args.replace_session):
         print(f"mailslot: note: {note}", file=sys.stderr)  # stdout is the MCP stream
 
+    keep = _start_watcher(box)
+
     def open_box() -> Mailbox:
+        keep()
         opened = Mailbox.open(args.dir, args.agent, credential=args.credential,
                               peer_of=args.peer_of)
         opened.session = session
         opened.host_pid = host
         return opened
 
-    _start_watcher(box)
     mcp_server.serve(open_box, channel=args.channel)
     return 0
 
 
-def _start_watcher(box: Mailbox) -> None:
-    """A server is where agents with wakes send from: see that a watcher runs."""
-    from ..mail.watchers import ensure
+def _start_watcher(box: Mailbox) -> Callable[[], object]:
+    """A server is where agents with wakes send from: see that a watcher runs when work
+    waits for one, now and again at its calls (the returned look, a few system calls
+    at most every few seconds)."""
+    from ..mail.watchers import Keeper
 
-    problem = ensure(box.store)
+    keep = Keeper(box.store)
+    problem = keep()
     if problem:
         print(f"mailslot: note: {problem}", file=sys.stderr)  # stdout may be the MCP stream
+    return keep
 
 
 def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
@@ -141,18 +147,26 @@ def _serve_http(args: argparse.Namespace, box: Mailbox) -> int:
                            "number of seconds")
     listen = Listen(host, port, args.tls_cert, args.tls_key, args.behind_proxy,
                     tuple(args.allow_host))
-    _start_watcher(box)
-    serve_http(_authenticate(box), listen, max_body_bytes=4 * box.max_body_bytes + 65536,
+    keep = _start_watcher(box)
+    serve_http(_authenticate(box, keep), listen,
+               max_body_bytes=4 * box.max_body_bytes + 65536,
                rate_per_minute=args.rate_limit, session_idle=args.session_idle)
     return 0
 
 
-def _authenticate(box: Mailbox) -> Callable[[str], Mailbox]:
+def _authenticate(box: Mailbox, keep: Callable[[], object]) -> Callable[[str], Mailbox]:
     """Where each request's bearer secret becomes its agent's checked mailbox (the
-    registered agents' credentials); the one place ``--http`` authenticates."""
+    registered agents' credentials); the one place ``--http`` authenticates. Each
+    request also gives the watcher a look (``keep``)."""
     from ..http.bearer import Bearers
 
-    return Bearers(box.store).open
+    bearers = Bearers(box.store)
+
+    def open_box(secret: str) -> Mailbox:
+        keep()
+        return bearers.open(secret)
+
+    return open_box
 
 
 # install: register mailslot with a host ------------------------------------------

@@ -119,7 +119,7 @@ def answer(store: Store, call: host_io.Request, identity: Identity, env: Mapping
     JSON on ``stdout`` and flush it, then record what ``taken()`` says the host took.
     The delivery rules are imported here: a hook the relay answers never loads them."""
     from ..mail.invocation import invocation
-    from ..service.delivery import PROMPT, START, Delivery
+    from ..service.delivery import START, Delivery
 
     name = check_name(identity.name, f"agent name (from {identity.source})")
     if not store.exists():
@@ -141,18 +141,19 @@ def answer(store: Store, call: host_io.Request, identity: Identity, env: Mapping
         delivery.ran(call.session, facts, fresh=call.moment == START)
     if call.moment == START and call.session:
         delivery.started(call.caller, call.session)
-    if call.moment in (START, PROMPT):
-        _see_watcher_runs(store, env)
+    _see_watcher_runs(store, env)
     return delivery.problems[0] if delivery.problems else None
 
 
 def _see_watcher_runs(store: Store, env: Mapping[str, str]) -> None:
-    """Start a watcher if some agent has a wake or notifier and none runs here: after
-    the output was written, a probe of a few system calls, and spawn-and-go. Nothing of
-    the wake package is loaded (docs/wake.md, "The watcher starts itself")."""
+    """Start a watcher if work waits for one (a wake or notice queued, a bridge asked
+    for) and none runs here: after the output was written, at every hook, so one killed
+    while wakes wait comes back at the session's next step. A probe of a few system
+    calls while one runs, and spawn-and-go. Nothing of the wake package is loaded
+    (docs/wake.md, "The watcher starts itself")."""
     from ..mail.watchers import ensure
 
-    ensure(store, env=env)  # a problem is the sender's to hear, not a session's
+    ensure(store, env=env, queued_only=True)  # a problem is the sender's to hear
 
 
 def _facts(host: str) -> dict[str, object]:

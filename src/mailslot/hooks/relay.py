@@ -21,12 +21,11 @@ import contextlib
 import os
 import socket
 import sys
-import threading
 from typing import Any
 
 from ..access.identity import Identity
 from ..core.errors import MailslotError
-from ..core.local_socket import Frames, begin, listen, send, trusted_peer
+from ..core.local_socket import FRAME_LIMIT, Door, Frames, begin, listen, send, serve
 from ..store.location import open_store
 from . import host_io
 from .hook_entry import answer
@@ -39,7 +38,15 @@ if TYPE_CHECKING:
 IDLE_SECONDS = 600.0
 """A relay with no hook for this long exits (the next hook starts another)."""
 ANSWER_SECONDS = 30.0
-"""A hook that sends nothing for this long is dropped."""
+"""A hook whose request is not whole within this long, or that then sends nothing for
+this long, is dropped."""
+MAX_CONNECTIONS = 16
+"""Hooks answered at once at most (a new one takes the place of one still sending its
+request; with all sixteen being answered it is closed, and the hook answers itself).
+With requests of up to :data:`~mailslot.core.local_socket.FRAME_LIMIT` bytes, this
+bounds what the relay holds."""
+REPLY_BYTES = 4096
+"""A hook's frames after its request (whether its host took the output) are tiny."""
 
 
 class Gone(Exception):
@@ -76,24 +83,21 @@ class RelayOut:
         return bool(self._taken)
 
 
-def serve_one(store: Store, relay: Relay, sock: socket.socket) -> None:
-    """Answer one hook on ``sock`` (in a thread of its own), then close it."""
+def serve_one(store: Store, relay: Relay, sock: socket.socket,
+              request: dict[str, Any] | None, rest: bytes) -> None:
+    """Answer one hook's ``request`` on ``sock`` (in a thread of its own; the accept
+    loop checked its peer, read the request and closes the socket after)."""
     try:
         sock.settimeout(ANSWER_SECONDS)
-        if not trusted_peer(sock):
-            return  # another user's process: not one word
-        frames = Frames(sock)
-        request = frames.next()
         if request is None or request.get("key") != relay.key:
             send(sock, {"refused": "not this relay's store or settings"})
             return
-        problem = _answer(store, request, RelayOut(sock, frames))
+        out = RelayOut(sock, Frames(sock, rest, REPLY_BYTES))
+        problem = _answer(store, request, out)
         if problem is not Gone:
             send(sock, {"done": problem})
     except OSError:
         return
-    finally:
-        sock.close()
 
 
 def _answer(store: Store, request: dict[str, Any], out: RelayOut) -> str | type[Gone] | None:
@@ -125,21 +129,18 @@ def main() -> int:
     if isinstance(begun, int):
         return begun
     relay, location, idle = begun
-    listener = listen(relay, idle)
+    listener = listen(relay)
     if listener is None:
         print(f"mailslot relay: {relay.folder} is not this user's private folder; "
               "hooks answer directly", file=sys.stderr)
         return 1
     store = open_store(location, os.environ)
+    door = Door(line_bytes=FRAME_LIMIT, hello_seconds=ANSWER_SECONDS,
+                connections=MAX_CONNECTIONS, idle=idle)
     try:
-        while True:
-            try:
-                sock, _ = listener.accept()
-                sock.settimeout(ANSWER_SECONDS)
-            except TimeoutError:
-                return 0  # idle: the next hook starts another
-            threading.Thread(target=serve_one, args=(store, relay, sock),
-                             daemon=True).start()
+        serve(listener, door, lambda sock, request, rest: serve_one(store, relay, sock,
+                                                                    request, rest))
+        return 0  # idle: the next hook starts another
     finally:
         with contextlib.suppress(OSError):
             os.unlink(relay.socket)  # still under the lock: no newer relay's socket

@@ -234,10 +234,12 @@ def _remove_if_mine(path: str) -> None:
     """Remove the credentials file if this process wrote it (a newer sidecar's stays)."""
     from pathlib import Path
 
+    from ..core.durable import read_file
+    from ..core.errors import UnsafePath
+
     try:
-        with open(path, encoding="utf-8") as f:
-            mine = json.load(f).get("pid") == os.getpid()
-    except (OSError, ValueError, AttributeError):
+        mine = json.loads(read_file(path, 1 << 16)).get("pid") == os.getpid()
+    except (OSError, ValueError, AttributeError, UnsafePath):
         return
     if mine:
         Path(path).unlink(missing_ok=True)

@@ -213,13 +213,15 @@ class Claude(Host):
     def refuse_folder(self, folder: str) -> str | None:
         """Claude Code runs a folder's hooks and MCP servers only once its trust dialog
         was accepted there: a start anywhere else would hang on that dialog."""
-        try:
-            with open(os.path.join(os.path.expanduser("~"), ".claude.json"),
-                      encoding="utf-8") as f:
-                data = jsontext.loads(f.read())
+        from ..core.durable import read_file
+        from ..core.errors import UnsafePath
+
+        try:  # a person's own settings: a link is followed, a FIFO never waited on
+            data = jsontext.loads(read_file(os.path.join(os.path.expanduser("~"),
+                                                         ".claude.json"), follow=True))
             projects = data.get("projects", {}) if isinstance(data, dict) else {}
             entry = projects.get(folder) if isinstance(projects, dict) else None
-        except (OSError, ValueError):
+        except (OSError, ValueError, UnsafePath):
             entry = None
         if isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True:
             return None

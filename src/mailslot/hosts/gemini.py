@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 
 from ..core import jsontext
+from ..core.durable import read_file
+from ..core.errors import UnsafePath
 from .host import (
     MIDTURN,
     PROMPT,
@@ -95,10 +97,9 @@ class Gemini(Host):
         reads: a registration naming another agent would win."""
         for path in (os.path.join(folder, ".gemini", "settings.json"),
                      os.path.join(os.path.expanduser("~"), ".gemini", "settings.json")):
-            try:
-                with open(path, encoding="utf-8") as f:
-                    data = jsontext.loads(f.read())
-            except (OSError, ValueError):
+            try:  # a person's settings may be a dotfile manager's link; never a FIFO
+                data = jsontext.loads(read_file(path, 1 << 22, follow=True))
+            except (OSError, ValueError, UnsafePath):
                 continue
             servers = data.get("mcpServers") if isinstance(data, dict) else None
             entry = servers.get(SERVER) if isinstance(servers, dict) else None

@@ -21,18 +21,27 @@ the lock shared for those few microseconds; a starting watcher asks for it exclu
 and retries for :data:`TAKE_SECONDS` before deciding that another watcher has it.
 Starting one is spawn-and-go (:func:`start`): ``posix_spawn`` in a new session, stdin
 from ``/dev/null``, output to the log, nothing waited for.
+
+The folder, the lock and the record are another process's to plant things in: the
+folder must be a real folder of this user's (:func:`~mailslot.core.durable.check_folder`,
+so a symlinked ``watcher/`` is refused, never followed for the lock, the record or the
+log), the lock and the record regular files (a FIFO there is refused, never waited on),
+and the record's pid is signalled only while its start time and command line are
+those the record names (:func:`impostor`).
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import sys
 import time
 
 from ..core import jsontext
 from ..core.detached import spawn
-from ..core.durable import CLOEXEC, FILE_MODE, make_folders
+from ..core.durable import check_folder, make_folders, open_file, read_file
+from ..core.errors import MailslotError, UnsafePath
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,8 +60,9 @@ OFF_SWITCH = "MAILSLOT_ON_DEMAND_WATCHER"
 TAKE_SECONDS = 0.3
 _TAKE_TRIES = 30
 _FILE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | CLOEXEC
 _REASON_CHARS = 300
+_RECORD_LIMIT = 64 * 1024
+"""A record is under a hundred bytes; reading stops here whatever the file holds."""
 
 def machine(env: Mapping[str, str] = os.environ) -> str:
     """This machine's name as :func:`mailslot.core.config.this_machine` gives it
@@ -116,16 +126,22 @@ def idle_seconds(config: Mapping[str, Any]) -> float:
 
 
 def _open_lock(base: str) -> int:
-    """The lock file, made (with its folder) the first time: one ``open`` after that."""
+    """The lock file, made (with its folder) the first time: an ``lstat`` of the folder
+    and one ``open`` after that. :class:`UnsafePath` for a folder that is a link (or
+    another's, or others may write to it) and for a lock that is no regular file."""
+    folder = os.path.dirname(base)
     try:
-        return os.open(base + ".lock", _LOCK_FLAGS, FILE_MODE)
+        check_folder(folder)
     except FileNotFoundError:
-        make_folders(os.path.dirname(base))
-        return os.open(base + ".lock", _LOCK_FLAGS, FILE_MODE)
+        make_folders(folder)
+        check_folder(folder)
+    return open_file(base + ".lock", os.O_RDWR | os.O_CREAT)
 
 
 def is_running(store: Store, env: Mapping[str, str] = os.environ) -> bool:
-    """Does a watcher hold this mailbox's lock on this machine? (open, flock, close)"""
+    """Does a watcher hold this mailbox's lock on this machine? (open, flock, close)
+    :class:`UnsafePath` when the folder or the lock was planted (see :func:`_open_lock`):
+    nothing there can be trusted, and no watcher may be started through it."""
     try:
         fd = _open_lock(base_path(store, env))
     except OSError:
@@ -146,14 +162,69 @@ def record(store: Store, env: Mapping[str, str] = os.environ) -> dict[str, Any] 
         return None
     base = base_path(store, env)
     try:
-        with open(base + ".json", encoding="utf-8") as f:
-            data = jsontext.loads(f.read())
-    except (OSError, ValueError):
+        data = jsontext.loads(read_file(base + ".json", _RECORD_LIMIT))
+    except (OSError, ValueError, UnsafePath):  # a planted record: doctor names it
         data = None
     if not isinstance(data, dict):  # it has the lock and has not written yet
         data = {"pid": None, "host": machine(env), "started": None, "how": None}
     data["log"] = base + ".log"
     return data
+
+
+def impostor(found: Mapping[str, Any]) -> str | None:
+    """Why the pid a watcher record names is not (or cannot be shown to be) the watcher
+    that wrote it, or ``None`` when it is: its start time and command line are those
+    the record holds, and the command line is a ``mailslot watch``. Asked before any
+    signal, so a forged or stale record never makes mailslot signal another process."""
+    from ..core.processes import command_line, start_ticks  # never on the hook path
+
+    pid = found.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
+        return "the record names no pid"
+    began, argv = start_ticks(pid), command_line(pid)
+    if began is None or argv is None:
+        return f"pid {pid} is not running here, or cannot be checked"
+    if began != found.get("pid_start"):
+        return f"pid {pid} did not start when the record says"
+    if _argv_digest(argv) != found.get("argv_digest") or not _is_watch(argv):
+        return f"pid {pid} does not run the watcher the record names"
+    return None
+
+
+def _argv_digest(argv: list[str] | None) -> str | None:
+    """A digest of a command line, for the record: the line itself may hold a database
+    password (``--dir postgresql://…``), which a file must not keep."""
+    return None if argv is None else _digest("\0".join(argv))
+
+
+def _is_watch(argv: list[str]) -> bool:
+    """Is ``argv`` a ``mailslot watch`` (``python -m mailslot watch``, the script's)?"""
+    words = [os.path.basename(w) for w in argv]
+    at = words.index("mailslot") if "mailslot" in words else -1
+    return at >= 0 and "watch" in words[at + 1:]
+
+
+def problems(store: Store, env: Mapping[str, str] = os.environ) -> list[str]:
+    """What is wrong with the watcher's folder, lock, record and log on this machine:
+    a link, a FIFO, a device or a folder where each should be (one line each, for
+    ``doctor``: the file store's own walk already names what is in its folder)."""
+    base = base_path(store, env)
+    found: list[str] = []
+    try:
+        check_folder(os.path.dirname(base))
+    except FileNotFoundError:
+        return []
+    except UnsafePath as exc:
+        return [f"watcher: {exc}"]
+    for path in (base + ".lock", base + ".json", base + ".log"):
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(mode):
+            kind = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
+            found.append(f"watcher: {path} is {kind}; mailslot never reads it (remove it)")
+    return found
 
 
 class Holder:
@@ -189,8 +260,12 @@ def hold(store: Store, how: str, env: Mapping[str, str] = os.environ) -> Holder 
     else:
         os.close(fd)
         return None
-    _write_record(base, {"pid": os.getpid(), "host": machine(env), "how": how,
-                         "started": _now_iso()})
+    from ..core.processes import command_line, start_ticks  # the watcher's side only
+
+    pid = os.getpid()
+    _write_record(base, {"pid": pid, "host": machine(env), "how": how,
+                         "started": _now_iso(), "pid_start": start_ticks(pid),
+                         "argv_digest": _argv_digest(command_line(pid))})
     return Holder(fd, base)
 
 
@@ -207,8 +282,7 @@ def _write_record(base: str, data: dict[str, Any]) -> None:
 def _write(path: str, data: bytes) -> None:
     """Written whole, then renamed over the old one: a reader sees one or the other."""
     staged = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | CLOEXEC,
-                 FILE_MODE)
+    fd = open_file(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         os.write(fd, data)
         os.fsync(fd)
@@ -282,15 +356,12 @@ def failed(base: str, reason: str | None) -> None:
 def last_failure(base: str) -> str | None:
     """What :func:`failed` kept: read without following a link or blocking, from a
     regular file of this user's only, at most :data:`_REASON_CHARS` characters."""
-    import stat
-
     try:
-        fd = os.open(base + ".failed", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | CLOEXEC)
-    except OSError:
+        fd = open_file(base + ".failed", os.O_RDONLY)
+    except (OSError, UnsafePath):
         return None
     try:
-        found = os.fstat(fd)
-        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+        if os.fstat(fd).st_uid != os.geteuid():
             return None
         text = os.read(fd, _REASON_CHARS * 4).decode("utf-8", "replace")
     except OSError:
@@ -302,8 +373,16 @@ def last_failure(base: str) -> str | None:
 
 
 def ensure(store: Store, config: Mapping[str, Any] | None = None,
-           env: Mapping[str, str] = os.environ) -> str | None:
-    """Make sure a watcher runs if one is wanted: the check a send, hook or server makes.
+           env: Mapping[str, str] = os.environ, *, queued_only: bool = False) -> str | None:
+    """Make sure a watcher runs if one is wanted: the one decision a send, hook or
+    server makes.
+
+    A send (it has just queued) starts one whenever one is wanted; a hook or a server
+    (``queued_only``) only when there is work for it: a wake or notice queued or claimed
+    (a watcher killed mid-wake leaves its claim), or a bridge config.json asks for. So
+    a watcher killed with ``kill -9`` is started again by the next hook or server call,
+    not only by the next send, and one that left because it was idle is not started
+    again for nothing. The cost while one runs: an ``lstat``, an open and a ``flock``.
 
     Returns ``None`` when none is wanted, one runs, or one was just started; else why
     wakes cannot happen now, or why the last one started here stopped at once (one
@@ -318,12 +397,42 @@ def ensure(store: Store, config: Mapping[str, Any] | None = None,
             config = store.load_config()
         if not wanted(config) or is_running(store, env):
             return None
+        if queued_only and not _work_waits(store, config):
+            return None
         if not on_demand_allowed(config):
             return ("no watcher is running and watcher.on_demand is false: wakes wait "
                     "until `mailslot watch` runs")
         return start(store, env)
+    except MailslotError as exc:  # a planted watcher folder or lock: nothing started
+        return f"a watcher could not be started ({exc})"
     except Exception as exc:  # a send or hook must never fail over this
         return f"cannot tell whether a watcher runs ({type(exc).__name__}: {exc})"
+
+
+def _work_waits(store: Store, config: Mapping[str, Any]) -> bool:
+    """Is there work for a watcher now: a bridge to run, or a wake or notice queued?"""
+    if isinstance(config, dict) and config.get("bridges"):
+        return True
+    return any(store.queued_agents().values())
+
+
+class Keeper:
+    """A long-running server's look at the watcher (``serve``, ``serve --http``): on each
+    call, at most once every :data:`KEEP_SECONDS`, :func:`ensure` with ``queued_only``,
+    so a watcher killed while wakes wait is started again by the next tool call."""
+
+    KEEP_SECONDS = 2.0
+
+    def __init__(self, store: Store, env: Mapping[str, str] = os.environ) -> None:
+        self.store, self.env = store, env
+        self._next = 0.0
+
+    def __call__(self) -> str | None:
+        now = time.monotonic()
+        if now < self._next:
+            return None
+        self._next = now + self.KEEP_SECONDS
+        return ensure(self.store, env=self.env, queued_only=True)
 
 
 def rotate_log(base: str, limit: int = LOG_LIMIT) -> None:
@@ -334,9 +443,8 @@ def rotate_log(base: str, limit: int = LOG_LIMIT) -> None:
         if os.fstat(1).st_size <= limit:
             return
         os.replace(path, path + ".1")
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | CLOEXEC,
-                     FILE_MODE)
-    except OSError:
+        fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    except (OSError, UnsafePath):
         return
     os.dup2(fd, 1)
     os.dup2(fd, 2)

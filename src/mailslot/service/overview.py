@@ -15,7 +15,7 @@ from ..access.authority import expired
 from ..access.gates import group_of
 from ..core.config import DEFAULT_UNSURFACED_MINUTES, Config
 from ..core.dates import datetime
-from ..core.errors import MailslotError, NotFound, Unreadable
+from ..core.errors import MailslotError, NotFound, Unreadable, UnsafePath
 from ..core.ids import recipient_of, sender_of
 from ..core.message import Message, State
 from ..core.names import RESERVED
@@ -478,6 +478,20 @@ def watcher(store: Store, config: Config) -> WatcherInfo:
                    else None)
 
 
+def _watcher_checked(store: Store, config: Config, problems: list[str]) -> WatcherInfo | None:
+    """:func:`watcher`, with what is planted where the watcher's folder, lock, record or
+    log should be added to ``problems`` (the file store's own check names what is in
+    its folder; a store that is no folder keeps them under the state folder)."""
+    from ..mail import watchers
+
+    if store.folder is None:
+        problems.extend(watchers.problems(store))
+    try:
+        return watcher(store, config)
+    except UnsafePath:  # a planted folder or lock: named among the problems already
+        return None
+
+
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -530,9 +544,10 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
     try:
         config = Config(store.load_config())
         problems.extend(config.problems())
-        watching = watcher(store, config)
     except MailslotError as exc:  # an unreadable config is a finding, not a crash
         problems.append(str(exc))
+    else:
+        watching = _watcher_checked(store, config, problems)
     if watching is not None and watching.wanted and not watching.running \
             and not watching.on_demand:
         problems.append(f"watcher: {watching.describe()}")

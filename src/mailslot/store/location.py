@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 
-from ..core.errors import InvalidInput
+from ..core.durable import read_file
+from ..core.errors import InvalidInput, UnsafePath
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,9 +46,9 @@ def _settings_file(env: Mapping[str, str]) -> str:
     home = env.get("HOME") or os.path.expanduser("~")
     config = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
     try:
-        with open(os.path.join(config, "mailslot", "store"), encoding="utf-8") as file:
-            return file.readline().strip()
-    except (OSError, UnicodeDecodeError):
+        raw = read_file(os.path.join(config, "mailslot", "store"), 64 * 1024, follow=True)
+        return raw.decode("utf-8").split("\n", 1)[0].strip()
+    except (OSError, UnicodeDecodeError, UnsafePath):  # a FIFO there must not hang us
         return ""
 
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.config import Config
-from ..core.durable import CREATE, open_file, remove
+from ..core.durable import CREATE, open_file, read_file, remove
 from ..core.errors import MailslotError, StoreError, UnsafePath
 from ..core.framing import command, one_line
 from ..core.ids import is_id, reference, sender_of
@@ -169,11 +169,10 @@ def refresh(store: Store, agent: str, folder: str) -> None:
         rows.append((message_id, sender_of(message_id), str(state)))
     text = index_text(agent, store.location, rows)
     try:
-        with open(os.path.join(folder, INDEX), encoding="utf-8") as handle:
-            if handle.read() == text:
-                return
-    except (FileNotFoundError, UnicodeDecodeError):
-        pass
+        if read_file(os.path.join(folder, INDEX)).decode("utf-8") == text:
+            return
+    except (FileNotFoundError, UnicodeDecodeError, UnsafePath):
+        pass  # replaced below: a rename takes the place of a planted FIFO or link
     _write(folder, INDEX, text)
 
 

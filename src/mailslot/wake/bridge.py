@@ -33,7 +33,8 @@ from typing import Any, TextIO
 
 from ..access.identity import Identity
 from ..core import jsontext, local_socket
-from ..core.errors import InvalidInput, MailslotError
+from ..core.durable import read_file
+from ..core.errors import InvalidInput, MailslotError, UnsafePath
 from ..core.names import check_name, session_key
 from ..core.text import MAX_SUBJECT_LENGTH
 from ..service.mailbox import Mailbox
@@ -352,9 +353,8 @@ def private_folder(path: str) -> str:
 def withdraw(record: str) -> None:
     """Remove this process's registry record, if it is still the one it wrote."""
     try:
-        with open(record, encoding="utf-8") as f:
-            data = jsontext.loads(f.read())
-    except (OSError, ValueError):
+        data = jsontext.loads(read_file(record, 64 * 1024))
+    except (OSError, ValueError, UnsafePath):
         return
     if isinstance(data, dict) and data.get("pid") == os.getpid():
         with contextlib.suppress(OSError):

@@ -22,6 +22,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..core.durable import open_file
+from ..core.errors import UnsafePath
+
 MAX_ANSWER = 1 << 20
 """The most a listener reads from one connection (the door's own line limit)."""
 _SETTLED_EVERY = 0.02
@@ -48,14 +51,12 @@ def own_file_and_stat(path: str, *, private: bool, limit: int = 65536
     """:func:`own_file`, with the file's ``fstat`` as it was read (its time says when
     it was written)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        raise DoorError(f"{path}: {exc.strerror}") from None
+        fd = open_file(path, os.O_RDONLY)  # no link, never waiting, regular files only
+    except (OSError, UnsafePath) as exc:
+        raise DoorError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
     try:
         info = os.fstat(fd)
         _owned(path, info, 0o077 if private else 0o022)
-        if not stat.S_ISREG(info.st_mode):
-            raise DoorError(f"{path} is not a regular file")
         data = os.read(fd, limit + 1)
     except OSError as exc:
         raise DoorError(f"{path}: {exc.strerror}") from None

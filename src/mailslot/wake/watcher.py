@@ -404,14 +404,24 @@ def _take(store: Store, how: str) -> watchers.Holder | None:
         return holder
     running = watchers.record(store) or {}
     pid = running.get("pid")
-    if running.get("how") != watchers.ON_DEMAND or not isinstance(pid, int):
-        # Beside another watcher a person started: both work the queue (each agent's
-        # wake lock keeps them from waking it twice); that one holds the lock.
-        print(f"mailslot: note: another watcher runs here ({describe_running(running)}); "
-              "this one shares the queue with it", file=sys.stderr)
-        return watchers.Holder(-1, watchers.base_path(store))
+    found = f"another watcher runs here ({describe_running(running)})"
+    if running.get("how") == watchers.ON_DEMAND and isinstance(pid, int):
+        forged = watchers.impostor(running)
+        if forged is None:
+            return _take_over(store, how, pid)
+        found = f"the watcher record names pid {pid}, but {forged}: no signal was sent"
+    # Beside another watcher a person started (or one whose record cannot be believed):
+    # both work the queue (each agent's wake lock keeps them from waking it twice); that
+    # one holds the lock.
+    print(f"mailslot: note: {found}; this one shares the queue with it", file=sys.stderr)
+    return watchers.Holder(-1, watchers.base_path(store))
+
+
+def _take_over(store: Store, how: str, pid: int) -> watchers.Holder:
+    """Ask the on-demand watcher ``pid`` (checked: its start time and command line are
+    its record's) to stop, and take the lock once it has."""
     with contextlib.suppress(OSError):
-        os.kill(pid, signal.SIGTERM)  # it holds the lock, so the pid is still its own
+        os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + TAKEOVER_SECONDS
     while time.monotonic() < deadline:
         holder = watchers.hold(store, how)

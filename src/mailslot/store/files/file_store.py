@@ -24,7 +24,7 @@ import stat
 import time
 
 from ...core import jsontext
-from ...core.durable import FILE_MODE, fsync_dir, not_followed, open_file, remove
+from ...core.durable import FILE_MODE, fsync_dir, not_followed, open_file, remove, unsafe_owner
 from ...core.errors import IdTaken, MailslotError, NotFound, StoreError, Unreadable, UnsafePath
 from ...core.ids import sender_of
 from ...core.message import STATES, to_bytes
@@ -42,7 +42,6 @@ from .fs import (
     read_file,
     store_error,
     translated,
-    unsafe_owner,
 )
 from .gate_files import GateFiles
 from .layout import OPEN

@@ -2,10 +2,10 @@
 
 * Nothing is reached through a symlink: files are opened with ``O_NOFOLLOW``, and
   :class:`Folders` checks every folder under the root, part by part, with ``lstat``.
-* Only regular files are read or appended to, and opening one to read never waits: a
+* Only regular files are read, appended to or locked, and opening one never waits: a
   FIFO or device planted where a file belongs is refused (``O_NONBLOCK``, then
-  ``fstat``) rather than hanging the reader. (Opening a FIFO to *write* still waits
-  for a reader; a hook's timer bounds that.)
+  ``fstat``: :func:`~mailslot.core.durable.open_file`) rather than hanging the reader
+  or the writer.
 * Folders are created ``0700``, files ``0600``; a folder another user owns, or one
   group or others may write to, is refused (like ssh's StrictModes).
 * A new file is created with ``O_EXCL`` (never overwriting) and written whole; if
@@ -39,7 +39,9 @@ from ...core.durable import (
     not_followed,
     open_file,
     remove,
+    unsafe_owner,
 )
+from ...core.durable import read_open as read_rest
 from ...core.errors import StoreError, UnsafePath
 from ...core.ids import ids_of_files
 from ...core.message import MAX_HEADER_BYTES
@@ -148,10 +150,7 @@ def _lines_back(fd: int) -> Iterator[bytes]:
 def read_open(fd: int, *, header_only: bool = False) -> bytes:
     """What :func:`read_file` reads, from a file :func:`open_file` opened."""
     if not header_only:
-        chunks: list[bytes] = []
-        while chunk := os.read(fd, _CHUNK):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return read_rest(fd)
     head = bytearray()
     while len(head) <= MAX_HEADER_BYTES and (chunk := os.read(fd, _HEAD_CHUNK)):
         start = max(0, len(head) - 4)
@@ -306,21 +305,6 @@ class Folders:
     def _forget_folders(self) -> None:
         """Check every folder again at its next use (one was moved away)."""
         self._fresh_until = 0.0
-
-
-def unsafe_owner(path: str, info: os.stat_result) -> str | None:
-    """Why a folder of the mailbox is not safe to use, or ``None``.
-
-    Like ssh's StrictModes: a folder another user owns, or one group or others may
-    write to, would let someone else plant mail "from" anyone.
-    """
-    if info.st_uid != os.geteuid():
-        return (f"{path} belongs to another user (uid {info.st_uid}); mailslot only uses "
-                "a mailbox you own (choose another --dir or MAILSLOT_DIR)")
-    if info.st_mode & 0o022:
-        return (f"{path} can be written by other users (mode "
-                f"{stat.S_IMODE(info.st_mode):o}); run: chmod 700 {path}")
-    return None
 
 
 def refuse_unsafe_owner(path: str, info: os.stat_result) -> None:

@@ -38,7 +38,7 @@ from typing import Any
 import psycopg
 from psycopg import conninfo
 
-from ...core.local_socket import Frames, Place, begin, listen, place, send, trusted_peer
+from ...core.local_socket import Door, Place, begin, listen, place, send, serve
 from ...core.local_socket import start as start_helper
 from .pg_connection import CHANNEL
 
@@ -48,7 +48,14 @@ STORE_VARIABLE = "MAILSLOT_HUB_STORE"
 IDLE_SECONDS = 600.0
 """A hub with no subscriber for this long exits (the next watch starts another)."""
 HELLO_SECONDS = 5.0
-"""A connection that does not say its key within this long is dropped."""
+"""A connection whose hello (its key) is not whole within this long is dropped."""
+HELLO_BYTES = 64 * 1024
+"""The longest hello (a key is a few hundred bytes); a longer line closes the
+connection, so an endless line costs the hub this much at most."""
+MAX_CONNECTIONS = 256
+"""Connections at once at most, subscribers and hellos together (a new one takes the
+place of the hello waiting longest; with every one subscribed it is closed, and that
+watch LISTENs by itself). Each subscriber costs two threads; a hello costs none."""
 QUEUE_LIMIT = 1024
 """Frames waiting for one subscriber at most; one more and it is dropped."""
 RETRY_SECONDS = 1.0
@@ -105,7 +112,6 @@ class Hub:
         self.url = url
         self._lock = threading.Lock()
         self._subscribers: set[Subscriber] = set()
-        self.idle_since = time.monotonic()
         self._conn = self._listen()  # before the socket: a subscriber is told at once
 
     def _listen(self) -> psycopg.Connection[Any]:
@@ -113,10 +119,6 @@ class Hub:
                                autocommit=True, connect_timeout=5)
         conn.execute(f"LISTEN {CHANNEL}")
         return conn
-
-    def subscribers(self) -> int:
-        with self._lock:
-            return len(self._subscribers)
 
     def pump(self) -> None:
         """Forever: each notification on the channel to every subscriber; a broken
@@ -154,19 +156,15 @@ class Hub:
                 if not sub.offer(frame):
                     self._subscribers.discard(sub)  # a stuck subscriber: dropped
                     sub.cut()
-                    if not self._subscribers:
-                        self.idle_since = time.monotonic()
 
-    def serve_one(self, key: str, sock: socket.socket) -> None:
-        """One connection (a thread of its own): check it, subscribe it, and read it
+    def serve_one(self, key: str, sock: socket.socket, hello: dict[str, Any] | None) -> None:
+        """One connection that said its hello (a thread of its own; the accept loop
+        checked its peer and read the hello): check its key, subscribe it, and read it
         until it ends, so a watch that closed leaves at once."""
         sub = Subscriber(sock)
         try:
-            sock.settimeout(HELLO_SECONDS)
-            if not trusted_peer(sock):
-                return  # another user's process: not one word
-            hello = Frames(sock).next()
             if hello is None or hello.get("key") != key:
+                sock.settimeout(HELLO_SECONDS)
                 send(sock, {"refused": "not this hub's store or settings"})
                 return
             sock.settimeout(None)  # a stuck subscriber is dropped by its queue instead
@@ -183,10 +181,7 @@ class Hub:
 
     def _leave(self, sub: Subscriber) -> None:
         with self._lock:
-            if sub in self._subscribers:
-                self._subscribers.discard(sub)
-            if not self._subscribers:
-                self.idle_since = time.monotonic()
+            self._subscribers.discard(sub)
         sub.cut()
         sub.offer(None)
         sub.sock.close()
@@ -203,25 +198,18 @@ def main() -> int:
         print(f"mailslot hub: cannot listen ({exc}); watches listen by themselves",
               file=sys.stderr)
         return 1
-    listener = listen(where, idle)
+    listener = listen(where)
     if listener is None:
         print(f"mailslot hub: {where.folder} is not this user's private folder; "
               "watches listen by themselves", file=sys.stderr)
         return 1
     threading.Thread(target=hub.pump, name="mailslot-hub-pump", daemon=True).start()
+    door = Door(line_bytes=HELLO_BYTES, hello_seconds=HELLO_SECONDS,
+                connections=MAX_CONNECTIONS, idle=idle)
     try:
-        while True:
-            try:
-                sock, _ = listener.accept()
-            except TimeoutError:
-                left = idle - (time.monotonic() - hub.idle_since)
-                if hub.subscribers() == 0 and left <= 0:
-                    return 0  # idle: the next watch starts another
-                listener.settimeout(max(left, 1.0) if hub.subscribers() == 0
-                                    else min(idle, 60.0))
-                continue
-            threading.Thread(target=hub.serve_one, args=(where.key, sock),
-                             name="mailslot-hub-serve", daemon=True).start()
+        serve(listener, door, lambda sock, hello, _rest: hub.serve_one(where.key, sock,
+                                                                       hello))
+        return 0  # idle: the next watch starts another
     finally:
         with contextlib.suppress(OSError):
             os.unlink(where.socket)  # still under the lock: no newer hub's socket
