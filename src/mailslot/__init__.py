@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .store import FileStore, Store, open_store
 del TYPE_CHECKING
 
-__version__ = "0.1.0"
+__version__ = "0.6.0"
 
 __all__ = [
     "AgentInfo",
