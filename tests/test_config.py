@@ -21,6 +21,22 @@ def test_root_order_is_flag_then_env_then_home() -> None:
     assert store_location("/from/flag", {"MAILSLOT_STORE": url}) == "/from/flag"
 
 
+def test_a_child_is_told_a_folder_in_its_arguments_and_a_password_in_its_environment(
+        tmp_path: Path) -> None:
+    """What the watcher, its bridges and a service unit are handed: a folder by --dir
+    (which outranks whatever MAILSLOT_STORE the child inherits), a database's whole
+    address by MAILSLOT_STORE only, so its password is never in an argument."""
+    from mailslot.store.location import handed_over
+    from mailslot.store.postgres.pg_store import PostgresStore
+
+    folder = open_store(str(tmp_path / "box"))
+    assert handed_over(folder) == (["--dir", str(tmp_path / "box")],
+                                   {"MAILSLOT_DIR": str(tmp_path / "box")})
+    url = "postgresql://mailslot_owner:s3cret@db.example/mail"
+    named, env = handed_over(PostgresStore(url))
+    assert named == [] and env == {"MAILSLOT_STORE": url}
+
+
 def test_the_machine_settings_file_comes_after_the_environment(tmp_path: Path) -> None:
     settings = tmp_path / "mailslot" / "store"
     settings.parent.mkdir()

@@ -18,7 +18,7 @@ import pytest
 
 from mailslot import FileStore
 from mailslot.core.errors import InvalidInput
-from mailslot.install.watch_service import run_service, watcher_argv
+from mailslot.install.watch_service import run_service
 from support import run_cli
 
 HOSTILE = 'we ird "q" $HOME %h \\x back\\slash'
@@ -47,6 +47,13 @@ def systemd_words(line: str) -> list[str]:
     return [re.sub(r"\\(.)", r"\1", w).replace("%%", "%").replace("$$", "$") for w in words]
 
 
+def watcher_argv(folder: str) -> list[str]:
+    """What a unit runs: the watcher, its folder named in its arguments (which outrank
+    any variable the service manager's own environment may hold)."""
+    return [sys.executable, "-m", "mailslot", "--dir", folder, "watch", "--started",
+            "service"]
+
+
 @pytest.fixture
 def hostile(tmp_path: Path) -> FileStore:
     store = FileStore(tmp_path / HOSTILE / "mailbox")
@@ -66,7 +73,7 @@ def test_install_writes_a_unit_systemd_accepts_and_enables_it(
         ["--user", "daemon-reload"], ["--user", "enable", "--now", unit.name]]
     text = unit.read_text()
     [exec_start] = [x for x in text.splitlines() if x.startswith("ExecStart=")]
-    assert systemd_words(exec_start) == watcher_argv()
+    assert systemd_words(exec_start) == watcher_argv(hostile.location)
     env = [systemd_words(x)[0] for x in text.splitlines() if x.startswith("Environment=")]
     assert f"MAILSLOT_DIR={hostile.location}" in [e.replace("%%", "%") for e in env]
     if ANALYZE is not None:
@@ -128,7 +135,7 @@ def test_launchd_agent_is_a_valid_plist_with_the_argv_whole(
     plist = Path(done.path)
     assert plist.parent == Path.home() / "Library" / "LaunchAgents"
     data = plistlib.loads(plist.read_bytes())
-    assert data["ProgramArguments"] == watcher_argv()
+    assert data["ProgramArguments"] == watcher_argv(hostile.location)
     assert data["EnvironmentVariables"]["MAILSLOT_DIR"] == hostile.location
     assert runs(launchctl) == [["bootstrap", f"gui/{os.getuid()}", str(plist)]]
     if shutil.which("plutil"):  # macOS only; not on this project's CI (docs/wake.md)
@@ -136,3 +143,21 @@ def test_launchd_agent_is_a_valid_plist_with_the_argv_whole(
     run_service(hostile, "remove", platform="darwin")
     assert runs(launchctl)[-1] == ["bootout", f"gui/{os.getuid()}", str(plist)]
     assert not plist.exists()
+
+
+def test_a_database_units_environment_holds_the_whole_address_and_its_argv_none(
+        bin_dir: Path) -> None:
+    """A database mailbox's password reaches the service's watcher in its environment
+    (the unit file is 0600), never in its arguments, which every user can read."""
+    from mailslot.store.postgres.pg_store import PostgresStore
+
+    fake(bin_dir, "systemctl")
+    url = "postgresql://mailslot_owner:s3cret@db.example/mail"
+    unit = Path(run_service(PostgresStore(url), "install", platform="linux").path)
+    assert oct(unit.stat().st_mode)[-3:] == "600"
+    lines = unit.read_text().splitlines()
+    [exec_start] = [x for x in lines if x.startswith("ExecStart=")]
+    assert "s3cret" not in exec_start
+    assert systemd_words(exec_start)[-3:] == ["watch", "--started", "service"]
+    env = [systemd_words(x)[0] for x in lines if x.startswith("Environment=")]
+    assert f"MAILSLOT_STORE={url}" in env

@@ -27,6 +27,7 @@ from abc import ABC, abstractmethod
 from ..core.errors import InvalidInput, StoreError
 from ..core.values import dataclass, field
 from ..mail.watchers import SERVICE, base_path, record
+from ..store.location import handed_over
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,10 +58,6 @@ def name_for(location: str) -> str:
     import hashlib
 
     return hashlib.sha256(location.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-
-
-def watcher_argv() -> list[str]:
-    return [sys.executable, "-m", "mailslot", "watch", "--started", SERVICE]
 
 
 def _expressible(what: str, value: str) -> str:
@@ -136,8 +133,15 @@ class _Service(ABC):
         """What the service manager says of it."""
 
     def child_env(self) -> dict[str, str]:
-        return {"MAILSLOT_DIR": self.store.location,
+        """The unit's environment: the store as :func:`handed_over` names it (a
+        database's whole address: the unit file is 0600), and this ``PATH``."""
+        return {**handed_over(self.store)[1],
                 **({"PATH": self.env["PATH"]} if "PATH" in self.env else {})}
+
+    def argv(self) -> list[str]:
+        """``python -m mailslot [--dir FOLDER] watch --started service``."""
+        return [sys.executable, "-m", "mailslot", *handed_over(self.store)[0], "watch",
+                "--started", SERVICE]
 
 
 def _run(argv: Sequence[str]) -> tuple[bool, str]:
@@ -167,7 +171,7 @@ class _Systemd(_Service):
         return os.path.join(config, "systemd", "user", self.unit)
 
     def content(self) -> bytes:
-        return systemd_unit(watcher_argv(), self.child_env(), self.store.location).encode()
+        return systemd_unit(self.argv(), self.child_env(), self.store.location).encode()
 
     def _running(self) -> bool:
         return _run(["systemctl", "--user", "show-environment"])[0]
@@ -211,7 +215,7 @@ class _Launchd(_Service):
 
     def content(self) -> bytes:
         log = base_path(self.store, self.env) + ".service.log"
-        plist = launchd_plist(self.label, watcher_argv(), self.child_env(), log)
+        plist = launchd_plist(self.label, self.argv(), self.child_env(), log)
         os.makedirs(os.path.dirname(log), mode=0o700, exist_ok=True)  # launchd makes none
         return plist
 

@@ -315,6 +315,7 @@ def start(store: Store, env: Mapping[str, str] = os.environ) -> str | None:
     exits at once.
     """
     from ..core.sandbox import sandboxed  # only when one is to be started
+    from ..store.location import handed_over
 
     boxed = sandboxed()
     if boxed is not None:
@@ -322,15 +323,12 @@ def start(store: Store, env: Mapping[str, str] = os.environ) -> str | None:
                 "it, and the wake stays queued for one started outside it (the next "
                 "ordinary send, a hook or `mailslot watch`)")
     base = base_path(store, env)
+    named, told_env = handed_over(store)
     child_env = {k: v for k, v in env.items() if not k.startswith("MAILSLOT_") or k in KEPT}
-    argv = [sys.executable, "-m", "mailslot"]
-    if store.folder is not None:
-        argv += ["--dir", store.folder]
-        child_env["MAILSLOT_DIR"] = store.folder
-    else:
-        child_env["MAILSLOT_STORE"] = store.address
+    child_env.update(told_env)
     told = last_failure(base)
-    why = spawn([*argv, "watch", "--started", ON_DEMAND], child_env, base + ".log")
+    why = spawn([sys.executable, "-m", "mailslot", *named, "watch", "--started", ON_DEMAND],
+                child_env, base + ".log")
     if why is not None:
         return f"a watcher could not be started ({why})"
     if told is not None:

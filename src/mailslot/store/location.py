@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from .files.file_store import FileStore
     from .postgres.pg_store import PostgresStore
+    from .roles import Lifecycle
 
 DEFAULT_ROOT = "~/mailslot"
 
@@ -38,6 +39,18 @@ def no_mailbox(location: str) -> str:
     what to do: create one there, or name the right one."""
     options = "--dir/MAILSLOT_DIR" if "://" not in location else "--store/MAILSLOT_STORE"
     return f"no mailbox at {location}: mailslot init {location}, or check {options}"
+
+
+def handed_over(store: Lifecycle) -> tuple[list[str], dict[str, str]]:
+    """How a process mailslot starts is told ``store`` (the watcher, its bridges, a
+    service unit): the arguments to put before its command and the variables to put in
+    its environment. A folder is named by ``--dir``, which outranks every
+    ``MAILSLOT_STORE`` or ``MAILSLOT_DIR`` the child may inherit; a database's whole
+    address, password included, goes in ``MAILSLOT_STORE`` only, never in an argument
+    (``ps`` shows arguments to every user, a process's environment only to its own)."""
+    if store.folder is not None:
+        return ["--dir", store.folder], {"MAILSLOT_DIR": store.folder}
+    return [], {"MAILSLOT_STORE": store.address}
 
 
 def _settings_file(env: Mapping[str, str]) -> str:

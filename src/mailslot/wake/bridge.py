@@ -39,6 +39,7 @@ from ..core.names import check_name, session_key
 from ..core.text import MAX_SUBJECT_LENGTH
 from ..service.mailbox import Mailbox
 from ..store import Store, open_store
+from ..store.location import handed_over
 from .line_socket import DoorError, own_socket, send_lines
 
 MAX_LINE = 1 << 20
@@ -148,7 +149,7 @@ class Supervisor:
             code = 1
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                code = Target(open_store(self.store.location, self.env), self.shapes, agent,
+                code = Target(open_store(self.store.address, self.env), self.shapes, agent,
                               self.out, self.env).serve()
             except BaseException as exc:
                 with contextlib.suppress(Exception):
@@ -377,13 +378,15 @@ def start_bridges(store: Store, config: Mapping[str, Any], out: TextIO
     if not hasattr(socket, "SO_PEERCRED"):
         return []
     started = []
+    named, told = handed_over(store)  # a database's password in the environment only
+    env = {**os.environ, **told}
     for name in configured(config):
-        argv = [sys.executable, "-m", "mailslot", "--dir", store.location, "bridge", name]
+        argv = [sys.executable, "-m", "mailslot", *named, "bridge", name]
         try:
             started.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
-                                            stderr=subprocess.STDOUT))
+                                            stderr=subprocess.STDOUT, env=env))
         except (AttributeError, OSError, ValueError):  # out has no file: inherit stdout
-            started.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL))
+            started.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env))
     return started
 
 
