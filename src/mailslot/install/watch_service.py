@@ -5,8 +5,8 @@ For always-on machines: a systemd user unit on Linux
 --user enable --now`` when a user manager runs) and a launchd agent on macOS
 (``~/Library/LaunchAgents/org.mailslot.watch.<hash>.plist``, ``launchctl bootstrap``).
 ``<hash>`` is of the store's location, so each mailbox has its own unit. The unit runs
-``python -m mailslot watch --started service``, told the store by ``MAILSLOT_DIR`` in
-its environment; it holds the same lock as any watcher (:mod:`mailslot.mail.watchers`),
+``python -m mailslot [--dir FOLDER] watch --started service``, told the store as every
+process mailslot starts is (:func:`mailslot.store.location.handed_over`); it holds the same lock as any watcher (:mod:`mailslot.mail.watchers`),
 so no on-demand watcher starts beside it.
 
 Every word of the unit built from the interpreter's path or the store's location is
