@@ -6,8 +6,9 @@ For always-on machines: a systemd user unit on Linux
 (``~/Library/LaunchAgents/org.mailslot.watch.<hash>.plist``, ``launchctl bootstrap``).
 ``<hash>`` is of the store's location, so each mailbox has its own unit. The unit runs
 ``python -m mailslot [--dir FOLDER] watch --started service``, told the store as every
-process mailslot starts is (:func:`mailslot.store.location.handed_over`); it holds the same lock as any watcher (:mod:`mailslot.mail.watchers`),
-so no on-demand watcher starts beside it.
+process mailslot starts is (:func:`mailslot.store.location.handed_over`); it holds the
+same lock as any watcher (:mod:`mailslot.mail.watchers`), so no on-demand watcher starts
+beside it.
 
 Every word of the unit built from the interpreter's path or the store's location is
 quoted for the unit's own format (systemd: double quotes, ``\\`` escapes, ``%%`` for
