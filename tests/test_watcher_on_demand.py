@@ -29,7 +29,7 @@ from mailslot.mail import watchers
 from mailslot.store import open_store
 from pgcluster import Cluster
 from support import put_config, run_cli
-from wake_helpers import configure, events, queue_empty, wait_until
+from wake_helpers import configure, events, queue_empty, wait_until, watcher_pids
 
 SLOW = """#!/bin/sh
 # a slow wake: records its start, hangs the first time, records its end
@@ -49,24 +49,6 @@ def on_demand(monkeypatch: pytest.MonkeyPatch, root: Path) -> Iterator[None]:
             os.kill(pid, signal.SIGKILL)
 
 
-def watcher_pids(root: Path | str) -> list[int]:
-    """Every ``mailslot watch`` process of this mailbox (found in /proc by its
-    environment: a folder is in MAILSLOT_DIR (and argv), a database in MAILSLOT_STORE,
-    never in argv)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            env = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        named = {f"MAILSLOT_DIR={root}".encode(), f"MAILSLOT_STORE={root}".encode()}
-        if b"watch" in argv and named & set(env) and state != "Z":
-            found.append(int(entry))
-    return found
 
 
 def slow_agent(tmp_path: Path) -> tuple[dict[str, object], Path]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
 import time
@@ -101,3 +102,22 @@ def accepted_lines(server: socket.socket) -> Iterator[list[dict[str, Any]]]:
             while chunk := conn.recv(65536):
                 data += chunk
         yield [json.loads(line) for line in data.decode().splitlines() if line]
+
+def watcher_pids(root: Path | str) -> list[int]:
+    """Every ``mailslot watch`` process of this mailbox (found in /proc by its
+    environment: a folder is in MAILSLOT_DIR (and argv), a database in MAILSLOT_STORE,
+    never in argv)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            env = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        named = {f"MAILSLOT_DIR={root}".encode(), f"MAILSLOT_STORE={root}".encode()}
+        if b"watch" in argv and named & set(env) and state != "Z":
+            found.append(int(entry))
+    return found

@@ -7,8 +7,10 @@ The host comes from ``MAILSLOT_HOSTS_BIN`` or the ``~/.cache/mailslot/hosts`` in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +20,7 @@ from typing import Any
 import pytest
 
 from mailslot import FileStore, Mailbox
+from wake_helpers import watcher_pids
 
 from .conftest import HOST_BIN
 from .harness import Provider, woken_for
@@ -84,12 +87,18 @@ def test_real_claude_started_runs_as_its_identity_and_is_woken_by_mail(
     assert bodies(provider)[0]["messages"][0]["content"]  # the prompt reached the model
     assert "Report to orchestrator." in json.dumps(bodies(provider)[0]["messages"])
 
+    # Nobody runs `mailslot watch`: the send starts a watcher on demand (a server with
+    # nothing queued starts none), as a send does outside the tests.
+    monkeypatch.delenv("MAILSLOT_ON_DEMAND_WATCHER")
     sent = cli("--agent", "orchestrator", "send", "--to", "builder", "--subject", "status?",
                "--body", "how far are you", "--json")
     message_id = json.loads(sent.out)["id"]
-    # Nobody runs `mailslot watch`: the watcher the started session's server began on
-    # demand wakes it.
-    wait_for(lambda: woken_for(root, message_id), "the on-demand watcher's wake", 240)
+    try:
+        wait_for(lambda: woken_for(root, message_id), "the on-demand watcher's wake", 240)
+    finally:
+        for pid in watcher_pids(root):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
     resumed = [b for b in bodies(provider) if message_id in json.dumps(b.get("messages"))]
     assert resumed, "the wake notice never reached the model"
     assert started["session_id"] in json.dumps(FileStore(root).load_config())
