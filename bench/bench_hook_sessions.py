@@ -20,7 +20,7 @@ from pathlib import Path
 from common import NotDone, Row
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
-from mailslot.hooks.hook_entry import _facts
+from mailslot.frontends.hooks.hook_entry import _facts
 from mailslot.service.delivery import MIDTURN, Delivery
 
 ROUNDS = 2000

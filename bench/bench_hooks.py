@@ -27,8 +27,9 @@ from pathlib import Path
 from common import ROOT, VENV_BIN, Expect, Row, ms, new_session, timed_run, unlimited
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
 from mailslot.service.delivery import MIDTURN, Delivery
-from mailslot.store import Store, open_store
+from mailslot.store import Store
 
 PENDING = 1000
 ROUNDS = 15

@@ -27,8 +27,8 @@ from unittest import mock
 from bench_store import BODY, _box, _fill, _scratch
 from common import NotDone, Row, expect_stored, ms, per_second, stored
 from mailslot import FileStore
+from mailslot.backends.files import unindexed
 from mailslot.keep.backup import Summary, backup, restore
-from mailslot.store.files import unindexed
 
 SEND_BATCH = 20
 SEND_ROUNDS = 25

@@ -28,7 +28,7 @@ SENDS = 200
 READS = 50
 ROUNDS = 5
 _PUBLIC = ("import sys\n"
-           "from mailslot.mcp import stdio as mcp_stdio\n"
+           "from mailslot.frontends.mcp import stdio as mcp_stdio\n"
            "mcp_stdio.sdk_shape = lambda server: None\n"
            "from mailslot.entry import main\n"
            "sys.argv[0] = 'mailslot'\n"

@@ -22,8 +22,8 @@ from bench_wake import TARGET_P99, measure
 from common import ROOT, VENV_BIN, Row, expect_stored, ms, percentile, timed_run, unlimited
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
 from mailslot.core.message import Message, to_bytes
-from mailslot.store import open_store
 
 sys.path.insert(0, str(ROOT / "tests"))
 from pgcluster import Cluster, cluster

@@ -27,9 +27,9 @@ from bench_store import BODY, _scratch
 from common import ROOT, VENV_BIN, NotDone, Row, ms, timed_run
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
-from mailslot.hooks import relay_client
-from mailslot.hooks.hook_entry import BOUND_SECONDS
-from mailslot.store import open_store
+from mailslot.backends import open_store
+from mailslot.frontends.hooks import relay_client
+from mailslot.frontends.hooks.hook_entry import BOUND_SECONDS
 
 sys.path.insert(0, str(ROOT / "tests"))
 from pgcluster import Cluster, cluster
@@ -70,9 +70,9 @@ def _import_row() -> Row:
     env = dict(os.environ)
     found = _interleaved({
         "bare": ([sys.executable, "-c", "pass"], env, ()),
-        "files": ([sys.executable, "-c", "import mailslot.store.files.file_store"], env, ()),
+        "files": ([sys.executable, "-c", "import mailslot.backends.files.file_store"], env, ()),
         "driver": ([sys.executable, "-c", "import psycopg"], env, ()),
-        "pg": ([sys.executable, "-c", "import mailslot.store.postgres.pg_store"], env, ())})
+        "pg": ([sys.executable, "-c", "import mailslot.backends.postgres.pg_store"], env, ())})
     return Row(f"import psycopg / the PostgreSQL store module (process, median of {REPEATS})",
                f"{ms(found['driver'] - found['bare'])} / {ms(found['pg'] - found['bare'])}"
                " over python -c pass",
@@ -107,7 +107,7 @@ def relay_for(url: str, env: dict[str, str]) -> Iterator[dict[str, str]]:
     hooks.pop("MAILSLOT_RELAY", None)
     relay = relay_client.wanted(url, hooks)
     assert relay is not None
-    proc = subprocess.Popen([sys.executable, "-m", "mailslot.hooks.relay"],
+    proc = subprocess.Popen([sys.executable, "-m", "mailslot.frontends.hooks.relay"],
                             env={**hooks, "MAILSLOT_RELAY_STORE": url})
     try:
         while not os.path.exists(relay.socket):

@@ -35,8 +35,8 @@ from bench_wake import _RECORDER, TARGET_P99, _wait_for
 from common import ROOT, VENV_BIN, NotDone, Row, ms, percentile, timed_run, unlimited
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
 from mailslot.core.message import Message, to_bytes
-from mailslot.store import open_store
 
 sys.path.insert(0, str(ROOT / "tests"))
 from pgcluster import cluster

@@ -46,7 +46,7 @@ def _fill(root: Path) -> None:
     weights = [1.0 / (rank + 1) for rank in range(len(words))]  # Zipf-like
     store = FileStore(root)
     with mock.patch("os.fsync", lambda fd: None), mock.patch("os.fdatasync", lambda fd: None), \
-            mock.patch("mailslot.store.files.unindexed.leave", lambda store, i, places: None):
+            mock.patch("mailslot.backends.files.unindexed.leave", lambda store, i, places: None):
         for i in range(MESSAGES):
             sender, to = rng.sample(AGENTS, 2)
             text = " ".join(rng.choices(words, weights, k=60))

@@ -74,7 +74,7 @@ def _fsync_dir(path: Path) -> None:
 
 
 _DATASYNC = getattr(os, "fdatasync", os.fsync)
-"""What mailslot syncs a new message file with (``store/files/fs.py``: its data, not
+"""What mailslot syncs a new message file with (``backends/files/fs.py``: its data, not
 its times; macOS has no ``fdatasync``)."""
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from common import VENV_BIN, NotDone, Row, ms, percentile, process_time, unlimited
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
-from mailslot.store import open_store
+from mailslot.backends import open_store
 
 TARGET_P99 = 0.250
 PEERS = "peers poll every 5-60 s (mean wait 2.5-30 s)"

@@ -36,8 +36,8 @@ from typing import Any
 from common import VENV_BIN, Row, ms, percentile, process_time, unlimited
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
 from mailslot.core.errors import StoreError
-from mailslot.store import open_store
 from mailslot.wake.methods import ArgvMethod, CommandMethod
 from mailslot.wake.methods_by_name import every_method
 

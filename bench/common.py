@@ -49,7 +49,7 @@ def new_session(stdin: bytes) -> bytes:
 def unlimited(location: str | Path) -> None:
     """Raise the loop governor's limits in the mailbox at ``location`` (made if need
     be); every other setting is kept."""
-    from mailslot.store import open_store
+    from mailslot.backends import open_store
 
     def change(raw: dict[str, object]) -> bool:
         section = raw.setdefault("governor", {})
@@ -124,8 +124,8 @@ def timed_run(argv: Sequence[str], shows: Expect = (), *, quiet: bool = False,
 
 def stored(location: str | Path, agent: str) -> int:
     """How many messages ``agent``'s mailbox at ``location`` holds, whatever their state."""
+    from mailslot.backends import open_store
     from mailslot.core.message import STATES
-    from mailslot.store import open_store
 
     return len(open_store(str(location)).entries(agent, STATES))
 

@@ -20,7 +20,7 @@ import time
 
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
-from mailslot.store import open_store
+from mailslot.backends import open_store
 
 
 def main(argv: list[str]) -> int:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mailslot.cli.parser import build_parser
+from mailslot.frontends.cli.parser import build_parser
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 WIDTH = "100"

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Write the Claude Code and Codex plugins (``plugins/``, marketplace files) from
-:mod:`mailslot.install.plugins`; tests/test_plugins.py fails when they drift."""
+:mod:`mailslot.frontends.install.plugins`; tests/test_plugins.py fails when they drift."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from mailslot.install.plugins import plugin_files
+from mailslot.frontends.install.plugins import plugin_files
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,7 +13,7 @@ import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
-from mailslot.cli.main import main
+from mailslot.frontends.cli.main import main
 from pgcluster import Cluster, cluster
 
 TYPE_CHECKING = False

@@ -6,10 +6,11 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mailslot import FileStore, Mailbox, Message, hosts
+from mailslot import FileStore, Mailbox, Message
+from mailslot import host_registry as hosts
 from mailslot.access.identity import Identity
+from mailslot.backends import store_location
 from mailslot.mail.invocation import invocation
-from mailslot.store.location import store_location
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hosts"
 WHEN = datetime(2026, 5, 20, 10, 15, 0, tzinfo=UTC)

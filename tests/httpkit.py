@@ -18,8 +18,8 @@ import uvicorn
 
 from mailslot import FileStore, Mailbox
 from mailslot.access import authority
-from mailslot.http.bearer import Bearers
-from mailslot.http.http_server import Listen, build_app, config
+from mailslot.frontends.http.bearer import Bearers
+from mailslot.frontends.http.http_server import Listen, build_app, config
 
 Box = Callable[[str | None], Mailbox]
 AGENTS = {"claude": None, "gemini": None, "helper": "claude"}  # name → parent

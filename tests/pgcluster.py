@@ -68,7 +68,7 @@ class Cluster:
         self.admin(f"CREATE DATABASE {name}")
         url = self.url(name)
         if init:
-            from mailslot.store import open_store
+            from mailslot.backends import open_store
 
             store = open_store(url)
             store.init()

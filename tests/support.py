@@ -75,7 +75,7 @@ def run_cli(*argv: str, stdin: bytes = b"", cwd: Path | None = None,
 
 _MEASURED = """\
 import sys
-from mailslot.cli.main import main
+from mailslot.frontends.cli.main import main
 code = main(sys.argv[1:])
 with open("/proc/self/status") as status:
     peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))

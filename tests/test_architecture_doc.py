@@ -17,7 +17,7 @@ package's own top-level modules)."""
 
 
 def map_sections() -> dict[str, str]:
-    """The map's text per package folder (``cli/``, ``store/files/``...)."""
+    """The map's text per package folder (``frontends/cli/``, ``backends/files/``...)."""
     block = DOC.read_text(encoding="utf-8").split("```")[1]
     sections: dict[str, str] = {}
     current = None
@@ -33,7 +33,7 @@ def map_sections() -> dict[str, str]:
 
 def test_the_map_names_every_module_and_only_modules_that_exist() -> None:
     sections = map_sections()
-    assert {"cli/", "hosts/", "store/files/", "core/"} <= set(sections)  # the parse worked
+    assert {"frontends/cli/", "hosts/", "backends/files/", "core/"} <= set(sections)
     wrong = []
     for folder, text in sections.items():
         named = set(re.findall(r"\b([a-z0-9_]+)\.py\b", text)) - {"__init__"}

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from mailslot import FileStore
+from mailslot.backends.files import archive_files
 from mailslot.core.dates import UTC, datetime, timedelta
 from mailslot.core.ids import new_id
 from mailslot.core.message import Message
-from mailslot.store.files import archive_files
 
 OWNER = "sarah"  # the owner the `owned` fixture names (conftest.py)
 MARCH = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)

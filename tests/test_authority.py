@@ -12,10 +12,10 @@ import pytest
 
 from conftest import Result
 from mailslot.access import authority
+from mailslot.backends.files.file_store import FileStore
 from mailslot.core.dates import UTC, datetime, timedelta
 from mailslot.core.errors import InvalidInput, NotFound, Refused, Unauthorized
 from mailslot.service.mailbox import Mailbox
-from mailslot.store import FileStore
 from support import put_config
 
 Run = Callable[..., Result]

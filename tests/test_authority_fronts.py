@@ -13,7 +13,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from conftest import Result
-from mailslot.cli.main import main
+from mailslot.frontends.cli.main import main
 
 pytestmark = pytest.mark.anyio
 MAILSLOT = str(Path(sys.executable).parent / "mailslot")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from mailslot import FileStore
+from mailslot.backends.files import bounded_zip
 from mailslot.core.dates import timedelta
 from mailslot.core.ids import new_id
 from mailslot.core.message import Message, to_bytes
-from mailslot.store.files import bounded_zip
 from support import run_measured
 from test_archiving import MARCH, OWNER
 

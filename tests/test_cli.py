@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from mailslot.cli.command import declared
+from mailslot.frontends.cli.command import declared
 from support import fail_os
 
 Cli = Callable[..., Result]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mailslot.cli.parser import build_parser
+from mailslot.frontends.cli.parser import build_parser
 from support import run_cli
 
 SOURCE = Path(__file__).resolve().parent.parent / "src" / "mailslot"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
 from mailslot.core.message import from_bytes
-from mailslot.store import open_store
 from support import copies, files_in, finish, promised, unlimited, wait_for, worker
 
 SENDERS = 8

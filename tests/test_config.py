@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from mailslot.backends import open_store, store_location
 from mailslot.core.config import Config, this_machine
 from mailslot.core.errors import InvalidInput, StoreError
 from mailslot.core.text import DEFAULT_MAX_BODY_BYTES
-from mailslot.store import open_store, store_location
 
 
 def test_root_order_is_flag_then_env_then_home() -> None:
@@ -26,8 +26,8 @@ def test_a_child_is_told_a_folder_in_its_arguments_and_a_password_in_its_environ
     """What the watcher, its bridges and a service unit are handed: a folder by --dir
     (which outranks whatever MAILSLOT_STORE the child inherits), a database's whole
     address by MAILSLOT_STORE only, so its password is never in an argument."""
-    from mailslot.store.location import handed_over
-    from mailslot.store.postgres.pg_store import PostgresStore
+    from mailslot.backends import handed_over
+    from mailslot.backends.postgres.pg_store import PostgresStore
 
     folder = open_store(str(tmp_path / "box"))
     assert handed_over(folder) == (["--dir", str(tmp_path / "box")],

@@ -17,8 +17,9 @@ import pytest
 
 from conftest import Result
 from mailslot import FileStore
+from mailslot.backends import open_store
 from mailslot.service.config_edit import parse_value
-from mailslot.store import Store, open_store
+from mailslot.store import Store
 from pgcluster import Cluster
 from support import put_config
 

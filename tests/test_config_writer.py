@@ -12,7 +12,7 @@ from typing import Any
 
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
-from mailslot.store import FileStore
+from mailslot.backends.files.file_store import FileStore
 from support import finish, wait_for, worker
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "mailslot"

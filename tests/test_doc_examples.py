@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pyrage
 
+from mailslot.backends.files.file_store import FileStore
 from mailslot.core.ids import sender_of
 from mailslot.core.message import STATES
-from mailslot.store import FileStore
 
 ROOT = Path(__file__).resolve().parent.parent
 NOT_RUN = {

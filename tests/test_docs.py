@@ -10,8 +10,8 @@ from types import ModuleType
 
 import pytest
 
-from mailslot.cli.command import COMMAND_NAMES, declared
-from mailslot.cli.parser import build_parser
+from mailslot.frontends.cli.command import COMMAND_NAMES, declared
+from mailslot.frontends.cli.parser import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,14 +54,14 @@ def readme() -> str:
 
 
 def test_the_readme_shows_an_install_line_for_every_host() -> None:
-    from mailslot.hosts import NAMES
+    from mailslot.host_registry import NAMES
 
     missing = [h for h in NAMES if f"mailslot install {h} --agent {h}" not in readme()]
     assert not missing, f"README.md shows no `mailslot install` for {missing}"
 
 
 def test_the_readme_counts_and_names_the_hooks_install_writes() -> None:
-    from mailslot.hosts import host
+    from mailslot.host_registry import host
 
     words = {3: "three", 4: "four", 5: "five"}
     codex, gemini = host("codex").hook_file, host("gemini").hook_file

@@ -13,9 +13,9 @@ import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
-from mailslot.cli.main import command_word
-from mailslot.cli.parser import build_parser
 from mailslot.entry import SKIP_TEARDOWN, hook_command
+from mailslot.frontends.cli.main import command_word
+from mailslot.frontends.cli.parser import build_parser
 from support import unlimited
 
 

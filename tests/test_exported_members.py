@@ -25,6 +25,7 @@ INTENDED = [
     "StoreError",
     "Unreadable",
     "UnsafePath",
+    "add_mailbox_tools",
     "open_store",
 ]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
+from mailslot.backends.files.file_store import FileStore
 from mailslot.core.errors import InvalidInput, Refused
 from mailslot.service.mailbox import Mailbox
-from mailslot.store import FileStore
 from support import put_config
 
 Box = Callable[[str | None], Mailbox]
@@ -115,7 +115,7 @@ def test_cli_gate_commands(cli: Run) -> None:
 async def test_mcp_gate_tool(box: Box) -> None:
     from mcp import Client
 
-    from mailslot.mcp.server import build_server
+    from mailslot.frontends.mcp.server import build_server
 
     async with Client(build_server(lambda: box("claude"))) as claude, \
             Client(build_server(lambda: box("gemini"))) as gemini:
@@ -209,7 +209,7 @@ def test_a_registered_agents_gate_needs_its_credential(box: Box, cli: Run) -> No
 async def test_mcp_read_messages_meets_the_door(box: Box, root: Path) -> None:
     from mcp import Client
 
-    from mailslot.mcp.server import build_server
+    from mailslot.frontends.mcp.server import build_server
 
     box("claude").gate.switch(True)
     box("claude").send("claude", "a note to self", "b")

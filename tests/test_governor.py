@@ -18,10 +18,11 @@ import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
 from mailslot.core.errors import Refused, StoreError, Throttled, UnsafePath
 from mailslot.core.message import Message
-from mailslot.mcp import tools as mcp_tools
-from mailslot.store import Store, open_store
+from mailslot.frontends.mcp import tools as mcp_tools
+from mailslot.store import Store
 from pgcluster import Cluster
 from support import put_config
 
@@ -306,7 +307,7 @@ _SENDER = textwrap.dedent("""
     from mailslot import Mailbox
     from mailslot.access.identity import Identity
     from mailslot.core.errors import Throttled
-    from mailslot.store import open_store
+    from mailslot.backends import open_store
     box = Mailbox(open_store(sys.argv[1]), Identity("claude", "--agent"))
     sys.stdin.readline()  # both started: go
     sent = 0

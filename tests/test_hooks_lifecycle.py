@@ -14,10 +14,10 @@ import pytest
 from conftest import Result
 from hookkit import WHEN, fixture, run_as, sender
 from mailslot.access.identity import Identity
+from mailslot.backends.files.file_store import FileStore
 from mailslot.core.message import Message, State
-from mailslot.hooks.host_io import CONTEXT_LIMIT
+from mailslot.frontends.hooks.host_io import CONTEXT_LIMIT
 from mailslot.service.delivery import MIDTURN, Delivery
-from mailslot.store.files.file_store import FileStore
 
 Cli = Callable[..., Result]
 ID = r"\d{4}-\d{2}-\d{2}_\S+_[0-9a-f]{6,8}"

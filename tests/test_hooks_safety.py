@@ -17,7 +17,7 @@ import pytest
 
 from conftest import Result
 from hookkit import HEADER, fixture, run_as, sender
-from mailslot import hosts
+from mailslot import host_registry as hosts
 
 Cli = Callable[..., Result]
 MAILSLOT = Path(sys.executable).parent / "mailslot"
@@ -225,7 +225,7 @@ def run_until_output(proc: subprocess.Popen[bytes], deadline: float) -> dict[str
 STUCK_RECORDING = """
 import sys, time
 from mailslot.entry import main
-from mailslot.store.files.file_store import FileStore
+from mailslot.backends.files.file_store import FileStore
 
 def stuck(*args, **kwargs):  # the session's record, written first after printing
     print("recording", file=sys.stderr, flush=True)
@@ -291,9 +291,9 @@ def test_a_fifo_planted_as_the_seen_set_is_refused_not_waited_on(root: Path) -> 
 
 # Speed by construction ---------------------------------------------------------------
 HEAVY = {"yaml", "dataclasses", "typing", "pathlib", "argparse", "secrets", "hashlib",
-         "inspect", "mcp", "pydantic", "starlette", "watchdog", "mailslot.cli.main",
-         "mailslot.service.mailbox", "mailslot.store.base", "mailslot.store.files.watching",
-         "sqlite3", "mailslot.store.files.search_index",  # the search index
+         "inspect", "mcp", "pydantic", "starlette", "watchdog", "mailslot.frontends.cli.main",
+         "mailslot.service.mailbox", "mailslot.store.base", "mailslot.backends.files.watching",
+         "sqlite3", "mailslot.backends.files.search_index",  # the search index
          # json's module compiles six patterns and loads re, which loads enum,
          # functools and collections: a third of a hook's own start (core/jsontext.py)
          "json", "re", "enum", "functools", "collections", "importlib"}
@@ -313,7 +313,7 @@ def test_hook_process_loads_no_heavy_module(root: Path, host: str, event: str) -
     assert b"> hello" in done.stdout or b"&gt; hello" in done.stdout  # it did its work
     loaded = {line.rsplit("|", 1)[1].strip() for line in done.stderr.decode().splitlines()
               if line.startswith("import time:") and "|" in line}
-    assert "mailslot.hooks.hook_entry" in loaded
+    assert "mailslot.frontends.hooks.hook_entry" in loaded
     assert loaded & HEAVY == set()
 
 

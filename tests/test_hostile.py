@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
+from mailslot.backends.files.file_store import FileStore
 from mailslot.core.message import to_bytes
-from mailslot.store import FileStore
 from support import files_in, put_config, run_cli, snapshot
 
 Cli = Callable[..., Result]

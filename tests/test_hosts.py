@@ -1,5 +1,5 @@
-"""The host registry: one module per host, found by its file name, and no other module of
-the package naming a host (what a host is lives in its module only)."""
+"""The host registry: one module or package per host under ``hosts/``, found by its name,
+and no other module of the package naming a host (what a host is lives there only)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from mailslot import hosts
-from mailslot.hosts.host import MOMENTS, Host
+from mailslot import host_registry as hosts
+from mailslot.host_registry.host import MOMENTS, Host
 from mailslot.wake.methods_by_name import every_method
 
 PACKAGE = Path(hosts.__file__).resolve().parent.parent
@@ -37,10 +37,12 @@ def naming(text: str, words: list[str]) -> list[str]:
     return [m.group(1) for m in pattern.finditer(text)]
 
 
-def test_every_module_of_the_package_is_a_host_found_by_its_name() -> None:
-    modules = sorted(p.stem for p in (PACKAGE / "hosts").glob("*.py")
-                     if p.stem not in ("__init__", "host"))
-    assert list(hosts.NAMES) == modules
+def test_every_module_or_package_of_the_adapters_is_a_host_found_by_its_name() -> None:
+    folder = PACKAGE / "hosts"
+    found = sorted([p.stem for p in folder.glob("*.py") if p.stem != "__init__"]
+                   + [p.parent.name for p in folder.glob("*/__init__.py")])
+    assert "claude" in found and "codex" in found  # a package and a module
+    assert list(hosts.NAMES) == found
     for name in hosts.NAMES:
         host = hosts.host(name)
         assert isinstance(host, Host) and host.name == name and host.title

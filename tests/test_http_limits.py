@@ -23,8 +23,8 @@ from mailslot import FileStore
 from mailslot.access import authority
 from mailslot.access.credentials import read_credential
 from mailslot.core.errors import MailslotError
-from mailslot.http.client import Remote
-from mailslot.http.limits import BODY_SECONDS
+from mailslot.frontends.http.client import Remote
+from mailslot.frontends.http.limits import BODY_SECONDS
 from support import wait_for
 
 LISTENING = re.compile(r"^mailslot: listening on http://127\.0\.0\.1:(\d+)/mcp$", re.M)

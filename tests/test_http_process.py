@@ -21,7 +21,7 @@ from mailslot.access import authority
 from mailslot.access.credentials import read_credential
 from mailslot.access.identity import Identity
 from mailslot.core.errors import MailslotError
-from mailslot.http.client import Remote
+from mailslot.frontends.http.client import Remote
 from support import unlimited, wait_for
 
 

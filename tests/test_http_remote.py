@@ -20,7 +20,7 @@ from conftest import Result
 from httpkit import Running, start
 from mailslot.access import authority
 from mailslot.core.errors import InvalidInput
-from mailslot.http.client import Remote, read_secret
+from mailslot.frontends.http.client import Remote, read_secret
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ from mcp.shared.exceptions import MCPError
 from httpkit import Running, start
 from mailslot.access import authority
 from mailslot.core.errors import InvalidInput
-from mailslot.http.guard import RateLimit
-from mailslot.http.http_server import Listen, parse_listen
+from mailslot.frontends.http.guard import RateLimit
+from mailslot.frontends.http.http_server import Listen, parse_listen
 from test_mcp_server import TOOLS, call, text
 
 pytestmark = pytest.mark.anyio
@@ -194,13 +194,13 @@ def test_rate_limit_per_credential(root: Path) -> None:
 
 def test_access_log_holds_no_subject_body_or_secret(
         running: Running, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level("INFO", logger="mailslot.http.access")
+    caplog.set_level("INFO", logger="mailslot.frontends.http.access")
     send = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "send_message", "arguments": {"to": "gemini", "subject": "SUBJ-42",
                                               "body": "BODY-42"}}}
     post(running, bearer(running.secret("claude")), json.dumps(send).encode())
     post(running, bearer("wrong-secret"))
-    lines = [r.getMessage() for r in caplog.records if r.name == "mailslot.http.access"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "mailslot.frontends.http.access"]
     assert lines and all("POST /mcp" in line for line in lines)
     logged = "\n".join(lines)
     for secret in ("SUBJ-42", "BODY-42", "wrong-secret", running.secret("claude"), "claude",

@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from conftest import Result
 from httpkit import Running, start
-from mailslot.http import mcp_sessions as http_sessions
+from mailslot.frontends.http import mcp_sessions as http_sessions
 from support import wait_for
 from test_mcp_server import call, text
 
@@ -223,7 +223,7 @@ async def test_an_answer_without_mail_or_cut_off_leaves_nothing_waiting(
         running: Running) -> None:
     """Only tool answers that carried mail wait to be recorded, and nothing of a request
     stays behind once it is over (a long-running server must not grow)."""
-    from mailslot.mcp import answered
+    from mailslot.frontends.mcp import answered
 
     running.box("claude").send("gemini", "Schema", "ready")
     async with connect(running, "gemini") as gemini:

@@ -237,7 +237,7 @@ def test_the_cli_offers_exactly_the_formats_the_importer_reads() -> None:
     so its list must not drift from the importer's."""
     import argparse
 
-    from mailslot.cli.parser import build_parser
+    from mailslot.frontends.cli.parser import build_parser
     from mailslot.keep import importing
 
     commands = next(a for a in build_parser(only="import")._actions
@@ -276,7 +276,7 @@ def test_a_yaml_alias_bomb_is_refused_in_bounded_memory(tmp_path: Path) -> None:
     assert len((drop / "2026-09-21_164808_claude_to_all_boom.md").read_bytes()) < 600
     script = ("import resource, sys\n"
               "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
-              "from mailslot.cli.main import main\n"
+              "from mailslot.frontends.cli.main import main\n"
               "sys.exit(main(sys.argv[1:]))\n")
     env = {**os.environ, "MAILSLOT_DIR": str(tmp_path / "box")}
     done = subprocess.run([sys.executable, "-c", script, "import", "dead-drop", str(drop)],

@@ -14,7 +14,7 @@ HEAVY = ("mcp", "mcp_types", "pydantic", "pydantic_core", "starlette", "watchdog
 
 SCRIPT = """
 import io, json, sys
-from mailslot.cli.main import main
+from mailslot.frontends.cli.main import main
 
 def run(*argv):
     sys.stdin = io.TextIOWrapper(io.BytesIO(b"body"))

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import Result
-from mailslot import hosts
+from mailslot import host_registry as hosts
 from pgcluster import Cluster
 from support import fake_program
 
@@ -482,7 +482,7 @@ def test_copilot_says_nothing_when_project_files_name_the_same_agent(
 
 def test_the_agent_a_project_file_registers_is_found_in_every_server_shape() -> None:
     # What warns that a host reading another host's file would speak as another agent.
-    from mailslot.install.entries import registered_agents
+    from mailslot.frontends.install.entries import registered_agents
 
     argv = ["serve", "--agent", "Bob"]
     assert registered_agents({"mcpServers": {"mailslot": {"command": EXE, "args": argv}}}) \

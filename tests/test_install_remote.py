@@ -91,7 +91,7 @@ def entry_of(work: Path, host: str) -> dict[str, Any]:
 
 
 def hook_commands(work: Path, host: str) -> list[str]:
-    from mailslot.install.entries import our_hook_commands
+    from mailslot.frontends.install.entries import our_hook_commands
 
     return list(our_hook_commands(load(work / SETTINGS[host][1])))
 

@@ -16,11 +16,11 @@ from conftest import Result
 from hookkit import sender
 from mailslot.access import fencing
 from mailslot.access.identity import Identity
+from mailslot.backends.files.file_store import FileStore
 from mailslot.core.errors import InvalidInput, NotFound, Refused
 from mailslot.mail.presence import hostname
 from mailslot.service.delivery import Delivery
 from mailslot.service.mailbox import Mailbox
-from mailslot.store.files.file_store import FileStore
 from test_hooks_lifecycle import payload, prompt, shown, start
 from wake_helpers import configure
 

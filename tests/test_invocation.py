@@ -15,9 +15,9 @@ import pytest
 from hookkit import fixture
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
 from mailslot.core.framing import HEADER, frame, injection
 from mailslot.mail.invocation import invocation, program
-from mailslot.store import open_store
 from mailslot.wake.bank import entry_text, index_text
 from mailslot.wake.notice import wake_notice
 from support import run_cli

@@ -18,8 +18,9 @@ import pytest
 
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
 from mailslot.service.delivery import Delivery
-from mailslot.store import Store, open_store
+from mailslot.store import Store
 from mailslot.wake.queue import log as wake_log
 from pgcluster import Cluster
 from support import put_config, run_cli
@@ -180,7 +181,7 @@ def test_who_lists_agents_whose_mail_sat_unsurfaced(
 def test_who_says_at_least_when_more_mail_waits_than_it_looked_at(
         store: Store, as_agent: Callable[[str], Mailbox],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from mailslot.cli import render
+    from mailslot.frontends.cli import render
     from mailslot.service import overview
 
     monkeypatch.setattr(overview, "UNSURFACED_LOOKED", 2)

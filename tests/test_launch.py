@@ -349,7 +349,7 @@ time.sleep(600)
 AT_ONCE = """
 import os, sys
 from mailslot import entry  # and all a start imports, before the wait
-from mailslot.cli import main
+from mailslot.frontends.cli import main
 from mailslot.launch import guardrails, starting
 ready, go = int(sys.argv[1]), int(sys.argv[2])
 os.write(ready, b".")

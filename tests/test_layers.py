@@ -123,10 +123,10 @@ def test_there_is_no_import_cycle() -> None:
             assert cycle is None, " -> ".join(cycle or [])
 
 
-def test_only_the_store_package_builds_a_file_store() -> None:
+def test_only_the_backends_build_a_file_store() -> None:
     builders = sorted(
         name for name, path in modules().items()
-        if not name.startswith("mailslot.store")
+        if not name.startswith("mailslot.backends")
         and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name | ast.Attribute)
                 and (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) == "FileStore"
                 for n in ast.walk(ast.parse(path.read_text())))
@@ -134,49 +134,77 @@ def test_only_the_store_package_builds_a_file_store() -> None:
     assert builders == []
 
 
-STORE_SURFACE = {"mailslot.store", "mailslot.store.base", "mailslot.store.roles",
-                 "mailslot.store.location", "mailslot.store.records"}
-"""What a module outside ``store/`` may import of it: the package (its ``__init__``
-re-exports what is public, the file layout of docs/format.md included), the protocol
-and its roles, ``open_store`` and the values every backend hands out. Everything else
-in ``store/`` is one backend's own and may change with it."""
-
-
-def reaching_into_the_store(edges: dict[str, set[str]]) -> list[str]:
-    """The imports of a backend's own module from outside ``store/``."""
+def reaching_into_a_backend(edges: dict[str, set[str]]) -> list[str]:
+    """The imports of a backend's own module (``backends.files.*``, ``backends.postgres.*``)
+    from outside ``backends/``: a module outside may import ``mailslot.backends`` (the
+    factory, ``open_store``) and ``mailslot.store`` (the protocol, its values, the public
+    file format), never a backend's own modules, which may change with it. The package
+    root re-exports ``FileStore`` as public API, and is the one exception."""
     return sorted(f"{a} -> {b}" for a, targets in edges.items()
-                  if a != "mailslot.store" and not a.startswith("mailslot.store.")
-                  for b in targets
-                  if b.startswith("mailslot.store.") and b not in STORE_SURFACE)
+                  if a != "mailslot" and not a.startswith("mailslot.backends")
+                  for b in targets if b.startswith("mailslot.backends."))
 
 
-def test_no_module_outside_the_store_imports_a_backends_own_modules() -> None:
-    assert reaching_into_the_store(graph()) == []
+def test_no_module_outside_the_backends_imports_a_backends_own_modules() -> None:
+    assert reaching_into_a_backend(graph()) == []
 
 
-def test_the_store_rule_names_the_module_that_reaches_in(tmp_path: Path) -> None:
-    """Relative and absolute imports both count; the store's own modules are free."""
-    names = ["mailslot.store.files.fs", "mailslot.store.records", "mailslot.wake.bank",
-             "mailslot.keep.backup", "mailslot.store.files.file_store"]
+def test_the_backend_rule_names_the_module_that_reaches_in(tmp_path: Path) -> None:
+    """Relative and absolute imports both count; the backends' own modules are free."""
+    names = ["mailslot.backends.files.fs", "mailslot.store.records", "mailslot.wake.bank",
+             "mailslot.keep.backup", "mailslot.backends.files.file_store", "mailslot.backends"]
     known = {name: tmp_path / f"{name}.py" for name in names}
-    known["mailslot.wake.bank"].write_text("from ..store.files.fs import remove\n")
-    known["mailslot.keep.backup"].write_text("import mailslot.store.files.fs\n"
+    known["mailslot.wake.bank"].write_text("from ..backends.files.fs import remove\n"
+                                           "from ..backends import open_store\n")
+    known["mailslot.keep.backup"].write_text("import mailslot.backends.files.fs\n"
                                              "from ..store.records import WakeEntry\n")
-    known["mailslot.store.files.file_store"].write_text("from .fs import remove\n")
-    for name in ("mailslot.store.files.fs", "mailslot.store.records"):
+    known["mailslot.backends.files.file_store"].write_text("from .fs import remove\n")
+    for name in ("mailslot.backends.files.fs", "mailslot.store.records", "mailslot.backends"):
         known[name].write_text("")
     edges = {name: imports(name, path, known) for name, path in known.items()}
-    assert reaching_into_the_store(edges) == [
-        "mailslot.keep.backup -> mailslot.store.files.fs",
-        "mailslot.wake.bank -> mailslot.store.files.fs"]
+    assert reaching_into_a_backend(edges) == [
+        "mailslot.keep.backup -> mailslot.backends.files.fs",
+        "mailslot.wake.bank -> mailslot.backends.files.fs"]
+
+
+def folder_of(name: str, path: Path) -> str:
+    """The folder a module is in, as a dotted name (a package's ``__init__`` is in its own)."""
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def test_there_is_no_cycle_between_folders() -> None:
+    """The folders are the layers: one folder's modules may use another's, or be used by
+    it, never both (a cycle of folders would be two layers in one)."""
+    known = modules()
+    edges: dict[str, set[str]] = {}
+    for name, targets in graph().items():
+        here = folder_of(name, known[name])
+        edges.setdefault(here, set()).update(
+            t for t in (folder_of(b, known[b]) for b in targets) if t != here)
+    state: dict[str, int] = {}
+
+    def cycle_from(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt] if nxt in path else [node, nxt]
+            if nxt not in state and (found := cycle_from(nxt, [*path, nxt])):
+                return found
+        state[node] = 2
+        return None
+
+    for start in sorted(edges):
+        if start not in state:
+            found = cycle_from(start, [start])
+            assert found is None, " -> ".join(found or [])
 
 
 def test_the_reader_sees_lazy_relative_imports(tmp_path: Path) -> None:
     """An import inside a function is a dependency too (it would hide a cycle)."""
-    errors, commands = "mailslot.core.errors", "mailslot.cli.main"
+    errors, commands = "mailslot.core.errors", "mailslot.frontends.cli.main"
     known = {errors: tmp_path / "errors.py", commands: tmp_path / "main.py"}
-    known[errors].write_text("def f():\n    from ..cli.main import main\n")
-    known[commands].write_text("from ..core.errors import MailslotError\n")
+    known[errors].write_text("def f():\n    from ..frontends.cli.main import main\n")
+    known[commands].write_text("from ...core.errors import MailslotError\n")
     assert imports(errors, known[errors], known) == {commands}
     assert imports(commands, known[commands], known) == {errors}
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from mailslot import hosts
+from mailslot import host_registry as hosts
 
 HEAVY = ("mcp", "pydantic", "starlette", "watchdog")
 PROBE = f"""
 import json, sys
-from mailslot.cli.main import main
+from mailslot.frontends.cli.main import main
 code = main(sys.argv[1:])
 heavy = sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))
 print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
@@ -52,7 +52,7 @@ def test_cli_commands_stay_light(argv: list[str], root: Path) -> None:
 EVERYDAY_SKIPS = ("dataclasses", "inspect", "ast", "tokenize", "pathlib", "shutil", "yaml",
                   "threading", "typing", "sqlite3", "datetime", "json",
                   # argparse only for help and errors: a plain line is parsed without
-                  # it (mailslot.cli.plain_parse)
+                  # it (mailslot.frontends.cli.plain_parse)
                   "argparse", "gettext")
 def _entry_probe(loaded: str) -> str:
     """A script running the console script's ``main`` on its argv, then printing the
@@ -137,9 +137,9 @@ def test_a_send_loads_the_wake_modules_only_where_a_recipient_has_settings(
 
 CLI_MODULES = """
 import json, sys
-from mailslot.cli.main import main
+from mailslot.frontends.cli.main import main
 code = main(sys.argv[1:])
-loaded = sorted(m for m in sys.modules if m.startswith("mailslot.cli."))
+loaded = sorted(m for m in sys.modules if m.startswith("mailslot.frontends.cli."))
 print(json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
 """
 
@@ -159,9 +159,9 @@ def test_a_command_loads_only_the_module_declaring_it(argv: list[str], module: s
                           text=True, timeout=60, check=False, env=env)
     report = json.loads(proc.stderr.strip().splitlines()[-1])
     assert report["code"] == 0
-    assert set(report["loaded"]) == {"mailslot.cli.command", f"mailslot.cli.{module}",
-                                     "mailslot.cli.main", "mailslot.cli.plain_parse",
-                                     "mailslot.cli.render"}  # not cli.parser: argparse
+    cli = "mailslot.frontends.cli"
+    assert set(report["loaded"]) == {f"{cli}.command", f"{cli}.{module}", f"{cli}.main",
+                                     f"{cli}.plain_parse", f"{cli}.render"}  # no parser
 
 
 HOST_PROBE = _entry_probe(
@@ -173,7 +173,8 @@ HOST_PROBE = _entry_probe(
 @pytest.mark.parametrize(("argv", "hosts_loaded"), [
     (["--agent", "y", "inbox"], []),
     (["who"], []),
-    (["doctor"], ["mailslot.hosts.host", *(f"mailslot.hosts.{h}" for h in hosts.BRIDGED)]),
+    (["doctor"], [m for h in hosts.BRIDGED  # a bridged host and its bridge, no other
+                  for m in (f"mailslot.hosts.{h}", f"mailslot.hosts.{h}.bridge")]),
 ])
 def test_a_command_loads_no_host_it_does_not_ask(argv: list[str], hosts_loaded: list[str],
                                                  tmp_path: Any) -> None:

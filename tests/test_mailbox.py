@@ -14,8 +14,8 @@ import pytest
 from conftest import Result
 from mailslot import InvalidInput, Mailbox, NoIdentity, NotFound, Refused, StoreError
 from mailslot.access.identity import Identity
+from mailslot.backends.files.file_store import FileStore
 from mailslot.mail import watchers
-from mailslot.store import FileStore
 from support import fail_os, files_in, make_message, put_config, snapshot
 
 Box = Callable[[str | None], Mailbox]
@@ -479,8 +479,8 @@ def test_a_new_id_carries_no_text_the_sender_chose(box: Box) -> None:
 
 def test_status_reads_the_events_log_only_back_to_the_delivery(
         box: Box, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mailslot.backends.files import layout
     from mailslot.service import overview
-    from mailslot.store.files import layout
 
     monkeypatch.setattr(layout, "SEGMENT_BYTES", 300)
     monkeypatch.setattr(overview, "_RACING_RECEIPTS", 5)

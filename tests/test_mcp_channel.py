@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from hookkit import WHEN, sender
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
-from mailslot.mcp.server import build_server
+from mailslot.frontends.mcp.server import build_server
 from wake_helpers import configure
 
 pytestmark = pytest.mark.anyio

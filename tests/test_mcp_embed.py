@@ -14,17 +14,16 @@ from typing import Any
 import pytest
 from mcp.server.mcpserver import MCPServer
 
-from mailslot import FileStore, Mailbox
+from mailslot import FileStore, Mailbox, add_mailbox_tools
 from mailslot.core.errors import InvalidInput
-from mailslot.mcp import tools as mcp_tools
-from mailslot.mcp.server import add_mailbox_tools
+from mailslot.frontends.mcp import tools as mcp_tools
 
 Box = Callable[[str | None], Mailbox]
 
 OWN_SERVER = """
 import sys
 from mcp.server.mcpserver import MCPServer
-from mailslot.mcp.server import add_mailbox_tools
+from mailslot import add_mailbox_tools
 
 server = MCPServer("host-app", instructions="The host app's own server.")
 

@@ -19,7 +19,7 @@ from mcp.types import CallToolResult, TextContent
 
 from mailslot import Mailbox
 from mailslot.core.framing import HEADER
-from mailslot.mcp.server import build_server
+from mailslot.frontends.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 Box = Callable[[str | None], Mailbox]

@@ -16,7 +16,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import TextContent
 
 from mailslot import Mailbox
-from mailslot.mcp import stdio as mcp_stdio
+from mailslot.frontends.mcp import stdio as mcp_stdio
 
 pytestmark = pytest.mark.anyio
 MAILSLOT = str(Path(sys.executable).parent / "mailslot")
@@ -126,7 +126,7 @@ _WIRE_SERVER = """
 import os, subprocess, sys
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mailslot.mcp import stdio as mcp_stdio
+from mailslot.frontends.mcp import stdio as mcp_stdio
 
 server = MCPServer("wire")
 

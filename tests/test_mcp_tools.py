@@ -14,7 +14,7 @@ from mailslot import Mailbox
 from mailslot.core.errors import InvalidInput, NotFound
 from mailslot.core.framing import HEADER
 from mailslot.core.names import GROUP_ACCEPT
-from mailslot.mcp import tools as mcp_tools
+from mailslot.frontends.mcp import tools as mcp_tools
 
 Box = Callable[[str | None], Mailbox]
 

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 
 from mailslot import Mailbox
-from mailslot.mcp.server import build_server
+from mailslot.frontends.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 SNAPSHOT = Path(__file__).resolve().parent / "snapshots" / "list_tools.json"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from mailslot import Mailbox
+from mailslot.backends.files.file_store import FileStore
 from mailslot.core.errors import InvalidInput, NotFound
-from mailslot.store import FileStore
 from mailslot.wake.queue import log
 from support import fail_os, files_in, make_message, put_config
 

@@ -13,9 +13,10 @@ import pytest
 
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
 from mailslot.core.values import replace
 from mailslot.mail.presence import Beacon, now_of, summarize
-from mailslot.store import Store, WakeEntry, open_store
+from mailslot.store import Store, WakeEntry
 from mailslot.wake.runner import WakeRunner
 from pgcluster import Cluster
 from support import put_config

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from mailslot import Mailbox
+from mailslot.backends import open_store
 from mailslot.core.message import STATES
 from mailslot.keep.transfer import migrate
-from mailslot.store import Store, open_store
+from mailslot.store import Store
 from pgcluster import Cluster
 from support import promised, worker
 from test_concurrency import RECIPIENTS, SENDERS, send_and_read_at_once

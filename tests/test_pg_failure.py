@@ -19,7 +19,7 @@ import pytest
 from hookkit import fixture
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
-from mailslot.store import open_store
+from mailslot.backends import open_store
 from pgcluster import Cluster, cluster
 from support import put_config, run_cli
 from wake_helpers import calls, fake_host, wait_until

@@ -21,9 +21,9 @@ import pytest
 
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
+from mailslot.backends.postgres import pg_hub
 from mailslot.core import local_socket
-from mailslot.store import open_store
-from mailslot.store.postgres import pg_hub
 from pgcluster import Cluster
 from support import (
     as_nobody,
@@ -39,7 +39,7 @@ from support import (
 
 WATCH = """
 import sys, threading
-from mailslot.store import open_store
+from mailslot.backends import open_store
 store = open_store(sys.argv[1])
 agent, lock = sys.argv[2], threading.Lock()
 def kick():

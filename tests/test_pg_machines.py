@@ -17,8 +17,8 @@ import pytest
 
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
 from mailslot.mail.presence import Beacon
-from mailslot.store import open_store
 from pgcluster import Cluster
 from support import put_config
 from wake_helpers import calls, fake_host, wait_until

@@ -9,8 +9,9 @@ import threading
 import psycopg
 import pytest
 
-from mailslot.store import WakeEntry, open_store
-from mailslot.wake.watcher import Watcher
+from mailslot.backends import open_store
+from mailslot.frontends.watcher import Watcher
+from mailslot.store import WakeEntry
 from pgcluster import Cluster
 
 

@@ -21,12 +21,13 @@ from pathlib import Path
 import pytest
 
 from hookkit import FIXTURES
-from mailslot import Mailbox, hosts
+from mailslot import Mailbox
+from mailslot import host_registry as hosts
 from mailslot.access.identity import Identity
-from mailslot.hooks import hook_entry, relay_client
-from mailslot.hooks import relay as relay_process
+from mailslot.backends import open_store
+from mailslot.frontends.hooks import hook_entry, relay_client
+from mailslot.frontends.hooks import relay as relay_process
 from mailslot.service.delivery import MIDTURN, PROMPT, START
-from mailslot.store import open_store
 from pgcluster import Cluster
 from support import (
     as_nobody,
@@ -50,7 +51,7 @@ class Running:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "mailslot.hooks.relay"],
+        self.proc = subprocess.Popen([sys.executable, "-m", "mailslot.frontends.hooks.relay"],
                                      env={**self.env, "MAILSLOT_RELAY_STORE":
                                           self.env["MAILSLOT_STORE"]})
         deadline = time.monotonic() + 60
@@ -293,7 +294,7 @@ def test_two_hooks_at_once_are_both_answered_by_the_relay(
 
 def test_the_hook_through_the_relay_never_imports_the_driver(running: Running) -> None:
     running.start()
-    probe = ("import sys\nfrom mailslot.hooks.hook_entry import run_hook\n"
+    probe = ("import sys\nfrom mailslot.frontends.hooks.hook_entry import run_hook\n"
              "run_hook('claude', 'session-start', agent='gemini')\n"
              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'psycopg'), "
              "file=sys.stderr)")

@@ -14,10 +14,11 @@ import pytest
 from hookkit import fixture
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
 from mailslot.core.errors import MailslotError, StoreError
 from mailslot.core.message import Message, to_bytes
 from mailslot.mail.presence import Beacon
-from mailslot.store import Store, WakeEntry, open_store
+from mailslot.store import Store, WakeEntry
 from pgcluster import Cluster
 from support import make_message, put_config, run_cli
 
@@ -376,7 +377,7 @@ def test_a_role_writes_only_its_own_agents_buckets(url: str) -> None:
 
 
 def test_an_older_database_gets_the_bucket_policies_by_migration(pg_cluster: Cluster) -> None:
-    from mailslot.store.postgres.pg_schema import MIGRATIONS
+    from mailslot.backends.postgres.pg_schema import MIGRATIONS
     from test_postgres import at_version
 
     url = pg_cluster.new_database(init=False)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from mailslot.cli.command import COMMAND_NAMES, declared
-from mailslot.cli.main import command_word
-from mailslot.cli.parser import build_parser
-from mailslot.cli.plain_parse import parse_plain
+from mailslot.frontends.cli.command import COMMAND_NAMES, declared
+from mailslot.frontends.cli.main import command_word
+from mailslot.frontends.cli.parser import build_parser
+from mailslot.frontends.cli.plain_parse import parse_plain
 
 PLAIN = [
     ["inbox"],

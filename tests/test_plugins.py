@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from mailslot import hosts
-from mailslot.install.plugins import plugin_files
+from mailslot import host_registry as hosts
+from mailslot.frontends.install.plugins import plugin_files
 from support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent

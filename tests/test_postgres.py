@@ -17,11 +17,12 @@ import pytest
 from hookkit import fixture
 from mailslot import Mailbox
 from mailslot.access.identity import Identity
+from mailslot.backends import open_store
+from mailslot.backends.postgres.pg_schema import LATEST
 from mailslot.core.errors import StoreError
 from mailslot.core.message import to_bytes
 from mailslot.core.query import Search, parse, words_of
-from mailslot.store import WakeEntry, open_store
-from mailslot.store.postgres.pg_schema import LATEST
+from mailslot.store import WakeEntry
 from pgcluster import Cluster
 from support import files_in, make_message, run_cli
 
@@ -57,7 +58,7 @@ def test_init_creates_the_schema_once_even_from_two_machines_at_once(bare: str) 
 
 def at_version(conn: psycopg.Connection[object], version: int) -> None:
     """Make the schema as a mailslot of that version left it."""
-    from mailslot.store.postgres.pg_schema import MIGRATIONS
+    from mailslot.backends.postgres.pg_schema import MIGRATIONS
 
     conn.execute("CREATE TABLE mailslot_schema (version integer PRIMARY KEY, "
                  "applied timestamptz NOT NULL DEFAULT now())")

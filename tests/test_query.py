@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from mailslot.backends.files.search_index import fts
 from mailslot.core.errors import InvalidInput
 from mailslot.core.query import All, Any, Not, Term, parse, words_of
-from mailslot.store.files.search_index import fts
 
 
 def test_words_phrases_prefixes_and_implied_and() -> None:

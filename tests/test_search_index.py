@@ -91,7 +91,7 @@ def test_a_locked_index_never_holds_up_a_send_and_a_search_answers_saying_what_i
         box: Box, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     box("claude").send("gemini", "first", "alpha")
     assert find(root, "alpha") != []
-    monkeypatch.setattr("mailslot.store.files.search_index._BUSY_MS", 50)
+    monkeypatch.setattr("mailslot.backends.files.search_index._BUSY_MS", 50)
     holder = sqlite3.connect(root / "index" / "search.sqlite", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
@@ -194,7 +194,7 @@ def test_a_search_answers_after_a_moment_and_says_how_many_newest_it_missed(
         monkeypatch: pytest.MonkeyPatch) -> None:
     assert find(root, "nothing") == []  # the index exists
     _deliver(root, 250, "bounded words")
-    monkeypatch.setattr("mailslot.store.files.search_index.CATCH_UP_SECONDS", 0.0)
+    monkeypatch.setattr("mailslot.backends.files.search_index.CATCH_UP_SECONDS", 0.0)
     first = cli("--agent", "gemini", "search", "bounded")
     assert first.code == 0  # type: ignore[attr-defined]
     assert first.out.endswith(  # type: ignore[attr-defined]
@@ -227,7 +227,7 @@ def test_two_processes_catching_up_at_once_index_each_message_once(root: Path) -
 _STOPPING_CATCHER = (
     "import sys, threading\n"
     "from mailslot import FileStore\n"
-    "from mailslot.store.files import search_index\n"
+    "from mailslot.backends.files import search_index\n"
     "add, batches = search_index._add, []\n"
     "def stopping(db, messages):\n"
     "    add(db, messages)\n"

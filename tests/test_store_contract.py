@@ -22,9 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from mailslot.backends import open_store
+from mailslot.backends.files.file_store import FileStore
 from mailslot.core.errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from mailslot.core.message import Message
-from mailslot.store import AgentRecord, FileStore, Store, WakeEntry, open_store, roles
+from mailslot.store import AgentRecord, Store, WakeEntry, roles
 from mailslot.store.records import NOTIFY_QUEUES
 from pgcluster import Cluster
 from support import fail_os, finish, make_message, put_config, worker
@@ -997,7 +999,7 @@ def test_each_backend_implements_every_role(backend_class: str, root: Path) -> N
         made: object = FileStore(root)
     else:
         pytest.importorskip("psycopg")
-        from mailslot.store.postgres.pg_store import PostgresStore
+        from mailslot.backends.postgres.pg_store import PostgresStore
 
         cls, made = PostgresStore, PostgresStore("postgresql://localhost/none")
     missing = {role.__name__: sorted(n for n in names(role)

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from mailslot import Mailbox
+from mailslot.backends.files import layout
+from mailslot.backends.files.file_store import FileStore
 from mailslot.core.errors import IdTaken, NotFound, StoreError, UnsafePath
 from mailslot.core.message import to_bytes
-from mailslot.store import FileStore, StoredFile
-from mailslot.store.files import layout
+from mailslot.store import StoredFile
 from support import files_in, make_message, put_config
 
 

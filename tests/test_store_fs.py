@@ -9,11 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mailslot.core.durable import remove
-from mailslot.core.errors import StoreError, UnsafePath
-from mailslot.store import FileStore
-from mailslot.store.files import fs
-from mailslot.store.files.fs import (
+from mailslot.backends.files import fs
+from mailslot.backends.files.file_store import FileStore
+from mailslot.backends.files.fs import (
     Folders,
     append,
     file_names,
@@ -22,6 +20,8 @@ from mailslot.store.files.fs import (
     read_lines,
     write_new,
 )
+from mailslot.core.durable import remove
+from mailslot.core.errors import StoreError, UnsafePath
 from support import make_message
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from mailslot.backends.files.file_store import FileStore
+from mailslot.backends.files.fs import read_file
 from mailslot.core.errors import NotFound, Unreadable
 from mailslot.core.message import MAX_HEADER_BYTES, to_bytes
-from mailslot.store import FileStore
-from mailslot.store.files.fs import read_file
 from support import make_message
 
 
@@ -58,7 +58,7 @@ def test_a_message_not_there_is_not_found(root: Path) -> None:
 def test_a_file_read_again_unchanged_is_not_parsed_again(
         root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A long-running server keeps what it parsed; a changed file is read anew."""
-    from mailslot.store.files import layout
+    from mailslot.backends.files import layout
 
     store = FileStore(root)
     message = make_message(subject="first")

@@ -17,7 +17,7 @@ import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
-from mailslot.store.files.kept_listing import read_kept, stamp_of
+from mailslot.backends.files.kept_listing import read_kept, stamp_of
 from support import make_message, snapshot
 
 _MOVER = """

@@ -32,8 +32,9 @@ from claude_session import FakeSession, Trap
 from conftest import Result
 from hookkit import sender
 from mailslot import FileStore, Mailbox
+from mailslot.frontends import bridge_server as bridge_module
 from mailslot.hosts import claude
-from mailslot.wake import bridge as bridge_module
+from mailslot.hosts.claude import bridge as claude_bridge
 from support import wait_for
 from wake_helpers import configure
 
@@ -99,7 +100,7 @@ class Bridge:
                     record = json.loads(path.read_text())
                 except ValueError:
                     continue
-                if record.get(claude.BRIDGE_MARK, {}).get("agent") == agent:
+                if record.get(claude_bridge.BRIDGE_MARK, {}).get("agent") == agent:
                     return dict(record)
             assert self.proc.poll() is None, self.log.read_text()
             time.sleep(0.05)
@@ -108,7 +109,7 @@ class Bridge:
     def listed(self) -> set[str]:
         found = set()
         for path in sessions().glob("*.json"):
-            with_mark = json.loads(path.read_text()).get(claude.BRIDGE_MARK)
+            with_mark = json.loads(path.read_text()).get(claude_bridge.BRIDGE_MARK)
             if with_mark:
                 found.add(with_mark["agent"])
         return found

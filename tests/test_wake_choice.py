@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from conftest import Result
-from mailslot import hosts
-from mailslot.store import open_store
+from mailslot import host_registry as hosts
+from mailslot.backends import open_store
 from mailslot.wake.choice import probe, setup_for
 from mailslot.wake.methods_by_name import find_method
 from support import fake_program

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from mailslot import FileStore, Mailbox
+from mailslot.backends import open_store
 from mailslot.core.errors import StoreError
-from mailslot.store import open_store
+from mailslot.frontends.watcher import Watcher
 from mailslot.wake.bank import BankNotifier
 from mailslot.wake.notify import NotifyRunner
 from mailslot.wake.report import as_text, validate
-from mailslot.wake.watcher import Watcher
 from test_wake_watcher import watcher
 from wake_helpers import calls, configure, events, fake_host, wait_until
 

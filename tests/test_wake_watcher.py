@@ -19,7 +19,7 @@ import pytest
 
 from conftest import Result
 from mailslot import FileStore, Mailbox
-from mailslot.wake.watcher import watch
+from mailslot.frontends.watcher import watch
 from wake_helpers import calls, configure, events, fake_host, queue_empty, wait_until
 
 Box = Callable[[str | None], Mailbox]
@@ -195,7 +195,7 @@ def test_send_and_validate_never_import_watchdog(root: Path, bin_dir: Path) -> N
     configure(root, {"gemini": notify_agent(bin_dir)})
     code = (
         "import sys\n"
-        "from mailslot.cli.main import main\n"
+        "from mailslot.frontends.cli.main import main\n"
         "assert main(['--agent', 'claude', 'send', '--to', 'gemini', '--subject', 's',"
         " '--body', 'x']) == 0\n"
         "assert 'mailslot.wake.queue' in sys.modules\n"
@@ -204,7 +204,7 @@ def test_send_and_validate_never_import_watchdog(root: Path, bin_dir: Path) -> N
         "            or m in ('mailslot.wake.runner', 'mailslot.wake.tmux')], 'send'\n"
         "main(['watch', '--validate'])\n"
         "assert not [m for m in sys.modules if m.split('.')[0] in heavy\n"
-        "            or m == 'mailslot.wake.watcher'], 'validate'\n"
+        "            or m == 'mailslot.frontends.watcher'], 'validate'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=False)
@@ -272,7 +272,7 @@ def test_a_pass_that_woke_someone_asks_for_no_second_look(
     """The pass ran until nothing was due; only a wake queued meanwhile (the agent was
     seen busy) is worth another look. At 20 watchers and 50 senders each extra look
     was eleven queries per wake."""
-    from mailslot.wake.watcher import Watcher
+    from mailslot.frontends.watcher import Watcher
 
     record = fake_host(bin_dir, "notify")
     configure(root, {"gemini": notify_agent(bin_dir)})

@@ -18,7 +18,7 @@ import pytest
 
 from mailslot import FileStore
 from mailslot.core.errors import InvalidInput
-from mailslot.install.watch_service import run_service
+from mailslot.frontends.install.watch_service import run_service
 from support import run_cli
 
 HOSTILE = 'we ird "q" $HOME %h \\x back\\slash'
@@ -149,7 +149,7 @@ def test_a_database_units_environment_holds_the_whole_address_and_its_argv_none(
         bin_dir: Path) -> None:
     """A database mailbox's password reaches the service's watcher in its environment
     (the unit file is 0600), never in its arguments, which every user can read."""
-    from mailslot.store.postgres.pg_store import PostgresStore
+    from mailslot.backends.postgres.pg_store import PostgresStore
 
     fake(bin_dir, "systemctl")
     url = "postgresql://mailslot_owner:s3cret@db.example/mail"

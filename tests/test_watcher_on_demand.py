@@ -23,10 +23,10 @@ import pytest
 
 from hookkit import fixture
 from mailslot import FileStore, Mailbox
+from mailslot.backends import open_store
 from mailslot.core.durable import read_file
 from mailslot.core.errors import UnsafePath
 from mailslot.mail import watchers
-from mailslot.store import open_store
 from pgcluster import Cluster
 from support import put_config, run_cli
 from wake_helpers import configure, events, queue_empty, wait_until, watcher_pids
@@ -308,7 +308,7 @@ def test_a_server_starting_starts_one(root: Path, tmp_path: Path) -> None:
 
 def test_the_mcp_result_carries_the_reason(root: Path, tmp_path: Path,
                                            box: Callable[[str], Mailbox]) -> None:
-    from mailslot.mcp import tools
+    from mailslot.frontends.mcp import tools
 
     agent, _ = recorder(tmp_path)
     configure(root, {"bob": agent}, watcher={"on_demand": False})
@@ -439,7 +439,7 @@ def http_server(root: Path, agent: str) -> tuple[Callable[[], None], Callable[[]
     """``mailslot serve --http`` on a free port: one call (an inbox page) and its stop."""
     from mailslot.access import authority
     from mailslot.access.credentials import read_credential
-    from mailslot.http.client import Remote
+    from mailslot.frontends.http.client import Remote
     from test_http_process import free_port
 
     path = authority.register(FileStore(root), agent, path=str(root.parent / "c.cred")).path

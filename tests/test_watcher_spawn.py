@@ -22,9 +22,10 @@ from typing import Any
 
 import pytest
 
-from mailslot import FileStore, hosts
+from mailslot import FileStore
+from mailslot import host_registry as hosts
+from mailslot.backends import open_store
 from mailslot.mail import watchers
-from mailslot.store import open_store
 from pgcluster import Cluster
 from support import put_config, run_cli
 from wake_helpers import configure, wait_until

@@ -19,7 +19,7 @@ import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.access.identity import Identity
-from mailslot.web.security import MAX_BODY
+from mailslot.frontends.web.security import MAX_BODY
 from support import put_config, snapshot
 from webserver import WebServer, web_server
 

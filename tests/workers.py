@@ -90,7 +90,8 @@ def edit_config(root: str, agent: str, held: str, release: str) -> None:
 def race(location: str, agent: str, message_id: str, go: str, out: str) -> None:
     """At GO, claim the wake for ``message_id`` and mark the message done; write to OUT
     whether the claim was won (a store's contract: exactly one process wins)."""
-    from mailslot.store import WakeEntry, open_store
+    from mailslot.backends import open_store
+    from mailslot.store import WakeEntry
 
     store = open_store(location)
     while not os.path.exists(go):

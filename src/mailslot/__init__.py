@@ -6,6 +6,7 @@ The service classes are loaded on first use (PEP 562), so that ``mailslot hook``
 import its few modules without paying for the whole package.
 """
 
+from .core import __version__ as __version__
 from .core.errors import (
     IdTaken,
     InvalidInput,
@@ -21,13 +22,15 @@ from .core.lazy import exports as _exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .backends import open_store
+    from .backends.files.file_store import FileStore
     from .core.message import Message
     from .core.results import AgentInfo, DoctorReport, Item, RecipientStatus, Status
+    from .frontends.mcp.server import add_mailbox_tools
     from .service.mailbox import Mailbox
-    from .store import FileStore, Store, open_store
+    from .store import Store
 del TYPE_CHECKING
 
-__version__ = "0.6.0"
 
 __all__ = [
     "AgentInfo",
@@ -48,6 +51,7 @@ __all__ = [
     "StoreError",
     "Unreadable",
     "UnsafePath",
+    "add_mailbox_tools",
     "open_store",
 ]
 
@@ -56,8 +60,9 @@ _LAZY = {
                     "core.results"),
     "Mailbox": "service.mailbox",
     "Message": "core.message",
-    "FileStore": "store",
+    "FileStore": "backends.files.file_store",
     "Store": "store",
-    "open_store": "store",
+    "add_mailbox_tools": "frontends.mcp.server",
+    "open_store": "backends",
 }
 __getattr__ = _exports(__name__, _LAZY)

@@ -2,9 +2,9 @@
 
 ``mailslot hook HOST EVENT`` runs at every session start and prompt of every agent, so
 it starts without loading the rest of mailslot (argparse, the service, YAML): a command
-line of exactly that shape goes straight to :mod:`mailslot.hooks.hook_entry`. Everything else,
-including any ``hook`` command line this does not recognise, goes to :mod:`mailslot.cli.main`,
-whose ``hook`` subcommand does the same.
+line of exactly that shape goes straight to :mod:`mailslot.frontends.hooks.hook_entry`.
+Everything else, including any ``hook`` command line this does not recognise, goes to
+:mod:`mailslot.frontends.cli.main`, whose ``hook`` subcommand does the same.
 """
 
 from __future__ import annotations
@@ -68,13 +68,13 @@ def main() -> int:
     args = sys.argv[1:]
     hook = hook_command(args)
     if hook is not None:
-        from .hooks.hook_entry import run_hook
+        from .frontends.hooks.hook_entry import run_hook
 
         host, event, options = hook
         root = options.get("dir") or options.get("store")
         return _end("hook", run_hook(host, event, agent=options.get("agent"), root=root))
-    from .cli.main import command_word
-    from .cli.main import main as cli_main
+    from .frontends.cli.main import command_word
+    from .frontends.cli.main import main as cli_main
 
     return _end(command_word(args), cli_main(args))
 

@@ -77,7 +77,7 @@ NEVER = "never"
 
 def runtimes() -> list[str]:
     """Runtimes as the hosts name themselves; any other short name is accepted as given."""
-    from .. import hosts
+    from .. import host_registry as hosts
 
     return [h.runtime for h in hosts.every() if h.runtime is not None]
 

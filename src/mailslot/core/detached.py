@@ -23,8 +23,8 @@ def spawn(argv: list[str], env: Mapping[str, str], log: str) -> str | None:
     """Start ``argv`` detached (a session of its own, stdin from ``/dev/null``, output
     appended to ``log``, no other descriptor inherited, SIGINT and SIGTERM at their
     defaults) without waiting for it; returns why it could not be started, else
-    ``None``. The on-demand watcher, the hook relay (:mod:`mailslot.hooks.relay`) and
-    the notification hub (:mod:`mailslot.store.postgres.pg_hub`) start this way."""
+    ``None``. The on-demand watcher, the hook relay (:mod:`mailslot.frontends.hooks.relay`) and
+    the notification hub (:mod:`mailslot.backends.postgres.pg_hub`) start this way."""
     _reap()
     try:
         os.makedirs(os.path.dirname(log), mode=0o700, exist_ok=True)

@@ -8,7 +8,7 @@ refused at once, not read), and accepts only a regular file; a new one is create
 ``0600`` with ``O_EXCL`` (never over another), and a folder's entries are fsynced once
 a rename or a link must survive a crash. A folder mailslot keeps its own files in is
 checked by :func:`check_folder` (no link, this user's, writable by no one else).
-:mod:`mailslot.store.files.fs` builds the file store's rules on these. On the hook
+:mod:`mailslot.backends.files.fs` builds the file store's rules on these. On the hook
 path: it imports only ``os``, ``stat``, ``errno`` and mailslot's errors.
 """
 

@@ -63,7 +63,7 @@ def answer_hint(message_ids: Sequence[str], cli: str, tools: str = "{}") -> str:
 
     One message is named by its id; several by ``ID``, the id its framing line shows.
     ``tools`` spells a tool's name as the reader's host shows it to its model
-    (:attr:`mailslot.hosts.host.Host.tool_names`), so a model whose host defers MCP tools
+    (:attr:`mailslot.host_registry.host.Host.tool_names`), so a model whose host defers MCP tools
     can load the tool by the name it reads here.
     """
     one = len(message_ids) == 1

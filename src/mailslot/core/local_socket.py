@@ -2,8 +2,8 @@
 listens, and the checks that decide whether either end may trust the other.
 
 Two such helpers serve one key (the store's address, ``HOME``, libpq settings and the
-Python running mailslot, :func:`key_of`): the hook relay (:mod:`mailslot.hooks.relay`)
-and the notification hub (:mod:`mailslot.store.postgres.pg_hub`). Each listens on
+Python running mailslot, :func:`key_of`): the hook relay (:mod:`mailslot.frontends.hooks.relay`)
+and the notification hub (:mod:`mailslot.backends.postgres.pg_hub`). Each listens on
 ``KIND-CRC.sock`` in this user's private folder (:func:`folder_of`) and holds
 ``KIND-CRC.lock`` while it runs. A client trusts one only when the folder is this
 user's own 0700 folder and the socket this user's socket with no permission for

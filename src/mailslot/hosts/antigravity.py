@@ -35,7 +35,7 @@ import stat
 import sys
 
 from ..core.errors import InvalidInput
-from .host import Failed, Host, Opened, Rung, Start, option
+from ..host_registry.host import Failed, Host, Opened, Rung, Start, option
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

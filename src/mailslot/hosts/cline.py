@@ -16,7 +16,7 @@ recorded as an agent's latest: a wake names its session (``cline history --json`
 
 from __future__ import annotations
 
-from .host import Host, Rung
+from ..host_registry.host import Host, Rung
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -8,8 +8,16 @@ events and output shapes; it skips new or changed hooks until the person trusts 
 from __future__ import annotations
 
 from ..core import jsontext
-from .claude import HOOKS, OUTPUTS
-from .host import CLAUDE_STYLE_EVENTS, SERVER, HookFile, Host, Plugin, Rung, Start, option
+from ..host_registry.host import (
+    SERVER,
+    HookFile,
+    Host,
+    Plugin,
+    Rung,
+    Start,
+    option,
+)
+from .claude import CLAUDE_STYLE_EVENTS, HOOKS, OUTPUTS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

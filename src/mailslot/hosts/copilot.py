@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from ..core import jsontext
 from ..core.errors import StoreError
-from .claude import HOOK_FILES
-from .host import (
+from ..host_registry.host import (
     MIDTURN,
     SERVER,
     START,
@@ -26,6 +25,7 @@ from .host import (
     field,
     option,
 )
+from .claude import HOOK_FILES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

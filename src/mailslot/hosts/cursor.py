@@ -12,8 +12,8 @@ models through a Cursor account, so a wake could not be proven offline (docs/hos
 
 from __future__ import annotations
 
+from ..host_registry.host import START, STOP, Hook, HookFile, Host, field
 from .claude import HOOK_FILES
-from .host import START, STOP, Hook, HookFile, Host, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

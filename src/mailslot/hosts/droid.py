@@ -48,8 +48,16 @@ headless session whose notice and mail reach the model.
 
 from __future__ import annotations
 
-from .claude import OUTPUTS
-from .host import CLAUDE_STYLE_EVENTS, PROMPT, START, STOP, Hook, HookFile, Host, Rung
+from ..host_registry.host import (
+    PROMPT,
+    START,
+    STOP,
+    Hook,
+    HookFile,
+    Host,
+    Rung,
+)
+from .claude import CLAUDE_STYLE_EVENTS, OUTPUTS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import os
 from ..core import jsontext
 from ..core.durable import read_file
 from ..core.errors import UnsafePath
-from .host import (
+from ..host_registry.host import (
     MIDTURN,
     PROMPT,
     SERVER,

@@ -9,7 +9,7 @@ documents headless runs (``grok -p PROMPT``) and resuming a saved session (``-r,
 
 from __future__ import annotations
 
-from .host import Host, Rung
+from ..host_registry.host import Host, Rung
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -42,7 +42,8 @@ the model, or, with ``attach``, wakes the session open in Kilo's TUI.
 
 from __future__ import annotations
 
-from .host import PROVIDER_ENV, Host, Rung
+from ..host_registry.host import Host, Rung
+from . import PROVIDER_ENV
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -21,7 +21,8 @@ Kilo Code CLI, a fork, wakes the same way: its module builds on :func:`run_metho
 from __future__ import annotations
 
 from ..core.errors import StoreError
-from .host import PROVIDER_ENV, Host, Rung
+from ..host_registry.host import Host, Rung
+from . import PROVIDER_ENV
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def run_method() -> type:
         @classmethod
         def from_config(cls, agent: str, cfg: Mapping[str, Any]) -> RunMethod:
             if cfg.get("session_id") == LATEST:
-                from .. import hosts
+                from .. import host_registry as hosts
 
                 raise StoreError(
                     f'{where(agent, "session_id")} cannot be "latest" for {cls.name}: '

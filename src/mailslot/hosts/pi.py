@@ -15,7 +15,7 @@ every install:
 * with ``--wake`` as well, the session wakes itself (the ``pi`` wake method): in Pi's
   interactive and RPC modes (``ctx.hasUI``; never under ``-p`` or ``--mode json``, which
   end after their prompt) the extension keeps one background waiter, ``mailslot hook pi
-  wait`` (:mod:`mailslot.hooks.wait`), from the session's start and again after each
+  wait`` (:mod:`mailslot.frontends.hooks.wait`), from the session's start and again after each
   turn. When mail comes, the waiter prints mailslot's one-line notice and exits 2, and
   the extension queues that notice into the session with ``pi.sendMessage(...,
   {deliverAs: "followUp", triggerTurn: true})``: an idle session starts a turn at once,
@@ -31,7 +31,8 @@ import json
 import re
 
 from ..core.errors import InvalidInput
-from .host import MIDTURN, PROMPT, PROVIDER_ENV, START, Host, Rung, field
+from ..host_registry.host import MIDTURN, PROMPT, START, Host, Rung, field
+from . import PROVIDER_ENV
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ chooses one). Proven with 0.15.10 and 0.24.4.
 
 from __future__ import annotations
 
-from .claude import HOOKS, OUTPUTS
-from .host import CLAUDE_STYLE_EVENTS, Hook, HookFile, Host, Rung
+from ..host_registry.host import Hook, HookFile, Host, Rung
+from .claude import CLAUDE_STYLE_EVENTS, HOOKS, OUTPUTS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

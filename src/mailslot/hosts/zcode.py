@@ -26,14 +26,14 @@ a message into one from outside, and its app has no terminal pane to type into, 
 
 from __future__ import annotations
 
+from ..host_registry.host import PROMPT, START, STOP, Hook, HookFile, Host
 from .claude import OUTPUTS
-from .host import PROMPT, START, STOP, Hook, HookFile, Host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .host import Scope
+    from ..host_registry.host import Scope
 
 CONFIG: dict[Scope, str] = {"project": ".zcode/config.json", "user": "~/.zcode/cli/config.json"}
 

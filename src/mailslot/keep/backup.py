@@ -45,7 +45,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, BinaryIO
 
-from .. import __version__
+from ..backends import open_store
+from ..core import __version__
 from ..core.config import Config
 from ..core.dates import UTC, datetime
 from ..core.durable import fsync_dir
@@ -53,7 +54,7 @@ from ..core.errors import InvalidInput, MailslotError, NotFound, Refused, StoreE
 from ..core.message import STATES, Message, State, from_bytes, max_file_bytes, to_bytes
 from ..core.text import DEFAULT_MAX_BODY_BYTES, quoted
 from ..core.values import dataclass, field
-from ..store import FOLDER_OF, Store, is_kept_file, open_store
+from ..store import FOLDER_OF, Store, is_kept_file
 from .transfer import carry_records, check_target, migrate
 
 FORMAT = "mailslot-backup/1"

@@ -21,10 +21,11 @@ from __future__ import annotations
 from collections import Counter
 
 from ..access.gates import group_of
+from ..backends import open_store
 from ..core.errors import InvalidInput, NotFound, Refused, Unreadable
 from ..core.message import STATES
 from ..core.names import GROUP_MARK
-from ..store import Store, free_for_mailbox, open_store
+from ..store import Store, free_for_mailbox
 from ..store.records import NOTIFY_QUEUES
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path

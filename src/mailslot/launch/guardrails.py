@@ -13,8 +13,8 @@ import subprocess
 from typing import Any
 
 from ..core.errors import InvalidInput, Refused
-from ..hosts import Host, listed, names
-from ..hosts.host import Failed
+from ..host_registry import Host, listed, names
+from ..host_registry.host import Failed
 from ..wake.session_mcp import clean_environ
 from ..wake.tmux import SOCKET_NAME, literal
 
@@ -97,7 +97,7 @@ class Guardrails:
 
     def allow_tools(self) -> list[str]:
         """The tool patterns the owner listed (``allow_tools``) for a host that keeps no
-        approvals between runs (:attr:`~mailslot.hosts.host.Host.takes_tools`): a
+        approvals between runs (:attr:`~mailslot.host_registry.host.Host.takes_tools`): a
         started headless session may use a tool only if the owner listed it here (e.g.
         ``"mailslot"``: every tool of the session's mailslot server). Never a bypass:
         allowing every tool stays a permission mode."""

@@ -26,10 +26,10 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from .. import hosts
+from .. import host_registry as hosts
 from ..core.config import Config
 from ..core.errors import MailslotError, StoreError
-from ..hosts.host import Failed
+from ..host_registry.host import Failed
 from ..mail.posting import now
 from ..mail.presence import now_of, summarize
 from ..store import Store

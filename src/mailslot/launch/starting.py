@@ -10,7 +10,7 @@ and the notice that opens every prompt from an agent. A refused start raises
 :class:`Refused` (or :class:`InvalidInput`) naming the model and pattern or the mode,
 and leaves no trace. A start that was tried is logged through the store
 (``log/sessions.jsonl``), whatever its outcome. Each host's command line, modes and
-checks are its own (:mod:`mailslot.hosts`); docs/launch.md explains the whole.
+checks are its own (:mod:`mailslot.host_registry`); docs/launch.md explains the whole.
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ import threading
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from .. import hosts
+from .. import host_registry as hosts
 from ..core.config import Config
 from ..core.errors import InvalidInput, Refused, StoreError
 from ..core.ids import sender_of
 from ..core.names import check_name
 from ..core.values import asdict, dataclass
-from ..hosts import Host
-from ..hosts.host import Failed, Start
+from ..host_registry import Host
+from ..host_registry.host import Failed, Start
 from ..mail.posting import now
 from ..mail.presence import pid_alive
 from ..wake import environment, session_mcp

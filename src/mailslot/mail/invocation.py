@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..store.location import DEFAULT_ROOT
+from ..backends import DEFAULT_ROOT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -314,8 +314,8 @@ def start(store: Store, env: Mapping[str, str] = os.environ) -> str | None:
     If two processes start one at once, the second watcher finds the lock taken and
     exits at once.
     """
+    from ..backends import handed_over
     from ..core.sandbox import sandboxed  # only when one is to be started
-    from ..store.location import handed_over
 
     boxed = sandboxed()
     if boxed is not None:

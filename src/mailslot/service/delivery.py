@@ -1,6 +1,6 @@
 """Session delivery: which mail a hook shows an agent, and what it records afterwards.
 
-The rules, in one place (front ends in :mod:`mailslot.hooks` only translate):
+The rules, in one place (front ends in :mod:`mailslot.frontends.hooks` only translate):
 
 * **session start**: every directed message not yet done, and every standing broadcast
   not yet served; a session that was already shown some of it (resumed, compacted: the

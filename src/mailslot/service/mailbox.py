@@ -14,6 +14,7 @@ from operator import itemgetter
 
 from ..access import authority, fencing, gates, instances
 from ..access.identity import Identity, derive_identity
+from ..backends import no_mailbox, open_store
 from ..core.config import Config, hostname
 from ..core.dates import UTC, datetime
 from ..core.errors import (
@@ -45,8 +46,6 @@ from ..core.values import replace
 from ..mail import governor
 from ..mail.broadcasts import to_serve
 from ..mail.posting import Notifier, post, receipt
-from ..store import open_store
-from ..store.location import no_mailbox
 from . import ladder, overview, recipients
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
@@ -596,7 +595,7 @@ class Mailbox:
     @property
     def sees_machines(self) -> bool:
         """Is this caller shown where sessions run (process ids, folders, host names)?
-        Not a child agent; over HTTP never (:class:`mailslot.http.bearer.Remote`)."""
+        Not a child agent; over HTTP never (:class:`mailslot.frontends.http.bearer.Remote`)."""
         if self.credential is None and self.peer_of is None:
             return True
         return not self.principal.is_child

@@ -584,7 +584,7 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
 def _bridges(store: Store) -> tuple[str, ...]:
     """Each host whose bridge config.json asks for or that runs: the agents it lists
     now (read from the host's registry: a bridge's records name this mailbox)."""
-    from .. import hosts
+    from .. import host_registry as hosts
 
     try:
         raw = store.load_config().get("bridges")

@@ -365,7 +365,7 @@ class Sessions(Protocol):
 class Registry(Protocol):
     """Registered agents: one record each (parent, generation, the hash of its
     credential's secret, revoked). Used by :mod:`mailslot.access.authority` (register,
-    rotate, revoke, verify) and :mod:`~mailslot.http.bearer`, ``mailslot launch`` and
+    rotate, revoke, verify) and :mod:`~mailslot.frontends.http.bearer`, ``mailslot launch`` and
     install (who is registered), and :mod:`mailslot.keep` (backup, migrate)."""
 
     # Registered agents (rules in mailslot.access.authority) ------------------------
@@ -541,9 +541,9 @@ class Archives(Protocol):
 class Watches(Protocol):
     """Being told that something may have changed, so a waiting reader need not poll:
     mail for one agent, a waiter, the wake queues (``watch``) or every mailbox
-    (``watch_mail``). Used by :mod:`mailslot.hooks.wait`, :mod:`mailslot.mcp.channel`,
-    :mod:`mailslot.service.arrivals`, :mod:`mailslot.wake.watcher` and
-    :mod:`mailslot.web.live`."""
+    (``watch_mail``). Used by :mod:`mailslot.frontends.hooks.wait`,
+    :mod:`mailslot.frontends.mcp.channel`, :mod:`mailslot.service.arrivals`,
+    :mod:`mailslot.frontends.watcher` and :mod:`mailslot.frontends.web.live`."""
 
     # Watching ------------------------------------------------------------------------
     def watch(self, kick: Callable[[], None], *, mail_for: str | None = None,

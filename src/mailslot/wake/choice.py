@@ -1,7 +1,7 @@
 """Choosing an agent's wake: walk its host's ladder and take the first step whose probe
 passes (``install HOST --wake``), or show every step's probe (``doctor --wake``).
 
-A host declares its ladder (:attr:`~mailslot.hosts.host.Host.wake_ladder`): wake methods
+A host declares its ladder (:attr:`~mailslot.host_registry.host.Host.wake_ladder`): wake methods
 by name, best first, each with the oldest version of the host's program it is known to
 work with. A step passes when the method exists, the waiter it needs is registered, the
 program is found and its version is at least that one, and the method's own probe
@@ -25,7 +25,7 @@ from .process import find_program
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..hosts.host import Host, Rung
+    from ..host_registry.host import Host, Rung
     from ..store import Store
 
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
@@ -184,7 +184,7 @@ def diagnose(store: Store, raw_config: dict[str, Any], agent: str, host_name: st
 def _host_of(store: Store, agent: str, method: str, named: str | None) -> Host:
     """The host given, else the one whose own method is configured, else the host of
     the agent's latest hook session."""
-    from .. import hosts
+    from .. import host_registry as hosts
 
     if named is not None:
         try:

@@ -2,7 +2,7 @@
 
 Built here, in one place, from an allow-list (docs/wake.md, "What a woken program is
 given"): what any program needs (:data:`EVERY_PROGRAM`), what each host's program
-reads as its host module declares it (:attr:`~mailslot.hosts.host.Host.program_env`),
+reads as its host module declares it (:attr:`~mailslot.host_registry.host.Host.program_env`),
 the names the owner adds in ``watcher.pass_env``, and the woken agent's own identity
 (:func:`identity`). Nothing else of the watcher's environment passes: not its identity,
 credential, secret or passphrase (nor a sender's, for an on-demand watcher inherits
@@ -45,7 +45,7 @@ class _Rules:
     modules are loaded for it)."""
 
     def __init__(self) -> None:
-        from .. import hosts
+        from .. import host_registry as hosts
 
         every = hosts.every()
         allowed = [*EVERY_PROGRAM, *(n for h in every for n in h.program_env)]

@@ -37,7 +37,7 @@ class Bypasses:
     argv is checked against all of them, whichever host it is meant for."""
 
     def __init__(self) -> None:
-        from .. import hosts
+        from .. import host_registry as hosts
 
         every = hosts.every()
         self.flags = frozenset().union(*(h.bypass_flags for h in every))
@@ -543,7 +543,7 @@ class ResumeMethod(ArgvMethod):
 
 class WaiterMethod(WakeMethod):
     """The session wakes itself: a background waiter its host runs (``mailslot hook HOST
-    wait``, :mod:`mailslot.hooks.wait`) wakes it the moment mail arrives. The watcher
+    wait``, :mod:`mailslot.frontends.hooks.wait`) wakes it the moment mail arrives. The watcher
     starts nothing; a wake counts when a waiter of the agent is running."""
 
     host: ClassVar[str]
@@ -561,7 +561,7 @@ class WaiterMethod(WakeMethod):
         return f"{self.name}: {waiter_now(job)}"
 
     def wake(self, job: Job) -> Outcome:
-        from .. import hosts
+        from .. import host_registry as hosts
         from ..mail.presence import pid_alive
 
         if any(pid_alive(p) for p in job.store.waiter_pids(job.agent)):

@@ -1,7 +1,7 @@
 """Every wake method by name: ``wake_method`` in config.json picks one of these.
 
 The host-independent methods are here (a program of your own, typing into a tmux pane,
-none); each host brings its own (:meth:`~mailslot.hosts.host.Host.wake_methods`), so a
+none); each host brings its own (:meth:`~mailslot.host_registry.host.Host.wake_methods`), so a
 new host's methods need no change here. ``watch --validate`` and the watcher find them.
 
 Nothing is loaded before it is asked for: :func:`method_for` looks in the module of the
@@ -11,7 +11,7 @@ host a name starts with (``HOST-…``: that host's) before it loads every host's
 
 from __future__ import annotations
 
-from .. import hosts
+from .. import host_registry as hosts
 from ..core.errors import StoreError
 from .methods import CommandMethod, UnsupportedMethod, WakeMethod, where
 

@@ -26,7 +26,8 @@ def wake_notice(agent: str, messages: Sequence[Message], cli: str,
     ``cli`` starts the command to read the mail (:func:`mailslot.mail.invocation.invocation`:
     program, ``--agent``, ``--dir``), so the woken session's shell can run it as shown;
     ``tool`` is the MCP tool that reads it, as the woken host's model sees it
-    (:meth:`mailslot.hosts.host.Host.tools`: a host that defers tools loads it by that name).
+    (:meth:`mailslot.host_registry.host.Host.tools`: a host that defers tools loads it
+    by that name).
 
     Ids are named by :func:`~mailslot.core.ids.reference`, so an older id's subject slug (text
     a sender chose) never reaches the agent outside the framing. Besides names, ids and

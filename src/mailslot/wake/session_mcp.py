@@ -5,9 +5,9 @@ HOST --agent A`` registers ``serve --agent A``), and ``--agent`` beats ``MAILSLO
 So a session started with ``register_as NAME`` would speak as the folder's agent, not
 as NAME, if it only got NAME in its environment. Instead each host that can is handed,
 for that one run, a server called ``mailslot`` that runs ``serve --agent NAME``, by the
-host's own per-run means (:meth:`~mailslot.hosts.host.Host.session_server`, checked
+host's own per-run means (:meth:`~mailslot.host_registry.host.Host.session_server`, checked
 against each CLI's ``--help``, docs/launch.md). A host with no such means is checked for
-a registration that would win (:meth:`~mailslot.hosts.host.Host.speaks_as_another`).
+a registration that would win (:meth:`~mailslot.host_registry.host.Host.speaks_as_another`).
 
 The mailbox is passed as ``--dir`` when it is a folder; a server URL may hold a
 password, so it is never an argument: the server reads it from ``MAILSLOT_STORE``,
@@ -41,14 +41,14 @@ def server_argv(agent: str, location: str) -> list[str]:
 
 def takes_own_server(host: str) -> bool:
     """Can one run of ``host`` be given its own server?"""
-    from .. import hosts
+    from .. import host_registry as hosts
 
     return hosts.host(host).own_servers
 
 
 def override(host: str, agent: str, location: str) -> Override:
     """The per-run server for ``host`` (a host with no per-run means: nothing)."""
-    from .. import hosts
+    from .. import host_registry as hosts
 
     command, *args = server_argv(agent, location)
     found = hosts.host(host).session_server(command, args, url_store=is_url(location))

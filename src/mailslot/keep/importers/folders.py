@@ -106,7 +106,7 @@ def dead_drop_settings(path: str, report: Report) -> dict[str, dict[str, Any]]:
 def _woken_in(key: str, value: object) -> dict[str, Any] | None:
     """``<host>_conversation_id``: that host's agent woken in that conversation by the
     host's own wake method; ``None`` for any other key."""
-    from ... import hosts
+    from ... import host_registry as hosts
 
     name = key.removesuffix(_CONVERSATION)
     if name == key or name not in hosts.NAMES or not isinstance(value, str) or not value:

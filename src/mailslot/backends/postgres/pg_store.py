@@ -1,0 +1,40 @@
+"""The server store: the same :class:`~mailslot.store.base.Store` on PostgreSQL, for
+agents on several machines (see docs/multi-host.md).
+
+Opened by :func:`~mailslot.backends.open_store` for a ``postgresql://`` URL; this
+module (and psycopg with it) is imported only then, never on the file store's paths.
+One connection per store, opened on first use, in autocommit mode; every change that
+must be all or nothing is one transaction. Message text is stored as the exact bytes
+the file store writes, so moving between stores is lossless. Changes are announced with
+``NOTIFY mailslot, '<kind>:<agent>'`` inside their transaction, so a listener hears of
+them only once they are committed.
+"""
+
+from __future__ import annotations
+
+from .pg_access import PgAccess
+from .pg_events import PgEvents
+from .pg_lifecycle import PgLifecycle
+from .pg_limits import PgLimits
+from .pg_mail import PgMail
+from .pg_search import PgArchives, PgSearch
+from .pg_sessions import PgSessions
+from .pg_upkeep import PgUpkeep
+from .pg_wakes import PgWakes
+from .pg_watch import PgWatch
+
+
+class PostgresStore(PgLifecycle, PgMail, PgUpkeep, PgEvents, PgSessions, PgWakes, PgAccess,
+                    PgLimits, PgSearch, PgArchives, PgWatch):
+    """The store in the PostgreSQL database at ``url`` (credentials from the URL or
+    libpq's own sources: ``PGPASSFILE``, ``PGSERVICE``, the environment).
+
+    Built from parts side by side, one module each, every one a direct subclass of
+    :class:`~.pg_connection.PgConnection` (the connection and its errors): the lifecycle
+    (:mod:`.pg_lifecycle`), mail and broadcasts (:mod:`.pg_mail`), upkeep
+    (:mod:`.pg_upkeep`), the config and the logs (:mod:`.pg_events`), per-session state
+    and presence (:mod:`.pg_sessions`), the wake queues (:mod:`.pg_wakes`), the
+    registry, gates and fences (:mod:`.pg_access`), the governor's token buckets
+    (:mod:`.pg_limits`), search (:mod:`.pg_search`) and
+    watching (:mod:`.pg_watch`); the roles they implement are in
+    :mod:`mailslot.store.roles`."""
