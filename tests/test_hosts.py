@@ -3,6 +3,7 @@ and no other module of the package naming a host (what a host is lives there onl
 
 from __future__ import annotations
 
+import ast
 import builtins
 import json
 import re
@@ -39,10 +40,10 @@ def naming(text: str, words: list[str]) -> list[str]:
 
 def test_every_module_or_package_of_the_adapters_is_a_host_found_by_its_name() -> None:
     folder = PACKAGE / "hosts"
-    found = sorted([p.stem for p in folder.glob("*.py") if p.stem != "__init__"]
-                   + [p.parent.name for p in folder.glob("*/__init__.py")])
-    assert "claude" in found and "codex" in found  # a package and a module
-    assert list(hosts.NAMES) == found
+    modules = [p.stem for p in folder.glob("*.py") if p.stem != "__init__"]
+    packages = [p.parent.name for p in folder.glob("*/__init__.py")]
+    assert "cursor" in modules and "claude" in packages  # both kinds are there
+    assert list(hosts.NAMES) == sorted(modules + packages)
     for name in hosts.NAMES:
         host = hosts.host(name)
         assert isinstance(host, Host) and host.name == name and host.title
@@ -95,7 +96,41 @@ def test_the_check_sees_a_host_in_names_strings_and_comments() -> None:
 
 
 def test_the_bridged_hosts_are_those_whose_module_brings_a_bridge() -> None:
+    assert hosts.BRIDGED  # one host brings a bridge, and it is found
     assert hosts.names(lambda h: h.bridge() is not None) == hosts.BRIDGED
+
+
+def test_the_registry_finds_modules_and_packages_by_a_listing(tmp_path: Path) -> None:
+    """A host is a module or a package (a folder with ``__init__.py``); private names,
+    caches and plain folders are none; a package with the part ``bridge.py`` brings a
+    bridge, and a module cannot."""
+    for path in ("plain.py", "big/__init__.py", "big/wake.py", "bridged/__init__.py",
+                 "bridged/bridge.py", "_private.py", "__pycache__/plain.cpython-312.pyc",
+                 "notes/bridge.py", ".hidden/__init__.py", "__init__.py"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("")
+    assert hosts.adapters(str(tmp_path)) == (("big", "bridged", "plain"), ("bridged",))
+
+
+def test_no_host_writes_its_own_wake_loader() -> None:
+    """Every host's wake methods are its ``wake`` part's ``METHODS``, found by the one
+    loader of :class:`Host`; a host without that part (a module) brings none."""
+    brought = {}
+    for host in hosts.every():
+        assert type(host).wake_methods is Host.wake_methods, f"{host!r} loads its own"
+        part = host.part("wake")
+        methods = () if part is None else part.METHODS
+        assert tuple(host.wake_methods()) == methods
+        assert all(m.__module__ == f"mailslot.hosts.{host.name}.wake" for m in methods)
+        brought[host.name] = [m.name for m in methods]
+    assert brought["claude"] == ["claude", "claude-rewake", "claude-channel", "claude-peer"]
+    assert brought["kilo"] == ["kilo"] and brought["cursor"] == []
+
+
+def test_a_host_has_only_the_parts_the_registry_names() -> None:
+    with pytest.raises(ValueError, match="not a part"):
+        hosts.host("claude").part("door")
+    assert hosts.host("cursor").part("wake") is None  # a module has no parts
 
 
 FIND = """
@@ -120,3 +155,19 @@ def test_a_wake_method_found_by_name_is_the_one_every_method_lists() -> None:
     assert json.loads(done.stdout) == {
         **{name: f"{m.__module__}.{m.__qualname__}" for name, m in every.items()},
         "nosuch": None, "claude-nosuch": None}
+
+
+def test_the_adapters_and_the_registry_are_small_modules_of_small_functions() -> None:
+    """A host with many concerns is a folder of modules, one concern each: no module of
+    ``hosts/`` or ``host_registry/`` past 700 lines, no function past 80."""
+    big = []
+    for folder in ("hosts", "host_registry"):
+        for path in sorted((PACKAGE / folder).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            name, lines = path.relative_to(PACKAGE), text.count("\n")
+            big += [f"{name}: {lines} lines"] if lines > 700 else []
+            big += [f"{name}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines"
+                    for node in ast.walk(ast.parse(text))
+                    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and node.end_lineno is not None and node.end_lineno - node.lineno >= 80]
+    assert big == []

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from mailslot.host_registry.host import PARTS
+
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "mailslot"
 DOC = PACKAGE.parent.parent / "docs" / "architecture.md"
 
@@ -209,13 +211,34 @@ def test_the_reader_sees_lazy_relative_imports(tmp_path: Path) -> None:
     assert imports(commands, known[commands], known) == {errors}
 
 
+def named_by_their_loader(relative: Path) -> bool:
+    """Is this file one whose name a loader chooses: a package's ``__init__.py`` (Python
+    names it) or a host's part, ``hosts/NAME/PART.py`` (the registry loads it by
+    ``PART``: :data:`~mailslot.host_registry.host.PARTS`)?"""
+    part = (len(relative.parts) == 3 and relative.parts[0] == "hosts"
+            and relative.stem in PARTS)
+    return relative.name == "__init__.py" or part
+
+
 def test_no_two_modules_share_a_file_name() -> None:
     """A module's file name says what it holds, wherever it sits: two modules whose names
     differ only by folder (``gates.py`` and ``store/gates.py``) send a reader to the wrong
-    one. Package ``__init__.py`` files are the only exception (Python names them)."""
+    one. The only exceptions are the names a loader chooses (:func:`named_by_their_loader`):
+    each host's ``wake.py`` is found in its host's folder, as its ``__init__.py`` is."""
     folders: dict[str, list[str]] = {}
     for path in PACKAGE.rglob("*.py"):
-        if path.name != "__init__.py":
+        if not named_by_their_loader(path.relative_to(PACKAGE)):
             folders.setdefault(path.name, []).append(str(path.relative_to(PACKAGE)))
     shared = {name: sorted(paths) for name, paths in folders.items() if len(paths) > 1}
     assert shared == {}
+
+
+def test_only_a_hosts_parts_share_their_names_across_folders() -> None:
+    """A part's name is free only as a host's part: the same name elsewhere counts."""
+    assert named_by_their_loader(Path("hosts/codex/wake.py"))
+    assert named_by_their_loader(Path("hosts/claude/bridge.py"))
+    assert named_by_their_loader(Path("backends/files/__init__.py"))
+    assert not named_by_their_loader(Path("hosts/claude/door.py"))
+    assert not named_by_their_loader(Path("hosts/wake.py"))
+    assert not named_by_their_loader(Path("frontends/wake.py"))
+    assert not named_by_their_loader(Path("hosts/codex/wake/wake.py"))

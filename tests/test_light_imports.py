@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from hookkit import sender
 from mailslot import host_registry as hosts
+from mailslot.host_registry.host import START
 
 HEAVY = ("mcp", "pydantic", "starlette", "watchdog")
 PROBE = f"""
@@ -190,3 +192,30 @@ def test_a_command_loads_no_host_it_does_not_ask(argv: list[str], hosts_loaded: 
                           text=True, timeout=60, check=False, env=env)
     report = json.loads(proc.stderr.strip().splitlines()[-1])
     assert report == {"code": 0, "loaded": sorted(hosts_loaded)}, proc.stderr
+
+
+HOOK_PROBE = _entry_probe(
+    "sorted(m for m in sys.modules if m.startswith(('mailslot.hosts.', 'mailslot.wake.')))")
+
+
+@pytest.mark.parametrize("name", hosts.names(lambda h: START in h.events.values()))
+def test_a_hook_loads_its_hosts_facts_and_no_wake_part(name: str, root: Path) -> None:
+    """A hook showing mail loads its host's facts (and those of the hosts it builds on or
+    lends its hooks to), its bridge where it has one (the answer note asks whether one
+    runs), and never a host's ``wake`` part, Claude Code's door or the wake methods'
+    bases: they are loaded by name only when a wake method is asked for."""
+    sender(root, "bob").send("ada", "hello", "waiting")
+    event = next(e for e, moment in hosts.host(name).events.items() if moment == START)
+    proc = subprocess.run([sys.executable, "-c", HOOK_PROBE, "hook", name, event,
+                           "--agent", "ada"], input='{"session_id": "s1"}',
+                          capture_output=True, text=True, timeout=60, check=False)
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert "waiting" in proc.stdout, proc.stderr  # the hook showed the mail
+    loaded = report["loaded"]
+    assert f"mailslot.hosts.{name}" in loaded
+    assert [m for m in loaded if m.endswith((".wake", ".door"))
+            or m in ("mailslot.wake.methods", "mailslot.wake.line_socket")] == []
+    if name == "claude":  # its own facts, its bridge, and the two hosts that run its hooks
+        assert [m for m in loaded if m.startswith("mailslot.hosts.")] == [
+            "mailslot.hosts.claude", "mailslot.hosts.claude.bridge",
+            "mailslot.hosts.copilot", "mailslot.hosts.cursor"]

@@ -112,7 +112,7 @@ def _written_top_names() -> set[str]:
     wake bank, a host's sidecar file)."""
     found = {m for path in (SOURCE / "store" / "files").glob("*.py")
              for m in re.findall(r'_folder\(\s*"([a-z.-]+)"', path.read_text("utf-8"))}
-    kept = {"watchers.py": "watcher", "bank.py": "bank", "antigravity.py": "sidecars"}
+    kept = {"watchers.py": "watcher", "bank.py": "bank", "sidecar.py": "sidecars"}
     for name, folder in kept.items():
         path = next(SOURCE.rglob(name))
         assert f'"{folder}"' in path.read_text("utf-8"), (path, folder)

@@ -33,8 +33,8 @@ from conftest import Result
 from hookkit import sender
 from mailslot import FileStore, Mailbox
 from mailslot.frontends import bridge_server as bridge_module
-from mailslot.hosts import claude
 from mailslot.hosts.claude import bridge as claude_bridge
+from mailslot.hosts.claude import door as claude_door
 from support import wait_for
 from wake_helpers import configure
 
@@ -201,7 +201,7 @@ def test_a_send_message_becomes_mail_from_the_sessions_agent_and_the_reply_wakes
     configure(root, {"alice": {"wake_on_mail": True, "wake_method": "claude-peer",
                                "wake_retry": {"attempts": 1, "backoff_seconds": 0}}})
     FileStore(root).set_latest_session("alice", "claude", SESSION)
-    monkeypatch.setattr(claude, "RECEIPT_SECONDS", 0.3)  # a taken notice gets no answer
+    monkeypatch.setattr(claude_door, "RECEIPT_SECONDS", 0.3)  # a taken notice gets no answer
     door = FakeSession(Path(os.environ["HOME"]), Path(sockets) / "cc-socks", SESSION)
     reply = sender(root, "codex").reply(mail.id, "Looks good")
     assert reply.to == ("alice",)

@@ -24,7 +24,7 @@ from claude_session import SESSION, TOKEN, FakeSession, Trap, proc_start
 from conftest import Result
 from hookkit import sender
 from mailslot import FileStore
-from mailslot.hosts import claude
+from mailslot.hosts.claude import door as claude_door
 from mailslot.wake.line_socket import DoorError
 from support import wait_for
 from wake_helpers import configure, events
@@ -36,7 +36,7 @@ ONE_TRY = {"attempts": 1, "backoff_seconds": 0}
 @pytest.fixture(autouse=True)
 def quick_receipts(monkeypatch: pytest.MonkeyPatch) -> None:
     """A taken notice gets no answer: waiting the real window for one is only slow."""
-    monkeypatch.setattr(claude, "RECEIPT_SECONDS", 0.5)
+    monkeypatch.setattr(claude_door, "RECEIPT_SECONDS", 0.5)
 
 
 @pytest.fixture
@@ -208,7 +208,7 @@ def test_no_usable_door_falls_back_to_the_waiter(root: Path, cli: Cli, session: 
     elif breakage == "no socket":
         session.write(messagingSocketPath=None)
     with pytest.raises(DoorError, match=said):
-        claude.find_door(SESSION, os.environ)
+        claude_door.find_door(SESSION, os.environ)
     FileStore(root).set_waiter("claude", SESSION, os.getpid())
     sender(root, "gemini").send("claude", "hello", "x")
     assert cli("watch", "--once").code == 0
@@ -225,7 +225,7 @@ def test_a_link_in_place_of_the_record_is_not_followed(tmp_path: Path,
     record.unlink()
     record.symlink_to(elsewhere)
     with pytest.raises(DoorError, match="no live record"):
-        claude.find_door(SESSION, os.environ)
+        claude_door.find_door(SESSION, os.environ)
 
 
 def forge(path: Path, record: dict[str, Any], **changes: Any) -> None:
@@ -240,7 +240,7 @@ def test_a_planted_record_beside_the_real_one_is_not_used(
     trap = Trap(tmp_path / "trap" / "cc-socks" / f"{session.pid}.sock")
     for name in ("0.json", "1.json", f"{os.getpid()}.json"):
         forge(session.folder / name, session.record, messagingSocketPath=trap.path)
-    assert claude.find_door(SESSION, os.environ).socket == session.path
+    assert claude_door.find_door(SESSION, os.environ).socket == session.path
     peer_agent(root)
     sender(root, "gemini").send("claude", "hello", "x")
     assert cli("watch", "--once").code == 0
@@ -288,7 +288,7 @@ def test_a_forged_record_never_gets_the_notice(root: Path, cli: Cli, session: Fa
         real.unlink()
         real.symlink_to(planted)
     with pytest.raises(DoorError, match=said):
-        claude.find_door(SESSION, os.environ)
+        claude_door.find_door(SESSION, os.environ)
     peer_agent(root)
     sender(root, "gemini").send("claude", "hello", "x")
     assert cli("watch", "--once").code == 0
@@ -319,7 +319,7 @@ def test_a_process_is_claude_code_by_its_command_line(
     try:
         wait_for(lambda: (Path(f"/proc/{child.pid}/cmdline").read_bytes().split(b"\0")[0]
                           == argv[0].encode()), what="the child's command line")
-        assert claude._is_claude(child.pid, version) is claude_code
+        assert claude_door._is_claude(child.pid, version) is claude_code
     finally:
         assert child.stdin is not None
         child.stdin.close()
@@ -329,7 +329,7 @@ def test_a_process_is_claude_code_by_its_command_line(
 def test_without_a_key_file_no_auth_line_is_sent(session: FakeSession) -> None:
     for key in session.folder.glob("*.key"):
         key.unlink()
-    door = claude.find_door(SESSION, os.environ)
+    door = claude_door.find_door(SESSION, os.environ)
     assert door.token is None
     assert door.knock("[mailslot] hello", 5) is None
     [message] = session.lines

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mailslot.hosts import claude
+from mailslot.hosts.claude import door as claude_door
 
 from .harness import World, merge_json, request_text, wait_for
 from .test_tui import READY, ask, open_tui
@@ -105,7 +106,7 @@ def test_idle_session_is_woken_through_the_door_by_mail_from_codex(world: Worlds
     assert os.path.basename(sock) == f"{record['pid']}.sock", sock
     assert os.path.basename(os.path.dirname(sock)).startswith("cc-socks"), sock
     assert os.lstat(os.path.dirname(sock)).st_mode & 0o022 == 0
-    assert claude._is_claude(record["pid"], record["version"]) is True
+    assert claude_door._is_claude(record["pid"], record["version"]) is True
     keys = list((w.home / ".claude" / "sessions").glob(f"{record['pid']}.*.key"))
     assert len(keys) == 1 and stat.S_IMODE(keys[0].stat().st_mode) == 0o600
     assert set(json.loads(keys[0].read_text())) >= {"peerToken", "procStart"}

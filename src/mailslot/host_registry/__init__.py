@@ -1,12 +1,13 @@
 """The registry of the agent hosts mailslot serves, and what a host is (:mod:`.host`).
 
 Each host is one module or package under ``mailslot/hosts/`` (the adapters), holding all
-mailslot knows about it. To add a host, write ``hosts/NAME.py`` (or ``hosts/NAME/`` when
-it is big) with one :class:`~.host.Host` subclass whose instance is the module's
-``HOST``: nothing else changes. Every front end and feature reads host choices from
-here: ``install``, ``hook``, ``start``, the wake methods, runtimes, the MCP schema and
-the web page. A host is imported only when it is asked for, so a hook loads its own host
-and no other. The registry sits low in the layers (access and wake ask it); the adapters
+mailslot knows about it. To add a host, write ``hosts/NAME.py``, or ``hosts/NAME/`` when it
+has parts a hook never needs (its wake methods, a bridge: :data:`~.host.PARTS`), with one
+:class:`~.host.Host` subclass whose instance is the module's ``HOST``: nothing else
+changes. Every front end and feature reads host choices from here: ``install``,
+``hook``, ``start``, the wake methods, runtimes, the MCP schema and the web page. A host
+is imported only when it is asked for, so a hook loads its own host (its facts) and no
+other. The registry sits low in the layers (access and wake ask it); the adapters
 sit high (each builds on the wake methods' bases), found here by name at run time.
 """
 
@@ -22,20 +23,31 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 _FOLDER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hosts")
-_ENTRIES = [entry for entry in os.listdir(_FOLDER) if entry[0] not in "_."]
-_PACKAGES = [entry for entry in _ENTRIES if "." not in entry
-             and os.path.isfile(os.path.join(_FOLDER, entry, "__init__.py"))]
 
-NAMES = tuple(sorted([entry[:-3] for entry in _ENTRIES if entry.endswith(".py")]
-                     + _PACKAGES))
-"""Every host, by name: the modules and packages of ``mailslot/hosts`` (one folder
-listing and a look into each package, no import: every hook pays for this)."""
 
-BRIDGED = tuple(sorted(name for name in _PACKAGES
-                       if os.path.isfile(os.path.join(_FOLDER, name, "bridge.py"))))
-"""The hosts whose :meth:`~.host.Host.bridge` is not ``None``: the packages with a
-``bridge.py``. ``doctor`` asks each of them whether a bridge of the mailbox runs without
-loading every host to find them (tests/test_hosts.py holds this to what they say)."""
+def adapters(folder: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The hosts in ``folder``, by name (its modules ``NAME.py`` and its packages
+    ``NAME/``, ``_``-names apart), and those of them that bring a bridge (the packages
+    with the part ``bridge.py``): one folder listing, no import."""
+    found, packages = [], []
+    for entry in sorted(os.listdir(folder)):
+        if entry[0] in "_.":
+            continue
+        if entry.endswith(".py"):
+            found.append(entry[:-3])
+        elif os.path.isfile(os.path.join(folder, entry, "__init__.py")):
+            found.append(entry)
+            packages.append(entry)
+    bridged = [name for name in packages  # only a package has parts: no look into modules
+               if os.path.isfile(os.path.join(folder, name, "bridge.py"))]
+    return tuple(found), tuple(bridged)
+
+
+NAMES, BRIDGED = adapters(_FOLDER)
+"""Every host, by name (the modules and packages of ``mailslot/hosts``), and the hosts
+whose :meth:`~.host.Host.bridge` is not ``None``: ``doctor`` asks each of those whether a
+bridge of the mailbox runs without loading every host to find them
+(tests/test_hosts.py holds both to what the hosts say)."""
 
 _LOADED: dict[str, Host] = {}
 
@@ -67,4 +79,4 @@ def listed(found: tuple[str, ...] | list[str]) -> str:
     return found[0] if len(found) == 1 else f"{', '.join(found[:-1])} or {found[-1]}"
 
 
-__all__ = ["BRIDGED", "NAMES", "Host", "every", "host", "listed", "names"]
+__all__ = ["BRIDGED", "NAMES", "Host", "adapters", "every", "host", "listed", "names"]

@@ -1,10 +1,11 @@
 """What mailslot can know about an agent host, and what it assumes when a host says nothing.
 
-Each module of :mod:`mailslot.hosts` subclasses :class:`Host` once and sets only what
-its host has: where it reads MCP and hook settings and in which shape, the events its
-hooks send and the JSON it takes back, how it is started and continued, how it is woken,
-how one run of it is given its own MCP server, and which of its flags and modes skip its
-permission prompts. The rest of mailslot asks a :class:`Host` (through the registry,
+Each adapter of :mod:`mailslot.hosts` (a module, or a package whose ``__init__`` holds
+the facts) subclasses :class:`Host` once and sets only what its host has: where it reads
+MCP and hook settings and in which shape, the events its hooks send and the JSON it
+takes back, how it is started and continued, how it is woken, how one run of it is
+given its own MCP server, and which of its flags and modes skip its permission prompts.
+The rest of mailslot asks a :class:`Host` (through the registry,
 :func:`mailslot.host_registry.host`) and never names one.
 
 On the hook path: this module loads nothing at import (annotations only), so its value
@@ -23,6 +24,12 @@ if TYPE_CHECKING:
 
 ADAPTERS = "mailslot.hosts"
 """The package the adapters are in: ``hosts/NAME.py`` or ``hosts/NAME/``."""
+PARTS = ("bridge", "wake")
+"""The parts a host package may hold beside its facts (``hosts/NAME/PART.py``), each
+loaded by its name only when asked (:meth:`Host.part`): ``wake`` declares the host's
+wake methods (``METHODS``), ``bridge`` makes its bridge (``bridge()``). Their file names
+repeat from host to host, as ``__init__.py`` does; every other module of a host is
+imported by its own package as Python modules are."""
 
 SCOPES: tuple[Scope, ...] = ("project", "user")
 START, PROMPT, STOP, MIDTURN = "start", "prompt", "stop", "midturn"
@@ -454,30 +461,35 @@ class Host:
 
     # -- waking ---------------------------------------------------------------------------
     def wake_methods(self) -> Sequence[type]:
-        """The wake methods this host brings (``wake_method`` in config.json): subclasses
-        of :class:`mailslot.wake.methods.WakeMethod`, which the wake package checks.
+        """The wake methods this host brings (``wake_method`` in config.json): the
+        ``METHODS`` of its ``wake`` part (``hosts/NAME/wake.py``), subclasses of
+        :class:`mailslot.wake.methods.WakeMethod`, which the wake package checks. Empty:
+        the host brings none (a module, or a package without that part).
 
-        Asked once per process (:mod:`mailslot.wake.methods_by_name` keeps the answer),
-        so a host builds the classes in the call: a hook, which loads the host's module,
-        never builds them."""
-        return ()
+        The part is loaded only now (:mod:`mailslot.wake.methods_by_name` asks once per
+        process), so a hook, which loads the host's facts, never loads the wake
+        machinery its methods are built on."""
+        part = self.part("wake")
+        return () if part is None else tuple(part.METHODS)
 
     def bridge(self) -> Any:
         """The host's own messaging between its sessions, if mailslot's agents can join
         it as targets (``mailslot bridge HOST``; :mod:`mailslot.frontends.bridge_server`
-        says what the object answers): made by ``bridge()`` of the host's own module
+        says what the object answers): made by ``bridge()`` of the host's part
         ``bridge`` (``hosts/NAME/bridge.py``), loaded only now. ``None``: the host has
         none (the registry's ``BRIDGED`` lists those that do)."""
         part = self.part("bridge")
         return None if part is None else part.bridge()
 
     def part(self, name: str) -> Any:
-        """The module ``name`` of this host's package (``hosts/NAME/name.py``), loaded
-        on first use by its name, or ``None`` when the host has none. How a big host's
-        parts that a hook never needs (its wake methods, its bridge) are loaded: by
-        name at run time, so the host's facts import none of them."""
+        """The part ``name`` of this host's package (``hosts/NAME/name.py``, one of
+        :data:`PARTS`), loaded on first use by its name, or ``None`` when the host has
+        none. How a host's parts that a hook never needs (its wake methods, its bridge)
+        are loaded: by name at run time, so the host's facts import none of them."""
         import sys
 
+        if name not in PARTS:
+            raise ValueError(f"{name!r} is not a part a host may have (one of {PARTS})")
         module = f"{ADAPTERS}.{self.name}.{name}"
         found = sys.modules.get(module)
         if found is None:

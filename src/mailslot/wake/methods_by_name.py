@@ -1,12 +1,13 @@
 """Every wake method by name: ``wake_method`` in config.json picks one of these.
 
 The host-independent methods are here (a program of your own, typing into a tmux pane,
-none); each host brings its own (:meth:`~mailslot.host_registry.host.Host.wake_methods`), so a
-new host's methods need no change here. ``watch --validate`` and the watcher find them.
+none); each host brings its own, the ``METHODS`` of its part ``wake``
+(:meth:`~mailslot.host_registry.host.Host.wake_methods`), so a new host's methods need no
+change here. ``watch --validate`` and the watcher find them.
 
-Nothing is loaded before it is asked for: :func:`method_for` looks in the module of the
-host a name starts with (``HOST-…``: that host's) before it loads every host's, and
-``doctor`` over a config naming no wake method builds no host's methods.
+Nothing is loaded before it is asked for: :func:`method_for` looks in the ``wake`` part of
+the host a name starts with (``HOST-…``: that host's) before it loads every host's, and
+``doctor`` over a config naming no wake method loads no host's.
 """
 
 from __future__ import annotations

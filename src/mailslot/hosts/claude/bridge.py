@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from ...core import jsontext
-from . import OWN_MESSAGING, PEER_PROTOCOL, PEER_SINCE, _running_since, sessions_folder
+from . import OWN_MESSAGING, PEER_PROTOCOL, PEER_SINCE, sessions_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -215,6 +215,7 @@ def _live_record(folder: str, pid: int, *, loud: bool = False) -> dict[str, Any]
     since its ``procStart`` and speaks :data:`PEER_PROTOCOL`; else ``None`` (``loud``:
     raise ``DoorError`` saying why)."""
     from ...wake.line_socket import DoorError, own_file
+    from .door import _running_since  # only once a record is read: the doctor's look is raw
 
     path = os.path.join(folder, f"{pid}.json")
     try:

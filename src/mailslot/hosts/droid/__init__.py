@@ -48,7 +48,7 @@ headless session whose notice and mail reach the model.
 
 from __future__ import annotations
 
-from ..host_registry.host import (
+from ...host_registry.host import (
     PROMPT,
     START,
     STOP,
@@ -57,12 +57,7 @@ from ..host_registry.host import (
     Host,
     Rung,
 )
-from .claude import CLAUDE_STYLE_EVENTS, OUTPUTS
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
+from ..claude import CLAUDE_STYLE_EVENTS, OUTPUTS
 
 APPROVE = (
     "Droid asks before running mailslot's tools: choose \"Always allow all "
@@ -110,40 +105,6 @@ class Droid(Host):
     # --auto low only edits files in the project (Claude Code's acceptEdits); medium and
     # high run commands, and high every MCP tool, without asking
     bypass_values = {"--auto": frozenset({"medium", "high"})}
-
-    def wake_methods(self) -> Sequence[type]:
-        return _wake_methods()
-
-
-def _wake_methods() -> list[type]:
-    """Built on first use, so that a hook, which needs only the facts above, never
-    loads the wake machinery."""
-    from ..wake.methods import Job, ResumeMethod
-
-    class DroidMethod(ResumeMethod):
-        name = "droid"
-        host = "droid"
-        program = "droid"
-        summary = "resumes a Droid session: droid exec -s SESSION_ID NOTICE"
-        needs = ("Factory's `droid` on the watcher's PATH, with the session's model "
-                 "reachable (logged in, or its custom model in "
-                 "~/.factory/settings.json): a resumed session keeps its model",
-                 "the session's id (`session_id`: the `session_id` of `droid exec -o "
-                 'json`, or "latest" as its SessionStart hook recorded it)',
-                 "`cwd`: the project the session ran in (its MCP servers and hooks are "
-                 "read from there)")
-        limits = (
-            "runs a separate headless turn (`droid exec`) in that session, read-only "
-            "but for the tools the person always allowed; never --auto or "
-            "--skip-permissions-unsafe",
-        )
-
-        def resume(self, job: Job, session: str) -> list[str]:
-            # the id matches SESSION_ID and the notice starts with "[mailslot]":
-            # neither can be read as an option
-            return [self.executable, "exec", "-s", session, job.notice]
-
-    return [DroidMethod]
 
 
 HOST = Droid()

@@ -7,8 +7,8 @@ events and output shapes; it skips new or changed hooks until the person trusts 
 
 from __future__ import annotations
 
-from ..core import jsontext
-from ..host_registry.host import (
+from ...core import jsontext
+from ...host_registry.host import (
     SERVER,
     HookFile,
     Host,
@@ -17,11 +17,10 @@ from ..host_registry.host import (
     Start,
     option,
 )
-from .claude import CLAUDE_STYLE_EVENTS, HOOKS, OUTPUTS
+from ..claude import CLAUDE_STYLE_EVENTS, HOOKS, OUTPUTS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from typing import Any
 
 
@@ -113,48 +112,6 @@ class Codex(Host):
         if url_store:
             found.append(f'{key}.env_vars=["MAILSLOT_STORE"]')
         return [part for value in found for part in ("-c", value)]
-
-    def wake_methods(self) -> Sequence[type]:
-        return _wake_methods()
-
-
-def _wake_methods() -> list[type]:
-    """Built on first use, so that a hook, which needs only the facts above, never
-    loads the wake machinery."""
-    from ..wake.methods import Job, ResumeMethod
-
-    class CodexMethod(ResumeMethod):
-        name = "codex"
-        host = "codex"
-        program = "codex"
-        summary = "resumes a Codex session: codex exec resume SESSION_ID NOTICE"
-        needs = ("`codex` on the watcher's PATH, logged in", "the session's id (`session_id`)")
-        limits = (
-            "runs a separate non-interactive turn, with Codex's default approval and sandbox",
-            "hooks Codex has not been told to trust do not run in that turn",
-        )
-
-        def resume(self, job: Job, session: str) -> list[str]:
-            return [self.executable, "exec", "resume", session, job.notice]
-
-
-    class CodexQueueMethod(ResumeMethod):
-        name = "codex-queue"
-        host = "codex"
-        program = "codex"
-        summary = ("queues the notice into a live Codex session: codex queue --thread ID "
-                   "--message NOTICE")
-        needs = ("`codex` on the watcher's PATH",
-                 'the session\'s id (`session_id`, or "latest")')
-        limits = (
-            "the session must be open in a Codex TUI (or its app server) to act on it at once; "
-            "otherwise the notice waits in the thread's queue until it is resumed",
-        )
-
-        def resume(self, job: Job, session: str) -> list[str]:
-            return [self.executable, "queue", "--thread", session, "--message", job.notice]
-
-    return [CodexMethod, CodexQueueMethod]
 
 
 HOST = Codex()

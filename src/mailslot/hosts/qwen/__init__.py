@@ -17,12 +17,8 @@ chooses one). Proven with 0.15.10 and 0.24.4.
 
 from __future__ import annotations
 
-from ..host_registry.host import Hook, HookFile, Host, Rung
-from .claude import CLAUDE_STYLE_EVENTS, HOOKS, OUTPUTS
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+from ...host_registry.host import Hook, HookFile, Host, Rung
+from ..claude import CLAUDE_STYLE_EVENTS, HOOKS, OUTPUTS
 
 
 class Qwen(Host):
@@ -50,35 +46,6 @@ class Qwen(Host):
 
     bypass_flags = frozenset({"--yolo", "-y"})
     bypass_values = {"--approval-mode": frozenset({"yolo", "auto-edit", "auto"})}
-
-    def wake_methods(self) -> Sequence[type]:
-        return _wake_methods()
-
-
-def _wake_methods() -> list[type]:
-    """Built on first use, so that a hook, which needs only the facts above, never
-    loads the wake machinery."""
-    from ..wake.methods import Job, ResumeMethod
-
-    class QwenMethod(ResumeMethod):
-        name = "qwen"
-        host = "qwen"
-        program = "qwen"
-        summary = "resumes a Qwen Code session: qwen --resume SESSION_ID NOTICE"
-        needs = ("`qwen` on the watcher's PATH, with its model provider set up",
-                 "the session's id (`session_id`: one `--session-id` chose, or "
-                 '"latest": the interactive session its SessionStart hook recorded)',
-                 "`cwd`: the project the session ran in (Qwen keeps sessions per project)")
-        limits = ("runs a separate headless turn in that session, with the approval mode "
-                  "and allowed tools of the person's settings (never --yolo or "
-                  "--approval-mode yolo, auto-edit or auto)",)
-
-        def resume(self, job: Job, session: str) -> list[str]:
-            # the id matches SESSION_ID and the notice starts with "[mailslot]": neither
-            # can be read as an option
-            return [self.executable, "--resume", session, job.notice]
-
-    return [QwenMethod]
 
 
 HOST = Qwen()

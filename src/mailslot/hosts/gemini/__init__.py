@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 
-from ..core import jsontext
-from ..core.durable import read_file
-from ..core.errors import UnsafePath
-from ..host_registry.host import (
+from ...core import jsontext
+from ...core.durable import read_file
+from ...core.errors import UnsafePath
+from ...host_registry.host import (
     MIDTURN,
     PROMPT,
     SERVER,
@@ -31,7 +31,6 @@ from ..host_registry.host import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from typing import Any
 
 
@@ -113,29 +112,6 @@ class Gemini(Host):
                         f"{bound!r}, not {agent!r}: register it there without --agent "
                         "(mailslot serve then reads MAILSLOT_AGENT) or start another host")
         return None
-
-    def wake_methods(self) -> Sequence[type]:
-        return _wake_methods()
-
-
-def _wake_methods() -> list[type]:
-    """Built on first use, so that a hook, which needs only the facts above, never
-    loads the wake machinery."""
-    from ..wake.methods import Job, ResumeMethod
-
-    class GeminiMethod(ResumeMethod):
-        name = "gemini"
-        host = "gemini"
-        program = "gemini"
-        summary = "resumes a Gemini CLI session: gemini --resume ID -p NOTICE"
-        needs = ("`gemini` on the watcher's PATH, logged in", "the session's id (`session_id`)",
-                 "`cwd`: the project folder, since Gemini keeps sessions per project")
-        limits = ("runs a separate headless turn, with Gemini's default approval mode",)
-
-        def resume(self, job: Job, session: str) -> list[str]:
-            return [self.executable, "--resume", session, "-p", job.notice]
-
-    return [GeminiMethod]
 
 
 HOST = Gemini()

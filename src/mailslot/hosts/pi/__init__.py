@@ -30,13 +30,9 @@ from __future__ import annotations
 import json
 import re
 
-from ..core.errors import InvalidInput
-from ..host_registry.host import MIDTURN, PROMPT, START, Host, Rung, field
-from . import PROVIDER_ENV
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+from ...core.errors import InvalidInput
+from ...host_registry.host import MIDTURN, PROMPT, START, Host, Rung, field
+from .. import PROVIDER_ENV
 
 MARK = "// Written by `mailslot install pi`"
 _AGENT_LINE = re.compile(r"^// mailslot agent: (\S+)$", re.M)
@@ -177,32 +173,6 @@ class Pi(Host):
                                "nothing was changed")
         found = _AGENT_LINE.search(before)
         return found.group(1) if found else None
-
-    def wake_methods(self) -> Sequence[type]:
-        return _wake_methods()
-
-
-def _wake_methods() -> list[type]:
-    """Built on first use, so that a hook, which needs only the facts above, never
-    loads the wake machinery."""
-    from ..wake.methods import WaiterMethod
-
-    class PiMethod(WaiterMethod):
-        """The extension's waiter wakes the session (``mailslot hook pi wait``)."""
-
-        name = "pi"
-        host = "pi"
-        summary = ("Pi's mailslot extension wakes the open session itself: its background "
-                   "waiter queues the notice as a follow-up that starts a turn")
-        needs = ("mailslot install pi --hooks --wake --agent NAME (writes the extension with "
-                 "its waiter and chooses this method)",
-                 "a Pi session open in its terminal UI or RPC mode, with the extension loaded "
-                 "(Pi's next start, or /reload)")
-        limits = ("not in `pi -p` or `--mode json`: those runs end after their prompt, so "
-                  "no waiter waits in them",
-                  "an open session with mail waiting starts a turn for it at once")
-
-    return [PiMethod]
 
 
 HOST = Pi()

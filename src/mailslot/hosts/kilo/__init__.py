@@ -20,7 +20,7 @@ approves every call no rule denies; mailslot never passes them. The environment 
 Headless runs are ``kilo run [--format json] PROMPT``; each JSON event carries the
 session's ``sessionID`` (``ses_…``, also listed by ``kilo session list``), and ``kilo
 run --session ID PROMPT`` continues that session with the history carried: the ``kilo``
-wake method, OpenCode's (:func:`.opencode.run_method`), ``--attach URL`` included (a TUI
+wake method, OpenCode's (:class:`..opencode.wake.RunMethod`), ``--attach URL`` included (a TUI
 started with ``--port``; its server answers 401 without ``KILO_SERVER_PASSWORD``, which
 the person sets for the TUI and the watcher alike). Without hooks, no session is ever
 recorded as an agent's latest, so that method takes a session id only.
@@ -42,12 +42,11 @@ the model, or, with ``attach``, wakes the session open in Kilo's TUI.
 
 from __future__ import annotations
 
-from ..host_registry.host import Host, Rung
-from . import PROVIDER_ENV
+from ...host_registry.host import Host, Rung
+from .. import PROVIDER_ENV
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from typing import Any
 
 
@@ -75,38 +74,6 @@ class Kilo(Host):
 
     def server_entry(self, command: str, args: list[str]) -> dict[str, Any]:
         return {**self.mcp_fields, "command": [command, *args]}
-
-    def wake_methods(self) -> Sequence[type]:
-        return _wake_methods()
-
-
-def _wake_methods() -> list[type]:
-    """Built on first use, so that a hook, which needs only the facts above, never
-    loads the wake machinery: OpenCode's ``run --session`` wake, as Kilo's."""
-    from .opencode import run_method
-
-    class KiloMethod(run_method()):  # type: ignore[misc]  # a class built at run time
-        name = "kilo"
-        host = "kilo"
-        program = "kilo"
-        summary = ("continues a Kilo Code CLI session: kilo run [--attach URL] --session "
-                   "SESSION_ID NOTICE")
-        needs = ("`kilo` on the watcher's PATH, with its provider set up",
-                 "the session's id (`session_id`: `ses_…`, from `kilo session list` or the "
-                 "`sessionID` of `kilo run --format json`)",
-                 "`cwd`: the project the session ran in (its MCP config and permissions are "
-                 "read from there)",
-                 "for an open TUI: `attach`, the address it serves on (start it as "
-                 "`kilo --port PORT`)")
-        limits = (
-            "without `attach`, a separate headless turn (`kilo run`) in that session",
-            "the woken run rejects any permission request the person's rules leave at "
-            "`ask`, even in an open TUI (never --auto)",
-            'no "latest": Kilo has no command hooks, so no session of it is ever recorded '
-            "as the agent's latest; name the session by its id",
-        )
-
-    return [KiloMethod]
 
 
 HOST = Kilo()
