@@ -4,6 +4,7 @@ its undo in the record, and ``install --undo`` takes the steps back in reverse."
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import sys
 from collections.abc import Callable
@@ -114,3 +115,36 @@ def test_install_is_small_functions_in_small_modules() -> None:
                 if node.end_lineno - node.lineno + 1 > 80:
                     long[f"{path.name}:{node.name}"] = node.end_lineno - node.lineno + 1
     assert long == {}
+
+
+def test_a_record_in_todays_format_still_undoes(cli: Cli, project: Path, root: Path,
+                                                isolated: Path) -> None:
+    """The record's format is kept: a record an earlier mailslot wrote is undone."""
+    assert cli("init").code == 0
+    (root / "config.json").write_text(json.dumps({"agents": {"ada": {
+        "wake_on_mail": True, "wake_method": "claude-peer"}}}))
+    mcp = project / ".mcp.json"
+    written = '{\n  "mcpServers": {\n    "mailslot": {\n      "command": "x"\n    }\n  }\n}\n'
+    mcp.write_text(written)
+    log = {"format": "mailslot-install/1", "host": "claude", "scope": "project",
+           "place": str(project.resolve()), "agent": "ada", "mailbox": str(root),
+           "notes": [], "files": {str(mcp.resolve()): {
+               "path": str(mcp), "kind": "json", "created": True, "folders": [],
+               "original": None, "written": hashlib.sha256(written.encode()).hexdigest(),
+               "exact": True, "entries": [{"path": ["mcpServers", "mailslot"],
+                                           "after": {"command": "x"}}],
+               "objects": [["mcpServers"]]}},
+           "settings": {"existed": False, "keys": [
+               {"path": ["wake_on_mail"], "after": True},
+               {"path": ["wake_method"], "after": "claude-peer"}]}}
+    where = record.where("claude", "project", project)
+    where.parent.mkdir(parents=True)
+    where.write_text(json.dumps(log))
+    where.chmod(0o600)
+    undone = cli("install", "--undo", "claude")
+    assert undone.code == 0, undone.err
+    assert undone.out.splitlines() == [
+        f"put back agents.ada's wake_on_mail, wake_method in {root}/config.json as before "
+        "install", f"removed {mcp} (install created it)"]
+    assert not mcp.exists() and not where.exists()
+    assert json.loads((root / "config.json").read_text()) == {}
