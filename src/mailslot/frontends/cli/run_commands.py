@@ -233,6 +233,7 @@ def _install_arguments(p: argparse.ArgumentParser) -> None:
 @INSTALL.handler
 def _install(args: argparse.Namespace, box: Mailbox) -> int:
     from ..install.changes import install as register
+    from ..install.planning import InstallOptions
 
     if args.undo:
         from ..install.undoing import undo
@@ -243,13 +244,11 @@ def _install(args: argparse.Namespace, box: Mailbox) -> int:
         print("\n".join(undo(args.host, scope=args.scope)))
         return 0
     agent = _remote_agent(args) if args.remote is not None else box.bound_agent()
-    report = register(
-        args.host, agent, scope=args.scope, hooks=args.hooks, wake=args.wake,
-        channel=args.channel, sidecar=args.sidecar, bridge=args.bridge, dry_run=args.dry_run,
+    report = register(args.host, agent, InstallOptions(
+        scope=args.scope, hooks=args.hooks, wake=args.wake, channel=args.channel,
+        sidecar=args.sidecar, bridge=args.bridge, dry_run=args.dry_run,
         mailbox_dir=args.dir or os.environ.get("MAILSLOT_DIR"),
-        allow_outside=args.allow_outside,
-        credential=args.credential, remote=args.remote,
-    )
+        allow_outside=args.allow_outside, credential=args.credential, remote=args.remote))
     print(render.installed(report))
     for warning in report.warnings:
         print(f"mailslot: warning: {warning}", file=sys.stderr)

@@ -7,9 +7,13 @@ that does not parse is an error and stays untouched; ``--dry-run`` shows the dif
 Where each host reads its settings, and in which shape, is the host's own
 (:mod:`mailslot.host_registry`); docs/hosts.md says it for people.
 
-``install --undo HOST`` takes back exactly what install did, from the record install keeps
-of it (:mod:`.record`, :mod:`.undoing`). Nothing in a
-project is read or written through a link, a FIFO or another user's file.
+An install is a plan of steps (:mod:`.planning`, :mod:`.steps`): each settings file, and
+the agent's settings in the mailbox's config.json, is a step that says what it reads,
+what it would write (``--dry-run``) and how its undo takes it back. Every step is
+checked before any is written; each keeps its undo in the record install keeps
+(:mod:`.record`) before it is written; and ``install --undo HOST`` takes the recorded
+steps back in reverse (:mod:`.undoing`), so it takes back exactly what install did.
+Nothing in a project is read or written through a link, a FIFO or another user's file.
 
-The code that edits files is in :mod:`mailslot.frontends.install.changes`, imported when run.
+The code is imported when ``install`` runs (:mod:`.changes`), never by another command.
 """

@@ -3,7 +3,7 @@
 A file is parsed whole before anything is written; a file that does not parse is an
 error and is left untouched. Every file is opened without following a link and only
 when it is a regular file of this user (a copy install keeps: also 0600); where a link
-leads is decided by the caller, before (:mod:`mailslot.frontends.install.changes`). Writing goes
+leads is decided by the caller, before (:mod:`mailslot.frontends.install.planning`). Writing goes
 to a temporary file beside the target, synced, then renamed over it (keeping its
 permissions), so a user's settings file that is a symlink (a dotfiles checkout) stays
 one: its target is written.
