@@ -22,17 +22,17 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 _FOLDER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hosts")
-_ENTRIES = [entry for entry in os.listdir(_FOLDER) if entry[0] not in "_."]
-_PACKAGES = [entry for entry in _ENTRIES if "." not in entry
-             and os.path.isfile(os.path.join(_FOLDER, entry, "__init__.py"))]
+_ENTRIES = sorted(os.listdir(_FOLDER))
 
-NAMES = tuple(sorted([entry[:-3] for entry in _ENTRIES if entry.endswith(".py")]
-                     + _PACKAGES))
+NAMES = tuple(
+    entry[:-3] if entry.endswith(".py") else entry for entry in _ENTRIES
+    if entry[0] not in "_." and (entry.endswith(".py") or os.path.isfile(
+        os.path.join(_FOLDER, entry, "__init__.py"))))
 """Every host, by name: the modules and packages of ``mailslot/hosts`` (one folder
-listing and a look into each package, no import: every hook pays for this)."""
+listing, no import)."""
 
-BRIDGED = tuple(sorted(name for name in _PACKAGES
-                       if os.path.isfile(os.path.join(_FOLDER, name, "bridge.py"))))
+BRIDGED = tuple(name for name in NAMES
+                if os.path.isfile(os.path.join(_FOLDER, name, "bridge.py")))
 """The hosts whose :meth:`~.host.Host.bridge` is not ``None``: the packages with a
 ``bridge.py``. ``doctor`` asks each of them whether a bridge of the mailbox runs without
 loading every host to find them (tests/test_hosts.py holds this to what they say)."""
