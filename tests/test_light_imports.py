@@ -219,3 +219,32 @@ def test_a_hook_loads_its_hosts_facts_and_no_wake_part(name: str, root: Path) ->
         assert [m for m in loaded if m.startswith("mailslot.hosts.")] == [
             "mailslot.hosts.claude", "mailslot.hosts.claude.bridge",
             "mailslot.hosts.copilot", "mailslot.hosts.cursor"]
+
+
+SERVICE_PROBE = _entry_probe(
+    "sorted(m for m in sys.modules if m in ('mailslot.service.overview', "
+    "'mailslot.service.ladder', 'mailslot.service.recipients', 'mailslot.mail.governor'))")
+
+
+@pytest.mark.parametrize(("argv", "loaded"), [
+    (["--agent", "y", "inbox"], []),
+    (["who"], ["mailslot.service.overview"]),
+    (["--agent", "y", "send", "--to", "z", "--subject", "s", "--body", "b", "--new"],
+     ["mailslot.mail.governor", "mailslot.service.recipients"]),
+])
+def test_a_command_loads_only_the_service_helpers_it_uses(argv: list[str], loaded: list[str],
+                                                          tmp_path: Any) -> None:
+    """Every feature module of the mailbox is loaded by every command (they make one
+    class), so each loads at its top only what a page of mail needs: a page loads neither
+    the overview (status, who, doctor), the delivery ladder, the recipients' checks nor
+    the loop governor; ``who`` only the overview; ``send`` the checks and the governor."""
+    env = {**os.environ, "MAILSLOT_DIR": str(tmp_path / "mailbox")}
+    env.pop("MAILSLOT_AGENT", None)
+    first = subprocess.run([sys.executable, "-m", "mailslot", "--agent", "x", "send", "--to",
+                            "y", "--subject", "s", "--body", "b", "--new"],
+                           capture_output=True, text=True, timeout=60, check=False, env=env)
+    assert first.returncode == 0, first.stderr  # mail for y: an empty inbox asks for more
+    proc = subprocess.run([sys.executable, "-c", SERVICE_PROBE, *argv], capture_output=True,
+                          text=True, timeout=60, check=False, env=env)
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert report == {"code": 0, "loaded": loaded}, proc.stderr

@@ -14,7 +14,8 @@ asking with its own key. Frames both ways are one JSON object a line (:func:`sen
 
 On the hook path, so it loads only ``_socket`` (not ``socket``, whose enums cost a
 millisecond), ``stat`` and mailslot's JSON; what only a server does (:func:`hold`,
-:func:`listen`) imports the rest when called.
+:func:`listen`) imports the rest when called, and its accept loop is a module apart
+(:mod:`mailslot.core.accept_loop`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .errors import UnsafePath
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
     from typing import Any
 
 OFF_SWITCH = "MAILSLOT_RELAY"
@@ -226,8 +227,8 @@ def hold(where: Place) -> int | None:
 
 def listen(where: Place) -> socket.socket | None:
     """The listening socket (under :func:`hold`'s lock), 0600 from birth (umask),
-    replacing one a dead helper left, for :func:`serve`; ``None`` when the folder is
-    not this user's own 0700 folder."""
+    replacing one a dead helper left, for :func:`~mailslot.core.accept_loop.serve`;
+    ``None`` when the folder is not this user's own 0700 folder."""
     import contextlib
     import socket
 
@@ -267,140 +268,6 @@ def start(where: Place, module: str, variable: str, location: str,
     except OSError:
         return
     spawn([sys.executable, "-m", module], child, where.base + ".log")
-
-
-class Door:
-    """How a helper's socket takes connections (:func:`serve`): the first line (a
-    hello or a request) at most ``line_bytes`` long, whole within ``hello_seconds``;
-    at most ``connections`` open at once, counting those still saying their first
-    line; the helper ends after ``idle`` seconds with none open."""
-
-    __slots__ = ("connections", "hello_seconds", "idle", "line_bytes")
-
-    def __init__(self, *, line_bytes: int, hello_seconds: float, connections: int,
-                 idle: float) -> None:
-        self.line_bytes, self.hello_seconds = line_bytes, hello_seconds
-        self.connections, self.idle = connections, idle
-
-
-class _Waiting:
-    """A connection still saying its first line, read as it arrives (no thread)."""
-
-    __slots__ = ("deadline", "read", "sock")
-
-    def __init__(self, sock: socket.socket, deadline: float) -> None:
-        self.sock, self.deadline, self.read = sock, deadline, bytearray()
-
-
-def serve(listener: socket.socket, door: Door,
-          answer: Callable[[socket.socket, dict[str, Any] | None, bytes], None]) -> None:
-    """Take connections on ``listener`` until ``door.idle`` seconds pass with none open:
-    the one accept loop of the relay and the hub.
-
-    Every connection is read in this thread until its first line is whole: another
-    user's process is closed before a byte is read, a line past ``door.line_bytes`` or
-    not whole within ``door.hello_seconds`` closes it, so a slow or endless sender
-    costs a bounded buffer and no thread. A whole line goes to ``answer(sock, frame,
-    rest)`` in a thread of its own (``frame``: the line as a JSON object, or ``None``;
-    ``rest``: what followed it), and the socket is closed when it returns. With
-    ``door.connections`` open, a new connection takes the place of the one waiting
-    longest for its first line, or is closed at once when all are past it.
-    """
-    import selectors
-    import threading
-    import time
-
-    waiting: dict[int, _Waiting] = {}
-    answering = [0]  # connections handed to ``answer`` and not yet done
-    lock = threading.Lock()
-    idle_since = [time.monotonic()]
-
-    def run(sock: socket.socket, frame: dict[str, Any] | None, rest: bytes) -> None:
-        try:
-            answer(sock, frame, rest)
-        finally:
-            sock.close()
-            with lock:
-                answering[0] -= 1
-                if not answering[0]:
-                    idle_since[0] = time.monotonic()
-
-    def drop(fd: int) -> None:
-        gone = waiting.pop(fd)
-        selector.unregister(gone.sock)
-        gone.sock.close()
-
-    def take() -> None:
-        try:
-            sock, _ = listener.accept()
-        except OSError:  # gone before it was taken, or no descriptor left: next time
-            return
-        with lock:
-            full = len(waiting) + answering[0] >= door.connections
-        if not trusted_peer(sock) or (full and not waiting):
-            sock.close()  # another user's process, or all busy: not one word
-            return
-        if full:
-            drop(min(waiting, key=lambda fd: waiting[fd].deadline))
-        sock.setblocking(False)
-        waiting[sock.fileno()] = _Waiting(sock, time.monotonic() + door.hello_seconds)
-        selector.register(sock, selectors.EVENT_READ)
-
-    def hear(fd: int) -> None:
-        item = waiting[fd]
-        try:
-            chunk = item.sock.recv(1 << 16)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            chunk = b""
-        item.read += chunk
-        end = item.read.find(b"\n", len(item.read) - len(chunk))
-        if not chunk or (end < 0 and len(item.read) > door.line_bytes) \
-                or end > door.line_bytes:
-            drop(fd)
-            return
-        if end < 0:
-            return
-        del waiting[fd]
-        selector.unregister(item.sock)
-        item.sock.setblocking(True)
-        try:
-            frame = jsontext.loads(bytes(item.read[:end]))
-        except (ValueError, RecursionError):
-            frame = None
-        with lock:
-            answering[0] += 1
-        threading.Thread(target=run, args=(item.sock, frame if isinstance(frame, dict)
-                                           else None, bytes(item.read[end + 1:])),
-                         daemon=True).start()
-
-    listener.setblocking(False)
-    selector = selectors.DefaultSelector()
-    selector.register(listener, selectors.EVENT_READ)
-    try:
-        while True:
-            now = time.monotonic()
-            for fd in [fd for fd, item in waiting.items() if item.deadline <= now]:
-                drop(fd)
-            with lock:
-                busy = bool(waiting) or answering[0] > 0
-                left = door.idle - (now - idle_since[0])
-            if not busy and left <= 0:
-                return
-            soonest = min((item.deadline for item in waiting.values()), default=now + 60)
-            wait = min(soonest - now, door.idle if busy else left, 60.0)
-            for key, _ in selector.select(max(wait, 0.01)):
-                if key.fileobj is listener:
-                    take()
-                elif key.fd in waiting:
-                    hear(key.fd)
-            if waiting:
-                idle_since[0] = time.monotonic()
-    finally:
-        for fd in list(waiting):
-            drop(fd)
-        selector.close()
 
 
 def trusted_peer(sock: _socket.socket) -> bool:

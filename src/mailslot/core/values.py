@@ -89,6 +89,30 @@ else:
     _NONE = object()
 
     def _build(cls, frozen):
+        """``cls`` made a value class: its fields found, its methods made and set."""
+        defaults, hidden = _fields_of(cls)
+        fields = tuple(defaults)
+        shown_fields = tuple(n for n in fields if n not in hidden)
+        with_default = [defaults[n] is not _NONE for n in fields]
+        if with_default != sorted(with_default):
+            raise TypeError(f"{cls.__name__}: a field without a default follows one with")
+        methods = _methods(cls, fields, defaults, shown_fields, frozen)
+        for name, method in methods.items():
+            if name in cls.__dict__ and name != "__hash__":
+                continue  # a method the class wrote itself wins, as with dataclasses
+            if method is not None:
+                method.__qualname__ = f"{cls.__qualname__}.{name}"
+            setattr(cls, name, method)
+        cls.__value_fields__ = fields
+        cls.__value_defaults__ = defaults
+        cls.__value_hidden__ = frozenset(hidden)
+        cls.__match_args__ = fields
+        return cls
+
+    def _fields_of(cls):
+        """Each field's default (``_NONE``: none) in declaration order, the bases' fields
+        first, and the fields ``repr`` leaves out. A ``field(...)`` default leaves the
+        class (as with dataclasses: it is made anew for each value)."""
         defaults = {}
         for base in reversed(cls.__mro__[1:]):
             defaults.update(getattr(base, "__value_defaults__", {}))
@@ -105,12 +129,46 @@ else:
                 delattr(cls, name)
                 if not value.shown:
                     hidden.add(name)
-        fields = tuple(defaults)
-        shown_fields = tuple(n for n in fields if n not in hidden)
+        return defaults, hidden
+
+    def _methods(cls, fields, defaults, shown_fields, frozen):
+        """The methods ``dataclasses`` would make for these fields, by name (``__hash__``
+        ``None``: unhashable)."""
+
+        def _key(self):
+            return tuple(getattr(self, n) for n in fields)
+
+        def __eq__(self, other):
+            if other.__class__ is not self.__class__:
+                return NotImplemented
+            return _key(self) == _key(other)
+
+        def __repr__(self):
+            shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in shown_fields)
+            return f"{cls.__qualname__}({shown})"
+
+        methods = {"__init__": _init(cls, fields, defaults), "__eq__": __eq__,
+                   "__repr__": __repr__}
+        if frozen:
+            def __setattr__(self, name, value):
+                raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+            def __delattr__(self, name):
+                raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+            def __hash__(self):
+                return hash(_key(self))
+
+            methods.update(__setattr__=__setattr__, __delattr__=__delattr__,
+                           __hash__=__hash__)
+        elif "__hash__" not in cls.__dict__:
+            methods["__hash__"] = None  # as dataclasses: eq without frozen is unhashable
+        return methods
+
+    def _init(cls, fields, defaults):
+        """``__init__``: positional fields, then keywords, then defaults, each set past a
+        frozen class's ``__setattr__``; then ``__post_init__``."""
         post_init = getattr(cls, "__post_init__", None)
-        with_default = [defaults[n] is not _NONE for n in fields]
-        if with_default != sorted(with_default):
-            raise TypeError(f"{cls.__name__}: a field without a default follows one with")
         setter = object.__setattr__
 
         def __init__(self, *args, **kwargs):
@@ -135,44 +193,6 @@ else:
             if post_init is not None:
                 post_init(self)
 
-        def _key(self):
-            return tuple(getattr(self, n) for n in fields)
-
-        def __eq__(self, other):
-            if other.__class__ is not self.__class__:
-                return NotImplemented
-            return _key(self) == _key(other)
-
-        def __repr__(self):
-            shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in shown_fields)
-            return f"{cls.__qualname__}({shown})"
-
-        methods = {"__init__": __init__, "__eq__": __eq__, "__repr__": __repr__}
-        if frozen:
-            def __setattr__(self, name, value):
-                raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-            def __delattr__(self, name):
-                raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-            def __hash__(self):
-                return hash(_key(self))
-
-            methods.update(__setattr__=__setattr__, __delattr__=__delattr__,
-                           __hash__=__hash__)
-        elif "__hash__" not in cls.__dict__:
-            methods["__hash__"] = None  # as dataclasses: eq without frozen is unhashable
-        for name, method in methods.items():
-            if name in cls.__dict__ and name != "__hash__":
-                continue  # a method the class wrote itself wins, as with dataclasses
-            if method is not None:
-                method.__qualname__ = f"{cls.__qualname__}.{name}"
-            setattr(cls, name, method)
-        cls.__value_fields__ = fields
-        cls.__value_defaults__ = defaults
-        cls.__value_hidden__ = frozenset(hidden)
-        cls.__match_args__ = fields
-        return cls
-
+        return __init__
 
 __all__ = ["Protocol", "asdict", "dataclass", "field", "replace"]

@@ -355,82 +355,98 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
     server, with unread counts, whether a server of it is online, its wake, how many
     agents share its group gate and whose child it is (``online_only``: those with a
     server online now)."""
-    known: dict[str, list[str]] = {}
+    census = _Census(store, config, now)
+    found = [census.info(name) for name in sorted(census.known)]
+    return [info for info in found if info.online or not online_only]
 
-    def note(name: str, source: str) -> None:
+
+class _Census:
+    """What :func:`who` reads of every agent: each kind of fact read once, for all
+    agents at once (in this order), and where each agent was found, in that order."""
+
+    def __init__(self, store: Store, config: Config, now: datetime) -> None:
+        self.store, self.config = store, config
+        self.known: dict[str, list[str]] = {}
+        if config.owner:
+            self.note(config.owner, "owner")
+        for name in config.agents():
+            self.note(name, "config")
+        self.unread: dict[str, int] = {}
+        self.unlooked: set[str] = set()  # agents whose overdue mail may go past the oldest
+        old = self._open_mail(_id_time(now, config))
+        self.stuck = _unsurfaced(store, old)
+        self.live = store.broadcast_ids()
+        for message_id in self.live:
+            self.note(sender_of(message_id), "messages")
+        self.presence = summarize(store.presence(), now)
+        for name in self.presence:
+            self.note(name, "server")
+        self.running = instances.by_agent(store, now)  # name@session
+        self.gates = store.gated()  # every inbox not open, with a mailbox or not
+        self.groups: dict[str, int] = {}
+        for accept in self.gates.values():
+            if (group := group_of(accept)) is not None:
+                self.groups[group] = self.groups.get(group, 0) + 1
+        registered = store.registered_agents()
+        for record in registered:
+            self.note(record.name, "registry")
+        self.parents = {r.name: r.parent for r in registered if r.parent}
+        self.expiries = {r.name: r.expires for r in registered if r.expires}
+        self.lapsed = {r.name for r in registered if expired(r, now)}
+        for name in self.running:
+            self.note(name, "session")
+        self.watching: WatcherInfo | None = None
+
+    def note(self, name: str, source: str) -> None:
+        """``name`` was found in ``source`` (a reserved name is no agent)."""
         if name in RESERVED or name.startswith("_"):
             return
-        sources = known.setdefault(name, [])
+        sources = self.known.setdefault(name, [])
         if source not in sources:
             sources.append(source)
 
-    if config.owner:
-        note(config.owner, "owner")
-    for name in config.agents():
-        note(name, "config")
-    unread: dict[str, int] = {}
-    old: dict[str, list[str]] = {}  # unread mail older than the threshold, per agent
-    unlooked: set[str] = set()  # agents whose overdue mail may go past the oldest looked at
-    cutoff = _id_time(now, config)
-    for name in store.agent_names():  # unread listed; read and done mail never are
-        note(name, "mailbox")
-        for sender in sorted(store.correspondents(name)):
-            note(sender, "messages")
-        unread[name], oldest = store.count_unread(name, UNSURFACED_LOOKED)
-        overdue = [i for i in oldest if i < cutoff]
-        if overdue:  # the oldest are the most overdue, and name "since"
-            old[name] = overdue
-            if len(overdue) == UNSURFACED_LOOKED < unread[name]:
-                unlooked.add(name)
-    stuck = _unsurfaced(store, old)
-    live = store.broadcast_ids()
-    for message_id in live:
-        note(sender_of(message_id), "messages")
-    presence = summarize(store.presence(), now)
-    for name in presence:
-        note(name, "server")
-    running = instances.by_agent(store, now)  # name@session
-    gates = store.gated()  # every inbox not open, with a mailbox or not
-    groups: dict[str, int] = {}
-    for accept in gates.values():
-        if (group := group_of(accept)) is not None:
-            groups[group] = groups.get(group, 0) + 1
-    registered = store.registered_agents()
-    for record in registered:
-        note(record.name, "registry")
-    parents = {r.name: r.parent for r in registered if r.parent}
-    expiries = {r.name: r.expires for r in registered if r.expires}
-    lapsed = {r.name for r in registered if expired(r, now)}
-    for name in running:
-        note(name, "session")
-    result = []
-    watching: WatcherInfo | None = None
-    for name in sorted(known):
-        seen = store.seen(name) if live else set()
-        pending = len(to_serve(live, seen, name))
-        accept = gates.get(name, "open")
+    def _open_mail(self, cutoff: str) -> dict[str, list[str]]:
+        """Every mailbox's unread count and correspondents (read and done mail are never
+        listed); returns each agent's unread mail older than ``cutoff``."""
+        old: dict[str, list[str]] = {}  # unread mail older than the threshold, per agent
+        for name in self.store.agent_names():
+            self.note(name, "mailbox")
+            for sender in sorted(self.store.correspondents(name)):
+                self.note(sender, "messages")
+            self.unread[name], oldest = self.store.count_unread(name, UNSURFACED_LOOKED)
+            overdue = [i for i in oldest if i < cutoff]
+            if overdue:  # the oldest are the most overdue, and name "since"
+                old[name] = overdue
+                if len(overdue) == UNSURFACED_LOOKED < self.unread[name]:
+                    self.unlooked.add(name)
+        return old
+
+    def info(self, name: str) -> AgentInfo:
+        """What ``who`` shows of ``name``."""
+        seen = self.store.seen(name) if self.live else set()
+        pending = len(to_serve(self.live, seen, name))
+        accept = self.gates.get(name, "open")
         group = group_of(accept)
-        info = AgentInfo(name, unread.get(name, 0) + pending, known[name],
-                         wake=wake_setting(config, name), notify=notify_setting(config, name),
+        stuck = self.stuck.get(name)
+        info = AgentInfo(name, self.unread.get(name, 0) + pending, self.known[name],
+                         wake=wake_setting(self.config, name),
+                         notify=notify_setting(self.config, name),
                          gated=accept != "open", gate_group=group,
-                         instances=running.get(name, []),
-                         group_members=groups.get(group) if group else None,
-                         subagent_of=parents.get(name), expires=expiries.get(name),
-                         expired=name in lapsed,
-                         unsurfaced=len(stuck.get(name, ())),
-                         unsurfaced_since=_date_of(min(stuck[name])) if stuck.get(name)
-                         else None,
-                         unsurfaced_more=name in unlooked and name in stuck)
+                         instances=self.running.get(name, []),
+                         group_members=self.groups.get(group) if group else None,
+                         subagent_of=self.parents.get(name), expires=self.expiries.get(name),
+                         expired=name in self.lapsed,
+                         unsurfaced=len(stuck or ()),
+                         unsurfaced_since=_date_of(min(stuck)) if stuck else None,
+                         unsurfaced_more=name in self.unlooked and name in self.stuck)
         if info.wake.split(" ")[0] not in ("off", "unsupported") or info.notify != "none":
-            watching = watching or watcher(store, config)
-            info = replace(info, watcher=watching)
-        if name in presence:
-            here = presence[name]
+            self.watching = self.watching or watcher(self.store, self.config)
+            info = replace(info, watcher=self.watching)
+        if name in self.presence:
+            here = self.presence[name]
             info = replace(info, online=here.online, last_seen=here.last_seen,
                            sessions=here.sessions)
-        if info.online or not online_only:
-            result.append(info)
-    return result
+        return info
 
 
 def _id_time(now: datetime, config: Config) -> str:
@@ -528,17 +544,7 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
     (:meth:`~mailslot.store.roles.Upkeep.problems`), and the report says so.
     """
     deep = deep or fix
-    fixed: list[str] = []
-    if fix:
-        changed = store.fix_permissions()
-        if changed:
-            fixed.append(f"tightened permissions on {changed} path(s)")
-        try:
-            recounted = store.repair_counts()
-        except MailslotError:  # a planted folder: problems() names it below
-            recounted = 0
-        if recounted:
-            fixed.append(f"counted {recounted} mailbox tally(s) again")
+    fixed = _repair(store) if fix else []
     problems = store.problems(deep=deep)
     watching: WatcherInfo | None = None
     try:
@@ -555,7 +561,29 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
     problems.extend(wake_problems)
     if deep:
         problems.extend(_unreadable(store, fix, fixed))
+    _stale_staging(store, fix, problems, fixed)
+    return DoctorReport(store.location, problems, fixed, watching, deep=deep,
+                        bridges=_bridges(store), routes=routes, kind=store.kind)
 
+
+def _repair(store: Store) -> list[str]:
+    """``doctor --fix``'s first steps, before anything is checked: permissions tightened
+    and the kept counts counted again. Returns what was done."""
+    fixed: list[str] = []
+    changed = store.fix_permissions()
+    if changed:
+        fixed.append(f"tightened permissions on {changed} path(s)")
+    try:
+        recounted = store.repair_counts()
+    except MailslotError:  # a planted folder: problems() names it below
+        recounted = 0
+    if recounted:
+        fixed.append(f"counted {recounted} mailbox tally(s) again")
+    return fixed
+
+
+def _stale_staging(store: Store, fix: bool, problems: list[str], fixed: list[str]) -> None:
+    """Staging files a crashed writer left: a problem, or (``fix``) removed."""
     try:
         staged = store.staging()
     except MailslotError as exc:  # tmp/ itself planted or unusable: a finding too
@@ -577,8 +605,6 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
             f"{len(stale)} staging file(s) older than 36 hours (left by a crashed writer;"
             " `mailslot doctor --fix` removes them)"
         )
-    return DoctorReport(store.location, problems, fixed, watching, deep=deep,
-                        bridges=_bridges(store), routes=routes, kind=store.kind)
 
 
 def _bridges(store: Store) -> tuple[str, ...]:

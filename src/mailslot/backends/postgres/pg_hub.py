@@ -38,7 +38,8 @@ from typing import Any
 import psycopg
 from psycopg import conninfo
 
-from ...core.local_socket import Door, Place, begin, listen, place, send, serve
+from ...core.accept_loop import Door, serve
+from ...core.local_socket import Place, begin, listen, place, send
 from ...core.local_socket import start as start_helper
 from .pg_connection import CHANNEL
 

@@ -25,8 +25,9 @@ from typing import Any
 
 from ...access.identity import Identity
 from ...backends import open_store
+from ...core.accept_loop import Door, serve
 from ...core.errors import MailslotError
-from ...core.local_socket import FRAME_LIMIT, Door, Frames, begin, listen, send, serve
+from ...core.local_socket import FRAME_LIMIT, Frames, begin, listen, send
 from . import host_io
 from .hook_entry import answer
 from .relay_client import Relay
