@@ -127,7 +127,8 @@ def build(root: str) -> None:
     store.write_presence("codex", "host-3", {"pid": 3})
     store.remove_presence("gemini", "host-2")
     secret = "sha256:" + "0" * 64
-    parent = AgentRecord("claude", secret, runtime="claude-code", created="2099-01-01T00:00:00+00:00")
+    parent = AgentRecord("claude", secret, runtime="claude-code",
+                         created="2099-01-01T00:00:00+00:00")
     store.register_agent(parent)
     store.register_agent(AgentRecord("reviewer", secret, parent="claude", parent_generation=1,
                                      created="2099-01-01T00:00:00+00:00"))

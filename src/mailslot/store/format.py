@@ -144,7 +144,8 @@ def is_kept_file(name: str) -> bool:
     and anything else (``tmp/junk``, ``evil.sh``, ``../x``) are not."""
     from ..core.ids import is_id
     from ..core.names import is_gate_key, is_valid_name
-    from .records import NOTIFY_QUEUES, notify_lane
+    from .namespaces import NOTIFY_QUEUES
+    from .records import notify_lane
 
     def agent(raw: str) -> bool:
         return is_valid_name(raw) and raw == raw.lower()
