@@ -9,14 +9,15 @@ made is success, not an error.
 writes the primitives of :mod:`.primitives` (the store itself, mail, broadcasts, the
 logs, keyed records in the namespaces of :mod:`.namespaces`, watching) and inherits
 every method here, each a default written once over the primitives, grouped by the
-roles of :mod:`.roles`; a backend overrides one only for speed (the file store's counts
+roles of :mod:`.roles` (:class:`Fallbacks` holds those a backend may answer faster,
+:class:`Store` the rest); a backend overrides one only for speed (the file store's counts
 kept as mail moves, PostgreSQL's indexes and full-text search) or to report what it
 keeps beyond the primitives (the file store's staging area, its month archives). The
 contract every backend keeps is in :mod:`.primitives`; ``tests/test_store_contract.py``
 checks it for every backend (files, PostgreSQL and memory).
 
-On the hook path (every backend is built on it): one class, loading nothing but
-mailslot's foundation; type checkers see it built on
+On the hook path (every backend is built on it): two classes, loading nothing but
+mailslot's foundation; type checkers see them built on
 :class:`~.primitives.Primitives`.
 """
 
@@ -46,16 +47,19 @@ else:
     _Base = object
 
 
-class Store(_Base):
-    """Where messages, broadcasts and every record of the namespaces live: the
-    primitives a backend writes, and every method built on them."""
+class Fallbacks(_Base):
+    """What a backend may answer faster than these defaults, which read through the
+    primitives: what is known of mail without reading it, what ``doctor`` looks at,
+    search and the month archives (the file store's kept counts and index, PostgreSQL's
+    indexes and ``tsvector``)."""
 
     _no_archive = ("archive is for the file store: this store keeps done mail where it is, "
                    "searchable; nothing was changed")
     """Why :meth:`archive_done` refuses (a backend keeping archives overrides it)."""
 
+
     # What is known of mail without reading it (done mail is kept forever: a backend
-    # answers these without listing it; the defaults list) ---------------------------------
+    # answers these without listing it; the defaults list) ----------------------------
     def state_of(self, agent: str, message_id: str) -> State | None:
         """The state of ``message_id`` for ``agent``, or ``None`` if it has no copy."""
         return next((s for i, s in self.entries(agent, STATES) if i == message_id), None)
@@ -87,55 +91,7 @@ class Store(_Base):
         newest = sorted((i for i in held if sender_of(i) == sender), reverse=True)
         return newest if limit is None else newest[:limit]
 
-    # Broadcasts served: each agent's seen set ---------------------------------------------
-    def seen(self, agent: str) -> set[str]:
-        """Broadcast ids ``agent`` has been served."""
-        return self.get("seen", (agent,))  # type: ignore[no-any-return]
-
-    def add_seen(self, agent: str, message_ids: Sequence[str]) -> None:
-        """Record broadcasts as served to ``agent``, durably."""
-        if message_ids:
-            self.add("seen", (agent,), message_ids)
-
-    # The config (one locked writer), the events log, keys marked once ---------------------
-    def load_config(self) -> dict[str, Any]:
-        """The raw config (``{}`` when there is none); ``StoreError`` if unreadable."""
-        return self.get("config", ()) or {}
-
-    def update_config(self, change: Callable[[dict[str, Any]], bool]) -> bool:
-        """Read the config, let ``change`` edit it in place and save it if it returns
-        ``True``, all under one lock: the store's one config writer."""
-        return self.update("config", [()], lambda held: change(held.setdefault((), {})))
-
-    def append_event(self, event: Event, *, durable: bool = False) -> None:
-        """Add a receipt to the events log (best effort: the folders are the truth)."""
-        self.append_log("events", event, durable=durable)
-
-    def events(self, *, newest_first: bool = False) -> Iterator[dict[str, Any]]:
-        """Every readable receipt, oldest first (or newest first)."""
-        return self.read_log("events", newest_first=newest_first)
-
-    def mark_once(self, key: str) -> bool:
-        """Mark ``key`` durably; ``True`` only for the one caller, of every process and
-        machine, that marked it first."""
-        return self.add("once", (key,), "")
-
-    # The log of sessions mailslot started, and the launch lock ----------------------------
-    def log_session(self, record: Mapping[str, Any]) -> None:
-        """Add one started (or failed) session to the session log, durably."""
-        self.append_log("sessions", record, durable=True)
-
-    def started_sessions(self) -> list[dict[str, Any]]:
-        """Every readable record of the session log, oldest first."""
-        return list(self.read_log("sessions"))
-
-    def launch_lock(self) -> AbstractContextManager[bool]:
-        """Hold the lock of starting sessions, waiting for it (another thread, process
-        or machine of this store holds it meanwhile)."""
-        return self.lock("launch", ())
-
-    # What doctor looks at (a store with nothing staged, counted or permissioned keeps
-    # these) -------------------------------------------------------------------------------
+    # What doctor looks at (a store with nothing staged or counted keeps these) ------
     def staging(self) -> list[StoredFile]:
         """Files in the staging area: a crashed writer's leftovers if old."""
         return []
@@ -185,7 +141,105 @@ class Store(_Base):
                       lambda i=message_id: self.load_broadcast(i))  # type: ignore[misc]
         return found
 
-    # Presence: one record per running MCP server ------------------------------------------
+    # Search (the default reads every message; an index overrides all four) ---------
+    def search(self, request: Search) -> list[str]:
+        """Ids of the messages ``request`` finds: best first when it has words to
+        match, else oldest first; at most ``limit`` after ``offset``."""
+        from .scan import search
+
+        return search(self, request)
+
+    def reindex(self) -> int:
+        """Build the search index again; how many messages it holds."""
+        from .scan import every_message
+
+        return len(list(every_message(self)))
+
+    def catch_up_index(self, seconds: float | None) -> int:
+        """Index what was delivered since; how many a search would still not cover."""
+        return 0
+
+    def unsearched(self) -> int:
+        """How many delivered messages a search does not cover yet."""
+        return 0
+
+    # Month archives of done mail (the file store's; elsewhere it stays put) --------
+    def archive_done(self, before: str, *, dry_run: bool = False) -> dict[str, int]:
+        """Move done mail older than ``before`` into its month's archive, per month."""
+        raise StoreError(self._no_archive)
+
+    def restore_archived(self, months: list[str] | None = None) -> dict[str, int]:
+        """Move the archived mail of ``months`` back into the done folders."""
+        raise StoreError(self._no_archive)
+
+    def archive_months(self) -> dict[str, int]:
+        """Each archived month and how many message copies it holds."""
+        return {}
+
+    def archived(self, message_id: str) -> list[tuple[str, Message]]:
+        """Every archived copy of ``message_id``, as ``(recipient, message)``."""
+        return []
+
+    def archived_ids(self, agent: str | None = None) -> list[str]:
+        """Every archived message's id (``agent``: of its copies only), oldest first."""
+        return []
+
+
+
+class Store(Fallbacks):
+    """Where messages, broadcasts and every record of the namespaces live: the
+    primitives a backend writes, and every method built on them. Those of this class
+    read and write the namespaces of keyed records, the same for every backend."""
+
+
+    # Broadcasts served: each agent's seen set ---------------------------------------
+    def seen(self, agent: str) -> set[str]:
+        """Broadcast ids ``agent`` has been served."""
+        return self.get("seen", (agent,))  # type: ignore[no-any-return]
+
+    def add_seen(self, agent: str, message_ids: Sequence[str]) -> None:
+        """Record broadcasts as served to ``agent``, durably."""
+        if message_ids:
+            self.add("seen", (agent,), message_ids)
+
+    # The config (one locked writer), the events log, keys marked once ---------------
+    def load_config(self) -> dict[str, Any]:
+        """The raw config (``{}`` when there is none); ``StoreError`` if unreadable."""
+        return self.get("config", ()) or {}
+
+    def update_config(self, change: Callable[[dict[str, Any]], bool]) -> bool:
+        """Read the config, let ``change`` edit it in place and save it if it returns
+        ``True``, all under one lock: the store's one config writer."""
+        return self.update("config", [()], lambda held: change(held.setdefault((), {})))
+
+    def append_event(self, event: Event, *, durable: bool = False) -> None:
+        """Add a receipt to the events log (best effort: the folders are the truth)."""
+        self.append_log("events", event, durable=durable)
+
+    def events(self, *, newest_first: bool = False) -> Iterator[dict[str, Any]]:
+        """Every readable receipt, oldest first (or newest first)."""
+        return self.read_log("events", newest_first=newest_first)
+
+    def mark_once(self, key: str) -> bool:
+        """Mark ``key`` durably; ``True`` only for the one caller, of every process and
+        machine, that marked it first."""
+        return self.add("once", (key,), "")
+
+    # The log of sessions mailslot started, and the launch lock ----------------------
+    def log_session(self, record: Mapping[str, Any]) -> None:
+        """Add one started (or failed) session to the session log, durably."""
+        self.append_log("sessions", record, durable=True)
+
+    def started_sessions(self) -> list[dict[str, Any]]:
+        """Every readable record of the session log, oldest first."""
+        return list(self.read_log("sessions"))
+
+    def launch_lock(self) -> AbstractContextManager[bool]:
+        """Hold the lock of starting sessions, waiting for it (another thread, process
+        or machine of this store holds it meanwhile)."""
+        return self.lock("launch", ())
+
+    # Presence: one record per running MCP server ------------------------------------
     def write_presence(self, agent: str, key: str, record: Mapping[str, Any]) -> None:
         """Replace ``agent``'s presence record ``key`` atomically."""
         self.put("presence", (agent, key), dict(record))
@@ -201,7 +255,7 @@ class Store(_Base):
         self.delete("presence", (agent, key))
 
     # Per-session delivery state: shown, hook sessions, mail for one session, latest
-    # sessions, claims, waiters ------------------------------------------------------------
+    # sessions, claims, waiters ------------------------------------------------------
     def shown(self, agent: str, session: str) -> set[str]:
         """Ids this session of ``agent`` has been shown."""
         return self.get("shown", (agent, session))  # type: ignore[no-any-return]
@@ -290,7 +344,7 @@ class Store(_Base):
         """The pids recorded by ``agent``'s waiters (some may have ended)."""
         return [p for p in self.items("waiters", (agent,)).values() if isinstance(p, int)]
 
-    # The queues at a glance (their rules: mailslot.wake.claims) ---------------------------
+    # The queues at a glance (their rules: mailslot.wake.claims) ---------------------
     def queued_agents(self) -> dict[str, list[str]]:
         """The agents with queued or claimed entries, by queue (``wake``,
         ``notify-N``), queues holding nothing left out: a watcher's one look."""
@@ -300,7 +354,7 @@ class Store(_Base):
                 found.setdefault(key[0], set()).add(key[1])
         return {queue: sorted(agents) for queue, agents in sorted(found.items())}
 
-    # Registered agents (rules: mailslot.access.authority) ---------------------------------
+    # Registered agents (rules: mailslot.access.authority) ---------------------------
     def register_agent(self, record: AgentRecord) -> bool:
         """Add ``record`` durably; ``False`` (nothing written) if the name is taken."""
         return self.add("registry", (record.name,), record)
@@ -318,8 +372,8 @@ class Store(_Base):
         was never registered."""
         self.put("registry", (record.name,), record)
 
-    # Gated inboxes (who passes: mailslot.access.gates); members and requests take a
-    # name or +GROUP -----------------------------------------------------------------------
+    # Gated inboxes (who passes: mailslot.access.gates); members and requests take an
+    # agent's name or a group's key +GROUP --------------------------------------------
     def set_accept(self, agent: str, accept: str) -> None:
         """Open (``"open"``) or gate (``"members"``, ``"group:GROUP"``) an inbox."""
         if accept == "open":
@@ -371,7 +425,7 @@ class Store(_Base):
         """Ids the service let through ``agent``'s gate."""
         return self.get("passed", (agent,))  # type: ignore[no-any-return]
 
-    # Replaced sessions (rules: mailslot.access.fencing) -----------------------------------
+    # Replaced sessions (rules: mailslot.access.fencing) -----------------------------
     def fence(self, agent: str, session: str, by: str) -> None:
         """Mark ``session`` replaced by ``by``, durably; a second fence keeps the first."""
         self.add("fences", (agent, session), by)
@@ -380,8 +434,7 @@ class Store(_Base):
         """The session that replaced ``session``, or ``None``."""
         return self.get("fences", (agent, session))  # type: ignore[no-any-return]
 
-    # The governor's token buckets by key, each (tokens, at); not stored: full (rules:
-    # mailslot.mail.governor) --------------------------------------------------------------
+    # The governor's token buckets (rules: mailslot.mail.governor) -------------------
     def update_buckets(self, keys: Sequence[str],
                        change: Callable[[dict[str, tuple[float, float]]], bool]) -> bool:
         """Read the stored buckets of ``keys``, let ``change`` edit them, save them
@@ -404,50 +457,6 @@ class Store(_Base):
         return {".".join(key): value for key, value in self.items("limits", parts).items()
                 if len(key) > 2}
 
-    # Search (the default reads every message; a backend with an index overrides all
-    # four) --------------------------------------------------------------------------------
-    def search(self, request: Search) -> list[str]:
-        """Ids of the messages ``request`` finds: best first when it has words to
-        match, else oldest first; at most ``limit`` after ``offset``."""
-        from .scan import search
-
-        return search(self, request)
-
-    def reindex(self) -> int:
-        """Build the search index again; how many messages it holds."""
-        from .scan import every_message
-
-        return len(list(every_message(self)))
-
-    def catch_up_index(self, seconds: float | None) -> int:
-        """Index what was delivered since; how many a search would still not cover."""
-        return 0
-
-    def unsearched(self) -> int:
-        """How many delivered messages a search does not cover yet."""
-        return 0
-
-    # Month archives of done mail (the file store's; elsewhere done mail stays where it
-    # is) ----------------------------------------------------------------------------------
-    def archive_done(self, before: str, *, dry_run: bool = False) -> dict[str, int]:
-        """Move done mail older than ``before`` into its month's archive, per month."""
-        raise StoreError(self._no_archive)
-
-    def restore_archived(self, months: list[str] | None = None) -> dict[str, int]:
-        """Move the archived mail of ``months`` back into the done folders."""
-        raise StoreError(self._no_archive)
-
-    def archive_months(self) -> dict[str, int]:
-        """Each archived month and how many message copies it holds."""
-        return {}
-
-    def archived(self, message_id: str) -> list[tuple[str, Message]]:
-        """Every archived copy of ``message_id``, as ``(recipient, message)``."""
-        return []
-
-    def archived_ids(self, agent: str | None = None) -> list[str]:
-        """Every archived message's id (``agent``: of its copies only), oldest first."""
-        return []
 
 
 def _bucket(key: str) -> tuple[str, ...]:

@@ -1,8 +1,9 @@
 """The store's roles: the methods of :class:`~mailslot.store.base.Store` beyond the
 primitives, grouped by concern, each built once on the primitives.
 
-Data, not classes: :class:`~.base.Store` is one class (a class per role cost every hook
-a millisecond of start-up), and this grouping is what people and tests read.
+Data, not classes: :class:`~.base.Store` is two (the defaults a backend may override for
+speed, :class:`~.base.Fallbacks`, and the rest; a class per role cost every hook a
+millisecond of start-up), and this grouping is what people and tests read.
 ``tests/test_store_contract.py`` has one class of tests per role and checks that every
 method of ``Store`` is in exactly one role; ``tests/test_architecture_doc.py`` checks
 docs/architecture.md's table against it. Not loaded by mailslot at run time.

@@ -1,5 +1,5 @@
 """Search without an index: every message read and matched (the default of
-:meth:`~mailslot.store.roles.Searching.search`).
+:meth:`~mailslot.store.base.Store.search`).
 
 The same language, filters and order as the backends' indexes (:mod:`mailslot.core.query`;
 the file store's SQLite index, PostgreSQL's ``tsvector``): a word matches a whole word,

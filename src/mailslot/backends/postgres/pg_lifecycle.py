@@ -41,7 +41,7 @@ def _offset(db: psycopg.Connection[Any]) -> tuple[float, float]:
 
 
 class PgLifecycle(PgConnection):
-    """The :class:`~mailslot.store.roles.Lifecycle` role on PostgreSQL."""
+    """The :class:`~mailslot.store.primitives.Lifecycle` primitives on PostgreSQL."""
 
     def exists(self) -> bool:
         """Reading the schema's version once: at :data:`LATEST`, the next call need not

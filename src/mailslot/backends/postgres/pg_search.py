@@ -95,7 +95,7 @@ administrator's tool, not mailslot's."""
 
 
 class PgSearch(PgConnection):
-    """The :class:`~mailslot.store.roles.Searching` role on PostgreSQL: its own
+    """The ``Searching`` role on PostgreSQL (overriding the store's defaults): its own
     full-text search, written in the delivery's transaction."""
 
     _no_archive = NO_ARCHIVE
@@ -125,10 +125,3 @@ class PgSearch(PgConnection):
                 row = db.execute("SELECT count(*) FROM search").fetchone()
                 return int(row[0]) if row else 0
         return self._run("cannot rebuild the search index", work)  # type: ignore[no-any-return]
-
-    def catch_up_index(self, seconds: float | None) -> int:
-        """Nothing to catch up: every delivery writes its search row in its transaction."""
-        return 0
-
-    def unsearched(self) -> int:
-        return 0

@@ -15,7 +15,7 @@ from .pg_schema import LATEST, schema_version
 
 class PgUpkeep(PgConnection):
     """What ``doctor`` finds on PostgreSQL (nothing is staged, counted or permissioned
-    by mailslot there: the :class:`~mailslot.store.roles.Upkeep` defaults hold), and
+    by mailslot there: the ``Upkeep`` role's defaults hold), and
     the quarantine (a ``Mail`` primitive)."""
 
     def problems(self, *, deep: bool = False) -> list[str]:
