@@ -4,17 +4,19 @@
 The same language, filters and order as the backends' indexes (:mod:`mailslot.core.query`;
 the file store's SQLite index, PostgreSQL's ``tsvector``): a word matches a whole word,
 a phrase its words in a row in the subject or the body, a prefix the start of a word;
-matches are ranked by how often their words occur, a subject word weighing four times a
-body word, among the newest :data:`CANDIDATES`; without words, oldest first. It reads
+matches are ranked as SQLite's FTS5 ranks them (BM25, a subject word weighing four times
+a body word) among the newest :data:`CANDIDATES`; without words, oldest first. It reads
 every message, so it is for a small store (memory, tests); a backend with an index
-overrides it.
+overrides it (``tests/test_scan.py`` holds it to the file store's index).
 """
 
 from __future__ import annotations
 
+import math
+
 from ..core.errors import NotFound, Unreadable
 from ..core.message import STATES
-from ..core.query import All, Any, Not, Search, Term, utc, words_of
+from ..core.query import All, Not, Search, Term, utc, words_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,15 +53,16 @@ def every_message(store: Store) -> Iterator[Message]:
 
 def search(store: Store, request: Search) -> list[str]:
     """The ids ``request`` finds in ``store``, in the indexes' order."""
-    chosen = [m for m in every_message(store) if _passes(m, request)]
-    chosen.sort(key=lambda m: (utc(m.date), m.id))
+    every = sorted(every_message(store), key=lambda m: (utc(m.date), m.id))
+    chosen = [m for m in every if _passes(m, request)]
     if request.match is None:
         ordered = [m.id for m in chosen]
     else:
-        scored = [(score, m) for m in chosen[-CANDIDATES:]
-                  if (score := _score(request.match, _fields(m))) is not None]
-        scored.sort(key=lambda pair: (pair[0], utc(pair[1].date)), reverse=True)
-        ordered = [m.id for _, m in scored]
+        fields = {m.id: _fields(m) for m in every}
+        found = [m for m in chosen if _matches(request.match, fields[m.id])][-CANDIDATES:]
+        rank = _Ranking(request.match, list(fields.values()))
+        found.sort(key=lambda m: (rank.score(fields[m.id]), utc(m.date)), reverse=True)
+        ordered = [m.id for m in found]
     return ordered[request.offset:request.offset + request.limit]
 
 
@@ -81,19 +84,44 @@ def _fields(message: Message) -> tuple[list[str], list[str]]:
     return words_of(message.subject), words_of(message.body)
 
 
-def _score(node: Node, fields: tuple[list[str], list[str]]) -> float | None:
-    """How well ``node`` matches (subject hits four times body hits), ``None``: not."""
+def _matches(node: Node, fields: tuple[list[str], list[str]]) -> bool:
     if isinstance(node, Term):
-        hits = [_count(node, words) for words in fields]
-        return 4.0 * hits[0] + hits[1] if any(hits) else None
+        return any(_count(node, words) for words in fields)
     if isinstance(node, Not):
-        return None if _score(node.part, fields) is not None else 0.0
-    scores = [_score(part, fields) for part in node.parts]
-    if isinstance(node, All):
-        return None if None in scores else sum(s for s in scores if s is not None)
-    assert isinstance(node, Any)
-    found = [s for s in scores if s is not None]
-    return sum(found) if found else None
+        return not _matches(node.part, fields)
+    found = [_matches(part, fields) for part in node.parts]
+    return all(found) if isinstance(node, All) else any(found)
+
+
+class _Ranking:
+    """Okapi BM25 as SQLite's FTS5 computes it (``bm25(words, 4.0, 1.0)``): over every
+    phrase of the query, its rarity among all messages times its hits in this one (a
+    subject hit four times a body hit), weighed down in a long message."""
+
+    def __init__(self, match: Node, every: list[tuple[list[str], list[str]]]) -> None:
+        self.phrases = list(_phrases(match))
+        rows = max(len(every), 1)
+        self.average = sum(len(s) + len(b) for s, b in every) / rows or 1.0
+        self.rarity = []
+        for phrase in self.phrases:
+            hits = sum(1 for fields in every if any(_count(phrase, w) for w in fields))
+            self.rarity.append(max(math.log((rows - hits + 0.5) / (hits + 0.5)), 1e-6))
+
+    def score(self, fields: tuple[list[str], list[str]]) -> float:
+        size = (len(fields[0]) + len(fields[1])) / self.average
+        total = 0.0
+        for phrase, rarity in zip(self.phrases, self.rarity, strict=True):
+            hits = 4.0 * _count(phrase, fields[0]) + _count(phrase, fields[1])
+            total += rarity * hits * 2.2 / (hits + 1.2 * (0.25 + 0.75 * size))
+        return total
+
+
+def _phrases(node: Node) -> list[Term]:
+    if isinstance(node, Term):
+        return [node]
+    if isinstance(node, Not):
+        return _phrases(node.part)
+    return [term for part in node.parts for term in _phrases(part)]
 
 
 def _count(term: Term, words: list[str]) -> int:

@@ -366,10 +366,12 @@ def _where(space: str) -> object:
     if found is None:
         if space == "limits":
             from . import limit_files as found
-        else:
+        elif space in ("wake", "wake.claimed"):
             from . import wake_files
 
             found = wake_files.PENDING if space == "wake" else wake_files.CLAIMED
+        else:
+            raise StoreError(f"the file store keeps no {space} records")
         _WHERE[space] = found
     return found
 
