@@ -30,7 +30,7 @@ namespace. On the hook path: ``os`` and mailslot's foundation only.
 from __future__ import annotations
 
 import os
-from stat import S_ISREG
+from stat import S_ISDIR, S_ISREG
 
 from ...core import jsontext
 from ...core.durable import fsync_dir, remove
@@ -90,7 +90,10 @@ class Space:
         element, last = self.template[at], at == len(self.template) - 1
         if isinstance(element, str):
             path = os.path.join(folder, element)
-            yield from [(key, path)] if last else self._below(path, at + 1, key)
+            if last:
+                yield key, path
+            elif _folder_here(path):  # never through a planted link
+                yield from self._below(path, at + 1, key)
             return
         try:
             with os.scandir(folder) as it:
@@ -135,8 +138,6 @@ class Space:
 
 class Lines(Space):
     """A set of words a key, one a line, grown by appending (synced if ``sync``)."""
-
-    kind = "set"
 
     def __init__(self, template: tuple[str | int, ...], *, sync: bool) -> None:
         super().__init__(template)
@@ -237,6 +238,13 @@ class Accept(Files):
     def delete(self, store: MailboxFiles, key: Key) -> bool:
         store._folder("gates", key[0], create=True)
         return super().delete(store, key)
+
+
+def _folder_here(path: str) -> bool:
+    try:
+        return S_ISDIR(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
 
 
 def _regular(path: str) -> os.stat_result | None:

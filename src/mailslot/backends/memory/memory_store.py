@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from copy import deepcopy
 from typing import Any
 
@@ -69,7 +70,7 @@ class MemoryStore(Store):
     def agent_names(self) -> list[str]:
         return sorted(agent for agent, held in self._box.mail.items() if held)
 
-    def entries(self, agent: str, states: Any) -> list[tuple[str, State]]:
+    def entries(self, agent: str, states: Iterable[State]) -> list[tuple[str, State]]:
         wanted = set(states)
         return [(i, s) for i, (_, s) in list(self._box.mail.get(agent, {}).items())
                 if s in wanted]
@@ -82,7 +83,7 @@ class MemoryStore(Store):
         place = f"{self.location}#{agent}/{message_id}"
         return parse_message_file(found[0], message_id, place, header_only), found[1]
 
-    def deliver(self, message: Message, recipients: Any) -> None:
+    def deliver(self, message: Message, recipients: Sequence[str]) -> None:
         data = to_bytes(message)
         with self._box.lock:
             for agent in recipients:
@@ -103,7 +104,7 @@ class MemoryStore(Store):
 
     def quarantine(self, agent: str | None, message_id: str) -> str:
         with self._box.lock:
-            held: dict[str, Any] = self._box.broadcasts if agent is None \
+            held: dict[str, tuple[bytes, Any]] = self._box.broadcasts if agent is None \
                 else self._box.mail.get(agent, {})
             if message_id not in held:
                 raise NotFound(f"no message {message_id} for {agent or 'the broadcasts'}")
@@ -147,10 +148,12 @@ class MemoryStore(Store):
             return found[1]
 
     # Logs --------------------------------------------------------------------------------
-    def append_log(self, log: str, record: Any, *, durable: bool = False) -> None:
+    def append_log(self, log: str, record: Mapping[str, Any], *,
+                   durable: bool = False) -> None:
         self._log(log).append(jsontext.dumps(record, ascii=False, compact=True))
 
-    def read_log(self, log: str, *, newest_first: bool = False) -> Any:
+    def read_log(self, log: str, *, newest_first: bool = False
+                 ) -> Iterator[dict[str, Any]]:
         lines = list(self._log(log))
         for line in reversed(lines) if newest_first else lines:
             yield jsontext.loads(line)
@@ -211,7 +214,8 @@ class MemoryStore(Store):
             held[key] = (held[key][0], time.time())
             return True
 
-    def update(self, space: str, keys: Any, change: Any) -> bool:
+    def update(self, space: str, keys: Sequence[Key],
+               change: Callable[[dict[Key, Any]], bool]) -> bool:
         with self._box.lock:
             held = self._space(space, (), prefix=True)
             wanted = [namespace(space).check(key) for key in keys]
@@ -243,11 +247,12 @@ class MemoryStore(Store):
         return Held(held, wait=name == "launch")
 
     # Watching ----------------------------------------------------------------------------
-    def watch(self, kick: Any, *, mail_for: str | None = None,
-              waiters_of: str | None = None, wakes: Any = False) -> None:
+    def watch(self, kick: Callable[[], None], *, mail_for: str | None = None,
+              waiters_of: str | None = None,
+              wakes: bool | Callable[[str], bool] = False) -> None:
         return None  # nothing tells: the caller polls
 
-    def watch_mail(self, kick: Any) -> None:
+    def watch_mail(self, kick: Callable[[], None]) -> None:
         return None
 
 
