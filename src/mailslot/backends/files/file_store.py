@@ -20,19 +20,21 @@ from __future__ import annotations
 import os
 import time
 
+from ...core import jsontext
 from ...core.durable import fsync_dir, not_followed, remove
-from ...core.errors import IdTaken, MailslotError, NotFound, StoreError
+from ...core.errors import IdTaken, MailslotError, NotFound, StoreError, UnsafePath
 from ...core.ids import sender_of
 from ...core.message import STATES, to_bytes
 from ...store.base import Store
 from . import unindexed
-from .fs import store_error, translated
-from .record_files import RecordFiles
+from .fs import read_file, store_error, translated
+from .record_files import SPACES, RecordFiles
 from .tally_files import TallyFiles
 
 TYPE_CHECKING = False  # on the hook path: no typing, pathlib or dataclasses at load time
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from typing import Any
 
     from ...core.message import Message, State
     from ...core.query import Search
@@ -231,6 +233,20 @@ class FileStore(RecordFiles, TallyFiles, Store):
         os.rename(source, target)
         fsync_dir(target_folder)
         return target
+
+    def hook_sessions(self) -> list[dict[str, Any]]:
+        """In one pass over ``hook-sessions/`` (each file's time, then its facts), not
+        the two listings of the default: ``who`` and every start ask."""
+        found: list[dict[str, Any]] = []
+        for (agent, session), path in SPACES["hook-sessions"].walk(self, ()):
+            try:
+                seen = os.lstat(path).st_mtime
+                facts = jsontext.loads(read_file(path))
+            except (OSError, ValueError, UnsafePath):
+                continue  # vanished, or not ours
+            if isinstance(facts, dict):
+                found.append({**facts, "agent": agent, "session": session, "seen": seen})
+        return found
 
     # What doctor looks at (see upkeep_files.py, loaded by doctor only) -----------------
     def staging(self) -> list[StoredFile]:
