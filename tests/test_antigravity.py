@@ -21,6 +21,7 @@ from conftest import Result
 from mailslot import FileStore, Mailbox
 from mailslot.core.errors import InvalidInput, Refused
 from mailslot.launch.starting import Request, start
+from mailslot.wake.claims import Queue
 from mailslot.wake.runner import WakeRunner
 from wake_helpers import calls, configure, events, fake_host, wait_until
 
@@ -204,7 +205,7 @@ def test_a_wake_without_a_running_session_is_skipped_and_the_mail_delivered(
     assert ("does not exist" if kind == "missing" else "is no longer running") in last["reason"]
     assert [i.message.id for i in box("ag").inbox()] == [mid]
     assert list(box("claude").inbox()) == []  # nobody was told the wake failed
-    assert FileStore(root).wake_pending("ag") == []
+    assert Queue(FileStore(root)).pending("ag") == []
 
 
 @pytest.mark.parametrize(("fields", "reason"), [

@@ -1,6 +1,8 @@
 """docs/architecture.md cannot drift from the code: its map names every module of each
-package it lists and no module that is gone, and its Store table has every role of
-``store/roles.py`` with the number of methods the role really declares."""
+package it lists and no module that is gone, and its store tables have every group of
+primitives (``store/primitives.py``) and every role (``store/roles.py``) with the number
+of methods each really declares, and every namespace (``store/namespaces.py``) with its
+key and kind."""
 
 from __future__ import annotations
 
@@ -51,16 +53,36 @@ def test_the_map_names_every_module_and_only_modules_that_exist() -> None:
     assert not wrong, "\n".join(wrong)
 
 
-def role_methods() -> dict[str, int]:
-    """Each role protocol of store/roles.py and its public methods (attributes apart)."""
-    tree = ast.parse((PACKAGE / "store" / "roles.py").read_text(encoding="utf-8"))
+def primitive_groups() -> dict[str, int]:
+    """Each group of primitives in store/primitives.py and its methods (attributes apart)."""
+    tree = ast.parse((PACKAGE / "store" / "primitives.py").read_text(encoding="utf-8"))
     return {node.name: sum(1 for n in node.body
                            if isinstance(n, ast.FunctionDef) and not n.name.startswith("_"))
-            for node in tree.body if isinstance(node, ast.ClassDef)}
+            for node in tree.body if isinstance(node, ast.ClassDef)
+            and node.name != "Primitives"}
 
 
-def test_the_store_table_is_the_roles_with_their_method_counts() -> None:
+def test_the_store_tables_are_the_primitives_and_the_roles_with_their_counts() -> None:
+    """One row per group of primitives (what a backend writes) and per role (what
+    ``Store`` builds on them), each with the number of methods the code declares."""
+    from mailslot.store.roles import ROLES
+
     rows = re.findall(r"^\| `(\w+)` \| .* \| (\d+)(?: \+ \d+ attributes)? \|$",
                       DOC.read_text(encoding="utf-8"), re.M)
     table = {name: int(count) for name, count in rows}
-    assert table == role_methods()
+    assert table == {**primitive_groups(),
+                     **{name: len(methods) for name, (_, methods) in ROLES.items()}}
+
+
+def test_the_namespace_table_is_every_namespace_with_its_key() -> None:
+    from mailslot.store.namespaces import NAMESPACES
+
+    rows = re.findall(r"^\| `([a-z.-]+)` \| ([^|]+?) \| (value|set)(, timed)? \|",
+                      DOC.read_text(encoding="utf-8"), re.M)
+    table = {name: (key, kind, bool(timed)) for name, key, kind, timed in rows}
+    assert set(table) == set(NAMESPACES)
+    for name, space in NAMESPACES.items():
+        key = ", ".join(space.parts) or "()"
+        if space.least < len(space.parts):  # the last part may be left out
+            key = ", ".join(space.parts[:-1]) + f"[, {space.parts[-1]}]"
+        assert table[name] == (key, space.kind, space.timed), name

@@ -21,6 +21,7 @@ import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.core.message import from_bytes
+from mailslot.wake.claims import Queue, notifier_queue
 from pgcluster import Cluster
 from support import WORKERS, put_config, run_cli
 from workers import body_for
@@ -234,8 +235,8 @@ def everything(cli: Callable[..., Any], box: Box, tmp_path: Path) -> None:
 
     up = box("codex").send(["gemini"], "Up", "wake up")
     store = box("codex").store
-    store.wake_enqueue(WakeEntry(up.id, "gemini"))  # a queued wake
-    store.notify_queue(0).wake_enqueue(WakeEntry(up.id, "codex"))  # a queued notice
+    Queue(store).enqueue(WakeEntry(up.id, "gemini"))  # a queued wake
+    notifier_queue(store, 0).enqueue(WakeEntry(up.id, "codex"))  # a queued notice
 
 
 def _with_member(backup: Path, name: str, data: bytes) -> None:

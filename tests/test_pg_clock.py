@@ -17,6 +17,7 @@ from mailslot.backends import open_store
 from mailslot.core.values import replace
 from mailslot.mail.presence import Beacon, now_of, summarize
 from mailslot.store import Store, WakeEntry
+from mailslot.wake.claims import Queue
 from mailslot.wake.runner import WakeRunner
 from pgcluster import Cluster
 from support import put_config
@@ -57,7 +58,7 @@ def test_a_wake_queued_on_a_fast_machine_is_due_at_once_on_a_slow_one(
     slow = machine(-3 * HOURS)
     WakeRunner(slow).run_agent("gemini")
     assert [c["argv"] for c in calls(record)] == [[sent.id]]
-    assert not slow.wake_agents()
+    assert not Queue(slow).agents()
 
 
 def test_a_retry_set_for_later_on_a_slow_machine_is_not_run_early_on_a_fast_one(
@@ -65,15 +66,15 @@ def test_a_retry_set_for_later_on_a_slow_machine_is_not_run_early_on_a_fast_one(
     slow = machine(-3 * HOURS)
     record = configure(slow, bin_dir)
     sent = Mailbox(slow, Identity("claude", "--agent")).send("gemini", "s", "x", wake=True)
-    claimed = slow.wake_claim(WakeEntry(sent.id, "gemini"))  # a first attempt failed
+    claimed = Queue(slow).claim(WakeEntry(sent.id, "gemini"))  # a first attempt failed
     assert claimed is not None
-    slow.wake_release(claimed, replace(claimed, claim=None, attempt=2,
+    Queue(slow).release(claimed, replace(claimed, claim=None, attempt=2,
                                        not_before=slow.clock() + 600))
     fast = machine(+3 * HOURS)
     done = WakeRunner(fast).run_agent("gemini")
     assert calls(record) == []  # ten minutes from now by the database, not six hours ago
     assert done.next_due is not None and done.next_due > fast.clock() + 60
-    assert [e.message_id for e in fast.wake_pending("gemini")] == [sent.id]
+    assert [e.message_id for e in Queue(fast).pending("gemini")] == [sent.id]
 
 
 @pytest.mark.parametrize("writer, reader", [(+3, -3), (-3, +3)])

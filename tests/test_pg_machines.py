@@ -19,6 +19,7 @@ from mailslot import Mailbox
 from mailslot.access.identity import Identity
 from mailslot.backends import open_store
 from mailslot.mail.presence import Beacon
+from mailslot.wake.claims import Queue, notifier_queue
 from pgcluster import Cluster
 from support import put_config
 from wake_helpers import calls, fake_host, wait_until
@@ -92,7 +93,7 @@ def test_send_on_one_machine_wakes_through_the_other(
             env=machine(tmp_path, "a", url), capture_output=True, check=True)
         assert sent.returncode == 0
         wait_until(lambda: calls(record), 60, what="the wake on the other machine")
-        wait_until(lambda: not open_store(url).wake_agents(), 60, what="the queue to empty")
+        wait_until(lambda: not Queue(open_store(url)).agents(), 60, what="the queue to empty")
     assert len(calls(record)) == 1
 
 
@@ -105,7 +106,7 @@ def test_two_machines_wake_each_message_once(
     with watcher(machine(tmp_path, "a", url), tmp_path / "a.log"), \
             watcher(machine(tmp_path, "b", url), tmp_path / "b.log"):
         sent = [box.send(agents[n % 3], f"m{n}", "x", wake=True).id for n in range(30)]
-        wait_until(lambda: len(calls(record)) >= 30 and not open_store(url).wake_agents(),
+        wait_until(lambda: len(calls(record)) >= 30 and not Queue(open_store(url)).agents(),
                    90, what="every wake")
     assert sorted(c["argv"][0] for c in calls(record)) == sorted(sent)
     assert sum(e["event"] == "wake_ok" for e in wake_events(url)) == 30
@@ -122,7 +123,7 @@ def test_a_watcher_killed_mid_wake_leaves_it_to_the_other_machine_once(
             first.send_signal(signal.SIGKILL)
             first.wait(10)
         with watcher(machine(tmp_path, "b", url), tmp_path / "b.log"):
-            wait_until(lambda: len(calls(record)) == 2 and not open_store(url).wake_agents(),
+            wait_until(lambda: len(calls(record)) == 2 and not Queue(open_store(url)).agents(),
                        60, what="the other machine to finish the wake")
     assert [c["argv"] for c in calls(record)] == [[m.id], [m.id]]
     assert [(e["event"], e["attempt"]) for e in wake_events(url)] == RETRIED_ONCE
@@ -140,7 +141,7 @@ def test_an_agent_is_woken_only_on_its_host_even_when_that_watcher_dies(
             on_b.send_signal(signal.SIGKILL)
             on_b.wait(10)
         with watcher(b, tmp_path / "b2.log"):  # b restarted: it finishes its wake
-            wait_until(lambda: len(calls(record)) == 2 and not open_store(url).wake_agents(),
+            wait_until(lambda: len(calls(record)) == 2 and not Queue(open_store(url)).agents(),
                        60, what="the restarted b to finish the wake")
     assert [(c["argv"], c["env"]["HOME"]) for c in calls(record)] == [([m.id], b["HOME"])] * 2
     assert "woke" not in (tmp_path / "a.log").read_text()  # a was told, and left it alone
@@ -158,8 +159,8 @@ def test_a_notifier_and_a_wake_for_one_message_each_run_once_across_machines(
         {"kind": "command", "command": [str(bin_dir / "tell-me"), "{id}"]}]) is None)
     with watcher(machine(tmp_path, "b", url), tmp_path / "b.log"):
         m = Mailbox(store, Identity("claude", "--agent")).send("gemini", "s", "x", wake=True)
-        wait_until(lambda: calls(woken) and calls(told) and not store.wake_agents()
-                   and not store.notify_queue(0).wake_agents(), 60,
+        wait_until(lambda: calls(woken) and calls(told) and not Queue(store).agents()
+                   and not notifier_queue(store, 0).agents(), 60,
                    what="the wake and the notifier on the other machine")
     assert [c["argv"] for c in calls(woken)] == [[m.id]]
     assert [c["argv"] for c in calls(told)] == [[m.id]]
@@ -178,7 +179,7 @@ def test_an_agent_without_host_is_woken_where_its_presence_was_last_seen(
     with watcher(a, tmp_path / "a.log"), watcher(b, tmp_path / "b.log"):
         box = Mailbox(store, Identity("claude", "--agent"))
         sent = [box.send("gemini", f"m{n}", "x", wake=True).id for n in range(3)]
-        wait_until(lambda: len(calls(record)) >= 3 and not store.wake_agents(), 60,
+        wait_until(lambda: len(calls(record)) >= 3 and not Queue(store).agents(), 60,
                    what="the wakes on b")
     assert sorted(c["argv"][0] for c in calls(record)) == sorted(sent)
     assert {c["env"]["HOME"] for c in calls(record)} == {b["HOME"]}

@@ -12,6 +12,7 @@ import pytest
 from mailslot.backends import open_store
 from mailslot.frontends.watcher import Watcher
 from mailslot.store import WakeEntry
+from mailslot.wake.claims import Queue
 from pgcluster import Cluster
 
 
@@ -31,9 +32,9 @@ def test_a_wake_watch_kicks_only_for_the_agents_it_accepts(url: str) -> None:
 
     watching = store.watch(kick, wakes=lambda agent: agent == "mine")
     try:
-        store.wake_enqueue(WakeEntry("2026-01-01_000000.000001_a_to_theirs_00000001",
+        Queue(store).enqueue(WakeEntry("2026-01-01_000000.000001_a_to_theirs_00000001",
                                      "theirs", 1, 0.0))
-        store.wake_enqueue(WakeEntry("2026-01-01_000000.000002_a_to_mine_00000002",
+        Queue(store).enqueue(WakeEntry("2026-01-01_000000.000002_a_to_mine_00000002",
                                      "mine", 1, 0.0))
         assert kicked.wait(60)  # notifications come in commit order: theirs was first
         assert kicks == [1]
@@ -61,11 +62,11 @@ def test_a_watcher_looks_at_wakes_of_agents_whose_host_is_here_or_unknown(
 def test_a_claim_skips_a_row_another_claim_holds_instead_of_waiting(url: str) -> None:
     store = open_store(url)
     entry = WakeEntry("2026-01-01_000000.000003_a_to_b_00000003", "b", 1, 0.0)
-    store.wake_enqueue(entry)
+    Queue(store).enqueue(entry)
     with psycopg.connect(url) as other:  # another watcher, mid-claim
         other.execute("SELECT FROM wakes WHERE agent = 'b' FOR UPDATE")
-        assert store.wake_claim(entry) is None  # at once, not after the other's commit
-    claimed = store.wake_claim(entry)
+        assert Queue(store).claim(entry) is None  # at once, not after the other's commit
+    claimed = Queue(store).claim(entry)
     assert claimed is not None and claimed.claim
-    assert store.wake_claim(entry) is None  # and only once
+    assert Queue(store).claim(entry) is None  # and only once
     store.close()

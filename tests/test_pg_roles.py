@@ -19,6 +19,7 @@ from mailslot.core.errors import MailslotError, StoreError
 from mailslot.core.message import Message, to_bytes
 from mailslot.mail.presence import Beacon
 from mailslot.store import Store, WakeEntry
+from mailslot.wake.claims import Queue, notifier_queue
 from pgcluster import Cluster
 from support import make_message, put_config, run_cli
 
@@ -156,14 +157,14 @@ def test_an_agent_role_still_does_everything_an_agent_does(
     told = [admin.load("gemini", i)[0] for i, _ in admin.entries("gemini", ["unread"])]
     assert [m.sender for m in told if m.subject == "codex admitted you"] == ["mailslot"]
     assert admin.state_of("codex", asked.id) == "unread"
-    assert [e.message_id for e in admin.wake_pending("codex")] == sorted(
+    assert [e.message_id for e in Queue(admin).pending("codex")] == sorted(
         [codex_mail.id, asked.id])
     assert "gemini" not in admin.requests("codex")  # answered
     logged = [(e["event"], e.get("agent")) for e in admin.events() if e.get("id") == asked.id]
     assert logged == [("delivered", "gemini"), ("wake_queued", "codex")]  # in gemini's hand
     assert admin.state_of("gemini", reply.id) == "done"
     with pytest.raises(StoreError, match="permission denied"):
-        store.notify_queue(0).wake_enqueue(WakeEntry(codex_mail.id, "codex"))
+        notifier_queue(store, 0).enqueue(WakeEntry(codex_mail.id, "codex"))
 
 
 def test_a_role_cannot_slip_mail_past_a_gate_by_sql(url: str, codex_mail: Message) -> None:

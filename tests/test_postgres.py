@@ -23,6 +23,7 @@ from mailslot.core.errors import StoreError
 from mailslot.core.message import to_bytes
 from mailslot.core.query import Search, parse, words_of
 from mailslot.store import WakeEntry
+from mailslot.wake.claims import Queue, notifier_queue
 from pgcluster import Cluster
 from support import files_in, make_message, run_cli
 
@@ -189,7 +190,7 @@ def test_files_to_postgres_to_files_is_byte_identical_and_idempotent(
     first_store.set_accept("codex", "group:red")  # a group gate, its members
     first_store.set_member("+red", "claude", True)
     first_store.add_instance_mail("gemini", one.id, "s1")  # and the index of instance mail
-    first_store.notify_queue(2).wake_enqueue(WakeEntry(one.id, "gemini", attempt=3))
+    notifier_queue(first_store, 2).enqueue(WakeEntry(one.id, "gemini", attempt=3))
     started = {"ts": "2026-12-01T08:00:00+00:00", "launcher": "codex", "prompt": "go ✓"}
     first_store.log_session(started)
 
@@ -214,9 +215,9 @@ def test_files_to_postgres_to_files_is_byte_identical_and_idempotent(
     assert returned.passed("gemini") == {one.id, two.id}
     assert (returned.accept_of("codex"), returned.members("+red")) == ("group:red", ["claude"])
     assert returned.instance_mail("gemini") == {one.id: "s1"}
-    notices = returned.notify_queue(2).wake_pending("gemini")
+    notices = notifier_queue(returned, 2).pending("gemini")
     assert [(e.message_id, e.attempt) for e in notices] == [(one.id, 3)]
-    assert returned.notify_queue(1).wake_agents() == returned.wake_agents() == []
+    assert notifier_queue(returned, 1).agents() == Queue(returned).agents() == []
     assert returned.started_sessions() == [started]
 
 
@@ -327,8 +328,8 @@ def test_an_upgrade_keeps_queued_wakes_and_gives_granted_roles_the_new_tables(
     with psycopg.connect(url) as conn:  # init built the search of the older mail
         assert conn.execute("SELECT id FROM search").fetchall() == [(m.id,)]
     store = open_store(url)
-    assert [(e.message_id, e.attempt) for e in store.wake_pending("gemini")] == [(m.id, 2)]
-    assert store.notify_queue(0).wake_pending("gemini") == []
+    assert [(e.message_id, e.attempt) for e in Queue(store).pending("gemini")] == [(m.id, 2)]
+    assert notifier_queue(store, 0).pending("gemini") == []
     as_gemini = open_store(url.replace("postgres@", "mailslot_gemini@"))
     as_gemini.set_latest_session("gemini", "codex", "019a-new")
     assert store.latest_session("gemini", "codex") == "019a-new"

@@ -1,14 +1,17 @@
 """The store contract: what every backend of :class:`mailslot.store.Store` must do.
 
 Every test takes ``backend``, parametrised over the backends mailslot has: the file
-store and PostgreSQL (a real server: a throwaway cluster, see tests/pgcluster.py). Each
-backend is a :class:`Backend` subclass that knows how to break it: plant a link, refuse
-a permission, fill the disk. The tests themselves use the protocol only.
+store, PostgreSQL (a real server: a throwaway cluster, see tests/pgcluster.py) and the
+store in memory. Each backend is a :class:`Backend` subclass that knows how to break it:
+plant a link, refuse a permission, fill the disk. The tests themselves use the store's
+methods only (and the wake queue's, :mod:`mailslot.wake.claims`, built on them).
 
-The tests are grouped by role (:mod:`mailslot.store.roles`): one class per role, its
-``role`` naming it, and a class for the errors every role shares. The last tests check
-the roles themselves: every method of ``Store`` is in exactly one role, every role has
-its class here, and both backends have every role's methods.
+The tests are grouped by the groups of primitives a backend writes
+(:mod:`mailslot.store.primitives`) and the roles built on them (:mod:`mailslot.store.roles`):
+one class per group or role, its ``role`` naming it, and a class for the errors every
+role shares. The last tests check the shape itself: every method of ``Store`` is a
+primitive or belongs to exactly one role, every group and role has its class here, each
+backend writes every primitive, and the memory store writes nothing else.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from mailslot.backends import open_store
 from mailslot.backends.files.file_store import FileStore
 from mailslot.core.errors import IdTaken, NotFound, StoreError, Unreadable, UnsafePath
 from mailslot.core.message import Message
-from mailslot.store import AgentRecord, Store, WakeEntry, roles
-from mailslot.store.records import NOTIFY_QUEUES
+from mailslot.store import AgentRecord, Store, WakeEntry, primitives, roles
+from mailslot.store.namespaces import NAMESPACES, NOTIFY_QUEUES
+from mailslot.wake.claims import Queue, notifier_queue
 from pgcluster import Cluster
 from support import fail_os, finish, make_message, put_config, worker
 
@@ -44,6 +48,9 @@ class Backend:
     """Whether it can tell of changes (``watch``, ``watch_mail``) here: the file store
     through inotify (watchdog, a dependency), PostgreSQL through LISTEN/NOTIFY. A
     backend that cannot says ``None`` and callers poll; one that can must not."""
+    processes = True
+    """Whether other processes share it (by its location): a store in memory is one
+    process's."""
 
     def plant_link(self, agent: str) -> None:
         """Make ``agent``'s unread mail lead somewhere mailslot must not follow."""
@@ -155,13 +162,40 @@ class Postgres(Backend):
                          (agent, message_id, b"---\nnot: [a message\n"))
 
 
-BACKENDS = ["files", "postgres"]
+class Memory(Backend):
+    """A store in this process's memory: nothing to plant, deny or fill, and no other
+    process to share it with."""
+
+    watches = processes = False
+
+    def __init__(self, name: str) -> None:
+        self.location = f"memory://{name}"
+        self.store = open_store(self.location)
+        self.kind, self.folder = "memory", None
+
+    def plant_link(self, agent: str) -> None:
+        pytest.skip("memory has no links to plant")
+
+    def deny(self, monkeypatch: pytest.MonkeyPatch, agent: str) -> None:
+        pytest.skip("memory has no permissions to refuse")
+
+    def fill(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        pytest.skip("memory has no disk to fill")
+
+    def corrupt(self, agent: str, message_id: str) -> None:
+        self.store._box.mail.setdefault(agent, {})[message_id] = (  # type: ignore[attr-defined]
+            b"---\nnot: [a message\n", "unread")
+
+
+BACKENDS = ["files", "postgres", "memory"]
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, root: Path, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "files":
         yield Files(root, tmp_path)
+    elif request.param == "memory":
+        yield Memory(f"{request.node.name}-{id(request)}")
     else:
         running = Postgres(request.getfixturevalue("pg_cluster"))
         yield running
@@ -180,7 +214,7 @@ def message(n: int = 0, to: tuple[str, ...] = ("gemini",), sender: str = "claude
 class TestLifecycle:
     """Where the store is, what it is, whether it exists."""
 
-    role = roles.Lifecycle
+    role = "Lifecycle"
 
     def test_open_store_gives_the_same_mailbox(self, backend: Backend) -> None:
         backend.store.deliver(message(), ["gemini"])
@@ -195,8 +229,6 @@ class TestLifecycle:
         m = message()
         store.deliver(m, ["gemini"])
         assert (store.kind, store.folder) == (backend.kind, backend.folder)
-        view = store.notify_queue(0)
-        assert (view.kind, view.folder) == (backend.kind, backend.folder)
         if store.folder is not None:
             kept = os.path.join(store.folder, "agents", "gemini", "new", f"{m.id}.md")
             assert os.path.isfile(kept)
@@ -205,7 +237,7 @@ class TestLifecycle:
 class TestMail:
     """Directed mail: delivered all or nothing, loaded, listed, moved forward only."""
 
-    role = roles.Mail
+    role = "Mail"
 
     def test_deliver_load_and_state(self, store: Store) -> None:
         assert not store.exists() or store.agent_names() == []
@@ -276,6 +308,11 @@ class TestMail:
         assert store.unreadable() == [] and store.state_of("gemini", bad) is None
 
 
+class TestMailReads:
+    """What is known of mail without reading it: counts, correspondents, what was sent."""
+
+    role = "MailReads"
+
     def test_counts_correspondents_and_what_was_sent_need_no_listing(self, store: Store
                                                                      ) -> None:
         sent = [message(n, sender="claude") for n in range(5)]
@@ -303,9 +340,9 @@ class TestMail:
 class TestBroadcasts:
     """Broadcasts and the seen sets."""
 
-    role = roles.Broadcasts
+    role = "Broadcasts"
 
-    def test_broadcasts_publish_retract_and_seen_sets(self, store: Store) -> None:
+    def test_broadcasts_publish_and_retract(self, store: Store) -> None:
         b = message(1, to=("all",))
         store.publish(b)
         assert store.broadcast_ids() == [b.id] and store.broadcast_ids(live=False) == []
@@ -316,16 +353,47 @@ class TestBroadcasts:
         assert store.broadcast_ids() == [] and store.broadcast_ids(live=False) == [b.id]
         with pytest.raises(NotFound):
             store.load_broadcast(message(7).id)
+
+
+class TestSeenSets:
+    """Which broadcasts each agent has been served."""
+
+    role = "SeenSets"
+
+    def test_seen_sets(self, store: Store) -> None:
+        b = message(1, to=("all",))
+        store.publish(b)
         assert store.seen("gemini") == set()
         store.add_seen("gemini", [b.id])
         store.add_seen("gemini", [b.id])
         assert store.seen("gemini") == {b.id}
 
 
+class TestLogs:
+    """The append-only logs: events and the session log, each in the order written."""
+
+    role = "Logs"
+
+    def test_each_log_keeps_its_order_both_ways_and_only_its_records(self, backend: Backend
+                                                                    ) -> None:
+        store = backend.store
+        for n in range(3):
+            store.append_log("events", {"event": "read", "id": f"m{n}", "n": n})
+        store.append_log("sessions", {"launcher": "claude", "text": "✓ line\nbreak"},
+                         durable=True)
+        assert [e["n"] for e in store.read_log("events")] == [0, 1, 2]
+        assert [e["n"] for e in store.read_log("events", newest_first=True)] == [2, 1, 0]
+        again = open_store(backend.location)
+        assert list(again.read_log("sessions")) == [{"launcher": "claude",
+                                                     "text": "✓ line\nbreak"}]
+        with pytest.raises(StoreError):
+            list(store.read_log("elsewhere"))
+
+
 class TestConfigAndEvents:
     """The events log and the config."""
 
-    role = roles.ConfigAndEvents
+    role = "ConfigAndEvents"
 
     def test_events_keep_their_order_both_ways(self, store: Store) -> None:
         for n in range(5):
@@ -359,10 +427,97 @@ class TestConfigAndEvents:
         assert store.load_config() == {"owner": "sarah", "custom": [1, 2], "agents": {"gemini": {}}}
 
 
+class TestRecords:
+    """Keyed records in named namespaces: every backend keeps every namespace alike."""
+
+    role = "Records"
+
+    def test_a_value_is_put_added_once_listed_by_prefix_and_deleted(self, store: Store
+                                                                    ) -> None:
+        assert store.get("latest", ("gemini", "codex")) is None
+        store.put("latest", ("gemini", "codex"), "s-1")
+        store.put("latest", ("gemini", "codex"), "s-2")  # replaced whole
+        store.put("latest", ("gemini", "grok"), "g-1")
+        store.put("latest", ("claude", "codex"), "c-1")
+        assert store.get("latest", ("gemini", "codex")) == "s-2"
+        assert store.items("latest", ("gemini",)) == {("gemini", "codex"): "s-2",
+                                                      ("gemini", "grok"): "g-1"}
+        assert store.keys("latest") == [("claude", "codex"), ("gemini", "codex"),
+                                        ("gemini", "grok")]  # sorted by key
+        assert store.add("fences", ("gemini", "s1"), "s2") is True
+        assert store.add("fences", ("gemini", "s1"), "s3") is False  # the first stands
+        assert store.get("fences", ("gemini", "s1")) == "s2"
+        assert store.delete("latest", ("gemini", "grok")) is True
+        assert store.delete("latest", ("gemini", "grok")) is False  # gone already: fine
+        assert store.keys("latest", ("gemini",)) == [("gemini", "codex")]
+
+    def test_a_set_grows_by_add_and_a_timed_record_keeps_its_time(self, store: Store
+                                                                  ) -> None:
+        assert store.get("shown", ("gemini", "s1")) == set()
+        before = time.time()
+        store.add("shown", ("gemini", "s1"), ["a", "b"])
+        store.add("shown", ("gemini", "s1"), ["b", "c"])
+        assert store.get("shown", ("gemini", "s1")) == {"a", "b", "c"}
+        assert store.items("shown") == {("gemini", "s1"): {"a", "b", "c"}}
+        at = store.touched("shown", ("gemini",))[("gemini", "s1")]
+        assert before - 5 <= at <= time.time() + 5
+        assert store.touch("hook-sessions", ("gemini", "s1")) is False  # none: nothing
+        store.put("hook-sessions", ("gemini", "s1"), {"host": "claude"})
+        assert store.touch("hook-sessions", ("gemini", "s1")) is True
+        assert store.delete("shown", ("gemini", "s1")) and store.items("shown") == {}
+
+    def test_update_changes_records_under_one_lock(self, store: Store) -> None:
+        keys = [("sends", "claude"), ("sends", "claude", "gemini")]
+        assert store.update("limits", keys, lambda held: held.update(
+            {keys[0]: (1.0, 2.0), keys[1]: (3.0, 4.0)}) is None)
+        assert store.update("limits", keys, lambda held: bool(held.pop(keys[0])))
+        assert store.items("limits", ("sends", "claude")) == {keys[1]: (3.0, 4.0)}
+        assert store.update("config", [()], lambda held: held.update({(): {"a": 1}}) is None)
+        assert store.get("config", ()) == {"a": 1}
+        assert store.update("config", [()], lambda held: False) is False
+
+    def test_take_claims_a_record_once_and_a_lock_keeps_others_out(self, backend: Backend
+                                                                   ) -> None:
+        store = backend.store
+        m = message()
+        store.deliver(m, ["gemini"])
+        key = ("wake", "gemini", m.id)
+        assert store.add("wake", key, WakeEntry(m.id, "gemini", attempt=2))
+        taken = store.take("wake", key)
+        assert taken is not None and store.take("wake", key) is None
+        claimed, entry = taken
+        assert claimed[:3] == key and (entry.attempt, entry.claim) == (2, claimed[3])
+        assert store.items("wake.claimed", key[:2]) == {claimed: entry}
+        assert store.delete("wake.claimed", claimed) and store.keys("wake.claimed") == []
+        other = open_store(backend.location)
+        with store.lock("wake", ("wake", "gemini")) as held, \
+                other.lock("wake", ("wake", "gemini")) as again:
+            assert held and not again
+        with other.lock("launch", ()) as waited:
+            assert waited
+
+    @pytest.mark.parametrize("space", sorted(NAMESPACES))
+    def test_a_key_part_that_is_no_safe_name_is_refused_in_every_namespace(
+            self, store: Store, space: str) -> None:
+        parts = len(NAMESPACES[space].parts)
+        for bad in ("../x", "", ".hidden", "a/b"):
+            key = tuple([bad] * max(parts, 1))
+            with pytest.raises(UnsafePath):
+                store.get(space, key)
+            with pytest.raises(UnsafePath):
+                store.items(space, key[:1])
+        with pytest.raises(UnsafePath):
+            store.get(space, ("x",) * (parts + 1))  # a key longer than the namespace's
+        with pytest.raises(UnsafePath):
+            store.get("elsewhere", ())
+        with pytest.raises(StoreError):
+            store.lock("elsewhere", ())
+
+
 class TestUpkeep:
     """What doctor looks at."""
 
-    role = roles.Upkeep
+    role = "Upkeep"
 
     def test_a_healthy_store_reports_no_problem(self, store: Store) -> None:
         store.deliver(message(), ["gemini"])
@@ -378,7 +533,7 @@ class TestUpkeep:
 class TestPresence:
     """Presence records of running servers."""
 
-    role = roles.Presence
+    role = "Presence"
 
     def test_presence_records(self, store: Store) -> None:
         store.write_presence("gemini", "k1", {"pid": 1})
@@ -393,7 +548,7 @@ class TestSessions:
     """Per-session delivery state: shown ids, hook sessions, instance mail, latest
     sessions, claims and waiters."""
 
-    role = roles.Sessions
+    role = "Sessions"
 
     def test_session_state_claims_and_waiters(self, store: Store) -> None:
         assert store.shown("gemini", "s1") == set()
@@ -472,34 +627,36 @@ class TestSessions:
         assert store.latest_session("gemini", "codex") == "019a-second"
 
 
-class TestWakeQueues:
-    """The wake queue and the notifier queues."""
+class TestQueues:
+    """The wake queue and the notifier queues (their rules: mailslot.wake.claims)."""
 
-    role = roles.WakeQueues
+    role = "Queues"
 
     def test_wake_queue_enqueue_claim_release_and_orphans(self, store: Store) -> None:
         m = message()
         store.deliver(m, ["gemini"])
         entry = WakeEntry(m.id, "gemini", not_before=time.time())
-        assert store.wake_enqueue(entry) is True
-        assert store.wake_enqueue(entry) is False  # one wake per message
-        assert store.wake_agents() == ["gemini"]
-        assert [e.message_id for e in store.wake_pending("gemini")] == [m.id]
-        with store.wake_lock("gemini") as held:
+        assert Queue(store).enqueue(entry) is True
+        assert Queue(store).enqueue(entry) is False  # one wake per message
+        assert Queue(store).agents() == ["gemini"]
+        assert [e.message_id for e in Queue(store).pending("gemini")] == [m.id]
+        with Queue(store).lock("gemini") as held:
             assert held
-            claimed = store.wake_claim(entry)
+            claimed = Queue(store).claim(entry)
             assert claimed is not None and claimed.claim is not None
-            assert store.wake_claim(entry) is None  # taken
-            assert [o.message_id for o in store.wake_orphans("gemini")] == [m.id]
-            store.wake_release(claimed, WakeEntry(m.id, "gemini", attempt=2))
-        assert [e.attempt for e in store.wake_pending("gemini")] == [2]
-        assert store.wake_orphans("gemini") == []
+            assert Queue(store).claim(entry) is None  # taken
+            assert [o.message_id for o in Queue(store).orphans("gemini")] == [m.id]
+            Queue(store).release(claimed, WakeEntry(m.id, "gemini", attempt=2))
+        assert [e.attempt for e in Queue(store).pending("gemini")] == [2]
+        assert Queue(store).orphans("gemini") == []
 
     def test_concurrent_processes_claim_once_and_finish_idempotently(
             self, backend: Backend, store: Store, tmp_path: Path) -> None:
+        if not backend.processes:
+            pytest.skip("a memory store is one process's: no other process can race it")
         m = message()
         store.deliver(m, ["gemini"])
-        store.wake_enqueue(WakeEntry(m.id, "gemini"))
+        Queue(store).enqueue(WakeEntry(m.id, "gemini"))
         go = tmp_path / "go"
         outs = [tmp_path / f"out{n}" for n in range(6)]
         racers = [worker("race", backend.location, "gemini", m.id, go, out) for out in outs]
@@ -513,39 +670,38 @@ class TestWakeQueues:
             self, store: Store) -> None:
         m = message()
         store.deliver(m, ["gemini"])
-        lane0, lane1 = store.notify_queue(0), store.notify_queue(1)
-        assert lane0.wake_enqueue(WakeEntry(m.id, "gemini")) is True
-        assert lane0.wake_enqueue(WakeEntry(m.id, "gemini")) is False  # one per message
-        assert lane1.wake_enqueue(WakeEntry(m.id, "gemini")) is True
-        assert store.wake_agents() == [] and store.wake_enqueue(WakeEntry(m.id, "gemini"))
-        with lane0.wake_lock("gemini") as held0, store.wake_lock("gemini") as held:
+        lane0, lane1 = notifier_queue(store, 0), notifier_queue(store, 1)
+        assert lane0.enqueue(WakeEntry(m.id, "gemini")) is True
+        assert lane0.enqueue(WakeEntry(m.id, "gemini")) is False  # one per message
+        assert lane1.enqueue(WakeEntry(m.id, "gemini")) is True
+        assert Queue(store).agents() == [] and Queue(store).enqueue(WakeEntry(m.id, "gemini"))
+        with lane0.lock("gemini") as held0, Queue(store).lock("gemini") as held:
             assert held0 and held  # a running wake never holds up a notifier
-            claimed = lane0.wake_claim(WakeEntry(m.id, "gemini"))
+            claimed = lane0.claim(WakeEntry(m.id, "gemini"))
             assert claimed is not None
-            lane0.wake_release(claimed)
-        assert lane0.wake_agents() == [] and lane1.wake_agents() == ["gemini"]
+            lane0.release(claimed)
+        assert lane0.agents() == [] and lane1.agents() == ["gemini"]
         assert store.queued_agents() == {"wake": ["gemini"], "notify-1": ["gemini"]}
-        lane1.wake_enqueue(WakeEntry(m.id, "codex"))
+        lane1.enqueue(WakeEntry(m.id, "codex"))
         assert store.queued_agents()["notify-1"] == ["codex", "gemini"]
-        assert [e.message_id for e in store.wake_pending("gemini")] == [m.id]
-        assert lane1.state_of("gemini", m.id) == "unread"  # the rest is the same store
+        assert [e.message_id for e in Queue(store).pending("gemini")] == [m.id]
         for lane in (-1, NOTIFY_QUEUES, True, "0"):
             with pytest.raises(UnsafePath):
-                store.notify_queue(lane)  # type: ignore[arg-type]
+                notifier_queue(store, lane)  # type: ignore[arg-type]
 
     def test_each_queue_has_its_own_lock_between_processes(self, backend: Backend) -> None:
         """Another process (here: another store object, its own descriptor or connection)
         is kept out of the same queue's lock only."""
         other = open_store(backend.location)
         try:
-            with backend.store.notify_queue(0).wake_lock("gemini") as held:
+            with notifier_queue(backend.store, 0).lock("gemini") as held:
                 assert held
-                with other.notify_queue(0).wake_lock("gemini") as again:
+                with notifier_queue(other, 0).lock("gemini") as again:
                     assert not again
-                for elsewhere in (other, other.notify_queue(1)):
-                    with elsewhere.wake_lock("gemini") as free:
+                for elsewhere in (Queue(other), notifier_queue(other, 1)):
+                    with elsewhere.lock("gemini") as free:
                         assert free
-            with other.notify_queue(0).wake_lock("gemini") as after:
+            with notifier_queue(other, 0).lock("gemini") as after:
                 assert after  # released on leaving
         finally:
             getattr(other, "close", lambda: None)()
@@ -559,7 +715,7 @@ def _record(name: str = "claude", **fields: object) -> AgentRecord:
 class TestRegistry:
     """Registered agents."""
 
-    role = roles.Registry
+    role = "Registry"
 
     def test_registered_agents_round_trip(self, store: Store) -> None:
         assert store.registered("claude") is None and store.registered_agents() == []
@@ -604,7 +760,7 @@ class TestRegistry:
 class TestGates:
     """Gates: accept settings, members, requests, passed ids."""
 
-    role = roles.Gates
+    role = "Gates"
 
     def test_gates_members_and_requests(self, store: Store) -> None:
         assert store.accept_of("claude") == "open"
@@ -646,7 +802,7 @@ class TestGates:
 class TestFences:
     """Replaced sessions."""
 
-    role = roles.Fences
+    role = "Fences"
 
     def test_fences(self, store: Store) -> None:
         assert store.fenced_by("claude", "aaaa1111") is None
@@ -659,7 +815,7 @@ class TestFences:
 class TestLimits:
     """The loop governor's token buckets: read, changed and saved under one lock."""
 
-    role = roles.Limits
+    role = "Limits"
 
     def test_buckets_are_kept_changed_and_removed(self, backend: Backend) -> None:
         store = backend.store
@@ -731,7 +887,7 @@ class TestLimits:
 class TestSessionLog:
     """The session log and the launch lock."""
 
-    role = roles.SessionLog
+    role = "SessionLog"
 
     def test_the_session_log_keeps_records_in_order_and_reopens(self, backend: Backend) -> None:
         store = backend.store
@@ -776,7 +932,7 @@ class TestSessionLog:
 class TestSearching:
     """Search."""
 
-    role = roles.Searching
+    role = "Searching"
 
     def test_search_finds_words_phrases_prefixes_with_filters(self, store: Store) -> None:
         from mailslot.core.query import Search, parse
@@ -831,16 +987,16 @@ class TestSearching:
 
 class TestArchives:
     """Retention: done mail moved into month archives and back (the file store), or
-    one clear line where a backend keeps no archive (PostgreSQL)."""
+    one clear line where a backend keeps no archive (PostgreSQL, memory)."""
 
-    role = roles.Archives
+    role = "Archives"
 
     def test_done_mail_goes_to_its_month_and_back(self, store: Store) -> None:
         old, unread = message(1), message(2)
         store.deliver(old, ["gemini"])
         store.deliver(unread, ["gemini"])
         store.move("gemini", old.id, "done")
-        if store.kind == "postgresql":
+        if store.kind != "files":  # a database, memory: done mail stays where it is
             with pytest.raises(StoreError, match="archive is for the file store"):
                 store.archive_done("9999-01-01_000000")
             assert store.archive_months() == {} and store.archived(old.id) == []
@@ -862,7 +1018,7 @@ class TestArchives:
 class TestWatches:
     """Watching: a kick when something may have changed, or ``None`` (poll)."""
 
-    role = roles.Watches
+    role = "Watches"
 
     def test_watch_kicks_on_new_mail_or_says_poll(self, backend: Backend) -> None:
         store = backend.store
@@ -893,7 +1049,7 @@ class TestWatches:
             m = message()
             store.deliver(m, ["gemini"])
             kicked.clear()
-            store.notify_queue(3).wake_enqueue(WakeEntry(m.id, "gemini"))
+            notifier_queue(store, 3).enqueue(WakeEntry(m.id, "gemini"))
             assert kicked.wait(30)
         finally:
             watching.close()
@@ -965,50 +1121,68 @@ class TestErrors:
         assert backend.store.load_config() == {}
 
 
-# The roles themselves ---------------------------------------------------------------
+# The shape itself -----------------------------------------------------------------
 ROLE_CLASSES = [c for c in list(globals().values())
                 if isinstance(c, type) and c.__name__.startswith("Test") and hasattr(c, "role")]
 
 
-def names(role: type) -> set[str]:
-    """The methods and attributes ``role`` declares (its own, not inherited)."""
-    return ({n for n, v in vars(role).items() if not n.startswith("_") and callable(v)}
-            | {n for n in vars(role).get("__annotations__", {}) if not n.startswith("_")})
+def names(cls: type) -> set[str]:
+    """The methods and attributes ``cls`` declares (its own, not inherited)."""
+    return ({n for n, v in vars(cls).items() if not n.startswith("_") and callable(v)}
+            | {n for n in vars(cls).get("__annotations__", {}) if not n.startswith("_")})
 
 
-def test_every_method_of_store_belongs_to_exactly_one_role() -> None:
-    """``Store`` is the roles put together and adds nothing of its own, and no two roles
-    declare the same name."""
-    assert Store.__bases__[:len(roles.ROLES)] == roles.ROLES
-    assert names(Store) == set()
-    owners: dict[str, list[str]] = {}
-    for role in roles.ROLES:
-        for name in names(role):
-            owners.setdefault(name, []).append(role.__name__)
-    assert {n: o for n, o in owners.items() if len(o) > 1} == {}
-    every = {n for c in Store.__mro__ if c is not object for n in names(c)}
-    assert set(owners) == every and len(every) == 96  # 92 methods and 4 attributes
+PRIMITIVES = {n for group in primitives.GROUPS for n in names(group)}
+"""What a backend writes: 29 methods and 4 attributes."""
+METHODS = {n for n in PRIMITIVES if callable(getattr(primitives.Primitives, n, None))}
+BACKEND_CLASSES = {"files": "mailslot.backends.files.file_store:FileStore",
+                   "postgres": "mailslot.backends.postgres.pg_store:PostgresStore",
+                   "memory": "mailslot.backends.memory.memory_store:MemoryStore"}
 
 
-@pytest.mark.parametrize("backend_class", ["files", "postgres"])
-def test_each_backend_implements_every_role(backend_class: str, root: Path) -> None:
-    """By name: every method of every role is a method of the backend's class, and the
-    attributes are there on a store."""
-    if backend_class == "files":
-        cls: type = FileStore
-        made: object = FileStore(root)
-    else:
+def test_every_method_of_store_is_a_primitive_or_in_exactly_one_role() -> None:
+    """The primitives' groups share no name; ``Store`` writes no primitive and every
+    method it builds on them is in exactly one role; and a backend writes at most 30
+    methods."""
+    grouped = [n for group in primitives.GROUPS for n in names(group)]
+    assert len(grouped) == len(set(grouped)) == 33
+    built = {n for c in Store.__mro__ if c.__module__ == Store.__module__ for n in names(c)}
+    in_roles = [n for _, methods in roles.ROLES.values() for n in methods]
+    assert sorted(in_roles) == sorted(built) and not built & PRIMITIVES
+    assert len(METHODS) == 29 <= 30 and len(PRIMITIVES - METHODS) == 4
+
+
+def _backend_class(kind: str) -> type:
+    from importlib import import_module
+
+    if kind == "postgres":
         pytest.importorskip("psycopg")
-        from mailslot.backends.postgres.pg_store import PostgresStore
-
-        cls, made = PostgresStore, PostgresStore("postgresql://localhost/none")
-    missing = {role.__name__: sorted(n for n in names(role)
-                                     if not hasattr(made, n)
-                                     or (n in vars(role) and not callable(getattr(cls, n, None))))
-               for role in roles.ROLES}
-    assert {r: m for r, m in missing.items() if m} == {}
+    module, name = BACKEND_CLASSES[kind].split(":")
+    found: type = getattr(import_module(module), name)
+    return found
 
 
-def test_every_role_has_its_contract_tests() -> None:
-    assert sorted(c.role.__name__ for c in ROLE_CLASSES) == sorted(
-        r.__name__ for r in roles.ROLES)
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_each_backend_writes_every_primitive(kind: str) -> None:
+    """By name: every primitive is the backend's own (``Store`` has none to inherit),
+    and every role's method is there (inherited, or overridden for speed)."""
+    cls = _backend_class(kind)
+    mine = {n for c in cls.__mro__ if c.__module__.startswith("mailslot.backends.")
+            for n in vars(c)}
+    assert sorted(METHODS - mine) == []
+    assert all(hasattr(cls, n) for _, methods in roles.ROLES.values() for n in methods)
+
+
+def test_the_memory_store_is_its_primitives_alone_and_small() -> None:
+    """The proof that a backend is cheap: the memory store writes the primitives and no
+    other public method, in at most 300 lines, and passes every test above."""
+    from mailslot.backends.memory import memory_store
+
+    written = {n for n in names(memory_store.MemoryStore) if n not in ("kind", "folder")}
+    assert written == METHODS
+    assert Path(memory_store.__file__).read_text(encoding="utf-8").count("\n") <= 300
+
+
+def test_every_group_and_role_has_its_contract_tests() -> None:
+    assert sorted(c.role for c in ROLE_CLASSES) == sorted(
+        [g.__name__ for g in primitives.GROUPS] + list(roles.ROLES))

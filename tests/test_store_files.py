@@ -370,3 +370,21 @@ def test_the_newest_events_are_read_from_the_logs_end_whole_and_in_order(
     assert [next(taken)["id"] for _ in range(10)] == [f"m{n}" for n in range(2999, 2989, -1)]
     taken.close()
     assert sum(read) <= 64 << 10  # a reader stopping early read the log's end alone
+
+
+def test_a_listing_of_records_never_goes_through_a_planted_link(
+        store: FileStore, root: Path, tmp_path: Path) -> None:
+    """A namespace's folders are listed only where they are real folders: a link planted
+    as a gate's members or as an agent's sessions folder leads the listing nowhere."""
+    store.set_member("gemini", "claude", True)
+    store.add_shown("gemini", "s1", ["x"])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "mallory").write_text("")
+    (elsewhere / "s2").write_text("y\n")
+    (root / "gates" / "evil").mkdir(mode=0o700)
+    (root / "gates" / "evil" / "members").symlink_to(elsewhere)
+    (root / "sessions" / "bob").symlink_to(elsewhere)
+    assert store.keys("members") == [("gemini", "claude")]
+    assert list(store.touched("shown")) == [("gemini", "s1")]
+    assert store.items("shown") == {("gemini", "s1"): {"x"}}

@@ -14,6 +14,7 @@ from mailslot.backends import open_store
 from mailslot.core.errors import StoreError
 from mailslot.frontends.watcher import Watcher
 from mailslot.wake.bank import BankNotifier
+from mailslot.wake.claims import notifier_queue
 from mailslot.wake.notify import NotifyRunner
 from mailslot.wake.report import as_text, validate
 from test_wake_watcher import watcher
@@ -51,7 +52,7 @@ def test_a_command_notifier_runs_on_an_ordinary_arrival_without_a_wake(
     assert [e["event"] for e in events(root, "notify_")] == [
         "notify_queued", "notify_attempt", "notify_ok"]
     assert events(root, "wake_") == []
-    assert FileStore(root).notify_queue(0).wake_agents() == []
+    assert notifier_queue(FileStore(root), 0).agents() == []
 
 
 def test_a_desktop_notifier_gets_no_subject_or_body(box: Box, root: Path, bin_dir: Path) -> None:
@@ -151,7 +152,7 @@ def test_a_failing_notifier_is_retried_and_logged_without_the_body_and_the_wake_
     assert [e["event"] for e in events(root, "wake_")] == ["wake_queued", "wake_attempt",
                                                            "wake_ok"]
     assert box("claude").inbox() == []  # a notifier's failure tells nobody
-    assert FileStore(root).notify_queue(0).wake_agents() == []
+    assert notifier_queue(FileStore(root), 0).agents() == []
 
 
 def test_mail_already_read_is_not_announced(box: Box, root: Path, bin_dir: Path) -> None:

@@ -13,6 +13,7 @@ from conftest import Result
 from mailslot import FileStore, Mailbox
 from mailslot.core.errors import UnsafePath
 from mailslot.store import WakeEntry
+from mailslot.wake.claims import Queue
 from wake_helpers import configure, events
 
 Box = Callable[[str | None], Mailbox]
@@ -21,7 +22,7 @@ COMMAND = {"wake_method": "command", "command": ["true"]}
 
 
 def queued(root: Path, agent: str) -> list[str]:
-    return sorted(e.message_id for e in FileStore(root).wake_pending(agent))
+    return sorted(e.message_id for e in Queue(FileStore(root)).pending(agent))
 
 
 def inbox_subjects(box: Box, agent: str) -> list[str]:
@@ -57,7 +58,7 @@ def test_no_wake_for_broadcasts_mail_to_oneself_or_mailslot_notices(box: Box, ro
     box("claude").broadcast("freeze", "x")
     box("claude").send("claude", "note to self", "x")
     box("gemini").notifier().tell("claude", "notice", "x")
-    assert FileStore(root).wake_agents() == []
+    assert Queue(FileStore(root)).agents() == []
 
 
 def test_asking_for_a_wake_that_is_not_allowed_tells_the_sender_at_once(
@@ -100,9 +101,9 @@ def test_a_notice_cannot_be_sent_as_mailslot_by_an_agent(cli: Callable[..., Resu
 # The store's queue ------------------------------------------------------------------
 def test_enqueue_never_overwrites(root: Path) -> None:
     store = FileStore(root)
-    assert store.wake_enqueue(WakeEntry(MID, "gemini", 1, 10.0))
-    assert not store.wake_enqueue(WakeEntry(MID, "gemini", 2, 99.0))
-    assert store.wake_pending("gemini") == [WakeEntry(MID, "gemini", 1, 10.0)]
+    assert Queue(store).enqueue(WakeEntry(MID, "gemini", 1, 10.0))
+    assert not Queue(store).enqueue(WakeEntry(MID, "gemini", 2, 99.0))
+    assert Queue(store).pending("gemini") == [WakeEntry(MID, "gemini", 1, 10.0)]
     assert (root / "wake" / "pending" / "gemini" / MID).stat().st_mode & 0o777 == 0o600
 
 
@@ -110,14 +111,14 @@ def test_claim_is_won_by_exactly_one_of_many(root: Path) -> None:
     store = FileStore(root)
     ids = [MID.replace("abcdef", f"{n:06x}") for n in range(40)]
     for i in ids:
-        store.wake_enqueue(WakeEntry(i, "gemini"))
+        Queue(store).enqueue(WakeEntry(i, "gemini"))
     won: list[str] = []
     start = threading.Barrier(8)
 
     def claimer() -> None:
         start.wait()
         for i in ids:
-            claimed = FileStore(root).wake_claim(WakeEntry(i, "gemini"))
+            claimed = Queue(FileStore(root)).claim(WakeEntry(i, "gemini"))
             if claimed is not None:
                 won.append(claimed.message_id)
 
@@ -127,47 +128,47 @@ def test_claim_is_won_by_exactly_one_of_many(root: Path) -> None:
     for t in threads:
         t.join()
     assert sorted(won) == sorted(ids)
-    assert store.wake_pending("gemini") == []
+    assert Queue(store).pending("gemini") == []
 
 
 def test_release_with_retry_requeues_before_dropping_the_claim(root: Path) -> None:
     store = FileStore(root)
-    store.wake_enqueue(WakeEntry(MID, "gemini"))
-    claimed = store.wake_claim(WakeEntry(MID, "gemini"))
+    Queue(store).enqueue(WakeEntry(MID, "gemini"))
+    claimed = Queue(store).claim(WakeEntry(MID, "gemini"))
     assert claimed is not None and claimed.claim == f"{MID}.{os.getpid()}"
-    assert store.wake_agents() == ["gemini"]  # a claim still counts as work
-    store.wake_release(claimed, WakeEntry(MID, "gemini", 2, 123.5))
-    assert store.wake_pending("gemini") == [WakeEntry(MID, "gemini", 2, 123.5)]
-    assert store.wake_orphans("gemini") == []
+    assert Queue(store).agents() == ["gemini"]  # a claim still counts as work
+    Queue(store).release(claimed, WakeEntry(MID, "gemini", 2, 123.5))
+    assert Queue(store).pending("gemini") == [WakeEntry(MID, "gemini", 2, 123.5)]
+    assert Queue(store).orphans("gemini") == []
 
 
 def test_lock_is_exclusive_and_claims_under_it_are_orphans(root: Path) -> None:
     store = FileStore(root)
-    store.wake_enqueue(WakeEntry(MID, "gemini"))
-    assert store.wake_claim(WakeEntry(MID, "gemini")) is not None
-    with store.wake_lock("gemini") as held:
+    Queue(store).enqueue(WakeEntry(MID, "gemini"))
+    assert Queue(store).claim(WakeEntry(MID, "gemini")) is not None
+    with Queue(store).lock("gemini") as held:
         assert held
-        with FileStore(root).wake_lock("gemini") as other:
+        with Queue(FileStore(root)).lock("gemini") as other:
             assert not other
-        assert [o.message_id for o in store.wake_orphans("gemini")] == [MID]
-    with FileStore(root).wake_lock("gemini") as again:
+        assert [o.message_id for o in Queue(store).orphans("gemini")] == [MID]
+    with Queue(FileStore(root)).lock("gemini") as again:
         assert again
 
 
 def test_queue_refuses_names_that_are_not_agents_or_ids(root: Path) -> None:
     store = FileStore(root)
     with pytest.raises(UnsafePath):
-        store.wake_enqueue(WakeEntry(MID, "../x"))
+        Queue(store).enqueue(WakeEntry(MID, "../x"))
     with pytest.raises(UnsafePath):
-        store.wake_enqueue(WakeEntry("../../etc/passwd", "gemini"))
+        Queue(store).enqueue(WakeEntry("../../etc/passwd", "gemini"))
 
 
 def test_planted_symlink_in_the_queue_is_not_followed(root: Path, tmp_path: Path) -> None:
     store = FileStore(root)
-    store.wake_enqueue(WakeEntry(MID, "gemini"))
+    Queue(store).enqueue(WakeEntry(MID, "gemini"))
     target = tmp_path / "elsewhere"
     target.write_text("{}")
     other = MID.replace("abcdef", "fedcba")
     (root / "wake" / "pending" / "gemini" / other).symlink_to(target)
     with pytest.raises(UnsafePath):
-        store.wake_claim(WakeEntry(other, "gemini"))
+        Queue(store).claim(WakeEntry(other, "gemini"))

@@ -12,6 +12,7 @@ import pytest
 
 from mailslot import FileStore, Mailbox
 from mailslot.store import WakeEntry
+from mailslot.wake.claims import Queue
 from mailslot.wake.runner import WakeRunner
 from wake_helpers import calls, configure, events, fake_host
 
@@ -47,7 +48,7 @@ def test_command_gets_placeholders_and_the_message_on_stdin(
     assert call["env"]["MAILSLOT_DIR"] == str(root)
     kinds = [(e["event"], e.get("attempt")) for e in events(root)]
     assert kinds == [("wake_queued", None), ("wake_attempt", 1), ("wake_ok", 1)]
-    assert FileStore(root).wake_agents() == []
+    assert Queue(FileStore(root)).agents() == []
 
 
 def test_failures_back_off_then_the_sender_is_told(box: Box, root: Path, bin_dir: Path) -> None:
@@ -76,7 +77,7 @@ def test_failures_back_off_then_the_sender_is_told(box: Box, root: Path, bin_dir
     assert m.id in body and "3 times" in body and "waits in gemini's inbox" in body
     assert "Private subject" not in body and "secret body" not in body
     assert [i.message.id for i in box("gemini").inbox()] == [m.id]  # delivered regardless
-    assert FileStore(root).wake_agents() == []
+    assert Queue(FileStore(root)).agents() == []
     log = (root / "log" / "events.jsonl").read_text()
     assert "Private subject" not in log and "secret body" not in log
 
@@ -124,8 +125,8 @@ def test_a_claim_left_by_a_stopped_watcher_is_retried(box: Box, root: Path, bin_
     configure(root, {"gemini": command_agent(bin_dir / "notify")})
     m = box("claude").send("gemini", "s", "x")
     store = FileStore(root)
-    assert store.wake_claim(WakeEntry(m.id, "gemini")) is not None  # then "dies"
-    assert store.wake_pending("gemini") == []
+    assert Queue(store).claim(WakeEntry(m.id, "gemini")) is not None  # then "dies"
+    assert Queue(store).pending("gemini") == []
     done = WakeRunner(store).run_agent("gemini")
     assert [(r.attempt, r.outcome.ok) for r in done.results] == [(1, False), (2, True)]
     assert "interrupted" in done.results[0].outcome.reason

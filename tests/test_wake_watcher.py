@@ -20,6 +20,7 @@ import pytest
 from conftest import Result
 from mailslot import FileStore, Mailbox
 from mailslot.frontends.watcher import watch
+from mailslot.wake.claims import Queue
 from wake_helpers import calls, configure, events, fake_host, queue_empty, wait_until
 
 Box = Callable[[str | None], Mailbox]
@@ -137,7 +138,7 @@ def test_stopping_the_watcher_ends_a_running_wake_and_keeps_it_queued(
     with pytest.raises(ProcessLookupError):
         os.kill(hung, 0)  # the host program was ended with the watcher
     assert "the watcher is stopping; trying again in 5 s" in log.read_text()
-    assert [e.message_id for e in FileStore(root).wake_pending("gemini")] == [m.id]
+    assert [e.message_id for e in Queue(FileStore(root)).pending("gemini")] == [m.id]
 
 
 def test_watch_once_processes_what_is_pending_and_exits(

@@ -27,6 +27,7 @@ from mailslot.backends import open_store
 from mailslot.core.durable import read_file
 from mailslot.core.errors import UnsafePath
 from mailslot.mail import watchers
+from mailslot.wake.claims import Queue
 from pgcluster import Cluster
 from support import put_config, run_cli
 from wake_helpers import configure, events, queue_empty, wait_until, watcher_pids
@@ -83,7 +84,7 @@ def queue_a_wake(root: Path, to: str = "bob") -> str:
     sent = run_cli("--agent", "alice", "send", "--subject", "s", "--body", "b", "--to", to,
                    "--json", env={**os.environ, watchers.OFF_SWITCH: "0"})
     assert sent.returncode == 0, sent.stderr
-    assert FileStore(root).wake_agents() == [to] and not watcher_pids(root)
+    assert Queue(FileStore(root)).agents() == [to] and not watcher_pids(root)
     return str(json.loads(sent.stdout)["id"])
 
 
@@ -317,7 +318,7 @@ def test_the_mcp_result_carries_the_reason(root: Path, tmp_path: Path,
     assert result.structured_content["notes"] == [
         "wakes cannot happen now: no watcher is running and watcher.on_demand is false: "
         "wakes wait until `mailslot watch` runs"]
-    assert FileStore(root).wake_agents() == ["bob"]  # queued: a watcher started later wakes it
+    assert Queue(FileStore(root)).agents() == ["bob"]  # queued: a watcher started later wakes it
 
 
 def test_a_database_store_locks_under_the_state_folder(

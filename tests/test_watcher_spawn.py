@@ -26,6 +26,7 @@ from mailslot import FileStore
 from mailslot import host_registry as hosts
 from mailslot.backends import open_store
 from mailslot.mail import watchers
+from mailslot.wake.claims import Queue
 from pgcluster import Cluster
 from support import put_config, run_cli
 from wake_helpers import configure, wait_until
@@ -274,7 +275,7 @@ def test_a_send_from_a_network_namespace_starts_no_watcher_there(
     assert note.startswith("mailslot: note: wakes cannot happen now: this process runs in a "
                            "sandbox (its network namespace")
     assert "the next ordinary send, a hook or `mailslot watch`" in note
-    assert not watchers.is_running(FileStore(root)) and FileStore(root).wake_agents() == ["bob"]
+    assert not watchers.is_running(FileStore(root)) and Queue(FileStore(root)).agents() == ["bob"]
     later = send("--to", "bob")  # an ordinary send, outside the sandbox
     assert later.returncode == 0 and later.stderr == ""
     woke = wait_until(lambda: len(runs(calls)) == 2 and runs(calls), 60, what="both wakes")
@@ -295,7 +296,7 @@ def test_an_on_demand_watcher_started_in_a_sandbox_stops_at_once(
     assert boxed.returncode == 0
     assert boxed.stdout.startswith("mailslot: note: not watching: this watcher runs in a "
                                    "sandbox (its network namespace")
-    assert not runs(calls) and FileStore(root).wake_agents() == ["bob"]
+    assert not runs(calls) and Queue(FileStore(root)).agents() == ["bob"]
 
 
 LOW_LIMIT = """

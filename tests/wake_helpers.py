@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mailslot import FileStore
+from mailslot.wake.claims import Queue
 from support import put_config
 
 T = TypeVar("T")
@@ -74,7 +75,7 @@ def events(root: Path, prefix: str = "wake_") -> list[dict[str, Any]]:
 
 
 def queue_empty(root: Path) -> bool:
-    return not FileStore(root).wake_agents()
+    return not Queue(FileStore(root)).agents()
 
 
 def wait_until(check: Callable[[], T], seconds: float = 15.0, what: str = "condition") -> T:

@@ -92,11 +92,12 @@ def race(location: str, agent: str, message_id: str, go: str, out: str) -> None:
     whether the claim was won (a store's contract: exactly one process wins)."""
     from mailslot.backends import open_store
     from mailslot.store import WakeEntry
+    from mailslot.wake.claims import Queue
 
     store = open_store(location)
     while not os.path.exists(go):
         time.sleep(0.001)
-    won = store.wake_claim(WakeEntry(message_id, agent)) is not None
+    won = Queue(store).claim(WakeEntry(message_id, agent)) is not None
     store.move(agent, message_id, "done")  # losing this race is success too
     Path(out).write_text("won" if won else "lost")
 

@@ -64,7 +64,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..store import Store
-    from ..store.roles import Registry  # what reading and revoking a record need
 
 _RUNTIME = Word(LOWER, LOWER + "._-", 64)  # [a-z0-9][a-z0-9._-]{0,63}, without re
 CHILD_LIFETIME = 24 * 3600
@@ -120,7 +119,7 @@ def _refused(agent: str) -> Unauthorized:
                         f"(mailslot agent rotate {agent})")
 
 
-def _lookup(store: Registry, name: str) -> AgentRecord | None:
+def _lookup(store: Store, name: str) -> AgentRecord | None:
     """The record, with a damaged one treated as no authority at all (fail closed)."""
     try:
         return store.registered(name)
@@ -128,7 +127,7 @@ def _lookup(store: Registry, name: str) -> AgentRecord | None:
         return None
 
 
-def verify(store: Registry, credential: Credential, at: datetime | None = None
+def verify(store: Store, credential: Credential, at: datetime | None = None
            ) -> Principal:
     """The principal ``credential`` binds, checked against the store now (``at``: by
     the store's clock)."""
@@ -170,7 +169,7 @@ def _unexpired(found: AgentRecord, at: datetime, *, child: str | None = None) ->
     raise Unauthorized(f"{said}; mailslot agent rotate {found.name} to renew")
 
 
-def check_write(store: Registry, config: Config, principal: Principal) -> None:
+def check_write(store: Store, config: Config, principal: Principal) -> None:
     """May ``principal`` write at all? Credentialed ones were checked by :func:`verify`."""
     if principal.credentialed:
         return
@@ -222,7 +221,7 @@ def _runtime(raw: str | None) -> str | None:
     return value
 
 
-def record(store: Registry, name: str) -> AgentRecord:
+def record(store: Store, name: str) -> AgentRecord:
     agent = check_name(name, "agent")
     found = store.registered(agent)
     if found is None:
@@ -230,7 +229,7 @@ def record(store: Registry, name: str) -> AgentRecord:
     return found
 
 
-def records(store: Registry) -> list[AgentRecord]:
+def records(store: Store) -> list[AgentRecord]:
     return store.registered_agents()
 
 
@@ -277,7 +276,7 @@ def _issue(store: Store, found: AgentRecord, secret: str, path: str | None,
     return write_credential(credential, where)
 
 
-def _parent_generation(store: Registry, parent: str | None) -> int | None:
+def _parent_generation(store: Store, parent: str | None) -> int | None:
     if parent is None:
         return None
     found = record(store, parent)
@@ -339,7 +338,7 @@ def rotate(store: Store, name: str, *, path: str | None = None,
     return Issued(new, _issue(store, new, secret, path, env, bind_to))
 
 
-def revoke(store: Registry, name: str) -> AgentRecord:
+def revoke(store: Store, name: str) -> AgentRecord:
     """End ``name``'s authority (and its children's), for good."""
     found = record(store, name)
     if not found.revoked:

@@ -19,9 +19,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..store.roles import Lifecycle
-    from .files.file_store import FileStore
-    from .postgres.pg_store import PostgresStore
+    from ..store.base import Store
+    from ..store.primitives import Lifecycle
 
 DEFAULT_ROOT = "~/mailslot"
 
@@ -66,11 +65,12 @@ def _settings_file(env: Mapping[str, str]) -> str:
 
 
 def open_store(location: str | None = None, env: Mapping[str, str] = os.environ
-               ) -> FileStore | PostgresStore:
+               ) -> Store:
     """The store at ``location`` (resolved by :func:`store_location` when ``None``).
 
-    A folder gives the file store, a ``postgresql://`` URL the PostgreSQL store; an
-    address with a scheme mailslot does not know is refused in one line.
+    A folder gives the file store, a ``postgresql://`` URL the PostgreSQL store,
+    ``memory://NAME`` the memory store of that name; an address with a scheme mailslot
+    does not know is refused in one line.
     """
     where = store_location(location, env)
     if where.startswith(("postgresql://", "postgres://")):
@@ -80,6 +80,10 @@ def open_store(location: str | None = None, env: Mapping[str, str] = os.environ
             raise InvalidInput("a postgresql:// store needs the psycopg driver: "
                                "pip install 'mailslot[postgres]'") from None
         return PostgresStore(where)
+    if where.startswith("memory://"):
+        from .memory.memory_store import MemoryStore
+
+        return MemoryStore(where[len("memory://"):])
     if "://" in where:
         scheme = where.split("://", 1)[0]
         raise InvalidInput(f"{scheme}:// stores are not supported; use a folder path or "

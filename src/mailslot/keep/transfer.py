@@ -1,7 +1,8 @@
 """Moving a mailbox between stores (``mailslot migrate --from DIR|URL --to DIR|URL``).
 
-Everything goes through the :class:`~mailslot.store.Store` protocol, so any pair of
-backends works (files → PostgreSQL, back, or folder to folder). Only into a mailbox
+Everything goes through the :class:`~mailslot.store.Store` primitives, so any pair of
+backends works (files → PostgreSQL, back, or folder to folder): the mail, then one loop
+over the namespaces of keyed records a copy carries, the config and the logs. Only into a mailbox
 (:func:`check_target`): a database without mailslot's schema, or a folder of other
 things, is refused unless ``init`` (``--init``) asks to make it one first, as every
 other command refuses it. Registered agents
@@ -10,9 +11,10 @@ Idempotent: what the target already has is left alone, so a second run copies no
 and an interrupted run is finished by running it again. Message text is carried as the
 message itself, which both stores write as the same bytes; states only move forward.
 
-Not copied: presence, per-session state (hook sessions too) and fenced sessions (they
-describe running processes, which announce themselves again), archived mailboxes and
-quarantined messages (set aside on purpose; they stay in the source). Unreadable
+Not copied: presence, per-session state (hook sessions too), fenced sessions and
+claimed wakes (they describe running processes, which announce themselves again), the
+governor's buckets and keys marked once (they refill and expire), archived mailboxes
+and quarantined messages (set aside on purpose; they stay in the source). Unreadable
 messages cannot be carried and are named.
 """
 
@@ -20,17 +22,17 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..access.gates import group_of
 from ..backends import open_store
 from ..core.errors import InvalidInput, NotFound, Refused, Unreadable
 from ..core.message import STATES
-from ..core.names import GROUP_MARK
 from ..store import Store, free_for_mailbox
-from ..store.records import NOTIFY_QUEUES
+from ..store.namespaces import NAMESPACES
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
     from typing import Any
+
+    from ..store.namespaces import Namespace
 
 
 def migrate(source_location: str, target_location: str, *, init: bool = False
@@ -121,22 +123,13 @@ def _broadcasts(source: Store, target: Store, copied: Counter[str],
 
 
 def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
-    """Seen sets, the index of mail for one session, the events log, the
-    config, registered agents, gates (a group gate's members too), queued wakes and
-    notices and the session log."""
-    for agent in source.agent_names():
-        missing = sorted(source.seen(agent) - target.seen(agent))
-        target.add_seen(agent, missing)
-        copied["seen"] += len(missing)
-        there = target.instance_mail(agent)  # which mail is for one session
-        for message_id, session in source.instance_mail(agent).items():
-            if message_id not in there:
-                target.add_instance_mail(agent, message_id, session)
-                copied["instance mail"] += 1
-    if next(target.events(), None) is None:  # a log is copied whole, once
-        for event in source.events():
-            target.append_event(event)
-            copied["events"] += 1
+    """Every namespace a copy carries (seen sets, mail for one session, registered
+    agents, gates with their members, requests and what passed them, queued wakes and
+    notices: :data:`~mailslot.store.namespaces.NAMESPACES` marked ``copied``), the
+    config and the logs."""
+    for space in NAMESPACES.values():
+        if space.copied is not None:
+            _records(source, target, space, copied)
     config = source.load_config()
 
     def adopt(there: dict[str, Any]) -> bool:
@@ -149,46 +142,25 @@ def _rest(source: Store, target: Store, copied: Counter[str]) -> None:
 
     if target.update_config(adopt):
         copied["config"] += 1
-    for record in source.registered_agents():
-        copied["registrations"] += target.register_agent(record)
-    names = set(source.agent_names()) | {r.name for r in source.registered_agents()}
-    for agent in sorted(names):
-        _gate(source, target, agent, copied)
-    _queued(source, target, copied, "wakes")
-    for lane in range(NOTIFY_QUEUES):
-        _queued(source.notify_queue(lane), target.notify_queue(lane), copied, "notices")
-    if not target.started_sessions():  # the session log, like the events log: whole, once
-        for started in source.started_sessions():
-            target.log_session(started)
-            copied["sessions started"] += 1
+    for log, label in (("events", "events"), ("sessions", "sessions started")):
+        if next(target.read_log(log), None) is None:  # a log is copied whole, once
+            for record in source.read_log(log):
+                target.append_log(log, record, durable=log == "sessions")
+                copied[label] += 1
 
 
-def _queued(source: Store, target: Store, copied: Counter[str], kind: str) -> None:
-    """The entries queued (not claimed) in one queue: the wake queue or a notifier's."""
-    for agent in source.wake_agents():
-        for entry in source.wake_pending(agent):
-            copied[kind] += target.wake_enqueue(entry)
-
-
-def _gate(source: Store, target: Store, agent: str, copied: Counter[str]) -> None:
-    """``agent``'s gate, members, open requests and what passed it: without
-    the last, mail that came through the gate would be set aside in the target."""
-    accept = source.accept_of(agent)
-    if accept != target.accept_of(agent):
-        target.set_accept(agent, accept)
-        copied["gates"] += 1
-    keys = [agent]
-    group = group_of(accept)
-    if group is not None:  # a group gate's members and requests are the group's
-        keys.append(GROUP_MARK + group)
-    for key in keys:
-        for member in source.members(key):
-            copied["members"] += target.set_member(key, member, True)
-        there = target.requests(key)
-        for requester, message_id in source.requests(key).items():
-            if there.get(requester) != message_id:
-                target.set_request(key, requester, message_id)
-                copied["requests"] += 1
-    missing = sorted(source.passed(agent) - target.passed(agent))
-    target.add_passed(agent, missing)
-    copied["passed"] += len(missing)
+def _records(source: Store, target: Store, space: Namespace, copied: Counter[str]) -> None:
+    """One namespace: a set's missing words added, a record the target lacks added, one
+    it holds otherwise replaced where the namespace says so (a gate's setting, a
+    request), else kept (a registration, a queued wake)."""
+    for key, value in source.items(space.name).items():
+        if space.kind == "set":
+            missing = sorted(set(value) - target.get(space.name, key))
+            if missing:
+                target.add(space.name, key, missing)
+            copied[space.label(key)] += len(missing)
+        elif not space.replace:
+            copied[space.label(key)] += target.add(space.name, key, value)
+        elif target.get(space.name, key) != value:
+            target.put(space.name, key, value)
+            copied[space.label(key)] += 1

@@ -8,7 +8,7 @@ and the wake path (:mod:`mailslot.wake.queue`, :mod:`mailslot.wake.runner`):
 * **token buckets**, per sender→recipient pair and per agent, on sends (the sender's)
   and on wakes. A limit is N an hour: a bucket holds N/2 tokens (half an hour's worth
   at once) and refills at N an hour; a message takes one token from each of its
-  buckets, all or none (:meth:`~mailslot.store.roles.Limits.update_buckets` holds them
+  buckets, all or none (:meth:`~mailslot.store.base.Store.update_buckets` holds them
   under one lock, or one row lock each on PostgreSQL). Every bucket is its sender's
   own: a wake of B for A's message takes from ``wakes.B.A`` only, whose limit is the
   pair's, or A's equal share of B's (``agent_wakes_per_hour`` divided among the senders

@@ -541,7 +541,7 @@ def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorRepo
     also every stored file and every message; with ``fix``, repair what is safe to and
     move unreadable messages to the quarantine folder (nothing is ever deleted but stale
     staging files). Without ``deep`` the check is bounded by open mail, not history
-    (:meth:`~mailslot.store.roles.Upkeep.problems`), and the report says so.
+    (:meth:`~mailslot.store.base.Store.problems`), and the report says so.
     """
     deep = deep or fix
     fixed = _repair(store) if fix else []

@@ -5,12 +5,13 @@ database for agents on several machines) is added without touching a rule. The b
 and :func:`~mailslot.backends.open_store`, the one way to open one, are in
 :mod:`mailslot.backends`, a layer below the features and above this package.
 
-Modules outside the store use this package, :mod:`.base` (and its roles, :mod:`.roles`)
-and :mod:`.records`, never a backend's own modules (``tests/test_layers.py`` checks it).
-The file layout of docs/format.md is a public format too (a backup is that layout, from
-any backend): :data:`FOLDER_OF`, :func:`is_kept_file` and :func:`free_for_mailbox`
-describe it. Loaded on first use (PEP 562): the hook path never imports :mod:`.base`
-(``typing``, ``dataclasses``).
+Modules outside the store use this package, :mod:`.base` (built on the primitives of
+:mod:`.primitives`), :mod:`.namespaces` and :mod:`.records`, never a backend's own
+modules (``tests/test_layers.py`` checks it). The file layout of docs/format.md is a
+public format too (a backup is that layout, from any backend): :data:`FOLDER_OF`,
+:func:`is_kept_file` and :func:`free_for_mailbox` describe it. Loaded on first use (PEP
+562): what a hook loads of it is :mod:`.base`, :mod:`.namespaces` and :mod:`.format`,
+none of which loads ``typing`` or ``dataclasses``.
 """
 
 from ..core.lazy import exports

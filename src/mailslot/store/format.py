@@ -8,12 +8,12 @@ same encodings. On the hook path, so it loads only :mod:`~mailslot.core.jsontext
 from __future__ import annotations
 
 from ..core import jsontext
-from ..core.errors import StoreError, Unreadable, UnsafePath
+from ..core.errors import StoreError, Unreadable
 from ..core.message import from_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable
     from typing import Any
 
     from ..core.message import Message, State
@@ -27,24 +27,6 @@ SESSIONS = "sessions.jsonl"
 """The session log of started sessions, in ``log/``."""
 SEGMENT_BYTES = 8 << 20
 """Past this size the current segment is rolled to a numbered one (see docs/format.md)."""
-
-
-_BUCKET_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
-
-
-def check_bucket_keys(keys: Sequence[str]) -> None:
-    """A token bucket's key is ``[a-z0-9.-]``, 1-200 characters, not starting with a
-    dot: safe as a file name in ``limits/`` and as a row's key."""
-    for key in keys:
-        if not 0 < len(key) <= 200 or not _BUCKET_CHARS.issuperset(key) or key[0] == ".":
-            raise UnsafePath(f"bucket {key!r} is not safe as a name")
-
-
-def check_bucket_group(group: str) -> None:
-    """A group of buckets is a key's first two parts (``wakes.bob``)."""
-    check_bucket_keys([group])
-    if group.count(".") != 1 or group.endswith("."):
-        raise UnsafePath(f"bucket group {group!r} is not two parts of a key")
 
 
 def event_segments(names: Iterable[str]) -> list[str]:
@@ -144,7 +126,8 @@ def is_kept_file(name: str) -> bool:
     and anything else (``tmp/junk``, ``evil.sh``, ``../x``) are not."""
     from ..core.ids import is_id
     from ..core.names import is_gate_key, is_valid_name
-    from .records import NOTIFY_QUEUES, notify_lane
+    from .namespaces import NOTIFY_QUEUES
+    from .records import notify_lane
 
     def agent(raw: str) -> bool:
         return is_valid_name(raw) and raw == raw.lower()
@@ -176,14 +159,3 @@ def is_kept_file(name: str) -> bool:
         case [*queue, "pending", who, message_id] if "/".join(queue) in queues:
             return agent(who) and is_id(message_id)
     return False
-
-
-_ONCE_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789._+-"
-
-
-def check_once_key(key: str) -> str:
-    """A key of ``mark_once`` (a file name in the file store): 1-240 of ``a-z 0-9 . _ + -``,
-    not starting with a dot; ``StoreError`` otherwise."""
-    if not key or len(key) > 240 or key.startswith(".") or key.strip(_ONCE_CHARS):
-        raise StoreError(f"not a key to mark once: {key[:60]!r}")
-    return key

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..core.errors import UnsafePath
 from ..core.values import Protocol, dataclass
+from .namespaces import NOTIFY_QUEUES
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,6 @@ class Watching(Protocol):
 
     def close(self) -> None:
         """Stop watching."""
-
-
-NOTIFY_QUEUES = 8
-"""How many notifier queues a store keeps: one per place in an agent's
-``notify`` list, so at most this many notifiers per agent."""
 
 
 def notify_lane(lane: int) -> str:

@@ -13,7 +13,7 @@ JSON on stdin); ``desktop`` is the platform's own notifier (``notify-send``,
 ``osascript``), naming sender and id only unless ``"subjects": true``; ``bank`` keeps a
 folder of notices (:mod:`.bank`).
 
-Each notifier has its own queue (``Store.notify_queue(lane)``, the lane being its place
+Each notifier has its own queue (:func:`.claims.notifier_queue`, the lane being its place
 in the list), run by :class:`NotifyRunner`: the wake runner with another plan, so the
 claim, retry, backoff and logging are the wake queue's own (events ``notify_queued``,
 ``notify_attempt``, ``notify_ok``, ``notify_failed``, ``notify_skipped``: ids, names and
@@ -34,8 +34,8 @@ from ..core.framing import one_line
 from ..core.ids import reference
 from ..core.message import Message
 from ..store import Store, WakeEntry
-from ..store.records import notify_lane
 from .bank import BankNotifier
+from .claims import notifier_queue
 from .methods import ArgvMethod, CommandMethod, Field, Job, WakeMethod, where
 from .notify_queue import MAX_NOTIFIERS, NOTIFIER_KINDS, label, notifier_entries
 from .policy import WakeSettings, retry_for
@@ -142,9 +142,8 @@ class NotifyRunner(WakeRunner):
     kind = "notify"
 
     def __init__(self, store: Store, lane: int, **options: Any) -> None:
-        super().__init__(store.notify_queue(lane), **options)
+        super().__init__(store, queue=notifier_queue(store, lane), **options)
         self.lane = lane
-        self.queue = notify_lane(lane)
 
     def _plan(self, agent: str) -> _Plan:
         try:

@@ -2,7 +2,7 @@
 
 The notifiers themselves, and the runner that works these queues, are in :mod:`.notify`
 (loaded by the watcher only). One entry per notifier of each recipient of a directed
-message, in that notifier's own queue (``Store.notify_queue(lane)``); not queued:
+message, in that notifier's own queue (:func:`.claims.notifier_queue`); not queued:
 broadcasts, mail to oneself and notices from ``mailslot`` itself, as for wakes.
 """
 
@@ -13,7 +13,7 @@ from ..core.errors import MailslotError, StoreError
 from ..core.message import Message
 from ..core.names import SYSTEM_SENDER
 from ..store import WakeEntry
-from ..store.records import NOTIFY_QUEUES
+from ..store.namespaces import NOTIFY_QUEUES
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
@@ -47,7 +47,8 @@ def notifier_entries(config: Config, agent: str) -> list[Mapping[str, Any]]:
 
 def enqueue_notices(store: Store, message: Message) -> None:
     """Queue one entry per notifier of each recipient. Never raises: it is delivered."""
-    from .queue import log  # here: `who` reads notifier_entries and never queues
+    from .claims import notifier_queue  # here: `who` reads notifier_entries and
+    from .queue import log  # never queues
 
     if message.is_broadcast or message.sender == SYSTEM_SENDER:
         return
@@ -62,7 +63,7 @@ def enqueue_notices(store: Store, message: Message) -> None:
             entries = notifier_entries(config, agent)
             for lane, item in enumerate(entries):
                 log(store, "notify_queued", message.id, agent, method=label(lane, item))
-                store.notify_queue(lane).wake_enqueue(
+                notifier_queue(store, lane).enqueue(
                     WakeEntry(message.id, agent, not_before=store.clock()))
         except MailslotError as exc:
             log(store, "notify_skipped", message.id, agent, reason=str(exc))

@@ -24,6 +24,7 @@ from ..core.message import Message
 from ..core.names import SYSTEM_SENDER, is_valid_name
 from ..mail.governor import wake_refusal
 from ..store import WakeEntry
+from .claims import Queue
 from .notice import not_woken_body
 from .policy import refusal, settings_for
 
@@ -88,7 +89,7 @@ def _enqueue_one(store: Store, message: Message, agent: str, notifier: Notifier,
         if refused is None:
             # Logged first: a watcher may take the wake the instant it is queued.
             log(store, "wake_queued", message.id, agent, method=settings.method)
-            store.wake_enqueue(WakeEntry(message.id, agent, not_before=store.clock()))
+            Queue(store).enqueue(WakeEntry(message.id, agent, not_before=store.clock()))
             return
         if not asked and settings.opt_in != "always":
             return  # nothing was asked and nothing allowed: not worth a line

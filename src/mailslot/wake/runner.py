@@ -26,6 +26,7 @@ from ..mail.invocation import invocation
 from ..mail.posting import Notifier
 from ..mail.presence import last_machines
 from ..store import Store, WakeEntry
+from .claims import Queue
 from .environment import pass_env
 from .methods import Job, Outcome, WakeMethod
 from .methods_by_name import method_for
@@ -93,13 +94,15 @@ class WakeRunner:
     """Runs the wake queue of one store."""
 
     kind = "wake"  # the events log's prefix (notifiers run as "notify")
-    queue = "wake"  # its queue's name in Store.queued_agents (a notifier's: notify-N)
 
-    def __init__(self, store: Store, *, clock: Callable[[], float] | None = None,
+    def __init__(self, store: Store, *, queue: Queue | None = None,
+                 clock: Callable[[], float] | None = None,
                  stop: threading.Event | None = None,
                  report: Callable[[Result], None] | None = None,
                  recover: Recover | None = None) -> None:
         self.store = store
+        self.wakes = queue or Queue(store)  # the queue it works (a notifier's: its own)
+        self.queue = self.wakes.name  # as Store.queued_agents names it (wake, notify-N)
         self.recover = recover  # starting a gone agent again (launch.restart), if given
         self._clock = clock or store.clock  # not_before is by the store's clock
         self._stop = stop or threading.Event()  # set: end running wakes (the watcher stops)
@@ -116,7 +119,7 @@ class WakeRunner:
         them already) and may be woken on this machine (``agents.NAME.host``, else
         where the agent was last seen)."""
         if queued is None:
-            queued = self.store.wake_agents()
+            queued = self.wakes.agents()
         if not queued:
             return []
         try:
@@ -131,15 +134,15 @@ class WakeRunner:
 
     def run_agent(self, agent: str) -> Pass:
         """Recover orphaned claims, then wake ``agent`` for everything due, until none is."""
-        with self.store.wake_lock(agent) as held:
+        with self.wakes.lock(agent) as held:
             if not held:
                 return Pass(locked=True)
             done = Pass()
-            for orphan in self.store.wake_orphans(agent):
+            for orphan in self.wakes.orphans(agent):
                 outcome = Outcome(False, "interrupted: the watcher waking it stopped mid-wake")
                 self._done(done, [self._end(orphan, outcome, self._plan(agent), delay=0.0)])
             while True:
-                pending = self.store.wake_pending(agent)
+                pending = self.wakes.pending(agent)
                 now = self._clock()
                 due = sorted((e for e in pending if e.not_before <= now),
                              key=lambda e: e.message_id)
@@ -170,16 +173,16 @@ class WakeRunner:
         results: list[Result] = []
         live: list[tuple[WakeEntry, Message]] = []
         for entry in batch:
-            claimed = self.store.wake_claim(entry)
+            claimed = self.wakes.claim(entry)
             if claimed is None:
                 continue  # taken by another process: it is theirs now
             if claimed.not_before > self._clock():  # re-queued for later since we listed it
-                self.store.wake_release(claimed, replace(claimed, claim=None))
+                self.wakes.release(claimed, replace(claimed, claim=None))
                 continue
             message, reason = self._still_wanted(claimed, plan)
             if message is None:
                 log(self.store, f"{self.kind}_skipped", claimed.message_id, agent, reason=reason)
-                self.store.wake_release(claimed)
+                self.wakes.release(claimed)
                 results.append(Result(agent, claimed.message_id, plan.name, claimed.attempt,
                                       Outcome(False, reason, retry=False), skipped=True))
                 continue
@@ -251,7 +254,7 @@ class WakeRunner:
         if outcome.skip:
             log(self.store, f"{self.kind}_skipped", entry.message_id, agent, method=name,
                 reason=outcome.reason)
-            self.store.wake_release(entry)
+            self.wakes.release(entry)
             return Result(agent, entry.message_id, name, entry.attempt, outcome, skipped=True)
         if outcome.ok:
             log(self.store, f"{self.kind}_ok", entry.message_id, agent, method=name,
@@ -261,7 +264,7 @@ class WakeRunner:
                 notice = tell_sender(Notifier(self.store), entry.message_id,
                                      f"Your message to {agent}", outcome.tell)
                 told = notice.to[0] if notice else None
-            self.store.wake_release(entry)
+            self.wakes.release(entry)
             return Result(agent, entry.message_id, name, entry.attempt, outcome, told=told)
         attempts = min(plan.retry.attempts, RESTART_ATTEMPTS) if outcome.restart \
             else plan.retry.attempts
@@ -271,12 +274,12 @@ class WakeRunner:
                 attempt=entry.attempt, reason=outcome.reason, final=False, retry_in=wait)
             again = replace(entry, attempt=entry.attempt + 1, not_before=self._clock() + wait,
                             claim=None)
-            self.store.wake_release(entry, again)
+            self.wakes.release(entry, again)
             return Result(agent, entry.message_id, name, entry.attempt, outcome, retry_in=wait)
         log(self.store, f"{self.kind}_failed", entry.message_id, agent, method=name,
             attempt=entry.attempt, reason=outcome.reason, final=True)
         told = self._give_up(entry, outcome)
-        self.store.wake_release(entry)  # after the notice: a crash repeats it, never loses it
+        self.wakes.release(entry)  # after the notice: a crash repeats it, never loses it
         return Result(agent, entry.message_id, name, entry.attempt, outcome, told=told)
 
     def _give_up(self, entry: WakeEntry, outcome: Outcome) -> str | None:

@@ -46,6 +46,7 @@ from ...core.names import is_valid_name
 from ...core.text import DEFAULT_MAX_BODY_BYTES
 from .bounded_zip import MAX_MEMBERS, ZipRefused, compression_for, open_zip, read_member
 from .fs import LOCK, READ, read_file, store_error
+from .record_files import read_config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class MonthArchives:
         (``max_body_bytes``, never below its default, so mail sent before the owner
         lowered it stays restorable)."""
         if self._limit is None:
-            body = Config(self.store.load_config()).max_body_bytes
+            body = Config(read_config(self.store) or {}).max_body_bytes
             self._limit = max_file_bytes(max(body, DEFAULT_MAX_BODY_BYTES))
         return self._limit
 

@@ -5,11 +5,9 @@ Layout (see docs/format.md)::
     config.json
     agents/<name>/{new,cur,done}/<id>.md
     broadcast/{live,retracted}/<id>.md
-    broadcast/seen/<name>
     tmp/
     log/events.jsonl
-    wake/{pending,claimed,locks}/   the wake queue (see store/wakes.py)
-    limits/<kind>.<name>            the loop governor's token buckets
+    ... and one folder or file per namespace of keyed records (:mod:`.spaces`)
 
 Crash safety comes from three habits: a file is written whole in ``tmp/`` and synced
 before it is linked into place (readers never see half a file); a state change is one
@@ -20,40 +18,22 @@ is never rewritten. Nothing inside the root follows a symlink.
 from __future__ import annotations
 
 import os
-import stat
 import time
 
 from ...core import jsontext
-from ...core.durable import FILE_MODE, fsync_dir, not_followed, open_file, remove, unsafe_owner
-from ...core.errors import IdTaken, MailslotError, NotFound, StoreError, Unreadable, UnsafePath
+from ...core.durable import fsync_dir, not_followed, remove
+from ...core.errors import IdTaken, MailslotError, NotFound, StoreError, UnsafePath
 from ...core.ids import sender_of
 from ...core.message import STATES, to_bytes
-from ...core.names import is_valid_name
-from ...store.format import FOLDER_OF, SESSIONS, event_segments
-from . import kept_listing, unindexed
-from .fences import FenceFiles
-from .fs import (
-    APPEND,
-    DIR_MODE,
-    FileLock,
-    append,
-    file_names,
-    lines_from_end,
-    read_file,
-    store_error,
-    translated,
-)
-from .gate_files import GateFiles
-from .layout import OPEN
-from .limit_files import LimitFiles
-from .registry_files import RegistryFiles
-from .session_files import SessionFiles
+from ...store.base import Store
+from . import unindexed
+from .fs import read_file, store_error, translated
+from .record_files import SPACES, RecordFiles
 from .tally_files import TallyFiles
-from .wake_files import FileWakeQueue
 
 TYPE_CHECKING = False  # on the hook path: no typing, pathlib or dataclasses at load time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from ...core.message import Message, State
@@ -64,24 +44,20 @@ if TYPE_CHECKING:
 
 
 @translated
-class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFiles,
-                LimitFiles, TallyFiles):
+class FileStore(RecordFiles, TallyFiles, Store):
     """The file store rooted at ``root`` (created on first write, 0700).
 
-    Built from parts side by side, one per role of :mod:`mailslot.store.roles`, each a
-    direct subclass of the shared base in its own module: the layout and the one reader
-    of message files (:class:`~mailslot.backends.files.layout.MailboxFiles`, the base of
-    every part), the per-session delivery state
-    (:class:`~mailslot.backends.files.session_files.SessionFiles`), the wake queue
-    (:class:`~mailslot.backends.files.wake_files.FileWakeQueue`), the registered agents
-    (:class:`~mailslot.backends.files.registry_files.RegistryFiles`), the gates
-    (:class:`~mailslot.backends.files.gate_files.GateFiles`), replaced sessions
-    (:class:`~mailslot.backends.files.fences.FenceFiles`) and the governor's token buckets
-    (:class:`~mailslot.backends.files.limit_files.LimitFiles`), and the per-agent done
-    counts (:class:`~mailslot.backends.files.tally_files.TallyFiles`); this class adds writing mail,
-    broadcasts, the config's writer, upkeep, presence, watching, the session log,
-    search and the month archives of done mail. Every rule about touching a file is in
-    :mod:`~mailslot.backends.files.fs`. The session hooks use this same class: the whole
+    The primitives of :mod:`mailslot.store.primitives` on a folder, every other method
+    of :class:`~mailslot.store.base.Store` inherited from its roles, except where files
+    answer faster. Built from parts side by side, each a direct subclass of the shared
+    base in its own module: the layout, the one reader of message files and the logs
+    (:class:`~.layout.MailboxFiles`, the base of every part), the keyed records
+    (:class:`~.record_files.RecordFiles`: where each namespace lives) and the counts
+    kept as mail moves (:class:`~.tally_files.TallyFiles`); this class adds writing and
+    moving mail and broadcasts, watching, and what ``doctor``, search and the month
+    archives of done mail need (:mod:`~.upkeep_files`, :mod:`~.search_index`,
+    :mod:`~.archive_files`, each loaded on first use). Every rule about
+    touching a file is in :mod:`~.fs`. The session hooks use this same class: the whole
     file store loads no ``pathlib``, ``typing``, ``dataclasses`` or YAML at import.
     """
 
@@ -228,7 +204,6 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         self.forget_tally(agent)
         return target
 
-    # Everything else -----------------------------------------------------------
     def agent_names(self) -> list[str]:
         folder = self._folder("agents")
         try:
@@ -236,219 +211,6 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
                 return sorted(e.name for e in it if e.is_dir(follow_symlinks=False))
         except FileNotFoundError:
             return []
-
-    def events(self, *, newest_first: bool = False) -> Iterator[dict[str, Any]]:
-        folder = self._folder("log")
-        segments = event_segments(file_names(folder))
-        for name in reversed(segments) if newest_first else segments:
-            path = os.path.join(folder, name)
-            try:  # newest first: from the end, so a reader stopping early reads little
-                lines = lines_from_end(path) if newest_first else \
-                    read_file(path).splitlines()
-            except FileNotFoundError:
-                continue  # rolled meanwhile: its lines are in the next numbered segment
-            except OSError as exc:
-                raise store_error(exc, "cannot read the events log") from None
-            for line in lines:
-                try:
-                    record = jsontext.loads(line.decode("utf-8", "replace"))
-                except ValueError:
-                    continue  # a line cut by a crash; the folders still hold the truth
-                if isinstance(record, dict):
-                    yield record
-
-    def update_config(self, change: Callable[[dict[str, Any]], bool]) -> bool:
-        """Read, ``change`` in place, save if it says it changed: under ``config.lock``,
-        so two edits at once (two ``install --wake``) both land."""
-        with FileLock(os.path.join(self._folder(create=True), "config.lock"), "the config"):
-            config = self.load_config()
-            changed = change(config)
-            if changed:
-                self._save_config(config)
-            return changed
-
-    def _save_config(self, config: Mapping[str, Any]) -> None:
-        """Replace config.json atomically; only :meth:`update_config` calls it, holding
-        the lock."""
-        import json  # indented: json's own writer (a config is saved rarely)
-
-        data = (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-        try:
-            tmp = self._stage(data, "config.json")
-            os.rename(tmp, os.path.join(self.root, "config.json"))
-            fsync_dir(self.root)
-        except OSError as exc:
-            raise store_error(exc, "cannot save config.json") from None
-
-    def staging(self) -> list[StoredFile]:
-        """Regular files in ``tmp/`` only: anything else there is not mailslot's."""
-        from ...store.records import StoredFile
-
-        folder = self._folder("tmp")
-        now = time.time()
-        found: list[StoredFile] = []
-        for name in file_names(folder):
-            path = os.path.join(folder, name)
-            try:
-                found.append(StoredFile(path, now - os.lstat(path).st_mtime))
-            except FileNotFoundError:
-                continue  # its writer finished with it meanwhile
-        return found
-
-    def remove_staging(self, item: StoredFile) -> None:
-        """Delete one staging file, if it still is one (never a folder, never through a link)."""
-        try:
-            info = os.lstat(item.path)
-        except FileNotFoundError:
-            return
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafePath(f"{item.path} is not a staging file; left alone")
-        try:
-            remove(item.path)
-        except OSError as exc:
-            raise store_error(exc, f"cannot remove {item.path}") from None
-
-    def _walk(self, found: list[str], *, deep: bool = True
-              ) -> Iterator[tuple[str, os.stat_result]]:
-        """Every path in the mailbox with its ``lstat``; a folder that cannot be listed
-        is added to ``found`` rather than skipped in silence. Without ``deep``: of each
-        folder's files only the newest :data:`NEWEST` by name (ids sort by time; of an
-        open mail folder that did not change, by its kept listing, so it is not
-        listed), and the folders that keep history (:data:`HISTORY`: done mail,
-        archives, the quarantine, the once-marks) are checked themselves but not
-        listed: what they hold only grows, and ``doctor`` by default stays as fast at
-        a million messages as at a hundred."""
-        try:
-            info = os.stat(self.root)
-        except FileNotFoundError:
-            return
-        yield self.root, info
-
-        def unlisted(exc: OSError) -> None:
-            found.append(f"{exc.filename} cannot be read ({exc.strerror}); mailslot cannot "
-                         "see what is in it (check its owner and mode)")
-
-        open_mail: list[tuple[str, State]] = []  # (agent, state): from kept listings
-        for top, dirs, files in os.walk(self.root, onerror=unlisted):
-            names = dirs + files
-            if not deep:  # each folder itself is looked at; history is not gone into
-                inside = top[len(self.root) + 1:].split(os.sep) if top != self.root else []
-                dirs[:] = [d for d in dirs if not _keeps_history([*inside, d])]
-                if len(inside) == 2 and inside[0] == "agents":
-                    open_mail += [(inside[1], s) for s in OPEN if FOLDER_OF[s] in dirs]
-                    dirs[:] = [d for d in dirs if d not in OPEN_FOLDERS]
-                if len(files) > NEWEST:
-                    names = names[:len(names) - len(files)] + sorted(files)[-NEWEST:]
-            yield from _lstat_each(top, names)
-        for agent, state in open_mail:
-            try:
-                folder = self._box(agent, state)
-                newest = self._newest_open(agent, state, folder)
-            except FileNotFoundError:
-                continue  # removed meanwhile
-            except OSError as exc:
-                unlisted(exc)
-                continue
-            except MailslotError:
-                continue  # a planted link: the walk above named it
-            yield from _lstat_each(folder, newest)
-
-    def _newest_open(self, agent: str, state: State, folder: str) -> list[str]:
-        """The newest :data:`NEWEST` names in an open mail folder: from its kept listing
-        when the folder did not change since (one is kept only of a folder holding
-        message files alone; an agent that never marks mail done keeps thousands in
-        ``cur/``), else from listing it whole, strays and all."""
-        if is_valid_name(agent):
-            ids = self._open_listing(agent, state)[1]  # kept, or listed and kept if it can be
-            stamp = kept_listing.stamp_of(folder)
-            if stamp is not None and \
-                    kept_listing.read_kept(self._kept_path(agent, state), stamp, 0) is not None:
-                return [f"{i}.md" for i in ids[-NEWEST:]]  # a kept folder holds ids alone
-        return sorted(os.listdir(folder))[-NEWEST:]
-
-    def problems(self, *, deep: bool = False) -> list[str]:
-        """Links, odd files, owners and modes, tallies that disagree with their folder,
-        and an events log that cannot be written: from ``lstat`` alone, without reading
-        a message; the history folders' files only with ``deep`` (see :meth:`_walk`)."""
-        found: list[str] = []
-        staged = os.path.join(self.root, "tmp", "")  # a file right in it: no further sep
-        me = os.geteuid()
-        for path, info in self._walk(found, deep=deep):
-            if path == self.root:
-                why = unsafe_owner(path, info)
-                if why is None and info.st_mode & 0o077:
-                    why = (f"{path} is open to other users (mode "
-                           f"{stat.S_IMODE(info.st_mode):o}): they can list its agents "
-                           "and messages; `mailslot doctor --fix` sets it to 700")
-                if why is not None:
-                    found.append(why)
-                continue
-            if stat.S_ISLNK(info.st_mode):
-                found.append(f"{path} is a symlink; mailslot never follows it (remove it)")
-                continue
-            if path.startswith(staged) and os.sep not in path[len(staged):] \
-                    and not stat.S_ISREG(info.st_mode):
-                found.append(f"{path} is not a staging file; mailslot leaves it alone "
-                             "(remove it if nothing needs it)")
-            elif not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
-                found.append(f"{path} is not a regular file; mailslot never reads it "
-                             "(remove it)")
-            needed = DIR_MODE if stat.S_ISDIR(info.st_mode) else FILE_MODE
-            if info.st_uid != me:
-                found.append(f"{path} belongs to another user (uid {info.st_uid}); "
-                             "mailslot cannot trust or change it")
-            elif info.st_mode & 0o077:
-                found.append(
-                    f"{path} is open to other users (mode {stat.S_IMODE(info.st_mode):o})"
-                )
-            elif info.st_mode & needed != needed:
-                found.append(f"{path} cannot be used by mailslot (mode "
-                             f"{stat.S_IMODE(info.st_mode):o}; `mailslot doctor --fix` "
-                             "sets it back)")
-        found.extend(self._events_problems())
-        found.extend(self.tally_problems(self.agent_names(), deep=deep))
-        return found
-
-    def _events_problems(self) -> list[str]:
-        """Can a receipt be added to the events log? (Sends succeed without it.)"""
-        path = os.path.join(self.root, "log", "events.jsonl")
-        if not os.path.lexists(path):
-            return []
-        try:
-            os.close(open_file(path, APPEND))
-        except (OSError, UnsafePath) as exc:
-            cause = exc.strerror if isinstance(exc, OSError) else str(exc)
-            return [f"{path} cannot be written ({cause}); receipts and status are lost "
-                    "until it is fixed"]
-        return []
-
-    def unreadable(self) -> list[tuple[str | None, str, str]]:
-        """Every stored message that cannot be read: ``(agent, id, why)``, ``agent`` is
-        ``None`` for a broadcast. Reads every message (``doctor --deep``)."""
-        found: list[tuple[str | None, str, str]] = []
-        for agent in self.agent_names():
-            listed: list[tuple[str, State]] = []
-            for state in STATES:
-                try:
-                    listed += self.entries(agent, [state])
-                except UnsafePath:
-                    continue  # a planted folder: problems() names it
-            for message_id, _ in listed:
-                try:
-                    self.load(agent, message_id)
-                except (Unreadable, UnsafePath) as exc:
-                    found.append((agent, message_id, str(exc)))
-                except NotFound:
-                    continue  # moved meanwhile
-        for live in (True, False):
-            for message_id in self.broadcast_ids(live=live):
-                try:
-                    self.load_broadcast(message_id)
-                except (Unreadable, UnsafePath) as exc:
-                    found.append((None, message_id, str(exc)))
-                except NotFound:
-                    continue
-        return found
 
     def quarantine(self, agent: str | None, message_id: str) -> str:
         """Move an unreadable message out of the way, into ``quarantine/`` (never
@@ -472,58 +234,40 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         fsync_dir(target_folder)
         return target
 
-    def fix_permissions(self) -> int:
-        changed = 0
-        for path, info in self._walk([]):
-            needed = DIR_MODE if stat.S_ISDIR(info.st_mode) else FILE_MODE
-            if stat.S_ISLNK(info.st_mode) or stat.S_IMODE(info.st_mode) == needed:
-                continue
-            if not stat.S_ISDIR(info.st_mode) and not stat.S_ISREG(info.st_mode):
-                continue
-            try:
-                os.chmod(path, DIR_MODE if stat.S_ISDIR(info.st_mode) else FILE_MODE)
-            except FileNotFoundError:
-                continue  # removed meanwhile
-            changed += 1
-        return changed
-
-    # Presence (running MCP servers; see mailslot.mail.presence) ----------------------
-    # presence/<agent>/<key>.json, one small JSON object per running server, replaced
-    # whole (tmp + rename) on every heartbeat so a reader never sees half a record.
-    def write_presence(self, agent: str, key: str, record: Mapping[str, Any]) -> None:
-        data = (jsontext.dumps(record, ascii=False) + "\n").encode("utf-8")
-        try:
-            tmp = self._stage(data, f"presence-{agent}-{key}")
-            os.rename(tmp, os.path.join(self._folder("presence", agent, create=True),
-                                        f"{key}.json"))
-        except OSError as exc:
-            raise store_error(exc, f"cannot record presence of {agent}") from None
-
-    def presence(self) -> list[dict[str, Any]]:
-        folder = self._folder("presence")
+    def hook_sessions(self) -> list[dict[str, Any]]:
+        """In one pass over ``hook-sessions/`` (each file's time, then its facts), not
+        the two listings of the default: ``who`` and every start ask."""
         found: list[dict[str, Any]] = []
-        try:
-            with os.scandir(folder) as agents:
-                boxes = [e.name for e in agents if e.is_dir(follow_symlinks=False)]
-        except FileNotFoundError:
-            return found
-        for agent in sorted(boxes):
-            names = file_names(os.path.join(folder, agent))
-            for name in sorted(n for n in names if n.endswith(".json") and n[0] != "."):
-                try:
-                    record = jsontext.loads(read_file(os.path.join(folder, agent, name)))
-                except (OSError, ValueError, UnsafePath):
-                    continue  # vanished, half-planted or not ours: not a running server
-                if isinstance(record, dict):
-                    found.append({**record, "agent": agent, "key": name[:-5]})
+        for (agent, session), path in SPACES["hook-sessions"].walk(self, ()):
+            try:
+                seen = os.lstat(path).st_mtime
+                facts = jsontext.loads(read_file(path))
+            except (OSError, ValueError, UnsafePath):
+                continue  # vanished, or not ours
+            if isinstance(facts, dict):
+                found.append({**facts, "agent": agent, "session": session, "seen": seen})
         return found
 
-    def remove_presence(self, agent: str, key: str) -> None:
-        path = os.path.join(self._folder("presence", agent), f"{key}.json")
-        try:
-            remove(path)
-        except OSError as exc:
-            raise store_error(exc, f"cannot remove {path}") from None
+    # What doctor looks at (see upkeep_files.py, loaded by doctor only) -----------------
+    def staging(self) -> list[StoredFile]:
+        from .upkeep_files import staging
+
+        return staging(self)
+
+    def remove_staging(self, item: StoredFile) -> None:
+        from .upkeep_files import remove_staging
+
+        remove_staging(self, item)
+
+    def problems(self, *, deep: bool = False) -> list[str]:
+        from .upkeep_files import problems
+
+        return problems(self, deep=deep)
+
+    def fix_permissions(self) -> int:
+        from .upkeep_files import fix_permissions
+
+        return fix_permissions(self)
 
     # Watching ------------------------------------------------------------------------
     def watch(self, kick: Callable[[], None], *, mail_for: str | None = None,
@@ -535,9 +279,9 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
             # The whole queue, claims included: a claim is then a move inside the watched
             # tree, which inotify reports as one event at once, rather than a move out of
             # it, which watchdog holds back for half a second to look for its other half.
-            for kind in ("pending", "claimed", "locks"):
-                self._folder("wake", kind, create=True)
-            self._notify_folders()
+            from .wake_files import make_folders
+
+            make_folders(self)
             observer = observe([self._folder("wake", create=True)], kick, recursive=True,
                                creations_only=True)
             return None if observer is None else FolderWatch(observer, "the wake queue")
@@ -545,7 +289,7 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         if mail_for is not None:
             paths.append(self._box(mail_for, "unread", create=True))
         if waiters_of is not None:
-            paths.append(self.waiters_folder(waiters_of))
+            paths.append(self._folder("waiters", waiters_of, create=True))
         observer = observe(paths, kick)
         return None if observer is None else FolderWatch(observer, f"mail for {mail_for}")
 
@@ -557,61 +301,6 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         observer = observe(paths, kick, recursive=True)
         return None if observer is None else FolderWatch(observer, "every mailbox")
 
-
-    # Notifier queues --------------------------------------------------------
-    def _notify_folders(self) -> None:
-        """Every notifier queue's folders, made before watching: a folder made under a
-        recursive watch together with the one inside it is reported twice by watchdog."""
-        from ...store.records import NOTIFY_QUEUES, notify_lane
-
-        for lane in range(NOTIFY_QUEUES):
-            for kind in ("pending", "claimed", "locks"):
-                self._folder("wake", notify_lane(lane), kind, create=True)
-
-    def notify_queue(self, lane: int) -> FileStore:
-        from ...store.records import notify_lane
-
-        view = FileStore(self.root)
-        view._queue = ("wake", notify_lane(lane))  # inside wake/: watch(wakes=True) sees it
-        return view
-
-    def queued_agents(self) -> dict[str, list[str]]:
-        from ...store.records import NOTIFY_QUEUES
-
-        views = [self, *(self.notify_queue(lane) for lane in range(NOTIFY_QUEUES))]
-        found = {view._queue[-1]: view.wake_agents() for view in views}
-        return {queue: agents for queue, agents in found.items() if agents}
-
-    # The session log -----------------------------------------------------------
-    def log_session(self, record: Mapping[str, Any]) -> None:
-        """One line in ``log/sessions.jsonl`` (0600), synced: it is the owner's record."""
-        line = jsontext.dumps(record, ascii=False, compact=True) + "\n"
-        folder = self._folder("log", create=True)
-        append(os.path.join(folder, SESSIONS), line.encode("utf-8"), sync=True)
-
-    def launch_lock(self) -> FileLock:
-        """``log/sessions.lock``, ``flock``ed."""
-        return FileLock(os.path.join(self._folder("log", create=True), "sessions.lock"),
-                        "the session log")
-
-    def started_sessions(self) -> list[dict[str, Any]]:
-        path = os.path.join(self._folder("log"), SESSIONS)
-        try:
-            data = read_file(path)
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise store_error(exc, "cannot read the session log") from None
-        records = []
-        for line in data.decode("utf-8", "replace").splitlines():
-            try:
-                record = jsontext.loads(line)
-            except ValueError:
-                continue  # a line cut by a crash
-            if isinstance(record, dict):
-                records.append(record)
-        return records
-
     # Creating and upgrading a store --------------------------------------------
     def init(self) -> str:
         """Create the mailbox folder (0700); files need no upgrade. A folder already
@@ -621,7 +310,6 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         if not existed and os.listdir(self.root):
             self._folder("agents", create=True)
         return f"{self.root} {'was already' if existed else 'is now'} a mailbox (files)"
-
 
     # Search (the index is derived from the files; see store/search_index.py) --
     def _search_index(self) -> SearchIndex:
@@ -667,31 +355,6 @@ class FileStore(SessionFiles, FileWakeQueue, RegistryFiles, GateFiles, FenceFile
         return self._month_archives().archived_ids(agent)
 
 
-
-
-NEWEST = 200
-"""How many files of each folder the default ``doctor`` looks at (the newest)."""
-HISTORY = (("agents", "*", "done"), ("archive",), ("quarantine",), ("log", "once"))
-"""Folders whose files only accumulate (``*``: any one name): listed by
-``doctor --deep`` only."""
-
-
-OPEN_FOLDERS = tuple(FOLDER_OF[s] for s in OPEN)
-
-
-def _lstat_each(folder: str, names: list[str]) -> Iterator[tuple[str, os.stat_result]]:
-    prefix = folder if folder.endswith(os.sep) else folder + os.sep  # os.path.join's
-    for name in names:
-        path = prefix + name
-        try:
-            yield path, os.lstat(path)
-        except FileNotFoundError:
-            continue  # removed meanwhile (a staging file, a moved message)
-
-
-def _keeps_history(parts: list[str]) -> bool:
-    return any(len(parts) == len(h) and all(w in ("*", p) for w, p in zip(h, parts, strict=True))
-               for h in HISTORY)
 
 
 def _sync_rename(source: str, target: str) -> None:

@@ -81,15 +81,24 @@ def store_error(exc: OSError, what: str) -> StoreError:
 
 
 def translated(cls: type[T]) -> type[T]:
-    """``cls`` with every public method turning an ``OSError`` into a :class:`StoreError`.
+    """``cls`` with every public method of its own parts turning an ``OSError`` into a
+    :class:`StoreError`.
 
-    The store's promise (see :mod:`mailslot.store.base`): no ``OSError`` reaches the
-    service or a front end, whichever call failed deep inside.
+    The store's promise (see :mod:`mailslot.store.primitives`): no ``OSError`` reaches
+    the service or a front end, whichever call failed deep inside. The methods it
+    inherits from :class:`~mailslot.store.base.Store` touch no file themselves: they
+    call the primitives, which are translated here.
     """
-    for name in dir(cls):
-        method = getattr(cls, name)
-        if not name.startswith("_") and callable(method) and not isinstance(method, type):
-            setattr(cls, name, _guarded(method, name))
+    here = __name__.rpartition(".")[0]
+    done: set[str] = set()
+    for part in cls.__mro__:
+        if part.__module__.startswith(here):
+            for name, method in list(vars(part).items()):
+                if name.startswith("_") or name in done or not callable(method) \
+                        or isinstance(method, type):
+                    continue
+                done.add(name)
+                setattr(cls, name, _guarded(getattr(cls, name), name))
     return cls
 
 
@@ -339,7 +348,7 @@ class FileLock:
     def __init__(self, path: str, what: str) -> None:
         self._path, self._what, self._fd = path, what, -1
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> bool:
         try:
             self._fd = open_file(self._path, LOCK)
             fcntl.flock(self._fd, fcntl.LOCK_EX)
@@ -347,6 +356,7 @@ class FileLock:
             if self._fd >= 0:
                 os.close(self._fd)
             raise store_error(exc, f"cannot lock {self._what}") from None
+        return True  # waited for: always held
 
     def __exit__(self, *exc: object) -> None:
         os.close(self._fd)

@@ -3,10 +3,9 @@
 :class:`MailboxFiles` is the one base of every part of
 :class:`~mailslot.backends.files.file_store.FileStore` (each part subclasses it directly;
 the store lists the parts side by side): listing a mailbox, the one reader of message
-files, the broadcasts served to an agent, the events log (rolled into segments), the
-config and the staging area. Their rules about touching files are in :mod:`.fs`; the
-layout is in docs/format.md. On the hook path, so it loads nothing heavy (see
-docs/hooks.md, "Speed").
+files, the logs (the events log rolled into segments) and the staging area. Their rules
+about touching files are in :mod:`.fs`; the layout is in docs/format.md. On the hook
+path, so it loads nothing heavy (see docs/hooks.md, "Speed").
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import os
 from stat import S_ISREG
 
 from ...core import jsontext
-from ...core.durable import fsync_dir, open_file
+from ...core.durable import open_file
 from ...core.errors import NotFound, StoreError, UnsafePath
 from ...core.message import STATES
 from ...core.names import is_valid_name
@@ -25,7 +24,7 @@ from ...store.format import (
     FOLDER_OF,
     LAYOUT_NAMES,
     SEGMENT_BYTES,
-    check_once_key,
+    SESSIONS,
     event_segments,
     parse_message_file,
 )
@@ -37,8 +36,8 @@ from .fs import (
     append,
     file_names,
     ids_in,
+    lines_from_end,
     read_file,
-    read_lines,
     read_open,
     store_error,
     write_new,
@@ -46,7 +45,7 @@ from .fs import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping
     from typing import Any
 
     from ...core.message import Message, State
@@ -162,37 +161,40 @@ class MailboxFiles(Folders):
         """Ids of standing (``live``) or retracted broadcasts."""
         return ids_in(self._folder("broadcast", "live" if live else "retracted"))
 
-    # Broadcasts served ---------------------------------------------------------------
-    def seen(self, agent: str) -> set[str]:
-        """Broadcast ids ``agent`` has been served."""
-        return read_lines(os.path.join(self._folder("broadcast", "seen"), agent))
-
-    def add_seen(self, agent: str, message_ids: Sequence[str]) -> None:
-        """Record broadcasts as served to ``agent``, durably."""
-        if message_ids:
-            path = os.path.join(self._folder("broadcast", "seen", create=True), agent)
-            append(path, "".join(f"{i}\n" for i in message_ids).encode(), sync=True)
-
-    # Everything else -----------------------------------------------------------------
-    def append_event(self, event: Mapping[str, Any], *, durable: bool = False) -> None:
-        """A receipt in the events log, synced only if ``durable`` (a send's is not:
-        the folders it synced are the truth)."""
-        line = jsontext.dumps(event, ascii=False, compact=True) + "\n"
+    # The logs (one JSON object a line, appended in one O_APPEND write) -------------------
+    def append_log(self, log: str, record: Mapping[str, Any], *,
+                   durable: bool = False) -> None:
+        """A line, synced only if ``durable`` (a send's receipt is not: the folders it
+        synced are the truth); the events log rolls to a numbered segment past
+        :data:`~mailslot.store.format.SEGMENT_BYTES`."""
+        name = _current(log)
+        line = jsontext.dumps(record, ascii=False, compact=True) + "\n"
         folder = self._folder("log", create=True)
-        if append(os.path.join(folder, EVENTS), line.encode("utf-8"),
-                  sync=durable) > SEGMENT_BYTES:
+        if append(os.path.join(folder, name), line.encode("utf-8"),
+                  sync=durable) > SEGMENT_BYTES and name == EVENTS:
             self._roll_events(folder)
 
-    def mark_once(self, key: str) -> bool:
-        """An empty file ``log/once/KEY`` made with ``O_EXCL``: whoever creates it first
-        gets ``True``; synced with its folder before that is said."""
-        folder = self._folder("log", "once", create=True)
-        try:
-            write_new(os.path.join(folder, check_once_key(key)), b"", sync=False)
-        except FileExistsError:
-            return False
-        fsync_dir(folder)
-        return True
+    def read_log(self, log: str, *, newest_first: bool = False
+                 ) -> Iterator[dict[str, Any]]:
+        name = _current(log)
+        folder = self._folder("log")
+        segments = event_segments(file_names(folder)) if name == EVENTS else [name]
+        for segment in reversed(segments) if newest_first else segments:
+            path = os.path.join(folder, segment)
+            try:  # newest first: from the end, so a reader stopping early reads little
+                lines = lines_from_end(path) if newest_first else \
+                    read_file(path).splitlines()
+            except FileNotFoundError:
+                continue  # rolled meanwhile: its lines are in the next numbered segment
+            except OSError as exc:
+                raise store_error(exc, f"cannot read the {log} log") from None
+            for line in lines:
+                try:
+                    record = jsontext.loads(line.decode("utf-8", "replace"))
+                except ValueError:
+                    continue  # a line cut by a crash; the folders still hold the truth
+                if isinstance(record, dict):
+                    yield record
 
     def _roll_events(self, folder: str) -> None:
         """Rename the current segment to the next number, once, whoever else tries too.
@@ -215,22 +217,16 @@ class MailboxFiles(Folders):
         finally:
             os.close(lock)
 
-    def load_config(self) -> dict[str, Any]:
-        """The raw config (``{}`` when there is none); ``StoreError`` if unreadable."""
-        path = os.path.join(self.root, "config.json")
-        try:
-            data = read_file(path)
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise store_error(exc, f"cannot read {path}") from None
-        try:
-            config = jsontext.loads(data.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise StoreError(f"{path} is not valid JSON ({exc}); fix or remove it") from None
-        if not isinstance(config, dict):
-            raise StoreError(f"{path} must hold a JSON object")
-        return config
+
+LOGS = {"events": EVENTS, "sessions": SESSIONS}
+"""Each log's current file in ``log/``."""
+
+
+def _current(log: str) -> str:
+    name = LOGS.get(log)
+    if name is None:
+        raise StoreError(f"no log {log!r} in a mailslot store")
+    return name
 
 
 def _key(path: str, header_only: bool, info: os.stat_result) -> tuple[object, ...]:

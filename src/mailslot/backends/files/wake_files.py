@@ -1,17 +1,16 @@
-"""The file store's wake queue: one small JSON file per wake, moved by rename.
-
-Layout (under the mailbox root)::
+"""The file store's queues (namespaces ``wake`` and ``wake.claimed``): one small JSON
+file per entry, moved by rename (what a queue does with them is
+:mod:`mailslot.wake.claims`')::
 
     wake/pending/<agent>/<id>          queued: {"id", "agent", "attempt", "not_before"}
     wake/claimed/<agent>/<id>.<pid>    taken by the watcher with that pid
     wake/locks/<agent>                 flock()ed while a watcher claims and wakes
+    wake/notify-N/...                  notifier queue N, the same three folders
 
-A wake is created like a message (staged in ``tmp/``, synced, linked without
-overwriting), so a message gets at most one queued wake per recipient. Claiming is one
-``rename``: of two watchers, exactly one gets it. A retry is linked into ``pending/``
-*before* its claim is removed, so a crash in between leaves the wake twice, never lost.
-The per-agent lock is released by the kernel when its holder dies; whoever next holds it
-and finds a claim knows the claim's watcher stopped mid-wake and queues it again.
+An entry is created like a message (staged in ``tmp/``, synced, linked without
+overwriting), so a message gets at most one entry per queue and recipient. Taking one is
+one ``rename``: of two watchers, exactly one gets it. The per-agent lock is released by
+the kernel when its holder dies. On the hook path: ``os`` and ``fcntl`` only.
 """
 
 from __future__ import annotations
@@ -21,17 +20,18 @@ import os
 
 from ...core import jsontext
 from ...core.durable import fsync_dir, not_followed, open_file, remove
-from ...core.errors import UnsafePath
 from ...core.ids import is_id
-from ...core.names import is_valid_name
+from ...store.namespaces import QUEUES, is_agent
 from .fs import LOCK, file_names, read_file, store_error
-from .layout import MailboxFiles
 
-TYPE_CHECKING = False  # the file store is on the hook path: no typing, no dataclasses
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
+    from ...store.namespaces import Key
     from ...store.records import WakeEntry
+    from .layout import MailboxFiles
 
 
 def _encode(entry: WakeEntry) -> bytes:
@@ -64,29 +64,90 @@ def _decode(data: bytes, message_id: str, agent: str, claim: str | None) -> Wake
     )
 
 
-class FileWakeQueue(MailboxFiles):
-    """The ``wake_*`` methods of :class:`~.file_store.FileStore` (a base class of it)."""
+def _folder(store: MailboxFiles, queue: str, kind: str, agent: str | None = None, *,
+            create: bool = True) -> str:
+    """A queue's ``pending``, ``claimed`` or ``locks`` folder (of ``agent``)."""
+    parts = ("wake",) if queue == "wake" else ("wake", queue)
+    return store._folder(*parts, kind, *(() if agent is None else (agent,)), create=create)
 
-    _queue: tuple[str, ...] = ("wake",)  # a notifier lane is ("wake", "notify-N")
 
-    def _wake_dir(self, kind: str, agent: str, *, create: bool = True) -> str:
-        if not is_valid_name(agent) or agent != agent.lower():
-            raise UnsafePath(f"{agent!r} is not an agent name; not used as a folder")
-        return self._folder(*self._queue, kind, agent, create=create)
+def make_folders(store: MailboxFiles) -> None:
+    """Every queue's folders, made before a watch of them: a folder made under a
+    recursive watch together with the one inside it is reported twice by watchdog."""
+    for queue in QUEUES:
+        for kind in ("pending", "claimed", "locks"):
+            _folder(store, queue, kind)
 
-    def _read_entry(self, path: str, message_id: str, agent: str, claim: str | None
-                    ) -> WakeEntry:
-        return _decode(read_file(path), message_id, agent, claim)
 
-    def _link_entry(self, entry: WakeEntry) -> bool:
-        """Stage the entry and link it into pending/ (never overwriting); False if present."""
-        if not is_id(entry.message_id):
-            raise UnsafePath(f"{entry.message_id!r} is not a message id; not used as a name")
-        self._wake_dir("claimed", entry.agent)  # first, so a watcher sees claims as moves
-        folder = self._wake_dir("pending", entry.agent)
-        tmp = self._stage(_encode(entry), f"wake-{entry.agent}")
+class Entries:
+    """Queued (``pending``) or claimed entries of every queue, keyed by queue, agent
+    and id (a claim: and the claim, its file's name ``<id>.<pid>``)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def _named(self, name: str) -> tuple[str, ...] | None:
+        """The key's last parts a file's name gives (``None``: not an entry's)."""
+        if self.kind == "pending":
+            return (name,) if is_id(name) else None
+        message_id, _, pid = name.rpartition(".")
+        return (message_id, name) if is_id(message_id) and pid.isdigit() else None
+
+    def _path(self, store: MailboxFiles, key: Key, *, create: bool = True) -> str:
+        return os.path.join(_folder(store, key[0], self.kind, key[1], create=create),
+                            key[-1])
+
+    def walk(self, store: MailboxFiles, prefix: Key) -> Iterator[tuple[Key, str]]:
+        """Every entry under ``prefix`` with its file, sorted."""
+        for queue in prefix[:1] or QUEUES:
+            for agent, folder in self._agents(store, queue, prefix[1:2]):
+                for name in sorted(file_names(folder)):
+                    named = self._named(name)
+                    if named is not None and named[:max(len(prefix) - 2, 0)] == prefix[2:]:
+                        yield (queue, agent, *named), os.path.join(folder, name)
+
+    def _agents(self, store: MailboxFiles, queue: str, agent: Key
+                ) -> list[tuple[str, str]]:
+        """The agents of one queue with their folders (``agent``: that one only)."""
+        if agent:
+            return [(agent[0], _folder(store, queue, self.kind, agent[0], create=False))]
+        base = _folder(store, queue, self.kind, create=False)
         try:
-            os.link(tmp, os.path.join(folder, entry.message_id))
+            with os.scandir(base) as it:
+                return sorted((e.name, e.path) for e in it
+                              if e.is_dir(follow_symlinks=False) and is_agent(e.name))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def keys(self, store: MailboxFiles, prefix: Key) -> list[Key]:
+        return [key for key, _ in self.walk(store, prefix)]
+
+    def items(self, store: MailboxFiles, prefix: Key) -> dict[Key, WakeEntry]:
+        found = {}
+        for key, path in self.walk(store, prefix):
+            try:
+                found[key] = self._read(path, key)
+            except FileNotFoundError:
+                continue  # claimed (or released) while we listed
+        return found
+
+    def get(self, store: MailboxFiles, key: Key) -> WakeEntry | None:
+        try:
+            return self._read(self._path(store, key, create=False), key)
+        except FileNotFoundError:
+            return None
+
+    def _read(self, path: str, key: Key) -> WakeEntry:
+        claim = key[3] if len(key) > 3 else None
+        return _decode(read_file(path), key[2], key[1], claim)
+
+    def add(self, store: MailboxFiles, key: Key, entry: WakeEntry) -> bool:
+        """Stage the entry and link it into ``pending/`` (never overwriting)."""
+        _folder(store, key[0], "claimed", key[1])  # first: a watcher sees claims as moves
+        folder = _folder(store, key[0], self.kind, key[1])
+        tmp = store._stage(_encode(entry), f"wake-{key[1]}")
+        try:
+            os.link(tmp, os.path.join(folder, key[2]))
         except FileExistsError:
             return False
         finally:
@@ -94,84 +155,41 @@ class FileWakeQueue(MailboxFiles):
         fsync_dir(folder)
         return True
 
-    def wake_enqueue(self, entry: WakeEntry) -> bool:
-        return self._link_entry(entry)
+    def delete(self, store: MailboxFiles, key: Key) -> bool:
+        path = self._path(store, key)
+        gone = remove(path)
+        fsync_dir(os.path.dirname(path))
+        return gone
 
-    def wake_agents(self) -> list[str]:
-        found: set[str] = set()
-        for kind in ("pending", "claimed"):
-            folder = self._folder(*self._queue, kind)
-            try:
-                with os.scandir(folder) as it:
-                    agents = [e.name for e in it if e.is_dir(follow_symlinks=False)]
-            except FileNotFoundError:
-                continue
-            found.update(a for a in agents
-                         if is_valid_name(a) and file_names(os.path.join(folder, a)))
-        return sorted(found)
-
-    def wake_pending(self, agent: str) -> list[WakeEntry]:
-        folder = self._wake_dir("pending", agent, create=False)
-        entries: list[WakeEntry] = []
-        for name in file_names(folder):
-            if not is_id(name):
-                continue
-            path = os.path.join(folder, name)
-            try:
-                entries.append(self._read_entry(path, name, agent, None))
-            except FileNotFoundError:
-                continue  # claimed while we listed
-        return entries
-
-    def wake_claim(self, entry: WakeEntry) -> WakeEntry | None:
-        source = os.path.join(self._wake_dir("pending", entry.agent), entry.message_id)
-        claim = f"{entry.message_id}.{os.getpid()}"
-        target = os.path.join(self._wake_dir("claimed", entry.agent), claim)
+    def take(self, store: MailboxFiles, key: Key) -> tuple[Key, WakeEntry] | None:
+        """Rename a queued entry to ``claimed/<agent>/<id>.<pid>``: of two takers
+        exactly one finds it."""
+        source = self._path(store, key)
+        claim = f"{key[2]}.{os.getpid()}"
+        target = os.path.join(_folder(store, key[0], "claimed", key[1]), claim)
         if os.path.islink(source):
             raise not_followed(source)
         try:
             os.rename(source, target)
         except FileNotFoundError:
             return None
-        return self._read_entry(target, entry.message_id, entry.agent, claim)
+        claimed = (*key, claim)
+        return claimed, self._read(target, claimed)
 
-    def wake_release(self, claimed: WakeEntry, retry: WakeEntry | None = None) -> None:
-        if claimed.claim is None:
-            raise ValueError("wake_release needs a claimed entry")
-        if retry is not None:
-            self._link_entry(retry)  # already there (a crash between link and unlink): fine
-        folder = self._wake_dir("claimed", claimed.agent)
-        remove(os.path.join(folder, claimed.claim))
-        fsync_dir(folder)
 
-    def wake_orphans(self, agent: str) -> list[WakeEntry]:
-        folder = self._wake_dir("claimed", agent, create=False)
-        orphans: list[WakeEntry] = []
-        for name in file_names(folder):
-            message_id, _, pid = name.rpartition(".")
-            if not is_id(message_id) or not pid.isdigit():
-                continue
-            path = os.path.join(folder, name)
-            try:
-                orphans.append(self._read_entry(path, message_id, agent, name))
-            except FileNotFoundError:
-                continue  # released meanwhile
-        return orphans
+PENDING, CLAIMED = Entries("pending"), Entries("claimed")
 
-    def wake_lock(self, agent: str) -> AgentLock:
-        if not is_valid_name(agent) or agent != agent.lower():
-            raise UnsafePath(f"{agent!r} is not an agent name; not used as a file name")
-        return AgentLock(os.path.join(self._folder(*self._queue, "locks", create=True), agent),
-                         agent)
+
+def queue_lock(store: MailboxFiles, key: Key) -> AgentLock:
+    """``wake/locks/<agent>`` (or a notifier queue's), ``flock``ed without waiting."""
+    return AgentLock(os.path.join(_folder(store, key[0], "locks"), key[1]), key[1])
 
 
 class AgentLock:
-    """``wake_lock``'s context: ``flock`` taken on entry (``True``, or ``False`` when
-    another holder has it), released on exit or by the kernel when the holder dies.
-
-    A class rather than ``contextlib.contextmanager``: the file store is on the hook
-    path, where importing :mod:`contextlib` costs more than the rest of a lookup.
-    """
+    """A queue's lock of one agent: ``flock`` taken on entry (``True``, or ``False``
+    when another holder has it), released on exit or by the kernel when the holder
+    dies. A class rather than ``contextlib.contextmanager``: the file store is on the
+    hook path, where importing :mod:`contextlib` costs more than the rest of a lookup."""
 
     __slots__ = ("_agent", "_fd", "_path")
 

@@ -1,5 +1,5 @@
 """The PostgreSQL store's lifecycle: whether the mailbox exists, the database's clock,
-and ``init`` (the schema's migrations).
+``init`` (the schema's migrations), and the database roles ``mailslot pg grant`` creates.
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from typing import Any
 import psycopg
 
 from ...core.errors import StoreError
+from ...core.names import check_name
 from .pg_connection import PgConnection
-from .pg_schema import LATEST, migrate, schema_version
+from .pg_schema import LATEST, grant, migrate, schema_version
 
 CLOCK_SECONDS = 300.0
 """How long a measured offset between this machine's clock and the database's is used
@@ -40,7 +41,7 @@ def _offset(db: psycopg.Connection[Any]) -> tuple[float, float]:
 
 
 class PgLifecycle(PgConnection):
-    """The :class:`~mailslot.store.roles.Lifecycle` role on PostgreSQL."""
+    """The :class:`~mailslot.store.primitives.Lifecycle` primitives on PostgreSQL."""
 
     def exists(self) -> bool:
         """Reading the schema's version once: at :data:`LATEST`, the next call need not
@@ -88,3 +89,12 @@ class PgLifecycle(PgConnection):
             self.reindex()
         return (f"{self.location}: schema at version {LATEST} ({applied} migration"
                 f"{'' if applied == 1 else 's'} applied)")
+
+    # Agent roles -----------------------------------------------------------------
+    def grant(self, agent: str) -> str:
+        """Create the database role for ``agent`` (``mailslot pg grant``); one line back."""
+        name = check_name(agent, "agent name")
+        role = self._run(f"cannot create a role for {name}", lambda db: grant(db, name))
+        return (f"role {role} may now use {self.location} as {name}: it reads and moves "
+                f"only {name}'s mail and sends only as {name}; give it a password (ALTER "
+                f"ROLE {role} PASSWORD ...) or a client certificate (docs/multi-host.md)")

@@ -29,8 +29,9 @@ takes a second or two) before saying whether it was sent."""
 
 
 class PgMail(PgConnection):
-    """The :class:`~mailslot.store.roles.Mail` and
-    :class:`~mailslot.store.roles.Broadcasts` roles on PostgreSQL."""
+    """The :class:`~mailslot.store.primitives.Mail` and
+    :class:`~mailslot.store.primitives.Broadcasts` primitives on PostgreSQL, with the
+    counts its indexes answer without listing (migration 14)."""
 
     # Directed mail ---------------------------------------------------------------------
     def _insert_message(self, what: str, message: Message,
@@ -210,10 +211,6 @@ class PgMail(PgConnection):
     def _place(self, agent: str, message_id: str) -> str:
         return f"{self.location}#{agent}/{message_id}"
 
-    def path_of(self, agent: str, message_id: str) -> str | None:
-        return None if self.state_of(agent, message_id) is None else self._place(
-            agent, message_id)
-
     # Broadcasts ------------------------------------------------------------------------
     def publish(self, message: Message) -> None:
         self._insert_message(f"cannot publish {message.id}", message, [
@@ -269,16 +266,6 @@ class PgMail(PgConnection):
                 return bool(row[0])
         return self._run(f"cannot retract {message_id}", work)  # type: ignore[no-any-return]
 
-    def seen(self, agent: str) -> set[str]:
-        return {r[0] for r in self._rows(f"cannot read what {agent} has seen",
-                                         "SELECT id FROM seen WHERE agent = %s", (agent,))}
-
-    def add_seen(self, agent: str, message_ids: Sequence[str]) -> None:
-        if message_ids:
-            self._do(f"cannot record what {agent} has seen",
-                     "INSERT INTO seen SELECT %s, unnest(%s::text[]) ON CONFLICT DO NOTHING",
-                     (agent, list(message_ids)))
-
     def archive_mailbox(self, agent: str, stamp: str) -> str:
         box = f"{agent}-{stamp}"
 
@@ -307,4 +294,7 @@ class PgMail(PgConnection):
 
 
 class Forged(Unreadable):
-    """A row whose header names another sender than the one the database bound."""
+    """A row whose header names another sender than the one the database bound: set
+    aside as it is read, so ``doctor``'s list of unreadable mail leaves it out."""
+
+    set_aside = True

@@ -16,7 +16,7 @@ from typing import Any
 
 import psycopg
 
-from ...core.errors import StoreError, Unreadable
+from ...core.errors import Unreadable
 from ...core.message import Message
 from ...core.query import All, Node, Not, Search, Term, utc, words_of
 from ...core.query import Any as Either
@@ -87,8 +87,18 @@ def select(request: Search) -> tuple[str, list[Any]]:
     return sql + " LIMIT %s OFFSET %s", [*params, request.limit, request.offset]
 
 
+NO_ARCHIVE = ("archive is for the file store: on PostgreSQL done mail stays in its table, "
+              "indexed and searchable (docs/keep.md, \"Retention\"); nothing was changed")
+"""Why PostgreSQL keeps no month archives (a decision, docs/keep.md): a table of done
+rows costs a database little, and a partition per month is the database
+administrator's tool, not mailslot's."""
+
+
 class PgSearch(PgConnection):
-    """The :class:`~mailslot.store.roles.Searching` role on PostgreSQL."""
+    """The ``Searching`` role on PostgreSQL (overriding the store's defaults): its own
+    full-text search, written in the delivery's transaction."""
+
+    _no_archive = NO_ARCHIVE
 
     def search(self, request: Search) -> list[str]:
         """Rebuilds first once after the upgrade that added search to a store with mail."""
@@ -115,35 +125,3 @@ class PgSearch(PgConnection):
                 row = db.execute("SELECT count(*) FROM search").fetchone()
                 return int(row[0]) if row else 0
         return self._run("cannot rebuild the search index", work)  # type: ignore[no-any-return]
-
-    def catch_up_index(self, seconds: float | None) -> int:
-        """Nothing to catch up: every delivery writes its search row in its transaction."""
-        return 0
-
-    def unsearched(self) -> int:
-        return 0
-
-
-NO_ARCHIVE = ("archive is for the file store: on PostgreSQL done mail stays in its table, "
-              "indexed and searchable (docs/keep.md, \"Retention\"); nothing was changed")
-
-
-class PgArchives(PgConnection):
-    """The :class:`~mailslot.store.roles.Archives` role on PostgreSQL: not offered (a
-    decision, docs/keep.md): a table of done rows costs a database little, and a
-    partition per month is the database administrator's tool, not mailslot's."""
-
-    def archive_done(self, before: str, *, dry_run: bool = False) -> dict[str, int]:
-        raise StoreError(NO_ARCHIVE)
-
-    def restore_archived(self, months: list[str] | None = None) -> dict[str, int]:
-        raise StoreError(NO_ARCHIVE)
-
-    def archive_months(self) -> dict[str, int]:
-        return {}
-
-    def archived(self, message_id: str) -> list[tuple[str, Message]]:
-        return []
-
-    def archived_ids(self, agent: str | None = None) -> list[str]:
-        return []

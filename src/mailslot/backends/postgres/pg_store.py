@@ -12,29 +12,26 @@ them only once they are committed.
 
 from __future__ import annotations
 
-from .pg_access import PgAccess
+from ...store.base import Store
 from .pg_events import PgEvents
 from .pg_lifecycle import PgLifecycle
-from .pg_limits import PgLimits
 from .pg_mail import PgMail
-from .pg_search import PgArchives, PgSearch
-from .pg_sessions import PgSessions
+from .pg_records import PgRecords
+from .pg_search import PgSearch
 from .pg_upkeep import PgUpkeep
-from .pg_wakes import PgWakes
 from .pg_watch import PgWatch
 
 
-class PostgresStore(PgLifecycle, PgMail, PgUpkeep, PgEvents, PgSessions, PgWakes, PgAccess,
-                    PgLimits, PgSearch, PgArchives, PgWatch):
+class PostgresStore(PgLifecycle, PgMail, PgUpkeep, PgEvents, PgRecords, PgSearch, PgWatch,
+                    Store):
     """The store in the PostgreSQL database at ``url`` (credentials from the URL or
     libpq's own sources: ``PGPASSFILE``, ``PGSERVICE``, the environment).
 
-    Built from parts side by side, one module each, every one a direct subclass of
-    :class:`~.pg_connection.PgConnection` (the connection and its errors): the lifecycle
-    (:mod:`.pg_lifecycle`), mail and broadcasts (:mod:`.pg_mail`), upkeep
-    (:mod:`.pg_upkeep`), the config and the logs (:mod:`.pg_events`), per-session state
-    and presence (:mod:`.pg_sessions`), the wake queues (:mod:`.pg_wakes`), the
-    registry, gates and fences (:mod:`.pg_access`), the governor's token buckets
-    (:mod:`.pg_limits`), search (:mod:`.pg_search`) and
-    watching (:mod:`.pg_watch`); the roles they implement are in
-    :mod:`mailslot.store.roles`."""
+    The primitives of :mod:`mailslot.store.primitives` on PostgreSQL, every other
+    method inherited from the roles of :mod:`mailslot.store.roles` except where an index
+    answers faster. Built from parts side by side, one module each, every one a direct
+    subclass of :class:`~.pg_connection.PgConnection` (the connection and its errors):
+    the lifecycle (:mod:`.pg_lifecycle`), mail and broadcasts (:mod:`.pg_mail`), what
+    ``doctor`` finds and the quarantine (:mod:`.pg_upkeep`), the logs
+    (:mod:`.pg_events`), keyed records (:mod:`.pg_records`: each namespace's table is
+    :mod:`.pg_tables`'), search (:mod:`.pg_search`) and watching (:mod:`.pg_watch`)."""

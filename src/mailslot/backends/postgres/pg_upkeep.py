@@ -9,22 +9,14 @@ from typing import Any
 import psycopg
 
 from ...core.errors import NotFound, StoreError, Unreadable
-from ...core.message import STATES
-from ...store.records import StoredFile
 from .pg_connection import PgConnection
-from .pg_mail import Forged
 from .pg_schema import LATEST, schema_version
 
 
 class PgUpkeep(PgConnection):
-    """The :class:`~mailslot.store.roles.Upkeep` role on PostgreSQL."""
-
-    def staging(self) -> list[StoredFile]:
-        """Nothing is staged: a transaction that did not commit left nothing."""
-        return []
-
-    def remove_staging(self, item: StoredFile) -> None:
-        """Nothing to remove (see :meth:`staging`)."""
+    """What ``doctor`` finds on PostgreSQL (nothing is staged, counted or permissioned
+    by mailslot there: the ``Upkeep`` role's defaults hold), and
+    the quarantine (a ``Mail`` primitive)."""
 
     def problems(self, *, deep: bool = False) -> list[str]:
         """The database's own checks keep rows whole; what is left to report is a
@@ -34,34 +26,6 @@ class PgUpkeep(PgConnection):
             return [f"{self.location} has schema version {version}; this mailslot knows "
                     f"{LATEST} (upgrade mailslot)"]
         return self._refused()
-
-    def repair_counts(self) -> int:
-        """Nothing is kept counted: every count is a query on an index."""
-        return 0
-
-    def unreadable(self) -> list[tuple[str | None, str, str]]:
-        found: list[tuple[str | None, str, str]] = []
-        for agent in self.agent_names():
-            for message_id, _ in self.entries(agent, STATES):
-                try:
-                    self.load(agent, message_id)
-                except Forged:
-                    continue  # set aside already; problems() names it
-                except StoreError as exc:
-                    found.append((agent, message_id, str(exc)))
-                except NotFound:
-                    continue
-        for live in (True, False):
-            for message_id in self.broadcast_ids(live=live):
-                try:
-                    self.load_broadcast(message_id)
-                except Forged:
-                    continue
-                except StoreError as exc:
-                    found.append((None, message_id, str(exc)))
-                except NotFound:
-                    continue
-        return found
 
     def quarantine(self, agent: str | None, message_id: str) -> str:
         if not self._quarantine(agent, message_id, None):
@@ -132,7 +96,3 @@ class PgUpkeep(PgConnection):
                 for name, message_id, why in self._rows(
                     "cannot read the quarantine", "SELECT agent, id, reason FROM quarantine "
                     "WHERE reason IS NOT NULL ORDER BY id")]
-
-    def fix_permissions(self) -> int:
-        """Nothing to tighten: access is the database's roles (``mailslot pg grant``)."""
-        return 0

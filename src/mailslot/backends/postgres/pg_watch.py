@@ -25,7 +25,7 @@ HUB_RETRY_SECONDS = 60.0
 
 
 class PgWatch(PgConnection):
-    """The :class:`~mailslot.store.roles.Watches` role on PostgreSQL."""
+    """The :class:`~mailslot.store.primitives.Watches` primitives on PostgreSQL."""
 
     # Watching --------------------------------------------------------------------------
     def watch(self, kick: Callable[[], None], *, mail_for: str | None = None,
