@@ -110,9 +110,12 @@ def _written_top_names() -> set[str]:
     """The first part of every folder the file store makes (``_folder("NAME", ...)``),
     and the folders other modules keep in the mailbox (the watcher's records, the
     wake bank, a host's sidecar file)."""
+    from mailslot.backends.files.record_files import SPACES
+
     found = {m for path in (SOURCE / "backends" / "files").glob("*.py")
              for m in re.findall(r'_folder\(\s*"([a-z.-]+)"', path.read_text("utf-8"))}
-    assert {"agents", "sessions", "wake"} <= found  # the file store's sources were read
+    found |= {str(space.template[0]) for space in SPACES.values()}  # each namespace's files
+    assert {"agents", "sessions", "wake", "registry"} <= found  # the sources were read
     kept = {"watchers.py": "watcher", "bank.py": "bank", "sidecar.py": "sidecars"}
     for name, folder in kept.items():
         path = next(SOURCE.rglob(name))
