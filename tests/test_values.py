@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
+from pathlib import Path
 
 import pytest
 
@@ -107,13 +110,63 @@ def test_a_hidden_field_stays_out_of_the_repr_and_post_init_runs() -> None:
         Secretive("")
 
 
-def test_no_module_of_the_package_makes_values_with_dataclasses() -> None:
-    """One convention: every value class comes from mailslot.core.values."""
-    from pathlib import Path
+EVERYDAY = [["--agent", "a", "send", "--to", "b", "--subject", "s", "--body", "b", "--new"],
+            ["--agent", "b", "inbox"], ["who"], ["doctor"], ["--agent", "a", "sent"],
+            ["--agent", "b", "status", "zzzzzz"], ["--agent", "b", "read", "zzzzzz"]]
+"""The timed commands (and two that fail at once), whose modules keep the trick."""
+HOOKS = ("session-start", "user-prompt-submit", "stop", "post-tool-use")
+LOADED = """
+import json, os, sys
+from mailslot.entry import main
+sys.argv = ["mailslot", *sys.argv[1:]]
+os._exit = sys.exit
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("mailslot"))), file=sys.stderr)
+"""
 
+
+def _everyday_modules(tmp: Path) -> set[str]:
+    """Every module of the package that the everyday commands and the hooks load."""
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MAILSLOT_DIR": str(tmp / "mailbox")}
+    env.pop("MAILSLOT_AGENT", None)
+    runs = [(argv, None) for argv in EVERYDAY] + [
+        (["hook", "claude", event], '{"session_id": "s1"}') for event in HOOKS]
+    found: set[str] = set()
+    for argv, stdin in runs:
+        done = subprocess.run([sys.executable, "-c", LOADED, *argv], input=stdin, text=True,
+                              capture_output=True, timeout=60, check=False,
+                              env={**env, "MAILSLOT_AGENT": "b"} if stdin else env)
+        found |= set(json.loads(done.stderr.strip().splitlines()[-1]))
+    return found
+
+
+def test_only_the_everyday_paths_make_values_without_dataclasses(tmp_path: Path) -> None:
+    """Start-up tricks only where they pay: a module the everyday commands or the hooks
+    load makes its value classes (and protocols) with mailslot.core.values; every other
+    module uses ``dataclasses`` and ``typing`` as any Python program would."""
     package = Path(values.__file__).resolve().parent.parent
-    users = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
-                   if p != Path(values.__file__).resolve()
-                   and ("from dataclasses import" in p.read_text()
-                        or "import dataclasses" in p.read_text()))
-    assert users == []
+    everyday = _everyday_modules(tmp_path)
+    assert "mailslot.service.listings" in everyday  # the probe saw the inbox
+    tricks, plain = [], []
+    for path in sorted(package.rglob("*.py")):
+        if path == Path(values.__file__).resolve():
+            continue
+        text = path.read_text()
+        name = ".".join(("mailslot", *path.relative_to(package).with_suffix("").parts))
+        name = name.removesuffix(".__init__")
+        made = re.search(r"core\.values import [^\n]*\b(dataclass|field|asdict|Protocol)\b",
+                         text)
+        stdlib = "from dataclasses import" in text or "import dataclasses" in text
+        if made and name not in everyday:
+            tricks.append(name)
+        if stdlib and name in everyday:
+            plain.append(name)
+    assert tricks == [], "off the everyday paths, use dataclasses and typing"
+    assert plain == [], "on the everyday paths, use mailslot.core.values"

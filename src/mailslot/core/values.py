@@ -7,17 +7,17 @@ loads, that was the largest part of ``mailslot send`` (the CLI within 3x of
 ``python -c pass``). :class:`~mailslot.core.message.Message` is hand-written for the same
 reason.
 
-The modules every command loads import ``dataclass``, ``field``, ``replace`` and
-``asdict`` from here instead of from ``dataclasses``, and ``Protocol`` instead of from
-``typing``. A type checker sees the real
+The modules the everyday commands and the hooks load import ``dataclass``, ``field``,
+``replace`` and ``asdict`` from here instead of from ``dataclasses``, and ``Protocol``
+instead of from ``typing``; every other module uses ``dataclasses`` and ``typing`` as any
+Python program would (the trick only where it pays). A type checker sees the real
 ``dataclasses`` (the ``TYPE_CHECKING`` branch), so the classes are checked exactly as
 dataclasses; at run time these small versions support what mailslot uses and nothing
 more: ``@dataclass`` or ``@dataclass(frozen=True)``, defaults, ``field(default_factory=...)``,
 and equality, hashing (frozen only) and ``repr`` by fields, in declaration order, as
-``dataclasses`` defines them, ``field(repr=False)`` and ``__post_init__``. It is the one
-way value classes are made in mailslot, on the hot path or off it
-(``tests/test_values.py`` checks that no other module imports ``dataclasses``);
-``replace`` and ``asdict`` from here also work on a real dataclass (a library's).
+``dataclasses`` defines them, ``field(repr=False)`` and ``__post_init__``. ``tests/test_values.py``
+checks both rules against the modules those commands really load; ``replace`` and
+``asdict`` from here also work on a real dataclass.
 """
 
 from __future__ import annotations

@@ -24,12 +24,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any, TextIO, cast
 
 from ..core.config import Config, this_machine
 from ..core.dates import datetime
 from ..core.errors import MailslotError, Refused
-from ..core.values import dataclass
 from ..mail import watchers
 from ..store import Store
 from ..wake.bank import refresh_banks

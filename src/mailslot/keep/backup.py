@@ -43,6 +43,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import IO, BinaryIO
 
 from ..backends import open_store
@@ -53,7 +54,6 @@ from ..core.durable import fsync_dir
 from ..core.errors import InvalidInput, MailslotError, NotFound, Refused, StoreError, Unreadable
 from ..core.message import STATES, Message, State, from_bytes, max_file_bytes, to_bytes
 from ..core.text import DEFAULT_MAX_BODY_BYTES, quoted
-from ..core.values import dataclass, field
 from ..store import FOLDER_OF, Store, is_kept_file
 from .transfer import carry_records, check_target, migrate
 

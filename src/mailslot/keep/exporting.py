@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import TextIO
@@ -21,7 +22,6 @@ from ..core.errors import InvalidInput, NotFound, StoreError, Unreadable
 from ..core.message import STATES, Message, State
 from ..core.names import check_name
 from ..core.query import utc
-from ..core.values import dataclass
 from ..store import Store
 from .finding import utc_bound
 

@@ -23,7 +23,7 @@ from ..core.message import STATES, Message, State
 from ..core.names import check_name
 from ..core.query import Search, parse
 from ..core.results import Found, Item, ThreadEntry
-from ..core.values import replace
+from ..core.values import replace  # either kind of value class
 from ..service import overview
 from ..service.mailbox import Mailbox
 

@@ -27,6 +27,7 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.dates import UTC, datetime
@@ -40,7 +41,6 @@ from ..core.text import (
     clean_body,
     clean_field,
 )
-from ..core.values import dataclass, field
 from ..mail.posting import receipt
 from ..store import Store
 

@@ -19,6 +19,7 @@ import os
 import subprocess
 import threading
 import uuid
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import host_registry as hosts
@@ -26,7 +27,6 @@ from ..core.config import Config
 from ..core.errors import InvalidInput, Refused, StoreError
 from ..core.ids import sender_of
 from ..core.names import check_name
-from ..core.values import asdict, dataclass
 from ..host_registry import Host
 from ..host_registry.host import Failed, Start
 from ..mail.posting import now

@@ -12,6 +12,7 @@ other front end.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..access.identity import Identity
@@ -19,7 +20,6 @@ from ..core.config import Config
 from ..core.errors import MailslotError, NoIdentity, NotFound, Unreadable
 from ..core.message import STATES, Message, State
 from ..core.results import AgentInfo, Status, WatcherInfo
-from ..core.values import dataclass, field
 from ..store import Store
 from .mailbox import Mailbox
 from .overview import WAKE_EVENTS

@@ -19,6 +19,7 @@ import copy
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..access.gates import ManagedGate
@@ -26,7 +27,6 @@ from ..access.identity import Identity
 from ..core.config import Config
 from ..core.errors import InvalidInput, StoreError
 from ..core.names import check_name
-from ..core.values import dataclass, field
 from ..store import Store
 from ..wake.methods import Field
 from ..wake.methods_by_name import every_method, find_method

@@ -26,7 +26,7 @@ The contract every primitive keeps:
 
 from __future__ import annotations
 
-from ..core.values import Protocol
+from typing import Protocol
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.config import Config
 from ..core.errors import InvalidInput, StoreError
-from ..core.values import dataclass, field
 from .methods import Check, Setup
 from .methods_by_name import find_method
 from .process import find_program

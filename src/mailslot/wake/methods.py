@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 
 from ..core.errors import StoreError
-from ..core.values import dataclass, field
 from . import session_mcp
 
 TYPE_CHECKING = False  # on the hook path (the hosts' methods are defined on it): light

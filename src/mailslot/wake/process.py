@@ -28,8 +28,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-
-from ..core.values import dataclass, field
+from dataclasses import dataclass, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

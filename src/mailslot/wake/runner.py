@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from ..core.config import Config, this_machine
 from ..core.errors import MailslotError, NotFound
 from ..core.message import Message
-from ..core.values import dataclass, field, replace
+from ..core.values import replace  # either kind of value class
 from ..mail.governor import paused_in
 from ..mail.invocation import invocation
 from ..mail.posting import Notifier

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass, field
 
-from ..core.values import dataclass, field
 from .environment import is_url, rules
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from ...core import jsontext
 from ...core.errors import IdTaken, NotFound, StoreError
 from ...core.message import STATES, Message, State, to_bytes
-from ...core.values import replace
+from ...core.values import replace  # either kind of value class
 from ...store.base import Store
 from ...store.format import parse_message_file
 from ...store.namespaces import LOCKS, namespace

@@ -25,12 +25,12 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
 from ...core.errors import InvalidInput, MailslotError
-from ...core.values import dataclass, field
 from ...service.mailbox import Mailbox
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]

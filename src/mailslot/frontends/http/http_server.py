@@ -22,10 +22,11 @@ import socket
 import sys
 from collections.abc import Callable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from typing import Any
 
 from ...core.errors import InvalidInput, StoreError
-from ...core.values import dataclass, replace
+from ...core.values import replace  # either kind of value class
 from ...service.mailbox import Mailbox
 from .api import serve_api
 from .guard import Authenticate, Door, Guard, answer

@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable, MutableMapping
 from contextlib import AsyncExitStack
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -50,7 +51,6 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from ...access.fencing import new_session_id
 from ...core.errors import MailslotError
-from ...core.values import dataclass, field
 from ...mail.presence import Beacon
 from ...service.mailbox import Mailbox
 from ..mcp import answered

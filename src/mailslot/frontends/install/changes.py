@@ -9,10 +9,10 @@ nothing is written that the record cannot take back. ``--dry-run`` stops after t
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import MailslotError
-from ...core.values import dataclass, field
 from . import entries, record, settings_files
 from .file_step import FileStep
 from .planning import InstallOptions, Plan, plan_of

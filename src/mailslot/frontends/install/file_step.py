@@ -22,12 +22,12 @@ and the copy is removed with its file's undo.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ...core.errors import UnsafePath
-from ...core.values import dataclass
 from . import settings_files, taking_back
 from .record import Record
 from .steps import Undo, Written

@@ -15,6 +15,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,6 @@ from urllib.parse import urlsplit
 
 from ... import host_registry as hosts
 from ...core.errors import InvalidInput, MailslotError
-from ...core.values import dataclass
 from ...service.mailbox import Mailbox
 from ..http.client import SECRET_ENV
 from . import entries, settings_files

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from ...core.values import dataclass
 from ...service.mailbox import Mailbox
 from . import taking_back
 from .record import Record

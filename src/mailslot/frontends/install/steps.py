@@ -18,8 +18,9 @@ and only then is each written: all or nothing, and never a change without its un
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
-from ...core.values import Protocol, dataclass
 from .record import Record
 
 

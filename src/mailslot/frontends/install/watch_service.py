@@ -24,10 +24,10 @@ import shutil
 import subprocess
 import sys
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 
 from ...backends import handed_over
 from ...core.errors import InvalidInput, StoreError
-from ...core.values import dataclass, field
 from ...mail.watchers import SERVICE, base_path, record
 
 TYPE_CHECKING = False

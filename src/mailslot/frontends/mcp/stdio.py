@@ -33,11 +33,11 @@ import json
 import os
 import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ...core.values import dataclass
 from . import answered
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from ...core.names import session_key
-from ...core.values import replace
+from ...core.values import replace  # either kind of value class
 from ...wake.line_socket import DoorError, UnknownShape
 from ...wake.methods import (
     OK,
