@@ -178,11 +178,11 @@ def is_kept_file(name: str) -> bool:
     return False
 
 
-_ONCE_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789._+-"
+_ONCE_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789._+-@"
 
 
 def check_once_key(key: str) -> str:
-    """A key of ``mark_once`` (a file name in the file store): 1-240 of ``a-z 0-9 . _ + -``,
+    """A key of ``mark_once`` (a file name in the file store): 1-240 of ``a-z 0-9 . _ + - @``,
     not starting with a dot; ``StoreError`` otherwise."""
     if not key or len(key) > 240 or key.startswith(".") or key.strip(_ONCE_CHARS):
         raise StoreError(f"not a key to mark once: {key[:60]!r}")

@@ -174,8 +174,9 @@ class ConfigAndEvents(Protocol):
         what happened to one message can stop at its delivery)."""
 
     def mark_once(self, key: str) -> bool:
-        """Mark ``key`` (1-240 of ``a-z 0-9 . _ + -``) durably; ``True`` only for the one
-        caller, of every process and machine, that marked it first. What must happen
+        """Mark ``key`` (1-240 of ``a-z 0-9 . _ + - @``: a message id fits) durably;
+        ``True`` only for the one caller, of every process and machine, that marked it
+        first. What must happen
         once whoever races (the delivery ladder's notice to a sender) happens after it."""
 
     def load_config(self) -> dict[str, Any]:
