@@ -246,10 +246,29 @@ class PgState:
     """:class:`PeerState` in the table ``peer_records`` (migration 16)."""
 
     def __init__(self, url: str, location: str) -> None:
+        import threading
+
         self.url, self.location = url, location
         self._conn: Any = None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """End the connection (a later call opens a new one)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __del__(self) -> None:
+        """Dropped without :meth:`close`: its connection still ends cleanly."""
+        if getattr(self, "_conn", None) is not None:
+            self._conn.close()
 
     def _run(self, what: str, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        with self._lock:
+            return self._attempt(what, sql, args)
+
+    def _attempt(self, what: str, sql: str, args: tuple[Any, ...]) -> list[Any]:
         import psycopg
 
         for attempt in (1, 2):
