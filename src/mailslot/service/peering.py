@@ -19,20 +19,16 @@ import time
 from ..core.addresses import check_node
 from ..core.dates import datetime
 from ..core.errors import InvalidInput, MailslotError, NotFound, Refused, StoreError
-from ..peers import outbox, receipts
-from ..peers import peer_config as settings
-from ..peers.carrier import Carrier
-from ..peers.link import check_destination, spawn
-from ..peers.nodes import NodeKey, decode, encode, fingerprint, node_key, node_name
-from ..peers.protocol import Session
-from ..peers.state import PeerState, open_state
-from .peer_mail import Taking
 from .sending import Sending
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import threading
     from typing import Any
+
+    from ..peers.carrier import Carrier
+    from ..peers.nodes import NodeKey
+    from ..peers.state import PeerState
 
 INBOUND = "-"
 """``peer add NAME -``: a peer that connects here (this node has no way to reach it)."""
@@ -52,6 +48,8 @@ class Peering(Sending):
 
     @property
     def peer_state(self) -> PeerState:
+        from ..peers.state import open_state
+
         if self._peers is None:
             self._peers = open_state(self.store)
         return self._peers
@@ -59,10 +57,14 @@ class Peering(Sending):
     @property
     def node(self) -> str:
         """This mailbox's node name."""
+        from ..peers.nodes import node_name
+
         return node_name(self.config.raw)
 
     def node_key(self) -> NodeKey:
         """This node's key pair (made on first use)."""
+        from ..peers.nodes import node_key
+
         return node_key(self.peer_state)
 
     def node_info(self) -> dict[str, Any]:
@@ -74,6 +76,12 @@ class Peering(Sending):
     def add_peer(self, name: str, dest: str, **options: str | None) -> dict[str, Any]:
         """Record the peer ``name`` at ``dest`` (``-``: it connects here), exchanging
         node keys and rosters over one link; safe to run again."""
+        from ..peers import peer_config as settings
+        from ..peers import receipts
+        from ..peers.link import check_destination, spawn
+        from ..peers.nodes import encode
+        from ..peers.protocol import Session
+
         name = check_node(name, "peer name")
         if name == self.node:
             raise InvalidInput(f"{name} is this node's own name (config.json node)")
@@ -109,6 +117,9 @@ class Peering(Sending):
         """Forget ``name`` as a peer: its settings go, its key stays pinned as removed
         (it may not connect again until it is added again), and mail waiting for it goes
         back to its senders."""
+        from ..peers import outbox
+        from ..peers import peer_config as settings
+
         name = check_node(name, "peer name")
         state = self.peer_state
         record = state.get("known", (name,))
@@ -134,6 +145,9 @@ class Peering(Sending):
 
     def peer_list(self) -> list[dict[str, Any]]:
         """Every peer: its settings, pinned key, roster, link and what waits for it."""
+        from ..peers import outbox
+        from ..peers import peer_config as settings
+
         state = self.peer_state
         configured = settings.peers(self.config.raw)
         known = {key[0]: value for key, value in state.items("known").items()
@@ -153,6 +167,8 @@ class Peering(Sending):
 
     def sync_peers(self, name: str | None = None) -> list[dict[str, Any]]:
         """Carry what waits, both ways, with every peer this node reaches (or ``name``)."""
+        from ..peers import peer_config as settings
+
         reachable = settings.reachable(self.config.raw)
         if name is not None:
             name = check_node(name, "peer name")
@@ -174,6 +190,11 @@ class Peering(Sending):
         """Open a link to ``node``, carry both ways (then keep it live for ``linger``
         seconds of quiet), and close it; how many envelopes moved. The link's state is
         kept for ``status`` and ``who``; a failure raises, saying why."""
+        from ..peers import peer_config as settings
+        from ..peers.link import spawn
+        from ..peers.nodes import encode
+        from ..peers.protocol import Session
+
         entry = settings.reachable(self.config.raw).get(node)
         if entry is None:
             raise InvalidInput(f"{node} is no peer this node reaches")
@@ -202,6 +223,10 @@ class Peering(Sending):
         return moved
 
     def carrier(self, node: str, key: NodeKey | None = None) -> Carrier:
+        """This node's side of a link to ``node``."""
+        from ..peers.carrier import Carrier
+        from .peer_mail import Taking
+
         state = self.peer_state
         return Carrier(self.store, state, self.node, key or self.node_key(), node,
                        lambda sender, envelopes: Taking(self, state, self.node, sender)(
@@ -212,6 +237,9 @@ class Peering(Sending):
     def expire_peer_mail(self, every: float = 0.0) -> int:
         """Send back mail that waited longer than ``peer_bounce_hours`` for its peer (at
         most once ``every`` seconds)."""
+        from ..peers import outbox
+        from ..peers import peer_config as settings
+
         if time.monotonic() - self._expired_at < every:
             return 0
         self._expired_at = time.monotonic()
@@ -230,6 +258,9 @@ class Peering(Sending):
     def welcome_peer(self, hello: dict[str, Any]) -> tuple[Served, dict[str, Any]]:
         """Take a client node's hello: pin it on first use, refuse a changed key, a
         removed peer or a name taken; the welcome to answer with."""
+        from ..peers import receipts
+        from ..peers.nodes import decode, encode, fingerprint
+
         try:
             node = check_node(hello.get("node"), "the other node's name")
             offered = decode(hello.get("key"))
@@ -261,6 +292,8 @@ class Peering(Sending):
     def _check_inbound(self, node: str, offered: bytes) -> None:
         """Refuse a client whose key is pinned for another node, or that this node's
         owner removed, or whose key is not the one pinned for it."""
+        from ..peers.nodes import encode, fingerprint
+
         mine = encode(offered)
         for (other,), record in self.peer_state.items("known").items():
             if not isinstance(record, dict):
@@ -280,6 +313,7 @@ class Peering(Sending):
 
     def roster_for(self, node: str) -> list[str]:
         """This node's agents that ``node`` may send to, for its ``who``."""
+        from ..peers import peer_config as settings
         from .recipients import known
 
         allowed = settings.may_send_to(self.config.raw, node)
@@ -291,6 +325,8 @@ class Peering(Sending):
              ) -> tuple[dict[str, Any], bool]:
         """Check the welcome of ``name``: its node name, and its key against the one
         pinned (first use pins it, when ``adding``); keep its roster."""
+        from ..peers.nodes import decode, encode, fingerprint
+
         if welcome.get("node") != name:
             raise Refused(f"the node at {dest} calls itself {welcome.get('node')!r}, not "
                           f"{name}: add it as that name")
@@ -369,6 +405,8 @@ class Served:
         return batch.envelopes
 
     def acked(self, results: list[dict[str, Any]]) -> None:
+        from ..peers import outbox
+
         for result in results:
             if not isinstance(result, dict) or result.get("outcome") not in (
                     "stored", "duplicate", "refused"):
