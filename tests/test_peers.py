@@ -311,3 +311,79 @@ def test_open_state_follows_the_store(root: Path, pg_cluster: Cluster) -> None:
     assert isinstance(open_state(FileStore(root)), FileState)
     url = pg_cluster.new_database()
     assert isinstance(open_state(open_store(url)), PgState)
+
+
+def _peer_b(root: Path) -> FileStore:
+    """This test's mailbox as node ``a``, with ``b`` a peer it reaches (no link opened)."""
+    store = FileStore(root)
+    store.init()
+    put_config(store, {"node": "a", "peers": {"b": {"ssh": "b-host"}}})
+    return store
+
+
+def test_a_send_to_a_peer_and_a_local_agent_is_kept_for_each(root: Path) -> None:
+    _peer_b(root)
+    sent = Mailbox.open(str(root), "claude").send(["gemini", "codex@b"], "both", "x",
+                                                  new=True)
+    assert "_claude_to_gemini+1_" in sent.id and sent.to == ("gemini", "codex@b")
+    assert (root / "agents" / "gemini" / "new" / f"{sent.id}.md").exists()
+    assert (root / "peers" / "outbox" / "b" / f"{sent.id}.json").exists()
+    status = Mailbox.open(str(root), "claude").status(sent.id[-8:])
+    rungs = {r.agent: r.rung for r in status.recipients}
+    assert rungs == {"gemini": "stored", "codex@b": "queued"}
+    [codex] = [r for r in status.recipients if r.agent == "codex@b"]
+    assert codex.waiting and codex.waiting.startswith("queued for b: not carried yet")
+    assert [s.message.id for s in Mailbox.open(str(root), "claude").sent()] == [sent.id]
+
+
+def test_a_send_that_fails_keeps_nothing_for_the_peer(root: Path,
+                                                     monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    store = _peer_b(root)
+    from mailslot.backends.files.file_store import FileStore as Files
+
+    def full(self: object, message: Message, recipients: object) -> None:
+        raise StoreError("the disk is full")
+
+    from mailslot.core.errors import StoreError
+
+    monkeypatch.setattr(Files, "deliver", full)
+    with pytest.raises(StoreError):
+        Mailbox(store, _as("claude")).send(["gemini", "codex@b"], "both", "x", new=True)
+    assert not list((root / "peers" / "outbox").rglob("*.json"))
+    assert not list((root / "peers" / "sent").rglob("*.json"))
+
+
+def _as(agent: str) -> Any:
+    from mailslot.access.identity import Identity
+
+    return Identity(agent, "--agent")
+
+
+def test_a_child_agent_may_not_send_to_a_peer(root: Path) -> None:
+    from mailslot.core.errors import Refused
+
+    _peer_b(root)
+    with pytest.raises(Refused, match="child agent"):
+        Mailbox.open(str(root), "tester", peer_of="claude").send("codex@b", "x", "y")
+    assert not (root / "peers" / "outbox").exists()
+
+
+def test_an_address_of_no_peer_stays_a_session_prefix(root: Path) -> None:
+    from mailslot.core.errors import Refused
+
+    _peer_b(root)
+    with pytest.raises(Refused, match="has no running session zz99"):
+        Mailbox.open(str(root), "claude").send("codex@zz99", "x", "y")
+
+
+def test_mail_from_a_peer_wakes_its_recipient_as_local_mail_does(
+        served: Callable[[], Client], root: Path) -> None:
+    store = FileStore(root)
+    put_config(store, {"node": "b", "agents": {"codex": {
+        "wake_on_mail": True, "wake_method": "command", "command": ["/bin/true", "{id}"]}}})
+    client = served()
+    [result] = client.push(client.mail())
+    assert result["outcome"] == "stored"
+    [entry] = store.wake_pending("codex")
+    assert "_claude@a_to_codex_" in entry.message_id

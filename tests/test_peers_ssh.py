@@ -374,11 +374,15 @@ def test_the_watcher_killed_mid_batch_loses_nothing_and_doubles_nothing(
 
 def test_mail_that_waits_too_long_goes_back_to_its_sender(lab: Lab) -> None:
     a, b = lab.a, lab.b
+    b.run("--agent", "gemini", "send", "--to", "codex", "--subject", "hi", "--body", "x",
+          "--new")
     lab.add(a, b)
     lab.sshd.stop()
     sent = _json(a.run("--agent", "claude", "send", "--to", "codex@b", "--subject", "late",
                        "--body", "x", "--json"))
     a.run("peer", "sync", check=False)
+    who = {w["name"]: w for w in _json(a.run("who", "--json"))}
+    assert who["codex@b"]["stale_since"]  # its link is down: since when
     a.run("config", "set", "peer_bounce_hours", "0.0001")
     time.sleep(0.5)  # older than 0.36 s: the next look sends it back
     a.run("peer", "sync", check=False)
