@@ -24,9 +24,8 @@ from common import ROOT, NotDone, Row, expect_stored, ms, per_second, percentile
 
 sys.path.insert(0, str(ROOT / "tests"))
 
-from sshlab import Node, Sshd, cut  # noqa: E402
-
-from mailslot import Mailbox  # noqa: E402
+from mailslot import Mailbox
+from sshlab import Node, Sshd, cut
 
 SINGLES = 200
 BATCH = 1000
@@ -105,7 +104,6 @@ def _batched(a: Node, b: Node) -> tuple[float, int]:
 def _http(tmp: Path) -> tuple[list[float], float]:
     """``serve --http``: one client's send_message round trips, then 1,000 sends."""
     from bench_http import Session, _serve
-
     from mailslot import FileStore
     from mailslot.access import authority
     from mailslot.access.credentials import read_credential

@@ -4,6 +4,7 @@ driven through its real standard input and output."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -387,3 +388,22 @@ def test_mail_from_a_peer_wakes_its_recipient_as_local_mail_does(
     assert result["outcome"] == "stored"
     [entry] = store.wake_pending("codex")
     assert "_claude@a_to_codex_" in entry.message_id
+
+
+def test_mail_too_large_for_a_frame_goes_back_at_once(root: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from mailslot.peers import carrier
+
+    _peer_b(root)
+    monkeypatch.setattr(carrier, "MAX_FRAME", 8192)
+    box = Mailbox.open(str(root), "claude")
+    big = box.send("codex@b", "big", "x" * 5000)
+    small = box.send("codex@b", "small", "x")
+    batch = box.carrier("b").outgoing()
+    assert [e["eid"] for e in batch.envelopes] == [
+        json.loads((root / "peers" / "outbox" / "b" / f"{small.id}.json").read_text())["eid"]]
+    assert not (root / "peers" / "outbox" / "b" / f"{big.id}.json").exists()
+    [notice] = Mailbox.open(str(root), "claude").inbox()
+    assert notice.message.subject == "undelivered: your message to codex@b"
+    assert "too large to carry" in Mailbox.open(str(root), "claude").read(
+        notice.message.id).message.body

@@ -230,7 +230,7 @@ def test_mail_goes_to_a_peer_and_everything_comes_back(lab: Lab) -> None:
     shown = a.run("--agent", "claude", "hook", "claude", "session-start",
                   stdin=fixture("claude-session-start").decode())
     assert "codex@b" in shown.stdout
-    reply = [m for m in mine if m["from"] == "codex@b"][0]
+    reply = next(m for m in mine if m["from"] == "codex@b")
     a.run("--agent", "claude", "reply", reply["id"], "--body", "and back again")
     a.run("peer", "sync")
     assert [m["from"] for m in _inbox(b, "codex") if m["subject"] == "Re: hello b"] \

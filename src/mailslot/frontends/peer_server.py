@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 
 from ..core.errors import MailslotError, Refused
-from ..peers.protocol import serve
 from ..peers.frames import Stream
+from ..peers.protocol import serve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

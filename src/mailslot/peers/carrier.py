@@ -14,8 +14,8 @@ import threading
 import time
 
 from . import outbox, receipts
+from .frames import MAX_FRAME, WireError
 from .protocol import BATCH, Session
-from .frames import WireError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ LIVE_POLL_SECONDS = 0.02
 """How often a live link looks for new mail to push (one listing of the outbox)."""
 PULL_WAIT_SECONDS = 1.0
 """How long one pull on a live link waits for the other side to have something."""
+BATCH_BYTES = 8 << 20
+"""The most message text one frame carries (a batch of big messages is cut short)."""
 RECEIPT_SECONDS = 0.5
 """How often receipts are gathered from the events log while a link is live."""
 
@@ -43,11 +45,17 @@ class Outgoing:
         self.carrier = carrier
         self.items: dict[str, tuple[str, dict[str, Any]]] = {}
         self.envelopes: list[dict[str, Any]] = []
+        size = 0
         for item_key, item in outbox.waiting(carrier.state, carrier.node, most):
-            eid = item.get("eid")
-            if not isinstance(eid, str):
-                carrier.state.delete("outbox", (carrier.node, item_key))
+            eid, weight = item.get("eid"), len(str(item.get("message", ""))) + 1024
+            if not isinstance(eid, str) or weight * 2 > MAX_FRAME:  # (JSON may double it)
+                outbox.settle(carrier.store, carrier.state, carrier.node, item_key, item,
+                              {"outcome": "refused", "reason": "too large to carry to a "
+                               f"peer (over {MAX_FRAME // 2 >> 20} MiB)"})
                 continue
+            if self.envelopes and size + weight > BATCH_BYTES:
+                break  # the rest go in the next frame
+            size += weight
             self.items[eid] = (item_key, item)
             self.envelopes.append(outbox.sealed(item, carrier.key, carrier.here))
 

@@ -16,6 +16,7 @@ A malformed value fails closed: the peer is not used, and the error names the fi
 from __future__ import annotations
 
 from ..core.addresses import check_node
+from ..core.config import named_objects
 from ..core.errors import InvalidInput, StoreError
 from ..core.names import check_name
 
@@ -34,22 +35,12 @@ _SETTINGS = ("ssh", "remote_store", "remote_mailslot", "ssh_command")
 
 def peers(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Every peer in config.json by name, each checked."""
-    section = config.get("peers", {})
-    if not isinstance(section, dict):
-        raise StoreError("config.json: peers must be an object")
-    found = {}
-    for name, entry in section.items():
-        try:
-            node = check_node(name, "config.json: peers key")
-        except InvalidInput as exc:
-            raise StoreError(str(exc)) from None
-        if not isinstance(entry, dict):
-            raise StoreError(f"config.json: peers.{node} must be an object")
+    found = named_objects(config, "peers", check_node)
+    for node, entry in found.items():
         for key in _SETTINGS:
             if entry.get(key) is not None and not isinstance(entry[key], str):
                 raise StoreError(f"config.json: peers.{node}.{key} must be text")
-        found[node] = dict(entry)
-    return found
+    return {node: dict(entry) for node, entry in found.items()}
 
 
 def reachable(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
