@@ -31,6 +31,7 @@ QUEUE_LOOK_SECONDS = 0.2
 """How often an idle carrier looks whether mail waits for its peer."""
 FIRST_BACKOFF_SECONDS = 1.0
 MOST_BACKOFF_SECONDS = 300.0
+EXPIRE_SECONDS = 10.0
 
 
 class Carriers:
@@ -75,11 +76,14 @@ class Carriers:
         return Mailbox(self.store)
 
     def _manage(self) -> None:
+        box = self._box()
         while not self.stop.is_set():
             try:
                 wanted = settings.reachable(self.store.load_config())
+                box._config = None  # read again: a setting may have changed
+                box.expire_peer_mail(every=EXPIRE_SECONDS)  # a peer that connects here too
             except MailslotError as exc:
-                self.say(f"peers: cannot read config.json: {exc}")
+                self.say(f"peers: {exc}")
                 wanted = {}
             for node in wanted:
                 if node not in self.threads or not self.threads[node].is_alive():
@@ -91,14 +95,15 @@ class Carriers:
     def _carry(self, node: str) -> None:
         """Carry for ``node`` until it is no peer any more or the watcher stops."""
         box = self._box()
-        failures, due = 0, 0.0
+        failures, due, looked, poll = 0, 0.0, float("-inf"), 0.0
         while not self.stop.is_set():
             try:
-                config = self.store.load_config()
-                if node not in settings.reachable(config):
-                    return
-                poll = settings.poll_seconds(config)
-                box._config = None  # read again: a setting may have changed
+                if time.monotonic() - looked >= LOOK_SECONDS:  # config.json, now and then
+                    config = self.store.load_config()
+                    if node not in settings.reachable(config):
+                        return
+                    poll, looked = settings.poll_seconds(config), time.monotonic()
+                    box._config = None
                 if time.monotonic() < due and not self.waiting(box, node):
                     self.stop.wait(QUEUE_LOOK_SECONDS)
                     continue

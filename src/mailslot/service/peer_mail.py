@@ -29,7 +29,7 @@ from contextlib import suppress
 from ..access import gates
 from ..access.authority import Principal
 from ..core.addresses import id_seen_from, seen_from, split
-from ..core.errors import IdTaken, MailslotError, Refused
+from ..core.errors import IdTaken, InvalidInput, MailslotError, Refused
 from ..core.ids import is_id, sender_of
 from ..core.message import from_bytes
 from ..core.names import is_valid_name
@@ -59,10 +59,21 @@ class Taking:
 
     def __call__(self, envelopes: list[Any]) -> list[Result]:
         record = self.state.get("known", (self.node,))
-        pinned = decode(record.get("key")) if isinstance(record, dict) \
-            and not record.get("removed") else None
+        try:
+            pinned = decode(record.get("key")) if isinstance(record, dict) \
+                and not record.get("removed") else None
+        except InvalidInput:
+            pinned = None  # an unreadable pin trusts nothing
         window = settings.window_seconds(self.box.config.raw)
-        return [self._one(envelope, pinned, window) for envelope in envelopes]
+        return [self._checked(envelope, pinned, window) for envelope in envelopes]
+
+    def _checked(self, envelope: Any, pinned: bytes | None, window: float) -> Result:
+        """:meth:`_one`; this node's store failing is an ``error`` (sent again later)."""
+        try:
+            return self._one(envelope, pinned, window)
+        except MailslotError as exc:
+            eid = envelope.get("eid") if isinstance(envelope, dict) else None
+            return {"eid": eid, "outcome": "error", "reason": str(exc)}
 
     def _one(self, envelope: Any, pinned: bytes | None, window: float) -> Result:
         eid = envelope.get("eid") if isinstance(envelope, dict) else None

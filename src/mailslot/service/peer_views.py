@@ -63,6 +63,10 @@ class Links:
         self.state = open_state(store)
         self.bounce = _bounce_hours(config)
         self._links: dict[str, Any] = {}
+        try:
+            self.reached = set(settings.reachable(config.raw))
+        except MailslotError:
+            self.reached = set()
 
     def link(self, node: str) -> dict[str, Any]:
         if node not in self._links:
@@ -77,6 +81,9 @@ class Links:
         """``queued for b: link down since …``."""
         link = self.link(node)
         back = f"; it goes back to its sender after {self.bounce:g} h"
+        if node not in self.reached:
+            return (f"queued for {node}: {node} fetches it when it connects here (last "
+                    f"{link.get('last_ok') or 'never'}){back}")
         if not link:
             return f"queued for {node}: not carried yet (the watcher carries it){back}"
         if not link.get("up"):
