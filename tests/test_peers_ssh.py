@@ -383,6 +383,7 @@ def test_mail_that_waits_too_long_goes_back_to_its_sender(lab: Lab) -> None:
     a.run("peer", "sync", check=False)
     who = {w["name"]: w for w in _json(a.run("who", "--json"))}
     assert who["codex@b"]["stale_since"]  # its link is down: since when
+    assert "codex@b [stale: link down since" in a.run("who").stdout
     a.run("config", "set", "peer_bounce_hours", "0.0001")
     time.sleep(0.5)  # older than 0.36 s: the next look sends it back
     a.run("peer", "sync", check=False)

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 HELLO_SECONDS = 30.0
 ANSWER_SECONDS = 120.0
 """How long a client waits for an answer (a batch of a thousand messages, each synced)."""
+IDLE_SECONDS = 300.0
+"""A server ends a link on which the client said nothing this long (a laptop that slept
+with the link open): a live client speaks at least every second."""
 PULL_POLL_SECONDS = 0.02
 """How often a waiting pull looks at its outbox (cheap: one listing)."""
 BATCH = 200
@@ -76,9 +79,9 @@ def serve(stream: Stream, welcome: Callable[[dict[str, Any]], tuple[Host, dict[s
     stream.send(answer)
     while True:
         try:
-            frame = stream.receive()
+            frame = stream.receive(IDLE_SECONDS)
         except WireError:
-            return  # the client went away: what it was not answered, it sends again
+            return  # the client went away (or slept): what was not answered goes again
         kind = frame.get("type")
         if kind == "push":
             stream.send({"type": "pushed", "results": host.take(_envelopes(frame))})

@@ -226,7 +226,8 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
     if not agents:
         return "no agents known yet"
     rows = [(a.name + (f" [gated: {a.gate_group}, {a.group_members} members]" if a.gate_group
-                       else " [gated]" if a.gated else "") + _lifetime(a),
+                       else " [gated]" if a.gated else "") + _lifetime(a)
+             + (f" [stale: link down since {_date(a.stale_since)}]" if a.stale_since else ""),
              str(a.unread), _presence(a),
              ", ".join(f"@{i}" for i in a.instances) or "-", a.subagent_of or "-", a.wake,
              a.notify, ", ".join(a.known_from)) for a in agents]
