@@ -214,6 +214,9 @@ def test_mail_goes_to_a_peer_and_everything_comes_back(lab: Lab) -> None:
     [there] = [m for m in _inbox(b, "codex") if m["subject"] == "hello b"]
     assert there["from"] == "claude@a" and there["to"] == ["codex"]
     assert there["id"].replace("claude@a_to_codex", "claude_to_codex@b") == sent["id"]
+    shown_there = b.run("--agent", "codex", "hook", "claude", "session-start",
+                        stdin=fixture("claude-session-start").decode())
+    assert "claude@a" in shown_there.stdout  # surfaced at b: a rung that comes back
     b.run("--agent", "codex", "read", there["id"])
     b.run("--agent", "codex", "reply", there["id"], "--body", "back at you")
     a.run("peer", "sync")
@@ -221,6 +224,7 @@ def test_mail_goes_to_a_peer_and_everything_comes_back(lab: Lab) -> None:
     [codex] = status["recipients"]
     assert codex["agent"] == "codex@b" and codex["rung"] == "replied"
     assert codex["read_at"] and codex["done_at"] and codex["replied_at"]
+    assert codex["surfaced"]["how"] == "start" and codex["surfaced"]["host"] == "claude"
     mine = _inbox(a, "claude")
     assert [m["from"] for m in mine if m["subject"] == "Re: hello b"] == ["codex@b"]
     assert [m["from"] for m in mine if m["subject"].startswith("read:")] == ["mailslot"]

@@ -44,12 +44,14 @@ def run(box: Mailbox, read_fd: int | None = None, write_fd: int | None = None) -
 
 
 def _opened(box: Mailbox, store: object) -> Mailbox:
-    """The mailbox the hello names (``--remote-store`` on the other side), or ``box``."""
+    """The mailbox the hello names (``--remote-store`` on the other side), or ``box``'s;
+    as no agent: a node speaks for its agents by its key, never by a credential."""
+    from ..backends import open_store
     from ..service.mailbox import Mailbox
 
     if store is not None and not isinstance(store, str):
         raise Refused("the hello names no store")
-    chosen = Mailbox.open(store) if store else box
+    chosen = Mailbox(open_store(store) if store else box.store)
     if not chosen.store.exists():
         raise Refused(f"no mailbox at {chosen.store.location} on this node (mailslot init "
                       "there first)")
