@@ -173,6 +173,8 @@ class RecipientStatus:
     wake: dict[str, Any] | None = None  # the newest wake line: outcome, method, at, reason
     replied_at: str | None = None
     waiting: str | None = None  # stored and unread: why no model was shown it yet
+    # (an agent of a peer: rung "queued" while it waits for the link, "bounced" once it
+    # went back to its sender; ``waiting`` says why)
 
 
 @dataclass(frozen=True)
@@ -253,6 +255,9 @@ class AgentInfo:
     # (of the oldest 200 such: service.overview.UNSURFACED_LOOKED)
     unsurfaced_since: str | None = None  # the oldest such message's date
     unsurfaced_more: bool = False  # more overdue mail than was looked at: "at least"
+    node: str | None = None  # the node it is on (this one's, or a peer's)
+    address: str | None = None  # what send --to takes: NAME here, AGENT@NODE on a peer
+    stale_since: str | None = None  # an agent of a peer: its link is down since then
 
     def without_machines(self) -> AgentInfo:
         """The agent as a remote or child agent sees it (:meth:`Session.without_machine`)."""
@@ -269,7 +274,8 @@ class AgentInfo:
                 "expired": self.expired,
                 "watcher": self.watcher.as_dict() if self.watcher else None,
                 "unsurfaced": self.unsurfaced, "unsurfaced_since": self.unsurfaced_since,
-                "unsurfaced_more": self.unsurfaced_more}
+                "unsurfaced_more": self.unsurfaced_more, "node": self.node,
+                "address": self.address or self.name, "stale_since": self.stale_since}
 
 
 @dataclass(frozen=True)

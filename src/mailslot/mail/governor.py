@@ -62,6 +62,17 @@ def _owner(config: Config) -> str | None:
         return None
 
 
+def word(name: str) -> str:
+    """A party as a part of a bucket's key: a local agent by its name; an agent of a peer
+    node (``codex@b``: ``@`` is no key character) by ``-`` and a digest of its address,
+    which no agent name can be (none starts with ``-``)."""
+    if "@" not in name:
+        return name
+    import hashlib  # only for mail from or to a peer
+
+    return "-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:24]
+
+
 def is_paused(settings: dict[str, Any], agent: str) -> bool:
     paused = settings["paused"]
     return agent in paused or BROADCAST_RECIPIENT in paused
@@ -97,14 +108,15 @@ def check_send(store: Store, config: Config, sender: str, to: Sequence[str], now
                 f"reply chain with none from the owner (config.json governor.hop_limit "
                 f"{limit:g}); {_KEPT}; the chain goes on once the owner replies in it "
                 f"(mailslot reply {answering.id})")
-    buckets = [(f"sends.{sender}.{name}", "pair_sends_per_hour") for name in to]
-    buckets.append((f"sends.{sender}", "agent_sends_per_hour"))
+    buckets = [(f"sends.{word(sender)}.{word(name)}", "pair_sends_per_hour") for name in to]
+    buckets.append((f"sends.{word(sender)}", "agent_sends_per_hour"))
     taken: Taken = []
     stopped = _take(store, [(key, field, settings[field]) for key, field in buckets],
                     now, taken)
     if stopped is not None:
         key, field, wait = stopped
-        whose = f"{sender} to {key.split('.')[2]}" if key.count(".") == 2 else sender
+        pair = [name for name in to if key == f"sends.{word(sender)}.{word(name)}"]
+        whose = f"{sender} to {pair[0]}" if pair else sender
         raise Throttled(
             f"too many messages from {whose} (config.json governor.{field} "
             f"{settings[field]:g}); {_KEPT}; try again in {_seconds(wait)}, or the owner "
@@ -152,7 +164,7 @@ def wake_refusal(store: Store, config: Config, sender: str, agent: str, now: flo
         return f"{agent} is paused by the owner (mailslot resume {agent})"
     try:
         per_hour, field, senders = _wake_limit(store, settings, sender, agent, now)
-        stopped = _take(store, [(f"wakes.{agent}.{sender}", field, per_hour)], now)
+        stopped = _take(store, [(f"wakes.{agent}.{word(sender)}", field, per_hour)], now)
     except MailslotError as exc:
         return f"the loop governor's buckets cannot be read: {exc}"
     if stopped is None:
@@ -172,7 +184,7 @@ def _wake_limit(store: Store, settings: dict[str, Any], sender: str, agent: str,
     pair, whole = settings["pair_wakes_per_hour"], settings["agent_wakes_per_hour"]
     if whole is None:
         return pair, "pair_wakes_per_hour", 1
-    mine = f"wakes.{agent}.{sender}"
+    mine = f"wakes.{agent}.{word(sender)}"
     senders = 1 + sum(1 for key, (_, at) in store.bucket_group(f"wakes.{agent}").items()
                       if key != mine and at > now - _HOUR)
     share = float(whole) / senders

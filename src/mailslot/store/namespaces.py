@@ -50,9 +50,10 @@ def is_bucket_part(raw: str) -> bool:
 
 
 def is_once_key(raw: str) -> bool:
-    """1-240 of ``a-z 0-9 . _ + -``, not starting with a dot."""
+    """1-240 of ``a-z 0-9 . _ + - @`` (a message id from another node fits), not
+    starting with a dot."""
     return 0 < len(raw) <= 240 and raw[0] != "." and not raw.strip(
-        "abcdefghijklmnopqrstuvwxyz0123456789._+-")
+        "abcdefghijklmnopqrstuvwxyz0123456789._+-@")
 
 
 def is_claim(raw: str) -> bool:

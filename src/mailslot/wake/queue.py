@@ -65,8 +65,8 @@ def enqueue_wakes(store: Store, message: Message, notifier: Notifier,
     if message.is_broadcast or message.sender == SYSTEM_SENDER:
         return
     for agent in message.to:
-        if agent == message.sender:
-            continue
+        if agent == message.sender or "@" in agent:
+            continue  # an agent of another node: its own node wakes it
         try:
             _enqueue_one(store, message, agent, notifier,
                          store.clock() if now is None else now)

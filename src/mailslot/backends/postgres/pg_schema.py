@@ -308,6 +308,15 @@ MIGRATIONS: tuple[str, ...] = (
         USING (mailslot_bucket_owner(key) = mailslot_me())
         WITH CHECK (mailslot_bucket_owner(key) = mailslot_me());
     """,
+    # 16: what peers keep (mailslot.peers.state): keyed records in a few namespaces,
+    # the key's parts joined with '/'. The admin role's alone: no agent role is
+    # granted it (a send to a peer goes through the admin role's mailslot).
+    """
+    CREATE TABLE peer_records (space text NOT NULL, key text NOT NULL,
+                               value text NOT NULL,
+                               written timestamptz NOT NULL DEFAULT now(),
+                               PRIMARY KEY (space, key));
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
