@@ -22,6 +22,7 @@ def write(url: str) -> None:
     from mailslot.store import AgentRecord, WakeEntry
 
     store = open_store(url)
+    store.init()  # as that mailslot makes its schema
     store.update_config(lambda raw: raw.update({"owner": "sarah"}) is None)
     claude = Mailbox(store, Identity("claude", "--agent"))
     one = claude.send(["gemini", "codex"], "plan", "step one ü", new=True)
@@ -107,5 +108,9 @@ def read(url: str) -> dict[str, Any]:
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2])
+    elif sys.argv[1] == "init":
+        from mailslot import open_store
+
+        open_store(sys.argv[2]).init()
     else:
         print(json.dumps(read(sys.argv[2]), sort_keys=True, default=str))

@@ -178,9 +178,9 @@ def _new_node_key(node: Node) -> None:
         pem.unlink()
     if "://" in node.store:
         from mailslot.backends import open_store
-        from mailslot.peers.state import open_state
+        from mailslot.peers.state import PeerState
 
-        open_state(open_store(node.store)).delete("node", ())
+        PeerState(open_store(node.store)).delete("node", ())
     else:
         (Path(node.store) / "peers" / "node.json").unlink()
 

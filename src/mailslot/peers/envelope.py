@@ -31,7 +31,7 @@ import time
 
 from ..core.dates import UTC, datetime
 from ..core.errors import Refused
-from .state import is_eid
+from ..store.namespaces import is_envelope_id as is_eid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -24,9 +24,9 @@ service implements it; this module only moves frames.
 from __future__ import annotations
 
 import time
+from typing import Protocol
 
 from ..core.errors import MailslotError, Refused
-from ..core.values import Protocol
 from .frames import PREAMBLE, Stream, WireError
 
 TYPE_CHECKING = False

@@ -16,7 +16,7 @@ from contextlib import suppress
 from ..core.addresses import split
 from ..core.errors import InvalidInput, MailslotError, Refused
 from ..peers import peer_config as settings
-from ..peers.state import open_state
+from ..peers.state import PeerState
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def nodes_for(box: MailboxBase, to: str | Sequence[str]) -> set[str]:
         return set()
     found = set(settings.peers(box.config.raw))
     with suppress(MailslotError):  # unreadable: the send names the node as no peer
-        found.update(key[0] for key, record in open_state(box.store).items("known").items()
+        found.update(key[0] for key, record in PeerState(box.store).items("known").items()
                      if isinstance(record, dict) and record.get("removed"))
     return found
 
@@ -55,7 +55,7 @@ def check(box: MailboxBase, names: Sequence[str]) -> list[str]:
             raise Refused(f"{node} is no peer of this node now (it was removed: mailslot "
                           f"peer add {node} SSH_DEST adds it again); nothing was sent")
         if known is None:
-            known = open_state(box.store).items("known")
+            known = PeerState(box.store).items("known")
         record = known.get((node,))
         roster = record.get("roster") if isinstance(record, dict) else None
         if isinstance(roster, list) and roster and agent not in roster:
@@ -69,7 +69,7 @@ def keeper(box: MailboxBase, before: Before | None) -> Before:
     from ..peers.nodes import node_name
     from ..peers.outbox import keep
 
-    state = open_state(box.store)
+    state = PeerState(box.store)
     here = node_name(box.config.raw)
 
     def keep_for_peers(message: Message) -> Callable[[], None] | None:

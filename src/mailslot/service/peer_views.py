@@ -19,7 +19,7 @@ from ..core.message import from_bytes
 from ..core.names import is_valid_name
 from ..core.results import AgentInfo, RecipientStatus
 from ..peers import peer_config as settings
-from ..peers.state import open_state
+from ..peers.state import PeerState
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def sent_copy(store: Store, message_id: str) -> Message | None:
     if node is not None or not is_valid_name(sender):
         return None
     try:
-        record = open_state(store).get("sent", (sender, message_id))
+        record = PeerState(store).get("sent", (sender, message_id))
         if not isinstance(record, dict):
             return None
         return from_bytes(str(record.get("message")).encode("utf-8"), name=message_id,
@@ -49,7 +49,7 @@ def sent_copy(store: Store, message_id: str) -> Message | None:
 def sent_ids(store: Store, sender: str | None, limit: int | None) -> list[str]:
     """Ids of what ``sender`` (``None``: anyone) sent to peers, newest first."""
     try:
-        keys = open_state(store).keys("sent", () if sender is None else (sender,))
+        keys = PeerState(store).keys("sent", () if sender is None else (sender,))
     except MailslotError:
         return []
     ids = sorted((key[1] for key in keys), reverse=True)
@@ -60,7 +60,7 @@ class Links:
     """The links and queues of the peers, read once per page of statuses."""
 
     def __init__(self, store: Store, config: Config) -> None:
-        self.state = open_state(store)
+        self.state = PeerState(store)
         self.bounce = _bounce_hours(config)
         self._links: dict[str, Any] = {}
         try:
@@ -127,7 +127,7 @@ def agents(store: Store, config: Config, now: datetime) -> list[AgentInfo]:
     """The agents of every peer, from their rosters, each stale (with since when) while
     its link is down."""
     try:
-        state = open_state(store)
+        state = PeerState(store)
         known = state.items("known")
     except MailslotError:
         return []

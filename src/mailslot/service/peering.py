@@ -48,10 +48,10 @@ class Peering(Sending):
 
     @property
     def peer_state(self) -> PeerState:
-        from ..peers.state import open_state
+        from ..peers.state import PeerState
 
         if self._peers is None:
-            self._peers = open_state(self.store)
+            self._peers = PeerState(self.store)
         return self._peers
 
     @property
