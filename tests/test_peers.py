@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from mailslot import FileStore, Mailbox
 from mailslot.backends import open_store
 from mailslot.core.addresses import check_node, from_host, id_seen_from, seen_from
-from mailslot.core.errors import InvalidInput
+from mailslot.core.errors import InvalidInput, UnsafePath
 from mailslot.core.ids import is_id, new_id
 from mailslot.core.message import Message, to_bytes
 from mailslot.peers.envelope import Rejected, new_eid, open_envelope, seal, sealed_at
@@ -25,7 +25,6 @@ from mailslot.peers.frames import WireError
 from mailslot.peers.link import Link, local
 from mailslot.peers.nodes import NodeKey, encode, node_key
 from mailslot.peers.protocol import Session
-from mailslot.core.errors import UnsafePath
 from mailslot.peers.state import PeerState
 from mailslot.wake.claims import Queue
 from pgcluster import Cluster
