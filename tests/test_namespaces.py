@@ -21,7 +21,7 @@ GOOD = {"config": (), "shown": ("gemini", "s-1"), "seen": ("gemini",),
                                                                 f"{MID}.4242"),
         "peers.node": (), "peers.known": ("b",), "peers.links": ("b",),
         "peers.outbox": ("b", MID), "peers.sent": ("claude", MID),
-        "peers.received": ("b", "0123456789abcdef"), "peers.cursor": ("b",)}
+        "peers.received": ("b", "0123456789abcdef"), "peers.progress": ("b",)}
 
 
 def test_every_namespace_has_a_key_it_accepts_here() -> None:

@@ -2,14 +2,14 @@
 
 Every mailbox is a *node* with a name (``node`` in config.json, by default the host
 name). A node writes its own agents by their bare names and an agent of another node
-by its address, ``codex@b``; so the same message reads ``from: codex`` on node ``b``
-and ``from: codex@b`` on node ``a``, and a remote ``codex`` is never mistaken for the
-local one. An id names its parties the same way (``..._codex@b_to_claude_...``), so
+by its address, ``ana@b``; so the same message reads ``from: ana`` on node ``b``
+and ``from: ana@b`` on node ``a``, and a remote ``ana`` is never mistaken for the
+local one. An id names its parties the same way (``..._ana@b_to_bob_...``), so
 each node's copy carries its own id, and :func:`id_seen_from` turns one into the other.
 
 A node name is a word like an agent name (``a-z 0-9 -``, at most 63). One made only of
 hexadecimal digits and ``-`` (``1a2b3c4d``) could be read as a session id
-(``claude@1a2b``: one session of the local claude), so it is refused: an address and
+(``bob@1a2b``: one session of the local bob), so it is refused: an address and
 an instance address can always be told apart.
 """
 
@@ -76,7 +76,7 @@ def node_named(config: Mapping[str, Any]) -> str:
 
 
 def split(address: str) -> tuple[str, str | None]:
-    """``"codex@b"`` -> ``("codex", "b")``; a local name has no node."""
+    """``"ana@b"`` -> ``("ana", "b")``; a local name has no node."""
     name, at, node = address.partition("@")
     return (name, node) if at else (address, None)
 

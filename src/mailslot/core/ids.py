@@ -3,7 +3,7 @@
 ``2026-09-21_144808.123456_builder_to_reviewer_7f3a9c2e``: UTC time to the microsecond,
 sender, first recipient and 32 random bits. A party on a peer node is named by its
 address, ``AGENT@NODE`` (:mod:`mailslot.core.addresses`), so mail from another node
-never reads as a local agent's: ``..._codex@b_to_claude_...``. No text a sender chose: an id reaches
+never reads as a local agent's: ``..._ana@b_to_bob_...``. No text a sender chose: an id reaches
 models outside the framing (wake notices, answer hints), so a subject must never ride
 in it. Ids written before carry a slug of the subject and 24 random bits
 (``..._to_reviewer_initial-handshake_7f3a9c``); they still parse, and
@@ -67,7 +67,7 @@ def _shaped(text: str) -> bool:
 
 def _addressed(part: str, chars: str) -> bool:
     """``part`` is made of ``chars``, with at most one ``@`` between two non-empty
-    halves (a party on a peer node: ``codex@b``)."""
+    halves (a party on a peer node: ``ana@b``)."""
     name, at, node = part.partition("@")
     return (name != "" and not name.strip(chars)
             and (not at or (node != "" and not node.strip(chars))))

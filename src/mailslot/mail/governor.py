@@ -64,7 +64,7 @@ def _owner(config: Config) -> str | None:
 
 def word(name: str) -> str:
     """A party as a part of a bucket's key: a local agent by its name; an agent of a peer
-    node (``codex@b``: ``@`` is no key character) by ``-`` and a digest of its address,
+    node (``ana@b``: ``@`` is no key character) by ``-`` and a digest of its address,
     which no agent name can be (none starts with ``-``)."""
     if "@" not in name:
         return name

@@ -4,7 +4,7 @@ An envelope is one JSON object::
 
     {"v": 1, "kind": "mail", "from": "b", "to": "a",
      "eid": "0193a8f2c4e17f3a9c2e5b6d7e8f9a0b", "at": "2026-12-06T10:00:00.123456+00:00",
-     "message": "---\\nid: 2026-12-06_100000.123456_codex_to_claude@a_7f3a9c2e\\n...",
+     "message": "---\\nid: 2026-12-06_100000.123456_ana_to_bob@a_7f3a9c2e\\n...",
      "sig": "<base64 Ed25519 signature>"}
 
 ``kind`` is ``mail`` (``message``: the message file exactly as the sending node stores

@@ -1,11 +1,11 @@
 """Receipts that go back: what became of a peer's mail here, for its sender's ``status``.
 
 Whatever moves mail along the ladder here writes a line in the events log (read, done,
-surfaced, a wake). For each peer this node keeps a cursor into that log (the newest line
+surfaced, a wake). For each peer this node keeps how far it read that log (the newest line
 it has looked at, by a digest of the line); :func:`collect` reads the log newest first
 down to it and queues, for every line about mail from that peer, a receipt in the
 peer's outbox. A receipt's outbox key and envelope id are digests of its line, so
-reading a line twice (two processes at once, a cursor lost to a crash) queues it once,
+reading a line twice (two processes at once, how far it read lost to a crash) queues it once,
 and a receipt sent twice is taken once.
 
 What a receipt carries is what ``status`` shows the sender of a local message: the
@@ -34,7 +34,7 @@ FORWARDED = ("read", "done", "surfaced", "wake_queued", "wake_skipped", "wake_at
 """The events log lines that go back to the sender's node."""
 _KEPT = ("how", "host", "method", "final", "reason")
 _MOST = 20_000
-"""The most lines one look reads (a cursor lost: older receipts are not sent)."""
+"""The most lines one look reads (that mark lost: older receipts are not sent)."""
 
 
 def _digest(event: dict[str, Any]) -> str:
@@ -43,18 +43,18 @@ def _digest(event: dict[str, Any]) -> str:
 
 
 def start(store: Store, state: PeerState, node: str) -> None:
-    """Set ``node``'s cursor at the log's end, if it has none (a new peer: nothing of
+    """Set ``node``'s progress at the log's end, if it has none (a new peer: nothing of
     its mail is in the log yet)."""
-    if state.get("cursor", (node,)) is None:
+    if state.get("progress", (node,)) is None:
         newest = next(store.events(newest_first=True), None)
-        state.put("cursor", (node,), {"mark": _digest(newest) if newest else None})
+        state.put("progress", (node,), {"mark": _digest(newest) if newest else None})
 
 
 def collect(store: Store, state: PeerState, node: str) -> int:
     """Queue receipts for ``node`` from the log lines written since the last look;
     return how many were queued."""
-    cursor = state.get("cursor", (node,))
-    mark = cursor.get("mark") if isinstance(cursor, dict) else None
+    progress = state.get("progress", (node,))
+    mark = progress.get("mark") if isinstance(progress, dict) else None
     fresh: list[dict[str, Any]] = []
     newest: str | None = None
     try:
@@ -73,7 +73,7 @@ def collect(store: Store, state: PeerState, node: str) -> int:
     for event in reversed(fresh):
         for receipt in _receipts(event, node):
             queued += _queue(state, node, receipt)
-    state.put("cursor", (node,), {"mark": newest})
+    state.put("progress", (node,), {"mark": newest})
     return queued
 
 

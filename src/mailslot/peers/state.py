@@ -11,9 +11,9 @@ carry them with everything else:
 ``outbox``    ``(node, item)``      what waits to go to a peer: mail by its id, receipts
 ``sent``      ``(agent, id)``       the sender's copy of mail that went (only) to peers
 ``received``  ``(node, envelope)``  envelopes taken from a peer (replays are refused)
-``cursor``    ``(node,)``           how far the events log was read for a peer's receipts
+``progress``  ``(node,)``           how far the events log was read for a peer's receipts
 
-``received``, ``links`` and ``cursor`` are written without a sync in the file store:
+``received``, ``links`` and ``progress`` are written without a sync in the file store:
 losing the newest of them to a power cut sends a receipt twice or a duplicate once more,
 which the other side takes as a duplicate (nothing stored twice).
 """

@@ -8,10 +8,10 @@ for what a client pushes, the client for what it pulls):
   (:func:`mailslot.peers.envelope.open_envelope`), for this node, within the window, and
   its id not taken before (a replay: nothing stored, logged);
 * **mail** speaks only for an agent of the sending node (its ``from`` a bare name, the
-  id's sender the same): ``codex`` of node ``b`` becomes ``codex@b`` here, and ``b`` can
+  id's sender the same): ``ana`` of node ``b`` becomes ``ana@b`` here, and ``b`` can
   never speak as this node's agents or a third node's. Each recipient here must be one
   the owner lets that node send to (config.json ``peers.b.may_send_to``), pass its gate
-  (a remote sender is no member), and the loop governor must let ``codex@b`` through,
+  (a remote sender is no member), and the loop governor must let ``ana@b`` through,
   as for a local sender; then the message is delivered (a duplicate id is a duplicate,
   never a second copy), its receipts written and its wakes queued;
 * a **receipt** is about mail this node sent to that node's agent, and only that:
@@ -135,8 +135,8 @@ class Taking:
         return {"eid": envelope["eid"], "outcome": "stored", "refused": refused}
 
     def _translated(self, text: Any) -> Message:
-        """The message as this node writes it: ``codex`` of the sending node becomes
-        ``codex@NODE``, this node's agents lose their ``@HERE``."""
+        """The message as this node writes it: ``ana`` of the sending node becomes
+        ``ana@NODE``, this node's agents lose their ``@HERE``."""
         try:
             message = from_bytes(str(text).encode("utf-8"), name=f"mail from {self.node}")
         except MailslotError as exc:

@@ -4,7 +4,7 @@ Reached from :mod:`.sending` only when a recipient holds ``@``, so a local send 
 none of it. An address names an agent of a peer when its node is one of this node's
 peers (config.json ``peers``); a node that was a peer and was removed is refused in one
 line (nothing is sent); anything else after ``@`` stays a session prefix
-(``claude@1a2b``: one session of the local claude). The message is kept for each node
+(``bob@1a2b``: one session of the local bob). The message is kept for each node
 before the send returns (:func:`mailslot.peers.outbox.keep`), in the same door as a
 local delivery, and the watcher carries it (:mod:`mailslot.peers.carrier`).
 """

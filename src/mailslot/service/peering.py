@@ -139,7 +139,7 @@ class Peering(Sending):
                                      "removed": _now()})
         bounced = outbox.expire(self.store, state, name, float("inf"),
                                 f"{name} was removed as a peer")
-        for space in ("links", "cursor"):
+        for space in ("links", "progress"):
             state.delete(space, (name,))
         return {"name": name, "removed": True, "bounced": bounced}
 

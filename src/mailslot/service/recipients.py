@@ -51,7 +51,7 @@ def parse(to: str | Sequence[str], nodes: Collection[str] = ()) -> list[str]:
 
 
 def _node(part: str) -> str | None:
-    """The node an address names (``codex@b``: ``b``), or ``None`` for a plain name."""
+    """The node an address names (``ana@b``: ``b``), or ``None`` for a plain name."""
     _, at, node = part.partition("@")
     return node.strip().lower() if at else None
 

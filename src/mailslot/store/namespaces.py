@@ -151,7 +151,7 @@ _EVERY = (
     _space("peers.sent", ("agent", "id"), is_valid_name, is_id, copied="sent to peers"),
     _space("peers.received", ("node", "envelope"), is_node_name, is_envelope_id,
            copied="envelopes taken"),
-    _space("peers.cursor", ("node",), is_node_name),
+    _space("peers.progress", ("node",), is_node_name),
 )
 NAMESPACES: dict[str, Namespace] = {space.name: space for space in _EVERY}
 """Every namespace by name: what each holds is in docs/architecture.md's table."""

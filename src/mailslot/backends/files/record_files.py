@@ -20,7 +20,7 @@ check a key and hand the call to its namespace (docs/format.md)::
     log/once/<key>                      an empty file: the key was marked
     peers/node.json                     this node's public key (JSON)
     peers/<space>/<node>[/<item>].json  what peers keep: known, links, outbox, sent,
-                                        received, cursor (JSON; docs/format.md, "Peers")
+                                        received, progress (JSON; docs/format.md, "Peers")
 
 (the queues and the governor's buckets are :mod:`.wake_files` and :mod:`.limit_files`,
 loaded when first asked for: a hook asks for neither). A record is written whole in
@@ -320,7 +320,7 @@ SPACES: dict[str, Space] = {
                               suffix=".json", sync=synced, dir_sync=synced, link=True)
        for name, parts, synced in (("known", 1, True), ("links", 1, False),
                                    ("outbox", 2, True), ("sent", 2, True),
-                                   ("received", 2, False), ("cursor", 1, False))},
+                                   ("received", 2, False), ("progress", 1, False))},
 }
 """The namespaces kept as one file (or one set of lines) a key."""
 for _name, _kept in SPACES.items():

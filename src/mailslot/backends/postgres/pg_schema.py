@@ -322,7 +322,7 @@ MIGRATIONS: tuple[str, ...] = (
                             PRIMARY KEY (agent, id));
     CREATE TABLE peer_received (node text NOT NULL, envelope text NOT NULL,
                                 record text NOT NULL, PRIMARY KEY (node, envelope));
-    CREATE TABLE peer_cursor (node text PRIMARY KEY, record text NOT NULL);
+    CREATE TABLE peer_progress (node text PRIMARY KEY, record text NOT NULL);
     """,
 )
 LATEST = len(MIGRATIONS)

@@ -125,7 +125,7 @@ TABLES: dict[str, Table] = {
                               decode=_json)
        for name, keys in (("node", ()), ("known", ("node",)), ("links", ("node",)),
                           ("outbox", ("node", "item")), ("sent", ("agent", "id")),
-                          ("received", ("node", "envelope")), ("cursor", ("node",)))},
+                          ("received", ("node", "envelope")), ("progress", ("node",)))},
 }
 """Every namespace kept as a table of its own rows (the governor's buckets and the
 config are :mod:`.pg_limits`')."""

@@ -24,7 +24,7 @@ PEER = Command(
               "mailslot peer add ci ci-box --remote-store /srv/mailslot "
               "--remote-mailslot /usr/local/bin/mailslot",
               "mailslot peer add b b-host --ssh-command 'ssh -F ~/.ssh/mailslot_config'",
-              "mailslot peer list", "mailslot peer sync", "mailslot send --to codex@laptop "
+              "mailslot peer list", "mailslot peer sync", "mailslot send --to ana@laptop "
               "--subject hi --body 'over ssh'"])
 
 
