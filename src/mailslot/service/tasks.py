@@ -22,7 +22,7 @@ reason. Only the sender of a message sees it as a task (another caller: not foun
 from __future__ import annotations
 
 from ..access import authority
-from ..core.errors import NotFound, Refused
+from ..core.errors import InvalidInput, NotFound, Refused
 from ..core.message import Message
 from ..core.values import dataclass
 from .mailbox import Mailbox
@@ -59,9 +59,12 @@ class MailTask:
         return self.state in TERMINAL
 
 
-def task_of(box: Mailbox, message_id: str, recipient: str) -> MailTask:
-    """The task of ``box``'s message ``message_id`` to ``recipient``; ``NotFound`` for
-    any message that is not the caller's own to ``recipient`` (never saying which)."""
+def task_of(box: Mailbox, message_id: str, recipient: str | None = None) -> MailTask:
+    """The task of ``box``'s message ``message_id`` to ``recipient`` (``None``: its one
+    recipient); ``NotFound`` for any message that is not the caller's own to
+    ``recipient`` (never saying which), and for one with several recipients."""
+    if recipient is None:
+        recipient = _recipient(box, message_id)
     message = _own(box, message_id, recipient)
     status = box.status(message.id)
     mine = next((r for r in status.recipients if r.agent == recipient), None)
@@ -104,10 +107,12 @@ def tasks_to(box: Mailbox, recipient: str, *, limit: int, after: str | None = No
     return found
 
 
-def recall(box: Mailbox, message_id: str, recipient: str) -> MailTask:
+def recall(box: Mailbox, message_id: str, recipient: str | None = None) -> MailTask:
     """Take back the caller's message to ``recipient`` while it is unread: it moves to
     the recipient's done mail (kept, never shown as new) with a ``recalled`` receipt.
     ``Refused`` once the recipient has read it."""
+    if recipient is None:
+        recipient = _recipient(box, message_id)
     message = _own(box, message_id, recipient)
     authority.check_write(box.store, box.config, box.principal)
     box._unfenced()
@@ -118,6 +123,17 @@ def recall(box: Mailbox, message_id: str, recipient: str) -> MailTask:
         raise Refused(f"{recipient} read {message.id} as it was being recalled")
     box._event(RECALLED, message.id, agent=recipient, by=box.agent, durable=True)
     return task_of(box, message.id, recipient)
+
+
+def _recipient(box: Mailbox, message_id: str) -> str:
+    """The one recipient of the caller's message ``message_id``."""
+    try:
+        message = box.status(message_id).message
+    except (NotFound, InvalidInput):
+        raise NotFound(f"no task {message_id}") from None
+    if message.sender != box.agent or len(message.to) != 1 or message.is_broadcast:
+        raise NotFound(f"no task {message_id}")
+    return message.to[0]
 
 
 def _own(box: Mailbox, message_id: str, recipient: str) -> Message:
