@@ -20,7 +20,6 @@ import asyncio
 import threading
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -29,6 +28,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 
 from ...core.errors import MailslotError
+from ...core.values import replace
 from ...service.mailbox import Mailbox
 
 INBOX = "mail://inbox/"
