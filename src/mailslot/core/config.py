@@ -219,6 +219,17 @@ class Config:
         return section
 
 
+    # A2A (serve --http) ---------------------------------------------------------
+    def a2a(self) -> dict[str, Any]:
+        """The ``a2a`` section: ``push_hosts`` (the hosts a caller's push notifications
+        may go to) and ``remotes`` (remote A2A agents by name, for ``mailslot a2a``);
+        absent is ``{}``, anything but an object is an error (fail closed)."""
+        section = self.raw.get("a2a", {})
+        if not isinstance(section, dict):
+            raise StoreError("config.json: a2a must be an object")
+        return section
+
+
 def this_machine(env: Mapping[str, str] = os.environ) -> str:
     """This machine's name for ``agents.NAME.host``: ``MAILSLOT_HOST``, else the host
     name."""

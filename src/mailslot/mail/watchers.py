@@ -88,6 +88,12 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def relays_named(config: Mapping[str, Any]) -> bool:
+    """Does config.json name a remote A2A agent (``a2a.remotes``)?"""
+    section = config.get("a2a") if isinstance(config, dict) else None
+    return isinstance(section, dict) and bool(section.get("remotes"))
+
+
 def wanted(config: Mapping[str, Any]) -> bool:
     """Does some agent have a wake (``wake_on_mail`` on, a method that is not
     ``unsupported``) or a notifier, or does config.json ask for a bridge (``bridges``)?
@@ -95,6 +101,8 @@ def wanted(config: Mapping[str, Any]) -> bool:
     malformed entry counts as yes (the watcher says why)."""
     if isinstance(config, dict) and config.get("bridges"):
         return True  # the watcher runs the bridges config.json asks for
+    if relays_named(config):
+        return True  # and the A2A relay, when config.json names a remote A2A agent
     agents = config.get("agents") if isinstance(config, dict) else None
     if not isinstance(agents, dict):
         return False
@@ -408,8 +416,9 @@ def ensure(store: Store, config: Mapping[str, Any] | None = None,
 
 
 def _work_waits(store: Store, config: Mapping[str, Any]) -> bool:
-    """Is there work for a watcher now: a bridge to run, or a wake or notice queued?"""
-    if isinstance(config, dict) and config.get("bridges"):
+    """Is there work for a watcher now: a bridge or the A2A relay to run, or a wake or
+    notice queued?"""
+    if isinstance(config, dict) and (config.get("bridges") or relays_named(config)):
         return True
     return any(store.queued_agents().values())
 

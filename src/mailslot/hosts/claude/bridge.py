@@ -169,29 +169,12 @@ class PeerBridge:
 
 
 def _marked(env: Mapping[str, str]) -> bool:
-    """Does any record of the registry carry :data:`BRIDGE_MARK`? Read raw and
-    unchecked: it only says whether the checked read is worth its cost (it loads the
-    socket machinery, some 60 ms), as every hook asks (:meth:`Claude.answer_note`)."""
-    folder = sessions_folder(env)
-    try:
-        names = [n for n in os.listdir(folder) if n.endswith(".json")]
-    except OSError:
-        return False
-    mark = f'"{BRIDGE_MARK}"'.encode()
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)  # never a wait
-    for name in names:
-        try:
-            fd = os.open(os.path.join(folder, name), flags)
-        except OSError:
-            continue
-        try:
-            if mark in os.read(fd, 1 << 16):
-                return True
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-    return False
+    """Does any record of the registry carry :data:`BRIDGE_MARK`? A raw look
+    (:func:`~mailslot.core.durable.any_json_holds`): it only says whether the checked
+    read, which loads the socket machinery, is worth its cost (every hook asks)."""
+    from ...core.durable import any_json_holds
+
+    return any_json_holds(sessions_folder(env), f'"{BRIDGE_MARK}"'.encode())
 
 
 def _live_records(env: Mapping[str, str]) -> list[tuple[int, dict[str, Any]]]:
