@@ -21,10 +21,11 @@ reason. Only the sender of a message sees it as a task (another caller: not foun
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..access import authority
 from ..core.errors import InvalidInput, NotFound, Refused
 from ..core.message import Message
-from ..core.values import dataclass
 from .mailbox import Mailbox
 
 TYPE_CHECKING = False

@@ -20,6 +20,7 @@ import asyncio
 import threading
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -28,7 +29,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 
 from ...core.errors import MailslotError
-from ...core.values import replace
 from ...service.mailbox import Mailbox
 
 INBOX = "mail://inbox/"
