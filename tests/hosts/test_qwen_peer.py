@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -20,7 +19,7 @@ from mailslot.hosts.qwen import cross_session
 
 from . import hosts_more  # noqa: F401  (registers Qwen Code in the harness)
 from .conftest import VERSIONS
-from .harness import MAILSLOT, Pane, World, merge_json, request_text, wait_for
+from .harness import Pane, World, merge_json, request_text, running_bridge, wait_for
 
 QWEN = VERSIONS.get("qwen", "absent")
 pytestmark = pytest.mark.skipif(QWEN == "absent", reason="qwen is not installed")
@@ -122,19 +121,8 @@ def bridged(world: Worlds) -> Iterator[tuple[World, Pane]]:
     running and listing codex as an external session."""
     w, pane = qwen_world(world, "accept", allow=("send_message", "list_agents"))
     w.send("bob", "codex", "hello", "codex has a mailbox")
-    log = (w.root / "bridge.log").open("w")
-    bridge = subprocess.Popen([MAILSLOT, "--dir", str(w.mailbox), "bridge", "qwen"],
-                              cwd=w.project, env=w.env, stdout=log, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL)
-    try:
-        wait_for(lambda: [r for r in records(w)
-                          if (r.get("mailslotBridge") or {}).get("agent") == "codex"], 60,
-                 "the bridge to list codex")
+    with running_bridge(w, "qwen", records, "codex"):
         yield w, pane
-    finally:
-        bridge.terminate()
-        bridge.wait(timeout=30)
-        log.close()
 
 
 def test_send_message_to_a_bridged_agent_is_mail_from_the_sessions_agent(
