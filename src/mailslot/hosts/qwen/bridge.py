@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 
 from ...core import jsontext
+from ...wake import peer_records
+from ...wake.peer_records import BRIDGE_MARK, Peer
 from . import HOST, sessions_folder
 
 TYPE_CHECKING = False
@@ -23,22 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-BRIDGE_MARK = "mailslotBridge"
-"""The key a bridge's record carries (``{"agent": …, "mailbox": …}``); Qwen ignores
-unknown keys (its docs)."""
 _MSG_ID = r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z"
-
-
-class Peer:
-    """A live Qwen Code session, as its own checked record names it."""
-
-    __slots__ = ("name", "pid", "session", "socket")
-
-    def __init__(self, pid: int, session: str, socket: str | None, name: str = "") -> None:
-        self.pid = pid
-        self.session = session
-        self.socket = socket
-        self.name = name
 
 
 class Frame:
@@ -119,20 +106,14 @@ class QwenBridge:
     @staticmethod
     def live(env: Mapping[str, str]) -> list[Peer]:
         """Every live Qwen Code session's record (not an external one)."""
-        return [_peer(r) for _, r in _live_records(env) if r.get("kind") != "external"]
+        return [_peer(r) for _, r in peer_records.live_records(sessions_folder(env), _checked)
+                if r.get("kind") != "external"]
 
     @staticmethod
     def bridges(mailbox: str, env: Mapping[str, str]) -> list[tuple[str, int]]:
         """The agents live bridges of ``mailbox`` list, with their pids (every hook
         asks: a raw look for a bridge's mark first, the checked read only then)."""
-        if not _marked(env):
-            return []
-        found = []
-        for pid, record in _live_records(env):
-            mark = record.get(BRIDGE_MARK)
-            if isinstance(mark, dict) and mark.get("mailbox") == mailbox:
-                found.append((str(mark.get("agent")), pid))
-        return found
+        return peer_records.bridges(sessions_folder(env), _checked, mailbox)
 
     @staticmethod
     def sender(pid: int, env: Mapping[str, str]) -> Peer:
@@ -192,40 +173,15 @@ def _receipt(frame: Frame, ours: str, status: str, reason: str) -> list[dict[str
              "from": ours, "reason": reason}]
 
 
-def _marked(env: Mapping[str, str]) -> bool:
-    """Does any record of the registry carry :data:`BRIDGE_MARK`? A raw look
-    (:func:`~mailslot.core.durable.any_json_holds`): it only says whether the checked
-    read, which loads the socket machinery, is worth its cost (every hook asks)."""
-    from ...core.durable import any_json_holds
-
-    return any_json_holds(sessions_folder(env), f'"{BRIDGE_MARK}"'.encode())
-
-
-def _live_records(env: Mapping[str, str]) -> list[tuple[int, dict[str, Any]]]:
-    from ...wake.line_socket import DoorError
+def _checked(folder: str, pid: int) -> dict[str, Any]:
+    """Qwen Code's own checks of a record (loaded only once a record is read)."""
     from .cross_session import checked_record
 
-    folder = sessions_folder(env)
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
-    except OSError:
-        return []
-    found = []
-    for name in names:
-        if not name[:-5].isdigit():
-            continue
-        try:
-            found.append((int(name[:-5]), checked_record(folder, int(name[:-5]))))
-        except DoorError:
-            continue
-    return found
+    return checked_record(folder, pid)
 
 
 def _peer(record: Mapping[str, Any]) -> Peer:
-    sock, name = record.get("ipcPath"), record.get("name")
-    return Peer(int(record["pid"]), str(record["sessionId"]),
-                sock if isinstance(sock, str) and sock else None,
-                name if isinstance(name, str) else "")
+    return peer_records.peer(record, "ipcPath")
 
 
 def bridge() -> QwenBridge:

@@ -148,14 +148,11 @@ def find_door(session: str, env: Mapping[str, str]) -> Door:
     else may enter, held by that process. Raises ``DoorError`` naming the first check
     that failed (``UnknownShape`` for a record of a schema mailslot does not know)."""
     from ...wake.line_socket import DoorError, UnknownShape
+    from ...wake.peer_records import record_names
 
     folder = sessions_folder(env)
-    try:
-        names = sorted(n for n in os.listdir(folder) if _pid_of_record(n) is not None)
-    except OSError as exc:
-        raise DoorError(f"{folder}: {exc.strerror}") from None
     refused: DoorError | None = None
-    for name in names:
+    for name in record_names(folder):
         try:
             record = checked_record(folder, int(name[:-5]))
         except UnknownShape:
@@ -174,15 +171,10 @@ def checked_record(folder: str, pid: int) -> dict[str, Any]:
     """``<pid>.json`` of ``folder``: a regular file of this user's that no one else may
     read or write, naming ``pid``, of schema :data:`SCHEMA`, in this pid namespace,
     that process running since the start it names. Raises ``DoorError``."""
-    from ...wake.line_socket import DoorError, UnknownShape, own_file
+    from ...wake.line_socket import DoorError, UnknownShape
+    from ...wake.peer_records import own_record
 
-    path = os.path.join(folder, f"{pid}.json")
-    try:
-        record = jsontext.loads(own_file(path, private=True))
-    except ValueError:
-        raise DoorError(f"{path} is not JSON") from None
-    if not isinstance(record, dict) or record.get("pid") != pid:
-        raise DoorError(f"{path} does not name pid {pid}")
+    path, record = own_record(folder, pid, private=True)
     if record.get("schemaVersion") != SCHEMA:
         raise UnknownShape(f"{path} has schemaVersion {record.get('schemaVersion')!r}, not "
                            f"{SCHEMA}: Qwen Code changed its registry (docs/qwen-peers.md)")
@@ -222,8 +214,3 @@ def _door(session: str, record: Mapping[str, Any]) -> Door:
     if holds_socket(pid, sock) is False:
         raise DoorError(f"process {pid} does not listen on {sock}")
     return Door(pid, session, version, sock, token)
-
-
-def _pid_of_record(name: str) -> int | None:
-    pid = name[:-5] if name.endswith(".json") else ""
-    return int(pid) if pid.isdigit() and pid[0] != "0" else None
