@@ -9,9 +9,10 @@ process, its own registry record names its session, and the hook records mailslo
 name the agent that session is. Nothing the frame says about its sender counts.
 
 The host's module says what the records and frames are (:meth:`Host.bridge
-<mailslot.host_registry.host.Host.bridge>`, an object answering ``host``, ``tool``, ``problem``,
-``socket_folder``, ``announce``, ``live``, ``bridges``, ``sender``, ``frame`` and
-``refusal``; and, for a door that asks a token on each connection and answers every
+<mailslot.host_registry.host.Host.bridge>`, an object answering ``host``, ``tool``, ``mark`` and
+``registry`` (the key its records carry and the folder of records, for a hook's raw
+look), ``problem``, ``socket_folder``, ``announce``, ``live``, ``bridges``, ``sender``,
+``frame`` and ``refusal``; and, for a door that asks a token on each connection and answers every
 message, ``admit`` and ``delivered``); this module holds the rest: which agents are
 listed, the supervisor, one target's server and its limits. A bridged send is an
 ordinary send, through the service (the loop governor, gates and the registered agents'

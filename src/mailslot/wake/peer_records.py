@@ -2,11 +2,11 @@
 ``<pid>.json`` record per process, in a folder of the host's (a host whose sessions
 message each other keeps one; see the host's page of docs/).
 
-Light on purpose: every hook of a host with a bridge asks whether a bridge runs, so this
-module imports only ``os`` at its top, and its raw look (:func:`bridges`) loads no socket
-machinery unless a record carries a bridge's mark. What makes a record trusted (its
-owner, its pid's start time, its protocol) stays with each host's door: the functions
-here take that check as ``read``.
+Every hook of a host with a bridge asks whether a bridge runs, and a hook loads nothing
+of waking: :meth:`Host.bridged <mailslot.host_registry.host.Host.bridged>` makes a raw
+look for the bridge's mark first and asks the bridge (which loads this module) only when
+a record carries it. What makes a record trusted (its owner, its pid's start time, its
+protocol) stays with each host's door: the functions here take that check as ``read``.
 """
 
 from __future__ import annotations
@@ -20,12 +20,6 @@ if TYPE_CHECKING:
 
     Read = Callable[[str, int], dict[str, Any]]
     """A host's check of ``<pid>.json`` in a folder: the record, or ``DoorError``."""
-
-BRIDGE_MARK = "mailslotBridge"
-"""The key a bridge's record carries (``{"agent": …, "mailbox": …}``), so that mailslot
-tells its own records from the host's; a host with a bridge ignores a key it does not
-know (each host's page of docs/ says where that was seen)."""
-
 
 class Peer:
     """A live session as its own checked record names it."""
@@ -100,17 +94,17 @@ def live_records(folder: str, read: Read) -> list[tuple[int, dict[str, Any]]]:
     return found
 
 
-def bridges(folder: str, read: Read, mailbox: str) -> list[tuple[str, int]]:
-    """The agents the live bridges of ``mailbox`` list in ``folder``, with their pids.
-    A raw look for :data:`BRIDGE_MARK` first (:func:`~mailslot.core.durable.any_json_holds`):
-    it only says whether the checked read is worth its cost."""
+def bridges(folder: str, read: Read, key: str, mailbox: str) -> list[tuple[str, int]]:
+    """The agents the live bridges of ``mailbox`` list in ``folder`` (a bridge's record
+    carries ``{"agent": …, "mailbox": …}`` under ``key``), with their pids. A raw look
+    for ``key`` first: the checked read of every record only when one carries it."""
     from ..core.durable import any_json_holds
 
-    if not any_json_holds(folder, f'"{BRIDGE_MARK}"'.encode()):
+    if not any_json_holds(folder, f'"{key}"'.encode()):
         return []
     found = []
     for pid, record in live_records(folder, read):
-        mark = record.get(BRIDGE_MARK)
+        mark = record.get(key)
         if isinstance(mark, dict) and mark.get("mailbox") == mailbox:
             found.append((str(mark.get("agent")), pid))
     return found

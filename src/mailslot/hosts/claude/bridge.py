@@ -8,14 +8,18 @@ from __future__ import annotations
 import os
 
 from ...core import jsontext
-from ...wake import peer_records
-from ...wake.peer_records import BRIDGE_MARK, Peer
 from . import OWN_MESSAGING, PEER_PROTOCOL, PEER_SINCE, sessions_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
+
+    from ...wake.peer_records import Peer
+
+BRIDGE_MARK = "mailslotBridge"
+"""The key a bridge's registry record carries (``{"agent": …, "mailbox": …}``), so that
+mailslot tells its own records from Claude Code's; Claude Code ignores it (seen)."""
 
 _WRAPPER = r"\A<cross-session-message(?: [^>\n]*)?>\n(.*)\n</cross-session-message>\s*\Z"
 """How a real ``SendMessage`` wraps its text (seen, 2.1.332); compiled when used, so a
@@ -41,6 +45,8 @@ class PeerBridge:
 
     host = "claude"
     tool = OWN_MESSAGING
+    mark = BRIDGE_MARK
+    registry = staticmethod(sessions_folder)
 
     @staticmethod
     def problem(env: Mapping[str, str]) -> str | None:
@@ -86,14 +92,17 @@ class PeerBridge:
     def live(env: Mapping[str, str]) -> list[Peer]:
         """Every live Claude Code session's record (not a bridge's): checked as
         :meth:`sender` checks one."""
-        return [_peer(record) for _, record in
-                peer_records.live_records(sessions_folder(env), _checked)
+        from ...wake.peer_records import live_records
+
+        return [_peer(record) for _, record in live_records(sessions_folder(env), _checked)
                 if BRIDGE_MARK not in record]
 
     @staticmethod
     def bridges(mailbox: str, env: Mapping[str, str]) -> list[tuple[str, int]]:
         """The agents live bridges of ``mailbox`` list, with their pids."""
-        return peer_records.bridges(sessions_folder(env), _checked, mailbox)
+        from ...wake.peer_records import bridges
+
+        return bridges(sessions_folder(env), _checked, BRIDGE_MARK, mailbox)
 
     @staticmethod
     def sender(pid: int, env: Mapping[str, str]) -> Peer:
@@ -154,9 +163,10 @@ def _checked(folder: str, pid: int) -> dict[str, Any]:
     since its ``procStart`` and speaks :data:`PEER_PROTOCOL`; else ``DoorError`` saying
     why."""
     from ...wake.line_socket import DoorError
+    from ...wake.peer_records import own_record
     from .door import _running_since  # only once a record is read: the doctor's look is raw
 
-    path, record = peer_records.own_record(folder, pid, private=False)
+    path, record = own_record(folder, pid, private=False)
     if not _running_since(pid, record.get("procStart")):
         raise DoorError(f"{path} is stale: pid {pid} is not the process it names")
     if record.get("peerProtocol") != PEER_PROTOCOL:
@@ -168,7 +178,9 @@ def _checked(folder: str, pid: int) -> dict[str, Any]:
 
 
 def _peer(record: Mapping[str, Any]) -> Peer:
-    return peer_records.peer(record, "messagingSocketPath")
+    from ...wake.peer_records import peer
+
+    return peer(record, "messagingSocketPath")
 
 
 def bridge() -> PeerBridge:

@@ -16,14 +16,18 @@ from __future__ import annotations
 import os
 
 from ...core import jsontext
-from ...wake import peer_records
-from ...wake.peer_records import BRIDGE_MARK, Peer
 from . import HOST, sessions_folder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
+
+    from ...wake.peer_records import Peer
+
+BRIDGE_MARK = "mailslotBridge"
+"""The key a bridge's record carries (``{"agent": …, "mailbox": …}``); Qwen ignores
+unknown keys (its docs)."""
 
 _MSG_ID = r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z"
 
@@ -47,6 +51,8 @@ class QwenBridge:
 
     host = HOST.name
     tool = "send_message"
+    mark = BRIDGE_MARK
+    registry = staticmethod(sessions_folder)
 
     def __init__(self) -> None:
         self.token = ""
@@ -106,14 +112,17 @@ class QwenBridge:
     @staticmethod
     def live(env: Mapping[str, str]) -> list[Peer]:
         """Every live Qwen Code session's record (not an external one)."""
-        return [_peer(r) for _, r in peer_records.live_records(sessions_folder(env), _checked)
+        from ...wake.peer_records import live_records
+
+        return [_peer(r) for _, r in live_records(sessions_folder(env), _checked)
                 if r.get("kind") != "external"]
 
     @staticmethod
     def bridges(mailbox: str, env: Mapping[str, str]) -> list[tuple[str, int]]:
-        """The agents live bridges of ``mailbox`` list, with their pids (every hook
-        asks: a raw look for a bridge's mark first, the checked read only then)."""
-        return peer_records.bridges(sessions_folder(env), _checked, mailbox)
+        """The agents live bridges of ``mailbox`` list, with their pids."""
+        from ...wake.peer_records import bridges
+
+        return bridges(sessions_folder(env), _checked, BRIDGE_MARK, mailbox)
 
     @staticmethod
     def sender(pid: int, env: Mapping[str, str]) -> Peer:
@@ -181,7 +190,9 @@ def _checked(folder: str, pid: int) -> dict[str, Any]:
 
 
 def _peer(record: Mapping[str, Any]) -> Peer:
-    return peer_records.peer(record, "ipcPath")
+    from ...wake.peer_records import peer
+
+    return peer(record, "ipcPath")
 
 
 def bridge() -> QwenBridge:
