@@ -31,6 +31,7 @@ NOT_RUN = {
     "mailslot web": "runs until Ctrl-C",
     "mailslot watch": "runs until Ctrl-C",  # watch --validate is run (below)
     "mailslot bridge": "runs until Ctrl-C",
+    "mailslot relay": "runs until Ctrl-C",  # relay --once is run (below)
     "mailslot sidecar": "runs until the host's app ends it, started by the app",
     "mailslot start": "starts claude, a host program",
     "< input.json": "a host's hook payload",
@@ -41,7 +42,7 @@ NOT_RUN = {
     "mailslot peer add": "ssh to another machine (tests/test_peers_ssh.py has a real sshd)",
     "@laptop": "a peer named laptop",
 }
-RUN_ANYWAY = ("mailslot watch --validate",)
+RUN_ANYWAY = ("mailslot watch --validate", "mailslot relay --once")
 SHORT = re.compile(r"^(ID|[0-9a-f]{6,8}|\d{4}-\d\d-\d\d_\d{4})$")
 """A doc's stand-in for a message: ``ID``, a random tail, or the start of an id."""
 

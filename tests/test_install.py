@@ -576,5 +576,5 @@ def test_install_claude_bridge_turns_the_bridge_on_once_and_takes_it_back(
 def test_install_bridge_is_refused_where_there_is_none(cli: Cli, home: Path,
                                                        project: Path) -> None:
     r = install(cli, "codex", "--bridge")
-    assert (r.code, r.err) == (2, "mailslot: error: --bridge works only for claude\n")
+    assert (r.code, r.err) == (2, "mailslot: error: --bridge works only for claude or qwen\n")
     assert not (isolated_mailbox() / "config.json").exists()

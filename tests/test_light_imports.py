@@ -1,4 +1,5 @@
-"""Fast where it is felt: the CLI never imports the MCP SDK, pydantic, starlette or watchdog."""
+"""Fast where it is felt: the CLI never imports the MCP SDK, the A2A SDK (with Google's
+protobuf), pydantic, starlette or watchdog."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from hookkit import sender
 from mailslot import host_registry as hosts
 from mailslot.host_registry.host import START
 
-HEAVY = ("mcp", "pydantic", "starlette", "watchdog")
+HEAVY = ("mcp", "a2a", "google", "pydantic", "starlette", "watchdog")
 PROBE = f"""
 import json, sys
 from mailslot.frontends.cli.main import main

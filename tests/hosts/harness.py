@@ -197,6 +197,26 @@ def merge_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
 
 
+@contextlib.contextmanager
+def running_bridge(w: World, host: str, records: Callable[[World], list[dict[str, Any]]],
+                   agent: str) -> Iterator[None]:
+    """``mailslot bridge HOST`` running (its output in ``bridge.log``) once the host's
+    registry (``records``) holds its record listing ``agent``; stopped after."""
+    log = (w.root / "bridge.log").open("w")
+    bridge = subprocess.Popen([MAILSLOT, "--dir", str(w.mailbox), "bridge", host],
+                              cwd=w.project, env=w.env, stdout=log, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: [r for r in records(w)
+                          if (r.get("mailslotBridge") or {}).get("agent") == agent], 60,
+                 f"the bridge to list {agent}")
+        yield
+    finally:
+        bridge.terminate()
+        bridge.wait(timeout=30)
+        log.close()
+
+
 def _claude_prepare(w: World) -> None:
     _write_json(w.home / ".claude" / "settings.json", {
         "enabledMcpjsonServers": ["mailslot"],

@@ -10,13 +10,12 @@ the session through the claude-peer wake (docs/claude-peers.md, "The bridge").
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from .harness import MAILSLOT, World, request_text, wait_for
+from .harness import World, request_text, running_bridge, wait_for
 from .test_claude_peer import DOOR, peer_world, records, wake_of, woken
 
 Worlds = Callable[..., World]
@@ -33,19 +32,8 @@ def bridged(world: Worlds) -> Iterator[tuple[World, Any]]:
     the mailbox, and ``mailslot bridge claude`` running and listing codex."""
     w, pane = peer_world(world, allow=(ALLOW,))
     w.send("bob", "codex", "hello", "codex has a mailbox")
-    log = (w.root / "bridge.log").open("w")
-    bridge = subprocess.Popen([MAILSLOT, "--dir", str(w.mailbox), "bridge", "claude"],
-                              cwd=w.project, env=w.env, stdout=log, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL)
-    try:
-        wait_for(lambda: [r for r in records(w)
-                          if (r.get("mailslotBridge") or {}).get("agent") == "codex"], 60,
-                 "the bridge to list codex")
+    with running_bridge(w, "claude", records, "codex"):
         yield w, pane
-    finally:
-        bridge.terminate()
-        bridge.wait(timeout=30)
-        log.close()
 
 
 def answers_both(text: str) -> bool:

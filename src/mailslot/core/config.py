@@ -206,6 +206,16 @@ class Config:
             raise StoreError("config.json: launch must be an object")
         return section
 
+    # A2A (serve --http) ---------------------------------------------------------
+    def a2a(self) -> dict[str, Any]:
+        """The ``a2a`` section: ``push_hosts`` (the hosts a caller's push notifications
+        may go to) and ``remotes`` (remote A2A agents by name, for ``mailslot a2a``);
+        absent is ``{}``, anything but an object is an error (fail closed)."""
+        section = self.raw.get("a2a", {})
+        if not isinstance(section, dict):
+            raise StoreError("config.json: a2a must be an object")
+        return section
+
 
 def named_objects(raw: Mapping[str, Any], section: str,
                   check: Callable[[object, str], str]) -> dict[str, dict[str, Any]]:

@@ -178,3 +178,28 @@ def replace_file(path: str, text: str, mode: int = FILE_MODE) -> None:
     except BaseException:
         remove(tmp)
         raise
+
+
+def any_json_holds(folder: str, needle: bytes) -> bool:
+    """Does any ``*.json`` file of ``folder`` hold ``needle`` in its first 64 KiB? Read
+    raw, unchecked, never waiting (no link followed, a fifo not waited on): only a cheap
+    look at whether a checked read is worth its cost (a host's registry of sessions, for
+    a bridge's mark)."""
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".json")]
+    except OSError:
+        return False
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    for name in names:
+        try:
+            fd = os.open(os.path.join(folder, name), flags)
+        except OSError:
+            continue
+        try:
+            if needle in os.read(fd, 1 << 16):
+                return True
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return False

@@ -9,12 +9,15 @@ process, its own registry record names its session, and the hook records mailslo
 name the agent that session is. Nothing the frame says about its sender counts.
 
 The host's module says what the records and frames are (:meth:`Host.bridge
-<mailslot.host_registry.host.Host.bridge>`, an object answering ``host``, ``tool``, ``problem``,
-``socket_folder``, ``announce``, ``live``, ``bridges``, ``sender``, ``frame`` and
-``refusal``); this module holds the rest: which agents are listed, the supervisor, one
-target's server and its limits. A bridged send is an ordinary send, through the service
-(the loop governor, gates and the registered agents' credentials apply). Linux only: the
-peer pid is ``SO_PEERCRED``'s. The host's page of docs/ says what was seen.
+<mailslot.host_registry.host.Host.bridge>`, an object answering ``host``, ``tool``, ``mark`` and
+``registry`` (the key its records carry and the folder of records, for a hook's raw
+look), ``problem``, ``socket_folder``, ``announce``, ``live``, ``bridges``, ``sender``,
+``frame`` and ``refusal``; and, for a door that asks a token on each connection and answers every
+message, ``admit`` and ``delivered``); this module holds the rest: which agents are
+listed, the supervisor, one target's server and its limits. A bridged send is an
+ordinary send, through the service (the loop governor, gates and the registered agents'
+credentials apply). Linux only: the peer pid is ``SO_PEERCRED``'s. The host's page of
+docs/ says what was seen.
 """
 
 from __future__ import annotations
@@ -241,7 +244,9 @@ class Target:
         try:
             with conn:
                 pid, uid = local_socket.peer_of(conn)
-                for line in read_lines(conn, CONNECTION_SECONDS):
+                lines = read_lines(conn, CONNECTION_SECONDS)
+                admit = getattr(self.shapes, "admit", None)  # a door that asks a token
+                for line in lines if admit is None else admit(lines):
                     self.take(line, pid, uid)
         except DoorError as exc:
             self.say(f"dropped a connection: {exc}")
@@ -284,6 +289,8 @@ class Target:
             self._tell(sender, reason)
             return None
         self.say(f"{sent.sender} -> {self.agent}: {sent.id} (from pid {pid})")
+        if hasattr(self.shapes, "delivered"):  # a door that answers every message
+            self._answer(frame, peer, self.shapes.delivered(frame, self.path))
         return sent.id
 
     def _tell(self, sender: str, reason: str) -> None:
@@ -301,11 +308,16 @@ class Target:
     def _refuse(self, frame: Any, peer: Any, reason: str) -> None:
         """Log it, and tell the sender when its ``from`` is its own registered socket."""
         self.say(f"refused a message from pid {peer.pid}: {reason}")
+        self._answer(frame, peer, self.shapes.refusal(frame, self.path, reason))
+
+    def _answer(self, frame: Any, peer: Any, receipt: Any) -> None:
+        """Send ``receipt`` (one line, or a list of them) when the frame's ``from`` is
+        the sender's own registered socket."""
         if frame.msg_id is None or peer.socket is None or frame.reply_to != peer.socket:
             return
         try:
             own_socket(peer.socket)
-            send_lines(peer.socket, [self.shapes.refusal(frame, self.path, reason)],
+            send_lines(peer.socket, receipt if isinstance(receipt, list) else [receipt],
                        RECEIPT_SECONDS)
         except DoorError as exc:
             self.say(f"could not tell pid {peer.pid}: {exc}")

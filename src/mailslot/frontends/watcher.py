@@ -491,10 +491,12 @@ def _run(store: Store, watcher: Watcher, poll: float | None, quiet: Quiet | None
         signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
     indexing = threading.Event()
     index_in_background(store, indexing, watcher.say)
+    from .a2a_relay import start_relay
     from .bridge_server import start_bridges, stop_bridges
 
     bridges = start_bridges(store, _config(store), watcher.out)
     carriers = _carriers(store, watcher)
+    bridges += start_relay(store, _config(store), watcher.out)  # a2a.remotes named
     try:
         watcher.run(RESCAN_SECONDS if watching is not None else interval, quiet)
         if quiet is not None and not watcher.stopping:

@@ -284,9 +284,17 @@ class Host:
     def bridged(self, mailbox: str, env: Mapping[str, str]) -> list[str]:
         """The agents of ``mailbox`` a running bridge lists in this host's own
         messaging now (``[]``: none runs, or the host has none), for
-        :meth:`answer_note`."""
+        :meth:`answer_note`. Every hook asks, and a hook loads nothing of waking: a raw
+        look for the bridge's mark in the host's registry first
+        (:func:`~mailslot.core.durable.any_json_holds`), the bridge's checked read, which
+        loads the socket machinery, only when a record carries it."""
+        from ..core.durable import any_json_holds
+
         shapes = self.bridge()
-        return [] if shapes is None else sorted({a for a, _ in shapes.bridges(mailbox, env)})
+        if shapes is None or not any_json_holds(shapes.registry(env),
+                                                f'"{shapes.mark}"'.encode()):
+            return []
+        return sorted({a for a, _ in shapes.bridges(mailbox, env)})
 
     tool_names: ClassVar[str] = "{}"
     """How its model is shown mailslot's MCP tool ``TOOL``, ``{}`` standing for ``TOOL``

@@ -88,16 +88,23 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def relays_named(config: Mapping[str, Any]) -> bool:
+    """Does config.json name a remote A2A agent (``a2a.remotes``)?"""
+    section = config.get("a2a") if isinstance(config, dict) else None
+    return isinstance(section, dict) and bool(section.get("remotes"))
+
+
 def wanted(config: Mapping[str, Any]) -> bool:
     """Does some agent have a wake (``wake_on_mail`` on, a method that is not
     ``unsupported``) or a notifier, does config.json ask for a bridge (``bridges``), or
-    is there a peer to carry mail to (``peers``, one with ``ssh``)?
+    is there a peer to carry mail to (``peers``, one with ``ssh``) or a remote A2A agent
+    to relay to (``a2a.remotes``)?
     Read from the raw config, so the hook path does not load the config module; a
     malformed entry counts as yes (the watcher says why)."""
     if isinstance(config, dict) and config.get("bridges"):
         return True  # the watcher runs the bridges config.json asks for
-    if _carries(config):
-        return True
+    if _carries(config) or relays_named(config):
+        return True  # peers to carry mail to, or the A2A relay (a2a.remotes named)
     agents = config.get("agents") if isinstance(config, dict) else None
     if not isinstance(agents, dict):
         return False
@@ -419,10 +426,11 @@ def ensure(store: Store, config: Mapping[str, Any] | None = None,
 
 
 def _work_waits(store: Store, config: Mapping[str, Any]) -> bool:
-    """Is there work for a watcher now: a bridge to run, peers to carry mail to and
-    from, or a wake or notice queued?"""
-    if isinstance(config, dict) and (config.get("bridges") or _carries(config)):
-        return True  # a bridge to run, or peers to carry mail to and from
+    """Is there work for a watcher now: a bridge or the A2A relay to run, peers to
+    carry mail to and from, or a wake or notice queued?"""
+    if isinstance(config, dict) and (config.get("bridges") or _carries(config)
+                                     or relays_named(config)):
+        return True
     return any(store.queued_agents().values())
 
 

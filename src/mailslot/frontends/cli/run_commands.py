@@ -408,6 +408,27 @@ def _bridge(args: argparse.Namespace, box: Mailbox) -> int:
     return bridge(box.store, args.host)
 
 
+# relay: mail to remote A2A agents the owner named, their answers back as mail --------
+RELAY = Command("relay", "Relay mail to the remote A2A agents config.json names "
+                         "(a2a.remotes), and their answers back as mail (runs in the "
+                         "foreground; the watcher runs it when one is named).",
+                examples=["mailslot relay", "mailslot relay --once",
+                          "(config and what a remote's answer can do: docs/a2a.md)"])
+
+
+@RELAY.arguments
+def _relay_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--once", action="store_true",
+                   help="one pass: send what waits, collect finished answers, exit")
+
+
+@RELAY.handler
+def _relay(args: argparse.Namespace, box: Mailbox) -> int:
+    from ..a2a_relay import Relay
+
+    return Relay(box.store).run(once=args.once)
+
+
 # completion: shell completion scripts -----------------------------------------------
 COMPLETION = Command("completion", "Print a shell completion script (agent names and ids "
                                    "included).", examples=[
@@ -509,4 +530,5 @@ def _start(args: argparse.Namespace, box: Mailbox) -> int:
     return 1 if started.outcome == "failed" else 0
 
 
-COMMANDS = (SERVE, INSTALL, HOOK, WATCH, BRIDGE, COMPLETION, WEB, START, SIDECAR)
+COMMANDS = (SERVE, INSTALL, HOOK, WATCH, BRIDGE, RELAY, COMPLETION, WEB, START,
+            SIDECAR)

@@ -52,6 +52,9 @@ class Door:
     rate_per_minute: int
     proxy: str | None = None
     max_header_bytes: int = MAX_HEADER_BYTES
+    scheme: str = "http"
+    """How clients reach the server (``https`` with TLS or behind a proxy): what the
+    A2A cards name as the agents' endpoints."""
 
 
 @dataclass
@@ -191,3 +194,16 @@ async def read_body(receive: Any, limit: int) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)
+
+
+def replaying(body: bytes, receive: Any) -> Any:
+    """A ``receive`` that gives ``body`` (already read) first, then the client's events."""
+    given = [False]
+
+    async def again() -> dict[str, Any]:
+        if not given[0]:
+            given[0] = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return dict(await receive())
+
+    return again

@@ -1,4 +1,5 @@
-"""``mailslot serve --http [ADDR:]PORT``: the MCP tools over Streamable HTTP, under uvicorn.
+"""``mailslot serve --http [ADDR:]PORT``: the MCP tools over Streamable HTTP, and every agent
+as an A2A agent (:mod:`.a2a_server`), under uvicorn.
 
 The same tools and results as stdio (:func:`mailslot.frontends.mcp.server.build_server`); what
 differs is who is speaking. Each request's identity comes only from its bearer
@@ -80,7 +81,7 @@ class Listen:
         if scheme == "https":  # a browser omits the default port from Origin
             origins |= {f"https://{h.removesuffix(':443')}" for h in hosts}
         return Door(frozenset(hosts), frozenset(origins), max_body_bytes, rate_per_minute,
-                    proxy=self.proxy)
+                    proxy=self.proxy, scheme=scheme)
 
 
 def parse_listen(spec: str) -> tuple[str, int]:
@@ -107,8 +108,11 @@ def build_app(
     *,
     session_idle: float = SESSION_IDLE_SECONDS,
 ) -> Callable[[dict[str, Any], Any, Any], Any]:
-    """The whole ASGI application: lifespan, the door, ``/mcp`` and ``/api/``."""
+    """The whole ASGI application: lifespan, the door, ``/mcp``, ``/api/`` and ``/a2a/``."""
+    from .a2a_server import A2A, A2A_PATH
+
     sessions = Sessions(max_body_bytes=door.max_body_bytes, idle=session_idle)
+    a2a = A2A(door.scheme)
 
     async def route(scope: dict[str, Any], receive: Any, send: Any,
                     open_box: Callable[[], Mailbox], key: str) -> None:
@@ -116,6 +120,8 @@ def build_app(
             await sessions.serve(scope, receive, send, open_box, key)
         elif scope["path"].startswith(API):
             await serve_api(scope, receive, send, open_box, door.max_body_bytes)
+        elif scope["path"].startswith(A2A_PATH + "/"):
+            await a2a.serve(scope, receive, send, open_box, door.max_body_bytes)
         else:
             await answer(send, 404, {"error": "not found"})
 
@@ -128,6 +134,7 @@ def build_app(
         async with AsyncExitStack() as stack:
             await receive()  # lifespan.startup
             await sessions.run(stack)
+            await a2a.run(stack)
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown, after requests in flight have finished
         await send({"type": "lifespan.shutdown.complete"})

@@ -55,7 +55,7 @@ from ...mail.presence import Beacon
 from ...service.mailbox import Mailbox
 from ..mcp import answered
 from ..mcp.server import build_server, keep_presence
-from .guard import BodyTooLarge, answer, read_body
+from .guard import BodyTooLarge, answer, read_body, replaying
 from .wire import error_body
 
 MCP_PATH = "/mcp"
@@ -200,7 +200,7 @@ class Sessions:
 
         established = False
         try:
-            answered = await self._pass(live, open_box, scope, _replaying(body, receive),
+            answered = await self._pass(live, open_box, scope, replaying(body, receive),
                                          named_send)
             established = bool(opened) and answered is not None and answered < 400
         finally:
@@ -361,19 +361,6 @@ def _is_initialize(body: bytes) -> bool:
         return False
     return isinstance(message, dict) and message.get("method") == "initialize"
 
-
-
-def _replaying(body: bytes, receive: Any) -> Any:
-    """A ``receive`` that gives ``body`` (already read) first, then the client's events."""
-    given = [False]
-
-    async def again() -> dict[str, Any]:
-        if not given[0]:
-            given[0] = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return dict(await receive())
-
-    return again
 
 
 async def _rpc_error(send: Any, status: int, message: str) -> None:

@@ -115,7 +115,12 @@ def build_server(
             result["instructions"] = _instructions(caller)
         return result
 
-    middleware: list[Any] = [mcp_tools.keep_arguments, mcp_tools.compact_tools_list]
+    from .listening import Bell, add_inbox_resource
+    from .task_extension import MailTasks
+
+    bell = Bell(open_box)  # subscriptions/listen: new mail heard without polling
+    middleware: list[Any] = [mcp_tools.keep_arguments, mcp_tools.compact_tools_list,
+                             bell.middleware]
     if pushing is not None:
         middleware.append(pushing.middleware)
     if shared:
@@ -127,8 +132,11 @@ def build_server(
         lifespan=lifespan,
         log_level="WARNING",
         middleware=middleware,
+        subscriptions=bell.bus,
+        extensions=[MailTasks(open_box)],  # send_message(expect_reply) as a task
     )
     register_tools(server, open_box)
+    add_inbox_resource(server, open_box)
     return server
 
 

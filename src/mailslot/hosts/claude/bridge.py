@@ -15,25 +15,16 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from ...wake.peer_records import Peer
+
 BRIDGE_MARK = "mailslotBridge"
 """The key a bridge's registry record carries (``{"agent": …, "mailbox": …}``), so that
 mailslot tells its own records from Claude Code's; Claude Code ignores it (seen)."""
+
 _WRAPPER = r"\A<cross-session-message(?: [^>\n]*)?>\n(.*)\n</cross-session-message>\s*\Z"
 """How a real ``SendMessage`` wraps its text (seen, 2.1.332); compiled when used, so a
 hook, which loads this module, does not load ``re``."""
 _UUID = r"\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z"
-
-
-class Peer:
-    """A live Claude Code session as its registry record names it (checked)."""
-
-    __slots__ = ("name", "pid", "session", "socket")
-
-    def __init__(self, pid: int, session: str, socket: str | None, name: str = "") -> None:
-        self.pid = pid
-        self.session = session
-        self.socket = socket  # its messagingSocketPath, where receipts to it go
-        self.name = name
 
 
 class Frame:
@@ -54,6 +45,8 @@ class PeerBridge:
 
     host = "claude"
     tool = OWN_MESSAGING
+    mark = BRIDGE_MARK
+    registry = staticmethod(sessions_folder)
 
     @staticmethod
     def problem(env: Mapping[str, str]) -> str | None:
@@ -99,20 +92,17 @@ class PeerBridge:
     def live(env: Mapping[str, str]) -> list[Peer]:
         """Every live Claude Code session's record (not a bridge's): checked as
         :meth:`sender` checks one."""
-        return [_peer(record) for _, record in _live_records(env)
+        from ...wake.peer_records import live_records
+
+        return [_peer(record) for _, record in live_records(sessions_folder(env), _checked)
                 if BRIDGE_MARK not in record]
 
     @staticmethod
     def bridges(mailbox: str, env: Mapping[str, str]) -> list[tuple[str, int]]:
         """The agents live bridges of ``mailbox`` list, with their pids."""
-        if not _marked(env):
-            return []
-        found = []
-        for pid, record in _live_records(env):
-            mark = record.get(BRIDGE_MARK)
-            if isinstance(mark, dict) and mark.get("mailbox") == mailbox:
-                found.append((str(mark.get("agent")), pid))
-        return found
+        from ...wake.peer_records import bridges
+
+        return bridges(sessions_folder(env), _checked, BRIDGE_MARK, mailbox)
 
     @staticmethod
     def sender(pid: int, env: Mapping[str, str]) -> Peer:
@@ -122,8 +112,8 @@ class PeerBridge:
         :data:`PEER_PROTOCOL`. Raises ``DoorError`` saying which check failed."""
         from ...wake.line_socket import DoorError
 
-        record = _live_record(sessions_folder(env), pid, loud=True)
-        if record is None or BRIDGE_MARK in record:
+        record = _checked(sessions_folder(env), pid)
+        if BRIDGE_MARK in record:
             raise DoorError(f"process {pid} is not a Claude Code session")
         return _peer(record)
 
@@ -168,81 +158,29 @@ class PeerBridge:
                 "orig_msg_id": frame.msg_id, "msgV": 1, "msg_id": str(uuid.uuid4())}
 
 
-def _marked(env: Mapping[str, str]) -> bool:
-    """Does any record of the registry carry :data:`BRIDGE_MARK`? Read raw and
-    unchecked: it only says whether the checked read is worth its cost (it loads the
-    socket machinery, some 60 ms), as every hook asks (:meth:`Claude.answer_note`)."""
-    folder = sessions_folder(env)
-    try:
-        names = [n for n in os.listdir(folder) if n.endswith(".json")]
-    except OSError:
-        return False
-    mark = f'"{BRIDGE_MARK}"'.encode()
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)  # never a wait
-    for name in names:
-        try:
-            fd = os.open(os.path.join(folder, name), flags)
-        except OSError:
-            continue
-        try:
-            if mark in os.read(fd, 1 << 16):
-                return True
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-    return False
-
-
-def _live_records(env: Mapping[str, str]) -> list[tuple[int, dict[str, Any]]]:
-    """Every live record of the registry (a session's or a bridge's), by pid."""
-    folder = sessions_folder(env)
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
-    except OSError:
-        return []
-    found = []
-    for name in names:
-        pid = name[:-5]
-        record = _live_record(folder, int(pid)) if pid.isdigit() else None
-        if record is not None:
-            found.append((int(pid), record))
-    return found
-
-
-def _live_record(folder: str, pid: int, *, loud: bool = False) -> dict[str, Any] | None:
+def _checked(folder: str, pid: int) -> dict[str, Any]:
     """``<pid>.json`` in ``folder`` when it is this user's own, names ``pid`` running
-    since its ``procStart`` and speaks :data:`PEER_PROTOCOL`; else ``None`` (``loud``:
-    raise ``DoorError`` saying why)."""
-    from ...wake.line_socket import DoorError, own_file
+    since its ``procStart`` and speaks :data:`PEER_PROTOCOL`; else ``DoorError`` saying
+    why."""
+    from ...wake.line_socket import DoorError
+    from ...wake.peer_records import own_record
     from .door import _running_since  # only once a record is read: the doctor's look is raw
 
-    path = os.path.join(folder, f"{pid}.json")
-    try:
-        record = jsontext.loads(own_file(path, private=False))
-        if not isinstance(record, dict) or record.get("pid") != pid:
-            raise DoorError(f"{path} does not name pid {pid}")
-        if not _running_since(pid, record.get("procStart")):
-            raise DoorError(f"{path} is stale: pid {pid} is not the process it names")
-        if record.get("peerProtocol") != PEER_PROTOCOL:
-            raise DoorError(f"{path} speaks peerProtocol {record.get('peerProtocol')!r}, "
-                            f"not {PEER_PROTOCOL}")
-        if not isinstance(record.get("sessionId"), str) or not record["sessionId"]:
-            raise DoorError(f"{path} names no session")
-    except (DoorError, ValueError) as exc:
-        if loud:
-            raise DoorError(str(exc) if isinstance(exc, DoorError)
-                            else f"{path} is not JSON") from None
-        return None
+    path, record = own_record(folder, pid, private=False)
+    if not _running_since(pid, record.get("procStart")):
+        raise DoorError(f"{path} is stale: pid {pid} is not the process it names")
+    if record.get("peerProtocol") != PEER_PROTOCOL:
+        raise DoorError(f"{path} speaks peerProtocol {record.get('peerProtocol')!r}, "
+                        f"not {PEER_PROTOCOL}")
+    if not isinstance(record.get("sessionId"), str) or not record["sessionId"]:
+        raise DoorError(f"{path} names no session")
     return record
 
 
 def _peer(record: Mapping[str, Any]) -> Peer:
-    sock = record.get("messagingSocketPath")
-    name = record.get("name")
-    return Peer(int(record["pid"]), str(record["sessionId"]),
-                sock if isinstance(sock, str) and sock else None,
-                name if isinstance(name, str) else "")
+    from ...wake.peer_records import peer
+
+    return peer(record, "messagingSocketPath")
 
 
 def bridge() -> PeerBridge:

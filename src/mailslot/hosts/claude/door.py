@@ -171,14 +171,11 @@ def find_door(session: str, env: Mapping[str, str]) -> Door:
     ``DoorError`` saying which check failed (the first record of the session's that
     failed, when none passed)."""
     from ...wake.line_socket import DoorError, UnknownShape, own_file_and_stat
+    from ...wake.peer_records import record_names
 
     folder = sessions_folder(env)
-    try:
-        names = sorted(n for n in os.listdir(folder) if _pid_of_record(n) is not None)
-    except OSError as exc:
-        raise DoorError(f"{folder}: {exc.strerror}") from None
     refused: DoorError | None = None
-    for name in names:
+    for name in record_names(folder):
         path = os.path.join(folder, name)
         try:
             raw, info = own_file_and_stat(path, private=False)
@@ -198,21 +195,16 @@ def find_door(session: str, env: Mapping[str, str]) -> Door:
     raise DoorError(f"no live record of session {session} in {folder}")
 
 
-def _pid_of_record(name: str) -> int | None:
-    """The pid a registry file's name gives (``<pid>.json``), if it is one's."""
-    pid = name[:-5] if name.endswith(".json") else ""
-    return int(pid) if pid.isdigit() and pid[0] != "0" else None
-
-
 def _door(session: str, folder: str, path: str, found: Mapping[str, Any],
           written: float) -> Door:
     """The door one record of ``session`` names, every check passed."""
     from ...core.processes import started_after
     from ...wake.choice import version_numbers
     from ...wake.line_socket import DoorError, UnknownShape
+    from ...wake.peer_records import pid_of_record
 
     pid, version = found.get("pid"), str(found.get("version") or "")
-    if not isinstance(pid, int) or pid != _pid_of_record(os.path.basename(path)):
+    if not isinstance(pid, int) or pid != pid_of_record(os.path.basename(path)):
         raise DoorError(f"{path} names pid {pid!r}, not the pid of its own name")
     if not _running_since(pid, found.get("procStart")):
         raise DoorError(f"session {session}'s process {pid} is not running (a stale record)")

@@ -17,15 +17,22 @@ chooses one). Proven with 0.15.10 and 0.24.4.
 
 from __future__ import annotations
 
+import os
+
 from ...host_registry.host import Hook, HookFile, Host, Rung
 from ..claude import CLAUDE_STYLE_EVENTS, HOOKS, OUTPUTS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 class Qwen(Host):
     name = "qwen"
     title = "Qwen Code"
     program_env = ("OPENAI_*", "QWEN_*", "DASHSCOPE_API_KEY")
-    wake_ladder = (Rung("tmux"), Rung("qwen", "0.15.10"), Rung("command"))
+    wake_ladder = (Rung("qwen-peer", "0.24.4"), Rung("tmux"), Rung("qwen", "0.15.10"),
+                   Rung("command"))
     package = "@qwen-code/qwen-code"
 
     mcp_path = {"project": ".qwen/settings.json", "user": "~/.qwen/settings.json"}
@@ -49,3 +56,15 @@ class Qwen(Host):
 
 
 HOST = Qwen()
+
+
+def qwen_home(env: Mapping[str, str]) -> str:
+    """Qwen's global folder: ``$QWEN_HOME``, else ``~/.qwen`` (as Qwen finds it)."""
+    given = env.get("QWEN_HOME")
+    if given:
+        return os.path.abspath(os.path.expanduser(given))
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".qwen")
+
+
+def sessions_folder(env: Mapping[str, str]) -> str:
+    return os.path.join(qwen_home(env), "sessions")
