@@ -206,9 +206,15 @@ def _ladder(r: RecipientStatus) -> list[tuple[str, str]]:
     if r.surfaced:
         s = r.surfaced
         more = f", {s['times']} times" if s.get("times", 1) > 1 else ""
+        more += f", {s['again']} again (not seen)" if s.get("again") else ""
         rows.append(("surfaced", f"{_date(str(s.get('at')))} in {s.get('host') or '?'} "
                                  f"session {s.get('session') or '-'} by "
                                  f"{_HOW.get(str(s.get('how')), str(s.get('how')))}{more}"))
+    if r.seen:
+        rows.append(("seen", f"{_date(str(r.seen.get('at')))} in {r.seen.get('host') or '?'} "
+                             "(its record shows the model was given it)"))
+    elif r.surfaced and r.surfaced.get("marked") and r.state == "unread":
+        rows.append(("seen", "not yet (its host's record does not show it given)"))
     for label, when in (("read", r.read_at), ("done", r.done_at), ("replied", r.replied_at)):
         if when:
             rows.append((label, _date(when)))
@@ -245,6 +251,9 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
              f"{a.unsurfaced} unread message(s) no model was "
              f"shown, the oldest from {_date(a.unsurfaced_since or '')} (mailslot status "
              "ID says why)" for a in agents if a.unsurfaced]
+    tail += [f"unseen: {a.name} has {a.unseen} unread message(s) shown to its sessions "
+             "that their host's record never showed given to the model (mailslot status "
+             "ID shows each showing)" for a in agents if a.unseen]
     return "\n".join([style.bold(line(head)), *(line(r) for r in rows), *tail])
 
 

@@ -26,6 +26,7 @@ branches. ``tests/snapshots/list_tools.json`` holds every byte a client sees.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -42,6 +43,7 @@ from ...core.results import Item
 from ...launch.starting import Request, start
 from ...mail.invocation import invocation
 from ...service.mailbox import Mailbox
+from ...service.seen import Showing, ToolMarks
 from . import answered
 
 Opener = Callable[[], Mailbox]
@@ -97,6 +99,13 @@ _ARGUMENTS: ContextVar[Mapping[str, Any] | None] = ContextVar("mailslot_tool_arg
 tool only those its signature names, so a ``from`` would vanish unseen without this."""
 
 
+_META: ContextVar[Mapping[str, Any] | None] = ContextVar("mailslot_tool_meta", default=None)
+"""The ``_meta`` of the tool call being served (a host may name its session there: the
+``seen`` rung finds the host's record by it)."""
+SEEN = ToolMarks()
+"""What this server's read results carried and the host's record has yet to show
+given to its model (:mod:`mailslot.service.seen`); looked at by every call."""
+
 _AFTER: ContextVar[list[answered.Action] | None] = ContextVar("mailslot_after_answer",
                                                               default=None)
 """What the tool call being served wants done once its answer is written (the ladder's
@@ -109,7 +118,11 @@ async def keep_arguments(ctx: Any, call_next: Any) -> Any:
     left in :data:`_AFTER` to the wire, under the call's request id."""
     params = ctx.params if ctx.method == "tools/call" else None
     arguments = params.get("arguments") if isinstance(params, Mapping) else None
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    if params is not None:
+        SEEN.check()  # what earlier results carried: did the model get it?
     token = _ARGUMENTS.set(arguments if isinstance(arguments, Mapping) else {})
+    _META.set(meta if isinstance(meta, Mapping) else None)
     after: list[answered.Action] = []
     later = _AFTER.set(after)  # a worker thread gets a copy of the context: same list
     try:
@@ -203,10 +216,12 @@ def read_messages(
     items, with_bodies = mailbox.read_page(for_, unread_only=unread_only, limit=limit)
     messages = [i.message for i in items]
     cli = invocation(mailbox.agent, str(mailbox.store.location))
+    mark = _mark(mailbox) if with_bodies and messages else None
     framed = (framing.frame_all(messages, with_body=with_bodies, with_hint=with_bodies,
-                                cli=cli) if items else "[mailslot] no messages")
+                                cli=cli, mark=mark[0] if mark else "")
+              if items else "[mailslot] no messages")
     if with_bodies and messages:
-        after_answer(lambda: mailbox.surfaced(messages))
+        after_answer(lambda: _surfaced(mailbox, messages, mark))
     if items.unreadable:
         framed += (f"\n[mailslot] {items.unreadable} unreadable message file(s) skipped "
                    "(the person can run mailslot doctor)")
@@ -214,6 +229,22 @@ def read_messages(
             "messages": [_info(i) for i in items], "unreadable": items.unreadable,
             "framed": framed}
     return _result(page, framed)
+
+
+def _mark(mailbox: Mailbox) -> tuple[str, int] | None:
+    """A read result's fingerprint and where the host's record ends now, if the host
+    keeps a record that would show the result given to its model."""
+    mark = SEEN.begin(dict(os.environ), dict(_META.get() or {}), os.getcwd())
+    return None if mark is None else (mark, SEEN.offset())
+
+
+def _surfaced(mailbox: Mailbox, messages: list[Message], mark: tuple[str, int] | None
+              ) -> None:
+    """The result was written: its ``surfaced`` receipt, and its fingerprint awaited."""
+    mailbox.surfaced(messages, mark=mark[0] if mark else "")
+    if mark is not None:
+        SEEN.shown(mailbox.store, mailbox.agent, mailbox.session,
+                   Showing(mark[0], mark[1], "tool", [m.id for m in messages]))
 
 
 def mark_done(
