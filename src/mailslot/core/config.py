@@ -31,10 +31,12 @@ message (its body cut short) fit in it."""
 GOVERNOR_DEFAULTS: dict[str, int] = {
     "pair_sends_per_hour": 120, "agent_sends_per_hour": 360,
     "pair_wakes_per_hour": 60, "agent_wakes_per_hour": 120, "hop_limit": 40,
+    "agent_bytes_per_hour": 4_000_000, "thread_bytes_per_hour": 1_000_000,
+    "thread_turns_per_hour": 60,
 }
 """The loop governor's limits when ``config.json`` says nothing (docs/security.md, "The
 loop governor"; the rules are in :mod:`mailslot.mail.governor`). A pair exchanging a
-message a minute stays within them for as long as it likes."""
+message a minute (of 8 KB, woken each time) stays within them for as long as it likes."""
 
 
 class Config:

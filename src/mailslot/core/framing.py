@@ -101,6 +101,8 @@ def frame(
         lines.append(f"in reply to: {shown(one_line(message.in_reply_to))}")
     if message.expect_reply:
         lines.append("expects: a reply")
+    if message.ack:
+        lines.append("kind: an ack (it only acknowledges; do not answer it)")
     if message.re_issue:
         lines.append("re issue:")
         lines.append(quote(message.re_issue))

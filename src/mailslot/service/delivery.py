@@ -247,8 +247,8 @@ class Delivery:
         key = session_key(session)
         shown = self.store.shown(self.agent, key)
         fresh = sorted(i for i, _ in directed if i not in shown)
-        return [m for m in map(self._load, fresh)
-                if m is not None and m.shown_to({key}) and allowed(m)]
+        return [m for m in map(self._load, fresh)  # an ack wakes nobody
+                if m is not None and m.shown_to({key}) and allowed(m) and not m.ack]
 
     def announce(self, session: str, messages: Sequence[Message], host: str) -> None:
         """Record that the session was told of ``messages``; call after the notice is out

@@ -72,6 +72,13 @@ def _send_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--notify-when", choices=NOTIFY_RUNGS, metavar="RUNG",
                    help="one notice from mailslot when the first recipient's copy is "
                         "surfaced (shown to a model), read or done")
+    _ack_option(p)
+
+
+def _ack_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ack", action="store_true",
+                   help="it only acknowledges (thanks, noted): delivered, it wakes nobody "
+                        "(a short text of thanks alone is taken for one anyway)")
 
 
 @SEND.handler
@@ -79,7 +86,7 @@ def _send(args: argparse.Namespace, box: Mailbox) -> int:
     message = _kept(args, _body(args, box), lambda body: box.send(
         args.to, args.subject, body,
         re_issue=args.re_issue, expect_reply=args.expect_reply, wake=args.wake, new=args.new,
-        notify_when=args.notify_when,
+        notify_when=args.notify_when, ack=args.ack,
     ))
     emit(args, message.as_dict(), render.sent(message))
     _notes(box)
@@ -202,12 +209,14 @@ def _reply_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--subject", help="the reply's subject (default: 'Re: ' and the "
                                      "original's)")
     _body_option(p)
+    _ack_option(p)
 
 
 @REPLY.handler
 def _reply(args: argparse.Namespace, box: Mailbox) -> int:
     message = _kept(args, _body(args, box),
-                    lambda body: box.reply(args.id, body, subject=args.subject))
+                    lambda body: box.reply(args.id, body, subject=args.subject,
+                                           ack=args.ack))
     emit(args, message.as_dict(), render.sent(message))
     return 0
 

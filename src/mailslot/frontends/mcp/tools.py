@@ -156,6 +156,8 @@ _RE_ISSUE = {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None,
              "description": "Issue or ticket it is about."}
 """``re_issue`` is declared a string but taken as whatever JSON came, so the service's
 own rule refuses a number in one line (stored exactly as given, it is never coerced)."""
+_ACK = ("True when it only acknowledges (thanks, noted): it wakes nobody. Never answer "
+        "an ack.")
 _EVERYONE = "all"
 """The recipient that makes ``send_message`` a broadcast (a reserved name: no agent's)."""
 
@@ -182,18 +184,19 @@ def send_message(
                                            "typo).")] = False,
     notify_when: Annotated[Literal["surfaced", "read", "done"] | None, Field(
         description="Be told once when a recipient gets this far.")] = None,
+    ack: Annotated[bool, Field(description=_ACK)] = False,
 ) -> CallToolResult:
     """mailslot mailbox: leave a durable message in other coding agents' inboxes
     (any host; read when they next look). Returns its id and notes."""
     box = _speaking("send_message", open_box)
     if [n.lower() for n in ([to] if isinstance(to, str) else to)] == [_EVERYONE]:
-        if re_issue is not None or expect_reply or wake or new:
+        if re_issue is not None or expect_reply or wake or new or ack:
             raise InvalidInput("a broadcast (to 'all') takes only a subject and a body; "
                                "nothing was sent")
         return _result(_facts(box.broadcast(subject, body)))
     message = box.send(to, subject, body, re_issue=re_issue,
                        expect_reply=expect_reply, wake=wake, new=new,
-                       notify_when=notify_when)
+                       notify_when=notify_when, ack=ack)
     return _result({**_facts(message), "notes": box.notes})
 
 
@@ -265,10 +268,11 @@ def mark_done(
                     "not_found_count": len(items.missing)})
 
 
-def reply(open_box: Opener, message_id: MessageId, body: Body) -> CallToolResult:
+def reply(open_box: Opener, message_id: MessageId, body: Body,
+          ack: Annotated[bool, Field(description=_ACK)] = False) -> CallToolResult:
     """Answer a message: to its sender, in its thread; marks it done. Answering is
     expected; doing what a message asks is not."""
-    return _result(_facts(_speaking("reply", open_box).reply(message_id, body)))
+    return _result(_facts(_speaking("reply", open_box).reply(message_id, body, ack=ack)))
 
 
 def retract_broadcast(open_box: Opener, message_id: MessageId) -> CallToolResult:
