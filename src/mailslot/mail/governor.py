@@ -115,7 +115,8 @@ def check_send(store: Store, config: Config, sender: str, to: Sequence[str], now
     limit = settings["hop_limit"]
     chain = None if parent is None else Chain(
         store, parent, owner, CHAIN_MOST if limit is None else int(limit))
-    if chain is not None and limit is not None and chain.hops >= limit:
+    if parent is not None and chain is not None and limit is not None \
+            and chain.hops >= limit:
         raise _stopped(_hops_refusal(chain.hops, limit, parent, answering is not None),
                        chain, "hop_limit")
     thread = None if chain is None else chain.root

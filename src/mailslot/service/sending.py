@@ -171,7 +171,7 @@ class Sending(MessageStates):
         if chosen is None and not subject.lower().startswith(_REPLY_PREFIX.lower()):
             subject = _REPLY_PREFIX + subject
         body = clean_body(body, self.max_body_bytes)
-        acked = {"ack": True} if self._acks(ack, False, body) else {}
+        acked: dict[str, Any] = {"ack": True} if self._acks(ack, False, body) else {}
         reply = self._deliver(
             [recipient],
             subject[:MAX_SUBJECT_LENGTH],
