@@ -6,12 +6,13 @@ per conversation; an ack wakes nobody; the owner hears once when a loop is stopp
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from mailslot import FileStore, Mailbox
+from mailslot.core.config import Config
 from mailslot.core.errors import InvalidInput, Throttled
 from mailslot.mail.causes import CAUSE_WINDOW, content_free
 from mailslot.store import Store
@@ -193,3 +194,47 @@ def test_turns_woken_are_budgeted_per_conversation(store: Store) -> None:
                            for r in skipped)
     queued = [e for e in store.events() if e["event"] == "wake_queued"]
     assert len(queued) == 1 + 2 * 2  # the first message's, then two from each sender
+
+
+# Aging unread mail ------------------------------------------------------------------
+def test_the_owner_is_told_once_when_unread_mail_ages_past_the_limit(store: Store) -> None:
+    from mailslot.service.aging import look
+
+    put_config(store, {"owner": OWNER, "alerts": {"unread_after_minutes": 30}})
+    clock = Clock(step=60)
+    boxes = agents(store, clock, "claude", "gemini")
+    old = boxes["claude"].send("gemini", "Review", "please look", new=True)
+    clock.now += timedelta(minutes=10)
+    young = boxes["claude"].send("gemini", "More", "x")
+    mine = boxes["claude"].send(OWNER, "For you", "x", new=True)
+    assert look(store, clock.now.timestamp()) == old_due(old.id)
+    assert notices(store, OWNER) == []
+    clock.now += timedelta(minutes=25)  # the first is 35 minutes old, the second 25
+    due = look(store, clock.now.timestamp())
+    told = notices(store, OWNER)
+    assert len(told) == 1 and "gemini: 1, the oldest " + old.id in told[0]
+    assert young.id not in told[0] and mine.id not in told[0]
+    assert due == old_due(young.id)
+    look(store, clock.now.timestamp())
+    assert len(notices(store, OWNER)) == 1  # each message is named once
+    put_config(store, {"owner": OWNER, "alerts": {"unread_after_minutes": "soon"}})
+    assert look(store, clock.now.timestamp()) is None
+    assert "config.json: alerts.unread_after_minutes must be a number of minutes above 0" \
+        in Config(store.load_config()).problems()
+
+
+def test_a_watcher_looks_at_unread_mail_s_age(store: Store, root: Path) -> None:
+    put_config(store, {"owner": OWNER, "alerts": {"unread_after_minutes": 30}})
+    then = Clock(step=1)
+    then.now = datetime.now(UTC) - timedelta(hours=2)
+    sent = agents(store, then, "claude")["claude"].send("gemini", "Review", "x", new=True)
+    done = run_cli("--dir", str(root), "watch", "--once")
+    assert done.returncode == 0, done.stderr
+    told = notices(store, OWNER)
+    assert len(told) == 1 and sent.id in told[0]
+
+
+def old_due(message_id: str) -> float:
+    """When a message comes of age at 30 minutes (its id carries its UTC time)."""
+    born = datetime.strptime(message_id[:24], "%Y-%m-%d_%H%M%S.%f").replace(tzinfo=UTC)
+    return born.timestamp() + 30 * 60

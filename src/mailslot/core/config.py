@@ -95,7 +95,7 @@ class Config:
         for check in (lambda: self.owner, lambda: self.max_body_bytes, self._agent_values,
                       lambda: self.context_budget(None),
                       lambda: self.require_credentials, self.governor,
-                      self.unsurfaced_after):
+                      self.unsurfaced_after, self.unread_alert):
             try:
                 check()
             except StoreError as exc:
@@ -162,6 +162,20 @@ class Config:
             raise StoreError(f"config.json: {where} must be a whole number of bytes, "
                              f"{MIN_CONTEXT_BUDGET} or more")
         return value
+
+    def unread_alert(self) -> float | None:
+        """``alerts.unread_after_minutes`` in seconds: the owner is told of unread mail
+        older than that (:mod:`mailslot.service.aging`); ``None``: no alerts."""
+        section = self.raw.get("alerts")
+        if section is None:
+            return None
+        value = section.get("unread_after_minutes") if isinstance(section, dict) else "?"
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise StoreError("config.json: alerts.unread_after_minutes must be a number of "
+                             "minutes above 0")
+        return float(value) * 60
 
     # Bounded authority ---------------------------------------------------
     @property

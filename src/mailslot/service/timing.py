@@ -89,9 +89,32 @@ class _Track:
             yield rung, (when - max(earlier)).total_seconds()
 
 
-def _tracks(store: Store, since: datetime, agent: str | None
+DEFAULT_SINCE = "7d"
+_UNITS = {"m": 60, "h": 3600, "d": 86400}
+
+
+def since(text: str | None, now: datetime) -> datetime:
+    """Where ``--since`` starts: a date or time (local when it names no offset), or a
+    while before ``now`` (``30m``, ``2h``, ``7d``); ``InvalidInput`` for anything else."""
+    from ..core.dates import timedelta
+    from ..core.errors import InvalidInput
+
+    text = (text or DEFAULT_SINCE).strip()
+    if text[-1:] in _UNITS and text[:-1].isdigit():
+        return now - timedelta(seconds=int(text[:-1]) * _UNITS[text[-1]])
+    try:
+        found = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput(f"--since must be a date or time like 2026-12-01 or "
+                           f"2026-12-01T14:30, or a while ago like 30m, 2h or 7d (got "
+                           f"{text!r})") from None
+    return found if found.tzinfo is not None else found.astimezone()
+
+
+def _tracks(store: Store, since: datetime, agent: str | None, viewer: str | None
             ) -> dict[tuple[str, str], _Track]:
-    """Every (message, recipient) delivered since ``since``, with its rungs."""
+    """Every (message, recipient) delivered since ``since`` that ``viewer`` may see the
+    ladder of (its sender or that recipient; ``None``: the owner, every one)."""
     lines: list[dict[str, Any]] = []
     left: int | None = None
     for event in store.events(newest_first=True):
@@ -105,17 +128,18 @@ def _tracks(store: Store, since: datetime, agent: str | None
                 break
     tracks: dict[tuple[str, str], _Track] = {}
     for event in reversed(lines):  # oldest first: a message is delivered before the rest
-        _follow(event, tracks, since, agent)
+        _follow(event, tracks, since, agent, viewer)
     return tracks
 
 
 def _follow(event: dict[str, Any], tracks: dict[tuple[str, str], _Track],
-            since: datetime, agent: str | None) -> None:
+            since: datetime, agent: str | None, viewer: str | None) -> None:
     kind, when = event.get("event"), _time(event.get("ts"))
     if kind == "delivered" and when is not None and when >= since:
         to = event.get("to")
         for name in to if isinstance(to, list) else ():
-            if isinstance(name, str) and (agent is None or name == agent):
+            if isinstance(name, str) and (agent is None or name == agent) and (
+                    viewer is None or viewer in (name, event.get("agent"))):
                 tracks[(str(event.get("id")), name)] = _Track(when)
         return
     who = str(event.get("agent"))
@@ -138,11 +162,13 @@ def _percentile(samples: list[float], pct: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))]
 
 
-def stats(store: Store, since: datetime, agent: str | None = None) -> list[dict[str, Any]]:
+def stats(store: Store, since: datetime, agent: str | None = None, *,
+          viewer: str | None = None) -> list[dict[str, Any]]:
     """Per agent and host (the host of the first showing; ``-``: never shown), each
-    step's count, p50 and p99 in seconds, for mail delivered since ``since``."""
+    step's count, p50 and p99 in seconds, for mail delivered since ``since`` that
+    ``viewer`` may see the ladder of."""
     groups: dict[tuple[str, str, str], list[float]] = {}
-    for (_, name), track in _tracks(store, since, agent).items():
+    for (_, name), track in _tracks(store, since, agent, viewer).items():
         for rung, seconds in track.steps():
             groups.setdefault((name, track.host, rung), []).append(seconds)
     order = {rung: i for i, rung in enumerate(STEPS)}

@@ -260,9 +260,10 @@ STATUS = Command("status", "Where a message stands: each recipient's delivery la
 @STATUS.arguments
 def _status_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("id")
-    p.add_argument("--wait", choices=("surfaced", "read", "done", "replied"),
+    p.add_argument("--wait", choices=("surfaced", "seen", "read", "done", "replied"),
                    metavar="RUNG", help="block until a recipient reaches RUNG (surfaced, "
-                   "read, done or replied); exit 1 with one line if none does in time")
+                   "seen, read, done or replied); exit 1 with one line if none does in "
+                   "time")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="how long --wait waits (default 60)")
 
@@ -281,4 +282,25 @@ def _status(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
-COMMANDS = (SEND, INBOX, SENT, READ, MARK_READ, DONE, REPLY, BROADCAST, RETRACT, STATUS)
+STATS = Command("stats", "How long mail takes at each step of the delivery ladder "
+                         "(stored, woken, surfaced, seen, read, replied), per agent and host.",
+                existing=True, examples=["mailslot stats", "mailslot stats reviewer --since 2h",
+                                         "mailslot stats --since 2026-12-01 --json"])
+
+
+@STATS.arguments
+def _stats_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("recipient", nargs="?", metavar="AGENT", help="only mail to this agent")
+    p.add_argument("--since", metavar="WHEN", help="mail delivered since: a date or time "
+                   "(2026-12-01, 2026-12-01T14:30) or a while ago (30m, 2h, 7d); default 7d")
+
+
+@STATS.handler
+def _stats(args: argparse.Namespace, box: Mailbox) -> int:
+    found = box.stats(args.recipient, since=args.since)
+    emit(args, found, render.stats(found))
+    return 0
+
+
+COMMANDS = (SEND, INBOX, SENT, READ, MARK_READ, DONE, REPLY, BROADCAST, RETRACT, STATUS,
+            STATS)

@@ -26,6 +26,8 @@ from ...core.text import for_terminal
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from typing import Any
+
     from ...launch.starting import Started
     from ...wake.choice import Diagnosis
     from ..install.changes import Report
@@ -221,6 +223,28 @@ def _ladder(r: RecipientStatus) -> list[tuple[str, str]]:
     if r.waiting:
         rows.append(("waiting", r.waiting))
     return rows
+
+
+def stats(rows: list[dict[str, Any]]) -> str:
+    """``mailslot stats``: one line per agent, host and step, with p50 and p99."""
+    if not rows:
+        return "no mail delivered in that time"
+    table = [(r["agent"], r["host"], f"-> {r['step']}", str(r["count"]),
+              _seconds(r["p50_seconds"]), _seconds(r["p99_seconds"])) for r in rows]
+    head = ("AGENT", "HOST", "STEP", "N", "P50", "P99")
+    widths = [max(len(row[i]) for row in [head, *table]) for i in range(len(head))]
+    return "\n".join("  ".join(c.rjust(w) if i >= 3 else c.ljust(w)
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+                     .rstrip() for row in [head, *table])
+
+
+def _seconds(value: float) -> str:
+    """``0.4 s``, ``12 s``, ``3.5 min``, ``2.0 h``."""
+    if value < 10:
+        return f"{value:.1f} s"
+    if value < 120:
+        return f"{value:.0f} s"
+    return f"{value / 60:.1f} min" if value < 7200 else f"{value / 3600:.1f} h"
 
 
 _HOW = {"start": "session start", "prompt": "a prompt", "midturn": "mid-turn",
