@@ -21,7 +21,8 @@ from mailslot import Mailbox
 from mailslot import host_registry as hosts
 from mailslot.access.identity import Identity
 from mailslot.backends import open_store
-from mailslot.service.seen import LOST, MISSED, SEEN, WINDOW, Showing, ToolMarks, judge
+from mailslot.service.seen import LOST, MISSED, SEEN, WINDOW, Showing, judge
+from mailslot.service.tool_marks import ToolMarks
 from mailslot.store import Store
 from pgcluster import Cluster
 

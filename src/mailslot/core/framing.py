@@ -122,6 +122,14 @@ def frame(
     return "\n".join(lines)
 
 
+def new_mark() -> str:
+    """A showing's fingerprint: ``mslt-`` and 12 random hex digits, unguessable and new
+    each time, and nothing any host escapes (:mod:`mailslot.service.seen`)."""
+    import os
+
+    return "mslt-" + os.urandom(6).hex()
+
+
 def mark_line(mark: str) -> str:
     """The line that carries a showing's fingerprint (``mslt-`` and hex digits, made by
     mailslot: never a sender's text), first after the header, so that a host that sends

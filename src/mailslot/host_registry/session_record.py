@@ -21,10 +21,12 @@ class SessionRecord:
     the host's own record of a session keeps as it was sent to the model. Mail shown at
     any other moment, or by a host keeping no record mailslot reads (the default),
     stays at ``surfaced``: no fingerprint is added, nothing is checked or shown again."""
-    record_markers: ClassVar[tuple[bytes, ...]] = ()
-    """Bytes found in every line of the record that :meth:`given` or :meth:`answers`
-    can say yes to; a line holding none of them is never parsed (a check stays cheap
-    in a record of 50 MB)."""
+    given_markers: ClassVar[tuple[bytes, ...]] = ()
+    """Bytes found (as the host writes them) in every line of the record that
+    :meth:`given` can say yes to; a line holding none of them is never parsed."""
+    answer_markers: ClassVar[tuple[bytes, ...]] = ()
+    """The same for :meth:`answers`: a check looks only at the lines holding these, so
+    it costs little in a record of 50 MB."""
 
     def record_of(self, payload: Mapping[str, object], env: Mapping[str, str]) -> str | None:
         """The file holding the host's record of the session a hook runs in (its

@@ -81,6 +81,17 @@ _BUDGETS = {"agent_bytes_per_hour": "into other agents' context",
             "thread_bytes_per_hour": "into context in this conversation"}
 
 
+FRAMING_BYTES = 300
+"""What mailslot's framing adds to a message shown to a model (its header lines, the
+answer hint): counted with its subject and body as what it puts into a context."""
+
+
+def context_bytes(subject: str, body: str) -> int:
+    """The bytes a message puts into one reader's context when it is shown (UTF-8)."""
+    return len(subject.encode("utf-8", "surrogatepass")) + FRAMING_BYTES \
+        + len(body.encode("utf-8", "surrogatepass"))
+
+
 class Passed:
     """A send the governor let through: what it took (:func:`give_back`), and the
     conversation it is part of (its chain's first message: ``thread``), whose wakes

@@ -38,11 +38,12 @@ Directed mail is not marked read by a hook: "read" stays something the agent doe
 
 from __future__ import annotations
 
+import os
 import time
 
 from ..access.identity import git_toplevel
 from ..core.errors import MailslotError
-from ..core.framing import command, injection, reminder
+from ..core.framing import command, injection, new_mark, reminder
 from ..core.names import session_key
 from ..mail.broadcasts import to_serve
 from .ladder import event_time, record_surfaced
@@ -112,12 +113,9 @@ class Delivery:
         Nothing at all without a session or a record (:mod:`mailslot.service.seen`)."""
         if record is None or session is None:
             return
-        from .seen import check_session
-
         self._record = (host, record)
-        key = session_key(session)
-        self._again = self._attempt(
-            lambda: check_session(self.store, self.agent, key, host, record), [])
+        marks = SessionMarks(self.store, self.agent, session_key(session))
+        self._again = self._attempt(lambda: marks.check(host, record), [])
 
     def plan(self, moment: str, session: str | None, *, limit: int,
              stop_active: bool = False) -> Injection | None:
@@ -261,12 +259,15 @@ class Delivery:
     # The seen rung ---------------------------------------------------------------------
     def _mark(self, moment: str) -> tuple[str, int]:
         """A fingerprint for a showing at ``moment`` and where the host's record ends
-        now (before the host gets the text), when the record holds that moment."""
+        now (before the host gets the text: 0 when it is not written yet), when the
+        record holds that moment."""
         if self._record is None or moment not in self._record[0].record_holds:
             return "", 0
-        from .seen import new_mark, record_size
-
-        return new_mark(), record_size(self._record[1])
+        try:
+            size = os.stat(self._record[1]).st_size
+        except OSError:
+            size = 0
+        return new_mark(), size
 
     def _due_again(self) -> list[str]:
         """The ids due to be shown again that are still open (directed, not done)."""
@@ -277,13 +278,10 @@ class Delivery:
 
     def _await_seen(self, planned: Injection, ids: list[str]) -> None:
         """Keep the showing for the next hook's look, and what was shown again."""
-        from .seen import SessionMarks, Showing
-
         assert planned.session is not None
         marks = SessionMarks(self.store, self.agent, planned.session)
-        if planned.mark and ids:
-            marks.add(Showing(planned.mark, planned.offset, planned.moment, ids))
-        marks.shown_again(planned.again)
+        marks.keep(planned.mark if ids else "", planned.offset, planned.moment, ids,
+                   planned.again)
 
     # Rules -----------------------------------------------------------------------------
     def _midturn(self, key: str) -> list[str]:
@@ -449,6 +447,63 @@ class Delivery:
         except MailslotError as exc:
             self.problems.append(str(exc))
             return fallback
+
+
+class SessionMarks:
+    """The showings of one hook session that await the host's record (the ``seen``
+    rung, :mod:`mailslot.service.seen`), kept as words of the store's session record
+    ``<session>.marks`` (pruned with the session's): ``shown:MARK:OFFSET:HOW:ID,ID``;
+    ``seen:MARK`` (or ``missed:``, ``lost:``) once the record settled it; ``again:ID``
+    once shown again. Read by every hook of a host whose record mailslot reads, so it
+    is here, and :mod:`.seen` is loaded only when a showing waits."""
+
+    def __init__(self, store: Store, agent: str, session: str) -> None:
+        self.store, self.agent, self.session = store, agent, session
+        self.key = session_key(f"{session}.marks")
+
+    def check(self, host: Host, record: str) -> list[str]:
+        """Settle what ``record`` says of the waiting showings (a ``seen`` or ``missed``
+        receipt each); the ids due to be shown again, each once per session."""
+        words = self.store.shown(self.agent, self.key)
+        if not words:
+            return []
+        settled = {w.split(":", 1)[1]: w.split(":", 1)[0] for w in words
+                   if w.startswith(("seen:", "missed:", "lost:"))}
+        again = {w[6:] for w in words if w.startswith("again:")}
+        showings = [s for s in map(_showing, words) if s is not None]
+        due = {i for s in showings if settled.get(s[0]) == "missed" for i in s[3]}
+        waiting = [s for s in showings if s[0] not in settled]
+        if waiting:
+            from .seen import Showing, judge, receipt
+
+            shown = [Showing(*s) for s in waiting]
+            verdicts = judge(host, record, shown)
+            self.store.add_shown(self.agent, self.key,
+                                 [f"{v}:{mark}" for mark, (v, _) in verdicts.items()])
+            for showing in shown:
+                if showing.mark in verdicts:
+                    verdict, when = verdicts[showing.mark]
+                    receipt(self.store, self.agent, showing, verdict, host=host.name,
+                            session=self.session, when=when)
+                    if verdict == "missed":
+                        due.update(showing.ids)
+        return sorted(due - again)
+
+    def keep(self, mark: str, offset: int, how: str, ids: Sequence[str],
+             again: Sequence[str]) -> None:
+        """A showing that carried ``mark``, and the ids shown again in it."""
+        words = [f"again:{i}" for i in again]
+        if mark:
+            words.append(f"shown:{mark}:{offset}:{how}:{','.join(ids)}")
+        if words:
+            self.store.add_shown(self.agent, self.key, words)
+
+
+def _showing(word: str) -> tuple[str, int, str, list[str]] | None:
+    parts = word.split(":")
+    if len(parts) != 5 or parts[0] != "shown" or not parts[2].isdigit():
+        return None
+    return parts[1], int(parts[2]), parts[3], [i for i in parts[4].split(",") if i]
 
 
 def _again_note(count: int) -> str:

@@ -8,8 +8,8 @@ It names ids, agent names and numbers only, never a subject or a body.
 from __future__ import annotations
 
 from ..core.errors import MailslotError, NotFound, Unreadable
-from ..core.framing import size
 from ..mail.causes import Chain
+from ..mail.governor import context_bytes
 from ..mail.posting import Notifier
 
 TYPE_CHECKING = False
@@ -22,16 +22,8 @@ if TYPE_CHECKING:
     from ..core.message import Message
     from ..store import Store
 
-FRAMING_BYTES = 300
-"""What mailslot's framing adds to a message shown to a model (its header lines, the
-answer hint): counted with its subject and body as what it puts into a context."""
 TURNS_LOOKED = 20_000
 """Lines of the events log read back at most to count a loop's turns woken."""
-
-
-def context_bytes(subject: str, body: str) -> int:
-    """The bytes a message puts into one reader's context when it is shown."""
-    return size(subject) + size(body) + FRAMING_BYTES
 
 
 def tell_owner(store: Store, config: Config, clock: Callable[[], datetime],

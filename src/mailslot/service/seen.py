@@ -27,13 +27,16 @@ a hook in that session (or calls a tool of the same MCP server) the record is re
 
 Until then the showing waits. The record is read from where it ended when the showing
 was planned (its size then), at most :data:`WINDOW` bytes, and only lines holding one of
-the host's :attr:`~mailslot.host_registry.host.Host.record_markers` are parsed: a check
+the host's :attr:`~mailslot.host_registry.host.Host.given_markers` and
+:attr:`~mailslot.host_registry.host.Host.answer_markers` are parsed, each once: a check
 costs the same in a record of 50 MB as in one of 50 KB (``bench/bench_seen.py``). A
 record that shrank was rewritten: its last :data:`WINDOW` bytes are read instead.
 
-What a session awaits is kept beside what it was shown: :class:`SessionMarks` (the one
-piece of state this module keeps; lines of the store's session record under the key
-``<session>.marks``). An MCP server keeps its own in memory (:class:`ToolMarks`).
+What a session awaits is kept beside what it was shown
+(:class:`mailslot.service.delivery.SessionMarks`: the one piece of state the rung keeps,
+read by every hook of a host that keeps a record, so this module is loaded only when a
+showing waits). An MCP server keeps its own in memory
+(:class:`mailslot.service.tool_marks.ToolMarks`).
 
 On the hook path: ``os`` and the JSON reader only.
 """
@@ -45,38 +48,20 @@ import os
 from ..core import jsontext
 from ..core.durable import open_file
 from ..core.errors import MailslotError, UnsafePath
-from ..core.names import session_key
 from .ladder import event_time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
     from ..host_registry import Host
     from ..store.base import Store
 
-PREFIX = "mslt-"
 WINDOW = 1 << 20
 """Bytes of a record one check reads at most (the farthest answer seen after its
 showing, in any host's record, was 111 KB)."""
 SEEN, MISSED, LOST = "seen", "missed", "lost"
-
-
-def new_mark() -> str:
-    """A fingerprint for one showing: unguessable, and nothing any host escapes."""
-    return PREFIX + os.urandom(6).hex()
-
-
-def record_size(path: str | None) -> int:
-    """How long the record is now (0: not written yet: one host writes it only once the
-    first request was sent)."""
-    if path is None:
-        return 0
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
 
 
 class Showing:
@@ -116,49 +101,94 @@ def judge(host: Host, path: str, showings: Sequence[Showing]) -> dict[str, tuple
     return found
 
 
-def _lines(data: bytes, at: int) -> Iterator[tuple[int, bytes]]:
-    """Every whole line of ``data`` (read from byte ``at``), with where it starts; the
-    first is whole only if the byte before it was a line's end."""
-    begin = 0 if at == 0 else data.find(b"\n") + 1
-    if at and not begin:
-        return
-    while (end := data.find(b"\n", begin)) >= 0:  # a line without its end: being written
-        yield at + begin, data[begin:end]
-        begin = end + 1
+class _Window:
+    """The bytes read of a record, reached by position: the whole line around a byte,
+    each line parsed once, and the next place one of some needles is found (each
+    needle's search going on from where it stopped, so no byte is searched twice)."""
+
+    def __init__(self, data: bytes, at: int, parsed: dict[int, dict[str, Any] | None]
+                 ) -> None:
+        self.data = data
+        first = 0 if at == 0 else data.find(b"\n") + 1
+        self.first = first if first or at == 0 else len(data)  # whole lines only
+        self.parsed = parsed  # shared by the windows of one read
+        self.next: dict[bytes, int] = {}  # each needle's next place (searches only go on)
+
+    def find(self, needles: tuple[bytes, ...], start: int) -> int:
+        """The first place at or after ``start`` (in ``data``) of any of ``needles``."""
+        found = -1
+        for needle in needles:
+            place = self.next.get(needle, -2)
+            if place == -2 or 0 <= place < start:
+                place = self.data.find(needle, max(start, self.first))
+                self.next[needle] = place
+            if place >= 0 and (found < 0 or place < found):
+                found = place
+        return found
+
+    def line(self, place: int) -> tuple[int, int, dict[str, Any] | None] | None:
+        """The whole line holding byte ``place``: its start and end in ``data``, and
+        its value (``None``: not JSON); ``None`` when it is not whole yet."""
+        begin = self.data.rfind(b"\n", self.first, place) + 1 or self.first
+        end = self.data.find(b"\n", place)
+        if end < 0:
+            return None  # the host is still writing it
+        if begin not in self.parsed:
+            self.parsed[begin] = _entry(self.data[begin:end])
+        return begin, end, self.parsed[begin]
+
+
+def _given_after(host: Host, window: _Window, start: int, needles: tuple[bytes, ...]
+                 ) -> tuple[int, object] | None:
+    """The first line at or after ``start`` holding one of ``needles`` that is what the
+    host sent its model: its start and :meth:`Host.given` key."""
+    place = window.find(needles, start)
+    while place >= 0:
+        found = window.line(place)
+        if found is None:
+            return None
+        begin, end, entry = found
+        key = None if entry is None else host.given(entry)
+        if key is not None:
+            return begin, key
+        place = window.find(needles, end + 1)
+    return None
+
+
+def _settle(host: Host, window: _Window, mark: bytes, start: int) -> tuple[str, str] | None:
+    """The showing that carried ``mark`` from ``start`` on: seen, missed or waiting
+    (``None``), by the answers after the lines that matter."""
+    first = _given_after(host, window, start, host.given_markers)
+    if first is None:
+        return None
+    held = _given_after(host, window, start, (mark,))
+    place = window.find(host.answer_markers, first[0])
+    while place >= 0:
+        found = window.line(place)
+        if found is None:
+            return None
+        begin, end, entry = found
+        if entry is not None:
+            if held is not None and held[0] < begin and host.answers(entry, held[1]):
+                return SEEN, _when(entry)
+            if (held is None or held[0] > begin) and host.answers(entry, first[1]):
+                return MISSED, _when(entry)
+        place = window.find(host.answer_markers, end + 1)
+    return None
 
 
 def _scan(host: Host, data: bytes, at: int, offsets: dict[str, int]
           ) -> dict[str, tuple[str, str]]:
-    """One pass over the lines: each mark's first given line, the first given line after
-    each showing, and the answers that settle them."""
-    marks = {mark: mark.encode() for mark in offsets}
-    held: dict[str, object] = {}  # mark -> the key of the given line holding it
-    first: dict[str, object] = {}  # mark -> the key of the first given line after it
+    """Each showing's verdict, if the window holds one: its fingerprint in a line given
+    to the model and an answer after it (seen), or an answer to what was given after it
+    and no such line (missed)."""
     found: dict[str, tuple[str, str]] = {}
-    for begin, line in _lines(data, at):
-        if not any(m in line for m in host.record_markers):
-            continue
-        entry = _entry(line)
-        if entry is None:
-            continue
-        for mark in marks:
-            if mark in found:
-                continue
-            if mark in held and host.answers(entry, held[mark]):
-                found[mark] = (SEEN, _when(entry))
-            elif mark in first and mark not in held and host.answers(entry, first[mark]):
-                found[mark] = (MISSED, _when(entry))
-        key = host.given(entry)
-        if key is None:
-            continue
-        for mark, raw in marks.items():
-            if mark in found or begin < offsets[mark]:
-                continue
-            first.setdefault(mark, key)
-            if mark not in held and raw in line:
-                held[mark] = key
-        if len(found) == len(marks):
-            break
+    parsed: dict[int, dict[str, Any] | None] = {}
+    for mark, offset in offsets.items():
+        verdict = _settle(host, _Window(data, at, parsed), mark.encode(),
+                          max(0, offset - at))
+        if verdict is not None:
+            found[mark] = verdict
     return found
 
 
@@ -176,76 +206,6 @@ def _when(entry: dict[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
-# What a session awaits ------------------------------------------------------------------
-class SessionMarks:
-    """The showings of one hook session that await the record's word, kept as words of
-    the store's session record ``<session>.marks`` (pruned with the session):
-    ``shown:MARK:OFFSET:HOW:ID,ID``, ``seen:MARK`` (or ``missed:``, ``lost:``) once
-    settled, ``again:ID`` once shown again."""
-
-    def __init__(self, store: Store, agent: str, session: str) -> None:
-        self.store, self.agent = store, agent
-        self.key = session_key(f"{session}.marks")
-
-    def load(self) -> tuple[list[Showing], set[str], set[str]]:
-        """The showings awaiting a look, the ids due to be shown again (a missed
-        showing's), and those shown again already."""
-        words = self.store.shown(self.agent, self.key)
-        settled = {w.split(":", 1)[1]: w.split(":", 1)[0] for w in words
-                   if w.startswith((SEEN + ":", MISSED + ":", LOST + ":"))}
-        again = {w[6:] for w in words if w.startswith("again:")}
-        waiting, due = [], set()
-        for word in words:
-            showing = _showing(word)
-            if showing is None:
-                continue
-            verdict = settled.get(showing.mark)
-            if verdict is None:
-                waiting.append(showing)
-            elif verdict == MISSED:
-                due.update(showing.ids)
-        return waiting, due - again, again
-
-    def add(self, showing: Showing) -> None:
-        self.store.add_shown(self.agent, self.key, [
-            f"shown:{showing.mark}:{showing.offset}:{showing.how}:{','.join(showing.ids)}"])
-
-    def settle(self, verdicts: dict[str, tuple[str, str]]) -> None:
-        if verdicts:
-            self.store.add_shown(self.agent, self.key,
-                                 [f"{v}:{mark}" for mark, (v, _) in verdicts.items()])
-
-    def shown_again(self, ids: Sequence[str]) -> None:
-        if ids:
-            self.store.add_shown(self.agent, self.key, [f"again:{i}" for i in ids])
-
-
-def _showing(word: str) -> Showing | None:
-    parts = word.split(":")
-    if len(parts) != 5 or parts[0] != "shown" or not parts[2].isdigit():
-        return None
-    return Showing(parts[1], int(parts[2]), parts[3], [i for i in parts[4].split(",") if i])
-
-
-def check_session(store: Store, agent: str, session: str, host: Host, record: str
-                  ) -> list[str]:
-    """The hook's look: settle what the record says of the session's waiting showings
-    (a ``seen`` or ``missed`` receipt each); returns the ids due to be shown again."""
-    marks = SessionMarks(store, agent, session)
-    waiting, due, again = marks.load()
-    if waiting:
-        verdicts = judge(host, record, waiting)
-        marks.settle(verdicts)
-        for showing in waiting:
-            if showing.mark in verdicts:
-                verdict, when = verdicts[showing.mark]
-                receipt(store, agent, showing, verdict, host=host.name, session=session,
-                        when=when)
-                if verdict == MISSED:
-                    due.update(showing.ids)
-    return sorted(due - again)  # once per session
-
-
 def receipt(store: Store, agent: str, showing: Showing, verdict: str, *, host: str,
             session: str | None, when: str = "") -> None:
     """The ``seen`` (or ``missed``) line of the events log; a lost showing gets none.
@@ -261,60 +221,3 @@ def receipt(store: Store, agent: str, showing: Showing, verdict: str, *, host: s
         store.append_event(event)
     except MailslotError:
         return
-
-
-# An MCP server's read results ------------------------------------------------------------
-class ToolMarks:
-    """What one MCP server's read results carried and the host has yet to show it gave
-    its model, kept in the server's memory (a server that ends forgets them: the rung
-    stays ``surfaced``). Its host and record are found once, at the first read that
-    carries mail, from the server's environment and the call's ``_meta``."""
-
-    def __init__(self) -> None:
-        self.waiting: list[tuple[Store, str, str | None, Showing]] = []
-        self.host: Host | None = None
-        self.record: str | None = None
-
-    def begin(self, env: dict[str, str], meta: dict[str, object], cwd: str) -> str | None:
-        """A fingerprint for a read result about to be made, or ``None`` when this
-        server's host keeps no record mailslot reads (or it cannot be found)."""
-        if self.record is None:
-            self.host, self.record = _server_record(env, meta, cwd)
-        if self.host is None or self.record is None or "tool" not in self.host.record_holds:
-            return None
-        return new_mark()
-
-    def offset(self) -> int:
-        return record_size(self.record)
-
-    def shown(self, store: Store, agent: str, session: str | None, showing: Showing) -> None:
-        """The result that carried ``showing`` was written to the host."""
-        self.waiting.append((store, agent, session, showing))
-
-    def check(self) -> None:
-        """The next call's look: a receipt for each showing the record settled."""
-        if not self.waiting or self.host is None or self.record is None:
-            return
-        verdicts = judge(self.host, self.record, [w[3] for w in self.waiting])
-        left = []
-        for store, agent, session, showing in self.waiting:
-            if showing.mark not in verdicts:
-                left.append((store, agent, session, showing))
-                continue
-            verdict, when = verdicts[showing.mark]
-            receipt(store, agent, showing, verdict, host=self.host.name, session=session,
-                    when=when)
-        self.waiting = left
-
-
-def _server_record(env: dict[str, str], meta: dict[str, object], cwd: str
-                   ) -> tuple[Host | None, str | None]:
-    """The host whose MCP server this is, and its record, as the first host that knows
-    says."""
-    from .. import host_registry as hosts
-
-    for host in hosts.every(lambda h: h.record_holds):
-        path = host.server_record(env, meta, cwd)
-        if path is not None:
-            return host, path
-    return None, None

@@ -35,7 +35,6 @@ class Sending(MessageStates):
         loop governor first (``answering``: the message a reply answers; a new message's
         cause is found here: :mod:`mailslot.mail.causes`)."""
         from ..mail import governor  # here: a page of mail never loads it
-        from .loops import context_bytes, tell_owner
 
         authority.check_write(self.store, self.config, self.principal)
         self._unfenced()
@@ -46,9 +45,12 @@ class Sending(MessageStates):
         try:
             passed = governor.check_send(self.store, self.config, self.agent, to, now,
                                          answering=answering, cause=cause,
-                                         size=context_bytes(subject, body))
+                                         size=governor.context_bytes(subject, body))
         except Throttled as exc:
-            tell_owner(self.store, self.config, self._clock, exc)
+            if exc.loop is not None:
+                from .loops import tell_owner
+
+                tell_owner(self.store, self.config, self._clock, exc)
             raise
         try:
             message = post(self.store, self._clock, self.agent, to, subject, body,

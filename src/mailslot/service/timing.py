@@ -96,12 +96,13 @@ _UNITS = {"m": 60, "h": 3600, "d": 86400}
 def since(text: str | None, now: datetime) -> datetime:
     """Where ``--since`` starts: a date or time (local when it names no offset), or a
     while before ``now`` (``30m``, ``2h``, ``7d``); ``InvalidInput`` for anything else."""
-    from ..core.dates import timedelta
+    from ..core.dates import span, timedelta
     from ..core.errors import InvalidInput
 
     text = (text or DEFAULT_SINCE).strip()
-    if text[-1:] in _UNITS and text[:-1].isdigit():
-        return now - timedelta(seconds=int(text[:-1]) * _UNITS[text[-1]])
+    ago = span(text, _UNITS)
+    if ago is not None:
+        return now - timedelta(seconds=ago)
     try:
         found = datetime.fromisoformat(text)
     except ValueError:

@@ -43,7 +43,8 @@ from ...core.results import Item
 from ...launch.starting import Request, start
 from ...mail.invocation import invocation
 from ...service.mailbox import Mailbox
-from ...service.seen import Showing, ToolMarks
+from ...service.seen import Showing
+from ...service.tool_marks import ToolMarks
 from . import answered
 
 Opener = Callable[[], Mailbox]

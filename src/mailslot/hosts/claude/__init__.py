@@ -126,8 +126,9 @@ class Claude(Host):
     outputs = OUTPUTS
     tool_names = "mcp__mailslot__{}"  # deferred in 2.1.332: ToolSearch selects this
     record_holds = frozenset({START, PROMPT, MIDTURN, "tool"})
-    record_markers = (b'"type":"user"', b'"type":"api-request-blob"',
-                      b'"hook_additional_context"', b'"type":"assistant"')
+    given_markers = (b'"type":"user"', b'"type":"api-request-blob"',
+                     b'"type":"hook_additional_context"')
+    answer_markers = (b'"type":"assistant"',)
     lends_to = ("cursor", "copilot")  # both run the hooks in these settings files
 
     program = "claude"

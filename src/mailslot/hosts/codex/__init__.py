@@ -53,7 +53,8 @@ class Codex(Host):
     events = CLAUDE_STYLE_EVENTS
     outputs = OUTPUTS
     record_holds = frozenset({START, PROMPT, MIDTURN, "tool"})
-    record_markers = (b'"type":"response_item"',)
+    given_markers = (b'"type":"response_item"',)
+    answer_markers = (b'"sampled_through_sequence":',)
 
     wake_ladder = (Rung("codex-queue", "0.171.0"), Rung("tmux"), Rung("codex"),
                    Rung("command"))

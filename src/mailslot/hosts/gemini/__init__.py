@@ -60,7 +60,8 @@ class Gemini(Host):
                STOP: decision("deny"), MIDTURN: context("AfterTool")}
     tool_names = "mcp_mailslot_{}"  # what its policy rules name too
     record_holds = frozenset({START, PROMPT, MIDTURN, "tool"})
-    record_markers = (b'"type":"user"', b'"type":"gemini"')
+    given_markers = (b'"type":"user"',)
+    answer_markers = (b'"type":"gemini"',)
 
     wake_ladder = (Rung("tmux"), Rung("gemini"), Rung("command"))
     """No way into a live session but its pane; else a separate headless turn."""
