@@ -11,20 +11,19 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+import test_ladder
 from mailslot import Mailbox
 from mailslot import host_registry as hosts
 from mailslot.access.identity import Identity
-from mailslot.backends import open_store
 from mailslot.service.seen import LOST, MISSED, SEEN, WINDOW, Showing, judge
 from mailslot.service.tool_marks import ToolMarks
 from mailslot.store import Store
-from pgcluster import Cluster
 
 RECORDS = Path(__file__).parent / "fixtures" / "records"
 MARK = re.compile(r"mslt-[0-9a-f]{12}")
@@ -119,28 +118,8 @@ def test_a_check_reads_only_a_window_of_the_record(tmp_path: Path) -> None:
     assert judge(claude, str(record), [far]) == {"mslt-bbbbbbbbbbbb": (SEEN, "T")}
 
 
-# A session's hooks --------------------------------------------------------------------
-@pytest.fixture(params=["files", "postgres"])
-def location(request: pytest.FixtureRequest, root: Path) -> Iterator[str]:
-    if request.param == "files":
-        yield str(root)
-    else:
-        cluster: Cluster = request.getfixturevalue("pg_cluster")
-        yield cluster.new_database()
-
-
-@pytest.fixture
-def store(location: str) -> Store:
-    opened = open_store(location)
-    opened.init()
-    return opened
-
-
-@pytest.fixture
-def as_agent(store: Store) -> Callable[[str], Mailbox]:
-    return lambda name: Mailbox(store, Identity(name, "--agent"))
-
-
+# A session's hooks (on both stores: test_ladder's fixtures) --------------------------
+location, store, as_agent = test_ladder.location, test_ladder.store, test_ladder.as_agent
 EVENTS = {"session-start": {"hook_event_name": "SessionStart", "source": "startup"},
           "user-prompt-submit": {"hook_event_name": "UserPromptSubmit", "prompt": "go"}}
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -88,10 +87,11 @@ def _wrap_session_start(w: World, name: str) -> None:
 @pytest.mark.parametrize("name", [pytest.param(h, id=f"{h}-{VERSIONS[h]}")
                                   for h in SEEN if h in VERSIONS])
 def test_an_injection_thrown_away_is_unseen_and_shown_again(
-        world: Callable[..., World], name: str, tmp_path: Path) -> None:
+        world: Callable[..., World], name: str) -> None:
     w = world(name, _script())
-    w.install(AGENT, "--hooks")
+    w.mailslot("install", name, "--agent", AGENT, "--hooks")
     _wrap_session_start(w, name)
+    w.host.after_install(w)  # then what the person does: Codex trusts the hooks as they are
     sent = w.send("bob", AGENT, "SEEN-2: schema", "ready")
     done = w.run("Please do the task.")
     assert done.returncode == 0, done.stderr[-2000:]

@@ -23,7 +23,7 @@ An **ack** is a message that asks nothing and says nothing but that something ar
 
 from __future__ import annotations
 
-from ..core.dates import datetime
+from ..core.dates import aware
 from ..core.errors import NotFound, Unreadable
 from ..core.ids import sender_of
 from ..core.names import SYSTEM_SENDER
@@ -50,8 +50,8 @@ def last_given(store: Store, agent: str, now: float) -> str | None:
         kind = event.get("event")
         if kind not in _GIVEN or event.get("agent") != agent:
             continue
-        when = _seconds(event.get("ts"))
-        if when is not None and when < now - CAUSE_WINDOW:
+        when = aware(event.get("ts"))
+        if when is not None and when.timestamp() < now - CAUSE_WINDOW:
             return None  # newest first: everything further back is older still
         ids = event.get("ids") if kind != "read" else [event.get("id")]
         found = [i for i in ids if isinstance(i, str)
@@ -60,16 +60,6 @@ def last_given(store: Store, agent: str, now: float) -> str | None:
         if found:
             return max(found)  # ids sort by time: the newest of what it was shown
     return None
-
-
-def _seconds(value: object) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        found = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return found.timestamp() if found.tzinfo is not None else None
 
 
 def load_cause(store: Store, agent: str, message_id: str) -> Message | None:

@@ -13,7 +13,7 @@ never read.
 
 from __future__ import annotations
 
-from ..core.dates import datetime
+from ..core.dates import aware, datetime
 from ..core.ids import sender_of
 from ..core.values import replace
 
@@ -32,19 +32,9 @@ _RACING_LINES = 1000
 """Lines read past the first one older than ``--since`` (receipts race a little)."""
 
 
-def _time(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        found = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return found if found.tzinfo is not None else None
-
-
 def timed(message: Message, recipients: list[RecipientStatus]) -> list[RecipientStatus]:
     """Each recipient with ``timing``: seconds from stored to every rung it reached."""
-    stored = _time(message.date)
+    stored = aware(message.date)
     if stored is None:
         return recipients
     out = []
@@ -53,7 +43,7 @@ def timed(message: Message, recipients: list[RecipientStatus]) -> list[Recipient
                  "seen": (r.seen or {}).get("at"), "read": r.read_at, "done": r.done_at,
                  "replied": r.replied_at}
         timing = {rung: round((when - stored).total_seconds(), 3)
-                  for rung, raw in times.items() if (when := _time(raw)) is not None}
+                  for rung, raw in times.items() if (when := aware(raw)) is not None}
         out.append(replace(r, timing=timing))
     return out
 
@@ -120,7 +110,7 @@ def _tracks(store: Store, since: datetime, agent: str | None, viewer: str | None
     left: int | None = None
     for event in store.events(newest_first=True):
         lines.append(event)
-        when = _time(event.get("ts"))
+        when = aware(event.get("ts"))
         if left is None and when is not None and when < since:
             left = _RACING_LINES
         if left is not None:
@@ -135,7 +125,7 @@ def _tracks(store: Store, since: datetime, agent: str | None, viewer: str | None
 
 def _follow(event: dict[str, Any], tracks: dict[tuple[str, str], _Track],
             since: datetime, agent: str | None, viewer: str | None) -> None:
-    kind, when = event.get("event"), _time(event.get("ts"))
+    kind, when = event.get("event"), aware(event.get("ts"))
     if kind == "delivered" and when is not None and when >= since:
         to = event.get("to")
         for name in to if isinstance(to, list) else ():
