@@ -16,8 +16,15 @@ and the wake path (:mod:`mailslot.wake.queue`, :mod:`mailslot.wake.runner`):
   wakes, and together they stay within B's limit over time. A stored value out of
   bounds is read as the nearest sane one (:func:`_refilled`): no bucket holds anyone
   back longer than one token's refill;
-* a **hop limit**: a reply whose chain of replies holds more messages in a row from
-  agents, none from the owner, than ``hop_limit`` is stopped;
+* **budgets of cost** in the same buckets: the bytes a sender's mail puts into other
+  agents' contexts, per hour (``sends.A.-bytes``) and per conversation
+  (``sends.A.-tX``), and the turns its mail wakes in one conversation
+  (``wakes.-tX.A``); a message takes its size from a byte bucket, not one token;
+* a **hop limit**: a message whose chain of causes (what it answers, or the agent mail
+  its sender had just been given: :mod:`.causes`) holds more messages in a row from
+  agents, none from the owner, than ``hop_limit`` is stopped; when any limit stops a
+  message that continues such a chain, the refusal carries the chain
+  (``Throttled.loop``) and the owner is told once (:mod:`mailslot.service.loops`);
 * the owner's **pause**: ``governor.paused`` in the config (only the owner changes it:
   ``mailslot pause``/``resume``, the owner's MCP server, the web page). A paused agent
   sends nothing and is woken for nothing; its mail is still delivered.
