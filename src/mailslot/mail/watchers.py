@@ -90,11 +90,14 @@ def _digest(text: str) -> str:
 
 def wanted(config: Mapping[str, Any]) -> bool:
     """Does some agent have a wake (``wake_on_mail`` on, a method that is not
-    ``unsupported``) or a notifier, or does config.json ask for a bridge (``bridges``)?
+    ``unsupported``) or a notifier, or does config.json ask for a bridge (``bridges``)
+    or for alerts of aging mail (``alerts``)?
     Read from the raw config, so the hook path does not load the config module; a
     malformed entry counts as yes (the watcher says why)."""
     if isinstance(config, dict) and config.get("bridges"):
         return True  # the watcher runs the bridges config.json asks for
+    if isinstance(config, dict) and config.get("alerts"):
+        return True  # the watcher tells the owner of unread mail past its age limit
     agents = config.get("agents") if isinstance(config, dict) else None
     if not isinstance(agents, dict):
         return False

@@ -23,6 +23,7 @@ from ..core.results import AgentInfo, DoctorReport, RecipientStatus, Status, Wat
 from ..core.values import replace
 from ..mail.broadcasts import to_serve
 from ..mail.presence import summarize
+from .timing import timed
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
@@ -58,22 +59,38 @@ class Receipts:
     replies, its first showing to a model and how many there were (the ladder's
     ``surfaced``), and its newest wake line."""
 
-    __slots__ = ("replied", "replies", "surfaced", "times", "wakes")
+    __slots__ = ("replied", "replies", "seen", "surfaced", "times", "wakes", "woken")
 
     def __init__(self) -> None:
         self.times: Times = {}
         self.replies: list[str] = []
         self.replied: dict[str, str] = {}  # replier -> when its first reply was sent
         self.surfaced: dict[str, dict[str, Any]] = {}  # agent -> the first showing
+        self.seen: dict[str, dict[str, Any]] = {}  # agent -> the first proof it was given
         self.wakes: dict[str, dict[str, Any]] = {}  # agent -> the newest wake line
+        self.woken: dict[str, str] = {}  # agent -> when a wake of it first succeeded
 
-    def see_surfaced(self, event: dict[str, Any]) -> None:
-        """One ``surfaced`` line (newest first: an older one replaces the first)."""
+    def see_surfaced(self, event: dict[str, Any], message_id: str) -> None:
+        """One ``surfaced`` line (newest first: an older one replaces the first), or
+        the ``seen``/``missed`` line the host's record gave one (service.seen)."""
         agent = str(event.get("agent"))
-        before = self.surfaced.get(agent)
+        kind = event.get("event")
+        if kind == "seen":
+            self.seen[agent] = {"at": event.get("ts"), "host": event.get("host"),
+                                "session": event.get("session"), "how": event.get("how")}
+            return
+        before = self.surfaced.get(agent) or {"times": 0, "again": 0, "missed": 0,
+                                              "marked": False}
+        if kind == "missed":
+            self.surfaced[agent] = {**before, "missed": before["missed"] + 1}
+            return
+        again = message_id in (event.get("again") or ())
         self.surfaced[agent] = {"at": event.get("ts"), "host": event.get("host"),
                                 "session": event.get("session"), "how": event.get("how"),
-                                "times": 1 + (before["times"] if before else 0)}
+                                "times": 1 + before["times"],
+                                "again": before["again"] + again,
+                                "missed": before["missed"],
+                                "marked": before["marked"] or bool(event.get("mark"))}
 
     def see_wake(self, event: dict[str, Any]) -> None:
         agent = str(event.get("agent"))
@@ -127,11 +144,11 @@ def _receipts(store: Store, ids: set[str], most: int | None = None
             undelivered.discard(subject)
             if not undelivered:
                 left = _RACING_RECEIPTS if left is None else min(left, _RACING_RECEIPTS)
-        if kind == "surfaced":
+        if kind in ("surfaced", "seen", "missed"):
             shown = event.get("ids")
             for message_id in shown if isinstance(shown, list) else ():
                 if message_id in found:
-                    found[message_id].see_surfaced(event)
+                    found[message_id].see_surfaced(event, message_id)
         elif subject not in found and kind != "replied":
             continue
         elif kind in ("read", "done"):
@@ -139,6 +156,8 @@ def _receipts(store: Store, ids: set[str], most: int | None = None
             found[str(subject)].times[key] = str(event.get("ts"))  # newest first: first wins
         elif kind in WAKE_EVENTS:
             found[str(subject)].see_wake(event)
+            if kind == "wake_ok":  # newest first: the last seen is the first
+                found[str(subject)].woken[str(event.get("agent"))] = str(event.get("ts"))
         elif kind == "replied" and event.get("in_reply_to") in found:
             original = found[str(event.get("in_reply_to"))]
             original.replies.append(str(subject))
@@ -246,7 +265,7 @@ def _any_status(store: Store, message_id: str, receipts: Receipts,
         for agent in who()
         if agent.name != message.sender
     ]
-    return Status(message, recipients, receipts.replies, retracted=not live)
+    return Status(message, timed(message, recipients), receipts.replies, retracted=not live)
 
 
 def _directed_status(store: Store, message_id: str, receipts: Receipts,
@@ -257,8 +276,8 @@ def _directed_status(store: Store, message_id: str, receipts: Receipts,
     if not holders:
         raise NotFound(f"no message {message_id}")
     message, _ = store.load(next(iter(holders)), message_id, header_only=True)
-    recipients = [_recipient(name, holders.get(name), receipts, waiting)
-                  for name in message.to]
+    recipients = timed(message, [_recipient(name, holders.get(name), receipts, waiting)
+                                 for name in message.to])
     return Status(message, recipients, receipts.replies)
 
 
@@ -281,6 +300,8 @@ def _recipient(name: str, state: State | None, receipts: Receipts,
         rung = "replied"
     elif state in ("read", "done"):
         rung = state
+    elif name in receipts.seen:
+        rung = "seen"
     elif surfaced is not None:
         rung = "surfaced"
     else:
@@ -289,7 +310,8 @@ def _recipient(name: str, state: State | None, receipts: Receipts,
         and state == "unread" else None
     return RecipientStatus(name, state, read_at=receipts.times.get(("read", name)),
                            done_at=receipts.times.get(("done", name)), rung=rung,
-                           surfaced=surfaced, wake=wake, replied_at=replied, waiting=why)
+                           surfaced=surfaced, wake=wake, replied_at=replied, waiting=why,
+                           seen=receipts.seen.get(name), woken_at=receipts.woken.get(name))
 
 
 class Waiting:
@@ -374,7 +396,7 @@ class _Census:
         self.unread: dict[str, int] = {}
         self.unlooked: set[str] = set()  # agents whose overdue mail may go past the oldest
         old = self._open_mail(_id_time(now, config))
-        self.stuck = _unsurfaced(store, old)
+        self.stuck, self.unseen = _unsurfaced(store, old)
         self.live = store.broadcast_ids()
         for message_id in self.live:
             self.note(sender_of(message_id), "messages")
@@ -438,7 +460,8 @@ class _Census:
                          expired=name in self.lapsed,
                          unsurfaced=len(stuck or ()),
                          unsurfaced_since=_date_of(min(stuck)) if stuck else None,
-                         unsurfaced_more=name in self.unlooked and name in self.stuck)
+                         unsurfaced_more=name in self.unlooked and name in self.stuck,
+                         unseen=self.unseen.get(name, 0))
         if info.wake.split(" ")[0] not in ("off", "unsupported") or info.notify != "none":
             self.watching = self.watching or watcher(self.store, self.config)
             info = replace(info, watcher=self.watching)
@@ -467,15 +490,20 @@ def _date_of(message_id: str) -> str:
     return f"{message_id[:10]}T{message_id[11:13]}:{message_id[13:15]}:{message_id[15:17]}Z"
 
 
-def _unsurfaced(store: Store, old: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Of each agent's old unread mail, what no model was ever shown: one pass over the
-    events log, and none when there is no such mail (the usual case)."""
+def _unsurfaced(store: Store, old: dict[str, list[str]]
+                ) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """Of each agent's old unread mail, what no model was ever shown, and how much was
+    shown by a host whose record would show it given but never did (``seen``): one
+    pass over the events log, and none when there is no such mail (the usual case)."""
     if not old:
-        return {}
+        return {}, {}
     found = _receipts(store, {i for ids in old.values() for i in ids}, UNSURFACED_EVENTS)
     stuck = {name: [i for i in ids if name not in found[i].surfaced]
              for name, ids in old.items()}
-    return {name: ids for name, ids in stuck.items() if ids}
+    unseen = {name: sum(1 for i in ids if (found[i].surfaced.get(name) or {}).get("marked")
+                        and name not in found[i].seen) for name, ids in old.items()}
+    return ({name: ids for name, ids in stuck.items() if ids},
+            {name: count for name, count in unseen.items() if count})
 
 
 def watcher(store: Store, config: Config) -> WatcherInfo:
