@@ -451,20 +451,20 @@ class Delivery:
 
 class SessionMarks:
     """The showings of one hook session that await the host's record (the ``seen``
-    rung, :mod:`mailslot.service.seen`), kept as words of the store's session record
-    ``<session>.marks`` (pruned with the session's): ``shown:MARK:OFFSET:HOW:ID,ID``;
+    rung, :mod:`mailslot.service.seen`), kept as words of the store's ``marks``
+    namespace, one set a session (pruned with the session): ``shown:MARK:OFFSET:HOW:ID,ID``;
     ``seen:MARK`` (or ``missed:``, ``lost:``) once the record settled it; ``again:ID``
     once shown again. Read by every hook of a host whose record mailslot reads, so it
     is here, and :mod:`.seen` is loaded only when a showing waits."""
 
     def __init__(self, store: Store, agent: str, session: str) -> None:
         self.store, self.agent, self.session = store, agent, session
-        self.key = session_key(f"{session}.marks")
+        self.key = (agent, session)
 
     def check(self, host: Host, record: str) -> list[str]:
         """Settle what ``record`` says of the waiting showings (a ``seen`` or ``missed``
         receipt each); the ids due to be shown again, each once per session."""
-        words = self.store.shown(self.agent, self.key)
+        words: set[str] = self.store.get("marks", self.key)
         if not words:
             return []
         settled = {w.split(":", 1)[1]: w.split(":", 1)[0] for w in words
@@ -478,8 +478,9 @@ class SessionMarks:
 
             shown = [Showing(*s) for s in waiting]
             verdicts = judge(host, record, shown)
-            self.store.add_shown(self.agent, self.key,
-                                 [f"{v}:{mark}" for mark, (v, _) in verdicts.items()])
+            if verdicts:
+                self.store.add("marks", self.key,
+                               [f"{v}:{mark}" for mark, (v, _) in verdicts.items()])
             for showing in shown:
                 if showing.mark in verdicts:
                     verdict, when = verdicts[showing.mark]
@@ -496,7 +497,7 @@ class SessionMarks:
         if mark:
             words.append(f"shown:{mark}:{offset}:{how}:{','.join(ids)}")
         if words:
-            self.store.add_shown(self.agent, self.key, words)
+            self.store.add("marks", self.key, words)
 
 
 def _showing(word: str) -> tuple[str, int, str, list[str]] | None:

@@ -32,8 +32,9 @@ the host's :attr:`~mailslot.host_registry.host.Host.given_markers` and
 costs the same in a record of 50 MB as in one of 50 KB (``bench/bench_seen.py``). A
 record that shrank was rewritten: its last :data:`WINDOW` bytes are read instead.
 
-What a session awaits is kept beside what it was shown
-(:class:`mailslot.service.delivery.SessionMarks`: the one piece of state the rung keeps,
+What a session awaits is kept in the store's ``marks`` namespace, one set of words a
+session, forgotten with it (:class:`mailslot.service.delivery.SessionMarks`: the one
+piece of state the rung keeps,
 read by every hook of a host that keeps a record, so this module is loaded only when a
 showing waits). An MCP server keeps its own in memory
 (:class:`mailslot.service.tool_marks.ToolMarks`).
