@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mailslot import FileStore, Mailbox
+from mailslot.backends import open_store
 from mailslot.core.config import Config
 from mailslot.core.errors import InvalidInput, Throttled
 from mailslot.mail.causes import CAUSE_WINDOW, content_free
@@ -23,7 +24,16 @@ WAKE = {"wake_on_mail": True, "wake_method": "command", "command": ["true"]}
 
 
 @pytest.fixture
-def store(root: Path) -> FileStore:
+def store() -> Store:
+    """A mailbox in memory: the governor's rules are the same over every backend."""
+    made = open_store("memory://")
+    put_config(made, {"owner": OWNER})
+    return made
+
+
+@pytest.fixture
+def files(root: Path) -> FileStore:
+    """A mailbox on disk, for what a command of its own reads."""
     made = FileStore(root)
     put_config(made, {"owner": OWNER})
     return made
@@ -137,8 +147,8 @@ def test_an_ack_is_delivered_and_wakes_nobody(store: Store) -> None:
         boxes["gemini"].send("claude", "x", "y", ack=True, expect_reply=True)
 
 
-def test_an_ack_is_framed_as_one_and_the_cli_takes_ack(store: Store, root: Path) -> None:
-    boxes = agents(store, Clock(step=1), "claude", "gemini")
+def test_an_ack_is_framed_as_one_and_the_cli_takes_ack(files: Store, root: Path) -> None:
+    boxes = agents(files, Clock(step=1), "claude", "gemini")
     ask = boxes["claude"].send("gemini", "Review", "please look")
     done = run_cli("--dir", str(root), "--agent", "gemini", "reply", ask.id, "--ack",
                    "--body", "Merged as asked, nothing else to say", "--json")
@@ -223,14 +233,14 @@ def test_the_owner_is_told_once_when_unread_mail_ages_past_the_limit(store: Stor
         in Config(store.load_config()).problems()
 
 
-def test_a_watcher_looks_at_unread_mail_s_age(store: Store, root: Path) -> None:
-    put_config(store, {"owner": OWNER, "alerts": {"unread_after_minutes": 30}})
+def test_a_watcher_looks_at_unread_mail_s_age(files: Store, root: Path) -> None:
+    put_config(files, {"owner": OWNER, "alerts": {"unread_after_minutes": 30}})
     then = Clock(step=1)
     then.now = datetime.now(UTC) - timedelta(hours=2)
-    sent = agents(store, then, "claude")["claude"].send("gemini", "Review", "x", new=True)
+    sent = agents(files, then, "claude")["claude"].send("gemini", "Review", "x", new=True)
     done = run_cli("--dir", str(root), "watch", "--once")
     assert done.returncode == 0, done.stderr
-    told = notices(store, OWNER)
+    told = notices(files, OWNER)
     assert len(told) == 1 and sent.id in told[0]
 
 
