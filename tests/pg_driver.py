@@ -1,9 +1,7 @@
 """Write a PostgreSQL mailbox, or read all of it back, for tests/test_pg_unchanged.py.
 
-``python pg_driver.py init URL`` makes (or upgrades) the schema there as ``mailslot
-init`` does; ``python pg_driver.py write URL`` fills the database at ``URL`` through the
-store's own methods (as the mailslot on ``PYTHONPATH`` has them); ``python pg_driver.py
-read URL``
+``python pg_driver.py write URL`` fills the database at ``URL`` through the store's own
+methods (as the mailslot on ``PYTHONPATH`` has them); ``python pg_driver.py read URL``
 prints, as one JSON object, everything a store reads back from it: mail, broadcasts,
 the logs and every kind of record. Run by two versions of mailslot, what they print must
 be the same: today's databases open, and read, without a migration of their data.
@@ -24,6 +22,7 @@ def write(url: str) -> None:
     from mailslot.store import AgentRecord, WakeEntry
 
     store = open_store(url)
+    store.init()  # as that mailslot makes its schema
     store.update_config(lambda raw: raw.update({"owner": "sarah"}) is None)
     claude = Mailbox(store, Identity("claude", "--agent"))
     one = claude.send(["gemini", "codex"], "plan", "step one ü", new=True)
@@ -107,11 +106,11 @@ def read(url: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "init":
+    if sys.argv[1] == "write":
+        write(sys.argv[2])
+    elif sys.argv[1] == "init":
         from mailslot import open_store
 
         open_store(sys.argv[2]).init()
-    elif sys.argv[1] == "write":
-        write(sys.argv[2])
     else:
         print(json.dumps(read(sys.argv[2]), sort_keys=True, default=str))

@@ -43,6 +43,7 @@ READING = [
     ["sessions", "--started"], ["gate"], ["config", "show"], ["config", "get", "owner"],
     ["config", "export"], ["search", "hello"], ["thread", AN_ID], ["index", "--rebuild"],
     ["archive", "--list"], ["export"], ["backup", "mail.tar.gz"], ["watch", "--validate"],
+    ["peer", "list"], ["peer", "remove", "b"], ["peer", "sync"],
 ]
 """A line of every command that only reads, checks or acts on what a mailbox holds."""
 

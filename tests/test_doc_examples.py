@@ -38,6 +38,8 @@ NOT_RUN = {
     "--hooks --wake": "probes the host's program, not installed here",
     "doctor --wake": "the wake install --hooks --wake chose",
     "--wait surfaced": "waits for a model to be shown the mail (tests/test_ladder.py)",
+    "mailslot peer add": "ssh to another machine (tests/test_peers_ssh.py has a real sshd)",
+    "@laptop": "a peer named laptop",
 }
 RUN_ANYWAY = ("mailslot watch --validate",)
 SHORT = re.compile(r"^(ID|[0-9a-f]{6,8}|\d{4}-\d\d-\d\d_\d{4})$")

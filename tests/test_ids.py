@@ -101,12 +101,15 @@ def test_ids_of_files_skips_strays_and_agrees_with_is_id() -> None:
     assert ids_of_files(names) == [n[:-3] for n in names if n.endswith(".md") and is_id(n[:-3])]
 
 
-_HEAD = r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+"
+_HEAD = (r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+(?:@[a-z0-9-]+)?"
+         r"_to_[a-z0-9+-]+(?:@[a-z0-9+-]+)?")
 _SLUGGED = re.compile(f"({_HEAD})_[a-z0-9-]*(_[0-9a-f]{{6}})", re.ASCII)
 _ANY_ID = re.compile(_HEAD + r"(?:_[0-9a-f]{8}|_[a-z0-9-]*_[0-9a-f]{6})", re.ASCII)
 _SHAPES = ["2026-09-21_144808.123456_claude_to_gemini_7f3a9c2e",
            "2026-09-21_144808.123456_claude_to_gemini+2_urgent-fix_7f3a9c",
-           "2026-09-21_144808.123456_a_to_b__7f3a9c"]
+           "2026-09-21_144808.123456_a_to_b__7f3a9c",
+           "2026-09-21_144808.123456_codex@b_to_claude+1_7f3a9c2e",  # across nodes
+           "2026-09-21_144808.123456_claude_to_codex@b_7f3a9c2e"]
 
 
 @st.composite
@@ -115,7 +118,7 @@ def _near_ids(draw: st.DrawFn) -> str:
     chars = list(draw(st.sampled_from(_SHAPES)))
     for _ in range(draw(st.integers(0, 3))):
         at = draw(st.integers(0, len(chars) - 1))
-        what = draw(st.sampled_from("09af_-.+xZ\n\u0663 "))
+        what = draw(st.sampled_from("09af_-.+@xZ\n\u0663 "))
         how = draw(st.integers(0, 2))
         if how == 0:
             chars[at] = what

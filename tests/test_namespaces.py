@@ -19,7 +19,10 @@ GOOD = {"config": (), "shown": ("gemini", "s-1"), "marks": ("gemini", "s-1"),
         "requests": ("gemini", "codex"), "fences": ("gemini", "s_1"),
         "limits": ("sends", "claude", "gemini"), "once": ("notify-read-x",),
         "wake": ("notify-7", "gemini", MID), "wake.claimed": ("wake", "gemini", MID,
-                                                                f"{MID}.4242")}
+                                                                f"{MID}.4242"),
+        "peers.node": (), "peers.known": ("b",), "peers.links": ("b",),
+        "peers.outbox": ("b", MID), "peers.sent": ("claude", MID),
+        "peers.received": ("b", "0123456789abcdef"), "peers.progress": ("b",)}
 
 
 def test_every_namespace_has_a_key_it_accepts_here() -> None:

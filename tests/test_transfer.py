@@ -36,6 +36,11 @@ def _fill(store: Store) -> list[str]:
     Queue(store).enqueue(WakeEntry(one.id, "gemini", attempt=2))
     notifier_queue(store, 3).enqueue(WakeEntry(two.id, "gemini"))
     store.log_session({"launcher": "codex", "prompt": "go ✓"})
+    store.add("peers.node", (), {"key": "a2V5", "fingerprint": "SHA256:x"})
+    store.put("peers.known", ("b",), {"key": "YmtleQ==", "roster": ["codex"]})
+    store.add("peers.outbox", ("b", one.id), {"kind": "mail", "queued": 1.5})
+    store.add("peers.sent", ("claude", one.id), {"message": "step one ✓"})
+    store.add("peers.received", ("b", "0123456789abcdef"), {"at": 2.5})
     return [one.id, two.id, news.id]
 
 
@@ -51,7 +56,8 @@ def test_every_namespace_marked_copied_goes_to_any_backend_and_back(root: Path,
     assert {k: v for k, v in copied.items() if k not in ("messages", "broadcasts")} == {
         "seen": 1, "instance mail": 1, "registrations": 1, "gates": 2, "members": 2,
         "requests": 1, "passed": 2, "wakes": 1, "notices": 1, "events": 3,
-        "sessions started": 1}
+        "sessions started": 1, "node key": 1, "peers": 1, "for peers": 1,
+        "sent to peers": 1, "envelopes taken": 1}
     assert migrate(str(root), "memory://copy") == ({}, [])  # idempotent
     back = tmp_path / "back"
     migrate("memory://copy", str(back))
@@ -59,7 +65,8 @@ def test_every_namespace_marked_copied_goes_to_any_backend_and_back(root: Path,
         assert {n: store.items(n) for n in COPIED} == {n: source.items(n) for n in COPIED}
         assert store.load_config() == source.load_config()
         assert list(store.events()) == list(source.events())
-    for place in ("registry", "gates/gemini/members", "gates/+team/members"):
+    for place in ("registry", "gates/gemini/members", "gates/+team/members", "peers/known",
+                  "peers/sent/claude"):
         assert files_in(back / place) == files_in(root / place)
 
 

@@ -15,7 +15,7 @@ from .text import DEFAULT_MAX_BODY_BYTES
 
 TYPE_CHECKING = False  # typing and collections are not loaded on the hook path
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 DEFAULT_MIDTURN_INTERVAL = 30
@@ -72,19 +72,7 @@ class Config:
         return dict(self._agents)
 
     def _checked_agents(self) -> dict[str, dict[str, Any]]:
-        section = self.raw.get("agents", {})
-        if not isinstance(section, dict):
-            raise StoreError("config.json: agents must be an object")
-        result: dict[str, dict[str, Any]] = {}
-        for key, value in section.items():
-            try:
-                name = check_name(key, "config.json: agents key")
-            except InvalidInput as exc:
-                raise StoreError(str(exc)) from None
-            if not isinstance(value, dict):
-                raise StoreError(f"config.json: agents.{name} must be an object")
-            result[name] = value
-        return result
+        return named_objects(self.raw, "agents", check_name)
 
     def agent(self, name: str) -> dict[str, Any]:
         return self.agents().get(name, {})
@@ -233,6 +221,25 @@ class Config:
         if not isinstance(section, dict):
             raise StoreError("config.json: launch must be an object")
         return section
+
+
+def named_objects(raw: Mapping[str, Any], section: str,
+                  check: Callable[[object, str], str]) -> dict[str, dict[str, Any]]:
+    """``raw[section]``: an object of objects by name (``agents``, ``peers``), each name
+    passed through ``check``; anything else fails closed, naming the field."""
+    found = raw.get(section, {})
+    if not isinstance(found, dict):
+        raise StoreError(f"config.json: {section} must be an object")
+    result: dict[str, dict[str, Any]] = {}
+    for key, value in found.items():
+        try:
+            name = check(key, f"config.json: {section} key")
+        except InvalidInput as exc:
+            raise StoreError(str(exc)) from None
+        if not isinstance(value, dict):
+            raise StoreError(f"config.json: {section}.{name} must be an object")
+        result[name] = value
+    return result
 
 
 def this_machine(env: Mapping[str, str] = os.environ) -> str:

@@ -1,7 +1,9 @@
 """Message ids: sortable by time, unique without a lock, safe as a file name.
 
 ``2026-09-21_144808.123456_builder_to_reviewer_7f3a9c2e``: UTC time to the microsecond,
-sender, first recipient and 32 random bits. No text a sender chose: an id reaches
+sender, first recipient and 32 random bits. A party on a peer node is named by its
+address, ``AGENT@NODE`` (:mod:`mailslot.core.addresses`), so mail from another node
+never reads as a local agent's: ``..._ana@b_to_bob_...``. No text a sender chose: an id reaches
 models outside the framing (wake notices, answer hints), so a subject must never ride
 in it. Ids written before carry a slug of the subject and 24 random bits
 (``..._to_reviewer_initial-handshake_7f3a9c``); they still parse, and
@@ -26,7 +28,8 @@ if TYPE_CHECKING:
     from .dates import datetime
 
 MAX_ID_LENGTH = 200
-ID_PATTERN = (r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+_to_[a-z0-9+-]+"
+ID_PATTERN = (r"\d{4}-\d{2}-\d{2}_\d{6}\.\d{6}_[a-z0-9-]+(?:@[a-z0-9-]+)?"
+              r"_to_[a-z0-9+-]+(?:@[a-z0-9+-]+)?"
               r"(?:_[0-9a-f]{8}|_[a-z0-9-]*_[0-9a-f]{6})")  # new | with a subject slug
 """The shape of an id (ASCII digits), as docs/format.md gives it. A hook checks ids with
 :func:`_shaped`, which reads this shape with string methods: importing :mod:`re` (with
@@ -58,9 +61,16 @@ def _shaped(text: str) -> bool:
         return False
     sender, to, recipient = parts[0], parts[1], parts[2]
     return (to == "to" and len(tail) == tail_length and not tail.strip(_HEX)
-            and sender != "" and not sender.strip(_NAME_CHARS)
-            and recipient != "" and not recipient.strip(_NAME_CHARS + "+")
+            and _addressed(sender, _NAME_CHARS) and _addressed(recipient, _NAME_CHARS + "+")
             and not slug.strip(_NAME_CHARS))
+
+
+def _addressed(part: str, chars: str) -> bool:
+    """``part`` is made of ``chars``, with at most one ``@`` between two non-empty
+    halves (a party on a peer node: ``ana@b``)."""
+    name, at, node = part.partition("@")
+    return (name != "" and not name.strip(chars)
+            and (not at or (node != "" and not node.strip(chars))))
 
 
 def _id_file_pattern() -> Pattern[str]:

@@ -41,6 +41,7 @@ from ..wake.runner import Pass, Result, WakeRunner
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..wake.runner import Recover
+    from .peer_watch import Carriers
 
 DEFAULT_POLL_SECONDS = 1.0
 RESCAN_SECONDS = 2.0  # with events: a safety look, for anything an event missed
@@ -119,6 +120,8 @@ class Watcher:
         self._locked: set[tuple[int, str]] = set()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wake")
         self._futures: list[Future[None]] = []
+        self.carrying: Callable[[], bool] = lambda: False
+        """Do the peers' carriers have mail moving or waiting (the watcher stays)?"""
 
     def say(self, line: str, event: dict[str, object] | None = None) -> None:
         """A line for people, or with ``--json`` one object a line (``event``, else a
@@ -244,6 +247,7 @@ class Watcher:
             with self._lock:
                 soonest = min(self._due.values(), default=now + idle)
                 active = bool(self._busy or self._due or self._ages_due is not None)
+            active = active or (quiet is not None and self.carrying())
             if self._ages_due is not None:  # mail still to come of age: look then
                 soonest = min(soonest, max(self._ages_due, now + 1.0))
             wait_for = max(0.0, min(idle, soonest - now))
@@ -357,7 +361,7 @@ def watch(store: Store, *, once: bool = False, poll: float | None = None,
         """Let go of the lock, then look once more: a wake queued by a sender that
         found the lock still held is seen here (the sender queues, then checks)."""
         held[0].release()
-        if not any(runner.agents() for runner in watcher.runners):
+        if not any(runner.agents() for runner in watcher.runners) and not watcher.carrying():
             return False
         again = watchers.hold(store, how)
         if again is None:
@@ -476,6 +480,16 @@ def index_in_background(store: Store, stop: threading.Event,
     return thread
 
 
+def _carriers(store: Store, watcher: Watcher) -> Carriers:
+    """The peers' carriers (:mod:`.peer_watch`): one thread that looks at config.json
+    every few seconds, and one per peer this node reaches."""
+    from .peer_watch import Carriers
+
+    carriers = Carriers(store, watcher.say).start()
+    watcher.carrying = carriers.busy
+    return carriers
+
+
 def _run(store: Store, watcher: Watcher, poll: float | None, quiet: Quiet | None) -> int:
     """The watcher until stopped (Ctrl-C, SIGTERM) or, on demand, quiet."""
     # Wakes are only ever linked into the queue: the store kicks on each one.
@@ -496,12 +510,14 @@ def _run(store: Store, watcher: Watcher, poll: float | None, quiet: Quiet | None
     from .bridge_server import start_bridges, stop_bridges
 
     bridges = start_bridges(store, _config(store), watcher.out)
+    carriers = _carriers(store, watcher)
     try:
         watcher.run(RESCAN_SECONDS if watching is not None else interval, quiet)
         if quiet is not None and not watcher.stopping:
             watcher.say("nothing to wake: stopping (the next send starts a watcher again)")
     finally:
         indexing.set()
+        carriers.close()
         stop_bridges(bridges)
         if watching is not None:
             watching.close()

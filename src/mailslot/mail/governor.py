@@ -70,6 +70,17 @@ def _owner(config: Config) -> str | None:
         return None
 
 
+def word(name: str) -> str:
+    """A party as a part of a bucket's key: a local agent by its name; an agent of a peer
+    node (``ana@b``: ``@`` is no key character) by ``-`` and a digest of its address,
+    which no agent name can be (none starts with ``-``)."""
+    if "@" not in name:
+        return name
+    import hashlib  # only for mail from or to a peer
+
+    return "-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:24]
+
+
 def is_paused(settings: dict[str, Any], agent: str) -> bool:
     paused = settings["paused"]
     return agent in paused or BROADCAST_RECIPIENT in paused
@@ -142,7 +153,8 @@ def check_send(store: Store, config: Config, sender: str, to: Sequence[str], now
     stopped = _take(store, _send_buckets(settings, sender, to, thread, size), now, taken)
     if stopped is not None:
         key, field, wait = stopped
-        whose = f"{sender} to {key.split('.')[2]}" if key.count(".") == 2 else sender
+        pair = [name for name in to if key == f"sends.{word(sender)}.{word(name)}"]
+        whose = f"{sender} to {pair[0]}" if pair else sender
         what = (f"too many bytes from {sender} {_BUDGETS[field]}" if field in _BUDGETS
                 else f"too many messages from {whose}")
         line = (f"{what} (config.json governor.{field} {settings[field]:g}); {_KEPT}; try "
@@ -176,15 +188,16 @@ def _send_buckets(settings: dict[str, Any], sender: str, to: Sequence[str],
     recipients' context)."""
     spent = float(size * len(to))
     found: list[tuple[str, str, float | None, float]] = [
-        (f"sends.{sender}.{name}", "pair_sends_per_hour",
+        (f"sends.{word(sender)}.{word(name)}", "pair_sends_per_hour",
          settings["pair_sends_per_hour"], 1.0) for name in to]
-    found.append((f"sends.{sender}", "agent_sends_per_hour",
+    found.append((f"sends.{word(sender)}", "agent_sends_per_hour",
                   settings["agent_sends_per_hour"], 1.0))
     if spent:
-        found.append((f"sends.{sender}.-bytes", "agent_bytes_per_hour",
+        found.append((f"sends.{word(sender)}.-bytes", "agent_bytes_per_hour",
                       settings["agent_bytes_per_hour"], spent))
         if thread is not None:
-            found.append((f"sends.{sender}.{thread_key(thread)}", "thread_bytes_per_hour",
+            found.append((f"sends.{word(sender)}.{thread_key(thread)}",
+                          "thread_bytes_per_hour",
                           settings["thread_bytes_per_hour"], spent))
     return found
 
@@ -237,9 +250,10 @@ def wake_refusal(store: Store, config: Config, sender: str, agent: str, now: flo
         return f"{agent} is paused by the owner (mailslot resume {agent})"
     try:
         per_hour, field, senders = _wake_limit(store, settings, sender, agent, now)
-        buckets = [(f"wakes.{agent}.{sender}", field, per_hour, 1.0)]
+        buckets = [(f"wakes.{agent}.{word(sender)}", field, per_hour, 1.0)]
         if thread is not None:
-            buckets.append((f"wakes.{thread_key(thread)}.{sender}", "thread_turns_per_hour",
+            buckets.append((f"wakes.{thread_key(thread)}.{word(sender)}",
+                            "thread_turns_per_hour",
                             settings["thread_turns_per_hour"], 1.0))
         stopped = _take(store, buckets, now)
     except MailslotError as exc:
@@ -265,7 +279,7 @@ def _wake_limit(store: Store, settings: dict[str, Any], sender: str, agent: str,
     pair, whole = settings["pair_wakes_per_hour"], settings["agent_wakes_per_hour"]
     if whole is None:
         return pair, "pair_wakes_per_hour", 1
-    mine = f"wakes.{agent}.{sender}"
+    mine = f"wakes.{agent}.{word(sender)}"
     senders = 1 + sum(1 for key, (_, at) in store.bucket_group(f"wakes.{agent}").items()
                       if key != mine and at > now - _HOUR)
     share = float(whole) / senders

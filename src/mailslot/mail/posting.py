@@ -31,30 +31,43 @@ def now() -> datetime:
 
 
 def post(store: Store, clock: Callable[[], datetime], sender: str, to: Sequence[str],
-         subject: str, body: str, *, before: Callable[[Message], None] | None = None,
+         subject: str, body: str, *,
+         before: Callable[[Message], Callable[[], None] | None] | None = None,
          **fields: Any) -> Message:
     """Write a new message from ``sender`` durably for ``to`` (or publish a broadcast)
     and add its ``delivered`` receipt; a clash of ids is retried with a new one.
     ``before`` records what the message is, once its id is known and before it is
-    delivered (an access request: the store's door lets it through only then)."""
+    delivered (an access request: the store's door lets it through only then; mail for
+    another node: kept for it), and may return what takes that back if the delivery
+    fails. A recipient on another node (``AGENT@NODE``) gets no copy here: ``before``
+    keeps it for that node."""
+    local = [name for name in to if "@" not in name]
     for _ in range(_ATTEMPTS):
         when = clock()
         message = Message(id=new_id(when, sender, list(to)), date=when.isoformat(),
                           sender=sender, to=tuple(to), subject=subject, body=body, **fields)
+        undo: Callable[[], None] | None = None
         try:
             if before is not None:
-                before(message)
+                undo = before(message)
             if message.is_broadcast:
                 store.publish(message)
             else:
-                for name in to:  # the door of a gated inbox knows this one
+                for name in local:  # the door of a gated inbox knows this one
                     if store.accept_of(name) != "open":
                         store.add_passed(name, [message.id])
                     if message.instance is not None:  # for one session
                         store.add_instance_mail(name, message.id, message.instance)
-                store.deliver(message, to)
+                if local:
+                    store.deliver(message, local)
         except IdTaken:
+            if undo is not None:
+                undo()
             continue
+        except BaseException:
+            if undo is not None:
+                undo()
+            raise
         receipt(store, clock, "delivered", message.id, agent=sender, to=list(to))
         return message
     raise InvalidInput("could not find a free message id; try again")

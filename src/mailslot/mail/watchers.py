@@ -90,14 +90,17 @@ def _digest(text: str) -> str:
 
 def wanted(config: Mapping[str, Any]) -> bool:
     """Does some agent have a wake (``wake_on_mail`` on, a method that is not
-    ``unsupported``) or a notifier, or does config.json ask for a bridge (``bridges``)
-    or for alerts of aging mail (``alerts``)?
+    ``unsupported``) or a notifier, does config.json ask for a bridge (``bridges``) or
+    for alerts of aging mail (``alerts``), or is there a peer to carry mail to
+    (``peers``, one with ``ssh``)?
     Read from the raw config, so the hook path does not load the config module; a
     malformed entry counts as yes (the watcher says why)."""
     if isinstance(config, dict) and config.get("bridges"):
         return True  # the watcher runs the bridges config.json asks for
     if isinstance(config, dict) and config.get("alerts"):
         return True  # the watcher tells the owner of unread mail past its age limit
+    if _carries(config):
+        return True
     agents = config.get("agents") if isinstance(config, dict) else None
     if not isinstance(agents, dict):
         return False
@@ -109,6 +112,14 @@ def wanted(config: Mapping[str, Any]) -> bool:
         if entry.get("wake_on_mail") and entry.get("wake_method") != "unsupported":
             return True
     return False
+
+
+def _carries(config: Mapping[str, Any]) -> bool:
+    """Does a peer in config.json have an ``ssh`` destination (the watcher carries mail
+    to it and fetches what waits there)? A malformed entry counts as yes."""
+    peers = config.get("peers") if isinstance(config, dict) else None
+    return isinstance(peers, dict) and any(not isinstance(entry, dict) or entry.get("ssh")
+                                           for entry in peers.values())
 
 
 def on_demand_allowed(config: Mapping[str, Any]) -> bool:
@@ -411,9 +422,10 @@ def ensure(store: Store, config: Mapping[str, Any] | None = None,
 
 
 def _work_waits(store: Store, config: Mapping[str, Any]) -> bool:
-    """Is there work for a watcher now: a bridge to run, or a wake or notice queued?"""
-    if isinstance(config, dict) and config.get("bridges"):
-        return True
+    """Is there work for a watcher now: a bridge to run, peers to carry mail to and
+    from, or a wake or notice queued?"""
+    if isinstance(config, dict) and (config.get("bridges") or _carries(config)):
+        return True  # a bridge to run, or peers to carry mail to and from
     return any(store.queued_agents().values())
 
 

@@ -71,6 +71,20 @@ class IdResolution(MailboxBase):
         if sent is not None:
             yield self._broadcasts_seeable(me)
         yield self.store.sent_ids(me, sent)
+        yield self._sent_to_peers(me, sent)
+
+    def _sent_to_peers(self, me: str | None, most: int | None) -> Iterator[str]:
+        """What ``me`` (``None``: anyone) sent to agents of peers (the sender's copies
+        :mod:`mailslot.peers` keeps), read only when reached and only where config.json
+        names a peer."""
+        try:
+            if not self.store.load_config().get("peers"):
+                return
+        except MailslotError:
+            return
+        from .peer_views import sent_ids
+
+        yield from sent_ids(self.store, me, most)
 
     def _broadcasts_seeable(self, me: str) -> Iterator[str]:
         """The standing broadcasts, and the retracted ones ``me`` was served."""
@@ -109,6 +123,8 @@ class IdResolution(MailboxBase):
             yield self.store.broadcast_ids(live=False)
             if everywhere and (me := self._me()) is not None:
                 yield self.store.sent_ids(me, RECENT_SENT)
+            if everywhere:
+                yield self._sent_to_peers(None, None)
 
     def _archived_ids(self, agent: str | None) -> Iterator[str]:
         """The last tier short ids are resolved among (never needed to make one: the

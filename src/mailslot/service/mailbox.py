@@ -14,6 +14,7 @@ module and read in this order:
 - :mod:`.listings`: a page of mail, what I sent, who is there;
 - :mod:`.message_states`: read, done, retract, and where a message stands;
 - :mod:`.sending`: send, broadcast, reply, an access request, and the wakes they queue;
+- :mod:`.peering`: this mailbox as a node, its peers over ssh, both ends of a link;
 - :mod:`.administration`: wake and bridge settings, the owner's pause, removing an
   agent, ``doctor``.
 
@@ -37,7 +38,7 @@ from ..backends import open_store
 from ..core.errors import InvalidInput
 from ..core.names import check_name
 from .administration import Administration
-from .sending import Sending
+from .peering import Peering
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-class Mailbox(Sending, Administration):
+class Mailbox(Peering, Administration):
     """One process's view of the mailbox: a store, and who this process speaks as.
 
     Every operation comes from a feature class (see the module's docstring); this

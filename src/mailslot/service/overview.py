@@ -13,6 +13,7 @@ import os
 from ..access import instances
 from ..access.authority import expired
 from ..access.gates import group_of
+from ..core.addresses import node_named
 from ..core.config import DEFAULT_UNSURFACED_MINUTES, Config
 from ..core.dates import datetime
 from ..core.errors import MailslotError, NotFound, Unreadable, UnsafePath
@@ -59,7 +60,7 @@ class Receipts:
     replies, its first showing to a model and how many there were (the ladder's
     ``surfaced``), and its newest wake line."""
 
-    __slots__ = ("replied", "replies", "seen", "surfaced", "times", "wakes", "woken")
+    __slots__ = ("peer", "replied", "replies", "seen", "surfaced", "times", "wakes", "woken")
 
     def __init__(self) -> None:
         self.times: Times = {}
@@ -69,6 +70,7 @@ class Receipts:
         self.seen: dict[str, dict[str, Any]] = {}  # agent -> the first proof it was given
         self.wakes: dict[str, dict[str, Any]] = {}  # agent -> the newest wake line
         self.woken: dict[str, str] = {}  # agent -> when a wake of it first succeeded
+        self.peer: dict[str, dict[str, Any]] = {}  # AGENT@NODE -> forwarded or bounced
 
     def see_surfaced(self, event: dict[str, Any], message_id: str) -> None:
         """One ``surfaced`` line (newest first: an older one replaces the first), or
@@ -158,6 +160,8 @@ def _receipts(store: Store, ids: set[str], most: int | None = None
             found[str(subject)].see_wake(event)
             if kind == "wake_ok":  # newest first: the last seen is the first
                 found[str(subject)].woken[str(event.get("agent"))] = str(event.get("ts"))
+        elif kind in ("forwarded", "bounced"):  # mail for a peer: newest first wins
+            found[str(subject)].peer.setdefault(str(event.get("agent")), dict(event))
         elif kind == "replied" and event.get("in_reply_to") in found:
             original = found[str(event.get("in_reply_to"))]
             original.replies.append(str(subject))
@@ -199,7 +203,12 @@ def sent(store: Store, sender: str, who: Callable[[], list[AgentInfo]], limit: i
     """What ``sender`` sent, newest first, one page, each with its recipients' states:
     from the store's index of what was sent, so a page costs the same however much was
     sent before it."""
-    return statuses(store, store.sent_ids(sender, limit), who, viewer=sender, now=now)
+    ids = store.sent_ids(sender, limit)
+    if store.load_config().get("peers"):  # and what went to agents of peers
+        from .peer_views import sent_ids
+
+        ids = sorted(set(ids) | set(sent_ids(store, sender, limit)), reverse=True)[:limit]
+    return statuses(store, ids, who, viewer=sender, now=now)
 
 
 def _once(ask: Callable[[], list[AgentInfo]]) -> Callable[[], list[AgentInfo]]:
@@ -273,20 +282,35 @@ def _directed_status(store: Store, message_id: str, receipts: Receipts,
     holders = _holders(store, message_id, [recipient_of(message_id)])
     if not holders:
         holders = _holders(store, message_id, store.agent_names())
-    if not holders:
-        raise NotFound(f"no message {message_id}")
-    message, _ = store.load(next(iter(holders)), message_id, header_only=True)
-    recipients = timed(message, [_recipient(name, holders.get(name), receipts, waiting)
+    if holders:
+        message, _ = store.load(next(iter(holders)), message_id, header_only=True)
+    else:
+        message = _sent_to_peers(store, message_id)
+    recipients = timed(message, [waiting.remote(name, receipts, message_id) if "@" in name
+                                 else _recipient(name, holders.get(name), receipts, waiting)
                                  for name in message.to])
     return Status(message, recipients, receipts.replies)
+
+
+def _sent_to_peers(store: Store, message_id: str) -> Message:
+    """The sender's copy of mail that went to agents of peers only (no local copy)."""
+    if "@" in message_id:
+        from .peer_views import sent_copy
+
+        found = sent_copy(store, message_id)
+        if found is not None:
+            return found
+    raise NotFound(f"no message {message_id}")
 
 
 def _holders(store: Store, message_id: str, names: Sequence[str | None]
              ) -> dict[str, State]:
     """Which of ``names`` hold ``message_id``, in which state (``None``: nobody named:
-    a message to several, whose id names only the first)."""
+    a message to several, whose id names only the first; an agent of a peer holds its
+    copy on its own node)."""
     return {name: state for name in names
-            if name is not None and (state := store.state_of(name, message_id)) is not None}
+            if name is not None and "@" not in name
+            and (state := store.state_of(name, message_id)) is not None}
 
 
 def _recipient(name: str, state: State | None, receipts: Receipts,
@@ -325,6 +349,16 @@ class Waiting:
         self._live: dict[str, list[str]] | None = None
         self._config: Config | None = None
         self._watcher: WatcherInfo | None = None
+        self._links: Any = None
+
+    def remote(self, name: str, receipts: Receipts, message_id: str) -> RecipientStatus:
+        """An agent of a peer: its ladder from the receipts its node sent back, and
+        while it waits, the link's state (:mod:`.peer_views`)."""
+        from .peer_views import Links, recipient
+
+        if self._links is None:
+            self._links = Links(self.store, Config(self.store.load_config()))
+        return recipient(name, receipts, self._links, message_id)
 
     def why(self, agent: str, wake: dict[str, Any] | None) -> str:
         """One line; every stored, unread message has one (it is waiting for something)."""
@@ -378,8 +412,14 @@ def who(store: Store, config: Config, now: datetime, *, online_only: bool = Fals
     agents share its group gate and whose child it is (``online_only``: those with a
     server online now)."""
     census = _Census(store, config, now)
-    found = [census.info(name) for name in sorted(census.known)]
+    here = node_named(config.raw)
+    found = [replace(census.info(name), node=here) for name in sorted(census.known)]
+    if config.raw.get("peers"):
+        from .peer_views import agents
+
+        found += agents(store, config, now)
     return [info for info in found if info.online or not online_only]
+
 
 
 class _Census:
@@ -421,8 +461,8 @@ class _Census:
 
     def note(self, name: str, source: str) -> None:
         """``name`` was found in ``source`` (a reserved name is no agent)."""
-        if name in RESERVED or name.startswith("_"):
-            return
+        if name in RESERVED or name.startswith("_") or "@" in name:
+            return  # an agent of a peer is listed from its node's roster
         sources = self.known.setdefault(name, [])
         if source not in sources:
             sources.append(source)

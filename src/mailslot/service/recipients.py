@@ -15,7 +15,7 @@ from ..core.text import quoted
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     from ..store import Store
 
@@ -24,8 +24,9 @@ NEW_ANYWAY = "pass --new, or new=true to the tool"
 """How the CLI and the MCP tools send to a new name close to a known one."""
 
 
-def parse(to: str | Sequence[str]) -> list[str]:
-    """The checked names in ``to`` (a name, a list, or comma-separated), each once."""
+def parse(to: str | Sequence[str], nodes: Collection[str] = ()) -> list[str]:
+    """The checked names in ``to`` (a name, a list, or comma-separated), each once; an
+    address ``AGENT@NODE`` of one of ``nodes`` (this node's peers) is kept whole."""
     raw = [to] if isinstance(to, str) else list(to)
     names: list[str] = []
     for entry in raw:
@@ -36,7 +37,12 @@ def parse(to: str | Sequence[str]) -> list[str]:
                     "recipient 'all' is reserved: to write to every agent, broadcast "
                     "(mailslot broadcast, or send_message to all alone)"
                 )
-            name = check_name(part, "recipient")
+            if isinstance(part, str) and _node(part) in nodes:
+                from ..core.addresses import check_address
+
+                name = "@".join(check_address(part))
+            else:
+                name = check_name(part, "recipient")
             if name not in names:
                 names.append(name)
     if not names:
@@ -44,16 +50,25 @@ def parse(to: str | Sequence[str]) -> list[str]:
     return names
 
 
-def parse_instance(to: str | Sequence[str]) -> tuple[list[str], str | None]:
+def _node(part: str) -> str | None:
+    """The node an address names (``ana@b``: ``b``), or ``None`` for a plain name."""
+    _, at, node = part.partition("@")
+    return node.strip().lower() if at else None
+
+
+def parse_instance(to: str | Sequence[str], nodes: Collection[str] = ()
+                   ) -> tuple[list[str], str | None]:
     """Like :func:`parse`, where the one recipient may be ``name@session-prefix`` (an
-    instance, see :mod:`mailslot.access.instances`): the names and that prefix, if any."""
+    instance, see :mod:`mailslot.access.instances`): the names and that prefix, if any.
+    ``AGENT@NODE`` of one of ``nodes`` is an agent of that peer, never an instance."""
     from ..access.instances import split
 
     raw = [to] if isinstance(to, str) else list(to)
     parts = [p for e in raw for p in (e.split(",") if isinstance(e, str) else [e])]
-    addressed = [p for p in parts if isinstance(p, str) and "@" in p]
+    addressed = [p for p in parts if isinstance(p, str) and "@" in p
+                 and _node(p) not in nodes]
     if not addressed:
-        return parse(to), None
+        return parse(to, nodes), None
     if len(parts) > 1:
         raise InvalidInput(f"{addressed[0].strip()} names one session: send it alone (one "
                            "recipient per message to an instance)")
@@ -67,7 +82,7 @@ def roster_for(store: Store, config: Config, names: Sequence[str], sender: str
     when they hold every recipient (so a send to a configured agent, which every agent
     woken on mail is, lists no mailboxes), else all of :func:`known`."""
     configured = set(config.agents()) | ({config.owner} if config.owner else set())
-    if all(name in configured or name == sender for name in names):
+    if all(name in configured or name == sender or "@" in name for name in names):
         return sorted(configured)
     return known(store, config)
 
@@ -86,8 +101,8 @@ def check_new(recipients: list[str], roster: list[str], sender: str, *,
     unless ``allow_new``; return a note for each genuinely new name."""
     notes = []
     for name in recipients:
-        if name in roster or name == sender:
-            continue
+        if name in roster or name == sender or "@" in name:
+            continue  # an agent of a peer: its node has the roster
         near = closest(name, roster)
         if near is not None and not allow_new:
             raise ProbableTypo(quoted(name), near, roster, NEW_ANYWAY)
@@ -102,6 +117,8 @@ def wake_refusals(config: Config, message: Message) -> list[str]:
 
     notes = []
     for name in message.to:
+        if "@" in name:
+            continue  # an agent of another node: its own config decides there
         try:
             why = refusal(settings_for(config, name), message)
         except MailslotError as exc:

@@ -24,16 +24,22 @@ _CLAIMED_SENDER = ("from", "sender")
 """Arguments a caller might name a sender with; the sender is never an argument."""
 
 
+def _addressed(to: str | Sequence[str]) -> bool:
+    """Does a recipient hold ``@`` (an agent of a peer, or one session of an agent)?"""
+    return any(isinstance(t, str) and "@" in t for t in ([to] if isinstance(to, str) else to))
+
+
 class Sending(MessageStates):
     """A mailbox's ways of sending mail. Built on :class:`MessageStates`: a reply
     marks the message it answers done."""
 
     def _deliver(self, to: list[str], subject: str, body: str, *,
-                 before: Callable[[Message], None] | None = None,
+                 before: Callable[[Message], Callable[[], None] | None] | None = None,
                  answering: Message | None = None, **fields: Any) -> Message:
-        """Write the message for every recipient, then queue the wakes it may cause; the
-        loop governor first (``answering``: the message a reply answers; a new message's
-        cause is found here: :mod:`mailslot.mail.causes`)."""
+        """Write the message for every recipient (kept for the nodes of agents on peers),
+        then queue the wakes it may cause; the loop governor first (``answering``: the
+        message a reply answers; a new message's cause is found here:
+        :mod:`mailslot.mail.causes`)."""
         from ..mail import governor  # here: a page of mail never loads it
 
         authority.check_write(self.store, self.config, self.principal)
@@ -52,6 +58,10 @@ class Sending(MessageStates):
 
                 tell_owner(self.store, self.config, self._clock, exc)
             raise
+        if any("@" in name for name in to):
+            from .peer_routes import keeper
+
+            before = keeper(self, before)
         try:
             message = post(self.store, self._clock, self.agent, to, subject, body,
                            before=before, **fields)
@@ -103,11 +113,21 @@ class Sending(MessageStates):
         from . import recipients  # here: a page of mail never loads it
 
         self.notes = []
-        names, prefix = recipients.parse_instance(to)
+        nodes: set[str] = set()
+        if _addressed(to):  # an agent of a peer, or a session: its rules only then
+            from . import peer_routes
+
+            nodes = peer_routes.nodes_for(self, to)
+        names, prefix = recipients.parse_instance(to, nodes)
         authority.check_send(self.principal, names)
-        gates.check(self.store, self.config, self.principal, names)
+        local = [name for name in names if "@" not in name]
+        gates.check(self.store, self.config, self.principal, local)
         roster = recipients.roster_for(self.store, self.config, names, self.agent)
         self.notes = recipients.check_new(names, roster, self.agent, allow_new=new)
+        if len(local) < len(names):
+            from . import peer_routes
+
+            self.notes += peer_routes.check(self, names)
         subject = clean_field(subject, "subject", MAX_SUBJECT_LENGTH)
         fields: dict[str, Any] = {
             "expect_reply": expect_reply,
@@ -167,7 +187,12 @@ class Sending(MessageStates):
             raise Refused("notices from mailslot cannot be replied to; mark them done")
         if original.message.is_broadcast and sender == self.agent:
             raise Refused("that is your own broadcast; there is no one to reply to")
-        recipient = check_name(sender, "original sender")
+        if "@" in sender:  # an agent of a peer: back to its node
+            from .peer_routes import reply_address
+
+            recipient = reply_address(self, sender)
+        else:
+            recipient = check_name(sender, "original sender")
         authority.check_reply(self.principal, recipient)
         subject = chosen or original.message.subject
         if chosen is None and not subject.lower().startswith(_REPLY_PREFIX.lower()):
@@ -211,9 +236,12 @@ class Sending(MessageStates):
         return gates.Gate(self)
 
     def _after_delivery(self, message: Message, thread: str | None = None) -> None:
-        """Queue the wakes the recipients' own config allows; never fails the send.
-        ``thread``: the conversation it is part of (the governor counts its turns)."""
+        """Queue the wakes the recipients' own config allows (and see a watcher runs to
+        carry mail kept for peers); never fails the send. ``thread``: the conversation
+        it is part of (the governor counts its turns)."""
         if message.delivery != "wake" and not self._has_settings(message.to):
+            if any("@" in name for name in message.to):
+                self._see_watcher_runs()  # the watcher carries it to the peer
             return  # nothing can be queued or logged: the wake modules stay unloaded
         from ..wake.queue import enqueue_wakes  # here, so read paths never import it
 

@@ -88,7 +88,7 @@ LAYOUT_NAMES = frozenset({
     "config.json", "config.lock", "agents", "broadcast", "tmp", "log", "quarantine",
     "presence", "sessions", "claims", "waiters", "hook-sessions", "instances", "wake",
     "limits", "archive", "index", "tally", "sent", "registry", "gates", "fences",
-    "latest", "sidecars", "watcher", "bank"})
+    "latest", "sidecars", "watcher", "bank", "peers"})
 """What mailslot writes at the top of a mailbox folder (docs/format.md's layout): a
 folder holding any of them is a mailbox."""
 

@@ -16,6 +16,7 @@ Copying a store (``migrate``, a backup) is one loop over the namespaces marked
 
 from __future__ import annotations
 
+from ..core.addresses import is_node_name
 from ..core.errors import UnsafePath
 from ..core.ids import is_id
 from ..core.names import SESSION_KEY, is_gate_key, is_valid_name
@@ -50,9 +51,24 @@ def is_bucket_part(raw: str) -> bool:
 
 
 def is_once_key(raw: str) -> bool:
-    """1-240 of ``a-z 0-9 . _ + -``, not starting with a dot."""
+    """1-240 of ``a-z 0-9 . _ + - @`` (a message id from another node fits), not
+    starting with a dot."""
     return 0 < len(raw) <= 240 and raw[0] != "." and not raw.strip(
-        "abcdefghijklmnopqrstuvwxyz0123456789._+-")
+        "abcdefghijklmnopqrstuvwxyz0123456789._+-@")
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def is_outbox_item(raw: str) -> bool:
+    """What waits for a peer: a message id, or a receipt's ``r-<hex>``."""
+    return is_id(raw) or (raw.startswith("r-") and 8 <= len(raw) <= 66
+                          and _HEX.issuperset(raw[2:]))
+
+
+def is_envelope_id(raw: str) -> bool:
+    """An envelope id: 16-64 hexadecimal digits."""
+    return 16 <= len(raw) <= 64 and _HEX.issuperset(raw)
 
 
 def is_claim(raw: str) -> bool:
@@ -129,6 +145,15 @@ _EVERY = (
            copied="wakes"),
     _space("wake.claimed", ("queue", "agent", "id", "claim"), QUEUES.__contains__, is_agent,
            is_id, is_claim),
+    _space("peers.node", (), copied="node key"),
+    _space("peers.known", ("node",), is_node_name, copied="peers", replace=True),
+    _space("peers.links", ("node",), is_node_name),
+    _space("peers.outbox", ("node", "item"), is_node_name, is_outbox_item,
+           copied="for peers"),
+    _space("peers.sent", ("agent", "id"), is_valid_name, is_id, copied="sent to peers"),
+    _space("peers.received", ("node", "envelope"), is_node_name, is_envelope_id,
+           copied="envelopes taken"),
+    _space("peers.progress", ("node",), is_node_name),
 )
 NAMESPACES: dict[str, Namespace] = {space.name: space for space in _EVERY}
 """Every namespace by name: what each holds is in docs/architecture.md's table."""

@@ -57,8 +57,8 @@ def enqueue_notices(store: Store, message: Message) -> None:
     except MailslotError:
         return  # the wake queue logs the broken config already
     for agent in message.to:
-        if agent == message.sender:
-            continue
+        if agent == message.sender or "@" in agent:
+            continue  # an agent of another node: its own node tells it
         try:
             entries = notifier_entries(config, agent)
             for lane, item in enumerate(entries):

@@ -66,8 +66,8 @@ def enqueue_wakes(store: Store, message: Message, notifier: Notifier,
     if message.is_broadcast or message.sender == SYSTEM_SENDER:
         return
     for agent in message.to:
-        if agent == message.sender:
-            continue
+        if agent == message.sender or "@" in agent:
+            continue  # an agent of another node: its own node wakes it
         if message.ack:
             if message.delivery == "wake":
                 log(store, "wake_skipped", message.id, agent, reason="an ack wakes nobody")

@@ -18,6 +18,9 @@ check a key and hand the call to its namespace (docs/format.md)::
     gates/<gate>/pending/<name>         the id of <name>'s open access request
     fences/<agent>/<session>            the session that replaced <session>
     log/once/<key>                      an empty file: the key was marked
+    peers/node.json                     this node's public key (JSON)
+    peers/<space>/<node>[/<item>].json  what peers keep: known, links, outbox, sent,
+                                        received, progress (JSON; docs/format.md, "Peers")
 
 (the queues and the governor's buckets are :mod:`.wake_files` and :mod:`.limit_files`,
 loaded when first asked for: a hook asks for neither). A record is written whole in
@@ -227,7 +230,7 @@ class Files(Space):
 
     def _staged(self, store: MailboxFiles, key: Key, value: Any) -> str:
         """``value``'s file in ``tmp/``, to be renamed or linked into place."""
-        return store._stage(self.encode(value), f"{self.template[0]}-{key[0]}",
+        return store._stage(self.encode(value), "-".join((str(self.template[0]), *key[:1])),
                             sync=self.sync)
 
     def _synced(self, path: str) -> None:
@@ -279,6 +282,10 @@ def _empty(value: Any) -> bytes:
     return b""
 
 
+def _compact(value: Any) -> bytes:
+    return jsontext.dumps(value, ascii=False, compact=True).encode("utf-8")
+
+
 def _plain(value: Any) -> bytes:
     return str(value).encode()
 
@@ -312,6 +319,13 @@ SPACES: dict[str, Space] = {
                       dir_sync=True),
     "fences": Files(("fences", 0, 1), _plain, _text, sync=True, dir_sync=True),
     "once": Files(("log", "once", 0), _empty, _text, dir_sync=True),
+    "peers.node": Files(("peers", "node.json"), _compact, _json, sync=True, dir_sync=True,
+                        link=True),
+    **{f"peers.{name}": Files(("peers", name, *range(parts)), _compact, _json,
+                              suffix=".json", sync=synced, dir_sync=synced, link=True)
+       for name, parts, synced in (("known", 1, True), ("links", 1, False),
+                                   ("outbox", 2, True), ("sent", 2, True),
+                                   ("received", 2, False), ("progress", 1, False))},
 }
 """The namespaces kept as one file (or one set of lines) a key."""
 for _name, _kept in SPACES.items():

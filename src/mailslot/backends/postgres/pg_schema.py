@@ -308,7 +308,23 @@ MIGRATIONS: tuple[str, ...] = (
         USING (mailslot_bucket_owner(key) = mailslot_me())
         WITH CHECK (mailslot_bucket_owner(key) = mailslot_me());
     """,
-    # 16: a session's showings that await its host's record (the ``seen`` rung:
+    # 16: what peers keep (store/namespaces.py, ``peers.*``): a table a namespace, each
+    # record one JSON object. The admin role's alone: no agent role is granted them (mail
+    # for a peer is carried by the owner's watcher, which opens the store as admin).
+    """
+    CREATE TABLE peer_node (one boolean PRIMARY KEY DEFAULT true CHECK (one),
+                            record text NOT NULL);
+    CREATE TABLE peer_known (node text PRIMARY KEY, record text NOT NULL);
+    CREATE TABLE peer_links (node text PRIMARY KEY, record text NOT NULL);
+    CREATE TABLE peer_outbox (node text NOT NULL, item text NOT NULL, record text NOT NULL,
+                              PRIMARY KEY (node, item));
+    CREATE TABLE peer_sent (agent text NOT NULL, id text NOT NULL, record text NOT NULL,
+                            PRIMARY KEY (agent, id));
+    CREATE TABLE peer_received (node text NOT NULL, envelope text NOT NULL,
+                                record text NOT NULL, PRIMARY KEY (node, envelope));
+    CREATE TABLE peer_progress (node text PRIMARY KEY, record text NOT NULL);
+    """,
+    # 17: a session's showings that await its host's record (the ``seen`` rung:
     # mailslot.service.delivery.SessionMarks), each its agent's own as ``shown`` is.
     """
     CREATE TABLE marks (

@@ -32,6 +32,10 @@ def _json(row: Sequence[Any], key: Key, place: str) -> Any:
     return json.loads(row[0])
 
 
+def _json_text(value: Any) -> tuple[str]:
+    return (json.dumps(value, ensure_ascii=False, separators=(",", ":")),)
+
+
 def _empty(row: Sequence[Any], key: Key, place: str) -> str:
     return ""
 
@@ -64,7 +68,7 @@ class Table:
 
     def select(self, parts: int, columns: Sequence[str], *, order: bool = True) -> str:
         return (f"SELECT {', '.join(columns) or '1'} FROM {self.name}{self.match(parts)}"
-                + (f" ORDER BY {', '.join(self.keys)}" if order else ""))
+                + (f" ORDER BY {', '.join(self.keys)}" if order and self.keys else ""))
 
     def insert(self, conflict: str, *, words: bool = False) -> str:
         """One row (or, ``words``, one a word of a set) with ``conflict`` on a key taken."""
@@ -78,8 +82,8 @@ class Table:
     def upsert(self) -> str:
         changed = [f"{v} = excluded.{v}" for v in self.values]
         changed += ["touched = now()"] if self.touched else []
-        return self.insert(f"ON CONFLICT ({', '.join(self.keys)}) DO UPDATE SET "
-                           + ", ".join(changed))
+        target = ", ".join(self.keys) or "one"  # a table of one row: its key is `one`
+        return self.insert(f"ON CONFLICT ({target}) DO UPDATE SET " + ", ".join(changed))
 
     def replace(self) -> str:
         changed = ", ".join(f"{v} = %s" for v in self.values)
@@ -118,6 +122,11 @@ TABLES: dict[str, Table] = {
                   where="claim = ''", notify=("wake", 1)),
     "wake.claimed": Table("wakes", ("queue", "agent", "id", "claim"),
                           ("attempt", "not_before"), decode=_wake, where="claim <> ''"),
+    **{f"peers.{name}": Table(f"peer_{name}", keys, ("record",), encode=_json_text,
+                              decode=_json)
+       for name, keys in (("node", ()), ("known", ("node",)), ("links", ("node",)),
+                          ("outbox", ("node", "item")), ("sent", ("agent", "id")),
+                          ("received", ("node", "envelope")), ("progress", ("node",)))},
 }
 """Every namespace kept as a table of its own rows (the governor's buckets and the
 config are :mod:`.pg_limits`')."""

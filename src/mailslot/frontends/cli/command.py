@@ -1,7 +1,8 @@
 """How a ``mailslot`` command is declared, and what every command's handler shares.
 
 A command is a :class:`Command` value in its feature's module (``mail_commands``,
-``agent_commands``, ``keep_commands``, ``admin_commands``, ``run_commands``): its name,
+``agent_commands``, ``keep_commands``, ``admin_commands``, ``run_commands``,
+``peer_commands``): its name,
 help and examples, then its options (``@cmd.arguments``) and its handler
 (``@cmd.handler``), one after the other. ``cli.main`` builds the parser from them and
 runs the handler; a handler parses nothing and translates no error: it calls the service
@@ -40,6 +41,7 @@ HELP_ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("admin_commands", ("init",)),
     ("keep_commands", ("migrate",)),
     ("admin_commands", ("config", "pg")),
+    ("peer_commands", ("peer",)),
     ("run_commands", ("start",)),
     ("keep_commands", ("search", "thread", "index", "archive", "export", "backup",
                        "restore", "import")),

@@ -256,7 +256,8 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
     if not agents:
         return "no agents known yet"
     rows = [(a.name + (f" [gated: {a.gate_group}, {a.group_members} members]" if a.gate_group
-                       else " [gated]" if a.gated else "") + _lifetime(a),
+                       else " [gated]" if a.gated else "") + _lifetime(a)
+             + (f" [stale: link down since {_date(a.stale_since)}]" if a.stale_since else ""),
              str(a.unread), _presence(a),
              ", ".join(f"@{i}" for i in a.instances) or "-", a.subagent_of or "-", a.wake,
              a.notify, ", ".join(a.known_from)) for a in agents]
@@ -504,3 +505,39 @@ def _states(recipients: list[RecipientStatus]) -> str:
     """``reviewer read, builder stored (why)``: each recipient's rung, in one line."""
     return ", ".join(f"{r.agent} {_rung(r)}" + (f" ({r.waiting})" if r.waiting else "")
                      for r in recipients)
+
+
+def peers(me: dict[str, object], found: list[dict[str, object]]) -> str:
+    """This node and each peer: its destination, key, roster, link and queue."""
+    lines = [f"this node: {me.get('node')} (key {me.get('fingerprint') or 'not made yet'})"]
+    if not found:
+        lines.append("no peers yet (mailslot peer add NAME SSH_DEST)")
+    for peer in found:
+        link = peer.get("link")
+        state = "not tried yet" if not isinstance(link, dict) else (
+            f"up, last exchange {_date(str(link.get('last_ok')))}" if link.get("up")
+            else f"down since {_date(str(link.get('since')))}: {link.get('error')}")
+        roster = peer.get("roster") or []
+        lines += [f"{peer['name']}  {peer.get('ssh') or '(connects here)'}",
+                  f"  key      {peer.get('fingerprint') or 'not pinned yet'}",
+                  f"  agents   {', '.join(map(str, roster)) if roster else '-'}",  # type: ignore[call-overload]
+                  f"  link     {state}",
+                  f"  queued   {peer.get('queued')}"]
+    return "\n".join(lines)
+
+
+def peer_added(added: dict[str, object]) -> str:
+    if added.get("ssh") is None:
+        return f"peer {added['name']} added: {added.get('note')}"
+    roster = added.get("roster") or []
+    verb = "pinned" if added.get("new") else "already pinned, unchanged"
+    return (f"peer {added['name']} at {added['ssh']}: node key {added['fingerprint']} "
+            f"({verb}); this node {added.get('node')} is {added.get('own_fingerprint')}\n"
+            f"  agents: {', '.join(map(str, roster)) or '-'}")  # type: ignore[call-overload]
+
+
+def synced(done: list[dict[str, object]]) -> str:
+    if not done:
+        return "no peer this node reaches (mailslot peer add NAME SSH_DEST)"
+    return "\n".join(f"{d['name']}: {d['moved']} envelope(s) moved" if d["ok"]
+                     else f"{d['name']}: failed: {d['error']}" for d in done)
