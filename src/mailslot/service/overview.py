@@ -1,6 +1,6 @@
 """The service's overviews: where a message stands (``status``), what an agent sent
-(``sent``), who is known (``who``), and whether the mailbox folder is healthy
-(``doctor``).
+(``sent``), who is known (``who``) and whether a watcher runs (``doctor``'s own checks
+are :mod:`.checkup`).
 
 Reached through :class:`~mailslot.service.mailbox.Mailbox`; kept apart from the mail operations
 because they read across every mailbox rather than one agent's.
@@ -8,19 +8,17 @@ because they read across every mailbox rather than one agent's.
 
 from __future__ import annotations
 
-import os
-
 from ..access import instances
 from ..access.authority import expired
 from ..access.gates import group_of
 from ..core.addresses import node_named
 from ..core.config import DEFAULT_UNSURFACED_MINUTES, Config
 from ..core.dates import datetime
-from ..core.errors import MailslotError, NotFound, Unreadable, UnsafePath
+from ..core.errors import MailslotError, NotFound, Unreadable
 from ..core.ids import recipient_of, sender_of
 from ..core.message import Message, State
 from ..core.names import RESERVED
-from ..core.results import AgentInfo, DoctorReport, RecipientStatus, Status, WatcherInfo
+from ..core.results import AgentInfo, RecipientStatus, Status, WatcherInfo
 from ..core.values import replace
 from ..mail.broadcasts import to_serve
 from ..mail.presence import summarize
@@ -33,7 +31,6 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
-STALE_STAGING_SECONDS = 36 * 3600
 UNSURFACED_LOOKED = 200
 """How many of an agent's overdue unread messages (the oldest) ``who`` asks the events
 log about: its ``unsurfaced`` count stops there, so it costs the same however much
@@ -562,20 +559,6 @@ def watcher(store: Store, config: Config) -> WatcherInfo:
                    else None)
 
 
-def _watcher_checked(store: Store, config: Config, problems: list[str]) -> WatcherInfo | None:
-    """:func:`watcher`, with what is planted where the watcher's folder, lock, record or
-    log should be added to ``problems`` (the file store's own check names what is in
-    its folder; a store that is no folder keeps them under the state folder)."""
-    from ..mail import watchers
-
-    if store.folder is None:
-        problems.extend(watchers.problems(store))
-    try:
-        return watcher(store, config)
-    except UnsafePath:  # a planted folder or lock: named among the problems already
-        return None
-
-
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -602,125 +585,3 @@ def wake_setting(config: Config, agent: str) -> str:
     if settings.opt_in == "never":
         return "off"
     return settings.method + (" (on request)" if settings.opt_in == "requested" else "")
-
-
-def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorReport:
-    """Check permissions, config, wake settings and leftovers; with ``deep`` (or ``fix``)
-    also every stored file and every message; with ``fix``, repair what is safe to and
-    move unreadable messages to the quarantine folder (nothing is ever deleted but stale
-    staging files). Without ``deep`` the check is bounded by open mail, not history
-    (:meth:`~mailslot.store.base.Store.problems`), and the report says so.
-    """
-    deep = deep or fix
-    fixed = _repair(store) if fix else []
-    problems = store.problems(deep=deep)
-    watching: WatcherInfo | None = None
-    try:
-        config = Config(store.load_config())
-        problems.extend(config.problems())
-    except MailslotError as exc:  # an unreadable config is a finding, not a crash
-        problems.append(str(exc))
-    else:
-        watching = _watcher_checked(store, config, problems)
-    if watching is not None and watching.wanted and not watching.running \
-            and not watching.on_demand:
-        problems.append(f"watcher: {watching.describe()}")
-    wake_problems, routes = _wakes(store)
-    problems.extend(wake_problems)
-    if deep:
-        problems.extend(_unreadable(store, fix, fixed))
-    _stale_staging(store, fix, problems, fixed)
-    return DoctorReport(store.location, problems, fixed, watching, deep=deep,
-                        bridges=_bridges(store), routes=routes, kind=store.kind)
-
-
-def _repair(store: Store) -> list[str]:
-    """``doctor --fix``'s first steps, before anything is checked: permissions tightened
-    and the kept counts counted again. Returns what was done."""
-    fixed: list[str] = []
-    changed = store.fix_permissions()
-    if changed:
-        fixed.append(f"tightened permissions on {changed} path(s)")
-    try:
-        recounted = store.repair_counts()
-    except MailslotError:  # a planted folder: problems() names it below
-        recounted = 0
-    if recounted:
-        fixed.append(f"counted {recounted} mailbox tally(s) again")
-    return fixed
-
-
-def _stale_staging(store: Store, fix: bool, problems: list[str], fixed: list[str]) -> None:
-    """Staging files a crashed writer left: a problem, or (``fix``) removed."""
-    try:
-        staged = store.staging()
-    except MailslotError as exc:  # tmp/ itself planted or unusable: a finding too
-        problems.append(str(exc))
-        staged = []
-    stale = [s for s in staged if s.age_seconds > STALE_STAGING_SECONDS]
-    if stale and fix:
-        removed = 0
-        for item in stale:
-            try:
-                store.remove_staging(item)
-                removed += 1
-            except MailslotError as exc:  # swapped for a folder meanwhile, or locked
-                problems.append(str(exc))
-        if removed:
-            fixed.append(f"removed {removed} staging file(s) older than 36 hours")
-    elif stale:
-        problems.append(
-            f"{len(stale)} staging file(s) older than 36 hours (left by a crashed writer;"
-            " `mailslot doctor --fix` removes them)"
-        )
-
-
-def _bridges(store: Store) -> tuple[str, ...]:
-    """Each host whose bridge config.json asks for or that runs: the agents it lists
-    now (read from the host's registry: a bridge's records name this mailbox)."""
-    from .. import host_registry as hosts
-
-    try:
-        raw = store.load_config().get("bridges")
-    except MailslotError:
-        raw = None
-    asked = set(raw) if isinstance(raw, list) else set()
-    lines = []
-    for host in map(hosts.host, hosts.BRIDGED):
-        shapes = host.bridge()
-        running = shapes.bridges(store.location, os.environ)
-        if running:
-            listed = ", ".join(f"{agent} (pid {pid})" for agent, pid in sorted(running))
-            lines.append(f"{host.name}: runs, listing {listed}")
-        elif host.name in asked:
-            lines.append(f"{host.name}: asked for in config.json (bridges), not running "
-                         "(the watcher runs it: mailslot watch)")
-    return tuple(lines)
-
-
-def _wakes(store: Store) -> tuple[list[str], tuple[str, ...]]:
-    """What ``watch --validate`` rejects, so ``doctor`` never says ok over it, and which
-    way each woken agent's wake would go now (a method that picks at wake time)."""
-    from ..wake.report import validate  # only doctor needs it here
-
-    report = validate(store)  # its config-wide problems are the config's, reported above
-    return ([f"wake: {a.agent}: {p}" for a in report.agents for p in a.problems],
-            tuple(f"{a.agent} ({a.method}): {a.route}" for a in report.agents if a.route))
-
-
-def _unreadable(store: Store, fix: bool, fixed: list[str]) -> list[str]:
-    """Unreadable messages, each named; with ``fix``, moved to the quarantine folder."""
-    problems: list[str] = []
-    moved = 0
-    for agent, message_id, why in store.unreadable():
-        if not fix:
-            problems.append(f"{why} (`mailslot doctor --fix` moves it to quarantine)")
-            continue
-        try:
-            store.quarantine(agent, message_id)
-            moved += 1
-        except MailslotError as exc:
-            problems.append(f"{why}; not moved: {exc}")
-    if moved:
-        fixed.append(f"moved {moved} unreadable message(s) to the quarantine folder")
-    return problems
