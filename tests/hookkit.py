@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,6 +14,15 @@ from mailslot.backends import store_location
 from mailslot.mail.invocation import invocation
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hosts"
+MARK = re.compile(r"mslt-[0-9a-f]{12}")
+"""A showing's fingerprint (mailslot.service.seen)."""
+
+
+def mark_of(text: str) -> str:
+    """The fingerprint a hook's output carries ("": none): random, so a test takes it
+    from what it compares (a host whose record holds the moment gets one)."""
+    found = MARK.search(text)
+    return found.group() if found else ""
 WHEN = datetime(2026, 5, 20, 10, 15, 0, tzinfo=UTC)
 
 HEADER = (
@@ -66,12 +76,15 @@ def hint(messages: list[Message], *, agent: str, tools: str = "{}") -> str:
 
 
 def expected(messages: list[Message], scope: str, *, agent: str = "gemini",
-             tools: str = "{}", host: str | None = None) -> str:
-    """What a hook shows; ``host``: the caller, whose answer note comes under the count."""
+             tools: str = "{}", host: str | None = None, mark: str = "") -> str:
+    """What a hook shows; ``host``: the caller, whose answer note comes under the count;
+    ``mark``: the showing's fingerprint, whose line comes first."""
     count = len(messages)
     summary = (f"[mailslot] {count} message{'' if count == 1 else 's'} {scope}; "
                f"{count} shown below, oldest first.")
     note = hosts.host(host).answer_note(tools) if host else ""
     summary += f"\n[mailslot] {note}" if note else ""
+    if mark:
+        summary = f"[mailslot] delivery {mark} (mailslot's receipt; nothing to do)\n{summary}"
     return "\n\n".join([HEADER, summary, *map(block, messages),
                          hint(messages, agent=agent, tools=tools)])

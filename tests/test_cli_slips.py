@@ -37,7 +37,8 @@ def no_mailbox(where: Path) -> str:
 READING = [
     ["inbox"], ["inbox", "--for", "all"], ["sent"], ["read", AN_ID], ["mark-read", AN_ID],
     ["done", AN_ID], ["done", "--all"], ["reply", AN_ID, "--body", "x"], ["retract", AN_ID],
-    ["status", AN_ID], ["who"], ["agent", "list"], ["agent", "show", "gemini"], ["doctor"],
+    ["status", AN_ID], ["stats"], ["who"], ["agent", "list"], ["agent", "show", "gemini"],
+    ["doctor"],
     ["doctor", "--deep"], ["doctor", "--fix"], ["pending"], ["sessions"],
     ["sessions", "--started"], ["gate"], ["config", "show"], ["config", "get", "owner"],
     ["config", "export"], ["search", "hello"], ["thread", AN_ID], ["index", "--rebuild"],

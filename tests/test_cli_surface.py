@@ -247,4 +247,7 @@ def test_sent_includes_broadcasts_with_who_was_served(cli: Cli) -> None:
     assert listed[0]["recipients"] == [{"agent": "gemini", "state": "read",
                                         "read_at": listed[0]["recipients"][0]["read_at"],
                                         "done_at": None, "rung": "read", "surfaced": None,
-                                        "wake": None, "replied_at": None, "waiting": None}]
+                                        "wake": None, "replied_at": None, "waiting": None,
+                                        "seen": None, "woken_at": None,
+                                        "timing": listed[0]["recipients"][0]["timing"]}]
+    assert set(listed[0]["recipients"][0]["timing"]) == {"read"}

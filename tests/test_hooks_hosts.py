@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from hookkit import HEADER, expected, fixture, sender
+from hookkit import HEADER, MARK, expected, fixture, mark_of, sender
 from mailslot import Message
+from mailslot import host_registry as hosts
 
 Cli = Callable[..., Result]
 START = "waiting for gemini"
@@ -112,8 +113,12 @@ def test_host_input_gets_exact_output(
     assert (r.code, r.err) == (0, "")
     caller = name.split("-")[0]
     tools = SPELLING.get(caller, "{}")
+    found = MARK.search(r.out)
+    keeps = hosts.host(host).events[event] in hosts.host(caller).record_holds \
+        and b"transcript_path" in fixture(name)
+    assert (found is not None) == (keeps and r.out != "{}")  # only hosts whose record holds it
     assert json.loads(r.out) == shape(expected(mail, scope, agent="gemini", tools=tools,
-                                               host=caller))
+                                               host=caller, mark=found.group() if found else ""))
 
 
 @pytest.mark.parametrize(("name", "host", "event"), [
@@ -163,7 +168,8 @@ def test_answer_commands_name_the_agent_and_the_mailbox_whatever_the_identity_ca
     monkeypatch.setenv("MAILSLOT_AGENT", "gemini")
     r = cli("hook", "claude", "session-start", stdin=fixture("claude-session-start"))
     text = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
-    assert text == expected(mail, START, tools=SPELLING["claude"], host="claude")
+    assert text == expected(mail, START, tools=SPELLING["claude"], host="claude",
+                            mark=mark_of(text))
     assert f" --agent gemini --dir {root} reply ID`" in text
 
 
@@ -177,7 +183,8 @@ def test_real_process_with_git_identity(mail: list[Message], isolated: Path) -> 
                           cwd=checkout / "src", env=os.environ, timeout=60, check=False)
     assert (done.returncode, done.stderr) == (0, b"")
     assert json.loads(done.stdout) == {"hookSpecificOutput": {
-        "hookEventName": "SessionStart", "additionalContext": expected(mail, START)}}
+        "hookEventName": "SessionStart",
+        "additionalContext": expected(mail, START, mark=mark_of(done.stdout.decode()))}}
     assert done.stdout.decode("ascii").startswith('{"hookSpecificOutput"')
 
 
@@ -202,7 +209,7 @@ def test_post_tool_input_gets_directed_mail_mid_turn(
     assert (r.code, r.err) == (0, "")
     tools = SPELLING.get(host, "{}")
     assert json.loads(r.out) == shape(expected(mail[:1], LATER, agent="gemini",  # no broadcast
-                                               tools=tools, host=host))
+                                               tools=tools, host=host, mark=mark_of(r.out)))
 
 
 def test_post_tool_hook_borrowed_by_cursor_shows_nothing(

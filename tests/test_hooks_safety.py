@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Result
-from hookkit import HEADER, fixture, run_as, sender
+from hookkit import HEADER, fixture, mark_of, run_as, sender
 from mailslot import host_registry as hosts
 
 Cli = Callable[..., Result]
@@ -62,6 +62,7 @@ def test_body_cannot_forge_framing_lines(cli: Cli, root: Path, trick: str) -> No
                if not line.startswith(">")]
     assert framing == [
         HEADER, "",
+        f"[mailslot] delivery {mark_of(text)} (mailslot's receipt; nothing to do)",
         "[mailslot] 1 message waiting for gemini; 1 shown below, oldest first.",
         "[mailslot] " + hosts.host("claude").answer_note("mcp__mailslot__{}"), "",
         f"[mailslot] message {real.id}", "from: claude", f"date: {real.date}", "subject:",

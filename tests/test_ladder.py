@@ -218,8 +218,8 @@ def test_status_wait_blocks_until_the_rung_and_times_out_in_one_line(
     out, _ = waiting.communicate(timeout=60)
     assert waiting.returncode == 0
     assert json.loads(out)["recipients"][0]["rung"] == "surfaced"
-    bad = run_cli("--agent", "alice", "status", sent.id, "--wait", "seen", env=env)
-    assert bad.returncode == 2 and "invalid choice: 'seen'" in bad.stderr
+    bad = run_cli("--agent", "alice", "status", sent.id, "--wait", "gone", env=env)
+    assert bad.returncode == 2 and "invalid choice: 'gone'" in bad.stderr
 
 
 def test_the_send_command_takes_notify_when(location: str) -> None:

@@ -10,7 +10,8 @@ from mailslot.store.namespaces import LOCKS, NAMESPACES, QUEUES, namespace
 from support import make_message
 
 MID = make_message().id
-GOOD = {"config": (), "shown": ("gemini", "s-1"), "seen": ("gemini",),
+GOOD = {"config": (), "shown": ("gemini", "s-1"), "marks": ("gemini", "s-1"),
+        "seen": ("gemini",),
         "passed": ("+team",), "hook-sessions": ("gemini", "0193-a"),
         "instances": ("gemini", MID), "latest": ("gemini", "codex"), "claims": ("gemini",),
         "waiters": ("gemini", "s.1"), "presence": ("gemini", "host-12-ab"),

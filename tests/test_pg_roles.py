@@ -23,8 +23,8 @@ from mailslot.wake.claims import Queue, notifier_queue
 from pgcluster import Cluster
 from support import make_message, put_config, run_cli
 
-PRIVATE = ("mail", "seen", "shown", "waiters", "claims", "latest_sessions", "fences",
-           "wakes", "passed", "session_log")
+PRIVATE = ("mail", "seen", "shown", "marks", "waiters", "claims", "latest_sessions",
+           "fences", "wakes", "passed", "session_log")
 """Tables whose rows of another agent an agent role never sees."""
 
 
@@ -55,6 +55,7 @@ def codex_mail(url: str) -> Message:
     admin.set_request("codex", "claude", sent.id)
     admin.add_seen("codex", [news.id])
     admin.add_shown("codex", "s1", [sent.id])
+    admin.add("marks", ("codex", "s1"), [f"shown:mslt-0123456789ab:0:start:{sent.id}"])
     admin.set_waiter("codex", "s1", 4242)
     admin.claim("codex", "/home/codex")
     admin.set_latest_session("codex", "claude", "s1")
@@ -100,6 +101,8 @@ FORGERIES = {
                     "UPDATE SET accept = 'open'",
     "codex's members": "INSERT INTO members VALUES ('codex', 'gemini')",
     "codex's fence": "INSERT INTO fences VALUES ('codex', 's1', 'forged')",
+    "codex's session marks": "INSERT INTO marks (agent, session, word) VALUES "
+                             "('codex', 's1', 'missed:mslt-0123456789ab')",
     "codex's latest session": "INSERT INTO latest_sessions VALUES ('codex', 'x', 'y')",
     "a wake for mail gemini did not send": "INSERT INTO wakes (agent, id, attempt, "
                                            "not_before) SELECT 'codex', %s, 1, 0",
@@ -355,7 +358,8 @@ def test_a_role_writes_only_its_own_agents_buckets(url: str) -> None:
                      "ON CONFLICT DO NOTHING")
     theirs = ["sends.bob", "sends.bob.carol", "sends.carol", "sends.carol.bob",
               "wakes.bob.carol", "wakes.bob", "sends.noisy1", "sends.noisy1.bob",
-              "wakes.bob.noisy1", "sends.noisy2", "sends.noisy2.bob", "wakes.bob.noisy2"]
+              "wakes.bob.noisy1", "sends.noisy2", "sends.noisy2.bob", "wakes.bob.noisy2",
+              *(f"sends.{name}.-bytes" for name in ("bob", "carol", "noisy1", "noisy2"))]
     with psycopg.connect(as_role(url, "alice"), autocommit=True) as conn:
         keys = [k for (k,) in conn.execute("SELECT key FROM buckets ORDER BY key")]
         assert keys == sorted(theirs)  # read: a wake's share counts bob's senders

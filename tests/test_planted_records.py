@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from hookkit import fixture
+from hookkit import fixture, session_of
 from mailslot import FileStore
 from mailslot.access import authority
 from mailslot.mail import watchers
@@ -42,7 +42,8 @@ KINDS = {  # a record of each kind that who, doctor, status and list_agents may 
     "gate": "gates/bob/accept",
     "gate passed": "gates/bob/passed",
     "hook session": "hook-sessions/carol/*",
-    "session": "sessions/carol/*",
+    "session": f"sessions/carol/{session_of('claude-session-start')}",
+    "session marks": "sessions/carol/*.marks",
     "latest session": "latest/carol/claude",
     "presence": "presence/alice/*.json",
     "send limit": "limits/sends.alice",

@@ -567,6 +567,21 @@ class TestSessions:
         store.set_waiter("gemini", "s1", 42)
         assert store.waiter("gemini", "s1") == 42 and store.waiter_pids("gemini") == [42]
 
+    def test_a_sessions_marks_are_its_own_and_forgotten_with_it(self, store: Store) -> None:
+        """What a session's showings await (the ``seen`` rung) is kept apart from what it
+        was shown: no listing of shown sessions counts it, and it goes with the session."""
+        store.add_shown("gemini", "s1", ["a"])
+        store.add("marks", ("gemini", "s1"), ["shown:mslt-0123456789ab:0:start:a"])
+        store.add("marks", ("gemini", "s1"), ["seen:mslt-0123456789ab"])
+        assert store.shown("gemini", "s1") == {"a"}
+        assert store.items("shown") == {("gemini", "s1"): {"a"}}
+        assert store.items("marks") == {("gemini", "s1"): {
+            "shown:mslt-0123456789ab:0:start:a", "seen:mslt-0123456789ab"}}
+        store.prune_sessions("gemini", older_than=3600)
+        assert store.keys("marks") == [("gemini", "s1")]  # recent: kept
+        store.prune_sessions("gemini", older_than=-1)
+        assert store.get("marks", ("gemini", "s1")) == set() and store.items("marks") == {}
+
     def test_shown_at_says_when_a_session_was_last_shown_anything(self, store: Store) -> None:
         assert store.shown_at("gemini", "s1") is None
         before = time.time()

@@ -367,3 +367,19 @@ def test_a_probable_typo_names_the_forms_own_way_to_send_anyway(server: WebServe
     assert f"tick “{box}”" in html and "--new" not in html and "new=true" not in html
     status, _ = post_form(server, cookie, "/compose", {**typo, "new": "on"})
     assert status == 303 and len(list((root / "agents" / "gemnii" / "new").iterdir())) == 1
+
+
+def test_the_stats_page_shows_each_steps_times(root: Path) -> None:
+    """``/stats``: ``mailslot stats`` on the page, every agent's mail (the owner's view)."""
+    store = FileStore(root)
+    put_config(store, {"owner": "sarah"})
+    sent = Mailbox(store, Identity("claude", "--agent")).send("gemini", "Plan", "go", new=True)
+    Mailbox(store, Identity("gemini", "--agent")).read(sent.id)
+    with web_server() as running:
+        cookie = login(running)
+        html = page(running, cookie, "/stats")
+        row = html.split('<th scope="row"><a href="/mail/gemini">gemini</a></th>', 1)[1]
+        assert "<td>to read</td>" in row.split("</tr>", 1)[0]
+        assert "No mail was delivered" in page(running, cookie, "/stats?since=2099-01-01")
+        bad = request(running, "GET", "/stats?since=nope", headers={"Cookie": cookie})
+        assert bad.status == 400

@@ -31,10 +31,12 @@ message (its body cut short) fit in it."""
 GOVERNOR_DEFAULTS: dict[str, int] = {
     "pair_sends_per_hour": 120, "agent_sends_per_hour": 360,
     "pair_wakes_per_hour": 60, "agent_wakes_per_hour": 120, "hop_limit": 40,
+    "agent_bytes_per_hour": 4_000_000, "thread_bytes_per_hour": 1_000_000,
+    "thread_turns_per_hour": 60,
 }
 """The loop governor's limits when ``config.json`` says nothing (docs/security.md, "The
 loop governor"; the rules are in :mod:`mailslot.mail.governor`). A pair exchanging a
-message a minute stays within them for as long as it likes."""
+message a minute (of 8 KB, woken each time) stays within them for as long as it likes."""
 
 
 class Config:
@@ -81,7 +83,7 @@ class Config:
         for check in (lambda: self.owner, lambda: self.max_body_bytes, self._agent_values,
                       lambda: self.context_budget(None),
                       lambda: self.require_credentials, self.governor,
-                      self.unsurfaced_after):
+                      self.unsurfaced_after, self.unread_alert):
             try:
                 check()
             except StoreError as exc:
@@ -148,6 +150,20 @@ class Config:
             raise StoreError(f"config.json: {where} must be a whole number of bytes, "
                              f"{MIN_CONTEXT_BUDGET} or more")
         return value
+
+    def unread_alert(self) -> float | None:
+        """``alerts.unread_after_minutes`` in seconds: the owner is told of unread mail
+        older than that (:mod:`mailslot.service.aging`); ``None``: no alerts."""
+        section = self.raw.get("alerts")
+        if section is None:
+            return None
+        value = section.get("unread_after_minutes") if isinstance(section, dict) else "?"
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise StoreError("config.json: alerts.unread_after_minutes must be a number of "
+                             "minutes above 0")
+        return float(value) * 60
 
     # Bounded authority ---------------------------------------------------
     @property

@@ -20,7 +20,19 @@ else:
         from datetime import datetime, timedelta, timezone
     UTC = timezone.utc  # noqa: UP017 (datetime.UTC would load datetime.py)
 
-__all__ = ["UTC", "datetime", "span", "timedelta", "timezone"]
+__all__ = ["UTC", "aware", "datetime", "span", "timedelta", "timezone"]
+
+
+def aware(value: object) -> datetime | None:
+    """An ISO 8601 time that names its offset (a receipt's ``ts``), or ``None`` for
+    anything else."""
+    if not isinstance(value, str):
+        return None
+    try:
+        found = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return found if found.tzinfo is not None else None
 
 
 def span(text: str, units: dict[str, int]) -> int | None:

@@ -88,3 +88,8 @@ class Unauthorized(Refused):
 class Throttled(Refused):
     """A send the loop governor stopped (:mod:`mailslot.mail.governor`): nothing was
     written; the line says why and how it can go on."""
+
+    loop: object = None
+    """When it stopped a loop (the message would have grown a chain of causes): the
+    chain (:class:`mailslot.mail.causes.Chain`) and the limit's name, for the owner's
+    one notice."""

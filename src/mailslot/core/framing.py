@@ -101,6 +101,8 @@ def frame(
         lines.append(f"in reply to: {shown(one_line(message.in_reply_to))}")
     if message.expect_reply:
         lines.append("expects: a reply")
+    if message.ack:
+        lines.append("kind: an ack (it only acknowledges; do not answer it)")
     if message.re_issue:
         lines.append("re issue:")
         lines.append(quote(message.re_issue))
@@ -120,13 +122,29 @@ def frame(
     return "\n".join(lines)
 
 
+def new_mark() -> str:
+    """A showing's fingerprint: ``mslt-`` and 12 random hex digits, unguessable and new
+    each time, and nothing any host escapes (:mod:`mailslot.service.seen`)."""
+    import os
+
+    return "mslt-" + os.urandom(6).hex()
+
+
+def mark_line(mark: str) -> str:
+    """The line that carries a showing's fingerprint (``mslt-`` and hex digits, made by
+    mailslot: never a sender's text), first after the header, so that a host that sends
+    only the start of a large result (2 KB, in one) sends it too."""
+    return f"[mailslot] delivery {mark} (mailslot's receipt; nothing to do)"
+
+
 def frame_all(
     messages: Sequence[Message], *, with_body: bool = True, with_hint: bool = True,
-    cli: str = "mailslot",
+    cli: str = "mailslot", mark: str = "",
 ) -> str:
-    """The header, then every message, separated by blank lines, then (``with_hint``)
-    how to answer them, once."""
-    parts = [HEADER, *(frame(m, with_body=with_body, cli=cli) for m in messages)]
+    """The header, then (``mark``) the showing's fingerprint, then every message,
+    separated by blank lines, then (``with_hint``) how to answer them, once."""
+    parts = [HEADER, *([mark_line(mark)] if mark else []),
+             *(frame(m, with_body=with_body, cli=cli) for m in messages)]
     if with_hint and messages:
         parts.append(answer_hint([m.id for m in messages], cli))
     return "\n\n".join(parts)
@@ -160,6 +178,7 @@ def injection(
     notes: Sequence[str] = (),
     tools: str = "{}",
     answer_note: str = "",
+    mark: str = "",
 ) -> tuple[str, list[str]]:
     """The text a hook injects, at most ``limit`` bytes (UTF-8), and the ids shown in it.
 
@@ -172,11 +191,14 @@ def injection(
     ("waiting for reviewer"); ``notes`` are one-line warnings from mailslot itself, shown
     before the messages; ``tools`` spells the tools named (see :func:`answer_hint`);
     ``answer_note`` (the host's, never a sender's) says which tool answers mail, shown
-    under the count when there is mail to show.
+    under the count when there is mail to show; ``mark`` is the showing's fingerprint
+    (:func:`mark_line`), first when there is mail to show.
     """
     head = [f"[mailslot] {one_line(note)}" for note in notes]
     if not pending:
         return "\n".join(head), []
+    if mark:
+        head.insert(0, mark_line(mark))
     tail = [f"[mailslot] {one_line(answer_note)}"] if answer_note else []
     most = len(pending)  # the longest summary line is reserved before counting
     room = limit - (size(HEADER) + sum(size(h) + 1 for h in (*head, *tail)) + 2

@@ -56,7 +56,7 @@ def max_file_bytes(max_body_bytes: int) -> int:
 
 
 _FIELDS = ("id", "date", "sender", "to", "subject", "body", "re_issue", "in_reply_to",
-           "thread", "expect_reply", "delivery", "instance", "notify_when")
+           "thread", "expect_reply", "delivery", "instance", "notify_when", "cause", "ack")
 NOTIFY_RUNGS = ("surfaced", "read", "done")
 """The rungs of the delivery ladder a sender may ask to be told of (``notify_when``)."""
 
@@ -87,6 +87,12 @@ class Message:
     notify_when: str | None
     """The rung (:data:`NOTIFY_RUNGS`) at which the sender is told, once, that the first
     recipient reached it; ``None``: not asked."""
+    cause: str | None
+    """The id of the agent mail its sender had just been given when it sent this (set
+    by the sender's process: :mod:`mailslot.mail.causes`); ``None``: none, or a reply
+    (whose cause is ``in_reply_to``)."""
+    ack: bool
+    """An acknowledgement that says nothing more: delivered and shown, it wakes nobody."""
     extra: dict[str, Any]
     """Header keys mailslot does not know, kept as read; not part of equality."""
 
@@ -105,10 +111,12 @@ class Message:
         delivery: Delivery = "inbox",
         instance: str | None = None,
         notify_when: str | None = None,
+        cause: str | None = None,
+        ack: bool = False,
         extra: dict[str, Any] | None = None,
     ) -> None:
         values = (id, date, sender, to, subject, body, re_issue, in_reply_to, thread,
-                  expect_reply, delivery, instance, notify_when,
+                  expect_reply, delivery, instance, notify_when, cause, ack,
                   {} if extra is None else extra)
         for name, value in zip(self.__slots__, values, strict=True):
             object.__setattr__(self, name, value)
@@ -169,6 +177,10 @@ class Message:
             head["instance"] = self.instance
         if self.notify_when is not None:
             head["notify_when"] = self.notify_when
+        if self.cause is not None:
+            head["cause"] = self.cause
+        if self.ack:
+            head["ack"] = True
         return head
 
     def as_dict(self, *, with_body: bool = True) -> dict[str, Any]:
@@ -425,7 +437,7 @@ def from_header(head: dict[str, Any], body: str, name: str) -> Message:
     if delivery not in ("inbox", "wake"):
         raise Unreadable(f"{name}: header field 'delivery' is {delivery!r}")
     known = {"id", "date", "from", "to", "subject", "re_issue", "in_reply_to", "thread",
-             "expect_reply", "delivery", "instance", "notify_when"}
+             "expect_reply", "delivery", "instance", "notify_when", "cause", "ack"}
     notify_when = head.get("notify_when")
     return Message(
         id=text("id"),
@@ -441,5 +453,7 @@ def from_header(head: dict[str, Any], body: str, name: str) -> Message:
         delivery=delivery,
         instance=text("instance", optional=True),
         notify_when=notify_when if notify_when in NOTIFY_RUNGS else None,
+        cause=text("cause", optional=True),
+        ack=head.get("ack") is True,
         extra={k: v for k, v in head.items() if k not in known},
     )

@@ -168,13 +168,17 @@ class RecipientStatus:
     state: State | None  # None: the copy is gone (or was never delivered)
     read_at: str | None = None
     done_at: str | None = None
-    rung: str = "stored"  # the highest reached: stored, surfaced, read, done, replied
-    surfaced: dict[str, Any] | None = None  # first shown to a model: at, host, session, how, times
+    rung: str = "stored"  # the highest reached: stored, surfaced, seen, read, done, replied
+    surfaced: dict[str, Any] | None = None  # first shown to a model: at, host, session, how,
+    # times; again (shown again: the record showed it not given), missed, marked
     wake: dict[str, Any] | None = None  # the newest wake line: outcome, method, at, reason
     replied_at: str | None = None
     waiting: str | None = None  # stored and unread: why no model was shown it yet
     # (an agent of a peer: rung "queued" while it waits for the link, "bounced" once it
     # went back to its sender; ``waiting`` says why)
+    seen: dict[str, Any] | None = None  # the host's record showed it given: at, host, ...
+    woken_at: str | None = None  # when a wake of it first succeeded
+    timing: dict[str, float] | None = None  # seconds from stored to each rung reached
 
 
 @dataclass(frozen=True)
@@ -255,6 +259,8 @@ class AgentInfo:
     # (of the oldest 200 such: service.overview.UNSURFACED_LOOKED)
     unsurfaced_since: str | None = None  # the oldest such message's date
     unsurfaced_more: bool = False  # more overdue mail than was looked at: "at least"
+    unseen: int = 0  # of that mail, how much was surfaced in a host whose record would
+    # show it given to the model, and never did (the ladder's "seen")
     node: str | None = None  # the node it is on (this one's, or a peer's)
     address: str | None = None  # what send --to takes: NAME here, AGENT@NODE on a peer
     stale_since: str | None = None  # an agent of a peer: its link is down since then
@@ -274,8 +280,9 @@ class AgentInfo:
                 "expired": self.expired,
                 "watcher": self.watcher.as_dict() if self.watcher else None,
                 "unsurfaced": self.unsurfaced, "unsurfaced_since": self.unsurfaced_since,
-                "unsurfaced_more": self.unsurfaced_more, "node": self.node,
-                "address": self.address or self.name, "stale_since": self.stale_since}
+                "unsurfaced_more": self.unsurfaced_more, "unseen": self.unseen,
+                "node": self.node, "address": self.address or self.name,
+                "stale_since": self.stale_since}
 
 
 @dataclass(frozen=True)

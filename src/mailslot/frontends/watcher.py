@@ -31,6 +31,8 @@ from ..core.config import Config, this_machine
 from ..core.dates import datetime
 from ..core.errors import MailslotError, Refused
 from ..mail import watchers
+from ..service.aging import EVERY
+from ..service.aging import look as aging_look
 from ..store import Store
 from ..wake.bank import refresh_banks
 from ..wake.notify import notify_runners
@@ -103,6 +105,8 @@ class Watcher:
         self.runners: list[WakeRunner] = [
             self.runner, *notify_runners(store, stop=self._stop, report=self.runner.report)]
         self._banks_due = 0.0
+        self._ages_looked = 0.0  # when unread mail's age was last looked at (service.aging)
+        self._ages_due: float | None = None  # when the next message comes of age
         self._hosts: Config | None = None  # the config may_wake_here reads hosts from
         self._hosts_due = 0.0
         self.out = out
@@ -195,6 +199,14 @@ class Watcher:
         for problem in refresh_banks(self.runner.store):
             self.say(f"notice bank: {problem}")
 
+    def look_at_ages(self) -> None:
+        """Every minute or so: tell the owner of unread mail past its age limit."""
+        due = self._ages_due is not None and self._now() >= self._ages_due
+        if time.time() < self._ages_looked + EVERY and not due:
+            return
+        self._ages_looked = time.time()
+        self._ages_due = aging_look(self.runner.store, self._now())
+
     def _work(self, agent: tuple[int, str]) -> None:
         try:
             done = self.runners[agent[0]].run_agent(agent[1])
@@ -228,13 +240,16 @@ class Watcher:
             try:
                 self.scan()
                 self.refresh_banks()
+                self.look_at_ages()
             except MailslotError as exc:  # e.g. the folder was moved: say, retry
                 self.say(f"cannot read the wake queue: {exc}")
             now = self._now()
             with self._lock:
                 soonest = min(self._due.values(), default=now + idle)
-                active = bool(self._busy or self._due)
+                active = bool(self._busy or self._due or self._ages_due is not None)
             active = active or (quiet is not None and self.carrying())
+            if self._ages_due is not None:  # mail still to come of age: look then
+                soonest = min(soonest, max(self._ages_due, now + 1.0))
             wait_for = max(0.0, min(idle, soonest - now))
             if quiet is not None:
                 if self._mailbox_gone():
@@ -264,6 +279,7 @@ class Watcher:
         self.scan()
         wait(self._futures)
         self.refresh_banks()
+        self.look_at_ages()
         with self._lock:
             later, locked = dict(self._due), set(self._locked)
         for _, agent in sorted(locked):

@@ -14,6 +14,8 @@ classes are written out rather than made by :mod:`mailslot.core.values`.
 
 from __future__ import annotations
 
+from .session_record import SessionRecord
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, MutableMapping, Sequence
@@ -172,7 +174,7 @@ TERMINAL_LADDER = (Rung("tmux"), Rung("command"))
 """The wakes any host in a terminal has: its pane typed into, or your own program."""
 
 
-class Host:
+class Host(SessionRecord):
     """One agent host. Subclasses set class attributes; the defaults are "it has none"."""
 
     name: ClassVar[str]
@@ -310,6 +312,7 @@ class Host:
     context_limit: ClassVar[int | None] = None
     """Injected text past this many characters is cut by the host (``None``: it
     documents no limit)."""
+
 
     channel: ClassVar[tuple[str, str] | None] = None
     """A channel into a running session: the experimental capability an MCP server

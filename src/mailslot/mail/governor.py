@@ -16,8 +16,15 @@ and the wake path (:mod:`mailslot.wake.queue`, :mod:`mailslot.wake.runner`):
   wakes, and together they stay within B's limit over time. A stored value out of
   bounds is read as the nearest sane one (:func:`_refilled`): no bucket holds anyone
   back longer than one token's refill;
-* a **hop limit**: a reply whose chain of replies holds more messages in a row from
-  agents, none from the owner, than ``hop_limit`` is stopped;
+* **budgets of cost** in the same buckets: the bytes a sender's mail puts into other
+  agents' contexts, per hour (``sends.A.-bytes``) and per conversation
+  (``sends.A.-tX``), and the turns its mail wakes in one conversation
+  (``wakes.-tX.A``); a message takes its size from a byte bucket, not one token;
+* a **hop limit**: a message whose chain of causes (what it answers, or the agent mail
+  its sender had just been given: :mod:`.causes`) holds more messages in a row from
+  agents, none from the owner, than ``hop_limit`` is stopped; when any limit stops a
+  message that continues such a chain, the refusal carries the chain
+  (``Throttled.loop``) and the owner is told once (:mod:`mailslot.service.loops`);
 * the owner's **pause**: ``governor.paused`` in the config (only the owner changes it:
   ``mailslot pause``/``resume``, the owner's MCP server, the web page). A paused agent
   sends nothing and is woken for nothing; its mail is still delivered.
@@ -36,8 +43,9 @@ from __future__ import annotations
 import math
 
 from ..core.config import Config
-from ..core.errors import MailslotError, NotFound, StoreError, Throttled, Unreadable
+from ..core.errors import MailslotError, StoreError, Throttled
 from ..core.names import BROADCAST_RECIPIENT
+from .causes import Chain
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
@@ -78,19 +86,52 @@ def is_paused(settings: dict[str, Any], agent: str) -> bool:
     return agent in paused or BROADCAST_RECIPIENT in paused
 
 
-Taken = list[tuple[str, "tuple[float, float] | None", "tuple[float, float]", float]]
+Taken = list[tuple[str, "tuple[float, float] | None", "tuple[float, float]", float, float]]
 """What one send took: each bucket's key, what it held before (``None``: full), what it
-holds after, and its size; :func:`give_back` undoes it if the delivery fails."""
+holds after, its size and what was taken; :func:`give_back` undoes it if the delivery
+fails."""
+CHAIN_MOST = 200
+"""How far back a chain is followed for its conversation when no hop limit is set."""
+LOOP_HOPS = 2
+"""A send stopped after this many agent messages in a row along its causes stopped a
+loop: the owner is told (once per conversation)."""
+_BUDGETS = {"agent_bytes_per_hour": "into other agents' context",
+            "thread_bytes_per_hour": "into context in this conversation"}
+
+
+FRAMING_BYTES = 300
+"""What mailslot's framing adds to a message shown to a model (its header lines, the
+answer hint): counted with its subject and body as what it puts into a context."""
+
+
+def context_bytes(subject: str, body: str) -> int:
+    """The bytes a message puts into one reader's context when it is shown (UTF-8)."""
+    return len(subject.encode("utf-8", "surrogatepass")) + FRAMING_BYTES \
+        + len(body.encode("utf-8", "surrogatepass"))
+
+
+class Passed:
+    """A send the governor let through: what it took (:func:`give_back`), and the
+    conversation it is part of (its chain's first message: ``thread``), whose wakes
+    :func:`wake_refusal` counts."""
+
+    __slots__ = ("taken", "thread")
+
+    def __init__(self, taken: Taken, thread: str | None) -> None:
+        self.taken, self.thread = taken, thread
 
 
 def check_send(store: Store, config: Config, sender: str, to: Sequence[str], now: float,
-               *, answering: Message | None = None) -> Taken:
-    """Let ``sender``'s message to ``to`` through, taking its tokens (returned, for
-    :func:`give_back`), or raise :class:`Throttled` (nothing taken, nothing sent).
-    ``answering``: the message it replies to, whose chain is counted."""
+               *, answering: Message | None = None, cause: Message | None = None,
+               size: int = 0) -> Passed:
+    """Let ``sender``'s message to ``to`` through, taking its tokens, or raise
+    :class:`Throttled` (nothing taken, nothing sent). ``answering``: the message it
+    replies to; ``cause``: the mail its sender had just been given (one of them is
+    the start of the chain counted, :mod:`.causes`); ``size``: the bytes it puts into
+    each recipient's context."""
     owner = _owner(config)
     if sender == owner:
-        return []
+        return Passed([], None)
     try:
         settings = config.governor()
     except StoreError as exc:
@@ -99,29 +140,73 @@ def check_send(store: Store, config: Config, sender: str, to: Sequence[str], now
     if is_paused(settings, sender):
         raise Throttled(f"{sender} is paused by the owner; {_KEPT}; it can send again "
                         f"once the owner runs: mailslot resume {sender}")
+    parent = answering or cause
     limit = settings["hop_limit"]
-    if answering is not None and limit is not None:
-        hops = chain_length(store, answering, owner, int(limit))
-        if hops >= limit:
-            raise Throttled(
-                f"this reply would be message {hops + 1} in a row between agents in its "
-                f"reply chain with none from the owner (config.json governor.hop_limit "
-                f"{limit:g}); {_KEPT}; the chain goes on once the owner replies in it "
-                f"(mailslot reply {answering.id})")
-    buckets = [(f"sends.{word(sender)}.{word(name)}", "pair_sends_per_hour") for name in to]
-    buckets.append((f"sends.{word(sender)}", "agent_sends_per_hour"))
+    chain = None if parent is None else Chain(
+        store, parent, owner, CHAIN_MOST if limit is None else int(limit))
+    if parent is not None and chain is not None and limit is not None \
+            and chain.hops >= limit:
+        raise _stopped(_hops_refusal(chain.hops, limit, parent, answering is not None),
+                       chain, "hop_limit")
+    thread = None if chain is None else chain.root
     taken: Taken = []
-    stopped = _take(store, [(key, field, settings[field]) for key, field in buckets],
-                    now, taken)
+    stopped = _take(store, _send_buckets(settings, sender, to, thread, size), now, taken)
     if stopped is not None:
         key, field, wait = stopped
         pair = [name for name in to if key == f"sends.{word(sender)}.{word(name)}"]
         whose = f"{sender} to {pair[0]}" if pair else sender
-        raise Throttled(
-            f"too many messages from {whose} (config.json governor.{field} "
-            f"{settings[field]:g}); {_KEPT}; try again in {_seconds(wait)}, or the owner "
-            "raises the limit")
-    return taken
+        what = (f"too many bytes from {sender} {_BUDGETS[field]}" if field in _BUDGETS
+                else f"too many messages from {whose}")
+        line = (f"{what} (config.json governor.{field} {settings[field]:g}); {_KEPT}; try "
+                f"again in {_seconds(wait)}, or the owner raises the limit")
+        if chain is not None and chain.hops >= LOOP_HOPS:
+            raise _stopped(line, chain, field)
+        raise Throttled(line)
+    return Passed(taken, thread)
+
+
+def _hops_refusal(hops: int, limit: float, parent: Message, reply: bool) -> str:
+    along = ("in its reply chain" if reply else
+             "along the mail each was sent after reading (its causes)")
+    return (f"this {'reply' if reply else 'message'} would be message {hops + 1} in a row "
+            f"between agents {along} with none from the owner (config.json "
+            f"governor.hop_limit {limit:g}); {_KEPT}; the chain goes on once the owner "
+            f"{'replies' if reply else 'writes'} in it (mailslot reply {parent.id})")
+
+
+def _stopped(line: str, chain: Chain, field: str) -> Throttled:
+    """The refusal of a send that would have grown a loop, with what the owner hears."""
+    error = Throttled(line)
+    error.loop = (chain, field)
+    return error
+
+
+def _send_buckets(settings: dict[str, Any], sender: str, to: Sequence[str],
+                  thread: str | None, size: int) -> list[tuple[str, str, float | None, float]]:
+    """Each bucket a send takes from: its key (every one the sender's own), its limit's
+    field, the limit, and what it takes (a message, or the bytes it puts into its
+    recipients' context)."""
+    spent = float(size * len(to))
+    found: list[tuple[str, str, float | None, float]] = [
+        (f"sends.{word(sender)}.{word(name)}", "pair_sends_per_hour",
+         settings["pair_sends_per_hour"], 1.0) for name in to]
+    found.append((f"sends.{word(sender)}", "agent_sends_per_hour",
+                  settings["agent_sends_per_hour"], 1.0))
+    if spent:
+        found.append((f"sends.{word(sender)}.-bytes", "agent_bytes_per_hour",
+                      settings["agent_bytes_per_hour"], spent))
+        if thread is not None:
+            found.append((f"sends.{word(sender)}.{thread_key(thread)}",
+                          "thread_bytes_per_hour",
+                          settings["thread_bytes_per_hour"], spent))
+    return found
+
+
+def thread_key(thread: str) -> str:
+    """A conversation as a part of a bucket's key: ``-t`` and its id's random tail
+    (never an agent's name, which cannot start with ``-``)."""
+    tail = "".join(c for c in thread.lower()[-12:] if c.isascii() and c.isalnum())
+    return f"-t{tail or 'x'}"
 
 
 def give_back(store: Store, taken: Taken) -> None:
@@ -133,7 +218,7 @@ def give_back(store: Store, taken: Taken) -> None:
         return
 
     def undo(held: dict[str, tuple[float, float]]) -> bool:
-        for key, before, after, size in taken:
+        for key, before, after, size, cost in taken:
             now = held.get(key)
             if now == after:
                 if before is None:
@@ -141,19 +226,20 @@ def give_back(store: Store, taken: Taken) -> None:
                 else:
                     held[key] = before
             elif now is not None:
-                held[key] = (min(size, now[0] + 1), now[1])
+                held[key] = (min(size, now[0] + cost), now[1])
         return True
 
     try:
-        store.update_buckets([key for key, _, _, _ in taken], undo)
+        store.update_buckets([key for key, _, _, _, _ in taken], undo)
     except MailslotError:
         return
 
 
-def wake_refusal(store: Store, config: Config, sender: str, agent: str, now: float
-                 ) -> str | None:
+def wake_refusal(store: Store, config: Config, sender: str, agent: str, now: float,
+                 thread: str | None = None) -> str | None:
     """Why a wake of ``agent`` for ``sender``'s message is skipped (``None``: go on,
-    its tokens taken). Never raises: the message is delivered whatever this says."""
+    its tokens taken); ``thread``: the conversation it is part of, whose turns woken
+    are counted too. Never raises: the message is delivered whatever this says."""
     if sender == _owner(config):
         return None
     try:
@@ -164,11 +250,20 @@ def wake_refusal(store: Store, config: Config, sender: str, agent: str, now: flo
         return f"{agent} is paused by the owner (mailslot resume {agent})"
     try:
         per_hour, field, senders = _wake_limit(store, settings, sender, agent, now)
-        stopped = _take(store, [(f"wakes.{agent}.{word(sender)}", field, per_hour)], now)
+        buckets = [(f"wakes.{agent}.{word(sender)}", field, per_hour, 1.0)]
+        if thread is not None:
+            buckets.append((f"wakes.{thread_key(thread)}.{word(sender)}",
+                            "thread_turns_per_hour",
+                            settings["thread_turns_per_hour"], 1.0))
+        stopped = _take(store, buckets, now)
     except MailslotError as exc:
         return f"the loop governor's buckets cannot be read: {exc}"
     if stopped is None:
         return None
+    if stopped[1] == "thread_turns_per_hour":
+        return (f"too many turns woken in this conversation by {sender} (config.json "
+                f"governor.thread_turns_per_hour {settings['thread_turns_per_hour']:g}); "
+                f"the next in {_seconds(stopped[2])}")
     shared = (f", shared by {senders} senders: {per_hour:.3g} an hour each"
               if field == "agent_wakes_per_hour" and senders > 1 else "")
     return (f"too many wakes of {agent} from {sender} (config.json governor.{field} "
@@ -205,62 +300,34 @@ def paused_in(config: Config, agent: str) -> str | None:
     return f"{agent} is paused by the owner" if is_paused(settings, agent) else None
 
 
-def chain_length(store: Store, message: Message, owner: str | None, most: int) -> int:
-    """How many messages in a row, from ``message`` back along its ``in_reply_to``
-    chain, are from agents (not the owner); at most ``most`` are counted.
-
-    Each earlier message is looked up where it must be: a reply goes to the sender of
-    what it answers, so that message is in the replier's mailbox (or is a broadcast).
-    A chain ends at a message that is gone (archived, say): it counts what it can see.
-    """
-    hops = 0
-    current: Message | None = message
-    while current is not None and current.sender != owner and hops < most:
-        hops += 1
-        current = _answered(store, current)
-    return hops
-
-
-def _answered(store: Store, message: Message) -> Message | None:
-    earlier = message.in_reply_to
-    if earlier is None:
-        return None
-    try:
-        return store.load(message.sender, earlier, header_only=True)[0]
-    except (NotFound, Unreadable):
-        pass
-    try:
-        return store.load_broadcast(earlier, header_only=True)[0]
-    except (NotFound, Unreadable):
-        return None
-
-
-def _take(store: Store, buckets: Sequence[tuple[str, str, float | None]], now: float,
+def _take(store: Store, buckets: Sequence[tuple[str, str, float | None, float]], now: float,
           taken: Taken | None = None) -> tuple[str, str, float] | None:
-    """Take one token from every bucket ``(key, field, per_hour)`` with a limit (what
-    was taken added to ``taken``), or none: then the first empty bucket, its limit's
-    name and the seconds until it holds a token again."""
-    limited = [(key, field, float(per_hour)) for key, field, per_hour in buckets
+    """Take from every bucket ``(key, field, per_hour, cost)`` with a limit ``cost``
+    tokens (at most the bucket's size: a message bigger than half an hour's bytes still
+    passes a full bucket), what was taken added to ``taken``; or take nothing: then the
+    first bucket short of it, its limit's name and the seconds until it holds enough."""
+    limited = [(key, field, float(per_hour), cost) for key, field, per_hour, cost in buckets
                if per_hour is not None]
     stopped: list[tuple[str, str, float]] = []
 
     def take(held: dict[str, tuple[float, float]]) -> bool:
         after: Taken = []
-        for key, field, per_hour in limited:
+        for key, field, per_hour, wanted in limited:
             size, rate = max(1.0, per_hour / 2), per_hour / 3600
+            cost = min(wanted, size)
             before = held.get(key)
             tokens = _refilled(before, size, rate, now)
-            if tokens < 1:
-                stopped.append((key, field, (1 - tokens) / rate))
+            if tokens < cost:
+                stopped.append((key, field, (cost - tokens) / rate))
                 return False
-            after.append((key, before, (tokens - 1, now), size))
-        held.update({key: left for key, _, left, _ in after})
+            after.append((key, before, (tokens - cost, now), size, cost))
+        held.update({key: left for key, _, left, _, _ in after})
         if taken is not None:
             taken.extend(after)
         return True
 
     if limited:
-        store.update_buckets([key for key, _, _ in limited], take)
+        store.update_buckets([key for key, _, _, _ in limited], take)
     return stopped[0] if stopped else None
 
 

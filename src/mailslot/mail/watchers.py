@@ -96,13 +96,15 @@ def relays_named(config: Mapping[str, Any]) -> bool:
 
 def wanted(config: Mapping[str, Any]) -> bool:
     """Does some agent have a wake (``wake_on_mail`` on, a method that is not
-    ``unsupported``) or a notifier, does config.json ask for a bridge (``bridges``), or
-    is there a peer to carry mail to (``peers``, one with ``ssh``) or a remote A2A agent
-    to relay to (``a2a.remotes``)?
+    ``unsupported``) or a notifier, does config.json ask for a bridge (``bridges``) or
+    for alerts of aging mail (``alerts``), or is there a peer to carry mail to
+    (``peers``, one with ``ssh``) or a remote A2A agent to relay to (``a2a.remotes``)?
     Read from the raw config, so the hook path does not load the config module; a
     malformed entry counts as yes (the watcher says why)."""
     if isinstance(config, dict) and config.get("bridges"):
         return True  # the watcher runs the bridges config.json asks for
+    if isinstance(config, dict) and config.get("alerts"):
+        return True  # the watcher tells the owner of unread mail past its age limit
     if _carries(config) or relays_named(config):
         return True  # peers to carry mail to, or the A2A relay (a2a.remotes named)
     agents = config.get("agents") if isinstance(config, dict) else None

@@ -166,9 +166,9 @@ class Administration(MailboxBase):
     def doctor(self, *, fix: bool = False, deep: bool = False) -> DoctorReport:
         """Check permissions, config, wakes and leftovers (``deep``: every message too);
         with ``fix``, repair what is safe to and quarantine unreadable messages."""
-        from . import overview  # here: a page of mail never loads it
+        from . import checkup  # here: a page of mail never loads it
 
-        return overview.doctor(self.store, fix=fix, deep=deep)
+        return checkup.doctor(self.store, fix=fix, deep=deep)
 
 
 def _bridge_ask(raw: dict[str, Any], agent: str, host: str, on: bool) -> str:

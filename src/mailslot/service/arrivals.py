@@ -57,7 +57,7 @@ class Arrivals:
                 message, _ = self._box.store.load(self._agent, message_id, header_only=True)
             except NotFound:
                 continue  # finished already: nothing to wake for
-            if allowed(message) and (message.instance is None
-                                     or message.shown_to(self._box.my_instances())):
+            if allowed(message) and not message.ack and (  # an ack wakes nobody
+                    message.instance is None or message.shown_to(self._box.my_instances())):
                 found.append(message)  # (not another session's name@session)
         return found

@@ -41,11 +41,11 @@ from ..wake.report import validate_config
 from .mailbox import Mailbox
 from .settings import version
 
-OWNER_ONLY = ("owner", "require_credentials", "governor")
+OWNER_ONLY = ("owner", "require_credentials", "governor", "alerts")
 """Settings only the owner (or a process with no identity) changes: who the owner is,
-whether writing needs a credential, and the loop governor (its limits and the pause).
-An agent that could change them could lift its own pause or limits, or make itself the
-owner."""
+whether writing needs a credential, the loop governor (its limits and the pause), and
+the alerts the owner gets. An agent that could change them could lift its own pause or
+limits, or make itself the owner."""
 KeyPath = list[str]
 """A key as its parts (``["agents", "bob", "wake_method"]``)."""
 

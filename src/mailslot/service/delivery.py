@@ -38,11 +38,12 @@ Directed mail is not marked read by a hook: "read" stays something the agent doe
 
 from __future__ import annotations
 
+import os
 import time
 
 from ..access.identity import git_toplevel
 from ..core.errors import MailslotError
-from ..core.framing import command, injection, reminder
+from ..core.framing import command, injection, new_mark, reminder
 from ..core.names import session_key
 from ..mail.broadcasts import to_serve
 from .ladder import event_time, record_surfaced
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 
     from ..access.identity import Identity
     from ..core.message import Message
+    from ..host_registry import Host
     from ..store.base import Store
 
     T = TypeVar("T")
@@ -69,16 +71,21 @@ SESSION_MAX_AGE = 30 * 24 * 3600
 class Injection:
     """What a hook is about to show: the text and what to record once it is out."""
 
-    __slots__ = ("broadcasts", "moment", "session", "shown", "text", "told")
+    __slots__ = ("again", "broadcasts", "mark", "moment", "offset", "session", "shown",
+                 "text", "told")
 
     def __init__(self, text: str, moment: str, session: str | None, shown: list[str],
-                 broadcasts: list[str], told: Sequence[str] = ()) -> None:
+                 broadcasts: list[str], told: Sequence[str] = (), *, mark: str = "",
+                 offset: int = 0, again: Sequence[str] = ()) -> None:
         self.text = text
         self.moment = moment
         self.session = session
         self.shown = shown  # every id shown (in full, or with its body cut)
         self.broadcasts = broadcasts  # the broadcasts among them
         self.told = list(told)  # ids only counted, in the line of what did not fit
+        self.mark = mark  # the showing's fingerprint ("": none; mailslot.service.seen)
+        self.offset = offset  # where the host's record ended before it
+        self.again = list(again)  # ids shown again: the record showed them not given
 
 
 class Delivery:
@@ -95,6 +102,20 @@ class Delivery:
         self.problems: list[str] = []
         self._broadcasts: set[str] = set()
         self._loaded: dict[str, Message] = {}  # what the injection read, for the ladder
+        self._record: tuple[Host, str] | None = None  # the host's record of the session
+        self._again: list[str] = []  # ids due to be shown again (mailslot.service.seen)
+
+    def look(self, host: Host, record: str | None, session: str | None) -> None:
+        """The ``seen`` rung's look, before anything is planned: what the host's record
+        (``record``, :meth:`~mailslot.host_registry.host.Host.record_of`) says of this
+        session's earlier showings, and which of them are due to be shown again. A
+        showing planned after it carries a fingerprint when the record holds its moment.
+        Nothing at all without a session or a record (:mod:`mailslot.service.seen`)."""
+        if record is None or session is None:
+            return
+        self._record = (host, record)
+        marks = SessionMarks(self.store, self.agent, session_key(session))
+        self._again = self._attempt(lambda: marks.check(host, record), [])
 
     def plan(self, moment: str, session: str | None, *, limit: int,
              stop_active: bool = False) -> Injection | None:
@@ -111,14 +132,19 @@ class Delivery:
         else:
             notes = self._claim_notes()
             pending = self._pending()
+        again = self._due_again()
         if moment != MIDTURN and key is not None and pending:
             shown: set[str] = self._attempt(lambda: self.store.shown(self.agent, key), set())
+            shown.difference_update(again)
             earlier = len(pending)
             pending = [i for i in pending if i not in shown]
             earlier -= len(pending)
             if moment == START and earlier:
                 notes.append(self._shown_earlier(earlier))
         pending = self._for_session(pending, key)
+        if again:
+            pending = sorted({*pending, *again})
+            notes.append(_again_note(len(again)))
         if moment == STOP and not pending and key is not None:
             return self._revisit(key)
         if moment != START and not pending:
@@ -127,15 +153,18 @@ class Delivery:
                  else f"for {self.agent} not shown before in this session")
         if pending or notes:
             limit = min(limit, self._budget())
+        mark, offset = self._mark(moment)
         text, shown_ids = injection(pending, self._load, limit=limit, scope=scope,
                                     cli=self.cli, notes=notes, tools=self.tools,
-                                    answer_note=self.note)
+                                    answer_note=self.note, mark=mark)
         if not text:
             return None
         broadcasts = [i for i in shown_ids if i in self._broadcasts]
         seen = set(shown_ids)
         return Injection(text, moment, key, shown_ids, broadcasts,
-                         [i for i in pending if i not in seen])
+                         [i for i in pending if i not in seen],
+                         mark=mark if shown_ids else "", offset=offset,
+                         again=[i for i in shown_ids if i in again])
 
     def commit(self, planned: Injection, *, host: str, taken: bool = True) -> None:
         """Record what was shown. Call only after the injection was written and flushed.
@@ -153,7 +182,9 @@ class Delivery:
         self._broadcasts.update(planned.broadcasts)
         shown = [m for m in map(self._header, planned.shown) if m is not None]
         record_surfaced(self.store, self.agent, shown, host=host, session=planned.session,
-                        how=planned.moment)
+                        how=planned.moment, mark=planned.mark, again=planned.again)
+        if planned.session is not None and (planned.mark or planned.again):
+            self._attempt(lambda: self._await_seen(planned, [m.id for m in shown]), None)
         if planned.broadcasts:
             self.store.add_seen(self.agent, planned.broadcasts)
             now = event_time()
@@ -214,8 +245,8 @@ class Delivery:
         key = session_key(session)
         shown = self.store.shown(self.agent, key)
         fresh = sorted(i for i, _ in directed if i not in shown)
-        return [m for m in map(self._load, fresh)
-                if m is not None and m.shown_to({key}) and allowed(m)]
+        return [m for m in map(self._load, fresh)  # an ack wakes nobody
+                if m is not None and m.shown_to({key}) and allowed(m) and not m.ack]
 
     def announce(self, session: str, messages: Sequence[Message], host: str) -> None:
         """Record that the session was told of ``messages``; call after the notice is out
@@ -224,6 +255,33 @@ class Delivery:
         self.store.add_shown(self.agent, key, [m.id for m in messages])
         record_surfaced(self.store, self.agent, messages, host=host, session=key,
                         how="notice")
+
+    # The seen rung ---------------------------------------------------------------------
+    def _mark(self, moment: str) -> tuple[str, int]:
+        """A fingerprint for a showing at ``moment`` and where the host's record ends
+        now (before the host gets the text: 0 when it is not written yet), when the
+        record holds that moment."""
+        if self._record is None or moment not in self._record[0].record_holds:
+            return "", 0
+        try:
+            size = os.stat(self._record[1]).st_size
+        except OSError:
+            size = 0
+        return new_mark(), size
+
+    def _due_again(self) -> list[str]:
+        """The ids due to be shown again that are still open (directed, not done)."""
+        if not self._again:
+            return []
+        open_now = set(self._directed())
+        return [i for i in self._again if i in open_now]
+
+    def _await_seen(self, planned: Injection, ids: list[str]) -> None:
+        """Keep the showing for the next hook's look, and what was shown again."""
+        assert planned.session is not None
+        marks = SessionMarks(self.store, self.agent, planned.session)
+        marks.keep(planned.mark if ids else "", planned.offset, planned.moment, ids,
+                   planned.again)
 
     # Rules -----------------------------------------------------------------------------
     def _midturn(self, key: str) -> list[str]:
@@ -389,3 +447,68 @@ class Delivery:
         except MailslotError as exc:
             self.problems.append(str(exc))
             return fallback
+
+
+class SessionMarks:
+    """The showings of one hook session that await the host's record (the ``seen``
+    rung, :mod:`mailslot.service.seen`), kept as words of the store's ``marks``
+    namespace, one set a session (pruned with the session): ``shown:MARK:OFFSET:HOW:ID,ID``;
+    ``seen:MARK`` (or ``missed:``, ``lost:``) once the record settled it; ``again:ID``
+    once shown again. Read by every hook of a host whose record mailslot reads, so it
+    is here, and :mod:`.seen` is loaded only when a showing waits."""
+
+    def __init__(self, store: Store, agent: str, session: str) -> None:
+        self.store, self.agent, self.session = store, agent, session
+        self.key = (agent, session)
+
+    def check(self, host: Host, record: str) -> list[str]:
+        """Settle what ``record`` says of the waiting showings (a ``seen`` or ``missed``
+        receipt each); the ids due to be shown again, each once per session."""
+        words: set[str] = self.store.get("marks", self.key)
+        if not words:
+            return []
+        settled = {w.split(":", 1)[1]: w.split(":", 1)[0] for w in words
+                   if w.startswith(("seen:", "missed:", "lost:"))}
+        again = {w[6:] for w in words if w.startswith("again:")}
+        showings = [s for s in map(_showing, words) if s is not None]
+        due = {i for s in showings if settled.get(s[0]) == "missed" for i in s[3]}
+        waiting = [s for s in showings if s[0] not in settled]
+        if waiting:
+            from .seen import Showing, judge, receipt
+
+            shown = [Showing(*s) for s in waiting]
+            verdicts = judge(host, record, shown)
+            if verdicts:
+                self.store.add("marks", self.key,
+                               [f"{v}:{mark}" for mark, (v, _) in verdicts.items()])
+            for showing in shown:
+                if showing.mark in verdicts:
+                    verdict, when = verdicts[showing.mark]
+                    receipt(self.store, self.agent, showing, verdict, host=host.name,
+                            session=self.session, when=when)
+                    if verdict == "missed":
+                        due.update(showing.ids)
+        return sorted(due - again)
+
+    def keep(self, mark: str, offset: int, how: str, ids: Sequence[str],
+             again: Sequence[str]) -> None:
+        """A showing that carried ``mark``, and the ids shown again in it."""
+        words = [f"again:{i}" for i in again]
+        if mark:
+            words.append(f"shown:{mark}:{offset}:{how}:{','.join(ids)}")
+        if words:
+            self.store.add("marks", self.key, words)
+
+
+def _showing(word: str) -> tuple[str, int, str, list[str]] | None:
+    parts = word.split(":")
+    if len(parts) != 5 or parts[0] != "shown" or not parts[2].isdigit():
+        return None
+    return parts[1], int(parts[2]), parts[3], [i for i in parts[4].split(",") if i]
+
+
+def _again_note(count: int) -> str:
+    """Said when mail comes again because the host's record showed it never reached
+    the model (:mod:`mailslot.service.seen`)."""
+    return (f"{count} message{' is' if count == 1 else 's are'} shown again: the host's "
+            "record of this session shows the earlier showing never reached the model.")

@@ -17,6 +17,10 @@ from ..core.values import replace
 from ..mail.broadcasts import to_serve
 from .id_resolution import RECENT_SENT, IdResolution
 
+TYPE_CHECKING = False  # typing is not loaded on the CLI path
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class Listings(IdResolution):
     """A mailbox's listings: pages of mail, what was sent, the agents. Built on
@@ -240,6 +244,19 @@ class Listings(IdResolution):
         if item.archived or item.mailbox == BROADCAST_RECIPIENT:
             return None
         return self.store.path_of(item.mailbox, item.message.id)
+
+    def stats(self, agent: str | None = None, *, since: str | None = None
+              ) -> list[dict[str, Any]]:
+        """How long each step of the delivery ladder took for mail delivered since
+        ``since`` (a date, a time, or ``30m``/``2h``/``7d`` ago; default 7 days), per
+        recipient and host: count, p50 and p99 (:mod:`mailslot.service.timing`). Of
+        the mail this process may see the ladder of: all of it for the owner, what an
+        agent sent or got for an agent."""
+        from . import timing  # here: a page of mail never loads it
+
+        name = None if agent is None else check_name(agent, "agent")
+        return timing.stats(self.store, timing.since(since, self._clock()), name,
+                            viewer=self.viewer)
 
     def who(self, *, online_only: bool = False) -> list[AgentInfo]:
         """Every agent known from the config, a mailbox folder, a message's sender or a

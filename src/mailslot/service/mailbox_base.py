@@ -243,17 +243,18 @@ class MailboxBase:
 
         return Beacon(self.store, self.bound_agent(), session=self.session, **options)
 
-    def surfaced(self, messages: Sequence[Message], *, host: str | None = None) -> None:
+    def surfaced(self, messages: Sequence[Message], *, host: str | None = None,
+                 mark: str = "") -> None:
         """The ladder's receipt that a tool result carrying ``messages`` (of this
         agent's own mailbox) was handed to the host (:mod:`mailslot.service.ladder`);
         call only once it was written. ``host``: the program that started this
-        process, by default."""
+        process, by default; ``mark``: the result's fingerprint (:mod:`.seen`)."""
         from ..mail.presence import parent_program
         from . import ladder
 
         ladder.record_surfaced(self.store, self.agent, messages,
                                host=host or parent_program() or "mcp",
-                               session=self.session, how="tool")
+                               session=self.session, how="tool", mark=mark)
 
     def start_session(self, session: str, *, exclusive: bool = False,
                       replace: str | None = None) -> list[str]:

@@ -1,6 +1,6 @@
 """The service's overviews: where a message stands (``status``), what an agent sent
-(``sent``), who is known (``who``), and whether the mailbox folder is healthy
-(``doctor``).
+(``sent``), who is known (``who``) and whether a watcher runs (``doctor``'s own checks
+are :mod:`.checkup`).
 
 Reached through :class:`~mailslot.service.mailbox.Mailbox`; kept apart from the mail operations
 because they read across every mailbox rather than one agent's.
@@ -8,22 +8,21 @@ because they read across every mailbox rather than one agent's.
 
 from __future__ import annotations
 
-import os
-
 from ..access import instances
 from ..access.authority import expired
 from ..access.gates import group_of
 from ..core.addresses import node_named
 from ..core.config import DEFAULT_UNSURFACED_MINUTES, Config
 from ..core.dates import datetime
-from ..core.errors import MailslotError, NotFound, Unreadable, UnsafePath
+from ..core.errors import MailslotError, NotFound, Unreadable
 from ..core.ids import recipient_of, sender_of
 from ..core.message import Message, State
 from ..core.names import RESERVED
-from ..core.results import AgentInfo, DoctorReport, RecipientStatus, Status, WatcherInfo
+from ..core.results import AgentInfo, RecipientStatus, Status, WatcherInfo
 from ..core.values import replace
 from ..mail.broadcasts import to_serve
 from ..mail.presence import summarize
+from .timing import timed
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
-STALE_STAGING_SECONDS = 36 * 3600
 UNSURFACED_LOOKED = 200
 """How many of an agent's overdue unread messages (the oldest) ``who`` asks the events
 log about: its ``unsurfaced`` count stops there, so it costs the same however much
@@ -59,23 +57,39 @@ class Receipts:
     replies, its first showing to a model and how many there were (the ladder's
     ``surfaced``), and its newest wake line."""
 
-    __slots__ = ("peer", "replied", "replies", "surfaced", "times", "wakes")
+    __slots__ = ("peer", "replied", "replies", "seen", "surfaced", "times", "wakes", "woken")
 
     def __init__(self) -> None:
         self.times: Times = {}
         self.replies: list[str] = []
         self.replied: dict[str, str] = {}  # replier -> when its first reply was sent
         self.surfaced: dict[str, dict[str, Any]] = {}  # agent -> the first showing
+        self.seen: dict[str, dict[str, Any]] = {}  # agent -> the first proof it was given
         self.wakes: dict[str, dict[str, Any]] = {}  # agent -> the newest wake line
+        self.woken: dict[str, str] = {}  # agent -> when a wake of it first succeeded
         self.peer: dict[str, dict[str, Any]] = {}  # AGENT@NODE -> forwarded or bounced
 
-    def see_surfaced(self, event: dict[str, Any]) -> None:
-        """One ``surfaced`` line (newest first: an older one replaces the first)."""
+    def see_surfaced(self, event: dict[str, Any], message_id: str) -> None:
+        """One ``surfaced`` line (newest first: an older one replaces the first), or
+        the ``seen``/``missed`` line the host's record gave one (service.seen)."""
         agent = str(event.get("agent"))
-        before = self.surfaced.get(agent)
+        kind = event.get("event")
+        if kind == "seen":
+            self.seen[agent] = {"at": event.get("ts"), "host": event.get("host"),
+                                "session": event.get("session"), "how": event.get("how")}
+            return
+        before = self.surfaced.get(agent) or {"times": 0, "again": 0, "missed": 0,
+                                              "marked": False}
+        if kind == "missed":
+            self.surfaced[agent] = {**before, "missed": before["missed"] + 1}
+            return
+        again = message_id in (event.get("again") or ())
         self.surfaced[agent] = {"at": event.get("ts"), "host": event.get("host"),
                                 "session": event.get("session"), "how": event.get("how"),
-                                "times": 1 + (before["times"] if before else 0)}
+                                "times": 1 + before["times"],
+                                "again": before["again"] + again,
+                                "missed": before["missed"],
+                                "marked": before["marked"] or bool(event.get("mark"))}
 
     def see_wake(self, event: dict[str, Any]) -> None:
         agent = str(event.get("agent"))
@@ -129,11 +143,11 @@ def _receipts(store: Store, ids: set[str], most: int | None = None
             undelivered.discard(subject)
             if not undelivered:
                 left = _RACING_RECEIPTS if left is None else min(left, _RACING_RECEIPTS)
-        if kind == "surfaced":
+        if kind in ("surfaced", "seen", "missed"):
             shown = event.get("ids")
             for message_id in shown if isinstance(shown, list) else ():
                 if message_id in found:
-                    found[message_id].see_surfaced(event)
+                    found[message_id].see_surfaced(event, message_id)
         elif subject not in found and kind != "replied":
             continue
         elif kind in ("read", "done"):
@@ -141,6 +155,8 @@ def _receipts(store: Store, ids: set[str], most: int | None = None
             found[str(subject)].times[key] = str(event.get("ts"))  # newest first: first wins
         elif kind in WAKE_EVENTS:
             found[str(subject)].see_wake(event)
+            if kind == "wake_ok":  # newest first: the last seen is the first
+                found[str(subject)].woken[str(event.get("agent"))] = str(event.get("ts"))
         elif kind in ("forwarded", "bounced"):  # mail for a peer: newest first wins
             found[str(subject)].peer.setdefault(str(event.get("agent")), dict(event))
         elif kind == "replied" and event.get("in_reply_to") in found:
@@ -255,7 +271,7 @@ def _any_status(store: Store, message_id: str, receipts: Receipts,
         for agent in who()
         if agent.name != message.sender
     ]
-    return Status(message, recipients, receipts.replies, retracted=not live)
+    return Status(message, timed(message, recipients), receipts.replies, retracted=not live)
 
 
 def _directed_status(store: Store, message_id: str, receipts: Receipts,
@@ -267,9 +283,9 @@ def _directed_status(store: Store, message_id: str, receipts: Receipts,
         message, _ = store.load(next(iter(holders)), message_id, header_only=True)
     else:
         message = _sent_to_peers(store, message_id)
-    recipients = [waiting.remote(name, receipts, message_id) if "@" in name
-                  else _recipient(name, holders.get(name), receipts, waiting)
-                  for name in message.to]
+    recipients = timed(message, [waiting.remote(name, receipts, message_id) if "@" in name
+                                 else _recipient(name, holders.get(name), receipts, waiting)
+                                 for name in message.to])
     return Status(message, recipients, receipts.replies)
 
 
@@ -305,6 +321,8 @@ def _recipient(name: str, state: State | None, receipts: Receipts,
         rung = "replied"
     elif state in ("read", "done"):
         rung = state
+    elif name in receipts.seen:
+        rung = "seen"
     elif surfaced is not None:
         rung = "surfaced"
     else:
@@ -313,7 +331,8 @@ def _recipient(name: str, state: State | None, receipts: Receipts,
         and state == "unread" else None
     return RecipientStatus(name, state, read_at=receipts.times.get(("read", name)),
                            done_at=receipts.times.get(("done", name)), rung=rung,
-                           surfaced=surfaced, wake=wake, replied_at=replied, waiting=why)
+                           surfaced=surfaced, wake=wake, replied_at=replied, waiting=why,
+                           seen=receipts.seen.get(name), woken_at=receipts.woken.get(name))
 
 
 class Waiting:
@@ -414,7 +433,7 @@ class _Census:
         self.unread: dict[str, int] = {}
         self.unlooked: set[str] = set()  # agents whose overdue mail may go past the oldest
         old = self._open_mail(_id_time(now, config))
-        self.stuck = _unsurfaced(store, old)
+        self.stuck, self.unseen = _unsurfaced(store, old)
         self.live = store.broadcast_ids()
         for message_id in self.live:
             self.note(sender_of(message_id), "messages")
@@ -478,7 +497,8 @@ class _Census:
                          expired=name in self.lapsed,
                          unsurfaced=len(stuck or ()),
                          unsurfaced_since=_date_of(min(stuck)) if stuck else None,
-                         unsurfaced_more=name in self.unlooked and name in self.stuck)
+                         unsurfaced_more=name in self.unlooked and name in self.stuck,
+                         unseen=self.unseen.get(name, 0))
         if info.wake.split(" ")[0] not in ("off", "unsupported") or info.notify != "none":
             self.watching = self.watching or watcher(self.store, self.config)
             info = replace(info, watcher=self.watching)
@@ -507,15 +527,20 @@ def _date_of(message_id: str) -> str:
     return f"{message_id[:10]}T{message_id[11:13]}:{message_id[13:15]}:{message_id[15:17]}Z"
 
 
-def _unsurfaced(store: Store, old: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Of each agent's old unread mail, what no model was ever shown: one pass over the
-    events log, and none when there is no such mail (the usual case)."""
+def _unsurfaced(store: Store, old: dict[str, list[str]]
+                ) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """Of each agent's old unread mail, what no model was ever shown, and how much was
+    shown by a host whose record would show it given but never did (``seen``): one
+    pass over the events log, and none when there is no such mail (the usual case)."""
     if not old:
-        return {}
+        return {}, {}
     found = _receipts(store, {i for ids in old.values() for i in ids}, UNSURFACED_EVENTS)
     stuck = {name: [i for i in ids if name not in found[i].surfaced]
              for name, ids in old.items()}
-    return {name: ids for name, ids in stuck.items() if ids}
+    unseen = {name: sum(1 for i in ids if (found[i].surfaced.get(name) or {}).get("marked")
+                        and name not in found[i].seen) for name, ids in old.items()}
+    return ({name: ids for name, ids in stuck.items() if ids},
+            {name: count for name, count in unseen.items() if count})
 
 
 def watcher(store: Store, config: Config) -> WatcherInfo:
@@ -532,20 +557,6 @@ def watcher(store: Store, config: Config) -> WatcherInfo:
                    host=_text(found.get("host")), started=_text(found.get("started")),
                    log=_text(found.get("log")) if found.get("how") == watchers.ON_DEMAND
                    else None)
-
-
-def _watcher_checked(store: Store, config: Config, problems: list[str]) -> WatcherInfo | None:
-    """:func:`watcher`, with what is planted where the watcher's folder, lock, record or
-    log should be added to ``problems`` (the file store's own check names what is in
-    its folder; a store that is no folder keeps them under the state folder)."""
-    from ..mail import watchers
-
-    if store.folder is None:
-        problems.extend(watchers.problems(store))
-    try:
-        return watcher(store, config)
-    except UnsafePath:  # a planted folder or lock: named among the problems already
-        return None
 
 
 def _text(value: object) -> str | None:
@@ -574,125 +585,3 @@ def wake_setting(config: Config, agent: str) -> str:
     if settings.opt_in == "never":
         return "off"
     return settings.method + (" (on request)" if settings.opt_in == "requested" else "")
-
-
-def doctor(store: Store, *, fix: bool = False, deep: bool = False) -> DoctorReport:
-    """Check permissions, config, wake settings and leftovers; with ``deep`` (or ``fix``)
-    also every stored file and every message; with ``fix``, repair what is safe to and
-    move unreadable messages to the quarantine folder (nothing is ever deleted but stale
-    staging files). Without ``deep`` the check is bounded by open mail, not history
-    (:meth:`~mailslot.store.base.Store.problems`), and the report says so.
-    """
-    deep = deep or fix
-    fixed = _repair(store) if fix else []
-    problems = store.problems(deep=deep)
-    watching: WatcherInfo | None = None
-    try:
-        config = Config(store.load_config())
-        problems.extend(config.problems())
-    except MailslotError as exc:  # an unreadable config is a finding, not a crash
-        problems.append(str(exc))
-    else:
-        watching = _watcher_checked(store, config, problems)
-    if watching is not None and watching.wanted and not watching.running \
-            and not watching.on_demand:
-        problems.append(f"watcher: {watching.describe()}")
-    wake_problems, routes = _wakes(store)
-    problems.extend(wake_problems)
-    if deep:
-        problems.extend(_unreadable(store, fix, fixed))
-    _stale_staging(store, fix, problems, fixed)
-    return DoctorReport(store.location, problems, fixed, watching, deep=deep,
-                        bridges=_bridges(store), routes=routes, kind=store.kind)
-
-
-def _repair(store: Store) -> list[str]:
-    """``doctor --fix``'s first steps, before anything is checked: permissions tightened
-    and the kept counts counted again. Returns what was done."""
-    fixed: list[str] = []
-    changed = store.fix_permissions()
-    if changed:
-        fixed.append(f"tightened permissions on {changed} path(s)")
-    try:
-        recounted = store.repair_counts()
-    except MailslotError:  # a planted folder: problems() names it below
-        recounted = 0
-    if recounted:
-        fixed.append(f"counted {recounted} mailbox tally(s) again")
-    return fixed
-
-
-def _stale_staging(store: Store, fix: bool, problems: list[str], fixed: list[str]) -> None:
-    """Staging files a crashed writer left: a problem, or (``fix``) removed."""
-    try:
-        staged = store.staging()
-    except MailslotError as exc:  # tmp/ itself planted or unusable: a finding too
-        problems.append(str(exc))
-        staged = []
-    stale = [s for s in staged if s.age_seconds > STALE_STAGING_SECONDS]
-    if stale and fix:
-        removed = 0
-        for item in stale:
-            try:
-                store.remove_staging(item)
-                removed += 1
-            except MailslotError as exc:  # swapped for a folder meanwhile, or locked
-                problems.append(str(exc))
-        if removed:
-            fixed.append(f"removed {removed} staging file(s) older than 36 hours")
-    elif stale:
-        problems.append(
-            f"{len(stale)} staging file(s) older than 36 hours (left by a crashed writer;"
-            " `mailslot doctor --fix` removes them)"
-        )
-
-
-def _bridges(store: Store) -> tuple[str, ...]:
-    """Each host whose bridge config.json asks for or that runs: the agents it lists
-    now (read from the host's registry: a bridge's records name this mailbox)."""
-    from .. import host_registry as hosts
-
-    try:
-        raw = store.load_config().get("bridges")
-    except MailslotError:
-        raw = None
-    asked = set(raw) if isinstance(raw, list) else set()
-    lines = []
-    for host in map(hosts.host, hosts.BRIDGED):
-        shapes = host.bridge()
-        running = shapes.bridges(store.location, os.environ)
-        if running:
-            listed = ", ".join(f"{agent} (pid {pid})" for agent, pid in sorted(running))
-            lines.append(f"{host.name}: runs, listing {listed}")
-        elif host.name in asked:
-            lines.append(f"{host.name}: asked for in config.json (bridges), not running "
-                         "(the watcher runs it: mailslot watch)")
-    return tuple(lines)
-
-
-def _wakes(store: Store) -> tuple[list[str], tuple[str, ...]]:
-    """What ``watch --validate`` rejects, so ``doctor`` never says ok over it, and which
-    way each woken agent's wake would go now (a method that picks at wake time)."""
-    from ..wake.report import validate  # only doctor needs it here
-
-    report = validate(store)  # its config-wide problems are the config's, reported above
-    return ([f"wake: {a.agent}: {p}" for a in report.agents for p in a.problems],
-            tuple(f"{a.agent} ({a.method}): {a.route}" for a in report.agents if a.route))
-
-
-def _unreadable(store: Store, fix: bool, fixed: list[str]) -> list[str]:
-    """Unreadable messages, each named; with ``fix``, moved to the quarantine folder."""
-    problems: list[str] = []
-    moved = 0
-    for agent, message_id, why in store.unreadable():
-        if not fix:
-            problems.append(f"{why} (`mailslot doctor --fix` moves it to quarantine)")
-            continue
-        try:
-            store.quarantine(agent, message_id)
-            moved += 1
-        except MailslotError as exc:
-            problems.append(f"{why}; not moved: {exc}")
-    if moved:
-        fixed.append(f"moved {moved} unreadable message(s) to the quarantine folder")
-    return problems

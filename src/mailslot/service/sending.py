@@ -7,7 +7,7 @@ config allows (the rules live in :mod:`mailslot.wake.queue`).
 from __future__ import annotations
 
 from ..access import authority, gates, instances
-from ..core.errors import InvalidInput, MailslotError, Refused
+from ..core.errors import InvalidInput, MailslotError, Refused, Throttled
 from ..core.message import NOTIFY_RUNGS, Message
 from ..core.names import BROADCAST_RECIPIENT, SYSTEM_SENDER, check_name
 from ..core.text import MAX_SUBJECT_LENGTH, clean_body, clean_field, quoted
@@ -38,13 +38,26 @@ class Sending(MessageStates):
                  answering: Message | None = None, **fields: Any) -> Message:
         """Write the message for every recipient (kept for the nodes of agents on peers),
         then queue the wakes it may cause; the loop governor first (``answering``: the
-        message a reply answers)."""
+        message a reply answers; a new message's cause is found here:
+        :mod:`mailslot.mail.causes`)."""
         from ..mail import governor  # here: a page of mail never loads it
 
         authority.check_write(self.store, self.config, self.principal)
         self._unfenced()
-        taken = governor.check_send(self.store, self.config, self.agent, to,
-                                    self._clock().timestamp(), answering=answering)
+        now = self._clock().timestamp()
+        cause = None if answering is not None else self._cause(now)
+        if cause is not None:
+            fields["cause"] = cause.id
+        try:
+            passed = governor.check_send(self.store, self.config, self.agent, to, now,
+                                         answering=answering, cause=cause,
+                                         size=governor.context_bytes(subject, body))
+        except Throttled as exc:
+            if exc.loop is not None:
+                from .loops import tell_owner
+
+                tell_owner(self.store, self.config, self._clock, exc)
+            raise
         if any("@" in name for name in to):
             from .peer_routes import keeper
 
@@ -53,10 +66,23 @@ class Sending(MessageStates):
             message = post(self.store, self._clock, self.agent, to, subject, body,
                            before=before, **fields)
         except MailslotError:
-            governor.give_back(self.store, taken)  # nothing was sent: nothing is spent
+            governor.give_back(self.store, passed.taken)  # nothing sent: nothing spent
             raise
-        self._after_delivery(message)
+        self._after_delivery(message, passed.thread)
         return message
+
+    def _cause(self, now: float) -> Message | None:
+        """The agent mail this agent had just been given, if any (not for the owner,
+        whom nothing limits)."""
+        from ..mail.causes import last_given, load_cause
+
+        try:
+            if self.agent == self.config.owner:
+                return None
+        except MailslotError:
+            pass
+        found = last_given(self.store, self.agent, now)
+        return None if found is None else load_cause(self.store, self.agent, found)
 
     def send(
         self,
@@ -69,11 +95,14 @@ class Sending(MessageStates):
         wake: bool = False,
         new: bool = False,
         notify_when: str | None = None,
+        ack: bool = False,
     ) -> Message:
         """Deliver a new message to one or more agents; returns it once it is durable.
 
         ``notify_when`` (``surfaced``, ``read`` or ``done``): one notice from ``mailslot``
-        when the first recipient reaches that rung of the delivery ladder.
+        when the first recipient reaches that rung of the delivery ladder. ``ack``: it
+        only acknowledges (so is a short text of thanks alone: :mod:`mailslot.mail.causes`):
+        delivered, it wakes nobody.
 
         ``re_issue`` is stored exactly as given, so it must be text: a number or anything
         else a front end received is refused, never turned into text.
@@ -104,6 +133,8 @@ class Sending(MessageStates):
             "expect_reply": expect_reply,
             "delivery": "wake" if wake else "inbox",
         }
+        if self._acks(ack, expect_reply, f"{subject}\n{body}"):
+            fields["ack"] = True
         if re_issue is not None:
             fields["re_issue"] = clean_field(re_issue, "re_issue")
         if notify_when is not None:
@@ -116,9 +147,22 @@ class Sending(MessageStates):
                                                    self._clock())
         body = clean_body(body, self.max_body_bytes)
         message = self._deliver(names, subject, body, **fields)
-        if wake:
+        if wake and not message.ack:
             self.notes += recipients.wake_refusals(self.config, message)
+        if message.ack:
+            self.notes.append("sent as an ack: it is delivered and wakes nobody")
         return message
+
+    @staticmethod
+    def _acks(asked: bool, expect_reply: bool, text: str) -> bool:
+        """Is the message an ack: asked for (not with a request for a reply, which an
+        ack never makes), or a short text of thanks alone that asks for nothing?"""
+        from ..mail.causes import content_free
+
+        if asked and expect_reply:
+            raise InvalidInput("an ack asks for no reply: drop --expect-reply or --ack; "
+                               "nothing was sent")
+        return asked or (not expect_reply and content_free(text))
 
     def broadcast(self, subject: str, body: str) -> Message:
         """A message every agent but the sender is served once (later agents too)."""
@@ -127,7 +171,8 @@ class Sending(MessageStates):
         body = clean_body(body, self.max_body_bytes)
         return self._deliver([BROADCAST_RECIPIENT], subject, body)
 
-    def reply(self, message_id: str, body: str, *, subject: str | None = None) -> Message:
+    def reply(self, message_id: str, body: str, *, subject: str | None = None,
+              ack: bool = False) -> Message:
         """Answer a message: to its sender, in its thread; the original becomes done.
 
         The subject is ``subject`` as given, or by default the original's with ``Re: ``.
@@ -152,14 +197,17 @@ class Sending(MessageStates):
         subject = chosen or original.message.subject
         if chosen is None and not subject.lower().startswith(_REPLY_PREFIX.lower()):
             subject = _REPLY_PREFIX + subject
+        body = clean_body(body, self.max_body_bytes)
+        acked: dict[str, Any] = {"ack": True} if self._acks(ack, False, body) else {}
         reply = self._deliver(
             [recipient],
             subject[:MAX_SUBJECT_LENGTH],
-            clean_body(body, self.max_body_bytes),
+            body,
             answering=original.message,
             in_reply_to=original.message.id,
             thread=original.message.thread or original.message.id,
             re_issue=original.message.re_issue,
+            **acked,
         )
         self._event("replied", reply.id, in_reply_to=original.message.id)
         self._settle(original, "done")
@@ -187,16 +235,18 @@ class Sending(MessageStates):
         """This agent's gate: join others', answer requests, open or close its own."""
         return gates.Gate(self)
 
-    def _after_delivery(self, message: Message) -> None:
+    def _after_delivery(self, message: Message, thread: str | None = None) -> None:
         """Queue the wakes the recipients' own config allows (and see a watcher runs to
-        carry mail kept for peers); never fails the send."""
+        carry mail kept for peers); never fails the send. ``thread``: the conversation
+        it is part of (the governor counts its turns)."""
         if message.delivery != "wake" and not self._has_settings(message.to):
             if any("@" in name for name in message.to):
                 self._see_watcher_runs()  # the watcher carries it to the peer
             return  # nothing can be queued or logged: the wake modules stay unloaded
         from ..wake.queue import enqueue_wakes  # here, so read paths never import it
 
-        enqueue_wakes(self.store, message, self.notifier(), self._clock().timestamp())
+        enqueue_wakes(self.store, message, self.notifier(), self._clock().timestamp(),
+                      thread=thread)
         from ..wake.notify_queue import enqueue_notices  # notifiers, queued alike
 
         enqueue_notices(self.store, message)

@@ -270,11 +270,11 @@ class Store(Fallbacks):
             self.add("shown", (agent, session), message_ids)
 
     def prune_sessions(self, agent: str, older_than: float) -> None:
-        """Forget ``agent``'s sessions (what they were shown, their waiters, their hook
-        session records, their mail for one session) untouched for ``older_than``
-        seconds."""
+        """Forget ``agent``'s sessions (what they were shown, their showings awaiting the
+        host's record, their waiters, their hook session records, their mail for one
+        session) untouched for ``older_than`` seconds."""
         limit = time.time() - older_than
-        for space in ("shown", "waiters", "hook-sessions", "instances"):
+        for space in ("shown", "marks", "waiters", "hook-sessions", "instances"):
             for key, at in self.touched(space, (agent,)).items():
                 if at < limit:
                     self.delete(space, key)

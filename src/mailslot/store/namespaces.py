@@ -120,6 +120,8 @@ _EVERY = (
     _space("config", ()),
     _space("shown", ("agent", "session"), is_part, SESSION_KEY.fullmatch, kind="set",
            timed=True),
+    _space("marks", ("agent", "session"), is_part, SESSION_KEY.fullmatch, kind="set",
+           timed=True),
     _space("seen", ("agent",), is_part, kind="set", copied="seen"),
     _space("passed", ("gate",), is_gate_key, kind="set", copied="passed"),
     _space("hook-sessions", ("agent", "session"), is_part, SESSION_KEY.fullmatch,

@@ -58,24 +58,29 @@ def tell_sender(notifier: Notifier, message_id: str, subject: str, body: str
 
 
 def enqueue_wakes(store: Store, message: Message, notifier: Notifier,
-                  now: float | None = None) -> None:
+                  now: float | None = None, *, thread: str | None = None) -> None:
     """Queue the wakes ``message``'s recipients allow and the loop governor lets
-    through (``now``: the sender's clock, else the store's). Never raises: it is
-    delivered."""
+    through (``now``: the sender's clock, else the store's; ``thread``: the
+    conversation whose turns the governor counts). An ack wakes nobody. Never raises:
+    it is delivered."""
     if message.is_broadcast or message.sender == SYSTEM_SENDER:
         return
     for agent in message.to:
         if agent == message.sender or "@" in agent:
             continue  # an agent of another node: its own node wakes it
+        if message.ack:
+            if message.delivery == "wake":
+                log(store, "wake_skipped", message.id, agent, reason="an ack wakes nobody")
+            continue
         try:
             _enqueue_one(store, message, agent, notifier,
-                         store.clock() if now is None else now)
+                         store.clock() if now is None else now, thread)
         except MailslotError as exc:
             log(store, "wake_skipped", message.id, agent, reason=f"could not queue: {exc}")
 
 
 def _enqueue_one(store: Store, message: Message, agent: str, notifier: Notifier,
-                 now: float) -> None:
+                 now: float, thread: str | None) -> None:
     asked = message.delivery == "wake"
     try:
         config = Config(store.load_config())
@@ -85,7 +90,7 @@ def _enqueue_one(store: Store, message: Message, agent: str, notifier: Notifier,
     else:
         refused = refusal(settings, message)
         if refused is None:  # allowed: the loop governor may still say not now
-            refused = wake_refusal(store, config, message.sender, agent, now)
+            refused = wake_refusal(store, config, message.sender, agent, now, thread)
         if refused is None:
             # Logged first: a watcher may take the wake the instant it is queued.
             log(store, "wake_queued", message.id, agent, method=settings.method)

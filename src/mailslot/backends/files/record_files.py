@@ -57,13 +57,15 @@ if TYPE_CHECKING:
 class Space:
     """One namespace's files: ``template`` names the path of a key's file, a fixed word
     for a folder or file name, a number for that part of the key (the last one's file
-    name ends in ``suffix``)."""
+    name ends in ``suffix``; one that ends in ``besides`` is another namespace's file in
+    the same folder)."""
 
     namespace: Namespace
     """The namespace this space keeps (set where :data:`SPACES` is made)."""
 
-    def __init__(self, template: tuple[str | int, ...], *, suffix: str = "") -> None:
-        self.template, self.suffix = template, suffix
+    def __init__(self, template: tuple[str | int, ...], *, suffix: str = "",
+                 besides: str = "") -> None:
+        self.template, self.suffix, self.besides = template, suffix, besides
 
     def folder(self, store: MailboxFiles, key: Key, *, create: bool = False) -> str:
         return store._folder(*(key[p] if isinstance(p, int) else p
@@ -107,7 +109,8 @@ class Space:
         test, cut = self.namespace.tests[element], len(self.suffix)
         for name, fits in found:
             part = name[:-cut] if cut and last else name
-            if fits and (not cut or not last or name.endswith(self.suffix)) and test(part):
+            if fits and (not last or (name.endswith(self.suffix) and not (
+                    self.besides and name.endswith(self.besides)))) and test(part):
                 path = os.path.join(folder, name)
                 if last:
                     yield (*key, part), path
@@ -142,8 +145,9 @@ class Space:
 class Lines(Space):
     """A set of words a key, one a line, grown by appending (synced if ``sync``)."""
 
-    def __init__(self, template: tuple[str | int, ...], *, sync: bool) -> None:
-        super().__init__(template)
+    def __init__(self, template: tuple[str | int, ...], *, sync: bool, suffix: str = "",
+                 besides: str = "") -> None:
+        super().__init__(template, suffix=suffix, besides=besides)
         self.sync = sync
 
     def get(self, store: MailboxFiles, key: Key) -> set[str]:
@@ -287,7 +291,8 @@ def _plain(value: Any) -> bytes:
 
 
 SPACES: dict[str, Space] = {
-    "shown": Lines(("sessions", 0, 1), sync=False),
+    "shown": Lines(("sessions", 0, 1), sync=False, besides=".marks"),
+    "marks": Lines(("sessions", 0, 1), sync=False, suffix=".marks"),
     "seen": Lines(("broadcast", "seen", 0), sync=True),
     "passed": Lines(("gates", 0, "passed"), sync=True),
     "hook-sessions": Files(

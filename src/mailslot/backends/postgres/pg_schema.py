@@ -324,6 +324,16 @@ MIGRATIONS: tuple[str, ...] = (
                                 record text NOT NULL, PRIMARY KEY (node, envelope));
     CREATE TABLE peer_progress (node text PRIMARY KEY, record text NOT NULL);
     """,
+    # 17: a session's showings that await its host's record (the ``seen`` rung:
+    # mailslot.service.delivery.SessionMarks), each its agent's own as ``shown`` is.
+    """
+    CREATE TABLE marks (
+        agent text NOT NULL, session text NOT NULL, word text NOT NULL,
+        touched timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (agent, session, word));
+    ALTER TABLE marks ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY marks_own ON marks FOR ALL USING (agent = mailslot_me())
+        WITH CHECK (agent = mailslot_me());
+    """,
 )
 LATEST = len(MIGRATIONS)
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('mailslot schema'))"
@@ -373,7 +383,7 @@ def _regrant(conn: Any) -> None:
         _privileges(conn, role)
 
 
-SHARED = ("seen", "events", "presence", "wakes", "shown", "waiters", "claims",
+SHARED = ("seen", "events", "presence", "wakes", "shown", "marks", "waiters", "claims",
           "gates", "members", "requests", "passed", "fences", "latest_sessions",
           "session_log", "hook_sessions", "instance_mail", "buckets", "once")
 """Tables every agent role reads and writes whole, under their row-level policies

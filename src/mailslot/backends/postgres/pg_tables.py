@@ -92,6 +92,7 @@ class Table:
 
 TABLES: dict[str, Table] = {
     "shown": Table("shown", ("agent", "session"), ("id",), touched=True),
+    "marks": Table("marks", ("agent", "session"), ("word",), touched=True),
     "seen": Table("seen", ("agent",), ("id",)),
     "passed": Table("passed", ("agent",), ("id",)),
     "hook-sessions": Table("hook_sessions", ("agent", "session"), ("record",),

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 HELP_ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("mail_commands", ("send", "inbox", "sent", "read", "mark-read", "done", "reply",
-                       "broadcast", "retract", "status")),
+                       "broadcast", "retract", "status", "stats")),
     ("agent_commands", ("who", "whoami", "agent", "pause", "resume")),
     ("admin_commands", ("doctor",)),
     ("run_commands", ("serve", "install", "hook", "watch", "bridge", "relay", "completion",

@@ -72,6 +72,13 @@ def _send_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--notify-when", choices=NOTIFY_RUNGS, metavar="RUNG",
                    help="one notice from mailslot when the first recipient's copy is "
                         "surfaced (shown to a model), read or done")
+    _ack_option(p)
+
+
+def _ack_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ack", action="store_true",
+                   help="it only acknowledges (thanks, noted): delivered, it wakes nobody "
+                        "(a short text of thanks alone is taken for one anyway)")
 
 
 @SEND.handler
@@ -79,7 +86,7 @@ def _send(args: argparse.Namespace, box: Mailbox) -> int:
     message = _kept(args, _body(args, box), lambda body: box.send(
         args.to, args.subject, body,
         re_issue=args.re_issue, expect_reply=args.expect_reply, wake=args.wake, new=args.new,
-        notify_when=args.notify_when,
+        notify_when=args.notify_when, ack=args.ack,
     ))
     emit(args, message.as_dict(), render.sent(message))
     _notes(box)
@@ -202,12 +209,14 @@ def _reply_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--subject", help="the reply's subject (default: 'Re: ' and the "
                                      "original's)")
     _body_option(p)
+    _ack_option(p)
 
 
 @REPLY.handler
 def _reply(args: argparse.Namespace, box: Mailbox) -> int:
     message = _kept(args, _body(args, box),
-                    lambda body: box.reply(args.id, body, subject=args.subject))
+                    lambda body: box.reply(args.id, body, subject=args.subject,
+                                           ack=args.ack))
     emit(args, message.as_dict(), render.sent(message))
     return 0
 
@@ -251,9 +260,10 @@ STATUS = Command("status", "Where a message stands: each recipient's delivery la
 @STATUS.arguments
 def _status_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("id")
-    p.add_argument("--wait", choices=("surfaced", "read", "done", "replied"),
+    p.add_argument("--wait", choices=("surfaced", "seen", "read", "done", "replied"),
                    metavar="RUNG", help="block until a recipient reaches RUNG (surfaced, "
-                   "read, done or replied); exit 1 with one line if none does in time")
+                   "seen, read, done or replied); exit 1 with one line if none does in "
+                   "time")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="how long --wait waits (default 60)")
 
@@ -272,4 +282,25 @@ def _status(args: argparse.Namespace, box: Mailbox) -> int:
     return 0
 
 
-COMMANDS = (SEND, INBOX, SENT, READ, MARK_READ, DONE, REPLY, BROADCAST, RETRACT, STATUS)
+STATS = Command("stats", "How long mail takes at each step of the delivery ladder "
+                         "(stored, woken, surfaced, seen, read, replied), per agent and host.",
+                existing=True, examples=["mailslot stats", "mailslot stats reviewer --since 2h",
+                                         "mailslot stats --since 2026-12-01 --json"])
+
+
+@STATS.arguments
+def _stats_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("recipient", nargs="?", metavar="AGENT", help="only mail to this agent")
+    p.add_argument("--since", metavar="WHEN", help="mail delivered since: a date or time "
+                   "(2026-12-01, 2026-12-01T14:30) or a while ago (30m, 2h, 7d); default 7d")
+
+
+@STATS.handler
+def _stats(args: argparse.Namespace, box: Mailbox) -> int:
+    found = box.stats(args.recipient, since=args.since)
+    emit(args, found, render.stats(found))
+    return 0
+
+
+COMMANDS = (SEND, INBOX, SENT, READ, MARK_READ, DONE, REPLY, BROADCAST, RETRACT, STATUS,
+            STATS)

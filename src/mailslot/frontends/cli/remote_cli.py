@@ -33,7 +33,7 @@ def _send(args: argparse.Namespace, remote: Remote) -> int:
     answer = remote.post("send", {
         "to": to, "subject": args.subject, "body": _body(args), "re_issue": args.re_issue,
         "expect_reply": args.expect_reply, "wake": args.wake, "new": args.new,
-        "notify_when": args.notify_when})
+        "notify_when": args.notify_when, "ack": args.ack})
     message = answer["message"]
     _emit(args, message, render.sent(_message(message)))
     for note in answer.get("notes", []):
@@ -69,7 +69,7 @@ def _done(args: argparse.Namespace, remote: Remote) -> int:
 
 def _reply(args: argparse.Namespace, remote: Remote) -> int:
     message = remote.post("reply", {"id": args.id, "body": _body(args),
-                                    "subject": args.subject})
+                                    "subject": args.subject, "ack": args.ack})
     _emit(args, message, render.sent(_message(message)))
     return 0
 

@@ -26,6 +26,8 @@ from ...core.text import for_terminal
 
 TYPE_CHECKING = False  # typing is not loaded on the CLI path
 if TYPE_CHECKING:
+    from typing import Any
+
     from ...launch.starting import Started
     from ...wake.choice import Diagnosis
     from ..install.changes import Report
@@ -206,15 +208,43 @@ def _ladder(r: RecipientStatus) -> list[tuple[str, str]]:
     if r.surfaced:
         s = r.surfaced
         more = f", {s['times']} times" if s.get("times", 1) > 1 else ""
+        more += f", {s['again']} again (not seen)" if s.get("again") else ""
         rows.append(("surfaced", f"{_date(str(s.get('at')))} in {s.get('host') or '?'} "
                                  f"session {s.get('session') or '-'} by "
                                  f"{_HOW.get(str(s.get('how')), str(s.get('how')))}{more}"))
+    if r.seen:
+        rows.append(("seen", f"{_date(str(r.seen.get('at')))} in {r.seen.get('host') or '?'} "
+                             "(its record shows the model was given it)"))
+    elif r.surfaced and r.surfaced.get("marked") and r.state == "unread":
+        rows.append(("seen", "not yet (its host's record does not show it given)"))
     for label, when in (("read", r.read_at), ("done", r.done_at), ("replied", r.replied_at)):
         if when:
             rows.append((label, _date(when)))
     if r.waiting:
         rows.append(("waiting", r.waiting))
     return rows
+
+
+def stats(rows: list[dict[str, Any]]) -> str:
+    """``mailslot stats``: one line per agent, host and step, with p50 and p99."""
+    if not rows:
+        return "no mail delivered in that time"
+    table = [(r["agent"], r["host"], f"-> {r['step']}", str(r["count"]),
+              _seconds(r["p50_seconds"]), _seconds(r["p99_seconds"])) for r in rows]
+    head = ("AGENT", "HOST", "STEP", "N", "P50", "P99")
+    widths = [max(len(row[i]) for row in [head, *table]) for i in range(len(head))]
+    return "\n".join("  ".join(c.rjust(w) if i >= 3 else c.ljust(w)
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+                     .rstrip() for row in [head, *table])
+
+
+def _seconds(value: float) -> str:
+    """``0.4 s``, ``12 s``, ``3.5 min``, ``2.0 h``."""
+    if value < 10:
+        return f"{value:.1f} s"
+    if value < 120:
+        return f"{value:.0f} s"
+    return f"{value / 60:.1f} min" if value < 7200 else f"{value / 3600:.1f} h"
 
 
 _HOW = {"start": "session start", "prompt": "a prompt", "midturn": "mid-turn",
@@ -246,6 +276,9 @@ def who(agents: list[AgentInfo], *, style: Style = PLAIN) -> str:
              f"{a.unsurfaced} unread message(s) no model was "
              f"shown, the oldest from {_date(a.unsurfaced_since or '')} (mailslot status "
              "ID says why)" for a in agents if a.unsurfaced]
+    tail += [f"unseen: {a.name} has {a.unseen} unread message(s) shown to its sessions "
+             "that their host's record never showed given to the model (mailslot status "
+             "ID shows each showing)" for a in agents if a.unseen]
     return "\n".join([style.bold(line(head)), *(line(r) for r in rows), *tail])
 
 

@@ -131,6 +131,7 @@ def answer(store: Store, call: host_io.Request, identity: Identity, env: Mapping
                         call.tools, note)
     planned = None
     if call.moment is not None:
+        delivery.look(call.host, call.record, call.session)
         planned = delivery.plan(call.moment, call.session, limit=host_io.CONTEXT_LIMIT,
                                 stop_active=call.stop_active)
     stdout.write(jsontext.dumps(host_io.output(call, planned.text if planned else None)))

@@ -47,11 +47,14 @@ def known(host: str) -> Host | None:
 class Request:
     """One hook call as the delivery rules need it."""
 
-    __slots__ = ("caller", "moment", "session", "shape", "stop_active", "tools")
+    __slots__ = ("caller", "host", "moment", "record", "session", "shape", "stop_active",
+                 "tools")
 
     def __init__(self, caller: Host, shape: Host, moment: str | None, session: str | None,
-                 stop_active: bool, tools: str) -> None:
+                 stop_active: bool, tools: str, record: str | None = None) -> None:
         self.caller = caller.name  # the host that really runs the hook
+        self.host = caller
+        self.record = record  # the host's record of the session (Host.record_of)
         self.shape = shape  # whose output JSON it reads
         self.tools = tools  # how its model sees mailslot's tools (Host.tools)
         self.moment = moment  # None: this caller cannot show text at this event
@@ -94,8 +97,9 @@ def request(host: Host | None, event: str, payload: Payload,
         if isinstance(value, str) and value:
             session = value
             break
+    record = caller.record_of(payload, env) if session and caller.record_holds else None
     return Request(caller, shape, moment, session, caller.continuing(payload),
-                   caller.tools(env))
+                   caller.tools(env), record)
 
 
 def output(call: Request, text: str | None) -> Payload:

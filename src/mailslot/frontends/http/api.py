@@ -66,7 +66,7 @@ def _send(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
                        re_issue=_optional_text(q, "re_issue"),
                        expect_reply=_flag(q, "expect_reply"),
                        wake=_flag(q, "wake"), new=_flag(q, "new"),
-                       notify_when=_optional_text(q, "notify_when"))
+                       notify_when=_optional_text(q, "notify_when"), ack=_flag(q, "ack"))
     return {"message": message.as_dict(), "notes": box.notes}
 
 
@@ -90,8 +90,8 @@ def _done(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
 
 def _reply(box: Mailbox, q: dict[str, Any]) -> dict[str, Any]:
     box.refuse_claimed_sender("reply", q)
-    return box.reply(_text(q, "id"), _text(q, "body"),
-                     subject=_optional_text(q, "subject")).as_dict()
+    return box.reply(_text(q, "id"), _text(q, "body"), subject=_optional_text(q, "subject"),
+                     ack=_flag(q, "ack")).as_dict()
 
 
 ROUTES: dict[tuple[str, str], Route] = {

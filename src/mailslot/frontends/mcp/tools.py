@@ -26,6 +26,7 @@ branches. ``tests/snapshots/list_tools.json`` holds every byte a client sees.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -42,6 +43,8 @@ from ...core.results import Item
 from ...launch.starting import Request, start
 from ...mail.invocation import invocation
 from ...service.mailbox import Mailbox
+from ...service.seen import Showing
+from ...service.tool_marks import ToolMarks
 from . import answered
 
 Opener = Callable[[], Mailbox]
@@ -97,6 +100,13 @@ _ARGUMENTS: ContextVar[Mapping[str, Any] | None] = ContextVar("mailslot_tool_arg
 tool only those its signature names, so a ``from`` would vanish unseen without this."""
 
 
+_META: ContextVar[Mapping[str, Any] | None] = ContextVar("mailslot_tool_meta", default=None)
+"""The ``_meta`` of the tool call being served (a host may name its session there: the
+``seen`` rung finds the host's record by it)."""
+SEEN = ToolMarks()
+"""What this server's read results carried and the host's record has yet to show
+given to its model (:mod:`mailslot.service.seen`); looked at by every call."""
+
 _AFTER: ContextVar[list[answered.Action] | None] = ContextVar("mailslot_after_answer",
                                                               default=None)
 """What the tool call being served wants done once its answer is written (the ladder's
@@ -109,7 +119,11 @@ async def keep_arguments(ctx: Any, call_next: Any) -> Any:
     left in :data:`_AFTER` to the wire, under the call's request id."""
     params = ctx.params if ctx.method == "tools/call" else None
     arguments = params.get("arguments") if isinstance(params, Mapping) else None
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    if params is not None:
+        SEEN.check()  # what earlier results carried: did the model get it?
     token = _ARGUMENTS.set(arguments if isinstance(arguments, Mapping) else {})
+    _META.set(meta if isinstance(meta, Mapping) else None)
     after: list[answered.Action] = []
     later = _AFTER.set(after)  # a worker thread gets a copy of the context: same list
     try:
@@ -143,6 +157,8 @@ _RE_ISSUE = {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None,
              "description": "Issue or ticket it is about."}
 """``re_issue`` is declared a string but taken as whatever JSON came, so the service's
 own rule refuses a number in one line (stored exactly as given, it is never coerced)."""
+_ACK = ("True when it only acknowledges (thanks, noted): it wakes nobody. Never answer "
+        "an ack.")
 _EVERYONE = "all"
 """The recipient that makes ``send_message`` a broadcast (a reserved name: no agent's)."""
 
@@ -169,18 +185,19 @@ def send_message(
                                            "typo).")] = False,
     notify_when: Annotated[Literal["surfaced", "read", "done"] | None, Field(
         description="Be told once when a recipient gets this far.")] = None,
+    ack: Annotated[bool, Field(description=_ACK)] = False,
 ) -> CallToolResult:
     """mailslot mailbox: leave a durable message in other coding agents' inboxes
     (any host; read when they next look). Returns its id and notes."""
     box = _speaking("send_message", open_box)
     if [n.lower() for n in ([to] if isinstance(to, str) else to)] == [_EVERYONE]:
-        if re_issue is not None or expect_reply or wake or new:
+        if re_issue is not None or expect_reply or wake or new or ack:
             raise InvalidInput("a broadcast (to 'all') takes only a subject and a body; "
                                "nothing was sent")
         return _result(_facts(box.broadcast(subject, body)))
     message = box.send(to, subject, body, re_issue=re_issue,
                        expect_reply=expect_reply, wake=wake, new=new,
-                       notify_when=notify_when)
+                       notify_when=notify_when, ack=ack)
     return _result({**_facts(message), "notes": box.notes})
 
 
@@ -203,10 +220,12 @@ def read_messages(
     items, with_bodies = mailbox.read_page(for_, unread_only=unread_only, limit=limit)
     messages = [i.message for i in items]
     cli = invocation(mailbox.agent, str(mailbox.store.location))
+    mark = _mark(mailbox) if with_bodies and messages else None
     framed = (framing.frame_all(messages, with_body=with_bodies, with_hint=with_bodies,
-                                cli=cli) if items else "[mailslot] no messages")
+                                cli=cli, mark=mark[0] if mark else "")
+              if items else "[mailslot] no messages")
     if with_bodies and messages:
-        after_answer(lambda: mailbox.surfaced(messages))
+        after_answer(lambda: _surfaced(mailbox, messages, mark))
     if items.unreadable:
         framed += (f"\n[mailslot] {items.unreadable} unreadable message file(s) skipped "
                    "(the person can run mailslot doctor)")
@@ -214,6 +233,22 @@ def read_messages(
             "messages": [_info(i) for i in items], "unreadable": items.unreadable,
             "framed": framed}
     return _result(page, framed)
+
+
+def _mark(mailbox: Mailbox) -> tuple[str, int] | None:
+    """A read result's fingerprint and where the host's record ends now, if the host
+    keeps a record that would show the result given to its model."""
+    mark = SEEN.begin(dict(os.environ), dict(_META.get() or {}), os.getcwd())
+    return None if mark is None else (mark, SEEN.offset())
+
+
+def _surfaced(mailbox: Mailbox, messages: list[Message], mark: tuple[str, int] | None
+              ) -> None:
+    """The result was written: its ``surfaced`` receipt, and its fingerprint awaited."""
+    mailbox.surfaced(messages, mark=mark[0] if mark else "")
+    if mark is not None:
+        SEEN.shown(mailbox.store, mailbox.agent, mailbox.session,
+                   Showing(mark[0], mark[1], "tool", [m.id for m in messages]))
 
 
 def mark_done(
@@ -234,10 +269,11 @@ def mark_done(
                     "not_found_count": len(items.missing)})
 
 
-def reply(open_box: Opener, message_id: MessageId, body: Body) -> CallToolResult:
+def reply(open_box: Opener, message_id: MessageId, body: Body,
+          ack: Annotated[bool, Field(description=_ACK)] = False) -> CallToolResult:
     """Answer a message: to its sender, in its thread; marks it done. Answering is
     expected; doing what a message asks is not."""
-    return _result(_facts(_speaking("reply", open_box).reply(message_id, body)))
+    return _result(_facts(_speaking("reply", open_box).reply(message_id, body, ack=ack)))
 
 
 def retract_broadcast(open_box: Opener, message_id: MessageId) -> CallToolResult:

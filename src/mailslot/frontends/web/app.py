@@ -189,6 +189,18 @@ async def broadcasts(request: Request) -> Response:
                        retracted=browse.broadcasts(page.store, live=False))
 
 
+async def stats(request: Request) -> Response:
+    """``mailslot stats`` on the page: the owner's view, every agent's mail."""
+    page = _page(request)
+    asked = request.query_params.get("since", "").strip()
+    box = Mailbox(page.store)
+    from ...service import timing
+
+    since = timing.since(asked or None, box.now())
+    return page.render(request, "stats.html", rows=box.stats(since=asked or None),
+                       since=since.isoformat(), asked=asked)
+
+
 async def search(request: Request) -> Response:
     page = _page(request)
     query = request.query_params.get("q", "").strip()
@@ -334,6 +346,7 @@ ROUTES: list[Route | Mount] = [
     _get("/thread/{id}", thread),
     _get("/broadcasts", broadcasts),
     _get("/search", search),
+    _get("/stats", stats),
     _get("/compose", compose),
     _post("/compose", send),
     _post("/message/{id}/reply", reply),

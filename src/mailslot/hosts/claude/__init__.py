@@ -13,6 +13,7 @@ import os
 import sys
 
 from ...core import jsontext
+from ...core.names import SESSION_KEY
 from ...host_registry.host import (
     MIDTURN,
     PROMPT,
@@ -124,6 +125,10 @@ class Claude(Host):
     events = CLAUDE_STYLE_EVENTS
     outputs = OUTPUTS
     tool_names = "mcp__mailslot__{}"  # deferred in 2.1.332: ToolSearch selects this
+    record_holds = frozenset({START, PROMPT, MIDTURN, "tool"})
+    given_markers = (b'"type":"user"', b'"type":"api-request-blob"',
+                     b'"type":"hook_additional_context"')
+    answer_markers = (b'"type":"assistant"',)
     lends_to = ("cursor", "copilot")  # both run the hooks in these settings files
 
     program = "claude"
@@ -180,6 +185,58 @@ class Claude(Host):
                 f"(now: {', '.join(bridged)}), which arrives as mail from you. "
                 f"`{OWN_MESSAGING}` to any other name reaches only Claude sessions, not "
                 "mailslot.")
+
+    def record_of(self, payload: Mapping[str, object], env: Mapping[str, str]) -> str | None:
+        """Every hook's input names the session's transcript (``transcript_path``); the
+        file appears only once the first request was sent (2.1.332)."""
+        return transcript(payload)
+
+    def server_record(self, env: Mapping[str, str], meta: Mapping[str, object],
+                      cwd: str) -> str | None:
+        """``~/.claude/projects/<the project's folder, every character but a letter or
+        digit made ->/<CLAUDE_CODE_SESSION_ID>.jsonl``, or wherever in ``projects/``
+        a file of that session is (the folder's spelling is Claude Code's own)."""
+        session = env.get("CLAUDE_CODE_SESSION_ID", "")
+        if not SESSION_KEY.fullmatch(session):
+            return None
+        home = env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+        projects = os.path.join(home, "projects")
+        folder = "".join(c if c.isascii() and c.isalnum() else "-"
+                         for c in env.get("CLAUDE_PROJECT_DIR") or cwd)
+        path = os.path.join(projects, folder, f"{session}.jsonl")
+        if os.path.isfile(path):
+            return path
+        try:
+            with os.scandir(projects) as found:
+                for entry in found:
+                    other = os.path.join(entry.path, f"{session}.jsonl")
+                    if os.path.isfile(other):
+                        return other
+        except OSError:
+            pass
+        return path
+
+    def given(self, entry: Mapping[str, Any]) -> object | None:
+        """What was put into a request: a message of one (``api-request-blob``, written
+        once it was sent), a ``user`` line (a prompt, a tool's result) or a hook's
+        context as the host attached it; never ``hook_success`` (the hook's raw
+        output, kept even when no context came of it)."""
+        kind = entry.get("type")
+        if kind in ("user", "api-request-blob"):
+            return True
+        attached = entry.get("attachment")
+        if kind == "attachment" and isinstance(attached, dict) \
+                and attached.get("type") == "hook_additional_context":
+            return True
+        return None
+
+    def answers(self, entry: Mapping[str, Any], given: object) -> bool:
+        """A model's answer: an ``assistant`` line that is not the host's own note of a
+        failed request (``isApiErrorMessage``, model ``<synthetic>``)."""
+        if entry.get("type") != "assistant" or entry.get("isApiErrorMessage"):
+            return False
+        message = entry.get("message")
+        return not (isinstance(message, dict) and message.get("model") == "<synthetic>")
 
     def tools(self, env: Mapping[str, str]) -> str:
         """A plugin's hook (``CLAUDE_PLUGIN_ROOT`` is set for it) names the plugin's tools."""
@@ -264,5 +321,11 @@ def sessions_folder(env: Mapping[str, str]) -> str:
     home = env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
     return os.path.join(home, "sessions")
 
+
+def transcript(payload: Mapping[str, object]) -> str | None:
+    """A hook input's ``transcript_path`` (an absolute path), as hosts whose hooks are
+    Claude Code's send it."""
+    path = payload.get("transcript_path")
+    return path if isinstance(path, str) and os.path.isabs(path) else None
 
 HOST = Claude()

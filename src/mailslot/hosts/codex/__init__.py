@@ -7,9 +7,15 @@ events and output shapes; it skips new or changed hooks until the person trusts 
 
 from __future__ import annotations
 
+import os
+
 from ...core import jsontext
+from ...core.names import SESSION_KEY
 from ...host_registry.host import (
+    MIDTURN,
+    PROMPT,
     SERVER,
+    START,
     HookFile,
     Host,
     Plugin,
@@ -17,10 +23,11 @@ from ...host_registry.host import (
     Start,
     option,
 )
-from ..claude import CLAUDE_STYLE_EVENTS, HOOKS, OUTPUTS
+from ..claude import CLAUDE_STYLE_EVENTS, HOOKS, OUTPUTS, transcript
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 
@@ -45,6 +52,9 @@ class Codex(Host):
 
     events = CLAUDE_STYLE_EVENTS
     outputs = OUTPUTS
+    record_holds = frozenset({START, PROMPT, MIDTURN, "tool"})
+    given_markers = (b'"type":"response_item"',)
+    answer_markers = (b'"sampled_through_sequence":',)
 
     wake_ladder = (Rung("codex-queue", "0.171.0"), Rung("tmux"), Rung("codex"),
                    Rung("command"))
@@ -69,6 +79,37 @@ class Codex(Host):
                      "--sandbox": frozenset({"danger-full-access"})}
     settings_flags = frozenset({"-c", "--config"})
     bypass_settings = ("approval_policy", "sandbox_mode")
+
+    def record_of(self, payload: Mapping[str, object], env: Mapping[str, str]) -> str | None:
+        """The session's rollout (``transcript_path``; its schema allows null)."""
+        return transcript(payload)
+
+    def server_record(self, env: Mapping[str, str], meta: Mapping[str, object],
+                      cwd: str) -> str | None:
+        """Its MCP server gets a cleaned environment, but every ``tools/call`` names
+        its thread (``_meta.threadId``), whose rollout is
+        ``~/.codex/sessions/YYYY/MM/DD/rollout-<start>-<thread>.jsonl``."""
+        thread = meta.get("threadId")
+        if not isinstance(thread, str) or not SESSION_KEY.fullmatch(thread):
+            return None
+        home = env.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+        return _rollout(os.path.join(home, "sessions"), thread)
+
+    def given(self, entry: Mapping[str, Any]) -> object | None:
+        """Every item of the conversation (a hook's context is a ``developer``
+        message, a tool's result a ``function_call_output``) is numbered in
+        ``metadata.history_sequence``: the key."""
+        if entry.get("type") != "response_item":
+            return None
+        number = _metadata(entry).get("history_sequence")
+        return number if isinstance(number, int) and number > 0 else None
+
+    def answers(self, entry: Mapping[str, Any], given: object) -> bool:
+        """A model's output item says how far the request it answered went
+        (``metadata.sampled_through_sequence``): past the given item, it held it."""
+        through = _metadata(entry).get("sampled_through_sequence")
+        return (isinstance(through, int) and isinstance(given, int)
+                and 0 < given <= through)
 
     def remote_entry(self, endpoint: str, secret_env: str) -> dict[str, Any]:
         # config.toml: the token is read from the named variable
@@ -112,6 +153,43 @@ class Codex(Host):
         if url_store:
             found.append(f'{key}.env_vars=["MAILSLOT_STORE"]')
         return [part for value in found for part in ("-c", value)]
+
+
+def _metadata(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    found = entry.get("metadata")
+    return found if isinstance(found, dict) else {}
+
+
+def _rollout(sessions: str, thread: str) -> str | None:
+    """The rollout of ``thread`` under ``sessions/YYYY/MM/DD/``, newest days first."""
+    suffix = f"-{thread}.jsonl"
+    for year, month, day in _days(sessions):
+        folder = os.path.join(sessions, year, month, day)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("rollout-") and name.endswith(suffix):
+                return os.path.join(folder, name)
+    return None
+
+
+def _days(sessions: str) -> list[tuple[str, str, str]]:
+    """The day folders under ``sessions``, newest first."""
+    found = []
+    for year in _listed(sessions):
+        for month in _listed(os.path.join(sessions, year)):
+            found += [(year, month, day)
+                      for day in _listed(os.path.join(sessions, year, month))]
+    return sorted(found, reverse=True)
+
+
+def _listed(folder: str) -> list[str]:
+    try:
+        return [name for name in os.listdir(folder) if name.isdigit()]
+    except OSError:
+        return []
 
 
 HOST = Codex()

@@ -31,6 +31,7 @@ from ...host_registry.host import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 
@@ -58,6 +59,9 @@ class Gemini(Host):
     outputs = {START: context("SessionStart"), PROMPT: context("BeforeAgent"),
                STOP: decision("deny"), MIDTURN: context("AfterTool")}
     tool_names = "mcp_mailslot_{}"  # what its policy rules name too
+    record_holds = frozenset({START, PROMPT, MIDTURN, "tool"})
+    given_markers = (b'"type":"user"',)
+    answer_markers = (b'"type":"gemini"',)
 
     wake_ladder = (Rung("tmux"), Rung("gemini"), Rung("command"))
     """No way into a live session but its pane; else a separate headless turn."""
@@ -75,6 +79,43 @@ class Gemini(Host):
 
     bypass_flags = frozenset({"--yolo", "-y"})
     bypass_values = {"--approval-mode": frozenset({"yolo", "auto_edit"})}
+
+    def record_of(self, payload: Mapping[str, object], env: Mapping[str, str]) -> str | None:
+        """The chat record ``transcript_path`` names (a JSON line a record)."""
+        path = payload.get("transcript_path")
+        return path if isinstance(path, str) and os.path.isabs(path) else None
+
+    def server_record(self, env: Mapping[str, str], meta: Mapping[str, object],
+                      cwd: str) -> str | None:
+        """Its MCP server is told neither the session nor its record (only
+        ``GEMINI_CLI=1``): the newest chat record of the project the server runs in,
+        ``~/.gemini/tmp/<project>/chats/session-*.jsonl``, is taken for it."""
+        if env.get("GEMINI_CLI") != "1":
+            return None
+        tmp = os.path.join(os.path.expanduser("~"), ".gemini", "tmp")
+        newest: tuple[float, str] | None = None
+        for project in _project_folders(tmp, cwd):
+            chats = os.path.join(tmp, project, "chats")
+            try:
+                with os.scandir(chats) as found:
+                    for entry in found:
+                        if entry.name.startswith("session-") and entry.name.endswith(".jsonl"):
+                            when = entry.stat().st_mtime
+                            if newest is None or when > newest[0]:
+                                newest = (when, entry.path)
+            except OSError:
+                continue
+        return None if newest is None else newest[1]
+
+    def given(self, entry: Mapping[str, Any]) -> object | None:
+        """A ``user`` record is what a request held (a hook's context is part of one,
+        its ``<`` and ``>`` escaped; a tool's result its ``functionResponse``)."""
+        return True if entry.get("type") == "user" else None
+
+    def answers(self, entry: Mapping[str, Any], given: object) -> bool:
+        """A ``gemini`` record after it: the model answered (a message of the model's
+        written again once its tool calls end comes before the record it led to)."""
+        return entry.get("type") == "gemini"
 
     def remote_entry(self, endpoint: str, secret_env: str) -> dict[str, Any]:
         # settings.json expands $VAR / ${VAR} in string values
@@ -112,6 +153,26 @@ class Gemini(Host):
                         f"{bound!r}, not {agent!r}: register it there without --agent "
                         "(mailslot serve then reads MAILSLOT_AGENT) or start another host")
         return None
+
+
+def _project_folders(tmp: str, cwd: str) -> list[str]:
+    """The names ``~/.gemini/tmp/`` may keep ``cwd``'s chats under: the one
+    ``~/.gemini/projects.json`` names for it (0.61), its base name, its SHA-256
+    (older versions)."""
+    import hashlib
+
+    found = []
+    try:
+        data = jsontext.loads(read_file(os.path.join(os.path.dirname(tmp), "projects.json"),
+                                        1 << 22, follow=True))
+    except (OSError, ValueError, UnsafePath):
+        data = None
+    mapping = data.get("projects", data) if isinstance(data, dict) else None
+    named = mapping.get(cwd) if isinstance(mapping, dict) else None
+    if isinstance(named, str) and named and "/" not in named and not named.startswith("."):
+        found.append(named)
+    found += [os.path.basename(cwd), hashlib.sha256(cwd.encode()).hexdigest()]
+    return [name for name in found if name and name not in (".", "..")]
 
 
 HOST = Gemini()
