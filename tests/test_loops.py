@@ -248,3 +248,25 @@ def old_due(message_id: str) -> float:
     """When a message comes of age at 30 minutes (its id carries its UTC time)."""
     born = datetime.strptime(message_id[:24], "%Y-%m-%d_%H%M%S.%f").replace(tzinfo=UTC)
     return born.timestamp() + 30 * 60
+
+
+def test_what_a_sender_was_given_is_looked_for_only_as_far_back_as_the_window(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A send in a mailbox whose log is busy with other agents' old lines reads back a
+    few lines past the window's edge, not the whole bounded walk."""
+    from mailslot.mail import causes
+
+    now = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+    old = (now - timedelta(seconds=CAUSE_WINDOW + 60)).isoformat()
+    lines = [{"ts": old, "event": "delivered", "id": f"x{n}", "agent": "codex"}
+             for n in range(1000)]
+    read: list[int] = []
+
+    def events(*, newest_first: bool = False) -> object:
+        for line in lines:
+            read.append(1)
+            yield line
+
+    monkeypatch.setattr(store, "events", events)
+    assert causes.last_given(store, "gemini", now.timestamp()) is None
+    assert 0 < len(read) <= 1  # the first line is already older than the window

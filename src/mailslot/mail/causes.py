@@ -39,20 +39,25 @@ counts as caused by it (a turn, with its tool calls, is well inside)."""
 LOOKED = 2000
 """Lines of the events log a send reads back at most to find what its sender was given."""
 _GIVEN = ("surfaced", "seen", "read")
+_DATED = 16
+"""Every how many lines the walk back looks at a line's time, whoever's it is: a quiet
+mailbox's log is read only as far as the window reaches, not :data:`LOOKED` lines."""
 
 
 def last_given(store: Store, agent: str, now: float) -> str | None:
     """The id of the newest mail ``agent`` was given within :data:`CAUSE_WINDOW` before
     ``now`` (seconds since the epoch), from another agent or the owner; ``None``."""
+    oldest = now - CAUSE_WINDOW
     for number, event in enumerate(store.events(newest_first=True)):
         if number >= LOOKED:
             return None
         kind = event.get("event")
+        if number % _DATED == 0 or kind in _GIVEN:
+            when = aware(event.get("ts"))
+            if when is not None and when.timestamp() < oldest:
+                return None  # newest first: everything further back is older still
         if kind not in _GIVEN or event.get("agent") != agent:
             continue
-        when = aware(event.get("ts"))
-        if when is not None and when.timestamp() < now - CAUSE_WINDOW:
-            return None  # newest first: everything further back is older still
         ids = event.get("ids") if kind != "read" else [event.get("id")]
         found = [i for i in ids if isinstance(i, str)
                  and sender_of(i) not in (agent, SYSTEM_SENDER)] \
