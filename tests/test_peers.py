@@ -406,3 +406,15 @@ def test_mail_too_large_for_a_frame_goes_back_at_once(root: Path,
     assert notice.message.subject == "undelivered: your message to codex@b"
     assert "too large to carry" in Mailbox.open(str(root), "claude").read(
         notice.message.id).message.body
+
+
+def test_mail_from_a_peer_counts_against_the_byte_budgets(served: Callable[[], Client],
+                                                          root: Path) -> None:
+    """A remote sender's mail puts its bytes into this node's agents' contexts as local
+    mail does: the owner's byte budget holds it too."""
+    put_config(FileStore(root), {"node": "b", "governor": {"agent_bytes_per_hour": 10_000}})
+    client = served()
+    results = client.push(client.mail(body="x" * 3000), client.mail(body="y" * 3000))
+    assert [r["outcome"] for r in results] == ["stored", "refused"]
+    assert "too many bytes from claude@a" in results[1]["reason"]
+    assert len(_held(root)) == 1

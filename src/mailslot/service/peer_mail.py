@@ -120,7 +120,8 @@ class Taking:
                     "reason": "; ".join(sorted(set(refused.values()))), "refused": refused}
         config = self.box.config
         governor.check_send(self.box.store, config, message.sender, taking,
-                            self.box._clock().timestamp())
+                            self.box._clock().timestamp(),
+                            size=governor.context_bytes(message.subject, message.body))
         try:
             self.box.store.deliver(message, taking)
         except IdTaken:
