@@ -181,9 +181,7 @@ class Config:
         """The ``governor`` section with its defaults: each limit a number above 0 or
         ``null`` (no such limit), ``paused`` a list of agent names (``all``: everyone).
         A malformed value fails closed: the caller refuses agents' sends, naming it."""
-        section = self.raw.get("governor", {})
-        if not isinstance(section, dict):
-            raise StoreError("config.json: governor must be an object")
+        section = object_at(self.raw, "governor")
         values: dict[str, Any] = {}
         for key, default in GOVERNOR_DEFAULTS.items():
             value = section.get(key, default)
@@ -217,31 +215,31 @@ class Config:
     def launch(self) -> dict[str, Any]:
         """The ``launch`` section (guardrails for ``mailslot start``; rules in
         :mod:`mailslot.launch.starting`); absent is ``{}``, anything but an object is an error."""
-        section = self.raw.get("launch", {})
-        if not isinstance(section, dict):
-            raise StoreError("config.json: launch must be an object")
-        return section
+        return object_at(self.raw, "launch")
 
     # A2A (serve --http) ---------------------------------------------------------
     def a2a(self) -> dict[str, Any]:
         """The ``a2a`` section: ``push_hosts`` (the hosts a caller's push notifications
         may go to) and ``remotes`` (remote A2A agents by name, for ``mailslot a2a``);
         absent is ``{}``, anything but an object is an error (fail closed)."""
-        section = self.raw.get("a2a", {})
-        if not isinstance(section, dict):
-            raise StoreError("config.json: a2a must be an object")
-        return section
+        return object_at(self.raw, "a2a")
+
+
+def object_at(raw: Mapping[str, Any], section: str) -> dict[str, Any]:
+    """``raw[section]``, absent ``{}``: an object, or an error naming the field (a
+    section of any other type fails closed)."""
+    found = raw.get(section, {})
+    if not isinstance(found, dict):
+        raise StoreError(f"config.json: {section} must be an object")
+    return found
 
 
 def named_objects(raw: Mapping[str, Any], section: str,
                   check: Callable[[object, str], str]) -> dict[str, dict[str, Any]]:
     """``raw[section]``: an object of objects by name (``agents``, ``peers``), each name
     passed through ``check``; anything else fails closed, naming the field."""
-    found = raw.get(section, {})
-    if not isinstance(found, dict):
-        raise StoreError(f"config.json: {section} must be an object")
     result: dict[str, dict[str, Any]] = {}
-    for key, value in found.items():
+    for key, value in object_at(raw, section).items():
         try:
             name = check(key, f"config.json: {section} key")
         except InvalidInput as exc:
