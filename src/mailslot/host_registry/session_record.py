@@ -7,6 +7,8 @@ On the hook path: nothing loaded at import.
 
 from __future__ import annotations
 
+import os
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -51,3 +53,11 @@ class SessionRecord:
         """Does this line, later in the record than a line whose :meth:`given` key is
         ``given``, show that a model answered a request that held that line?"""
         return False
+
+
+def transcript_path(payload: Mapping[str, object]) -> str | None:
+    """A hook input's ``transcript_path`` when it is an absolute path: where a host
+    whose hook inputs carry that field names the session's record (each host's module
+    says whether its own does)."""
+    path = payload.get("transcript_path")
+    return path if isinstance(path, str) and os.path.isabs(path) else None

@@ -30,6 +30,7 @@ from ...host_registry.host import (
     decision,
     option,
 )
+from ...host_registry.session_record import transcript_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -189,7 +190,7 @@ class Claude(Host):
     def record_of(self, payload: Mapping[str, object], env: Mapping[str, str]) -> str | None:
         """Every hook's input names the session's transcript (``transcript_path``); the
         file appears only once the first request was sent (2.1.332)."""
-        return transcript(payload)
+        return transcript_path(payload)
 
     def server_record(self, env: Mapping[str, str], meta: Mapping[str, object],
                       cwd: str) -> str | None:
@@ -321,11 +322,5 @@ def sessions_folder(env: Mapping[str, str]) -> str:
     home = env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
     return os.path.join(home, "sessions")
 
-
-def transcript(payload: Mapping[str, object]) -> str | None:
-    """A hook input's ``transcript_path`` (an absolute path), as hosts whose hooks are
-    Claude Code's send it."""
-    path = payload.get("transcript_path")
-    return path if isinstance(path, str) and os.path.isabs(path) else None
 
 HOST = Claude()

@@ -23,7 +23,8 @@ from ...host_registry.host import (
     Start,
     option,
 )
-from ..claude import CLAUDE_STYLE_EVENTS, HOOKS, OUTPUTS, transcript
+from ...host_registry.session_record import transcript_path
+from ..claude import CLAUDE_STYLE_EVENTS, HOOKS, OUTPUTS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ class Codex(Host):
 
     def record_of(self, payload: Mapping[str, object], env: Mapping[str, str]) -> str | None:
         """The session's rollout (``transcript_path``; its schema allows null)."""
-        return transcript(payload)
+        return transcript_path(payload)
 
     def server_record(self, env: Mapping[str, str], meta: Mapping[str, object],
                       cwd: str) -> str | None:

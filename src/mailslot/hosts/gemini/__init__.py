@@ -28,6 +28,7 @@ from ...host_registry.host import (
     decision,
     option,
 )
+from ...host_registry.session_record import transcript_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,8 +83,7 @@ class Gemini(Host):
 
     def record_of(self, payload: Mapping[str, object], env: Mapping[str, str]) -> str | None:
         """The chat record ``transcript_path`` names (a JSON line a record)."""
-        path = payload.get("transcript_path")
-        return path if isinstance(path, str) and os.path.isabs(path) else None
+        return transcript_path(payload)
 
     def server_record(self, env: Mapping[str, str], meta: Mapping[str, object],
                       cwd: str) -> str | None:
