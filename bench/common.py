@@ -29,9 +29,11 @@ class Row:
 
 
 UNLIMITED = dict.fromkeys(("pair_sends_per_hour", "agent_sends_per_hour",
-                           "pair_wakes_per_hour", "agent_wakes_per_hour"), 10**9)
+                           "pair_wakes_per_hour", "agent_wakes_per_hour",
+                           "agent_bytes_per_hour", "thread_bytes_per_hour",
+                           "thread_turns_per_hour"), 10**9)
 """A benchmark sends hundreds of messages between two agents in seconds: a loop, to the
-loop governor. Its limits are raised, not switched off, so every figure still pays for
+loop governor. Its budgets are raised, not switched off, so every figure still pays for
 its buckets (bench_governor.py measures what they cost) and nothing is refused."""
 
 
